@@ -1,0 +1,1 @@
+"""P4Runtime controller (finsy client) and the ``p4mcc ctl`` CLI."""

@@ -1,0 +1,193 @@
+"""The sans-I/O contract every p4mcc protocol endpoint follows.
+
+A protocol core (TFMCC sender, WEBRC receiver, MTCP sender's agent, ...) never
+touches a socket, a clock or a sleep.  Its driver -- the asyncio UDP driver in
+Mininet hosts, a netsim host node, or a unit test with a fake clock -- calls:
+
+* :meth:`Endpoint.start` once, with the current time;
+* :meth:`Endpoint.receive_datagram` for every UDP payload that arrives;
+* :meth:`Endpoint.handle_timer` when the time :meth:`Endpoint.get_timer`
+  returned has come;
+
+and after each call drains :meth:`Endpoint.datagrams_to_send` (UDP payloads with
+their destination) and :meth:`Endpoint.next_event` (joins and leaves the driver
+must perform on the host's kernel, metric records, delivered data).
+
+Times are floats in seconds on the driver's clock; only the wire carries
+32-bit microsecond stamps (:func:`hosts.wire.ts_us`).  This shape follows
+aioquic's ``QuicConnection``: the same core runs unchanged under every driver.
+"""
+
+from __future__ import annotations
+
+import heapq
+import ipaddress
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+Address = tuple[str, int]
+"""An (IPv4 address, UDP port) pair; multicast or unicast."""
+
+
+def node_id(ip: str) -> int:
+    """The 32-bit id a host uses on the wire: its IPv4 address as an integer."""
+    return int(ipaddress.IPv4Address(ip))
+
+
+def id_to_ip(nid: int) -> str:
+    """Inverse of :func:`node_id`."""
+    return str(ipaddress.IPv4Address(nid))
+
+
+@dataclass(frozen=True)
+class Datagram:
+    """A UDP payload to send to ``dest`` (a group address for multicast)."""
+
+    dest: Address
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of everything a core tells its driver besides datagrams."""
+
+
+@dataclass(frozen=True)
+class JoinGroup(Event):
+    """Join ``group`` on the host's interface (the kernel then sends IGMP)."""
+
+    group: str
+
+
+@dataclass(frozen=True)
+class LeaveGroup(Event):
+    """Leave ``group`` (the kernel sends an IGMP leave / v3 report)."""
+
+    group: str
+
+
+@dataclass(frozen=True)
+class Metric(Event):
+    """One metrics record, written by drivers as a JSON line.
+
+    ``values`` holds numbers a run summarises (rate_bps, loss_event_rate,
+    rtt_s, cwnd, ...) and ``state`` a short word (slowstart, steady, ...).
+    """
+
+    time: float
+    role: str
+    values: dict[str, float]
+    state: str = ""
+
+
+@dataclass(frozen=True)
+class Delivered(Event):
+    """Application data delivered in order by a reliable protocol (RLA, MTCP)."""
+
+    seq: int
+    size: int
+
+
+@dataclass(order=True)
+class _Timer:
+    when: float
+    order: int
+    name: str = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+
+class Endpoint:
+    """Base class giving protocol cores the driver-facing calls and plumbing.
+
+    Subclasses implement :meth:`on_start`, :meth:`on_datagram` and
+    :meth:`on_timer`, and use :meth:`send`, :meth:`set_timer`,
+    :meth:`cancel_timer` and :meth:`emit` to act.  Named timers: setting a
+    timer that exists replaces it, so a core never holds stale callbacks.
+    """
+
+    role = "endpoint"
+
+    def __init__(self) -> None:
+        self._out: deque[Datagram] = deque()
+        self._events: deque[Event] = deque()
+        self._heap: list[_Timer] = []
+        self._timers: dict[str, _Timer] = {}
+        self._order = 0
+        self.now = 0.0
+        #: Datagrams that failed to decode; counted, never raised.
+        self.malformed = 0
+
+    # Driver-facing API ----------------------------------------------------
+    def start(self, now: float) -> None:
+        """Begin operation at time ``now``."""
+        self.now = now
+        self.on_start(now)
+
+    def receive_datagram(self, data: bytes, src: Address, now: float) -> None:
+        """Feed one received UDP payload from ``src``."""
+        self.now = max(self.now, now)
+        self.on_datagram(data, src, now)
+
+    def handle_timer(self, now: float) -> None:
+        """Fire every timer due at or before ``now``."""
+        self.now = max(self.now, now)
+        while self._heap and self._heap[0].when <= now:
+            t = heapq.heappop(self._heap)
+            if t.cancelled:
+                continue
+            if self._timers.get(t.name) is t:
+                del self._timers[t.name]
+            self.on_timer(t.name, now)
+
+    def get_timer(self) -> float | None:
+        """When the driver must next call :meth:`handle_timer` (None: no timer)."""
+        while self._heap and self._heap[0].cancelled:
+            heapq.heappop(self._heap)
+        return self._heap[0].when if self._heap else None
+
+    def datagrams_to_send(self) -> list[Datagram]:
+        """Take every datagram queued since the last call."""
+        out = list(self._out)
+        self._out.clear()
+        return out
+
+    def next_event(self) -> Event | None:
+        """Take the oldest pending event, or None."""
+        return self._events.popleft() if self._events else None
+
+    # Core-facing helpers --------------------------------------------------
+    def send(self, dest: Address, data: bytes) -> None:
+        self._out.append(Datagram(dest, data))
+
+    def emit(self, event: Event) -> None:
+        self._events.append(event)
+
+    def set_timer(self, name: str, when: float) -> None:
+        self.cancel_timer(name)
+        self._order += 1
+        t = _Timer(when, self._order, name)
+        self._timers[name] = t
+        heapq.heappush(self._heap, t)
+
+    def cancel_timer(self, name: str) -> None:
+        old = self._timers.pop(name, None)
+        if old is not None:
+            old.cancelled = True
+
+    def timer_at(self, name: str) -> float | None:
+        t = self._timers.get(name)
+        return t.when if t else None
+
+    # Subclass hooks ---------------------------------------------------------
+    def on_start(self, now: float) -> None:  # pragma: no cover - default no-op
+        pass
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        raise NotImplementedError
+
+    def on_timer(self, name: str, now: float) -> None:  # pragma: no cover - default
+        pass
+
+    def metric(self, values: dict[str, Any], state: str = "") -> None:
+        self.emit(Metric(self.now, self.role, {k: float(v) for k, v in values.items()}, state))

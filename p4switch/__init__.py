@@ -1,0 +1,1 @@
+"""The built-in P4_16 front end and v1model software switch."""

@@ -1,0 +1,1 @@
+"""Scenarios, the Mininet builder, the experiment runner, results and plots."""
