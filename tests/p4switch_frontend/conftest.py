@@ -1,0 +1,6 @@
+"""Shared helpers for the front-end tests (importable as ``fe_util``)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
