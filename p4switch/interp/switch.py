@@ -1,0 +1,547 @@
+"""The v1model switch: the lowered pipeline plus BMv2 simple_switch's traffic manager.
+
+``Switch.process`` follows simple_switch's ingress and egress threads step
+by step (``targets/simple_switch/simple_switch.cpp`` in behavioral-model):
+
+after ingress: ingress clone (the original packet re-parsed, metadata reset,
+preserved field list copied, ``instance_type`` 1), digests, resubmit (the
+original packet re-enters ingress with ``instance_type`` 6 and nothing else
+happens), multicast (one replica per PRE (port, rid), ``egress_rid`` set,
+``instance_type`` 5), else unicast to ``egress_spec`` unless it is the drop
+port.  In egress: ``egress_port`` set, ``egress_spec`` zeroed, egress clone
+(headers as egress left them, metadata reset, ``instance_type`` 2), drop if
+``egress_spec`` is the drop port, computeChecksum, deparser, recirculate
+(the deparsed packet re-enters ingress with ``instance_type`` 4).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
+
+from ..runtime.externs import CounterArray, MeterArray, RegisterArray
+from ..runtime.pre import MAX_MIRROR_SESSION_ID, MirrorSession, Pre, PreError
+from ..runtime.tables import ActionCall, Table, TableEntry, TableError
+from . import values as V
+from .codegen import FieldList, Lowering, UnsupportedError
+
+NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
+MAX_PASSES = 64  # resubmit/recirculate passes per input packet before the switch gives up
+
+
+class Egress(NamedTuple):
+    """A packet leaving the switch."""
+
+    port: int
+    data: bytes
+    instance_type: int = 0
+
+
+@dataclass
+class Digest:
+    """One ``digest()`` message: the P4Info digest name and its field values."""
+
+    name: str
+    fields: Any
+    time: float
+
+
+def _get_path(root: Any, path: Sequence[str]) -> Any:
+    for p in path:
+        root = getattr(root, p)
+    return root
+
+
+def _copy_fields(fl: Optional[FieldList], src: tuple, dst: tuple) -> None:
+    if fl is None:
+        return
+    for role, path in fl.paths:
+        if not path:
+            continue
+        s = _get_path(src[role], path[:-1])
+        d = _get_path(dst[role], path[:-1])
+        v = getattr(s, path[-1])
+        setattr(d, path[-1], v.copy() if hasattr(v, "copy") else v)
+
+
+def _plain(v: Any) -> Any:
+    """A struct/header/tuple value as plain Python data (dicts, tuples, ints)."""
+    if hasattr(v, "__slots__") and not isinstance(v, V.Stack):
+        return {s[2:]: _plain(getattr(v, s)) for s in v.__slots__ if s.startswith("f_")}
+    if isinstance(v, V.Stack):
+        return [_plain(h) for h in v.h]
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    return v
+
+
+def resolve_name(names: Any, name: str, kind: str) -> str:
+    """Exact name, else the unique name ending in ``.name`` (as p4c's STF runner allows)."""
+    if name in names:
+        return name
+    cands = [n for n in names if n.endswith("." + name)]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise KeyError(f"no {kind} named {name!r}; known: {sorted(names)}")
+    raise KeyError(f"{kind} name {name!r} is ambiguous: {sorted(cands)}")
+
+
+class Switch:
+    """A v1model switch running one compiled program (see docs/p4switch-api.md)."""
+
+    def __init__(self, program: Any, *, cpu_port: Optional[int] = None, drop_port: int = 511,
+                 start_time: float = 0.0, seed: int = 0, queues_per_port: int = 1) -> None:
+        self._low = Lowering(program, seed)
+        p = self._low.build()
+        self._parser = p["parser"]
+        self._verify = p["verify"]
+        self._ingress = p["ingress"]
+        self._egress = p["egress"]
+        self._compute = p["compute"]
+        self._deparser = p["deparser"]
+        self._new_H: Callable[[], Any] = p["new_H"]
+        self._new_M: Callable[[], Any] = p["new_M"]
+        self._new_SM: Callable[[], Any] = p["new_SM"]
+        self._ctx: V.PacketCtx = self._low.ctx
+        self.cpu_port = cpu_port
+        self.drop_port = drop_port
+        self.start_time = start_time
+        self.tables: dict[str, Table] = self._low.tables
+        self.registers: dict[str, RegisterArray] = self._low.registers
+        self.counters: dict[str, CounterArray] = self._low.counters
+        self.meters: dict[str, MeterArray] = self._low.meters
+        self.direct_counters: dict[str, str] = self._low.direct_counters
+        self.direct_meters: dict[str, str] = self._low.direct_meters
+        self.value_sets = self._low.value_sets
+        self.digest_names = self._low.digests
+        self.pre = Pre()
+        self.mirror: dict[int, MirrorSession] = {}
+        self.queue_model: Optional[Callable[[int, float], tuple[int, int, int]]] = None
+        self.on_digest: Optional[Callable[[Digest], None]] = None
+        self._on_log: Optional[Callable[[str], None]] = None
+        self._digests: list[Digest] = []
+        self.stats = {k: 0 for k in ("rx", "tx", "dropped", "errors", "parser_errors",
+                                     "resubmits", "recirculations", "clones", "replicas")}
+        self.last_error: Optional[str] = None
+        sm = self._new_SM()
+        self._sm_has = {n for n in dir(sm) if n.startswith("f_")}
+        self._sm_queue = all(f"f_{n}" in self._sm_has for n in
+                             ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"))
+        self._sm_ts = "f_ingress_global_timestamp" in self._sm_has and "f_egress_global_timestamp" in self._sm_has
+        self._sm_prio = "f_priority" in self._sm_has
+        self.queues_per_port = queues_per_port
+        self.source = self._low.source
+
+    # ================================================================== packets
+    def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
+        """Run one packet (and every copy it causes) through the switch."""
+        self.stats["rx"] += 1
+        out: list[Egress] = []
+        try:
+            self._run(port, bytes(data), now, out)
+        except Exception as exc:  # noqa: BLE001 - a packet must never take the switch down
+            # Program faults (assert, stack index, division by zero) land here; the
+            # packet is dropped and counted, and the message kept for diagnosis.
+            self.stats["errors"] += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+        self.stats["tx"] += len(out)
+        return out
+
+    def _now_us(self, now: float) -> int:
+        return max(0, int(round((now - self.start_time) * 1e6)))
+
+    def _set_sm(self, sm: Any, name: str, value: int) -> None:
+        if "f_" + name in self._sm_has:
+            setattr(sm, "f_" + name, value)
+
+    def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any) -> tuple[Any, Any, Any, bytes]:
+        P = V.PacketIn(data)
+        try:
+            hdr, meta, sm = self._parser(P, hdr, meta, sm)
+        except V.ParserError as e:
+            self._set_sm(sm, "parser_error", e.code)  # type: ignore[arg-type]
+            self.stats["parser_errors"] += 1
+        return hdr, meta, sm, data[(P.pos + 7) >> 3:]
+
+    def _run(self, port: int, data: bytes, now: float, out: list[Egress]) -> None:
+        now_us = self._now_us(now)
+        ingress_q: deque = deque([(data, port, NORMAL, None, None, len(data))])
+        passes = 0
+        while ingress_q:
+            passes += 1
+            if passes > MAX_PASSES:
+                raise V.P4RuntimeFault("too many resubmit/recirculate passes")
+            data, in_port, itype, fl, old_roots, length = ingress_q.popleft()
+            egress_q: deque = deque()
+            self._ingress_pass(data, in_port, itype, fl, old_roots, length, now, now_us, ingress_q, egress_q)
+            while egress_q:
+                self._egress_pass(egress_q.popleft(), now, now_us, ingress_q, egress_q, out)
+
+    def _ingress_pass(self, data: bytes, in_port: int, itype: int, fl: Optional[FieldList],
+                      old_roots: Optional[tuple], length: int, now: float, now_us: int,
+                      ingress_q: deque, egress_q: deque) -> None:
+        ctx = self._ctx
+        ctx.reset(now_us, length, b"")
+        hdr, meta, sm = self._new_H(), self._new_M(), self._new_SM()
+        if old_roots is not None:
+            _copy_fields(fl, old_roots, (hdr, meta, sm))
+        if itype == NORMAL:
+            # a new packet; resubmitted and recirculated ones start from reset
+            # metadata (BMv2 sets port and timestamp only on reception)
+            sm.f_ingress_port = in_port & 0x1FF
+            if self._sm_ts:
+                sm.f_ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
+        sm.f_packet_length = length
+        sm.f_instance_type = itype
+        hdr, meta, sm, payload = self._parse(data, hdr, meta, sm)
+        ctx.payload = payload
+        try:
+            hdr, meta = self._verify(hdr, meta)  # copy-out of the block's inout params
+        except V.ExitSignal as x:
+            hdr, meta = x.outs or (hdr, meta)
+        self._set_sm(sm, "checksum_error", int(ctx.checksum_error))
+        try:
+            hdr, meta, sm = self._ingress(hdr, meta, sm)
+        except V.ExitSignal as x:
+            hdr, meta, sm = x.outs or (hdr, meta, sm)
+        roots = (hdr, meta, sm)
+        egress_spec = sm.f_egress_spec
+        mgid = getattr(sm, "f_mcast_grp", 0)
+        # ingress clone
+        if ctx.clone is not None:
+            sess, fli = ctx.clone
+            ctx.clone = None
+            cfg = self.mirror.get(sess & MAX_MIRROR_SESSION_ID)
+            if cfg is not None:
+                self.stats["clones"] += 1
+                h2, m2, s2 = self._new_H(), self._new_M(), self._new_SM()
+                s2.f_ingress_port = in_port & 0x1FF
+                saved = (ctx.checksum_error,)
+                h2, m2, s2, p2 = self._parse(data, h2, m2, s2)
+                ctx.checksum_error = saved[0]
+                m2, s2 = self._new_M(), self._new_SM()  # BMv2 resets metadata after the re-parse
+                _copy_fields(self._low.field_lists.get(fli) if fli is not None else None, roots, (h2, m2, s2))
+                s2.f_instance_type = INGRESS_CLONE
+                self._to_session(cfg, (h2, m2, s2), p2, length, egress_q)
+        # digests
+        for name, fn in ctx.digests:
+            d = Digest(name, _plain(fn()), now)
+            if self.on_digest is not None:
+                self.on_digest(d)
+            else:
+                self._digests.append(d)
+        if ctx.resubmit is not None:
+            self.stats["resubmits"] += 1
+            rfl = self._low.field_lists.get(ctx.resubmit)
+            ingress_q.append((data, in_port, RESUBMIT, rfl, roots, length))
+            return
+        if mgid:
+            sm.f_instance_type = REPLICATION
+            self._multicast(mgid, roots, payload, length, egress_q, ctx.truncate)
+            return
+        if egress_spec == self.drop_port:
+            self.stats["dropped"] += 1
+            return
+        sm.f_instance_type = NORMAL
+        egress_q.append((egress_spec, hdr, meta, sm, payload, length, ctx.truncate))
+
+    def _multicast(self, mgid: int, roots: tuple, payload: bytes, length: int, egress_q: deque,
+                   truncate: int) -> None:
+        reps = self.pre.replicate(mgid)
+        if not reps:
+            self.stats["dropped"] += 1
+        hdr, meta, sm = roots
+        for i, (port, rid) in enumerate(reps):
+            self.stats["replicas"] += 1
+            if i == len(reps) - 1:
+                h, m, s = hdr, meta, sm
+            else:
+                h, m, s = hdr.copy(), meta.copy(), sm.copy()
+            self._set_sm(s, "egress_rid", rid)
+            egress_q.append((port, h, m, s, payload, length, truncate))
+
+    def _to_session(self, cfg: MirrorSession, roots: tuple, payload: bytes, length: int,
+                    egress_q: deque) -> None:
+        if cfg.mgid is not None:
+            self._multicast(cfg.mgid, (roots[0].copy(), roots[1].copy(), roots[2].copy()), payload, length,
+                            egress_q, cfg.truncate)
+        if cfg.port is not None:
+            egress_q.append((cfg.port, roots[0], roots[1], roots[2], payload, length, cfg.truncate))
+
+    def _egress_pass(self, job: tuple, now: float, now_us: int, ingress_q: deque, egress_q: deque,
+                     out: list[Egress]) -> None:
+        port, hdr, meta, sm, payload, length, truncate = job
+        if self._sm_prio and sm.f_priority >= self.queues_per_port:
+            # simple_switch: "Priority out of range, dropping packet" at enqueue
+            self.stats["dropped"] += 1
+            return
+        ctx = self._ctx
+        ctx.reset(now_us, length, payload)
+        if self.queue_model is not None:
+            enq_depth, deq_delta, deq_depth = self.queue_model(port, now)
+        else:
+            enq_depth = deq_delta = deq_depth = 0
+        if self._sm_queue:
+            sm.f_enq_timestamp = now_us & 0xFFFFFFFF
+            sm.f_enq_qdepth = enq_depth & 0x7FFFF
+            sm.f_deq_timedelta = deq_delta & 0xFFFFFFFF
+            sm.f_deq_qdepth = deq_depth & 0x7FFFF
+        if self._sm_ts:
+            sm.f_egress_global_timestamp = (now_us + deq_delta) & 0xFFFFFFFFFFFF
+        sm.f_egress_port = port
+        sm.f_egress_spec = 0  # BMv2 writes drop_port + 1, which wraps to 0 in 9 bits
+        sm.f_packet_length = length
+        try:
+            hdr, meta, sm = self._egress(hdr, meta, sm)
+        except V.ExitSignal as x:
+            hdr, meta, sm = x.outs or (hdr, meta, sm)
+        if ctx.clone is not None:
+            sess, fli = ctx.clone
+            ctx.clone = None
+            cfg = self.mirror.get(sess & MAX_MIRROR_SESSION_ID)
+            if cfg is not None:
+                self.stats["clones"] += 1
+                h2, m2, s2 = hdr.copy(), self._new_M(), self._new_SM()
+                _copy_fields(self._low.field_lists.get(fli) if fli is not None else None, (hdr, meta, sm), (h2, m2, s2))
+                s2.f_instance_type = EGRESS_CLONE
+                self._to_session(cfg, (h2, m2, s2), payload, length, egress_q)
+        if sm.f_egress_spec == self.drop_port:
+            self.stats["dropped"] += 1
+            return
+        recirc = ctx.recirculate
+        trunc = ctx.truncate or truncate
+        try:
+            hdr, meta = self._compute(hdr, meta)
+        except V.ExitSignal as x:
+            hdr, meta = x.outs or (hdr, meta)
+        O = V.PacketOut()
+        self._deparser(O, hdr)
+        pkt = O.to_bytes() + payload
+        if recirc is not None:
+            self.stats["recirculations"] += 1
+            ingress_q.append((pkt, 0, RECIRC, self._low.field_lists.get(recirc), (hdr, meta, sm), len(pkt)))
+            return
+        if trunc:
+            pkt = pkt[:trunc]
+        out.append(Egress(port, pkt, sm.f_instance_type))
+
+    @property
+    def on_log(self) -> Optional[Callable[[str], None]]:
+        """Called with each ``log_msg`` text (formatted as BMv2 does); None: not formatted at all."""
+        return self._on_log
+
+    @on_log.setter
+    def on_log(self, fn: Optional[Callable[[str], None]]) -> None:
+        self._on_log = fn
+        self._ctx.log = fn
+        self._ctx.log_on = fn is not None
+
+    # ================================================================== description
+    @property
+    def info(self) -> dict[str, dict[str, Any]]:
+        """What the control plane can name: tables (keys, actions, size,
+        default), registers, counters, meters, direct resources and digests."""
+        tables = {}
+        for n, t in self.tables.items():
+            tables[n] = {
+                "keys": [(k.name, k.match_kind, k.width) for k in t.keys],
+                "actions": {a.name: list(a.params) for a in t.actions.values()},
+                "size": t.size,
+                "default": (t.initial_default.action, t.initial_default.params),
+                "default_const": t.default_const,
+                "needs_priority": t.needs_priority,
+                "const_entries": sum(1 for e in t.entries.values() if e.is_const),
+            }
+        return {
+            "tables": tables,
+            "registers": {n: {"size": r.size, "width": r.width} for n, r in self.registers.items()},
+            "counters": {n: {"size": c.size, "kind": c.kind} for n, c in self.counters.items()},
+            "meters": {n: {"size": m.size, "packets": m.packets} for n, m in self.meters.items()},
+            "direct_counters": dict(self.direct_counters),
+            "direct_meters": dict(self.direct_meters),
+            "digests": {n: list(f) for n, f in self.digest_names.items()},
+        }
+
+    # ================================================================== tables
+    def _table(self, name: str) -> Table:
+        return self.tables[resolve_name(self.tables, name, "table")]
+
+    def table_add(self, table: str, keys: Any, action: str, params: Any = (),
+                  priority: Optional[int] = None) -> int:
+        return self._table(table).add(keys, action, params, priority)
+
+    def table_modify(self, table: str, handle: int, action: str, params: Any = ()) -> None:
+        self._table(table).modify(handle, action, params)
+
+    def table_delete(self, table: str, handle: int) -> None:
+        self._table(table).delete(handle)
+
+    def table_clear(self, table: str) -> None:
+        self._table(table).clear()
+
+    def table_find(self, table: str, keys: Any, priority: Optional[int] = None) -> Optional[int]:
+        return self._table(table).find(keys, priority)
+
+    def table_entries(self, table: str) -> list[TableEntry]:
+        return sorted(self._table(table).entries.values(), key=lambda e: e.handle)
+
+    def table_set_default(self, table: str, action: str, params: Any = ()) -> None:
+        self._table(table).set_default(action, params)
+
+    def table_get_default(self, table: str) -> tuple[str, tuple[int, ...]]:
+        d: ActionCall = self._table(table).default
+        return d.action, d.params
+
+    def table_reset_default(self, table: str) -> None:
+        self._table(table).reset_default()
+
+    # ================================================================== PRE / mirroring
+    def mc_group_create(self, mgid: int) -> None:
+        self.pre.group_create(mgid)
+
+    def mc_group_destroy(self, mgid: int) -> None:
+        self.pre.group_destroy(mgid)
+
+    def mc_node_create(self, rid: int, ports: Sequence[int]) -> int:
+        return self.pre.node_create(rid, ports)
+
+    def mc_node_update(self, handle: int, ports: Sequence[int]) -> None:
+        self.pre.node_update(handle, ports)
+
+    def mc_node_destroy(self, handle: int) -> None:
+        self.pre.node_destroy(handle)
+
+    def mc_node_associate(self, mgid: int, handle: int) -> None:
+        self.pre.node_associate(mgid, handle)
+
+    def mc_node_dissociate(self, mgid: int, handle: int) -> None:
+        self.pre.node_dissociate(mgid, handle)
+
+    def set_multicast_group(self, mgid: int, replicas: Sequence[tuple[int, int]]) -> None:
+        self.pre.set_group(mgid, replicas)
+
+    def delete_multicast_group(self, mgid: int) -> None:
+        self.pre.delete_group(mgid)
+
+    def _check_session(self, session: int) -> None:
+        if not 0 <= session <= MAX_MIRROR_SESSION_ID:
+            raise PreError(f"mirror session {session} out of range [0, {MAX_MIRROR_SESSION_ID}]")
+
+    def mirroring_add(self, session: int, port: int) -> None:
+        self._check_session(session)
+        self.mirror[session] = MirrorSession(port=port)
+
+    def mirroring_add_mc(self, session: int, mgid: int) -> None:
+        self._check_session(session)
+        self.mirror[session] = MirrorSession(mgid=mgid)
+
+    def mirroring_delete(self, session: int) -> None:
+        if self.mirror.pop(session, None) is None:
+            raise PreError(f"no mirror session {session}")
+
+    def set_clone_session(self, session: int, replicas: Sequence[tuple[int, int]], packet_length: int = 0) -> None:
+        """P4Runtime ``CloneSessionEntry``: one replica -> a port, several -> a hidden group."""
+        self._check_session(session)
+        if len(replicas) == 1:
+            self.mirror[session] = MirrorSession(port=replicas[0][0], truncate=packet_length)
+            return
+        mgid = (1 << 16) + session  # outside the 16-bit space the program can name
+        self.pre.set_group(mgid, replicas)
+        self.mirror[session] = MirrorSession(mgid=mgid, truncate=packet_length)
+
+    # ================================================================== stateful externs
+    def _reg(self, name: str) -> RegisterArray:
+        return self.registers[resolve_name(self.registers, name, "register")]
+
+    def register_read(self, name: str, index: int) -> int:
+        r = self._reg(name)
+        if not 0 <= index < r.size:
+            raise IndexError(f"register {r.name!r} index {index} out of range [0, {r.size})")
+        return r.read(index)
+
+    def register_write(self, name: str, index: int, value: int) -> None:
+        r = self._reg(name)
+        if not 0 <= index < r.size:
+            raise IndexError(f"register {r.name!r} index {index} out of range [0, {r.size})")
+        r.write(index, value)
+
+    def register_reset(self, name: str) -> None:
+        self._reg(name).reset()
+
+    def register_size(self, name: str) -> int:
+        return self._reg(name).size
+
+    def _ctr(self, name: str) -> CounterArray:
+        return self.counters[resolve_name(self.counters, name, "counter")]
+
+    def counter_read(self, name: str, index: int) -> tuple[int, int]:
+        return self._ctr(name).read(index)
+
+    def counter_write(self, name: str, index: int, packets: int, nbytes: int) -> None:
+        self._ctr(name).write(index, packets, nbytes)
+
+    def counter_reset(self, name: str) -> None:
+        self._ctr(name).reset()
+
+    def direct_counter_read(self, table: str, handle: int) -> tuple[int, int]:
+        e = self._table(table)._get(handle)
+        if e.counter is None:
+            raise TableError(f"table {table!r} has no direct counter")
+        return e.counter[0], e.counter[1]
+
+    def direct_counter_write(self, table: str, handle: int, packets: int, nbytes: int) -> None:
+        e = self._table(table)._get(handle)
+        if e.counter is None:
+            raise TableError(f"table {table!r} has no direct counter")
+        e.counter[0], e.counter[1] = packets, nbytes
+
+    def _mtr(self, name: str) -> MeterArray:
+        return self.meters[resolve_name(self.meters, name, "meter")]
+
+    def meter_set_rates(self, name: str, index: int, rates: Sequence[tuple[float, int]], now: float = 0.0) -> None:
+        """Rates per second (bytes or packets), bursts in bytes or packets."""
+        self._mtr(name).set_rates(index, [(r / 1e6, b) for r, b in rates], self._now_us(now))
+
+    def meter_get_rates(self, name: str, index: int) -> list[tuple[float, int]]:
+        return [(r * 1e6, b) for r, b in self._mtr(name)._m(index).get_rates()]
+
+    def meter_reset(self, name: str, index: int) -> None:
+        self._mtr(name)._m(index).reset()
+
+    def direct_meter_set_rates(self, table: str, handle: int, rates: Sequence[tuple[float, int]], now: float = 0.0) -> None:
+        e = self._table(table)._get(handle)
+        if e.meter is None:
+            raise TableError(f"table {table!r} has no direct meter")
+        e.meter.set_rates([(r / 1e6, b) for r, b in rates], self._now_us(now))
+
+    # ================================================================== parser value sets
+    def value_set_write(self, name: str, members: Sequence[Any]) -> None:
+        """Replace the members of a parser ``value_set`` (exact values; a
+        tuple per member when the select has several expressions)."""
+        vs = self.value_sets[resolve_name(self.value_sets, name, "value set")]
+        vs.clear()
+        vs.update(tuple(m) if isinstance(m, (list, tuple)) else int(m) for m in members)
+
+    def value_set_read(self, name: str) -> list[Any]:
+        return sorted(self.value_sets[resolve_name(self.value_sets, name, "value set")])
+
+    # ================================================================== digests
+    def poll_digests(self) -> list[Digest]:
+        d, self._digests = self._digests, []
+        return d
+
+
+def load_switch(path: str, include_dirs: Sequence[str] = (), defines: Optional[dict] = None,
+                **kw: Any) -> Switch:
+    """Compile ``path`` with the front end and build a ``Switch`` for it."""
+    from ..frontend import compile_file
+
+    return Switch(compile_file(path, include_dirs, defines), **kw)
+
+
+__all__ = ["Switch", "Egress", "Digest", "load_switch", "UnsupportedError", "resolve_name",
+           "TableError", "PreError"]
+
+_ = Union
