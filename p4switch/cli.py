@@ -13,22 +13,106 @@ def register_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     p.add_argument("-D", dest="define", action="append", default=[], help="NAME=VALUE")
     p.add_argument("--p4info", help="write P4Info (text protobuf) to this file")
-    p.set_defaults(func=not_built("check", "P4_16 front end"))
+    from .frontend.check_cmd import run_check
+
+    p.set_defaults(func=run_check)
 
 
 def register_stf(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("stf", help="run an STF packet test against a P4 program")
-    p.add_argument("program")
-    p.add_argument("stf")
-    p.set_defaults(func=not_built("stf", "STF runner"))
+    p = sub.add_parser(
+        "stf",
+        help="run an STF packet test against a P4 program",
+        description="Run a p4c BMv2-style STF test on the built-in switch. Exit status: 0 pass, "
+        "1 fail, 3 program uses something the interpreter does not support, 4 compile error.",
+    )
+    p.add_argument("program", help="P4_16 program (v1model)")
+    p.add_argument("stf", help="STF test file")
+    p.add_argument("-I", dest="include", action="append", default=[], help="include directory")
+    p.add_argument("-v", "--verbose", action="store_true", help="print packets and CLI read results")
+    p.add_argument("--dump-python", action="store_true", help="print the generated pipeline code")
+
+    def _run(args: argparse.Namespace) -> int:
+        from .stf import run_cli
+
+        return run_cli(args)
+
+    p.set_defaults(func=_run)
 
 
 def register_switch(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("switch", help="run the built-in v1model switch with P4Runtime")
-    p.add_argument("program", nargs="?", help="P4 program (omit with --no-p4)")
-    p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE")
-    p.add_argument("--device-id", type=int, default=0)
-    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559")
-    p.add_argument("--cpu-port", type=int)
-    p.add_argument("--no-p4", action="store_true")
-    p.set_defaults(func=not_built("switch", "switch process with P4Runtime"))
+    """``p4mcc switch``: the flags ``simple_switch_grpc`` users type, plus link emulation."""
+    p = sub.add_parser(
+        "switch",
+        help="run the built-in v1model switch with P4Runtime",
+        description="Run the built-in v1model switch on real interfaces with a P4Runtime server. "
+        "Accepts simple_switch_grpc's flags; links are emulated per port (--port-config, --link).",
+    )
+    p.add_argument("program", nargs="?", help="P4_16 program to load at start (omit with --no-p4)")
+    p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
+                   help="attach switch port PORT to interface IFACE (repeatable)")
+    p.add_argument("--device-id", type=int, default=0, help="P4Runtime device id (default 0)")
+    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="P4Runtime server address (default 127.0.0.1:9559; port 0 picks a free one)")
+    p.add_argument("--cpu-port", type=int, help="port whose traffic becomes PacketIn/PacketOut")
+    p.add_argument("--no-p4", action="store_true", help="start without a program; wait for the controller's")
+    p.add_argument("--log-console", action="store_true", help="log to stderr (one line per packet at debug level)")
+    p.add_argument("--log-file", metavar="FILE", help="log to FILE")
+    p.add_argument("-L", "--log-level", default="debug",
+                   choices=["trace", "debug", "info", "warn", "error", "off"],
+                   help="log level when logging is on (default debug, as BMv2 logs everything)")
+    p.add_argument("--pcap", nargs="?", const=".", metavar="DIR",
+                   help="write <iface>_in.pcap and <iface>_out.pcap per port into DIR (default .)")
+    p.add_argument("-I", dest="include", action="append", default=[], help="include directory for the program")
+    p.add_argument("-D", dest="define", action="append", default=[], help="NAME=VALUE for the program")
+    p.add_argument("--port-config", metavar="FILE", help="per-port link emulation settings (YAML or JSON)")
+    p.add_argument("--link", action="append", default=[], metavar="PORT[:DIR]:KEY=VAL,...",
+                   help="link emulation for one port, e.g. 2:egress:rate=10Mbps,delay=5ms,queue=100,loss=0.01 "
+                   "(DIR egress, ingress or both; repeatable)")
+    p.add_argument("--p4info", metavar="FILE", help="write the loaded program's P4Info to FILE")
+    p.add_argument("--seed", type=int, default=0, help="seed of the loss draws and the random extern")
+    for flag, why in _BMV2_UNSUPPORTED.items():
+        p.add_argument(flag, nargs="?", action=_Unsupported, help=argparse.SUPPRESS, why=why)
+    p.set_defaults(func=_run_switch)
+
+
+_BMV2_UNSUPPORTED = {
+    "--thrift-port": "the built-in switch has no Thrift server; use P4Runtime (--grpc-server-addr)",
+    "--nanolog": "nanomsg event logging is not implemented; use --log-console or --log-file",
+    "--debugger": "the BMv2 debugger protocol is not implemented",
+    "--debugger-addr": "the BMv2 debugger protocol is not implemented",
+    "--notifications-addr": "nanomsg notifications are not implemented; digests arrive on the P4Runtime stream",
+    "--restore-state": "state snapshots are not implemented",
+    "--dump-packet-data": "use --pcap DIR to record packets",
+    "--use-files": "file-backed ports are not implemented; use --pcap and real interfaces",
+    "--packet-in": "nanomsg packet-in is not implemented; use --cpu-port and P4Runtime",
+    "--json": "the built-in switch loads P4_16 source, not BMv2 JSON: give the .p4 program",
+    "--max-port-count": "ports are not limited; omit the flag",
+    "--priority-queues": "priority queues are not implemented",
+    "--drop-port": "the drop port is 511 as in v1model; omit the flag",
+    "--dump-json": "there is no BMv2 JSON to dump",
+    "--pipeline-config": "pass the P4 program as a path or through SetForwardingPipelineConfig",
+}
+
+
+class _Unsupported(argparse.Action):
+    """Refuses a BMv2 flag the built-in switch does not implement, saying why."""
+
+    def __init__(self, *args, why: str = "", **kw) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kw)
+        self.why = why
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[no-untyped-def]
+        parser.error(f"BMv2 flag {option_string} is not supported: {self.why}")
+
+
+def _run_switch(args: argparse.Namespace) -> int:
+    import sys
+
+    from .switchd import options_from_args, main_with
+
+    try:
+        opts = options_from_args(args)
+    except ValueError as e:
+        print(f"p4mcc switch: {e}", file=sys.stderr)
+        return 2
+    return main_with(opts)

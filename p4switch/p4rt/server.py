@@ -1,0 +1,404 @@
+"""The P4Runtime gRPC service of the built-in switch.
+
+Each RPC checks what the spec asks in the order it asks (device id, then
+primary, then pipeline), then hands the work to :class:`~.device.Device`.
+Every handler is wrapped so that *any* exception becomes a status: a
+malformed request can cost its sender an error, never the switch its
+service.
+
+Stream channels: each client stream gets an outgoing queue drained by the
+RPC's response generator; a reader thread consumes the client's messages.
+PacketIn and DigestList go to the primary client(s) only.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from concurrent import futures
+from typing import Any, Callable, Iterator
+
+import grpc
+from google.protobuf import any_pb2
+
+from finsy.proto import p4r, rpc_status
+from finsy.proto.p4.v1 import p4runtime_pb2_grpc
+
+from .arbitration import Arbiter, Notice
+from .device import Device
+from .errors import Code, P4RTError
+
+LOG = logging.getLogger("p4switch.p4rt")
+
+API_VERSION = "1.4.0"
+READ_BATCH = 1000
+STREAM_QUEUE = 4096
+
+
+def _u128(msg: Any) -> int:
+    return (msg.high << 64) | msg.low
+
+
+class _Stream:
+    """One client's StreamChannel."""
+
+    _next = 0
+
+    def __init__(self) -> None:
+        _Stream._next += 1
+        self.n = _Stream._next
+        self.out: queue.Queue[Any] = queue.Queue(maxsize=STREAM_QUEUE)
+        self.arbitrated = False
+        self.dropped = 0
+
+    def send(self, msg: Any) -> None:
+        try:
+            self.out.put_nowait(msg)
+        except queue.Full:
+            self.dropped += 1  # a slow client loses stream messages, the switch stays up
+
+    def __hash__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"<stream {self.n}>"
+
+
+_CLOSE = object()
+
+
+class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """P4Runtime service over one :class:`Device`."""
+
+    def __init__(self, device: Device, inject: Callable[[bytes], None] | None = None) -> None:
+        self.device = device
+        self.arbiter = Arbiter(device.device_id)
+        self.inject = inject
+        self._lock = threading.Lock()  # arbitration and stream set
+        self._streams: set[_Stream] = set()
+        self._digest_cv = threading.Condition()
+        self._stop = False
+        self._digest_thread = threading.Thread(target=self._digest_loop, name="p4rt-digests", daemon=True)
+        self._digest_thread.start()
+        device.on_digest_ready = self.digests_pending
+        self.stats = {"packet_out": 0, "packet_in": 0, "digest_lists": 0, "rpc_errors": 0}
+
+    def close(self) -> None:
+        self._stop = True
+        with self._digest_cv:
+            self._digest_cv.notify()
+        with self._lock:
+            for s in self._streams:
+                s.send(_CLOSE)
+
+    # -- helpers ----------------------------------------------------------
+
+    def _check_device(self, device_id: int) -> None:
+        if device_id != self.device.device_id:
+            raise P4RTError(Code.NOT_FOUND, f"unknown device id {device_id} (this switch is {self.device.device_id})")
+
+    def _check_primary(self, device_id: int, role: str, request: Any) -> None:
+        election = _u128(request.election_id) if request.HasField("election_id") else None
+        with self._lock:
+            self.arbiter.check_write(device_id, role, election)
+
+    @staticmethod
+    def _abort(context: grpc.ServicerContext, err: P4RTError, details: list[Any] | None = None) -> None:
+        if details is not None:
+            st = rpc_status.Status(code=int(err.code), message=err.message)
+            for d in details:
+                a = any_pb2.Any()
+                a.Pack(d)
+                st.details.append(a)
+            context.set_trailing_metadata((("grpc-status-details-bin", st.SerializeToString()),))
+        context.abort(err.code.grpc, err.message)
+
+    def _guard(self, context: grpc.ServicerContext, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except P4RTError as e:
+            self.stats["rpc_errors"] += 1
+            self._abort(context, e, getattr(e, "details", None))
+        except Exception as e:  # never let a request take the service down
+            LOG.exception("internal error while handling a request")
+            self.stats["rpc_errors"] += 1
+            self._abort(context, P4RTError(Code.INTERNAL, f"internal error: {type(e).__name__}: {e}"))
+
+    # -- unary RPCs --------------------------------------------------------
+
+    def Capabilities(self, request: p4r.CapabilitiesRequest, context: grpc.ServicerContext) -> p4r.CapabilitiesResponse:
+        return p4r.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+
+    def SetForwardingPipelineConfig(self, request: p4r.SetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.SetForwardingPipelineConfigResponse:
+        def run() -> p4r.SetForwardingPipelineConfigResponse:
+            self._check_device(request.device_id)
+            self._check_primary(request.device_id, request.role, request)
+            cfg = request.config if request.HasField("config") else None
+            self.device.set_pipeline(request.action, cfg)
+            return p4r.SetForwardingPipelineConfigResponse()
+
+        return self._guard(context, run)
+
+    def GetForwardingPipelineConfig(self, request: p4r.GetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4r.GetForwardingPipelineConfigResponse:
+        def run() -> p4r.GetForwardingPipelineConfigResponse:
+            self._check_device(request.device_id)
+            self.device.require_pipeline()
+            return p4r.GetForwardingPipelineConfigResponse(config=self.device.get_pipeline(request.response_type))
+
+        return self._guard(context, run)
+
+    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext) -> p4r.WriteResponse:
+        def run() -> p4r.WriteResponse:
+            self._check_device(request.device_id)
+            self._check_primary(request.device_id, request.role, request)
+            self.device.require_pipeline()
+            if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
+                raise P4RTError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
+            errors: list[p4r.Error] = []
+            failed = False
+            with self.device.lock:
+                for upd in request.updates:
+                    try:
+                        self.device.write_update(upd)
+                        errors.append(p4r.Error(canonical_code=0))
+                    except P4RTError as e:
+                        failed = True
+                        errors.append(p4r.Error(canonical_code=int(e.code), message=e.message))
+                    except Exception as e:  # a bug must not cost the batch its report
+                        LOG.exception("internal error in a write update")
+                        failed = True
+                        errors.append(p4r.Error(canonical_code=int(Code.INTERNAL), message=f"{type(e).__name__}: {e}"))
+            if failed:
+                batch_error = P4RTError(Code.UNKNOWN, "Write failure.")
+                batch_error.details = errors  # type: ignore[attr-defined]
+                raise batch_error
+            return p4r.WriteResponse()
+
+        return self._guard(context, run)
+
+    def Read(self, request: p4r.ReadRequest, context: grpc.ServicerContext) -> Iterator[p4r.ReadResponse]:
+        def collect() -> list[p4r.Entity]:
+            self._check_device(request.device_id)
+            self.device.require_pipeline()
+            out: list[p4r.Entity] = []
+            for ent in request.entities:
+                out.extend(self.device.read(ent))
+            return out
+
+        entities = self._guard(context, collect)
+        for i in range(0, len(entities), READ_BATCH):
+            yield p4r.ReadResponse(entities=entities[i : i + READ_BATCH])
+        if not entities:
+            yield p4r.ReadResponse()
+
+    # -- stream channel ---------------------------------------------------
+
+    def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
+                      context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
+        stream = _Stream()
+        with self._lock:
+            self._streams.add(stream)
+        context.add_callback(lambda: stream.send(_CLOSE))
+        reader = threading.Thread(target=self._read_stream, args=(request_iterator, stream),
+                                  name=f"p4rt-stream-{stream.n}", daemon=True)
+        reader.start()
+        try:
+            while True:
+                item = stream.out.get()
+                if item is _CLOSE:
+                    return
+                if isinstance(item, P4RTError):
+                    context.abort(item.code.grpc, item.message)
+                yield item
+        finally:
+            with self._lock:
+                self._streams.discard(stream)
+                notices = self.arbiter.remove(stream)
+            self._deliver(notices)
+
+    def _read_stream(self, it: Iterator[p4r.StreamMessageRequest], stream: _Stream) -> None:
+        try:
+            for req in it:
+                try:
+                    self._on_stream_message(req, stream)
+                except P4RTError as e:
+                    stream.send(e)  # closes the stream with this status
+                    return
+                except Exception:
+                    LOG.exception("internal error on a stream message")
+                    stream.send(p4r.StreamMessageResponse(error=p4r.StreamError(
+                        canonical_code=int(Code.INTERNAL), message="internal error", other=p4r.StreamOtherError())))
+        except Exception:
+            pass  # the client went away
+        finally:
+            stream.send(_CLOSE)
+
+    def _on_stream_message(self, req: p4r.StreamMessageRequest, stream: _Stream) -> None:
+        if isinstance(req, Malformed):
+            stream.send(p4r.StreamMessageResponse(error=p4r.StreamError(
+                canonical_code=int(Code.INVALID_ARGUMENT), message=req.message, other=p4r.StreamOtherError())))
+            return
+        kind = req.WhichOneof("update")
+        if kind == "arbitration":
+            a = req.arbitration
+            election = _u128(a.election_id) if a.HasField("election_id") else None
+            role = a.role.name if a.HasField("role") else ""
+            with self._lock:
+                notices = self.arbiter.update(stream, a.device_id, role, election)
+            stream.arbitrated = True
+            self._deliver(notices)
+            return
+        if not stream.arbitrated:
+            raise P4RTError(Code.FAILED_PRECONDITION, "the first stream message must be a MasterArbitrationUpdate")
+        if kind == "packet":
+            self._packet_out(req.packet, stream)
+        elif kind == "digest_ack":
+            try:
+                self.device.ack_digest(req.digest_ack)
+            except P4RTError as e:
+                stream.send(p4r.StreamMessageResponse(error=p4r.StreamError(
+                    canonical_code=int(e.code), message=e.message,
+                    digest_list_ack=p4r.DigestListAckError(digest_list_ack=req.digest_ack))))
+        else:
+            stream.send(p4r.StreamMessageResponse(error=p4r.StreamError(
+                canonical_code=int(Code.UNIMPLEMENTED), message=f"stream message {kind} is not supported",
+                other=p4r.StreamOtherError(other=req.other) if kind == "other" else p4r.StreamOtherError())))
+
+    def _packet_out(self, po: p4r.PacketOut, stream: _Stream) -> None:
+        def err(code: Code, message: str) -> None:
+            stream.send(p4r.StreamMessageResponse(error=p4r.StreamError(
+                canonical_code=int(code), message=message, packet_out=p4r.PacketOutError(packet_out=po))))
+
+        with self._lock:
+            primary = self.arbiter.is_primary(stream)
+        if not primary:
+            err(Code.PERMISSION_DENIED, "only the primary client may send packets")
+            return
+        if self.inject is None or self.device.cpu_port is None:
+            err(Code.FAILED_PRECONDITION, "this switch has no CPU port (start it with --cpu-port)")
+            return
+        try:
+            frame = self.device.packet_out_frame(po)
+        except P4RTError as e:
+            err(e.code, e.message)
+            return
+        self.stats["packet_out"] += 1
+        self.inject(frame)
+
+    def _deliver(self, notices: list[Notice]) -> None:
+        for n in notices:
+            msg = p4r.StreamMessageResponse()
+            a = msg.arbitration
+            a.device_id = self.device.device_id
+            if n.role:
+                a.role.name = n.role
+            if n.election_id is not None:
+                a.election_id.high = n.election_id >> 64
+                a.election_id.low = n.election_id & 0xFFFFFFFFFFFFFFFF
+            a.status.code = int(n.code)
+            a.status.message = {Code.OK: "primary", Code.ALREADY_EXISTS: "backup",
+                                Code.NOT_FOUND: "no primary"}.get(n.code, "")
+            n.stream.send(msg)  # type: ignore[attr-defined]
+
+    def _to_primaries(self, msg: p4r.StreamMessageResponse) -> None:
+        with self._lock:
+            targets = list(self.arbiter.primary_streams())
+        for s in targets:
+            s.send(msg)  # type: ignore[attr-defined]
+
+    # -- data plane to controller -----------------------------------------
+
+    def packet_in(self, frame: bytes) -> None:
+        """Called by the data plane for every frame sent to the CPU port."""
+        pi = self.device.packet_in(frame)
+        if pi is None:
+            return
+        self.stats["packet_in"] += 1
+        self._to_primaries(p4r.StreamMessageResponse(packet=pi))
+
+    def digests_pending(self) -> None:
+        """Wake the digest thread (the data plane produced a digest)."""
+        with self._digest_cv:
+            self._digest_cv.notify()
+
+    def _digest_loop(self) -> None:
+        wake: float | None = None
+        while not self._stop:
+            with self._digest_cv:
+                timeout = None if wake is None else max(0.0, wake - self.device.clock())
+                self._digest_cv.wait(timeout=timeout)
+            if self._stop:
+                return
+            try:
+                lists, wake = self.device.poll_digests()
+            except Exception:
+                LOG.exception("digest delivery failed")
+                lists, wake = [], None
+            for dl in lists:
+                self.stats["digest_lists"] += 1
+                self._to_primaries(p4r.StreamMessageResponse(digest=dl))
+
+
+class Malformed:
+    """A request whose bytes did not parse; handlers answer INVALID_ARGUMENT."""
+
+    def __init__(self, cls: type, error: Exception) -> None:
+        self.message = f"cannot parse {cls.DESCRIPTOR.full_name}: {error}"
+
+
+def _safe(cls: type) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except Exception as e:  # DecodeError and friends
+            return Malformed(cls, e)
+
+    return parse
+
+
+def _checked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def handler(request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+        return fn(request, context)
+
+    return handler
+
+
+def _add_servicer(servicer: P4RuntimeServicer, server: grpc.Server) -> None:
+    """Register the service with parsers that never raise (garbage gets INVALID_ARGUMENT)."""
+    u, s_ = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
+    handlers = {
+        "Write": u(_checked(servicer.Write), _safe(p4r.WriteRequest), p4r.WriteResponse.SerializeToString),
+        "Read": s_(_checked(servicer.Read), _safe(p4r.ReadRequest), p4r.ReadResponse.SerializeToString),
+        "SetForwardingPipelineConfig": u(_checked(servicer.SetForwardingPipelineConfig),
+                                         _safe(p4r.SetForwardingPipelineConfigRequest),
+                                         p4r.SetForwardingPipelineConfigResponse.SerializeToString),
+        "GetForwardingPipelineConfig": u(_checked(servicer.GetForwardingPipelineConfig),
+                                         _safe(p4r.GetForwardingPipelineConfigRequest),
+                                         p4r.GetForwardingPipelineConfigResponse.SerializeToString),
+        "StreamChannel": grpc.stream_stream_rpc_method_handler(
+            servicer.StreamChannel, _safe(p4r.StreamMessageRequest), p4r.StreamMessageResponse.SerializeToString),
+        "Capabilities": u(_checked(servicer.Capabilities), _safe(p4r.CapabilitiesRequest),
+                          p4r.CapabilitiesResponse.SerializeToString),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("p4.v1.P4Runtime", handlers),))
+
+
+def serve(device: Device, address: str, inject: Callable[[bytes], None] | None = None,
+          max_workers: int = 32) -> tuple[grpc.Server, P4RuntimeServicer, int]:
+    """Start the service on ``address``; returns (server, servicer, bound port)."""
+    servicer = P4RuntimeServicer(device, inject)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+        options=[("grpc.max_receive_message_length", 256 << 20), ("grpc.max_send_message_length", 256 << 20)],
+    )
+    _add_servicer(servicer, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    server.start()
+    return server, servicer, port

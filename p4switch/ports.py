@@ -1,0 +1,230 @@
+"""Switch ports on real Linux interfaces, and per-port pcap files.
+
+Each port is an ``AF_PACKET`` raw socket bound to one interface in
+promiscuous mode, so the switch sees every frame on the wire whatever its
+destination MAC, as a hardware switch port would.  Frames the socket itself
+sent are seen again by a packet socket (``PACKET_OUTGOING``); they are
+ignored, otherwise the switch would process its own output.
+
+Pcap files use the classic libpcap format (microsecond timestamps, link type
+Ethernet) so tcpdump, Wireshark and Scapy read them; BMv2 names them
+``<iface>_in.pcap``/``<iface>_out.pcap`` and so do we.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+LOG = logging.getLogger("p4switch.ports")
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_ADD_MEMBERSHIP = 1
+PACKET_MR_PROMISC = 1
+PACKET_IGNORE_OUTGOING = 23
+PACKET_OUTGOING = 4
+MAX_FRAME = 65536
+
+PCAP_MAGIC_US = 0xA1B2C3D4
+LINKTYPE_ETHERNET = 1
+
+
+class PortError(OSError):
+    """An interface cannot be opened as a switch port."""
+
+
+class PcapWriter:
+    """Appends frames to a libpcap file; thread-safe, flushed per frame.
+
+    Flushing per frame costs speed but means a test or a user reading the
+    file while the switch runs sees every frame written so far.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], snaplen: int = MAX_FRAME) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._f: BinaryIO = open(self.path, "wb")
+        self._f.write(struct.pack("<IHHiIII", PCAP_MAGIC_US, 2, 4, 0, 0, snaplen, LINKTYPE_ETHERNET))
+        self._f.flush()
+
+    def write(self, frame: bytes, ts: float | None = None) -> None:
+        ts = time.time() if ts is None else ts
+        sec = int(ts)
+        usec = int(round((ts - sec) * 1e6))
+        if usec >= 1_000_000:
+            sec, usec = sec + 1, usec - 1_000_000
+        with self._lock:
+            if self._f.closed:
+                return
+            self._f.write(struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame)
+            self._f.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._f.closed:
+                self._f.close()
+
+
+def read_pcap(path: str | os.PathLike[str]) -> list[tuple[float, bytes]]:
+    """Read a classic libpcap file written by :class:`PcapWriter` (used by tests and tools)."""
+    data = Path(path).read_bytes()
+    if len(data) < 24:
+        raise ValueError(f"{path}: too short for a pcap header")
+    magic = struct.unpack_from("<I", data)[0]
+    if magic != PCAP_MAGIC_US:
+        raise ValueError(f"{path}: not a little-endian microsecond pcap file")
+    out = []
+    off = 24
+    while off + 16 <= len(data):
+        sec, usec, incl, _orig = struct.unpack_from("<IIII", data, off)
+        off += 16
+        out.append((sec + usec / 1e6, data[off : off + incl]))
+        off += incl
+    return out
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """``PORT@IFACE`` as ``simple_switch`` takes it on the command line."""
+
+    port: int
+    iface: str
+
+    @classmethod
+    def parse(cls, text: str) -> "PortSpec":
+        port_s, sep, iface = text.partition("@")
+        if not sep or not iface:
+            raise ValueError(f"expected PORT@IFACE, got {text!r}")
+        try:
+            port = int(port_s)
+        except ValueError:
+            raise ValueError(f"port number in {text!r} is not an integer") from None
+        if not 0 <= port < 512:
+            raise ValueError(f"port {port} out of range 0..511 (v1model ports are 9 bits)")
+        return cls(port, iface)
+
+
+class Port:
+    """One switch port: a promiscuous raw socket on an interface."""
+
+    def __init__(self, port: int, iface: str, pcap_dir: str | os.PathLike[str] | None = None) -> None:
+        self.port = port
+        self.iface = iface
+        try:
+            ifindex = socket.if_nametoindex(iface)
+        except OSError:
+            raise PortError(f"port {port}: no interface named {iface!r}") from None
+        try:
+            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        except PermissionError:
+            raise PortError(f"port {port}: opening a raw socket on {iface} needs root or CAP_NET_RAW") from None
+        self.sock.bind((iface, ETH_P_ALL))
+        mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
+        self.sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
+        try:
+            self.sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+        except OSError:
+            pass  # older kernels: the pkttype check in recv() does the same
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.sock.setblocking(False)
+        self.pcap_in: PcapWriter | None = None
+        self.pcap_out: PcapWriter | None = None
+        if pcap_dir is not None:
+            Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+            self.pcap_in = PcapWriter(Path(pcap_dir) / f"{iface}_in.pcap")
+            self.pcap_out = PcapWriter(Path(pcap_dir) / f"{iface}_out.pcap")
+        self.rx_packets = self.tx_packets = self.tx_errors = 0
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def recv(self) -> bytes | None:
+        """One received frame (never one this host sent), or None when none waits."""
+        while True:
+            try:
+                data, addr = self.sock.recvfrom(MAX_FRAME)
+            except (BlockingIOError, InterruptedError):
+                return None
+            if addr[2] != PACKET_OUTGOING:
+                break
+        self.rx_packets += 1
+        if self.pcap_in is not None:
+            self.pcap_in.write(data)
+        return data
+
+    def send(self, frame: bytes) -> bool:
+        """Transmit ``frame``; False (and counted) when the kernel refuses it."""
+        try:
+            self.sock.send(frame)
+        except OSError:
+            self.tx_errors += 1
+            return False
+        self.tx_packets += 1
+        if self.pcap_out is not None:
+            self.pcap_out.write(frame)
+        return True
+
+    def close(self) -> None:
+        self.sock.close()
+        for w in (self.pcap_in, self.pcap_out):
+            if w is not None:
+                w.close()
+
+
+class PortReader:
+    """A thread that waits on every port and hands frames to ``on_frame``.
+
+    ``on_frame(port, frame, now)`` runs in the reader thread; ``now`` is
+    ``time.monotonic()`` at reception.  ``stop()`` wakes the thread through a
+    pipe so shutdown never waits for traffic.
+    """
+
+    def __init__(self, ports: list[Port], on_frame: Callable[[int, bytes, float], None]) -> None:
+        self.ports = {p.fileno(): p for p in ports}
+        self.on_frame = on_frame
+        self._r, self._w = os.pipe()
+        self._stop = False
+        self.errors = 0
+        self._thread = threading.Thread(target=self._run, name="p4switch-ports", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop = True
+        try:
+            os.write(self._w, b"x")
+        except OSError:
+            pass
+        self._thread.join(timeout=5)
+        os.close(self._r)
+        os.close(self._w)
+
+    def _run(self) -> None:
+        poller = select.poll()
+        for fd in self.ports:
+            poller.register(fd, select.POLLIN)
+        poller.register(self._r, select.POLLIN)
+        while not self._stop:
+            for fd, _ev in poller.poll():
+                if fd == self._r:
+                    return
+                port = self.ports[fd]
+                for _ in range(64):  # bounded burst per port keeps ports fair
+                    frame = port.recv()
+                    if frame is None:
+                        break
+                    try:
+                        self.on_frame(port.port, frame, time.monotonic())
+                    except Exception:  # one bad frame must not stop the port reader
+                        self.errors += 1
+                        LOG.exception("error while handling a frame from port %d", port.port)
