@@ -1,0 +1,129 @@
+/* p4mcc switch program: MTCP-style feedback aggregation.
+ *
+ * For a session configured with assist_aggregate, every MTCP ACK or window
+ * update from downstream port p (p < AGG_K) replaces port p's stored
+ * summary. The switch then folds the summaries of the session group's
+ * member ports (plus p itself):
+ *     cum_ack = min, min_cwnd = min, max_twnd = max, adv_wnd = min
+ * and sends upstream one message carrying the fold (flag AGGREGATED) only
+ * when the fold differs from the last one it sent; otherwise the message is
+ * absorbed. The message keeps its type, node_id and echo_ts (those of the
+ * receiver that triggered it); sack_bitmap, which is relative to that
+ * receiver's own cum_ack, is cleared when the folded cum_ack differs.
+ * NACKs are never folded: they pass upstream so no reported loss is lost. */
+#ifndef P4MCC_AGGREGATION_P4
+#define P4MCC_AGGREGATION_P4
+
+/* One slot of the unrolled fold (no loops in v1model controls). A slot
+ * counts if its summary is stored and its port is the ingress port or a
+ * member whose membership has not timed out. */
+control FoldSlot(in bit<32> base, in bit<16> mask, in bit<32> slot, in metadata_t meta,
+                 inout fold_t f) {
+    apply {
+        if (((mask >> slot) & 16w1) == 16w1) {
+            bool fresh = true;
+            if (meta.membership_timeout != 0 && slot != (bit<32>)meta.in_port) {
+                bit<48> ts;
+                member_ts.read(ts, meta.session_gidx * MEMBER_PORTS + slot);
+                fresh = meta.now - ts <= meta.membership_timeout;
+            }
+            if (fresh) {
+                bit<128> s;
+                agg_summary.read(s, base + slot);
+                if (s[127:96] < f.cum_ack) { f.cum_ack = s[127:96]; }
+                if (s[95:64] < f.min_cwnd) { f.min_cwnd = s[95:64]; }
+                if (s[63:32] > f.max_twnd) { f.max_twnd = s[63:32]; }
+                if (s[31:0] < f.adv_wnd) { f.adv_wnd = s[31:0]; }
+            }
+        }
+    }
+}
+
+control Aggregate(inout headers_t hdr, inout metadata_t meta) {
+    /* AGG_K = 16 slots. */
+    FoldSlot() fold0;
+    FoldSlot() fold1;
+    FoldSlot() fold2;
+    FoldSlot() fold3;
+    FoldSlot() fold4;
+    FoldSlot() fold5;
+    FoldSlot() fold6;
+    FoldSlot() fold7;
+    FoldSlot() fold8;
+    FoldSlot() fold9;
+    FoldSlot() fold10;
+    FoldSlot() fold11;
+    FoldSlot() fold12;
+    FoldSlot() fold13;
+    FoldSlot() fold14;
+    FoldSlot() fold15;
+
+    apply {
+        if (meta.in_port < AGG_PORT_LIMIT && meta.sidx < MAX_SESSIONS) {
+            bit<32> base = meta.sidx * AGG_K;
+            agg_summary.write(base + (bit<32>)meta.in_port,
+                hdr.mtcp_ack.cum_ack ++ hdr.mtcp_ack.min_cwnd
+                ++ hdr.mtcp_ack.max_twnd ++ hdr.mtcp_ack.adv_wnd);
+            bit<16> pbit = 16w1 << meta.in_port;
+            bit<16> valid;
+            agg_valid.read(valid, meta.sidx);
+            valid = valid | pbit;
+            agg_valid.write(meta.sidx, valid);
+            bit<64> members = 0;
+            if (meta.session_gidx < MAX_GROUPS) {
+                member_bitmap.read(members, meta.session_gidx);
+            } else {
+                meta.session_gidx = 0;   /* misconfigured: no members, no ts reads out of range */
+            }
+            bit<16> mask = valid & (members[15:0] | pbit);
+
+            fold_t f;
+            f.cum_ack = 0xffffffff;
+            f.min_cwnd = 0xffffffff;
+            f.max_twnd = 0;
+            f.adv_wnd = 0xffffffff;
+            fold0.apply(base, mask, 0, meta, f);
+            fold1.apply(base, mask, 1, meta, f);
+            fold2.apply(base, mask, 2, meta, f);
+            fold3.apply(base, mask, 3, meta, f);
+            fold4.apply(base, mask, 4, meta, f);
+            fold5.apply(base, mask, 5, meta, f);
+            fold6.apply(base, mask, 6, meta, f);
+            fold7.apply(base, mask, 7, meta, f);
+            fold8.apply(base, mask, 8, meta, f);
+            fold9.apply(base, mask, 9, meta, f);
+            fold10.apply(base, mask, 10, meta, f);
+            fold11.apply(base, mask, 11, meta, f);
+            fold12.apply(base, mask, 12, meta, f);
+            fold13.apply(base, mask, 13, meta, f);
+            fold14.apply(base, mask, 14, meta, f);
+            fold15.apply(base, mask, 15, meta, f);
+
+            bit<128> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd;
+            bit<128> last;
+            bit<1> sent;
+            agg_last_sent.read(last, meta.sidx);
+            agg_sent_valid.read(sent, meta.sidx);
+            if (sent == 1 && last == folded) {
+                meta.drop = 1;
+                meta.drop_reason = DROP_ABSORBED;
+                session_feedback_absorbed.count(meta.sidx);
+            } else {
+                agg_last_sent.write(meta.sidx, folded);
+                agg_sent_valid.write(meta.sidx, 1);
+                if (f.cum_ack != hdr.mtcp_ack.cum_ack) {
+                    hdr.mtcp_ack.sack_bitmap = 0;
+                }
+                hdr.mtcp_ack.cum_ack = f.cum_ack;
+                hdr.mtcp_ack.min_cwnd = f.min_cwnd;
+                hdr.mtcp_ack.max_twnd = f.max_twnd;
+                hdr.mtcp_ack.adv_wnd = f.adv_wnd;
+                hdr.mcc.flags = hdr.mcc.flags | MCC_FLAG_AGGREGATED;
+                hdr.udp.checksum = 0;
+                meta.rewritten = 1;
+            }
+        }
+    }
+}
+
+#endif

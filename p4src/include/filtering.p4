@@ -1,0 +1,67 @@
+/* p4mcc switch program: feedback filtering for "worst receiver" protocols.
+ *
+ * For a session configured with assist_filter, a TFMCC report or a VLMCC
+ * challenge goes upstream only if its rate is lower than the lowest rate
+ * this switch already forwarded in the current round. The round is the
+ * report's fb_round (TFMCC; a different value opens a new round) or a time
+ * window of window_us microseconds (VLMCC; opened by the first challenge
+ * after the previous window ended). The first message of a round always
+ * passes. TFMCC reports from the current limiting receiver (IS_CLR) and
+ * leaving notices (LEAVING) always pass; a leaving notice does not change
+ * the round's worst rate. Forwarded messages get flag FILTERED and a zero
+ * UDP checksum; suppressed ones are dropped and counted. */
+#ifndef P4MCC_FILTERING_P4
+#define P4MCC_FILTERING_P4
+
+control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        if (meta.sidx < MAX_SESSIONS) {
+            bit<32> rate = 0;
+            bit<16> round = 0;
+            bool always = false;
+            bool leaving = false;
+            bool new_round = false;
+            bit<1> valid;
+            bit<32> worst;
+            filter_valid.read(valid, meta.sidx);
+            filter_worst.read(worst, meta.sidx);
+            if (hdr.tfmcc_report.isValid()) {
+                rate = hdr.tfmcc_report.rate;
+                round = hdr.tfmcc_report.fb_round;
+                always = (hdr.tfmcc_report.rflags
+                          & (MCC_TFMCC_R_IS_CLR | MCC_TFMCC_R_LEAVING)) != 0;
+                leaving = (hdr.tfmcc_report.rflags & MCC_TFMCC_R_LEAVING) != 0;
+                bit<16> current;
+                filter_round.read(current, meta.sidx);
+                new_round = valid == 0 || current != round;
+            } else {
+                rate = hdr.vlmcc_challenge.rate;
+                bit<48> start;
+                filter_round_start.read(start, meta.sidx);
+                new_round = valid == 0 || meta.now - start >= meta.filter_window;
+            }
+            bool pass = always || new_round || rate < worst;
+            if (pass && !leaving) {
+                if (new_round) {
+                    filter_valid.write(meta.sidx, 1);
+                    filter_round.write(meta.sidx, round);
+                    filter_round_start.write(meta.sidx, meta.now);
+                    filter_worst.write(meta.sidx, rate);
+                } else if (rate < worst) {
+                    filter_worst.write(meta.sidx, rate);
+                }
+            }
+            if (pass) {
+                hdr.mcc.flags = hdr.mcc.flags | MCC_FLAG_FILTERED;
+                hdr.udp.checksum = 0;
+                meta.rewritten = 1;
+            } else {
+                meta.drop = 1;
+                meta.drop_reason = DROP_FILTERED;
+                session_feedback_absorbed.count(meta.sidx);
+            }
+        }
+    }
+}
+
+#endif

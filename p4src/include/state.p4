@@ -1,0 +1,72 @@
+/* p4mcc switch program: data-plane state shared by ingress and egress.
+ *
+ * These externs are instantiated at top level because ingress (IGMP
+ * snooping, aggregation) writes the membership state that egress (pruning)
+ * reads. Their P4Runtime names are the bare names below. Register indices
+ * are bit<32> (v1model). None of these is needed by the controller for
+ * correctness: BMv2 cannot read or write registers over P4Runtime; counters
+ * and meters it can. */
+#ifndef P4MCC_STATE_P4
+#define P4MCC_STATE_P4
+
+/* ---- group membership (igmp.p4 writes, egress reads) ---- */
+/* Bit p set: port p has a member of group gidx. Index gidx. */
+register<bit<64>>(MAX_GROUPS) member_bitmap;
+/* Time (us) of the last report from port p for group gidx.
+ * Index gidx * MEMBER_PORTS + p. */
+register<bit<48>>(MAX_GROUPS * MEMBER_PORTS) member_ts;
+/* Time (us) of the last report for group gidx from any port: when it is
+ * older than the membership timeout every port of the group is stale. */
+register<bit<48>>(MAX_GROUPS) group_last_report;
+/* Time (us) this switch last sent a join for gidx toward its upstream. */
+register<bit<48>>(MAX_GROUPS) upstream_last_join;
+
+/* ---- MTCP-style aggregation (aggregation.p4) ---- */
+/* Latest summary from port p for session sidx: cum_ack ++ min_cwnd ++
+ * max_twnd ++ adv_wnd. Index sidx * AGG_K + p. */
+register<bit<128>>(MAX_SESSIONS * AGG_K) agg_summary;
+/* Bit p set: agg_summary holds a summary from port p. Index sidx. */
+register<bit<16>>(MAX_SESSIONS) agg_valid;
+/* The fold last sent upstream (same packing). Index sidx. */
+register<bit<128>>(MAX_SESSIONS) agg_last_sent;
+/* 1 once agg_last_sent holds a fold. Index sidx. */
+register<bit<1>>(MAX_SESSIONS) agg_sent_valid;
+
+/* ---- feedback filtering (filtering.p4) ---- */
+register<bit<1>>(MAX_SESSIONS)  filter_valid;        /* a round is open */
+register<bit<16>>(MAX_SESSIONS) filter_round;        /* TFMCC fb_round */
+register<bit<48>>(MAX_SESSIONS) filter_round_start;  /* VLMCC window start (us) */
+register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
+
+/* ---- policing ---- */
+/* Per ingress port, packets/s; colour RED drops p4mcc feedback.
+ * Unconfigured meters return GREEN (no policing). */
+meter(PORT_SPACE, MeterType.packets) feedback_meter;
+
+/* ---- counters (all readable over P4Runtime) ---- */
+/* Per port, index = port number. */
+counter(PORT_SPACE, CounterType.packets_and_bytes) port_rx;          /* every packet in */
+counter(PORT_SPACE, CounterType.packets_and_bytes) port_tx;          /* every packet out */
+counter(PORT_SPACE, CounterType.packets_and_bytes) port_data_rx;     /* multicast data in */
+counter(PORT_SPACE, CounterType.packets_and_bytes) port_data_tx;     /* multicast replicas out */
+counter(PORT_SPACE, CounterType.packets_and_bytes) port_feedback_rx; /* p4mcc feedback in */
+counter(PORT_SPACE, CounterType.packets) port_joins;                 /* IGMP join records in */
+counter(PORT_SPACE, CounterType.packets) port_leaves;                /* IGMP leave records in */
+counter(PORT_SPACE, CounterType.packets) port_drops;                 /* ingress drops, by ingress port */
+counter(PORT_SPACE, CounterType.packets) port_pruned;                /* replicas pruned, by egress port */
+counter(PORT_SPACE, CounterType.packets) port_parser_errors;         /* malformed, by ingress port */
+counter(PORT_SPACE, CounterType.packets) port_policed;               /* meter RED, by ingress port */
+/* Per group, index = gidx. */
+counter(MAX_GROUPS, CounterType.packets_and_bytes) group_data_rx;
+counter(MAX_GROUPS, CounterType.packets_and_bytes) group_data_tx;
+counter(MAX_GROUPS, CounterType.packets) group_pruned;
+counter(MAX_GROUPS, CounterType.packets) group_joins;
+counter(MAX_GROUPS, CounterType.packets) group_leaves;
+/* Per session, index = sidx. */
+counter(MAX_SESSIONS, CounterType.packets) session_feedback_rx;
+counter(MAX_SESSIONS, CounterType.packets) session_feedback_fwd;
+counter(MAX_SESSIONS, CounterType.packets) session_feedback_absorbed;
+/* Per drop reason (DROP_* in defs.p4). */
+counter(DROP_REASONS, CounterType.packets) drop_reasons;
+
+#endif

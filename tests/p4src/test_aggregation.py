@@ -1,0 +1,168 @@
+"""MTCP-style aggregation: per-port summaries folded (min cum_ack, min
+min_cwnd, max max_twnd, min adv_wnd) over member ports, sent upstream only
+when the fold changes; NACKs pass; two levels give the global fold."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from p4src_harness import (DROP_ABSORBED, SENDER, Group, Host, Net, SwitchSetup, configure,
+                           counter, igmpv2_report, ipv4_header_ok, new_switch, outputs,
+                           rewrite_udp_payload, udp_frame, udp_payload)
+from hosts import wire
+
+R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
+R2 = Host("r2", "10.0.0.2", "00:00:00:00:00:02")
+R3 = Host("r3", "10.0.0.3", "00:00:00:00:00:03")
+G1 = "239.1.1.1"
+SESSION = 7
+SENDER_PORT = 4
+
+
+def ack(cum: int, cwnd: int, twnd: int, adv: int, node: Host, sack: int = 0,
+        cls=wire.MtcpAck) -> "wire.MtcpAck":
+    return cls(session_id=SESSION, seq=1, timestamp=5, cum_ack=cum, min_cwnd=cwnd,
+               max_twnd=twnd, adv_wnd=adv, node_id=int.from_bytes(bytes(map(int, node.ip.split("."))), "big"),
+               echo_ts=77, sack_bitmap=sack)
+
+
+def frame_of(msg: "wire.Message", host: Host) -> bytes:
+    return udp_frame(host, SENDER.ip, msg.encode(), dst_mac=SENDER.mac)
+
+
+def folded(original: bytes, msg, **fields) -> bytes:
+    """``original`` rewritten by the switch to carry ``fields`` + AGGREGATED."""
+    new = dataclasses.replace(msg, flags=msg.flags | wire.Flags.AGGREGATED, **fields)
+    return rewrite_udp_payload(original, new.encode())
+
+
+def switch(assist: bool = True, extra_ports=(), timeout_us: int = 0):
+    sw = new_switch()
+    hosts = {1: R1, 2: R2, 3: R3, SENDER_PORT: SENDER}
+    configure(sw, SwitchSetup(
+        ports=[1, 2, 3, SENDER_PORT, *extra_ports], hosts=hosts,
+        groups=[Group(G1, 0, 10)],
+        aggregate={SESSION: (0, 0)} if assist else {},
+        timeout_us=timeout_us,
+    ))
+    outputs(sw, 1, igmpv2_report(R1, G1))
+    outputs(sw, 2, igmpv2_report(R2, G1))
+    return sw
+
+
+def test_first_ack_goes_upstream_flagged_with_zero_udp_checksum():
+    sw = switch()
+    m = ack(100, 10, 20, 64, R1, sack=0b101)
+    f = frame_of(m, R1)
+    out = outputs(sw, 1, f)
+    assert out == [(SENDER_PORT, folded(f, m))]
+    assert ipv4_header_ok(out[0][1])
+    assert counter(sw, "session_feedback_fwd", 0) == 1
+
+
+def test_fold_takes_min_min_max_min_over_member_ports():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    m = ack(90, 12, 30, 50, R2, sack=0b1)
+    f = frame_of(m, R2)
+    # r2's own cum_ack is the min: its sack bitmap stays meaningful
+    assert outputs(sw, 2, f) == [(SENDER_PORT, folded(f, m, min_cwnd=10))]
+    m = ack(120, 15, 25, 70, R1, sack=0b11)
+    f = frame_of(m, R1)
+    # r1 is ahead: fold cum_ack 90 is not r1's, so its sack bitmap is cleared
+    assert outputs(sw, 1, f) == [(SENDER_PORT, folded(
+        f, m, cum_ack=90, min_cwnd=12, max_twnd=30, adv_wnd=50, sack_bitmap=0))]
+
+
+def test_unchanged_fold_is_absorbed_and_counted():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(90, 10, 20, 64, R1), R1))
+    assert len(outputs(sw, 2, frame_of(ack(100, 12, 22, 70, R2), R2))) == 1   # max_twnd 22
+    # r2 advances but r1 still limits the minima and r2's twnd is unchanged
+    assert outputs(sw, 2, frame_of(ack(110, 14, 22, 80, R2), R2)) == []
+    assert counter(sw, "session_feedback_absorbed", 0) == 1
+    assert counter(sw, "drop_reasons", DROP_ABSORBED) == 1
+
+
+def test_window_update_is_folded_like_an_ack():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    m = ack(100, 4, 20, 64, R2, cls=wire.MtcpWindowUpdate)
+    f = frame_of(m, R2)
+    assert outputs(sw, 2, f) == [(SENDER_PORT, folded(f, m))]
+
+
+def test_nack_passes_unchanged():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    nack = wire.MtcpNack(session_id=SESSION, seq=3, cum_ack=100, node_id=1, missing=(101, 103))
+    f = frame_of(nack, R2)
+    assert outputs(sw, 2, f) == [(SENDER_PORT, f)]
+
+
+def test_assistance_off_forwards_every_ack_unchanged():
+    sw = switch(assist=False)
+    for host, port, m in ((R1, 1, ack(100, 10, 20, 64, R1)), (R2, 2, ack(90, 12, 30, 50, R2)),
+                          (R1, 1, ack(100, 10, 20, 64, R1))):
+        f = frame_of(m, host)
+        assert outputs(sw, port, f) == [(SENDER_PORT, f)]
+
+
+def test_non_member_summary_stops_counting_once_another_port_reports():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    m3 = ack(100, 1, 20, 64, R3)          # r3 never joined the group
+    f3 = frame_of(m3, R3)
+    assert outputs(sw, 3, f3) == [(SENDER_PORT, folded(f3, m3))]
+    m1 = ack(100, 10, 20, 64, R1)
+    f1 = frame_of(m1, R1)
+    assert outputs(sw, 1, f1) == [(SENDER_PORT, folded(f1, m1))]   # back to r1's cwnd
+
+
+def test_summary_of_a_port_whose_membership_timed_out_stops_counting():
+    sw = switch(timeout_us=1_000_000)
+    outputs(sw, 2, frame_of(ack(100, 3, 20, 64, R2), R2), now=0.1)   # r2 limits cwnd
+    outputs(sw, 1, igmpv2_report(R1, G1), now=1.0)                  # r1 refreshed, r2 not
+    m = ack(100, 10, 20, 64, R1)
+    f = frame_of(m, R1)
+    # at t=1.5 r2's membership (reported at 0) has timed out: the fold is r1's alone
+    assert outputs(sw, 1, f, now=1.5) == [(SENDER_PORT, folded(f, m))]
+
+
+def test_ports_beyond_k_pass_unfolded():
+    sw = switch(extra_ports=(20,))
+    far = Host("rf", "10.0.0.20", "00:00:00:00:00:14")
+    m = ack(1, 1, 1, 1, far)
+    f = frame_of(m, far)
+    assert outputs(sw, 20, f) == [(SENDER_PORT, f)]
+
+
+def test_two_levels_yield_the_global_fold():
+    """sender - S1 (rA on 1) -(2:1)- S2 (rB on 3, rC on 4)."""
+    ra = Host("rA", "10.0.0.11", "00:00:00:00:00:0b")
+    rb = Host("rB", "10.0.0.12", "00:00:00:00:00:0c")
+    rc = Host("rC", "10.0.0.13", "00:00:00:00:00:0d")
+    net = Net()
+    net.add_switch("s1", SwitchSetup(
+        ports=[1, 2, 4], hosts={1: ra, 4: SENDER},
+        routes={rb.ip: 2, rc.ip: 2}, groups=[Group(G1, 0, 10)], aggregate={SESSION: (0, 0)}))
+    net.add_switch("s2", SwitchSetup(
+        ports=[1, 3, 4], hosts={3: rb, 4: rc}, routes={SENDER.ip: 1, ra.ip: 1},
+        groups=[Group(G1, 0, 10, upstream_port=1)], aggregate={SESSION: (0, 0)}))
+    net.link("s1", 2, "s2", 1)
+    net.attach("hs", "s1", 4)
+    for name, sw, port in (("rA", "s1", 1), ("rB", "s2", 3), ("rC", "s2", 4)):
+        net.attach(name, sw, port)
+    net.send("s1", 1, igmpv2_report(ra, G1))
+    net.send("s2", 3, igmpv2_report(rb, G1))
+    net.send("s2", 4, igmpv2_report(rc, G1))
+
+    last = None
+    for sw, port, host, m in (("s2", 3, rb, ack(100, 10, 20, 64, rb)),
+                              ("s2", 4, rc, ack(90, 12, 30, 50, rc)),
+                              ("s1", 1, ra, ack(95, 8, 25, 70, ra))):
+        for d in net.send(sw, port, frame_of(m, host)):
+            assert d.node == "hs"
+            last = wire.decode(udp_payload(d.data))
+    assert (last.cum_ack, last.min_cwnd, last.max_twnd, last.adv_wnd) == (90, 8, 30, 50)
+    assert last.flags & wire.Flags.AGGREGATED

@@ -1,0 +1,113 @@
+"""Feedback filtering: per round, only a report worse (lower rate) than the
+worst this switch already forwarded goes upstream; CLR reports and leaving
+notices always pass; TFMCC rounds come from the packet, VLMCC rounds are a
+time window."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from p4src_harness import (DROP_FILTERED, SENDER, Host, SwitchSetup, configure, counter,
+                           new_switch, outputs, rewrite_udp_payload, udp_frame)
+from hosts import wire
+
+R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
+R2 = Host("r2", "10.0.0.2", "00:00:00:00:00:02")
+TFMCC, VLMCC = 21, 51
+SENDER_PORT = 4
+CLR = wire.TfmccReportFlags.IS_CLR
+LEAVING = wire.TfmccReportFlags.LEAVING
+
+
+def switch(assist: bool = True):
+    sw = new_switch()
+    configure(sw, SwitchSetup(
+        ports=[1, 2, SENDER_PORT], hosts={1: R1, 2: R2, SENDER_PORT: SENDER},
+        filters={TFMCC: (1, 0), VLMCC: (2, 100_000)} if assist else {},
+    ))
+    return sw
+
+
+def report(rate: int, rnd: int, rflags: int = 0, rcvr: int = 1) -> "wire.TfmccReport":
+    return wire.TfmccReport(session_id=TFMCC, seq=rnd, rate=rate, fb_round=rnd,
+                            rflags=rflags, rcvr_id=rcvr, rtt=1000, loss_rate=5)
+
+
+def challenge(rate: int, rcvr: int = 1) -> "wire.VlmccChallenge":
+    return wire.VlmccChallenge(session_id=VLMCC, rate=rate, rcvr_id=rcvr, rtt=1000, win_size=4)
+
+
+def send(sw, msg, port: int = 1, now: float = 0.0):
+    host = R1 if port == 1 else R2
+    f = udp_frame(host, SENDER.ip, msg.encode(), dst_mac=SENDER.mac)
+    out = outputs(sw, port, f, now)
+    passed = dataclasses.replace(msg, flags=msg.flags | wire.Flags.FILTERED)
+    return out, [(SENDER_PORT, rewrite_udp_payload(f, passed.encode()))]
+
+
+def test_first_report_of_a_round_passes_flagged():
+    sw = switch()
+    out, flagged = send(sw, report(1_000_000, 1))
+    assert out == flagged
+
+
+def test_only_worse_reports_pass_within_a_round():
+    sw = switch()
+    send(sw, report(1_000_000, 1))
+    out, _ = send(sw, report(2_000_000, 1), port=2)
+    assert out == []
+    out, _ = send(sw, report(1_000_000, 1), port=2)      # equal is not worse
+    assert out == []
+    out, flagged = send(sw, report(500_000, 1), port=2)
+    assert out == flagged
+    out, _ = send(sw, report(700_000, 1))
+    assert out == []
+    assert counter(sw, "drop_reasons", DROP_FILTERED) == 3
+    assert counter(sw, "session_feedback_absorbed", 1) == 3
+
+
+def test_a_new_round_resets_the_worst():
+    sw = switch()
+    send(sw, report(500_000, 1))
+    out, flagged = send(sw, report(2_000_000, 2))
+    assert out == flagged
+    out, _ = send(sw, report(3_000_000, 2))
+    assert out == []
+
+
+def test_clr_reports_always_pass():
+    sw = switch()
+    send(sw, report(500_000, 1))
+    out, flagged = send(sw, report(2_000_000, 1, rflags=CLR))
+    assert out == flagged
+    out, _ = send(sw, report(600_000, 1))                 # worst is still 500k
+    assert out == []
+
+
+def test_leaving_notice_passes_without_lowering_the_worst():
+    sw = switch()
+    send(sw, report(1_000_000, 1))
+    out, flagged = send(sw, report(10, 1, rflags=LEAVING))
+    assert out == flagged
+    out, flagged = send(sw, report(900_000, 1))          # still beats 1M
+    assert out == flagged
+
+
+def test_vlmcc_challenges_are_filtered_per_time_window():
+    sw = switch()
+    out, flagged = send(sw, challenge(100), now=0.0)
+    assert out == flagged
+    out, _ = send(sw, challenge(200), now=0.05)
+    assert out == []
+    out, flagged = send(sw, challenge(50), now=0.06)
+    assert out == flagged
+    out, flagged = send(sw, challenge(200), now=0.2)     # a new window
+    assert out == flagged
+
+
+def test_assistance_off_passes_every_report_unchanged():
+    sw = switch(assist=False)
+    for rate in (1_000_000, 2_000_000, 2_000_000):
+        msg = report(rate, 1)
+        f = udp_frame(R1, SENDER.ip, msg.encode(), dst_mac=SENDER.mac)
+        assert outputs(sw, 1, f) == [(SENDER_PORT, f)]
