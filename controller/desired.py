@@ -1,0 +1,365 @@
+"""Desired switch state as a pure function of a topology and its sessions.
+
+``desired_state(topo, sessions)`` returns, for every switch, the
+:class:`~controller.state.SwitchState` the controller wants there:
+
+* unicast forwarding entries (each host's address -> the port toward it);
+* the switch configuration (flood group, membership ageing) and the flood
+  PRE group (every port);
+* unicast forwarding and ARP-proxy entries for every host;
+* per multicast group, a PRE group holding the ports that may carry the
+  group (the downstream ports of the source's shortest-path tree pruned to
+  the session's receivers) and, in each of the four group tables, an entry
+  naming the group slot, that PRE group and the port toward the source.
+  Which of those ports actually get a replica is the data plane's business
+  (IGMP join state); the controller only bounds it;
+* per assisted session its mode: aggregation (slot + data group, the
+  program folds over up to ``K`` member ports) or filtering (slot + round
+  window); sessions with assistance off get no entry (plain replication);
+* the feedback-policing meter on host ports and the membership digest.
+
+Slots (group ``gidx``, session ``sidx``) and PRE group ids are allocated in
+session-id order and are the same on every switch, so a packet trace or a
+counter index reads the same everywhere.
+
+No I/O and no clock: the simulator configures its switch nodes with the same
+call, so emulation and simulation see identical tables.  The P4 names come
+from :mod:`controller.program`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from controller.program import MCC, ProgramNames
+from controller.state import (
+    DefaultAction,
+    DigestConfig,
+    MeterConfig,
+    MulticastGroup,
+    SwitchState,
+    TableEntry,
+    _freeze,
+)
+from controller.topology import Topology, TopologyError
+from controller.trees import source_tree, unicast_ports
+
+MAX_MGID = 0xFFFF
+"""v1model's ``mcast_grp`` is 16 bits; group 0 means "no multicast"."""
+
+MODES = ("aggregate", "filter", "off")
+
+DEFAULT_MODE = {
+    "mtcp": "aggregate",
+    "tfmcc": "filter",
+    "vlmcc": "filter",
+    "rla": "off",
+    "webrc": "off",
+}
+"""Which assistance each protocol's feedback calls for: MTCP's ACKs and
+window updates fold (the program aggregates them); TFMCC reports and VLMCC
+challenges are worst-receiver feedback (the program filters them); RLA and
+WEBRC get replication only."""
+
+DEFAULT_FILTER_WINDOW_US = {"vlmcc": 100_000}
+"""VLMCC rounds are timed by the switch (TFMCC reports carry their round)."""
+
+
+class DesiredStateError(ValueError):
+    """Sessions that cannot be configured; the message names switch and session."""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What the controller needs to know about one multicast session.
+
+    ``receivers`` empty means every host but the source may receive.
+    ``mode`` is ``aggregate``, ``filter``, ``off`` or ``auto`` (from the
+    protocol, see :data:`DEFAULT_MODE`).
+    """
+
+    session_id: int
+    source: str
+    groups: tuple[str, ...]
+    protocol: str = ""
+    receivers: tuple[str, ...] = ()
+    mode: str = "auto"
+    filter_window_us: int | None = None
+    """VLMCC's filter round length on the switch (None: the protocol's default)."""
+
+    @property
+    def effective_mode(self) -> str:
+        if self.mode != "auto":
+            return self.mode
+        return DEFAULT_MODE.get(self.protocol.lower(), "off")
+
+
+def session_from_scenario(s: Any) -> SessionSpec:
+    """A :class:`SessionSpec` from a :class:`topologies.scenario.Session`."""
+    groups = session_groups(s.protocol, s.group, getattr(s, "params", {}) or {})
+    mode = "auto" if getattr(s, "assistance", True) else "off"
+    return SessionSpec(
+        session_id=int(s.session_id),
+        source=s.sender,
+        groups=groups,
+        protocol=s.protocol,
+        receivers=tuple(s.receivers),
+        mode=mode,
+        filter_window_us=(getattr(s, "params", {}) or {}).get("filter_window_us"),
+    )
+
+
+def session_groups(protocol: str, group: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every group address a session uses.
+
+    Protocols with several channels derive them from the session's group:
+    a protocol module may define ``channel_groups(group, params)``; WEBRC's
+    layout (``channel_group(G, cn, T)`` for ``cn`` in ``0..T``, T wave
+    channels plus the base channel) is read from its module the same way.
+    Unknown protocols use the one group.
+    """
+    import importlib
+
+    try:
+        from hosts import registry
+
+        proto = registry.get(protocol.lower())
+        module = importlib.import_module(proto.module)
+        parsed = proto.parse_params(dict(params))
+    except Exception:  # noqa: BLE001 - unknown protocol or module not built: one group
+        return (group,)
+    fn = getattr(module, "channel_groups", None)
+    if fn is not None:
+        return tuple(str(g) for g in fn(group, parsed))
+    one = getattr(module, "channel_group", None)
+    waves = getattr(parsed, "t", None)
+    if one is not None and isinstance(waves, int):
+        return tuple(str(one(group, cn, waves)) for cn in range(waves, -1, -1))  # base channel first
+    return (group,)
+
+
+@dataclass(frozen=True)
+class DesiredOptions:
+    """Knobs of the desired state that are policy, not topology."""
+
+    names: ProgramNames = MCC
+    feedback_pps: int | None = 20_000
+    """Feedback each host port may send (packets/s) before the meter drops it;
+    None leaves the meter unconfigured (no policing).  Only host-facing ports
+    are policed: switch-to-switch ports carry many receivers' feedback."""
+    feedback_burst: int = 2_000
+    membership_timeout_us: int = 0
+    """IGMP membership ageing (0: never age; then no querier is needed)."""
+    proxy_refresh_us: int = 0
+    digest_max_list: int = 1
+    digest_timeout_ns: int = 0
+    forwarding: bool = True
+    """Unicast forwarding and ARP proxy entries for every host."""
+
+
+@dataclass
+class Plan:
+    """The desired state plus the facts used to build it (for the CLI and tests)."""
+
+    switches: dict[str, SwitchState]
+    mgids: dict[str, int] = field(default_factory=dict)
+    """group address -> PRE group id (the same on every switch)."""
+    gidx: dict[str, int] = field(default_factory=dict)
+    """group address -> the program's group slot (the same on every switch)."""
+    sidx: dict[int, int] = field(default_factory=dict)
+    """session id -> the program's session slot."""
+    trees: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """session id -> switch -> TreeNode."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def allocate_groups(sessions: Sequence[SessionSpec], names: ProgramNames = MCC) -> dict[str, int]:
+    """group address -> group slot 0, 1, ... in (session id, group) order.
+
+    The PRE group id is ``flood_mgid + 1 + slot``.  Appending a session with
+    a higher id never renumbers existing groups.
+    """
+    out: dict[str, int] = {}
+    for s in sorted(sessions, key=lambda s: s.session_id):
+        for g in s.groups:
+            if g in out:
+                raise DesiredStateError(f"session {s.session_id}: group {g} is already used by another session")
+            out[g] = len(out)
+    if len(out) > names.max_groups:
+        raise DesiredStateError(f"{len(out)} groups exceed the program's {names.max_groups} group slots")
+    return out
+
+
+def allocate_mgids(sessions: Sequence[SessionSpec], names: ProgramNames = MCC) -> dict[str, int]:
+    """group address -> PRE group id."""
+    return {g: names.flood_mgid + 1 + i for g, i in allocate_groups(sessions, names).items()}
+
+
+def _ip(addr: str, what: str) -> int:
+    try:
+        return int(ipaddress.IPv4Address(addr))
+    except ValueError:
+        raise DesiredStateError(f"{what}: not an IPv4 address: {addr!r}") from None
+
+
+def _mac(mac: str, what: str) -> int:
+    try:
+        parts = mac.split(":")
+        if len(parts) != 6:
+            raise ValueError
+        return int("".join(f"{int(p, 16):02x}" for p in parts), 16)
+    except ValueError:
+        raise DesiredStateError(f"{what}: not a MAC address: {mac!r}") from None
+
+
+def _check_session(topo: Topology, s: SessionSpec) -> None:
+    where = f"session {s.session_id}"
+    if not 0 < s.session_id < 2**32:
+        raise DesiredStateError(f"{where}: session id must be 1..2^32-1")
+    if s.source not in topo.hosts:
+        raise DesiredStateError(f"{where}: unknown source host {s.source!r}")
+    for r in s.receivers:
+        if r not in topo.hosts:
+            raise DesiredStateError(f"{where}: unknown receiver host {r!r}")
+    if s.effective_mode not in MODES:
+        raise DesiredStateError(f"{where}: unknown mode {s.mode!r} (aggregate, filter, off, auto)")
+    if not s.groups:
+        raise DesiredStateError(f"{where}: no group address")
+    for g in s.groups:
+        if not ipaddress.IPv4Address(_ip(g, where)).is_multicast:
+            raise DesiredStateError(f"{where}: {g} is not a multicast address")
+
+
+def desired_state(
+    topo: Topology,
+    sessions: Iterable[SessionSpec],
+    options: DesiredOptions = DesiredOptions(),
+) -> dict[str, SwitchState]:
+    """switch name -> the state the controller wants on it."""
+    return plan(topo, sessions, options).switches
+
+
+def plan(
+    topo: Topology,
+    sessions: Iterable[SessionSpec],
+    options: DesiredOptions = DesiredOptions(),
+) -> Plan:
+    """Like :func:`desired_state`, also returning slots, PRE group ids and trees."""
+    n = options.names
+    sessions = sorted(sessions, key=lambda s: s.session_id)
+    ids = [s.session_id for s in sessions]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise DesiredStateError(f"session ids used twice: {dup}")
+    for s in sessions:
+        _check_session(topo, s)
+    gidx = allocate_groups(sessions, n)
+    mgids = {g: n.flood_mgid + 1 + i for g, i in gidx.items()}
+    if n.flood_mgid + len(gidx) > MAX_MGID:
+        raise DesiredStateError(f"{len(gidx)} groups exceed the {MAX_MGID} PRE groups v1model can address")
+    assisted = [s for s in sessions if s.effective_mode != "off"]
+    if len(assisted) > n.max_sessions:
+        raise DesiredStateError(
+            f"{len(assisted)} assisted sessions exceed the program's {n.max_sessions} session slots"
+        )
+    sidx = {s.session_id: i for i, s in enumerate(assisted)}
+    states = {sw: SwitchState() for sw in topo.switches}
+    out = Plan(states, mgids, gidx, sidx)
+
+    for name in topo.switches:
+        st = states[name]
+        ports = sorted(p for p in topo.port_map(name) if p != n.cpu_port)
+        st.add(MulticastGroup.of_ports(n.flood_mgid, ports))
+        st.add(
+            DefaultAction(
+                n.config_table,
+                n.config_action,
+                _freeze(
+                    {
+                        n.config_flood_mgid: n.flood_mgid,
+                        n.config_timeout: options.membership_timeout_us,
+                        n.config_refresh: options.proxy_refresh_us,
+                    }
+                ),
+            )
+        )
+        if options.feedback_pps is not None and n.feedback_meter:
+            for port, peer in sorted(topo.port_map(name).items()):
+                if peer in topo.hosts:
+                    st.add(
+                        MeterConfig(
+                            n.feedback_meter, port,
+                            cir=options.feedback_pps, cburst=options.feedback_burst,
+                            pir=options.feedback_pps, pburst=options.feedback_burst,
+                        )
+                    )
+        if n.membership_digest:
+            st.add(
+                DigestConfig(
+                    n.membership_digest,
+                    max_timeout_ns=options.digest_timeout_ns,
+                    max_list_size=options.digest_max_list,
+                )
+            )
+
+    if options.forwarding:
+        addr = {
+            name: (_ip(h.ip, f"host {name}"), _mac(h.mac, f"host {name}") if h.mac else None)
+            for name, h in topo.hosts.items()
+        }
+        for sw, per_host in unicast_ports(topo).items():
+            for host, port in sorted(per_host.items()):
+                ip, mac = addr[host]
+                states[sw].add(
+                    TableEntry.make(n.fwd_table, {n.fwd_key: (ip, 32)}, n.fwd_action, {n.fwd_port: port})
+                )
+                if mac is not None:
+                    states[sw].add(TableEntry.make(n.arp_table, {n.arp_key: ip}, n.arp_action, {n.arp_mac: mac}))
+
+    for s in sessions:
+        receivers = s.receivers or tuple(h for h in sorted(topo.hosts) if h != s.source)
+        try:
+            tree = source_tree(topo, s.source, receivers)
+        except TopologyError as exc:
+            raise DesiredStateError(f"session {s.session_id}: {exc}") from None
+        out.trees[s.session_id] = tree
+        mode = s.effective_mode
+        source_switch = topo.attachment(s.source)[0]
+        for sw, node in sorted(tree.items()):
+            st = states[sw]
+            too_high = sorted(p for p in node.downstream if p >= n.member_ports)
+            if too_high:
+                raise DesiredStateError(
+                    f"switch {sw}, session {s.session_id}: ports {too_high} cannot be group members "
+                    f"(the program tracks ports 0..{n.member_ports - 1})"
+                )
+            has_upstream = 0 if sw == source_switch else 1
+            for g in s.groups:
+                st.add(MulticastGroup.of_ports(mgids[g], node.downstream))
+                params = {
+                    n.group_gidx: gidx[g],
+                    n.group_mgid: mgids[g],
+                    n.group_upstream: node.upstream,
+                    n.group_has_upstream: has_upstream,
+                }
+                for table, action in zip(n.group_tables, n.group_actions):
+                    st.add(TableEntry.make(table, {n.group_key: _ip(g, f"session {s.session_id}")}, action, params))
+            key = {n.session_key: s.session_id}
+            if mode == "aggregate":
+                st.add(TableEntry.make(n.session_table, key, n.aggregate_action,
+                                       {n.session_sidx: sidx[s.session_id], n.session_gidx: gidx[s.groups[0]]}))
+                unfolded = sorted(p for p in node.downstream if p >= n.agg_k)
+                if unfolded:
+                    out.warnings.append(
+                        f"switch {sw}, session {s.session_id}: feedback from ports {unfolded} passes unfolded "
+                        f"(the program folds ports 0..{n.agg_k - 1})"
+                    )
+            elif mode == "filter":
+                window = s.filter_window_us
+                if window is None:
+                    window = DEFAULT_FILTER_WINDOW_US.get(s.protocol.lower(), 0)
+                st.add(TableEntry.make(n.session_table, key, n.filter_action,
+                                       {n.session_sidx: sidx[s.session_id], n.session_window: int(window)}))
+    return out

@@ -1,0 +1,122 @@
+"""The P4 program's control-plane names, in one place.
+
+Every table, action, parameter, meter and digest name the controller writes
+is read from :data:`MCC` (names as P4Info spells them, see
+``docs/p4-program.md``).  A rename in ``p4src/`` is one edit here; the
+desired-state function, the appliers and the CLI never spell a P4 name.
+
+:func:`check_names` compares these names with a P4Info so drift fails loudly,
+naming what is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+P4_SOURCE = REPO / "p4src" / "mcc.p4"
+P4_INCLUDE = REPO / "p4src" / "include"
+BMV2_JSON = REPO / "build" / "mcc.json"
+BMV2_P4INFO = REPO / "build" / "mcc.p4info.txtpb"
+
+
+@dataclass(frozen=True)
+class ProgramNames:
+    """Names and sizes of ``p4src/mcc.p4``'s control-plane objects."""
+
+    # Switch-wide configuration: keyless table, set through its default action.
+    config_table: str = "MccIngress.switch_config"
+    config_action: str = "MccIngress.set_config"
+    config_flood_mgid: str = "flood_mgid"
+    config_timeout: str = "membership_timeout_us"
+    config_refresh: str = "proxy_refresh_us"
+
+    # Unicast forwarding: destination IPv4 (LPM) -> egress port.
+    fwd_table: str = "MccIngress.ipv4_fwd"
+    fwd_key: str = "dst_addr"
+    fwd_action: str = "MccIngress.forward"
+    fwd_port: str = "port"
+
+    # ARP answered by the switch.
+    arp_table: str = "MccIngress.arp_proxy"
+    arp_key: str = "hdr.arp.tpa"
+    arp_action: str = "MccIngress.arp_reply"
+    arp_mac: str = "mac"
+
+    # Group tables: one copy per IGMPv3 record slot, identical entries.
+    group_tables: tuple[str, ...] = (
+        "MccIngress.record0.groups",
+        "MccIngress.record1.groups",
+        "MccIngress.record2.groups",
+        "MccIngress.record3.groups",
+    )
+    group_actions: tuple[str, ...] = (
+        "MccIngress.record0.set_group",
+        "MccIngress.record1.set_group",
+        "MccIngress.record2.set_group",
+        "MccIngress.record3.set_group",
+    )
+    group_key: str = "group"
+    group_gidx: str = "gidx"
+    group_mgid: str = "mgid"
+    group_upstream: str = "upstream_port"
+    group_has_upstream: str = "has_upstream"
+
+    # Session assistance: session id (common header) -> mode.
+    session_table: str = "MccIngress.sessions"
+    session_key: str = "hdr.mcc.session_id"
+    aggregate_action: str = "MccIngress.assist_aggregate"
+    filter_action: str = "MccIngress.assist_filter"
+    none_action: str = "MccIngress.assist_none"
+    session_sidx: str = "sidx"
+    session_gidx: str = "gidx"
+    session_window: str = "window_us"
+
+    # Feedback policing meter (packets), index = ingress port.
+    feedback_meter: str = "feedback_meter"
+
+    # Membership-change digest: group, port, event (1 join, 2 leave), members, timestamp.
+    membership_digest: str = "membership_digest_t"
+    digest_join: int = 1
+    digest_leave: int = 2
+
+    # Sizes compiled into the program (include/defs.p4).
+    cpu_port: int = 510
+    member_ports: int = 64
+    max_groups: int = 256
+    max_sessions: int = 64
+    agg_k: int = 16
+    port_space: int = 512
+
+    # PRE group that floods ARP and packet_out(flood=1); session groups follow it.
+    flood_mgid: int = 1
+
+    def tables(self) -> list[str]:
+        return [self.config_table, self.fwd_table, self.arp_table, *self.group_tables, self.session_table]
+
+    def actions(self) -> list[str]:
+        return [
+            self.config_action, self.fwd_action, self.arp_action, *self.group_actions,
+            self.aggregate_action, self.filter_action, self.none_action,
+        ]
+
+
+MCC = ProgramNames()
+"""The names of ``p4src/mcc.p4``."""
+
+
+def check_names(names: ProgramNames, p4info: Any) -> list[str]:
+    """Objects in ``names`` that ``p4info`` (a P4Info message) lacks."""
+    tables = {t.preamble.name for t in p4info.tables}
+    actions = {a.preamble.name for a in p4info.actions}
+    meters = {m.preamble.name for m in p4info.meters}
+    digests = {d.preamble.name for d in p4info.digests}
+    missing = [f"table {t}" for t in names.tables() if t not in tables]
+    missing += [f"action {a}" for a in names.actions() if a not in actions]
+    if names.feedback_meter and names.feedback_meter not in meters:
+        missing.append(f"meter {names.feedback_meter}")
+    if names.membership_digest and names.membership_digest not in digests:
+        missing.append(f"digest {names.membership_digest}")
+    return missing

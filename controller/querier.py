@@ -1,0 +1,49 @@
+"""IGMP general queries, for switches that age memberships.
+
+When the program's ``membership_timeout_us`` is non-zero a port stops
+receiving a group that long after its last report, so someone must ask hosts
+to report again: the controller, by sending an IGMPv2 general query as a
+PacketOut flooded to every port (``docs/p4-program.md``, item 9).  Hosts
+answer with reports that refresh their ports.  Timings follow IGMPv2's
+defaults in proportion: query interval 125 s for a 260 s membership timeout,
+proxy refresh 100 s.
+"""
+
+from __future__ import annotations
+
+import struct
+
+QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
+QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
+ALL_SYSTEMS = bytes([224, 0, 0, 1])
+
+
+def _checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
+    """An Ethernet frame carrying an IGMPv2 general query.
+
+    ``max_resp_ds`` is the maximum response time in tenths of a second (10 s
+    by default, as IGMPv2).  The source address 0.0.0.0 is the snooping
+    querier's convention (a switch has no address on the hosts' subnet); the
+    IPv4 header carries the Router Alert option and TTL 1 as RFC 2236 asks.
+    """
+    igmp = struct.pack("!BBH4s", 0x11, max_resp_ds, 0, bytes(4))
+    igmp = igmp[:2] + struct.pack("!H", _checksum(igmp)) + igmp[4:]
+    options = bytes([0x94, 0x04, 0x00, 0x00])  # Router Alert
+    total = 24 + len(igmp)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x46, 0xC0, total, 0, 0, 1, 2, 0, source, ALL_SYSTEMS) + options
+    ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
+    return QUERY_MAC + QUERIER_MAC + b"\x08\x00" + ip + igmp
+
+
+def timings(membership_timeout_s: float) -> tuple[float, float]:
+    """(query interval, proxy refresh) in seconds for a membership timeout."""
+    return membership_timeout_s * 125 / 260, membership_timeout_s * 100 / 260
