@@ -1,17 +1,115 @@
-"""``p4mcc host send|recv``: run a protocol agent over real UDP sockets."""
+"""``p4mcc host send|recv``: run a protocol agent over real UDP sockets.
+
+Parameters come from the protocol's dataclass (``hosts.registry``): give them
+as ``--param NAME=VALUE`` (repeatable) or in a JSON/TOML file with
+``--params FILE`` (flags override the file).  ``--list-params`` prints every
+parameter with its default.  Metrics go to ``--metrics FILE`` as JSON lines
+(``-`` for stdout).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import IO, Iterator
 
-from topologies.cli import not_built
+from hosts import registry
+from hosts.core import node_id
+
+EXIT_USAGE = 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("host", help="run a protocol agent (sender or receiver) on this host")
     roles = p.add_subparsers(dest="role", metavar="ROLE")
-    for role in ("send", "recv"):
-        r = roles.add_parser(role, help=f"{role} side of a session")
-        r.add_argument("--proto", required=True, choices=["webrc", "tfmcc", "rla", "mtcp", "vlmcc"])
-        r.set_defaults(func=not_built(f"host {role}", "protocol agents and UDP driver"))
-    p.set_defaults(func=not_built("host", "protocol agents and UDP driver"))
+    for role, what in (("send", "sender"), ("recv", "receiver")):
+        r = roles.add_parser(role, help=f"run the {what} of a session",
+                             description=f"Run the {what} of a multicast session over UDP.")
+        r.add_argument("--proto", required=True, choices=registry.names(),
+                       help="protocol (registered in hosts/registry.py)")
+        r.add_argument("--group", default="239.1.1.1", help="session multicast group (default %(default)s)")
+        r.add_argument("--port", type=int, default=5000, help="session UDP port (default %(default)s)")
+        r.add_argument("--session", type=int, default=1, help="session id (default %(default)s)")
+        r.add_argument("--sender", help="sender's unicast address (feedback goes there); "
+                       "for 'send' defaults to --local")
+        r.add_argument("--local", default="127.0.0.1", help="this host's address (default %(default)s)")
+        r.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="protocol parameter (repeatable)")
+        r.add_argument("--params", metavar="FILE", help="protocol parameters from a JSON or TOML file")
+        r.add_argument("--duration", type=float, help="stop after this many seconds")
+        r.add_argument("--metrics", metavar="FILE", help="write JSON-lines metrics here ('-' = stdout)")
+        r.add_argument("--traffic-interval", type=float, default=0.5, metavar="SECONDS",
+                       help="seconds between cumulative byte/message counter records (0: none)")
+        r.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices")
+        r.add_argument("--list-params", action="store_true", help="list the protocol's parameters and exit")
+        r.set_defaults(func=run_host)
+    p.set_defaults(func=lambda _a: (p.print_help(), EXIT_USAGE)[1])
+
+
+@contextlib.contextmanager
+def _metrics_file(path: str | None) -> Iterator[IO[str] | None]:
+    if path is None:
+        yield None
+    elif path == "-":
+        yield sys.stdout
+    else:
+        with open(path, "a", encoding="utf-8") as fh:
+            yield fh
+
+
+def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.SessionConfig]:
+    """Resolve protocol and parameters from parsed flags (raises ParamError)."""
+    proto = registry.get(args.proto)
+    values: dict[str, object] = {}
+    if args.params:
+        values.update(registry.load_params_file(args.params))
+    values.update(registry.parse_pairs(args.param))
+    params = proto.parse_params(values)
+    sender = args.sender or (args.local if args.role == "send" else None)
+    if sender is None:
+        raise registry.ParamError("--sender is required for 'recv'")
+    for name, ip in (("--local", args.local), ("--sender", sender), ("--group", args.group)):
+        try:
+            node_id(ip)
+        except ValueError:
+            raise registry.ParamError(f"{name}: {ip!r} is not an IPv4 address") from None
+    if not 0 < args.port < 65536:
+        raise registry.ParamError(f"--port {args.port} is not a UDP port")
+    cfg = registry.SessionConfig(session_id=args.session, group=args.group, port=args.port,
+                                 sender=sender, local=args.local, params=params, seed=args.seed)
+    return proto, cfg
+
+
+def run_host(args: argparse.Namespace) -> int:
+    from hosts.driver import UdpDriver
+
+    try:
+        proto = registry.get(args.proto)
+        if args.list_params:
+            for name, typ, default in registry.describe_params(proto.params_type):
+                print(f"{name:24} {typ:8} {default}")
+            return 0
+        proto, cfg = build_config(args)
+        ep = proto.sender(cfg) if args.role == "send" else proto.receiver(cfg)
+    except (registry.ParamError, OSError) as exc:
+        print(f"p4mcc host {args.role}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def main(metrics: IO[str] | None) -> None:
+        driver = UdpDriver(ep, cfg, role=args.role, metrics=metrics, traffic_interval=args.traffic_interval)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, driver.stop)
+        await driver.run(args.duration)
+
+    try:
+        with _metrics_file(args.metrics) as fh:
+            asyncio.run(main(fh))
+    except OSError as exc:
+        print(f"p4mcc host {args.role}: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,152 @@
+"""WEBRC's self-adjusting estimators (WEBRC paper, appendix).
+
+Two filters whose averaging fraction adapts to the data instead of being fixed:
+
+* :class:`SelfAdjustingEwma` estimates the mean of a positive measurement
+  (WEBRC uses it for the average multicast RTT, ARTT).  The fraction
+  ``c = alpha * a**2 / v`` shrinks when the measurements vary a lot relative
+  to their mean, so noisy MRTT samples (many receivers below one bottleneck)
+  are averaged over more samples without knowing that number in advance.
+* :class:`InverseLossEstimator` estimates 1/p for a {0, 1} event stream: its
+  expected value settles at (1 - delta*p)/p.  It also accepts fractional
+  inputs in [0, 1], which is how WEBRC's two-stage loss filter feeds it an
+  epoch-smoothed loss-event fraction (:class:`TwoStageLossFilter`).
+* :class:`SqrtInverseLossEstimator` is the appendix's variant estimating
+  sqrt(1/p) directly.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class SelfAdjustingEwma:
+    """a_i = (1-c)·a_{i-1} + c·m_i, v_i = (1-c)·v_{i-1} + c·m_i², c = α·a²/v.
+
+    Starts at a_0 = v_0 = 1 as the appendix says, unless ``initial`` is given
+    (then a_0 = initial and v_0 = initial², the first sample's fraction is α).
+    """
+
+    def __init__(self, alpha: float, initial: float | None = None) -> None:
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        self.alpha = alpha
+        self.a = 1.0 if initial is None else float(initial)
+        self.v = 1.0 if initial is None else float(initial) ** 2
+        self.samples = 0
+
+    @property
+    def fraction(self) -> float:
+        """The averaging fraction the next sample will get."""
+        return self.alpha * self.a * self.a / self.v if self.v > 0 else self.alpha
+
+    def update(self, m: float) -> float:
+        c = self.fraction
+        self.a = (1 - c) * self.a + c * m
+        self.v = (1 - c) * self.v + c * m * m
+        self.samples += 1
+        return self.a
+
+    @property
+    def value(self) -> float:
+        return self.a
+
+
+class InverseLossEstimator:
+    """F_i = F_{i-1} + δ if m_i = 0, else (1-δ)·(F_{i-1} + δ); E[F] -> (1-δp)/p.
+
+    For fractional m (expected loss events per packet) the update is
+    F_i = (1 - δ·m)·(F_{i-1} + δ), which matches both cases at m = 0 and 1.
+    :attr:`loss_rate` is 1/(F + δ), whose expectation is p.
+    """
+
+    def __init__(self, delta: float, initial: float = 0.0) -> None:
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {delta}")
+        self.delta = delta
+        self.f = initial
+
+    def update(self, m: float, count: int = 1) -> float:
+        """Apply ``count`` packets, each with loss-event indicator (or fraction) ``m``."""
+        if not 0 <= m <= 1:
+            raise ValueError(f"measurement must be in [0, 1], got {m}")
+        d = self.delta
+        k = 1 - d * m
+        if count <= 0:
+            return self.f
+        if m == 0:
+            self.f += d * count
+        else:
+            # Closed form of ``count`` steps of F <- k(F + d): fixed point F* = k·d/(1-k).
+            fixed = k * d / (1 - k)
+            self.f = fixed + (self.f - fixed) * k**count
+        return self.f
+
+    def set_loss_rate(self, p: float) -> None:
+        """Reset so that :attr:`loss_rate` equals ``p`` (WEBRC start-up exit)."""
+        self.f = max(0.0, 1.0 / p - self.delta)
+
+    @property
+    def loss_rate(self) -> float:
+        return 1.0 / (self.f + self.delta)
+
+
+class SqrtInverseLossEstimator:
+    """G_i = G + δ'/G if m = 0, else (1-δ')(G + δ'/G); estimates sqrt(1/p)."""
+
+    def __init__(self, delta: float, initial: float = 1.0) -> None:
+        self.delta = delta / 2
+        self.g = max(initial, 1e-9)
+
+    def update(self, m: int) -> float:
+        step = self.g + self.delta / self.g
+        self.g = step if m == 0 else (1 - self.delta) * step
+        return self.g
+
+    @property
+    def loss_rate(self) -> float:
+        return 1.0 / (self.g * self.g)
+
+
+class TwoStageLossFilter:
+    """WEBRC's LOSSP: an epoch EWMA of the loss-event fraction, then the F estimator.
+
+    Loss events in WEBRC bunch up just after joins; the first stage (a plain
+    EWMA with fixed fraction ``beta`` applied once per epoch) spreads them over
+    a few time slots; the second stage applies :class:`InverseLossEstimator`
+    to every packet of the epoch with that smoothed fraction.
+    """
+
+    def __init__(self, beta: float, delta: float) -> None:
+        if not 0 < beta <= 1:
+            raise ValueError(f"beta must be in (0, 1], got {beta}")
+        self.beta = beta
+        self.smoothed = 0.0
+        self.inverse = InverseLossEstimator(delta)
+        self.initialised = False
+
+    def end_epoch(self, packets: int, events: int) -> None:
+        """Feed one epoch: ``packets`` intended (received + lost), ``events`` loss events."""
+        if packets <= 0:
+            return
+        frac = min(1.0, events / packets)
+        self.smoothed = (1 - self.beta) * self.smoothed + self.beta * frac
+        self.inverse.update(self.smoothed, packets)
+
+    def set_loss_rate(self, p: float) -> None:
+        """Initialise both stages so that :attr:`loss_rate` is ``p``."""
+        p = min(max(p, 1e-9), 1.0)
+        self.smoothed = p
+        self.inverse.set_loss_rate(p)
+        self.initialised = True
+
+    @property
+    def loss_rate(self) -> float:
+        return self.inverse.loss_rate if self.initialised else 0.0
+
+
+def ewma(old: float | None, sample: float, weight: float) -> float:
+    """Plain EWMA with the sample's weight; the first sample is taken as is."""
+    if old is None or math.isnan(old):
+        return sample
+    return weight * sample + (1 - weight) * old

@@ -1,0 +1,282 @@
+"""One way to build protocol agents: protocol name -> factories and parameters.
+
+The UDP driver (``p4mcc host``), the simulator and the tests all build agents
+through this table, so a protocol added here is at once runnable everywhere.
+
+Each :class:`Protocol` names a parameter dataclass (every field has a default
+and a docstring-worthy meaning in ``docs/protocols/``) and two factories.  A
+factory takes one :class:`SessionConfig` and returns a
+:class:`hosts.core.Endpoint`.  Entries are *lazy*: they name the module and the
+attributes, so importing the registry never imports every core, and an entry
+whose module is broken fails only when that protocol is used.
+
+Example::
+
+    from hosts import registry
+    proto = registry.get("tfmcc")
+    params = proto.parse_params({"packet_size": 1000})
+    cfg = registry.SessionConfig(session_id=1, group="239.1.1.1", port=5000,
+                                 sender="10.0.0.1", local="10.0.0.2", params=params)
+    rcvr = proto.receiver(cfg)
+
+Adding a protocol: append one :class:`Protocol` line to :data:`_ENTRIES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from hosts.core import Endpoint
+
+
+class ParamError(ValueError):
+    """A parameter name or value that does not fit the protocol's dataclass."""
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """Everything an agent needs to know about its session and itself.
+
+    ``group`` is the session's (first) multicast group; protocols that use
+    several groups (WEBRC's wave channels) derive theirs from it as their doc
+    says.  ``sender`` is the sender's unicast address (where feedback goes);
+    ``local`` is this host's own unicast address (its wire node id).
+    ``seed`` makes every random choice of the agent reproducible.
+    """
+
+    session_id: int
+    group: str
+    port: int
+    sender: str
+    local: str
+    params: Any = None
+    seed: int = 0
+
+
+Factory = Callable[[SessionConfig], Endpoint]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A registry entry: where the protocol's parameter class and cores live."""
+
+    name: str
+    module: str
+    params_class: str
+    sender_class: str
+    receiver_class: str
+    summary: str = ""
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def _attr(self, attr: str) -> Any:
+        if attr not in self._cache:
+            mod = importlib.import_module(self.module)
+            self._cache[attr] = getattr(mod, attr)
+        return self._cache[attr]
+
+    @property
+    def params_type(self) -> type:
+        """The parameter dataclass (every field has a default)."""
+        return self._attr(self.params_class)
+
+    @property
+    def sender_factory(self) -> Factory:
+        return self._attr(self.sender_class)
+
+    @property
+    def receiver_factory(self) -> Factory:
+        return self._attr(self.receiver_class)
+
+    def default_params(self) -> Any:
+        return self.params_type()
+
+    def parse_params(self, values: dict[str, Any] | None = None) -> Any:
+        """Build the parameter dataclass from a mapping (unknown names rejected)."""
+        return params_from_dict(self.params_type, values or {})
+
+    def _config(self, config: SessionConfig) -> SessionConfig:
+        if config.params is None:
+            return dataclasses.replace(config, params=self.default_params())
+        if not isinstance(config.params, self.params_type):
+            if isinstance(config.params, dict):
+                return dataclasses.replace(config, params=self.parse_params(config.params))
+            raise ParamError(
+                f"{self.name}: params must be {self.params_type.__name__}, "
+                f"got {type(config.params).__name__}"
+            )
+        return config
+
+    def sender(self, config: SessionConfig) -> Endpoint:
+        """Build the sender agent (params None or a dict are accepted too)."""
+        return self.sender_factory(self._config(config))
+
+    def receiver(self, config: SessionConfig) -> Endpoint:
+        """Build a receiver agent (params None or a dict are accepted too)."""
+        return self.receiver_factory(self._config(config))
+
+
+_ENTRIES: list[Protocol] = [
+    Protocol(
+        "tfmcc", "hosts.tfmcc", "TfmccParams", "TfmccSender", "TfmccReceiver",
+        "TCP-friendly multicast congestion control (single rate, CLR feedback)",
+    ),
+    Protocol(
+        "webrc", "hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
+        "wave and equation based rate control (multi-rate, receiver driven)",
+    ),
+    Protocol(
+        "rla", "hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
+        "random listening algorithm (reliable, window based, SACK feedback)",
+    ),
+    Protocol(
+        "mtcp", "hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",
+        "multicast TCP over a tree of sender's agents (reliable, congestion summaries)",
+    ),
+    Protocol(
+        "vlmcc", "hosts.vlmcc", "VlmccParams", "VlmccSender", "VlmccReceiver",
+        "Vegas-like single-rate streaming toward a leader receiver",
+    ),
+]
+
+_PROTOCOLS: dict[str, Protocol] = {}
+
+
+def register(proto: Protocol) -> None:
+    """Add an entry at run time (tests, plug-ins); names are unique."""
+    if proto.name in _PROTOCOLS:
+        raise ValueError(f"protocol {proto.name!r} is already registered")
+    _PROTOCOLS[proto.name] = proto
+
+
+for _p in _ENTRIES:
+    register(_p)
+
+
+def names() -> list[str]:
+    """Registered protocol names, in registration order."""
+    return list(_PROTOCOLS)
+
+
+def get(name: str) -> Protocol:
+    """The entry for ``name``; a clear error listing known names otherwise."""
+    try:
+        return _PROTOCOLS[name]
+    except KeyError:
+        raise ParamError(f"unknown protocol {name!r}; known: {', '.join(names())}") from None
+
+
+# ---------------------------------------------------------------------------
+# Parameter parsing shared by every protocol
+# ---------------------------------------------------------------------------
+
+
+def _coerce(cls_name: str, name: str, hint: Any, value: Any) -> Any:
+    """Convert ``value`` (from JSON, TOML or a ``key=value`` flag) to ``hint``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            return None
+        hint = args[0]
+    try:
+        if hint is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
+                return False
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            raise ValueError(value)
+        if hint is int:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError(value)
+                return int(value)
+            return int(value, 0) if isinstance(value, str) else int(value)
+        if hint is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if hint is str:
+            return str(value)
+    except (TypeError, ValueError):
+        raise ParamError(
+            f"{cls_name}.{name}: {value!r} is not a valid {getattr(hint, '__name__', hint)}"
+        ) from None
+    return value
+
+
+def params_from_dict(cls: type, values: dict[str, Any]) -> Any:
+    """Build dataclass ``cls`` from ``values``, converting types; unknown keys rejected.
+
+    Keys may use ``-`` or ``_``.  The dataclass's own ``__post_init__`` checks
+    ranges, and its ``ValueError`` is re-raised as :class:`ParamError`.
+    """
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    kwargs: dict[str, Any] = {}
+    for raw, value in values.items():
+        key = raw.replace("-", "_")
+        if key not in fields:
+            raise ParamError(
+                f"{cls.__name__}: unknown parameter {raw!r}; known: {', '.join(sorted(fields))}"
+            )
+        kwargs[key] = _coerce(cls.__name__, key, hints[key], value)
+    try:
+        return cls(**kwargs)
+    except ParamError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ParamError(f"{cls.__name__}: {exc}") from None
+
+
+def parse_pairs(pairs: list[str]) -> dict[str, str]:
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}`` (flags ``--param a=1``)."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParamError(f"parameter {pair!r} is not KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def load_params_file(path: str | Path) -> dict[str, Any]:
+    """Read parameters from a JSON or TOML file (a flat table of name -> value)."""
+    p = Path(path)
+    text = p.read_text()
+    if p.suffix == ".toml":
+        import tomllib
+
+        data: Any = tomllib.loads(text)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParamError(f"{p}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ParamError(f"{p}: expected a table of parameter names to values")
+    return data
+
+
+def describe_params(cls: type) -> list[tuple[str, str, Any]]:
+    """(name, type name, default) for every parameter, for ``--help`` listings."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else None
+        out.append((f.name, getattr(hints[f.name], "__name__", str(hints[f.name])), default))
+    return out

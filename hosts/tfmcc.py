@@ -1,0 +1,761 @@
+"""TFMCC: TCP-friendly multicast congestion control (Widmer & Handley; RFC 4654).
+
+Single-rate and equation based.  Every receiver measures its loss event rate
+and RTT and computes the TCP-friendly rate toward itself; biased exponential
+feedback timers let the lowest of those rates reach the sender without a
+feedback implosion; the sender follows the *current limiting receiver*
+(CLR).  Sections cited below are the paper's (seed 001) unless marked RFC.
+
+Units inside the cores: seconds, bytes, and rates in **bits per second** (the
+wire's unit).  ``docs/protocols/tfmcc.md`` lists every constant and its source.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from hosts import wire
+from hosts.core import Address, Endpoint, node_id
+from hosts.ratemeter import WindowRateMeter
+from hosts.registry import SessionConfig
+from hosts.tfrc import LossHistory, loss_rate_full, tcp_rate
+from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags, WireError
+
+U32 = 0xFFFFFFFF
+#: Data packet overhead before the payload (common header + TFMCC data body).
+DATA_HEADER = wire.COMMON_LEN + 28
+
+
+@dataclass(frozen=True)
+class TfmccParams:
+    """TFMCC session parameters (defaults from the paper / RFC 4654)."""
+
+    packet_size: int = 1000  # s: whole UDP payload in bytes
+    initial_rtt: float = 0.5  # 2.4.1: receivers' RTT before a measurement
+    beta_clr: float = 0.05  # 2.4.2: RTT EWMA weight at the CLR
+    beta_other: float = 0.5  # 2.4.2: RTT EWMA weight at other receivers
+    owd_beta_scale: float = 1.0  # 2.4.3: one-way-delay weight, per RTT of packets, relative to beta
+    loss_intervals: int = 8  # 2.3: m, weights {5,5,5,5,4,3,2,1}
+    history_discounting: bool = False  # RFC 5348 5.5, optional
+    fb_receivers: int = 10000  # 2.5.1: N
+    fb_b: float = 4.0  # 2.5.1/2.5.4: T = b·max RTT
+    fb_gamma: float = 0.25  # 2.5.4: offset fraction of T
+    fb_theta: float = 0.1  # 2.5.2: cancellation threshold
+    fb_c: int = 4  # 2.5.3: packets that may be lost in a row (2..4)
+    bias_lo: float = 0.5  # 2.5.1: r' saturates below this
+    bias_hi: float = 0.9  # 2.5.1: r' biasing starts below this
+    slowstart_d: float = 2.0  # 2.6: target = d · min receive rate
+    clr_timeout_rounds: float = 10.0  # 4.2: CLR silent for 10 feedback delays
+    silence_rounds: float = 10.0  # no report at all for this many rounds -> halve
+    rmax_decay: float = 0.9  # RFC 4654 (draft-01 change log): R_max decay per round
+    max_rate_bps: float = 100e6  # application's ceiling
+    initial_rate_bps: float | None = None  # None: one packet per initial RTT (RFC 4654 draft-01 3.1)
+    recv_window_rtts: float = 4.0  # receive rate measured over this many RTTs
+    metric_interval: float = 1.0  # seconds between metric records
+
+    def __post_init__(self) -> None:
+        if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
+            raise ValueError(f"packet_size must be in [{DATA_HEADER + 1}, {wire.MAX_DATAGRAM}]")
+        if not 0 < self.fb_gamma < 1:
+            raise ValueError("fb_gamma must be in (0, 1)")
+        if not 0 <= self.fb_theta <= 1:
+            raise ValueError("fb_theta must be in [0, 1]")
+        if not 0 < self.bias_lo < self.bias_hi <= 1:
+            raise ValueError("need 0 < bias_lo < bias_hi <= 1")
+        if self.initial_rtt <= 0 or self.fb_receivers < 2:
+            raise ValueError("initial_rtt must be positive and fb_receivers >= 2")
+
+    @property
+    def min_rate_bps(self) -> float:
+        """Floor of the sending rate: one packet per 64 s (RFC 5348 4.3's t_mbi)."""
+        return 8.0 * self.packet_size / 64.0
+
+
+def feedback_delay(p: TfmccParams, max_rtt: float, send_rate_bps: float) -> float:
+    """T = b·max(t_RTT^max, (c + 1)·s/R_send) (2.5.3)."""
+    spacing = (p.fb_c + 1) * 8.0 * p.packet_size / max(send_rate_bps, 1e-9)
+    return p.fb_b * max(max_rtt, spacing)
+
+
+def bias(p: TfmccParams, r: float) -> float:
+    """r' = (max(min(r, 0.9), 0.5) - 0.5) / 0.4 (2.5.1, modified offset method)."""
+    return (max(min(r, p.bias_hi), p.bias_lo) - p.bias_lo) / (p.bias_hi - p.bias_lo)
+
+
+def feedback_time(p: TfmccParams, T: float, r: float, x: float) -> float:
+    """t' = γ·r'·T + (1 - γ)·T·(1 + log_N x), never negative (eq. 3, 2.5.4).
+
+    ``x`` is uniform in (0, 1]; ``r`` the ratio of the receiver's rate to the
+    sending rate (low ratio -> early feedback).
+    """
+    g = p.fb_gamma
+    t = g * bias(p, r) * T + (1 - g) * T * (1 + math.log(x) / math.log(p.fb_receivers))
+    return max(t, 0.0)
+
+
+def _u32(x: float) -> int:
+    if math.isinf(x) or x > U32:
+        return U32
+    return max(0, int(x))
+
+
+# ===========================================================================
+# Receiver
+# ===========================================================================
+
+
+class TfmccReceiver(Endpoint):
+    """A TFMCC receiver: loss history, RTT, calculated rate and feedback timers."""
+
+    role = "tfmcc-receiver"
+    #: Feedback goes out only; the driver leaves the session port to the sender.
+    unicast_on_session_port = False
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: TfmccParams = config.params or TfmccParams()
+        self.me = node_id(config.local)
+        self.sender_addr: Address = (config.sender, config.port)
+        self.rng = random.Random((config.seed << 32) ^ self.me)
+        s = self.p
+        self.history = LossHistory(s.loss_intervals, s.history_discounting)
+        self.rtt = s.initial_rtt
+        self.have_rtt = False
+        self._first_interval_synthetic = False
+        self.recv_meter = WindowRateMeter(max(s.recv_window_rtts * self.rtt, 0.5))
+        # Sender-rate estimate from (seq, sender timestamp, size) of recent packets.
+        self._recent: deque[tuple[int, int, int]] = deque(maxlen=4)
+        # One-way delay state (2.4.3): d_{R->S} from the last real measurement.
+        self.d_rs_us: int | None = None
+        self._measured_echo = 0
+        self._calc_key: tuple[float, int, float] | None = None
+        self._calc = 0.0
+        # Echo state for sender-side RTT (2.4.4).
+        self.last_data_ts: int | None = None
+        self.last_data_arrival = 0.0
+        # Feedback round state.
+        self.fb_round: int | None = None
+        self.x_fbr = math.inf  # calculated rate at the start of the round
+        self.timer_pending = False
+        self._armed = False
+        self.is_clr = False
+        self.last_clr_report = -math.inf
+        self.sender_slowstart = True
+        self.max_rtt = s.initial_rtt
+        self.supp_rate = math.inf
+        self.reports_sent = 0
+        self.suppressed = 0
+        self.packets = 0
+        self.ignored = 0
+        self.left = False
+        self._last_metric = -math.inf
+
+    # -- measurements -------------------------------------------------------
+    @property
+    def loss_event_rate(self) -> float:
+        return self.history.loss_event_rate()
+
+    def send_rate_bps(self) -> float:
+        """The sender's current rate, from sequence numbers and sender timestamps.
+
+        Exact despite losses: the sequence gap counts lost packets too, and the
+        timestamps are the sender's own clock.
+        """
+        if len(self._recent) < 2:
+            return math.inf
+        seq0, ts0, _ = self._recent[0]
+        seq1, ts1, size = self._recent[-1]
+        dt = wire.ts_diff_us(ts1, ts0) / 1e6
+        if dt <= 0 or seq1 <= seq0:
+            return math.inf
+        return 8.0 * size * (seq1 - seq0) / dt
+
+    def receive_rate_bps(self) -> float:
+        return self.recv_meter.rate_bps(self.now)
+
+    def calculated_rate_bps(self) -> float:
+        """The TCP-friendly rate toward this receiver (2.1); the receive rate before loss.
+
+        Computed at most once per instant: the history and RTT change only
+        when a packet arrives.
+        """
+        key = (self.now, self.packets, self.rtt)
+        if self._calc_key == key:
+            return self._calc
+        self._calc_key, self._calc = key, self._calculated_rate()
+        return self._calc
+
+    def _calculated_rate(self) -> float:
+        p = self.loss_event_rate
+        if p > 0:
+            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p)
+        return self.receive_rate_bps()
+
+    # -- Endpoint hooks -----------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.emit_join()
+
+    def emit_join(self) -> None:
+        from hosts.core import JoinGroup
+
+        self.emit(JoinGroup(self.cfg.group))
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        if self.left:
+            return
+        try:
+            msg = wire.decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if not isinstance(msg, TfmccData) or msg.session_id != self.cfg.session_id:
+            self.ignored += 1
+            return
+        self._on_data(msg, len(data), now)
+
+    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
+        s = self.p
+        self.packets += 1
+        self.recv_meter.add(now, size)
+        self._recent.append((msg.seq, msg.timestamp, size))
+        now_us = wire.ts_us(now)
+        self.max_rtt = msg.max_rtt / 1e6 if msg.max_rtt else self.max_rtt
+        self.sender_slowstart = bool(msg.dflags & TfmccDataFlags.SLOWSTART)
+        self.is_clr = msg.clr_id == self.me
+
+        # RTT: real measurement from an echo of our report (2.4.2).
+        if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
+            # Each report gives one measurement; the sender may echo it again.
+            self._measured_echo = msg.echo_ts
+            inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
+            if 0 < inst_us < 60_000_000:
+                self._rtt_sample(inst_us / 1e6)
+                d_sr = wire.ts_diff_us(now_us, msg.timestamp)
+                self.d_rs_us = inst_us - d_sr
+        elif self.have_rtt and self.d_rs_us is not None:
+            # One-way-delay adjustment between measurements (2.4.3).
+            inst_us = self.d_rs_us + wire.ts_diff_us(now_us, msg.timestamp)
+            if inst_us > 0:
+                # Per-packet weight: the real-measurement weight spread over the
+                # packets of one RTT, scaled down further (2.4.3).
+                per_rtt = max(1.0, self.send_rate_bps() * self.rtt / (8.0 * s.packet_size))
+                beta = self._beta() * s.owd_beta_scale / (per_rtt if not math.isinf(per_rtt) else 1.0)
+                self.rtt = beta * inst_us / 1e6 + (1 - beta) * self.rtt
+        self.recv_meter.window = max(s.recv_window_rtts * self.rtt, 0.5)
+
+        # Loss history (2.3) with the first interval from appendix B.
+        had_loss = self.history.has_loss
+        self.history.on_packet(msg.seq, now, self.rtt)
+        if not had_loss and self.history.has_loss:
+            self._init_first_interval()
+
+        self.last_data_ts = msg.timestamp
+        self.last_data_arrival = now
+
+        # Feedback (2.5): new round, suppression, CLR's immediate feedback.
+        if self.fb_round != msg.fb_round:
+            self._new_round(msg.fb_round, now)
+        else:
+            self._arm(now)
+        self.supp_rate = msg.supp_rate if msg.supp_rate != U32 else math.inf
+        if self.timer_pending and self._suppressed_by(self.supp_rate):
+            self.cancel_timer("feedback")
+            self.timer_pending = False
+            self.suppressed += 1
+        elif self.timer_pending and not self._wants_to_report(
+            self.calculated_rate_bps()
+        ):
+            # The sender already went below our rate: nothing left to say this round.
+            self.cancel_timer("feedback")
+            self.timer_pending = False
+        if self.is_clr and now - self.last_clr_report >= self.rtt:
+            self._send_report(now)
+        self._maybe_metric(now)
+
+    def _beta(self) -> float:
+        return self.p.beta_clr if self.is_clr else self.p.beta_other
+
+    def _rtt_sample(self, inst: float) -> None:
+        if not self.have_rtt:
+            old = self.rtt
+            self.rtt = inst
+            self.have_rtt = True
+            if self._first_interval_synthetic:
+                # l'_0 = l_0 · (t_RTT / t_initial)^2 (appendix B).
+                self.history.scale_first_interval((inst / old) ** 2)
+            # Losses grouped with the initial RTT are regrouped with the real one (app. A).
+            self.history.remodel(inst)
+        else:
+            beta = self._beta()
+            self.rtt = beta * inst + (1 - beta) * self.rtt
+
+    def _init_first_interval(self) -> None:
+        """l_0 = 1/p with p from the simplified equation at half the sending rate (app. B)."""
+        send = self.send_rate_bps()
+        if math.isinf(send):
+            send = self.receive_rate_bps() * 2
+        rate_bytes = max(send / 2 / 8.0, 1e-9)
+        # The full equation's inverse: the simplified one exceeds p = 1 at the
+        # low rates of an early first loss (a few packets per RTT).
+        p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes)
+        self.history.set_first_interval(1.0 / p)
+        self._first_interval_synthetic = True
+
+    def _wants_to_report(self, x_calc: float) -> bool:
+        """Report when below the sending rate; during the sender's slowstart always
+        (loss-free receivers give their receive rate, and the first loss must reach
+        the sender to end slowstart, 2.6)."""
+        if self.sender_slowstart:
+            return True
+        return self.history.has_loss and x_calc < self.send_rate_bps()
+
+    def _ratio(self, x_calc: float) -> float:
+        send = self.send_rate_bps()
+        if math.isinf(send) or send <= 0:
+            return 1.0
+        return x_calc / send
+
+    def _new_round(self, rnd: int, now: float) -> None:
+        """A data packet announced feedback round ``rnd``: set a biased timer (2.5.1)."""
+        self.fb_round = rnd
+        self.cancel_timer("feedback")
+        self.timer_pending = False
+        self._armed = False
+        self._arm(now)
+
+    def _arm(self, now: float) -> None:
+        """Decide once per round whether to report, as soon as the rates are known."""
+        if self._armed or self.is_clr:
+            return  # the CLR reports once per RTT without suppression
+        x_calc = self.calculated_rate_bps()
+        if x_calc <= 0 or math.isinf(self.send_rate_bps()):
+            return  # not enough packets yet to know either rate: try again
+        self._armed = True
+        if not self._wants_to_report(x_calc):
+            return
+        self.x_fbr = x_calc
+        T = feedback_delay(self.p, self.max_rtt, self.send_rate_bps())
+        x = 1.0 - self.rng.random()  # uniform in (0, 1]
+        t = feedback_time(self.p, T, self._ratio(x_calc), x)
+        self.set_timer("feedback", now + t)
+        self.timer_pending = True
+
+    def _suppressed_by(self, supp: float) -> bool:
+        """Cancel when R_fb - R_calc < θ·R_fb (2.5.2).
+
+        During the sender's slowstart a receiver that has seen loss is only
+        suppressed by reports that also saw loss (2.6); the sender leaves
+        slowstart on the first such report, so while the slowstart flag is set
+        the echoed rate came from loss-free reports.
+        """
+        if math.isinf(supp):
+            return False
+        if self.history.has_loss and self.sender_slowstart:
+            return False
+        # Compare with the rate at the round's start (X_fbr, RFC 4654 draft-01),
+        # or the current rate when it has risen since: falling rates must not
+        # unsuppress everyone, and rising ones (slowstart) must not either.
+        x = max(self.x_fbr, self.calculated_rate_bps())
+        return supp - x < self.p.fb_theta * supp
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "feedback" and self.timer_pending and not self.left:
+            self.timer_pending = False
+            self._send_report(now)
+
+    def _send_report(self, now: float, leaving: bool = False) -> None:
+        flags = 0
+        if self.have_rtt:
+            flags |= TfmccReportFlags.HAVE_RTT
+        if self.history.has_loss:
+            flags |= TfmccReportFlags.HAVE_LOSS
+        else:
+            flags |= TfmccReportFlags.SLOWSTART
+        if self.is_clr:
+            flags |= TfmccReportFlags.IS_CLR
+        if leaving:
+            flags |= TfmccReportFlags.LEAVING
+        echo_ts = self.last_data_ts or 0
+        offset = int((now - self.last_data_arrival) * 1e6) if self.last_data_ts else 0
+        rep = TfmccReport(
+            session_id=self.cfg.session_id,
+            seq=self.reports_sent & U32,
+            timestamp=wire.ts_us(now),
+            rate=_u32(self.calculated_rate_bps()),
+            fb_round=(self.fb_round or 0) & 0xFFFF,
+            rflags=flags,
+            rcvr_id=self.me,
+            recv_rate=_u32(self.receive_rate_bps()),
+            rtt=_u32(self.rtt * 1e6),
+            loss_rate=_u32(self.loss_event_rate * U32),
+            echo_ts=echo_ts,
+            echo_offset=_u32(offset),
+        )
+        self.send(self.sender_addr, rep.encode())
+        self.reports_sent += 1
+        if self.is_clr:
+            self.last_clr_report = now
+
+    def close(self, now: float) -> None:
+        """Leave the session: tell the sender (so a leaving CLR is replaced at once)."""
+        from hosts.core import LeaveGroup
+
+        if self.left:
+            return
+        self.now = max(self.now, now)
+        self._send_report(now, leaving=True)
+        self.left = True
+        self.cancel_timer("feedback")
+        self.emit(LeaveGroup(self.cfg.group))
+
+    def _maybe_metric(self, now: float) -> None:
+        if now - self._last_metric < self.p.metric_interval:
+            return
+        self._last_metric = now
+        self.metric(
+            {
+                "rate_bps": self.receive_rate_bps(),
+                "calc_rate_bps": min(self.calculated_rate_bps(), 1e12),
+                "loss_event_rate": self.loss_event_rate,
+                "rtt_s": self.rtt,
+                "reports": self.reports_sent,
+            },
+            "clr" if self.is_clr else ("have_rtt" if self.have_rtt else "no_rtt"),
+        )
+
+
+# ===========================================================================
+# Sender
+# ===========================================================================
+
+#: Echo priorities (2.4.2): lower value goes first.
+ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER, ECHO_CLR = 0, 1, 2, 3
+
+
+@dataclass
+class _Echo:
+    prio: int
+    rate: float
+    rcvr: int
+    ts: int
+    received: float
+
+
+class TfmccSender(Endpoint):
+    """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
+
+    role = "tfmcc-sender"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: TfmccParams = config.params or TfmccParams()
+        self.dest: Address = (config.group, config.port)
+        s = self.p
+        self.r_max = s.initial_rtt
+        #: Sending rate in bit/s; starts at one packet per R_max (RFC 4654 draft-01 3.1).
+        self.rate = s.initial_rate_bps or 8.0 * s.packet_size / self.r_max
+        self.slowstart = True
+        self.ss_target = self.rate
+        self.ss_from = self.rate
+        self.ss_ramp_start = 0.0
+        self.clr: int | None = None
+        self.clr_rate = math.inf
+        self.clr_last = -math.inf
+        self.clr_changed_at = -math.inf
+        self.clr_echo: _Echo | None = None
+        self.pending: dict[int, _Echo] = {}
+        self.fb_round = 0
+        self.round_start = 0.0
+        self.round_nonclr = False
+        self.first_nonclr_at = 0.0
+        self.round_recv: dict[int, float] = {}
+        self.round_max_rtt = 0.0
+        self.supp_rate = math.inf
+        self.last_report = 0.0
+        self.last_increase = 0.0
+        self.seq = 0
+        self.reports = 0
+        self.reports_this_round = 0
+        #: Non-CLR reports per finished round (for scaling figures).
+        self.round_report_counts: list[int] = []
+        self.ignored = 0
+        self._last_metric = -math.inf
+        self._payload = bytes(s.packet_size - DATA_HEADER)
+
+    # -- helpers ------------------------------------------------------------
+    def T(self) -> float:
+        """The feedback delay receivers use now (2.5.3), from R_max and the rate."""
+        return feedback_delay(self.p, self.r_max, self.rate)
+
+    def _interval(self) -> float:
+        """Pacing: one packet-time at the current rate."""
+        return 8.0 * self.p.packet_size / self.rate
+
+    def on_start(self, now: float) -> None:
+        self.round_start = now
+        self.last_report = now
+        self.last_increase = now
+        self.ss_ramp_start = now
+        self.set_timer("send", now)
+
+    # -- reports ------------------------------------------------------------
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = wire.decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if not isinstance(msg, TfmccReport) or msg.session_id != self.cfg.session_id:
+            self.ignored += 1
+            return
+        self._on_report(msg, now)
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        s = self.p
+        self.reports += 1
+        self.last_report = now
+        f = rep.rflags
+        have_loss = bool(f & TfmccReportFlags.HAVE_LOSS)
+        is_clr = rep.rcvr_id == self.clr
+        rate = float(rep.rate)
+        rtt: float | None = rep.rtt / 1e6 if f & TfmccReportFlags.HAVE_RTT else None
+        if rtt is None and rep.echo_ts:
+            # Sender-side RTT (2.4.4): adjust the report's rate with it.
+            inst = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
+            if inst > 0:
+                rtt = inst
+                if have_loss and rep.loss_rate:
+                    p = rep.loss_rate / U32
+                    rate = 8.0 * tcp_rate(s.packet_size, inst, p)
+        if rtt is not None:
+            self.round_max_rtt = max(self.round_max_rtt, rtt)
+            if rtt > self.r_max:
+                self.r_max = rtt  # max RTT grows at once, shrinks per round
+
+        if f & TfmccReportFlags.LEAVING:
+            self.pending.pop(rep.rcvr_id, None)
+            if is_clr:
+                self._drop_clr()
+            return
+
+        if not is_clr:
+            self.reports_this_round += 1
+            if not self.round_nonclr:
+                self.first_nonclr_at = now
+            self.round_nonclr = True
+            # Echo the rate as the receiver computed it: receivers compare it
+            # with their own computation (a sender-side RTT must not unsuppress).
+            self.supp_rate = min(self.supp_rate, float(rep.rate))
+
+        echo = _Echo(ECHO_OTHER if rtt is not None and f & TfmccReportFlags.HAVE_RTT else ECHO_NO_RTT,
+                     rate, rep.rcvr_id, rep.timestamp, now)
+
+        if self.slowstart and not have_loss:
+            # Slowstart (2.6): reports carry receive rates; the lowest one sets
+            # the target d · R_recv^min at the end of the round, and its
+            # sender becomes the CLR.
+            self.round_recv[rep.rcvr_id] = float(rep.recv_rate or rep.rate)
+            if is_clr or self.clr is None or rate < self.clr_rate:
+                if not is_clr:
+                    echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, rate, now)
+            self._queue_echo(echo, is_clr)
+            return
+
+        if have_loss and self.slowstart:
+            self.slowstart = False  # first loss anywhere ends slowstart (2.6)
+            self.last_increase = now
+            if not is_clr:
+                echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, rate, now)
+        elif have_loss and self.clr is None and not is_clr:
+            # No limiting receiver (it left or timed out): the first report names one.
+            echo.prio = ECHO_NEW_CLR
+            self._set_clr(rep.rcvr_id, rate, now)
+        if not have_loss:
+            # Outside slowstart a loss-free report sets no rate; keep the echo.
+            self._queue_echo(echo, is_clr)
+            return
+
+        if rep.rcvr_id == self.clr:
+            self.clr_rate = rate
+            self.clr_last = now
+            if rate < self.rate:
+                self.rate = max(rate, s.min_rate_bps)  # immediate decrease (2.2)
+        elif rate < self.rate:
+            echo.prio = ECHO_NEW_CLR
+            self._set_clr(rep.rcvr_id, rate, now)
+            self.rate = max(rate, s.min_rate_bps)
+            self.last_increase = now
+        self._queue_echo(echo, is_clr)
+
+    def _set_clr(self, rcvr: int, rate: float, now: float) -> None:
+        if rcvr != self.clr:
+            self.clr_changed_at = now
+        self.clr = rcvr
+        self.clr_rate = rate
+        self.clr_last = now
+
+    def _drop_clr(self) -> None:
+        self.clr = None
+        self.clr_rate = math.inf
+        self.clr_echo = None
+        self.last_increase = self.now
+
+    def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
+        if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
+            echo.prio = ECHO_CLR
+            self.clr_echo = echo
+            self.pending.pop(echo.rcvr, None)
+            return
+        if echo.rcvr == self.clr:
+            self.clr_echo = echo
+        self.pending[echo.rcvr] = echo
+
+    def next_echo(self) -> _Echo | None:
+        """Which report the next data packet echoes (2.4.2 priority order).
+
+        New CLR, then receivers without an RTT, then other non-CLR receivers,
+        then the CLR; ties go to the lowest reported rate.  With nothing
+        pending the CLR's last report is echoed again.
+        """
+        if self.pending:
+            best = min(self.pending.values(), key=lambda e: (e.prio, e.rate))
+            del self.pending[best.rcvr]
+            return best
+        return self.clr_echo
+
+    # -- rate control ---------------------------------------------------------
+    def _increase(self, now: float) -> None:
+        """Limited increase toward the CLR's rate: at most one packet per R_max per R_max (2.2)."""
+        dt = max(0.0, now - self.last_increase)
+        self.last_increase = now
+        step = 8.0 * self.p.packet_size / (self.r_max * self.r_max) * dt
+        if self.clr is None:
+            ceiling = self.p.max_rate_bps  # no limiting receiver: probe gently
+        else:
+            ceiling = min(self.clr_rate, self.p.max_rate_bps)
+        if self.rate < ceiling:
+            self.rate = min(ceiling, self.rate + step)
+
+    def _slowstart_step(self, now: float) -> None:
+        """Move toward d·R_recv^min over one R_max (2.6)."""
+        frac = min(1.0, (now - self.ss_ramp_start) / self.r_max)
+        self.rate = self.ss_from + (self.ss_target - self.ss_from) * frac
+        self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
+
+    def _silent(self, now: float) -> bool:
+        return now - self.last_report > self.p.silence_rounds * self.T()
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "send":
+            self._send_data(now)
+
+    def round_length(self) -> float:
+        """T plus one max RTT: receivers start their timers when the round's
+        first packet reaches them and their reports need the way back."""
+        return self.T() + self.r_max
+
+    def _check_round(self, now: float) -> None:
+        """End the feedback round when due (RFC 4654 draft-01 3.4).
+
+        A round ends one round length after it began if non-CLR feedback
+        arrived; otherwise at the first non-CLR report, but no later than two
+        round lengths.  Checked at every data packet, so a round length that
+        shrinks as the rate grows takes effect at once.
+        """
+        L = self.round_length()
+        elapsed = now - self.round_start
+        if elapsed >= 2 * L or (elapsed >= L and self.round_nonclr):
+            # Feedback that only came after the round's normal length also
+            # suppresses in the next round (the receivers sent it for this one).
+            late = self.round_nonclr and self.first_nonclr_at >= self.round_start + L
+            carry = self.supp_rate
+            self._end_round(now)
+            if late:
+                # The late round's only report also suppresses in the next round.
+                self.supp_rate = carry
+
+    def _end_round(self, now: float) -> None:
+        s = self.p
+        self.round_report_counts.append(self.reports_this_round)
+        self.reports_this_round = 0
+        # Max RTT: decays unless reports in the round showed a larger one; a
+        # round without any RTT evidence keeps it (silence proves nothing).
+        if self.round_max_rtt > 0:
+            self.r_max = max(self.round_max_rtt, self.r_max * s.rmax_decay, 1e-3)
+        self.round_max_rtt = 0.0
+        if self.slowstart and self.round_recv:
+            # Latest receive rate of each reporting receiver; the minimum sets the target.
+            self.ss_from = self.rate
+            self.ss_target = min(s.slowstart_d * min(self.round_recv.values()), s.max_rate_bps)
+            self.ss_ramp_start = now
+        self.round_recv = {}
+        T = self.T()
+        if self.clr is not None and now - self.clr_last > s.clr_timeout_rounds * T:
+            self._drop_clr()
+        if self._silent(now):
+            self.rate = max(self.rate / 2, s.min_rate_bps)  # halve after long silence
+            self.ss_from = self.ss_target = self.rate
+        self.fb_round = (self.fb_round + 1) & 0xFFFF
+        self.round_start = now
+        self.round_nonclr = False
+        self.supp_rate = math.inf
+
+
+    def _send_data(self, now: float) -> None:
+        s = self.p
+        if self._silent(now):
+            pass  # only halving (at round ends) while nobody answers
+        elif self.slowstart:
+            self._slowstart_step(now)
+        else:
+            self._increase(now)
+        self._check_round(now)
+        echo = self.next_echo()
+        dflags = 0
+        if self.slowstart:
+            dflags |= TfmccDataFlags.SLOWSTART
+        if now - self.clr_changed_at < self.r_max:
+            dflags |= TfmccDataFlags.CLR_CHANGED
+        msg = TfmccData(
+            session_id=self.cfg.session_id,
+            seq=self.seq & U32,
+            timestamp=wire.ts_us(now),
+            supp_rate=_u32(self.supp_rate),
+            max_rtt=_u32(self.r_max * 1e6),
+            clr_id=self.clr or 0,
+            echo_rcvr_id=echo.rcvr if echo else 0,
+            echo_ts=echo.ts if echo else 0,
+            echo_offset=_u32((now - echo.received) * 1e6) if echo else 0,
+            fb_round=self.fb_round,
+            dflags=dflags,
+            payload=self._payload,
+        )
+        self.seq += 1
+        self.send(self.dest, msg.encode())
+        # Pacing: the next packet one packet-time later at the current rate.
+        self.set_timer("send", now + self._interval())
+        if now - self._last_metric >= s.metric_interval:
+            self._last_metric = now
+            self.metric(
+                {
+                    "rate_bps": self.rate,
+                    "max_rtt_s": self.r_max,
+                    "clr": float(self.clr or 0),
+                    "reports": self.reports,
+                    "fb_round": self.fb_round,
+                },
+                "slowstart" if self.slowstart else "steady",
+            )
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot for logs and tests."""
+        return {"rate_bps": self.rate, "clr": self.clr, "reports": self.reports,
+                "slowstart": self.slowstart, "r_max": self.r_max}

@@ -1,0 +1,268 @@
+"""TCP throughput equation and the TFRC loss-interval history.
+
+Both equation-based protocols (TFMCC, WEBRC) rest on a model of long-term TCP
+throughput as a function of the loss event rate ``p`` and the round-trip time.
+This module holds the equation in its full form and its simplified forms, their
+inverses, and the loss-interval history TFRC (RFC 5348 section 5) and TFMCC
+(paper section 2.3) use to turn packet losses into ``p``.
+
+Units: packet size ``s`` in bytes, times in seconds, rates in **bytes per
+second** unless a name says otherwise (``_pps`` packets per second).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+#: ``c`` of the simplified equation T = c·s / (R·sqrt(p)): sqrt(3/2) (TFMCC
+#: paper appendix B, Mathis et al.).
+SQRT_3_2 = math.sqrt(1.5)
+
+
+def tcp_rate(s: float, rtt: float, p: float, t_rto: float | None = None, b: float = 1.0) -> float:
+    """Full TCP throughput equation (Padhye et al.; TFMCC eq. 1, RFC 5348 sec. 3.1).
+
+    X = s / (R·sqrt(2bp/3) + t_RTO·3·sqrt(3bp/8)·p·(1 + 32p²)), with
+    t_RTO = 4·R unless given and b packets acknowledged per ACK.  Returns
+    bytes/s; ``p == 0`` gives infinity (no loss: the equation sets no limit).
+    """
+    if rtt <= 0:
+        raise ValueError(f"rtt must be positive, got {rtt}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"loss event rate must be in [0, 1], got {p}")
+    if p == 0:
+        return math.inf
+    rto = 4.0 * rtt if t_rto is None else t_rto
+    denom = rtt * math.sqrt(2 * b * p / 3) + rto * 3 * math.sqrt(3 * b * p / 8) * p * (1 + 32 * p * p)
+    return s / denom
+
+
+def tcp_rate_webrc_pps(rtt: float, p: float) -> float:
+    """WEBRC's form of the equation (WEBRC eq. 1 and eq. 6), packets/s.
+
+    R = sqrt(3/2) / (t_RTT·sqrt(p)·(1 + 9p(1 + 32p²))): the full equation with
+    t_RTO = 4·t_RTT and min(1, 27p/8) pessimistically taken as 27p/8.
+    """
+    if rtt <= 0:
+        raise ValueError(f"rtt must be positive, got {rtt}")
+    if p <= 0:
+        return math.inf
+    return SQRT_3_2 / (rtt * math.sqrt(p) * (1 + 9 * p * (1 + 32 * p * p)))
+
+
+def tcp_rate_simple(s: float, rtt: float, p: float, c: float = SQRT_3_2) -> float:
+    """Simplified equation T = c·s / (R·sqrt(p)) (TFMCC eq. 4, WEBRC eq. 2), bytes/s."""
+    if rtt <= 0:
+        raise ValueError(f"rtt must be positive, got {rtt}")
+    if p <= 0:
+        return math.inf
+    return c * s / (rtt * math.sqrt(p))
+
+
+def loss_rate_simple(s: float, rtt: float, rate: float, c: float = SQRT_3_2) -> float:
+    """Inverse of :func:`tcp_rate_simple`: p = (c·s / (T·R))², capped at 1."""
+    if rate <= 0:
+        return 1.0
+    return min(1.0, (c * s / (rate * rtt)) ** 2)
+
+
+def invert(f, target: float, lo: float = 1e-12, hi: float = 1.0) -> float:
+    """The ``p`` in [lo, hi] with ``f(p) == target`` for decreasing ``f`` (bisection).
+
+    Used to solve the full equation (or WEBRC's eq. 6) for the loss event rate
+    that gives a known rate; returns ``lo`` or ``hi`` when the target lies
+    outside the range.
+    """
+    if f(lo) <= target:
+        return lo
+    if f(hi) >= target:
+        return hi
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)  # geometric: p spans many decades
+        if f(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-12:
+            break
+    return math.sqrt(lo * hi)
+
+
+def loss_rate_full(s: float, rtt: float, rate: float) -> float:
+    """Inverse of :func:`tcp_rate`: the loss event rate that yields ``rate`` bytes/s."""
+    return invert(lambda p: tcp_rate(s, rtt, p), rate)
+
+
+def loss_events_per_rtt(p: float) -> float:
+    """Loss events per RTT a TCP flow sees at loss event rate p (TFMCC appendix A).
+
+    Rate in packets per RTT times p; its maximum, about 0.13, bounds how long
+    loss aggregation with a too-high initial RTT can matter.
+    """
+    if p <= 0:
+        return 0.0
+    return p * tcp_rate(1.0, 1.0, p)
+
+
+# ---------------------------------------------------------------------------
+# Loss-interval history
+# ---------------------------------------------------------------------------
+
+
+def tfrc_weights(n: int = 8) -> tuple[float, ...]:
+    """Loss-interval weights (RFC 5348 sec. 5.4): 1 for the newest n/2, then falling.
+
+    For n = 8: 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2 -- the paper's {5,5,5,5,4,3,2,1}/5.
+    """
+    if n < 2 or n % 2:
+        raise ValueError(f"number of loss intervals must be even and >= 2, got {n}")
+    half = n // 2
+    return tuple(1.0 if i < half else 1.0 - (i - (half - 1)) / (half + 1) for i in range(n))
+
+
+@dataclass
+class LossEvent:
+    """A loss event: first lost sequence number and its (interpolated) time."""
+
+    seq: int
+    time: float
+
+
+class LossHistory:
+    """Aggregates losses into loss events and keeps the loss intervals.
+
+    The driver of this class reports every arriving data packet with
+    :meth:`on_packet` (sequence numbers may jump; the gap is the loss).  A
+    loss starts a new loss event when it lies more than one RTT after the
+    start of the current event (TFMCC 2.3, RFC 5348 5.2).  A loss interval is
+    the number of packets from the start of one loss event to the start of the
+    next; the newest, still open, interval runs to the highest sequence
+    number seen.
+
+    ``p = 1 / max(l_avg(k), l_avg(k-1))`` where ``l_avg(k)`` includes the open
+    interval and ``l_avg(k-1)`` only closed ones (TFMCC 2.3).  With
+    ``discounting`` the RFC 5348 5.5 history discounting is applied to
+    ``l_avg(k)`` when the open interval is more than twice the average.
+    """
+
+    def __init__(self, n: int = 8, discounting: bool = False) -> None:
+        self.weights = tfrc_weights(n)
+        self.n = n
+        self.discounting = discounting
+        #: Closed intervals, newest first (at most n kept).
+        self.intervals: deque[float] = deque(maxlen=n)
+        self.events: deque[LossEvent] = deque(maxlen=n + 1)
+        self.highest_seq: int | None = None
+        self.highest_time = 0.0
+        self.packets = 0
+        self.lost = 0
+        #: Recent lost packets (seq, interpolated time), for :meth:`remodel`.
+        self.losses: deque[tuple[int, float]] = deque(maxlen=4096)
+        self._synthetic_first: float | None = None
+
+    @property
+    def has_loss(self) -> bool:
+        return bool(self.events)
+
+    def open_interval(self) -> float:
+        """Packets since the start of the newest loss event (I_0)."""
+        if not self.events or self.highest_seq is None:
+            return 0.0
+        return float(self.highest_seq - self.events[-1].seq + 1)
+
+    def on_packet(self, seq: int, now: float, rtt: float) -> bool:
+        """Record packet ``seq`` arriving at ``now``; True if a new loss event began."""
+        self.packets += 1
+        if self.highest_seq is None:
+            self.highest_seq, self.highest_time = seq, now
+            return False
+        if seq <= self.highest_seq:  # reordered or duplicate: already counted as lost
+            return False
+        new_event = False
+        gap = seq - self.highest_seq - 1
+        if gap > 0:
+            self.lost += gap
+            for k in range(1, gap + 1):
+                lost_seq = self.highest_seq + k
+                # Interpolate the loss time between the neighbours that arrived.
+                t = self.highest_time + (now - self.highest_time) * k / (gap + 1)
+                self.losses.append((lost_seq, t))
+                if not self.events or t - self.events[-1].time > rtt:
+                    self._start_event(lost_seq, t)
+                    new_event = True
+        self.highest_seq, self.highest_time = seq, now
+        return new_event
+
+    def _start_event(self, seq: int, t: float) -> None:
+        if self.events:
+            self.intervals.appendleft(float(seq - self.events[-1].seq))
+        self.events.append(LossEvent(seq, t))
+
+    def set_first_interval(self, length: float) -> None:
+        """Replace the (unknown) interval before the first loss event (TFMCC appendix B).
+
+        The packets received before the first loss say little about the loss
+        rate; the caller derives a synthetic first interval from the receive
+        rate at the first loss instead.
+        """
+        length = max(1.0, length)
+        self._synthetic_first = length
+        if len(self.intervals) == 0:
+            self.intervals.appendleft(length)
+        else:
+            self.intervals[-1] = length
+
+    def scale_first_interval(self, factor: float) -> None:
+        """Rescale the synthetic first interval (after the first real RTT measurement)."""
+        if self._synthetic_first is not None and self.intervals and len(self.events) <= self.n:
+            self._synthetic_first = max(1.0, self._synthetic_first * factor)
+            self.intervals[-1] = self._synthetic_first
+
+    def remodel(self, rtt: float) -> None:
+        """Re-aggregate the remembered losses into loss events with a new RTT.
+
+        TFMCC appendix A: losses aggregated with the (high) initial RTT must be
+        regrouped once a real RTT is known, or the rate comes out too high.
+        The synthetic first interval (appendix B) stays the oldest interval
+        while it is still within the history.
+        """
+        if not self.losses:
+            return
+        events: list[LossEvent] = []
+        for seq, t in self.losses:
+            if not events or t - events[-1].time > rtt:
+                events.append(LossEvent(seq, t))
+        closed = [float(b.seq - a.seq) for a, b in zip(events, events[1:])]
+        if self._synthetic_first is not None and len(events) <= self.n:
+            closed.insert(0, self._synthetic_first)
+        self.events = deque(events[-(self.n + 1):], maxlen=self.n + 1)
+        self.intervals = deque(reversed(closed[-self.n:]), maxlen=self.n)
+
+    def _avg(self, values: list[float]) -> float:
+        w = self.weights[: len(values)]
+        return sum(wi * v for wi, v in zip(w, values)) / sum(w)
+
+    def average_interval(self) -> float:
+        """max(l_avg(k), l_avg(k-1)); 0 before the first loss event."""
+        if not self.intervals:
+            return 0.0
+        closed = list(self.intervals)
+        avg_closed = self._avg(closed[: self.n])
+        i0 = self.open_interval()
+        with_open = [i0, *closed][: self.n]
+        if self.discounting and avg_closed > 0 and i0 > 2 * avg_closed:
+            # RFC 5348 5.5: a long loss-free stretch discounts older intervals.
+            df = max(0.5, 2 * avg_closed / i0)
+            w = self.weights[: len(with_open)]
+            wd = [w[0]] + [wi * df for wi in w[1:]]
+            avg_open = sum(wi * v for wi, v in zip(wd, with_open)) / sum(wd)
+        else:
+            avg_open = self._avg(with_open)
+        return max(avg_open, avg_closed)
+
+    def loss_event_rate(self) -> float:
+        """p = 1 / max(l_avg(k), l_avg(k-1)); 0 before any loss event."""
+        avg = self.average_interval()
+        return 1.0 / avg if avg > 0 else 0.0

@@ -1,0 +1,630 @@
+"""WEBRC: wave and equation based rate control (Luby & Goyal; RFC 3738).
+
+Multi-rate and receiver driven.  The sender sends at a constant total rate
+SR spread over a base channel (CN = T) and T *wave* channels (CN = 0..T-1),
+each its own multicast group.  A wave channel's rate rises to a peak at the
+start of its wave, decays by a factor P every TSD seconds for N time slots,
+then stays quiet for Q slots.  A receiver stays on the base channel, joins the
+next wave at epoch boundaries when its equation-based target rate allows, and
+leaves waves as they turn quiet; the multicast RTT (MRTT) it measures from
+join to first packet plays the role of TCP's RTT.  Sections cited are the
+paper's (seed 000) unless marked RFC.  ``docs/protocols/webrc.md`` lists every
+constant and its source.
+
+Group layout: the base channel uses the session's group address G, wave
+channel ``cn`` uses G + 1 + cn (consecutive IPv4 addresses).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import struct
+from dataclasses import dataclass
+
+from hosts import wire
+from hosts.core import Address, Endpoint, JoinGroup, LeaveGroup
+from hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
+from hosts.registry import SessionConfig
+from hosts.tfrc import invert, tcp_rate_webrc_pps
+from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
+
+#: Data packet overhead before the payload (common header + WEBRC body).
+DATA_HEADER = wire.COMMON_LEN + 8
+
+
+@dataclass(frozen=True)
+class WebrcParams:
+    """Session and receiver parameters (paper Table 1 unless noted)."""
+
+    session_rate_bps: float = 2_000_000.0  # SR_b: sender's total rate
+    base_rate_pps: float = 1.0  # BCR_P
+    packet_length: int = 1024  # LEN_B: payload bytes per packet
+    p: float = 0.75  # P: rate decrease factor per TSD
+    tsd: float = 10.0  # TSD: time slot duration, seconds
+    quiescent_slots: int | None = None  # Q: default ceil(300 / TSD)
+    epoch: float = 0.5  # EL: epoch length, seconds
+    max_rate_bps: float = math.inf  # MRR_b: receiver's maximum reception rate
+    initial_rtt: float = 0.5  # ARTT before the first MRTT (as TFMCC 2.4.1)
+    artt_alpha: float = 0.25  # appendix: ARTT estimator smoothing constant (our choice)
+    loss_delta: float = 0.125  # appendix: F estimator constant (our choice: ~8 events, as TFRC)
+    loss_epoch_beta: float = 0.025  # appendix: first-stage EWMA per epoch (time constant 2·TSD)
+    rate_ewma: float = 0.25  # appendix: fixed fraction for ARR/TRR per epoch
+    rr_lag_margin: float = 0.1  # 3.2: RR "close to" ARR in start-up
+    rr_lag_min_packets: float = 20.0  # ... checked only when an epoch holds this many (our choice)
+    mrtt_jump_gaps: float = 2.0  # 3.2: MRTT increase counted "large" beyond this many gaps
+    mrtt_jump_min: float = 0.02  # 3.2: ... and beyond this many seconds
+    trr_headroom: float = 0.02  # eq. 5: tolerance on Γ·TRR for measurement noise (our choice)
+    overflow_margin: float = 0.1  # 3.3: RR must be this far below its max since the join
+    ssr_factor: float = 0.75  # 3.2: SSR = factor · TRR at start-up exit (our choice: P)
+    join_timeout_min: float = 1.0  # join timeout floor, seconds (our choice)
+    metric_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.p < 1:
+            raise ValueError("p must be in (0, 1)")
+        if self.base_rate_pps <= 0 or self.tsd <= 0 or self.epoch <= 0:
+            raise ValueError("base_rate_pps, tsd and epoch must be positive")
+        if self.packet_length < 1 or self.packet_length + DATA_HEADER > wire.MAX_DATAGRAM:
+            raise ValueError("packet_length out of range")
+        if self.session_rate_pps <= self.base_rate_pps * (1 + 1 / self.p):
+            raise ValueError("session_rate_bps too small for one wave above the base rate")
+
+    @property
+    def session_rate_pps(self) -> float:
+        return self.session_rate_bps / (8.0 * self.packet_length)
+
+    @property
+    def q(self) -> int:
+        return self.quiescent_slots if self.quiescent_slots is not None else math.ceil(300 / self.tsd)
+
+    @property
+    def n(self) -> int:
+        """Active wave channels N (eq. 3): the most waves whose fluid rates fit in SR.
+
+        With the base channel at BCR·P^τ and wave j slots old at BCR·P^(j+τ-N),
+        the total at a slot start is BCR·(1 + (P^-N - 1)/(1 - P)) when the
+        newest wave starts at its decay curve; N is the largest value for which
+        this does not exceed SR, so the newest wave starts at or above it.
+        """
+        ratio = self.session_rate_pps / self.base_rate_pps
+        return max(1, math.floor(math.log(1 + (1 - self.p) * (ratio - 1)) / math.log(1 / self.p)))
+
+    @property
+    def t(self) -> int:
+        """Number of wave channels T = N + Q."""
+        return self.n + self.q
+
+    @property
+    def slot_avg(self) -> float:
+        """K = (1-P)/ln(1/P): average of P^τ over a slot (0.869 for P = 0.75)."""
+        return (1 - self.p) / math.log(1 / self.p)
+
+
+def gamma(p: float, nwc: int) -> float:
+    """Γ_NWC = ((1/P)^(NWC+2) - 1) / ((1/P)^(NWC+1) - 1) (eq. 4)."""
+    q = 1 / p
+    return (q ** (nwc + 2) - 1) / (q ** (nwc + 1) - 1)
+
+
+def _field_offsets() -> dict[str, int]:
+    """Byte offsets of the fields a sender changes per packet, from the wire layout."""
+    out, pos = {}, 0
+    for f in (*wire.COMMON_FIELDS, *WebrcData.BODY):
+        out[f.name] = pos
+        pos += f.bits // 8
+    return out
+
+
+_OFF = _field_offsets()
+_U32 = struct.Struct("!I")
+_U16 = struct.Struct("!H")
+
+
+def encode_data(template: bytes, seq: int, ts: int, cn: int, psn: int, tsi: int) -> bytes:
+    """A WebrcData datagram from a pre-encoded ``template`` (same session, payload length).
+
+    The sender's hot path: equivalent to ``WebrcData(...).encode()`` (a test
+    checks it) without re-validating every field per packet.
+    """
+    buf = bytearray(template)
+    _U32.pack_into(buf, _OFF["seq"], seq & 0xFFFFFFFF)
+    _U32.pack_into(buf, _OFF["timestamp"], ts & 0xFFFFFFFF)
+    _U16.pack_into(buf, _OFF["cn"], cn)
+    _U16.pack_into(buf, _OFF["psn"], psn & 0xFFFF)
+    _U32.pack_into(buf, _OFF["tsi"], tsi & 0xFFFFFFFF)
+    return bytes(buf)
+
+
+def channel_group(base_group: str, cn: int, t: int) -> str:
+    """Group address of channel ``cn`` (base channel cn = T uses the session group)."""
+    if cn == t:
+        return base_group
+    return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base_group)) + 1 + cn))
+
+
+# ===========================================================================
+# Sender
+# ===========================================================================
+
+
+class WebrcSender(Endpoint):
+    """Sends SR packets/s over the base and wave channels with the fluid wave shape.
+
+    Discrete scheduling: every 1/SR seconds one packet leaves; each channel
+    accumulates credit at its fluid rate and the channel with the most
+    credit sends.  The fluid rates always sum to SR, so the total is exact.
+    Each wave has a packet budget fixed when it starts (its fluid integral,
+    rounded), PSNs are numbered so the last packet of the wave is 65535, and
+    any budget left when the wave ends is sent at once.
+    """
+
+    role = "webrc-sender"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: WebrcParams = config.params or WebrcParams()
+        s = self.p
+        self.N, self.T, self.Q = s.n, s.t, s.q
+        self.sr = s.session_rate_pps
+        self.groups = [channel_group(config.group, cn, self.T) for cn in range(self.T + 1)]
+        self.t0 = 0.0
+        self.slot = 0
+        self.credit: dict[int, float] = {}
+        self.budget: dict[int, int] = {}
+        self.psn: dict[int, int] = {}
+        self.base_psn = 0
+        self.seq = 0
+        self._coef: list[tuple[int, float]] = []
+        self._newest = 0
+        self.sent_per_channel = [0] * (self.T + 1)
+        self.ignored = 0
+        self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
+        self._last_metric = -math.inf
+
+    # Fluid model -------------------------------------------------------------
+    def wave_slot_packets(self, age: int) -> float:
+        """Fluid packets a wave sends in its slot ``age`` (0 = newest)."""
+        s = self.p
+        k = s.slot_avg
+        if age >= 1:
+            return s.base_rate_pps * s.p ** (age - self.N) * k * s.tsd
+        others = sum(s.base_rate_pps * s.p ** (j - self.N) * k for j in range(1, self.N))
+        return (self.sr - s.base_rate_pps * k - others) * s.tsd
+
+    def rates(self, t: float) -> dict[int, float]:
+        """Fluid rate (packets/s) of every channel at time ``t``: {cn: rate}."""
+        s = self.p
+        rel = (t - self.t0) / s.tsd
+        k = math.floor(rel)
+        tau = rel - k
+        base = s.base_rate_pps * s.p**tau
+        out = {self.T: base}
+        rest = self.sr - base
+        for j in range(1, self.N):
+            cn = (k + self.N - 1 - j) % self.T
+            r = s.base_rate_pps * s.p ** (j + tau - self.N)
+            out[cn] = r
+            rest -= r
+        out[(k + self.N - 1) % self.T] = rest  # the newest wave takes the remainder
+        return out
+
+    def age_of(self, cn: int, slot: int) -> int | None:
+        """Slots since channel ``cn``'s current wave began, or None when quiescent."""
+        d = (cn - slot) % self.T
+        return self.N - 1 - d if d < self.N else None
+
+    def _slot_coefficients(self) -> None:
+        """Per-slot constants of the fluid model: rate = coef · P^τ (τ: slot fraction)."""
+        s = self.p
+        k = self.slot
+        coef = [(self.T, s.base_rate_pps)]
+        for j in range(1, self.N):
+            coef.append(((k + self.N - 1 - j) % self.T, s.base_rate_pps * s.p ** (j - self.N)))
+        self._coef = coef
+        self._newest = (k + self.N - 1) % self.T
+
+    def _start_wave(self, cn: int, age: int) -> None:
+        count = max(1, round(sum(self.wave_slot_packets(a) for a in range(age, self.N))))
+        self.budget[cn] = count
+        self.psn[cn] = (WEBRC_LAST_PSN + 1 - count) & 0xFFFF
+        self.credit[cn] = 0.0
+
+    # Endpoint hooks ------------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.t0 = now
+        self.slot = 0
+        self._slot_coefficients()
+        self.credit[self.T] = 0.0
+        for cn in range(self.T):
+            age = self.age_of(cn, 0)
+            if age is not None:
+                self._start_wave(cn, age)
+        self.set_timer("send", now)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        self.ignored += 1  # WEBRC has no feedback: anything arriving is counted and dropped
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "send":
+            return
+        slot = math.floor((now - self.t0) / self.p.tsd + 1e-12)
+        while self.slot < slot:
+            self._slot_boundary(now)
+        dt = 1.0 / self.sr
+        s = self.p
+        tau = (now - self.t0) / s.tsd - self.slot
+        pt = s.p**tau
+        credit, budget = self.credit, self.budget
+        # Fluid rates: coefficient · P^τ, the newest wave takes the remainder of SR.
+        rest = self.sr
+        for cn, coef in self._coef:
+            r = coef * pt
+            rest -= r
+            if cn in credit:
+                credit[cn] += r * dt
+        if self._newest in credit:
+            credit[self._newest] += rest * dt
+        ending = self.slot % self.T  # the oldest wave ends with this slot
+        best, best_key = self.T, credit[self.T]
+        for c, cr in credit.items():
+            if c == self.T or budget.get(c, 0) <= 0:
+                continue
+            key = cr + (self._end_deficit(now) if c == ending else 0.0)
+            if key > best_key or (key == best_key and c < best):
+                best, best_key = c, key
+        cn = best
+        if self.budget.get(ending, 0) > 0:
+            slot_end = self.t0 + (self.slot + 1) * self.p.tsd
+            ticks_left = math.floor((slot_end - now) * self.sr - 1e-9) + 1
+            if self.budget[ending] >= ticks_left:
+                cn = ending  # the wave must finish (PSN 65535) inside its slot
+        self.credit[cn] -= 1.0
+        self._send(cn, now)
+        self.set_timer("send", now + dt)
+        if now - self._last_metric >= self.p.metric_interval:
+            self._last_metric = now
+            self.metric({"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T,
+                         "packets": self.seq}, "steady")
+
+    def _end_deficit(self, now: float) -> float:
+        """Packets the ending wave still owes beyond what its fluid rate will earn.
+
+        Counted as extra credit, so a wave sends its whole budget (its last
+        packet carrying PSN 65535) before its slot ends.
+        """
+        s = self.p
+        tau = ((now - self.t0) / s.tsd) % 1.0
+        # ∫ from τ to 1 of BCR·P^(u-1) du, in packets.
+        fluid = s.base_rate_pps * s.tsd * (s.p ** (tau - 1) - 1) / math.log(1 / s.p)
+        return max(0.0, self.budget[self.slot % self.T] - self.credit[self.slot % self.T] - fluid)
+
+    def _slot_boundary(self, now: float) -> None:
+        ending = self.slot % self.T  # the oldest wave ends with this slot
+        while self.budget.get(ending, 0) > 0:
+            self._send(ending, now, tsi=self.slot % self.T)  # flush the wave's last packets
+        self.budget.pop(ending, None)
+        self.credit.pop(ending, None)
+        self.psn.pop(ending, None)
+        self.slot += 1
+        self._slot_coefficients()
+        self._start_wave(self._newest, 0)
+
+    def _send(self, cn: int, now: float, tsi: int | None = None) -> None:
+        if cn == self.T:
+            psn = self.base_psn
+            self.base_psn = (self.base_psn + 1) & 0xFFFF
+        else:
+            psn = self.psn[cn]
+            self.psn[cn] = (psn + 1) & 0xFFFF
+            self.budget[cn] -= 1
+        data = encode_data(self._template, self.seq, wire.ts_us(now), cn, psn,
+                           (self.slot % self.T) if tsi is None else tsi)
+        self.seq += 1
+        self.sent_per_channel[cn] += 1
+        self.send((self.groups[cn], self.cfg.port), data)
+
+
+# ===========================================================================
+# Receiver
+# ===========================================================================
+
+
+class WebrcReceiver(Endpoint):
+    """A WEBRC receiver (paper 3.1-3.3, Table 2; RFC 3738 3.2)."""
+
+    role = "webrc-receiver"
+    #: Feedback goes out only; the driver leaves the session port to the sender.
+    unicast_on_session_port = False
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: WebrcParams = config.params or WebrcParams()
+        s = self.p
+        self.N, self.T = s.n, s.t
+        self.groups = [channel_group(config.group, cn, self.T) for cn in range(self.T + 1)]
+        self.tsi: int | None = None
+        self.nwc = 0
+        self.joined: list[int] = []  # wave channels, oldest (lowest rate) first
+        self.pending: tuple[int, float, float] | None = None  # (cn, join time, gap)
+        self.expect: dict[int, int] = {}  # next PSN per channel
+        self.last_psn: dict[int, int] = {}
+        self.artt = SelfAdjustingEwma(s.artt_alpha)
+        self.have_artt = False
+        self.last_mrtt: float | None = None
+        self.lossp = TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta)
+        self.arr: float | None = None  # anticipated reception rate, packets/s
+        self.trr: float | None = None  # true reception rate, packets/s
+        self.rr_epoch = 0  # packets received this epoch
+        self.lost_epoch = 0  # packets detected lost this epoch
+        self.events_epoch = 0
+        self.loss_event_until = -math.inf
+        self.startup = True
+        self.ssr = math.inf
+        self.max_rr_since_join = 0.0
+        self.last_rr = 0.0
+        self.join_effect_epochs = 0  # full epochs measured since the last join took effect
+        self.mrtt_samples: list[float] = []
+        self.joins = self.leaves = self.join_timeouts = 0
+        self.received = self.lost = self.loss_events = 0
+        self.bytes_received = 0
+        self.startup_exit: str = ""
+        self.blocked_overflow = 0
+        self.ignored = 0
+        self._last_metric = -math.inf
+
+    # Derived quantities ------------------------------------------------------
+    @property
+    def artt_value(self) -> float:
+        return self.artt.value if self.have_artt else self.p.initial_rtt
+
+    def reqn(self) -> float:
+        """REQN_P (eq. 6): the equation rate from ARTT and LOSSP; infinite before loss."""
+        lp = self.lossp.loss_rate
+        return tcp_rate_webrc_pps(self.artt_value, lp) if lp > 0 else math.inf
+
+    def trate(self) -> float:
+        """TRATE_P (eq. 5); start-up uses Γ³·TRR and SSR = ∞ (3.2)."""
+        g = gamma(self.p.p, self.nwc)
+        trr = self.trr if self.trr is not None else 0.0
+        exp = 3 if self.startup else 1
+        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
+        return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + self.p.trr_headroom), mrr)
+
+    def in_loss_event(self, now: float) -> bool:
+        return now < self.loss_event_until
+
+    # Endpoint hooks ------------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.groups[self.T]))  # base channel first
+        self.pending = (self.T, now, 1.0 / self.p.base_rate_pps)
+        self.set_timer("epoch", now + self.p.epoch)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = wire.decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if not isinstance(msg, WebrcData) or msg.session_id != self.cfg.session_id or msg.cn > self.T:
+            self.ignored += 1
+            return
+        if msg.cn != self.T and msg.cn not in self.joined:
+            self.ignored += 1  # late packet of a channel already left
+            return
+        self._on_packet(msg, len(data), now)
+
+    def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
+        self.received += 1
+        self.rr_epoch += 1
+        self.bytes_received += size
+        self._check_slot(msg.tsi % self.T, now)
+        self._check_loss(msg.cn, msg.psn, now)
+        if self.pending is not None and self.pending[0] == msg.cn:
+            self._first_packet(now)
+        self._maybe_metric(now)
+
+    def _check_slot(self, tsi: int, now: float) -> None:
+        """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave."""
+        if self.tsi is None:
+            self.tsi = tsi
+            return
+        step = (tsi - self.tsi) % self.T
+        if step == 0 or step > self.T // 2:
+            return  # same slot, or a late packet from an older slot
+        for _ in range(step):
+            ending = self.tsi
+            if self.joined and self.joined[0] == ending:
+                self._leave(ending, now)
+            self.tsi = (self.tsi + 1) % self.T
+
+    def _leave(self, cn: int, now: float) -> None:
+        last = self.last_psn.get(cn)
+        if last is not None and last != WEBRC_LAST_PSN:
+            # The wave's end is known (PSN 65535): everything after ``last`` was lost.
+            self._lost((WEBRC_LAST_PSN - last) & 0xFFFF, now)
+        self.joined.remove(cn)
+        self.expect.pop(cn, None)
+        self.last_psn.pop(cn, None)
+        self.emit(LeaveGroup(self.groups[cn]))
+        self.leaves += 1
+        if self.pending is not None and self.pending[0] == cn:
+            self.pending = None
+            self.cancel_timer("join_timeout")
+        if self.arr is not None and self.nwc > 0:
+            self.arr /= gamma(self.p.p, self.nwc - 1)
+        self.nwc = max(0, self.nwc - 1)
+
+    def _check_loss(self, cn: int, psn: int, now: float) -> None:
+        exp = self.expect.get(cn)
+        self.expect[cn] = (psn + 1) & 0xFFFF
+        self.last_psn[cn] = psn
+        if exp is None:
+            return
+        gap = (psn - exp) & 0xFFFF
+        if gap == 0:
+            return
+        if gap >= 0x8000:
+            self.expect[cn] = exp  # old or duplicate packet
+            return
+        self._lost(gap, now)
+
+    def _lost(self, count: int, now: float) -> None:
+        if count <= 0:
+            return
+        self.lost += count
+        self.lost_epoch += count
+        if not self.in_loss_event(now):
+            # A loss event lasts ARTT from its first loss (footnote 4).
+            self.loss_event_until = now + self.artt_value
+            self.events_epoch += 1
+            self.loss_events += 1
+            if self.startup:
+                self._exit_startup("loss")
+
+    def _first_packet(self, now: float) -> None:
+        """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
+        assert self.pending is not None
+        cn, t_join, gap = self.pending
+        self.pending = None
+        self.cancel_timer("join_timeout")
+        raw = now - t_join
+        mrtt = raw - min(gap / 2, raw / 2)
+        prev = self.last_mrtt
+        self.last_mrtt = mrtt
+        self.mrtt_samples.append(mrtt)
+        if not self.have_artt:
+            self.artt = SelfAdjustingEwma(self.p.artt_alpha, initial=mrtt)
+            self.have_artt = True
+        else:
+            self.artt.update(mrtt)
+        if cn != self.T:
+            self.join_effect_epochs = 0
+            self.max_rr_since_join = 0.0
+        if (self.startup and prev is not None and cn != self.T
+                and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
+            self._exit_startup("mrtt")
+
+    def _exit_startup(self, why: str) -> None:
+        """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""
+        if not self.startup:
+            return
+        self.startup = False
+        self.startup_exit = why
+        trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
+        self.ssr = self.p.ssr_factor * trr
+        self._set_lossp_for(trr)
+
+    def _set_lossp_for(self, rate_pps: float) -> None:
+        rtt = self.artt_value
+        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q), rate_pps))
+
+    # Epochs ---------------------------------------------------------------------
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "epoch":
+            self._epoch(now)
+            self.set_timer("epoch", now + self.p.epoch)
+        elif name == "join_timeout":
+            self._join_timeout(now)
+
+    def _epoch(self, now: float) -> None:
+        s = self.p
+        rr, irr = self.rr_epoch, self.rr_epoch + self.lost_epoch
+        events = self.events_epoch
+        self.rr_epoch = self.lost_epoch = self.events_epoch = 0
+        rr_rate = rr / s.epoch
+        self.last_rr = rr_rate
+        w = s.rate_ewma
+        # ARR follows the received rate; while a join is pending its Γ step stands.
+        if self.arr is None:
+            self.arr = rr_rate
+        elif self.pending is None or self.pending[0] == self.T:
+            self.arr = (1 - w) * self.arr + w * rr_rate
+        self.trr = rr_rate if self.trr is None else (1 - w) * self.trr + w * rr_rate
+        if not self.startup:
+            self.lossp.end_epoch(irr, events)
+        self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
+        if self.pending is None:
+            self.join_effect_epochs += 1
+        self._decide_join(now, rr_rate)
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        s = self.p
+        if self.tsi is None or self.pending is not None or self.in_loss_event(now):
+            return
+        if self.nwc >= self.N:
+            return  # every active wave is joined
+        assert self.arr is not None
+        g = gamma(s.p, self.nwc)
+        target = self.trate()
+        if g * self.arr > target:
+            return
+        if self.startup and self.nwc > 0:
+            # 3.2: a full epoch after the last join took effect, RR must keep up with ARR.
+            if self.join_effect_epochs < 2:
+                return
+            if self.arr * s.epoch >= s.rr_lag_min_packets and rr_rate < (1 - s.rr_lag_margin) * self.arr:
+                self._exit_startup("rr-lag")
+                return
+        if not self.startup and self.nwc > 0 and rr_rate >= (1 - s.overflow_margin) * self.max_rr_since_join:
+            # 3.3: a flat reception rate means buffers drain at the bottleneck rate.
+            self.blocked_overflow += 1
+            self._set_lossp_for(target)
+            return
+        self._join(now, g)
+
+    def _join(self, now: float, g: float) -> None:
+        assert self.tsi is not None and self.arr is not None
+        cn = (self.tsi + self.nwc) % self.T
+        gap = 1.0 / max(self.arr * (g - 1), 1e-6)
+        self.emit(JoinGroup(self.groups[cn]))
+        self.joined.append(cn)
+        self.pending = (cn, now, gap)
+        self.arr *= g
+        self.nwc += 1
+        self.joins += 1
+        self.set_timer("join_timeout", now + max(self.p.join_timeout_min, 3 * self.artt_value + 2 * gap))
+
+    def _join_timeout(self, now: float) -> None:
+        """No packet from the joined channel in time: undo the join so it can be retried."""
+        if self.pending is None or self.pending[0] == self.T:
+            return
+        cn = self.pending[0]
+        self.pending = None
+        self.join_timeouts += 1
+        if cn in self.joined:
+            self.joined.remove(cn)
+            self.emit(LeaveGroup(self.groups[cn]))
+            if self.arr is not None and self.nwc > 0:
+                self.arr /= gamma(self.p.p, self.nwc - 1)
+            self.nwc -= 1
+
+    def close(self, now: float) -> None:
+        """Leave the session: every joined wave channel, then the base channel."""
+        self.now = max(self.now, now)
+        for cn in list(self.joined):
+            self.emit(LeaveGroup(self.groups[cn]))
+        self.joined.clear()
+        self.nwc = 0
+        self.pending = None
+        self.cancel_timer("join_timeout")
+        self.cancel_timer("epoch")
+        self.emit(LeaveGroup(self.groups[self.T]))
+
+    def _maybe_metric(self, now: float) -> None:
+        if now - self._last_metric < self.p.metric_interval:
+            return
+        self._last_metric = now
+        bits = 8.0 * self.p.packet_length
+        self.metric(
+            {
+                "rate_bps": (self.trr or 0.0) * bits,
+                "target_bps": min(self.trate(), 1e12 / bits) * bits,
+                "loss_event_rate": self.lossp.loss_rate,
+                "rtt_s": self.artt_value,
+                "nwc": self.nwc,
+            },
+            "startup" if self.startup else "steady",
+        )

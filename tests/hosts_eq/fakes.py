@@ -1,0 +1,49 @@
+"""Fake-clock helpers: drive a core by hand and collect what it does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hosts import wire
+from hosts.core import Datagram, Endpoint, Event, JoinGroup, LeaveGroup, Metric
+
+
+@dataclass
+class Out:
+    datagrams: list[Datagram] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def messages(self) -> list[wire.Message]:
+        return [wire.decode(d.data) for d in self.datagrams]
+
+    def joins(self) -> list[str]:
+        return [e.group for e in self.events if isinstance(e, JoinGroup)]
+
+    def leaves(self) -> list[str]:
+        return [e.group for e in self.events if isinstance(e, LeaveGroup)]
+
+    def metrics(self) -> list[Metric]:
+        return [e for e in self.events if isinstance(e, Metric)]
+
+
+def drain(ep: Endpoint) -> Out:
+    out = Out(ep.datagrams_to_send())
+    while (ev := ep.next_event()) is not None:
+        out.events.append(ev)
+    return out
+
+
+def run_until(ep: Endpoint, until: float) -> Out:
+    """Fire the core's timers in order up to ``until``; collect everything."""
+    out = drain(ep)
+    while (t := ep.get_timer()) is not None and t <= until:
+        ep.handle_timer(t)
+        more = drain(ep)
+        out.datagrams += more.datagrams
+        out.events += more.events
+    return out
+
+
+def feed(ep: Endpoint, msg: wire.Message, now: float, src: tuple[str, int] = ("10.0.0.1", 5000)) -> Out:
+    ep.receive_datagram(msg.encode(), src, now)
+    return drain(ep)

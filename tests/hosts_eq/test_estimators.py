@@ -1,0 +1,104 @@
+"""WEBRC's self-adjusting estimators and the rate meters."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from hosts.estimators import (
+    InverseLossEstimator,
+    SelfAdjustingEwma,
+    SqrtInverseLossEstimator,
+    TwoStageLossFilter,
+)
+from hosts.ratemeter import IntervalCounter, WindowRateMeter
+
+
+def test_self_adjusting_ewma_follows_the_appendix_recurrence() -> None:
+    e = SelfAdjustingEwma(alpha=0.1)
+    a, v = 1.0, 1.0
+    for m in (0.3, 0.5, 0.2, 0.9):
+        c = 0.1 * a * a / v
+        a, v = (1 - c) * a + c * m, (1 - c) * v + c * m * m
+        assert e.update(m) == pytest.approx(a)
+    assert e.v == pytest.approx(v)
+
+
+def test_self_adjusting_fraction_shrinks_with_variance() -> None:
+    steady = SelfAdjustingEwma(0.2, initial=0.2)
+    noisy = SelfAdjustingEwma(0.2, initial=0.2)
+    rng = random.Random(1)
+    for _ in range(200):
+        steady.update(0.2)
+        noisy.update(rng.choice([0.05, 0.35]))
+    assert steady.fraction == pytest.approx(0.2)
+    assert noisy.fraction < 0.15
+    assert noisy.value == pytest.approx(0.2, abs=0.05)
+
+
+def test_inverse_loss_estimator_expectation() -> None:
+    # Appendix: E[F] -> (1 - δp)/p; loss_rate = 1/(F + δ) -> p.
+    rng = random.Random(7)
+    delta, p = 0.05, 0.02
+    est = InverseLossEstimator(delta)
+    acc = []
+    for i in range(300_000):
+        est.update(1 if rng.random() < p else 0)
+        if i > 20_000:
+            acc.append(est.f)
+    mean = sum(acc) / len(acc)
+    assert mean == pytest.approx((1 - delta * p) / p, rel=0.1)
+
+
+def test_inverse_loss_closed_form_equals_iteration() -> None:
+    a, b = InverseLossEstimator(0.1, 5.0), InverseLossEstimator(0.1, 5.0)
+    a.update(0.3, count=17)
+    for _ in range(17):
+        b.update(0.3)
+    assert a.f == pytest.approx(b.f)
+    a.set_loss_rate(0.04)
+    assert a.loss_rate == pytest.approx(0.04)
+
+
+def test_sqrt_inverse_estimator_tracks_sqrt_of_inverse() -> None:
+    rng = random.Random(3)
+    est = SqrtInverseLossEstimator(0.02, initial=5.0)
+    vals = []
+    for i in range(200_000):
+        est.update(1 if rng.random() < 0.01 else 0)
+        if i > 50_000:
+            vals.append(est.loss_rate)
+    assert sum(vals) / len(vals) == pytest.approx(0.01, rel=0.35)
+
+
+def test_two_stage_filter_converges_to_loss_event_fraction() -> None:
+    f = TwoStageLossFilter(beta=0.05, delta=0.1)
+    f.set_loss_rate(0.1)
+    for _ in range(2000):
+        f.end_epoch(packets=100, events=1)
+    assert f.loss_rate == pytest.approx(0.01, rel=0.05)
+
+
+def test_two_stage_filter_smooths_bursts_over_epochs() -> None:
+    # One bursty epoch moves the estimate by far less than a plain per-epoch ratio.
+    f = TwoStageLossFilter(beta=0.05, delta=0.1)
+    f.set_loss_rate(0.01)
+    f.end_epoch(packets=100, events=5)
+    assert f.loss_rate < 0.02
+
+
+def test_window_rate_meter() -> None:
+    m = WindowRateMeter(window=1.0)
+    for i in range(100):
+        m.add(i * 0.01, 125)  # 125 bytes every 10 ms = 100 kbit/s
+    assert m.rate_bps(1.0) == pytest.approx(100_000, rel=0.02)
+    assert m.rate_bps(5.0) == 0.0
+
+
+def test_interval_counter() -> None:
+    c = IntervalCounter()
+    c.add(100)
+    c.add(50)
+    assert c.take() == (2, 150)
+    assert c.take() == (0, 0)

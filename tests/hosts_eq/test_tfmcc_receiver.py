@@ -1,0 +1,256 @@
+"""TFMCC receiver rules, one test each, with a fake clock and scripted packets."""
+
+from __future__ import annotations
+
+
+import pytest
+from fakes import drain, feed, run_until
+
+from hosts import registry, wire
+from hosts.core import node_id
+from hosts.tfmcc import (
+    TfmccParams,
+    TfmccReceiver,
+    bias,
+    feedback_delay,
+    feedback_time,
+)
+from hosts.tfrc import tcp_rate
+from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+
+ME = "10.0.0.2"
+U32 = 0xFFFFFFFF
+S = 1000
+OWD = 0.1  # one-way delay sender -> receiver in these scripts (clocks in sync)
+
+
+def make(**kw) -> TfmccReceiver:
+    params = TfmccParams(**kw)
+    r = registry.get("tfmcc").receiver(
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", ME, params, seed=3))
+    r.start(0.0)
+    drain(r)
+    return r
+
+
+def data(seq: int, now: float, *, clr: bool = False, slowstart: bool = False,
+         supp: int = U32, rnd: int = 0, echo: TfmccReport | None = None,
+         echo_offset: float = 0.0, owd: float = OWD, max_rtt: float = 0.5) -> TfmccData:
+    return TfmccData(
+        session_id=1, seq=seq, timestamp=wire.ts_us(now - owd), supp_rate=supp,
+        max_rtt=int(max_rtt * 1e6), clr_id=node_id(ME) if clr else node_id("10.0.9.9"),
+        echo_rcvr_id=echo.rcvr_id if echo else 0, echo_ts=echo.timestamp if echo else 0,
+        echo_offset=int(echo_offset * 1e6), fb_round=rnd,
+        dflags=TfmccDataFlags.SLOWSTART if slowstart else 0, payload=bytes(S - 48))
+
+
+def reports(out) -> list[TfmccReport]:
+    return [m for m in out.messages() if isinstance(m, TfmccReport)]
+
+
+def stream(r: TfmccReceiver, seqs, t0: float, dt: float, **kw):
+    """Feed packets ``seqs``, packet n sent at t0 + n·dt (a constant rate); return reports."""
+    got = []
+    seqs = list(seqs)
+    for seq in seqs:
+        t = t0 + (seq - seqs[0]) * dt
+        got += reports(run_until(r, t))
+        got += reports(feed(r, data(seq, t, **kw), t))
+    return got
+
+
+def test_rtt_starts_at_500ms_and_reports_say_it_is_not_measured() -> None:
+    r = make()
+    (rep,) = reports(feed(r, data(0, 0.0, clr=True), 0.0))
+    assert r.rtt == 0.5 and not r.have_rtt
+    assert rep.rtt == 500_000 and not rep.rflags & TfmccReportFlags.HAVE_RTT
+
+
+def test_clr_reports_immediately_once_per_rtt_with_is_clr_flag() -> None:
+    r = make()
+    got = stream(r, range(20), 0.0, 0.1, clr=True)
+    assert [round(x.timestamp / 1e6, 1) for x in got] == [0.0, 0.5, 1.0, 1.5]
+    assert all(x.rflags & TfmccReportFlags.IS_CLR for x in got)
+
+
+def _measured(r: TfmccReceiver, inst: float) -> None:
+    """Make ``r`` (as CLR) report at t=10 and get that report echoed back."""
+    (rep,) = reports(feed(r, data(100, 10.0, clr=True), 10.0))
+    hold = 0.05  # the sender held the report this long before echoing it
+    feed(r, data(101, 10.0 + inst + hold, clr=True, echo=rep, echo_offset=hold), 10.0 + inst + hold)
+
+
+def test_first_rtt_measurement_replaces_the_initial_value() -> None:
+    r = make()
+    _measured(r, 0.2)
+    assert r.have_rtt and r.rtt == pytest.approx(0.2, abs=1e-5)
+
+
+def test_clr_smooths_rtt_with_weight_0_05() -> None:
+    r = make()
+    _measured(r, 0.2)
+    (rep,) = reports(feed(r, data(102, 11.0, clr=True), 11.0))
+    feed(r, data(103, 11.3, clr=True, echo=rep, owd=0.2), 11.3)  # inst = 0.3
+    assert r.rtt == pytest.approx(0.05 * 0.3 + 0.95 * 0.2, abs=1e-4)
+
+
+def test_other_receivers_smooth_rtt_with_weight_0_5() -> None:
+    r = make()
+    _measured(r, 0.2)
+    # A non-CLR receiver reports from its feedback timer (slowstart, no loss).
+    feed(r, data(102, 11.0, slowstart=True, rnd=1), 11.0)
+    feed(r, data(103, 11.01, slowstart=True, rnd=1), 11.01)
+    out = run_until(r, r.timer_at("feedback"))
+    (rep,) = reports(out)
+    t = rep.timestamp / 1e6
+    feed(r, data(104, t + 0.3, slowstart=True, rnd=1, echo=rep, owd=0.2), t + 0.3)
+    assert r.rtt == pytest.approx(0.5 * 0.3 + 0.5 * 0.2, abs=1e-4)
+
+
+def test_an_echo_counts_as_one_measurement_only() -> None:
+    r = make()
+    (rep,) = reports(feed(r, data(100, 10.0, clr=True), 10.0))
+    feed(r, data(101, 10.2, clr=True, echo=rep), 10.2)
+    assert r.rtt == pytest.approx(0.2, abs=1e-5)
+    # The sender echoes the same report again 0.3 s later, holding time included.
+    feed(r, data(102, 10.5, clr=True, echo=rep, echo_offset=0.3), 10.5)
+    assert r.rtt == pytest.approx(0.2, abs=1e-5)
+
+
+def test_one_way_delay_adjusts_rtt_between_measurements() -> None:
+    r = make()
+    _measured(r, 0.2)
+    before = r.rtt
+    for i in range(200):  # the forward path grows 150 ms slower
+        feed(r, data(102 + i, 11 + i * 0.01, clr=True, owd=OWD + 0.15), 11 + i * 0.01)
+    # True RTT is now 0.35 s; the CLR's adjustments move ~20 RTTs' worth slowly.
+    assert r.rtt > before + 0.03
+    assert r.rtt <= 0.35 + 1e-6
+
+
+def test_losses_within_one_rtt_form_one_loss_event() -> None:
+    r = make()
+    seqs = [0, 1, 2, 4, 6, 8]  # three losses within 0.5 s (the initial RTT)
+    stream(r, seqs, 0.0, 0.05)
+    assert len(r.history.events) == 1 and r.history.lost == 3
+
+
+def test_first_loss_interval_from_half_the_sending_rate() -> None:
+    # Appendix B: the first loss initialises the history so that the calculated
+    # rate is about half the rate packets were sent at.
+    r = make()
+    stream(r, [i for i in range(40) if i != 30], 0.0, 0.01)  # 800 kbit/s
+    send = r.send_rate_bps()
+    assert send == pytest.approx(800_000, rel=0.01)
+    assert r.calculated_rate_bps() == pytest.approx(send / 2, rel=0.02)
+
+
+def test_calculated_rate_is_the_equation_for_measured_p_and_rtt() -> None:
+    r = make()
+    stream(r, [i for i in range(400) if i % 50 != 49], 0.0, 0.01)
+    p = r.loss_event_rate
+    assert p > 0
+    assert r.calculated_rate_bps() == pytest.approx(8 * tcp_rate(S, r.rtt, p))
+
+
+def test_slowstart_report_carries_the_receive_rate() -> None:
+    r = make()
+    got = stream(r, range(500), 0.0, 0.01, slowstart=True)  # 800 kbit/s, no loss
+    rep = got[0]
+    assert rep.rflags & TfmccReportFlags.SLOWSTART and not rep.rflags & TfmccReportFlags.HAVE_LOSS
+    assert rep.rate == rep.recv_rate
+    assert rep.recv_rate == pytest.approx(800_000, rel=0.05)
+
+
+def test_report_echoes_last_data_timestamp_and_holding_time() -> None:
+    r = make()
+    stream(r, range(3), 0.0, 0.01, slowstart=True)
+    out = run_until(r, 5.0)
+    (rep,) = reports(out)
+    assert rep.echo_ts == wire.ts_us(0.02 - OWD)
+    assert rep.echo_offset == pytest.approx((rep.timestamp / 1e6 - 0.02) * 1e6, abs=2)
+
+
+def test_feedback_timer_bias_modified_offset() -> None:
+    p = TfmccParams()
+    assert bias(p, 0.95) == 1.0 and bias(p, 0.3) == 0.0
+    assert bias(p, 0.7) == pytest.approx(0.5)
+    T = 2.0
+    # x = 1: gamma·r'·T + (1-gamma)·T;  x = 1/N: only the offset remains.
+    assert feedback_time(p, T, 0.7, 1.0) == pytest.approx(0.25 * 0.5 * 2 + 0.75 * 2)
+    assert feedback_time(p, T, 0.7, 1e-4) == pytest.approx(0.25 * 0.5 * 2)
+    assert feedback_time(p, T, 0.3, 1e-9) == 0.0  # never negative
+    assert feedback_time(p, T, 0.3, 0.5) < feedback_time(p, T, 0.95, 0.5)
+
+
+def test_feedback_delay_from_max_rtt_and_low_rate_rule() -> None:
+    p = TfmccParams()
+    assert feedback_delay(p, 0.1, 10e6) == pytest.approx(0.4)
+    # (c+1)·s/R with c = 4: 5 packets at 64 kbit/s take 0.625 s > max RTT.
+    assert feedback_delay(p, 0.1, 64_000) == pytest.approx(4 * 5 * 8000 / 64_000)
+
+
+def test_feedback_timer_within_T_of_the_round_start() -> None:
+    r = make()
+    stream(r, range(3), 0.0, 0.01, slowstart=True, rnd=5)
+    t = r.timer_at("feedback")
+    assert t is not None and 0.0 < t <= 0.02 + feedback_delay(r.p, 0.5, r.send_rate_bps())
+
+
+def _armed_receiver() -> TfmccReceiver:
+    r = make()
+    stream(r, range(50), 0.0, 0.01, slowstart=True)  # receive rate 800 kbit/s
+    assert r.timer_pending
+    return r
+
+
+def test_echoed_feedback_within_theta_cancels_the_timer() -> None:
+    r = _armed_receiver()
+    # Someone reported 850 kbit/s: ours (800 k) is within 10% of it -> cancel.
+    feed(r, data(50, 0.5, slowstart=True, supp=850_000), 0.5)
+    assert not r.timer_pending
+    assert reports(run_until(r, 10.0)) == []
+
+
+def test_echoed_feedback_far_above_our_rate_does_not_cancel() -> None:
+    r = _armed_receiver()
+    feed(r, data(50, 0.5, slowstart=True, supp=1_000_000), 0.5)
+    assert r.timer_pending
+    assert len(reports(run_until(r, 10.0))) == 1
+
+
+def test_a_new_round_replaces_the_old_timer() -> None:
+    r = _armed_receiver()
+    old = r.timer_at("feedback")
+    feed(r, data(50, 0.5, slowstart=True, rnd=1), 0.5)
+    assert r.fb_round == 1 and r.timer_at("feedback") != old
+
+
+def test_leaving_receiver_tells_the_sender() -> None:
+    r = make()
+    stream(r, range(3), 0.0, 0.01)
+    r.close(1.0)
+    out = drain(r)
+    (rep,) = reports(out)
+    assert rep.rflags & TfmccReportFlags.LEAVING
+    assert out.leaves() == ["239.1.1.1"]
+    assert reports(feed(r, data(10, 1.1, clr=True), 1.1)) == []
+
+
+def test_malformed_and_foreign_datagrams_are_counted_not_raised() -> None:
+    r = make()
+    r.receive_datagram(b"\x00garbage", ("1.2.3.4", 1), 0.0)
+    r.receive_datagram(data(0, 0.0).encode()[:30], ("1.2.3.4", 1), 0.0)
+    other = TfmccData(session_id=99, seq=0, payload=b"")
+    r.receive_datagram(other.encode(), ("1.2.3.4", 1), 0.0)
+    assert r.malformed == 2 and r.ignored == 1 and r.packets == 0
+
+
+def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
+    r = make()
+    seqs = [i for i in range(100) if i % 20 != 19]  # a loss every 0.2 s at 100 pkt/s
+    stream(r, seqs, 0.0, 0.01)
+    assert len(r.history.events) == 2  # losses at 0.19..0.79 s: the 0.5 s RTT merges them
+    (rep,) = reports(feed(r, data(100, 1.0, clr=True), 1.0))
+    feed(r, data(101, 1.1, clr=True, echo=rep), 1.1)  # RTT 0.1 s measured
+    assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99

@@ -1,0 +1,209 @@
+"""TFMCC sender rules, one test each, with a fake clock and scripted reports."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import drain, feed, run_until
+
+from hosts import registry, wire
+from hosts.core import node_id
+from hosts.tfmcc import TfmccParams, TfmccSender
+from hosts.tfrc import tcp_rate
+from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+
+S = 1000
+A, B, C = "10.0.1.1", "10.0.1.2", "10.0.1.3"
+HAVE = TfmccReportFlags.HAVE_RTT | TfmccReportFlags.HAVE_LOSS
+
+
+def make(**kw) -> TfmccSender:
+    s = registry.get("tfmcc").sender(
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", TfmccParams(**kw)))
+    s.start(0.0)
+    return s
+
+
+def report(ip: str, rate: float, now: float, *, flags: int = HAVE, rtt: float = 0.1,
+           p: float = 0.01, recv: float = 0.0, echo_ts: int = 0, offset: float = 0.0) -> TfmccReport:
+    return TfmccReport(session_id=1, timestamp=wire.ts_us(now), rate=int(rate), rflags=flags,
+                       rcvr_id=node_id(ip), recv_rate=int(recv), rtt=int(rtt * 1e6),
+                       loss_rate=int(p * 0xFFFFFFFF), echo_ts=echo_ts, echo_offset=int(offset * 1e6))
+
+
+def packets(out) -> list[TfmccData]:
+    return [m for m in out.messages() if isinstance(m, TfmccData)]
+
+
+def steady(rate: float = 800_000, ip: str = A, now: float = 1.0) -> TfmccSender:
+    """A sender out of slowstart with ``ip`` as CLR at ``rate``."""
+    s = make(initial_rate_bps=1e6)
+    run_until(s, now)
+    feed(s, report(ip, rate, now), now)
+    assert not s.slowstart and s.rate == rate and s.clr == node_id(ip)
+    run_until(s, s.get_timer())  # the next packet echoes that report
+    return s
+
+
+def test_starts_at_one_packet_per_initial_rtt_and_paces() -> None:
+    s = make()
+    out = run_until(s, 2.0)
+    assert s.rate == pytest.approx(8 * S / 0.5)
+    times = [p.timestamp / 1e6 for p in packets(out)]
+    assert times == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
+    assert all(len(d.data) == S for d in out.datagrams)
+    assert {d.dest for d in out.datagrams} == {("239.1.1.1", 5000)}
+
+
+def test_pacing_follows_the_current_rate() -> None:
+    s = steady(800_000)
+    out = run_until(s, 1.2)
+    times = [p.timestamp / 1e6 for p in packets(out)]
+    gaps = {round(b - a, 6) for a, b in zip(times, times[1:])}
+    assert gaps == {0.01}
+
+
+def test_lower_report_decreases_at_once_and_selects_the_clr() -> None:
+    s = steady(800_000)
+    feed(s, report(B, 300_000, 1.1), 1.1)
+    assert s.rate == 300_000 and s.clr == node_id(B)
+    (p,) = packets(run_until(s, s.get_timer()))
+    assert p.clr_id == node_id(B) and p.dflags & TfmccDataFlags.CLR_CHANGED
+
+
+def test_higher_report_from_non_clr_changes_nothing() -> None:
+    s = steady(800_000)
+    feed(s, report(B, 900_000, 1.1), 1.1)
+    assert s.rate == 800_000 and s.clr == node_id(A)
+
+
+def test_increase_is_limited_to_one_packet_per_rtt_per_rtt() -> None:
+    s = steady(400_000)
+    r_max = s.r_max
+    feed(s, report(A, 2_000_000, 1.0), 1.0)  # the CLR now allows much more
+    run_until(s, 2.0)
+    slope = 8 * S / r_max**2  # bits/s per second
+    assert s.rate <= 400_000 + slope * 1.0 + 1
+    assert s.rate >= 400_000 + slope * 0.9
+    assert s.rate < 2_000_000
+
+
+def test_clr_times_out_after_ten_silent_feedback_rounds() -> None:
+    s = steady(400_000)
+    T = s.T()
+    run_until(s, 1.0 + 9 * T)
+    assert s.clr == node_id(A)
+    run_until(s, 1.0 + 13 * (T + s.r_max))
+    assert s.clr is None
+
+
+def test_leaving_clr_is_dropped_at_once() -> None:
+    s = steady(400_000)
+    feed(s, report(A, 400_000, 1.1, flags=HAVE | TfmccReportFlags.LEAVING), 1.1)
+    assert s.clr is None
+    rate = s.rate
+    run_until(s, 3.0)
+    assert s.rate > rate  # no limiting receiver: limited increase resumes
+
+
+def test_echo_priority_new_clr_then_no_rtt_then_others_then_clr() -> None:
+    s = steady(800_000)
+    t = s.now
+    feed(s, report("10.0.1.4", 850_000, t), t)  # other, with RTT (lowest of the three)
+    feed(s, report(C, 900_000, t, flags=TfmccReportFlags.HAVE_LOSS), t)  # no RTT
+    feed(s, report(B, 700_000, t, rtt=0.1), t)  # becomes the new CLR
+    feed(s, report("10.0.1.5", 880_000, t, flags=TfmccReportFlags.HAVE_LOSS), t)  # no RTT, lower
+    out = run_until(s, t + 0.06)
+    echoed = [p.echo_rcvr_id for p in packets(out)]
+    assert echoed[:5] == [node_id(x) for x in (B, "10.0.1.5", C, "10.0.1.4", B)]
+    p0 = packets(out)[0]
+    assert p0.echo_offset == pytest.approx((p0.timestamp / 1e6 - t) * 1e6, abs=2)
+
+
+def _next_round(s: TfmccSender) -> TfmccData:
+    """Run to the first packet of the next feedback round."""
+    rnd = s.fb_round
+    while True:
+        for p in packets(run_until(s, s.get_timer())):
+            if p.fb_round != rnd:
+                return p
+
+
+def test_suppression_rate_echoes_lowest_non_clr_report_of_the_round() -> None:
+    s = steady(800_000)
+    first = _next_round(s)
+    assert first.supp_rate == 0xFFFFFFFF  # reset at the round's start
+    t = s.now
+    feed(s, report(A, 500_000, t), t)  # the CLR's reports do not suppress
+    (p,) = packets(run_until(s, s.get_timer()))
+    assert p.supp_rate == 0xFFFFFFFF
+    feed(s, report(B, 900_000, t), t)
+    feed(s, report(C, 950_000, t), t)
+    (p,) = packets(run_until(s, s.get_timer()))
+    assert p.supp_rate == 900_000
+    feed(s, report(B, 950_000, t), t)  # reports at 950 k keep the lowest
+    assert _next_round(s).supp_rate == 0xFFFFFFFF
+
+
+def test_max_rtt_rises_at_once_and_decays_per_round() -> None:
+    s = steady(800_000)
+    feed(s, report(B, 900_000, 1.1, rtt=0.8), 1.1)
+    (p,) = packets(run_until(s, s.get_timer()))
+    assert p.max_rtt == 800_000
+    rounds = len(s.round_report_counts)
+    while len(s.round_report_counts) < rounds + 3:  # this round, then two more
+        run_until(s, s.get_timer())
+        feed(s, report(A, 800_000, s.now, rtt=0.1), s.now)  # the CLR keeps reporting 0.1 s
+    assert s.r_max == pytest.approx(0.8 * 0.9 * 0.9, rel=1e-6)
+
+
+def test_sender_side_rtt_adjusts_reports_without_rtt() -> None:
+    s = steady(800_000)
+    out = run_until(s, 1.2)
+    last = packets(out)[-1]
+    sent = last.timestamp / 1e6
+    # Receiver B has no RTT; it echoes our packet, held 20 ms, answering at 1.45.
+    rep = report(B, 100_000, 1.45, flags=TfmccReportFlags.HAVE_LOSS, rtt=0.5, p=0.02,
+                 echo_ts=last.timestamp, offset=0.02)
+    feed(s, rep, 1.45)
+    inst = 1.45 - sent - 0.02
+    assert s.rate == pytest.approx(8 * tcp_rate(S, inst, 0.02), rel=1e-3)
+
+
+def test_slowstart_targets_twice_the_minimum_receive_rate() -> None:
+    s = make()
+    ss = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
+    run_until(s, 1.0)
+    feed(s, report(A, 100_000, 1.0, flags=ss, recv=100_000), 1.0)
+    feed(s, report(B, 60_000, 1.0, flags=ss, recv=60_000), 1.0)
+    assert s.slowstart and s.clr == node_id(B)
+    while len(s.round_report_counts) < 1:
+        run_until(s, s.get_timer())
+    run_until(s, s.now + s.r_max + 0.5)
+    assert s.rate == pytest.approx(120_000)
+
+
+def test_first_loss_report_ends_slowstart() -> None:
+    s = make(initial_rate_bps=100_000)
+    run_until(s, 1.0)
+    assert s.slowstart
+    feed(s, report(A, 50_000, 1.0), 1.0)
+    assert not s.slowstart and s.rate == 50_000 and s.clr == node_id(A)
+    (p,) = packets(run_until(s, s.get_timer()))
+    assert not p.dflags & TfmccDataFlags.SLOWSTART
+
+
+def test_rate_halves_after_a_long_silence() -> None:
+    s = steady(800_000)
+    T = s.T()
+    run_until(s, 1.0 + 9 * T)
+    assert s.rate >= 800_000
+    run_until(s, 1.0 + 40 * (T + s.r_max))
+    assert s.rate < 400_000
+
+
+def test_malformed_feedback_is_counted() -> None:
+    s = make()
+    s.receive_datagram(b"\xff" * 40, ("1.1.1.1", 9), 0.1)
+    s.receive_datagram(report(A, 1, 0.1).encode()[:-3], ("1.1.1.1", 9), 0.1)
+    assert s.malformed == 2 and s.reports == 0
+    drain(s)

@@ -1,0 +1,149 @@
+"""The TCP throughput equation and the loss-interval history against published values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hosts.tfrc import (
+    LossHistory,
+    loss_events_per_rtt,
+    loss_rate_full,
+    loss_rate_simple,
+    tcp_rate,
+    tcp_rate_simple,
+    tcp_rate_webrc_pps,
+    tfrc_weights,
+)
+
+
+def test_webrc_paper_value_60_1_packets_per_second() -> None:
+    # WEBRC 5.1.1: p = 0.0089 and t_RTT = 0.2 s in eq. (1) give 60.1 packets/s,
+    # i.e. 492 kbit/s with 1024-byte packets.
+    pps = tcp_rate_webrc_pps(0.2, 0.0089)
+    assert pps == pytest.approx(60.1, abs=0.05)
+    assert pps * 1024 * 8 / 1000 == pytest.approx(492, abs=1)
+
+
+def test_full_equation_with_rto_4rtt_equals_webrc_form() -> None:
+    # WEBRC eq. 1 is the full equation with t_RTO = 4 t_RTT and b = 1.
+    for p in (1e-4, 0.01, 0.05, 0.2):
+        assert tcp_rate(1.0, 0.1, p) == pytest.approx(tcp_rate_webrc_pps(0.1, p), rel=1e-12)
+
+
+def test_tfmcc_paper_fair_rate_10_percent_loss_50ms() -> None:
+    # TFMCC section 3: 10% loss and 50 ms RTT give a fair rate "around 300 KBit/s"
+    # (1000-byte packets).
+    kbps = tcp_rate(1000, 0.05, 0.10) * 8 / 1000
+    assert 270 <= kbps <= 330
+
+
+def test_explicit_rto_changes_the_rate() -> None:
+    assert tcp_rate(1000, 0.1, 0.05, t_rto=1.0) < tcp_rate(1000, 0.1, 0.05)
+
+
+def test_simplified_forms_and_inverses() -> None:
+    # Mathis: T = sqrt(3/2) s / (R sqrt(p)); the full form is lower (timeouts).
+    assert tcp_rate_simple(1000, 0.1, 0.01) == pytest.approx(math.sqrt(1.5) * 1000 / (0.1 * 0.1))
+    assert tcp_rate(1000, 0.1, 0.01) < tcp_rate_simple(1000, 0.1, 0.01)
+    assert loss_rate_simple(1000, 0.1, tcp_rate_simple(1000, 0.1, 0.02)) == pytest.approx(0.02)
+    assert loss_rate_full(1000, 0.1, tcp_rate(1000, 0.1, 0.03)) == pytest.approx(0.03, rel=1e-6)
+
+
+def test_no_loss_means_no_limit() -> None:
+    assert math.isinf(tcp_rate(1000, 0.1, 0.0))
+    with pytest.raises(ValueError):
+        tcp_rate(1000, 0.0, 0.1)
+    with pytest.raises(ValueError):
+        tcp_rate(1000, 0.1, 1.5)
+
+
+def test_loss_events_per_rtt_is_bounded() -> None:
+    # TFMCC appendix A: a TCP flow sees well under one loss event per RTT at any p,
+    # so per-RTT aggregation with a too-high RTT can only matter briefly.
+    peak = max(loss_events_per_rtt(10 ** (-k / 50)) for k in range(0, 250))
+    assert 0.1 < peak < 0.2
+
+
+def test_weights_match_the_paper() -> None:
+    assert [w * 5 for w in tfrc_weights(8)] == pytest.approx([5, 5, 5, 5, 4, 3, 2, 1])
+    with pytest.raises(ValueError):
+        tfrc_weights(7)
+
+
+def _history_with_intervals(intervals: list[int], open_len: int, n: int = 8, **kw) -> LossHistory:
+    """One lost packet every ``intervals[i]`` packets (oldest first), then ``open_len``."""
+    h = LossHistory(n, **kw)
+    lost: set[int] = set()
+    seq = 0
+    for gap in intervals:
+        seq += gap
+        lost.add(seq)
+    total = seq + open_len
+    for s in range(total):
+        if s not in lost:
+            h.on_packet(s, s * 1.0, rtt=0.01)  # 1 s apart: every loss its own event
+    return h
+
+
+def test_loss_interval_average_uses_weights() -> None:
+    h = _history_with_intervals([100, 100, 100, 100, 100, 100, 100, 100, 100], open_len=1)
+    assert h.average_interval() == pytest.approx(100)
+    assert h.loss_event_rate() == pytest.approx(0.01)
+
+
+def test_open_interval_counts_only_when_it_lowers_p() -> None:
+    # A long loss-free stretch raises l_avg(k) above l_avg(k-1): p falls.
+    short = _history_with_intervals([50] * 9, open_len=10)
+    long = _history_with_intervals([50] * 9, open_len=400)
+    assert short.loss_event_rate() == pytest.approx(1 / 50)
+    assert long.loss_event_rate() < 1 / 50
+    w = tfrc_weights(8)
+    expect = (w[0] * 400 + sum(w[i] * 50 for i in range(1, 8))) / sum(w)
+    assert long.average_interval() == pytest.approx(expect, rel=0.02)
+
+
+def test_losses_within_one_rtt_are_one_event() -> None:
+    h = LossHistory()
+    h.on_packet(0, 0.0, rtt=0.5)
+    assert h.on_packet(2, 0.10, rtt=0.5)  # seq 1 lost: new event
+    assert not h.on_packet(4, 0.20, rtt=0.5)  # seq 3 lost 0.2 s later: same event
+    assert h.on_packet(6, 1.00, rtt=0.5)  # seq 5 lost > RTT later: a new event
+    assert len(h.events) == 2
+    assert h.lost == 3
+
+
+def test_history_discounting_lowers_p_after_a_long_quiet_stretch() -> None:
+    plain = _history_with_intervals([20] * 9, open_len=200)
+    disc = _history_with_intervals([20] * 9, open_len=200, discounting=True)
+    assert disc.loss_event_rate() < plain.loss_event_rate()
+
+
+def test_first_interval_can_be_set_and_rescaled() -> None:
+    h = LossHistory()
+    h.on_packet(0, 0.0, 0.1)
+    h.on_packet(2, 0.1, 0.1)
+    h.set_first_interval(400)
+    h.on_packet(3, 0.2, 0.1)
+    assert h.loss_event_rate() == pytest.approx(1 / 400)
+    h.scale_first_interval(0.25)
+    assert h.loss_event_rate() == pytest.approx(1 / 100)
+
+
+def test_remodel_regroups_losses_with_the_measured_rtt() -> None:
+    # Appendix A: losses 0.1 s apart are one event at the initial 0.5 s RTT,
+    # five events once the RTT is known to be 50 ms.
+    h = LossHistory()
+    seq = 0
+    for k in range(5):
+        for _ in range(9):
+            h.on_packet(seq, k * 0.1 + seq * 1e-4, rtt=0.5)
+            seq += 1
+        seq += 1  # one loss each 0.1 s
+    h.on_packet(seq, 0.6, rtt=0.5)
+    assert len(h.events) == 1
+    h.set_first_interval(1000)
+    h.remodel(0.05)
+    assert len(h.events) == 5
+    assert list(h.intervals) == [10.0, 10.0, 10.0, 10.0, 1000.0]

@@ -1,0 +1,328 @@
+"""WEBRC receiver rules (paper 3.1-3.3, Table 2), one test each, scripted packets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from fakes import drain, feed, run_until
+
+from hosts import registry
+from hosts.tfrc import tcp_rate_webrc_pps
+from hosts.webrc import WebrcParams, WebrcReceiver, channel_group, gamma
+from hosts.wire import WEBRC_LAST_PSN, WebrcData
+
+G = "239.2.0.0"
+P = WebrcParams(session_rate_bps=2_000_000, tsd=10.0)
+T, N = P.t, P.n
+BASE = channel_group(G, T, T)
+
+
+def make(**kw) -> WebrcReceiver:
+    params = WebrcParams(**{"session_rate_bps": 2_000_000, **kw})
+    r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", params))
+    r.start(0.0)
+    return r
+
+
+class Script:
+    """Sends packets of the session to one receiver, numbering PSNs per channel."""
+
+    def __init__(self, r: WebrcReceiver, tsi: int = 5) -> None:
+        self.r, self.tsi = r, tsi
+        self.psn: dict[int, int] = {}
+
+    def pkt(self, cn: int, now: float, *, skip: int = 0, psn: int | None = None):
+        p = self.psn.get(cn, 100) + skip if psn is None else psn
+        self.psn[cn] = (p + 1) & 0xFFFF
+        return feed(self.r, WebrcData(session_id=1, cn=cn, psn=p & 0xFFFF, tsi=self.tsi,
+                                      payload=bytes(P.packet_length)), now)
+
+    def steady(self, t0: float, t1: float, pps: float, channels: list[int]):
+        """Packets round-robin over ``channels`` at ``pps`` in [t0, t1), firing epochs."""
+        events = []
+        n = int((t1 - t0) * pps)
+        for i in range(n):
+            t = t0 + i / pps
+            events += run_until(self.r, t).events
+            events += self.pkt(channels[i % len(channels)], t).events
+        events += run_until(self.r, t1).events
+        return events
+
+
+def joins(events) -> list[str]:
+    from hosts.core import JoinGroup
+
+    return [e.group for e in events if isinstance(e, JoinGroup)]
+
+
+def leaves(events) -> list[str]:
+    from hosts.core import LeaveGroup
+
+    return [e.group for e in events if isinstance(e, LeaveGroup)]
+
+
+def test_joins_the_base_channel_first_and_only_it() -> None:
+    r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", P))
+    r.start(0.0)
+    assert drain(r).joins() == [BASE]
+
+
+def test_no_wave_join_before_a_tsi_is_known() -> None:
+    r = make()
+    drain(r)
+    assert joins(run_until(r, 5.0).events) == []
+    assert r.tsi is None
+
+
+def test_base_packet_gives_tsi_and_first_mrtt() -> None:
+    r = make()
+    drain(r)
+    Script(r, tsi=7).pkt(T, 0.8)
+    assert r.tsi == 7
+    # Join at 0, first base packet at 0.8 s; half the base gap (0.5 s) is
+    # taken off, but never more than half the sample: 0.8 - 0.4.
+    assert r.mrtt_samples == [pytest.approx(0.4)]
+    assert r.artt_value == pytest.approx(0.4)
+
+
+def test_joins_next_wave_at_an_epoch_boundary_in_startup() -> None:
+    r = make()
+    drain(r)
+    sc = Script(r, tsi=5)
+    ev = sc.steady(0.1, 1.0, 20, [T])
+    assert joins(ev) == [channel_group(G, 5, T)]  # the oldest active wave: CN = TSI
+    assert r.nwc == 1 and r.pending is not None
+    when = r.pending[1]
+    assert when == pytest.approx(0.5) or when == pytest.approx(1.0)  # epoch boundaries
+
+
+def _startup_with_one_wave(r: WebrcReceiver) -> Script:
+    """Base channel from 0.2 s (MRTT 0.2 s), one wave joined and arriving 0.2 s later."""
+    sc = Script(r, tsi=5)
+    sc.steady(0.2, 1.0, 20, [T])
+    t_join = r.pending[1]
+    sc.pkt(5, t_join + 0.2)  # first packet of the joined wave
+    return sc
+
+
+def test_no_second_join_while_a_join_is_pending() -> None:
+    r = make()
+    drain(r)
+    sc = Script(r, tsi=5)
+    ev = sc.steady(0.1, 1.4, 40, [T])  # the wave never arrives (and has not timed out)
+    assert len(joins(ev)) == 1
+    assert r.timer_at("join_timeout") > 1.4
+
+
+def test_mrtt_from_join_to_first_packet_with_spacing_correction() -> None:
+    r = make()
+    drain(r)
+    sc = Script(r, tsi=5)
+    sc.steady(0.1, 1.0, 20, [T])
+    cn, t_join, gap = r.pending
+    sc.pkt(cn, t_join + 0.3)
+    assert r.mrtt_samples[-1] == pytest.approx(0.3 - min(gap / 2, 0.15))
+    assert r.pending is None
+
+
+def test_artt_uses_the_self_adjusting_estimator() -> None:
+    from hosts.estimators import SelfAdjustingEwma
+
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    e = SelfAdjustingEwma(r.p.artt_alpha, initial=r.mrtt_samples[0])
+    for m in r.mrtt_samples[1:]:
+        e.update(m)
+    assert r.artt_value == pytest.approx(e.value)
+    assert len(r.mrtt_samples) == 2
+    del sc
+
+
+def test_leaves_the_oldest_wave_when_its_slot_ends() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.tsi = 6
+    out = sc.pkt(T, 2.0)
+    assert out.leaves() == [channel_group(G, 5, T)]
+    assert r.nwc == 0 and r.tsi == 6
+
+
+def test_losses_at_the_end_of_a_wave_are_detected_on_leaving() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.pkt(5, 1.5, psn=WEBRC_LAST_PSN - 4)  # the last 4 packets (…65535) never come
+    lost = r.lost
+    sc.tsi = 6
+    sc.pkt(T, 2.0)
+    assert r.lost == lost + 4
+
+
+def test_loss_event_lasts_artt() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    artt = r.artt_value
+    sc.pkt(T, 2.0, skip=1)
+    sc.pkt(T, 2.0 + 0.5 * artt, skip=1)
+    assert r.loss_events == 1
+    sc.pkt(T, 2.0 + 1.5 * artt, skip=1)
+    assert r.loss_events == 2 and r.lost == 3
+
+
+def test_no_join_during_a_loss_event() -> None:
+    # Two receivers get the same script; the control joins at some epoch t_j.
+    # The other loses one packet 50 ms before t_j: inside its loss event
+    # (ARTT ~ 0.2 s) it must not join at t_j.
+    def prepared() -> tuple[WebrcReceiver, Script]:
+        r = make()
+        drain(r)
+        sc = _startup_with_one_wave(r)
+        _steady_state(r, sc)
+        return r, sc
+
+    ctrl, sc = prepared()
+    before = ctrl.joins
+    t = 6.0
+    while ctrl.joins == before:
+        sc.steady(t, t + 0.5, 30, [T, 5])
+        t += 0.5
+    t_join = ctrl.pending[1]
+
+    r, sc = prepared()
+    sc.steady(6.0, t_join - 0.05, 30, [T, 5])
+    sc.pkt(T, t_join - 0.05, skip=1)
+    assert r.in_loss_event(t_join)
+    sc.steady(t_join - 0.04, t_join + 0.01, 30, [T, 5])
+    assert r.joins == before
+
+
+def test_first_loss_ends_startup_with_reqn_equal_to_trr() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    assert r.startup
+    sc.pkt(T, 3.01, skip=1)
+    assert not r.startup and r.startup_exit == "loss"
+    assert r.reqn() == pytest.approx(r.trr, rel=1e-6)  # eq. 6 solved for LOSSP
+    assert r.ssr == pytest.approx(0.75 * r.trr)
+
+
+def test_startup_target_uses_gamma_cubed_then_gamma() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    g = gamma(0.75, r.nwc)
+    assert r.trate() == pytest.approx(g**3 * r.trr * 1.02)
+    sc.pkt(T, 3.01, skip=1)  # out of start-up
+    assert r.trate() == pytest.approx(min(max(r.ssr, r.reqn()), g * r.trr * 1.02))
+
+
+def test_reqn_is_eq_6() -> None:
+    r = make()
+    r.lossp.set_loss_rate(0.01)
+    r.artt = type(r.artt)(0.1, initial=0.2)
+    r.have_artt = True
+    lp = 0.01
+    assert r.reqn() == pytest.approx(math.sqrt(1.5) / (0.2 * math.sqrt(lp) * (1 + 9 * lp * (1 + 32 * lp * lp))))
+    assert r.reqn() == pytest.approx(tcp_rate_webrc_pps(0.2, 0.01))
+
+
+def test_max_reception_rate_caps_the_target() -> None:
+    r = make(max_rate_bps=100_000)
+    drain(r)
+    ev = Script(r, tsi=5).steady(0.2, 3.0, 20, [T])
+    assert r.trate() == pytest.approx(100_000 / (8 * 1024))
+    assert joins(ev) == []  # Γ·ARR (35 pkt/s) exceeds the 12.2 pkt/s cap
+
+
+def test_startup_ends_on_a_large_mrtt_jump() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)  # MRTT sample 0.2 s
+    t = 1.5
+    while r.pending is None:
+        sc.steady(t, t + 0.5, 40, [T, 5])
+        t += 0.5
+    cn, t_join, gap = r.pending
+    assert r.startup
+    sc.pkt(cn, t_join + 1.5)  # the second wave arrives 1.5 s after its join
+    assert not r.startup and r.startup_exit == "mrtt"
+
+
+def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 4.0, 80, [T, 5])
+    assert r.startup
+    sc.steady(4.0, 8.0, 40, [T, 5])  # reception halves: the bottleneck is reached
+    assert not r.startup and r.startup_exit == "rr-lag"
+
+
+def _steady_state(r: WebrcReceiver, sc: Script) -> None:
+    """Out of start-up with one wave, a low loss estimate and TRR ~ 40 pps."""
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    sc.pkt(T, 3.01, skip=1)
+    r.lossp.set_loss_rate(1e-4)  # the equation alone would allow far more
+    sc.steady(3.1, 6.0, 40, [T, 5])
+
+
+def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    joins_before = r.joins
+    sc.steady(6.0, 12.0, 40, [T, 5])  # reception stays flat at its maximum
+    assert r.blocked_overflow > 0 and r.joins == joins_before
+    # LOSSP was reset so that REQN equals the target rate.
+    assert r.reqn() == pytest.approx(r.trate(), rel=0.05)
+
+
+def test_join_proceeds_once_reception_falls_below_its_maximum() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    joins_before = r.joins
+    sc.steady(6.0, 10.0, 30, [T, 5])  # the waves decay: RR drops 25%
+    assert r.joins >= joins_before + 1
+
+
+def test_join_timeout_undoes_a_join_that_never_arrives() -> None:
+    r = make()
+    drain(r)
+    sc = Script(r, tsi=5)
+    ev = sc.steady(0.1, 1.0, 20, [T])
+    (g,) = joins(ev)
+    cn, t_join, gap = r.pending
+    deadline = t_join + max(1.0, 3 * r.artt_value + 2 * gap)
+    ev = sc.steady(1.0, deadline - 0.01, 20, [T])
+    assert r.join_timeouts == 0
+    ev = sc.steady(deadline - 0.01, deadline + 0.6, 20, [T])
+    assert r.join_timeouts == 1
+    assert ev and g in leaves(ev)
+    assert joins(ev) == [g]  # tried again at the next epoch
+
+
+def test_malformed_and_foreign_packets_are_counted() -> None:
+    r = make()
+    r.receive_datagram(b"nonsense", ("1.1.1.1", 1), 0.0)
+    r.receive_datagram(WebrcData(session_id=2, cn=T).encode(), ("1.1.1.1", 1), 0.0)
+    r.receive_datagram(WebrcData(session_id=1, cn=3).encode(), ("1.1.1.1", 1), 0.0)  # not joined
+    assert r.malformed == 1 and r.ignored == 2 and r.received == 0
+
+
+def test_close_leaves_every_group() -> None:
+    r = make()
+    drain(r)
+    _startup_with_one_wave(r)
+    r.close(2.0)
+    assert drain(r).leaves() == [channel_group(G, 5, T), BASE]
+    assert r.get_timer() is None
