@@ -1,0 +1,706 @@
+"""MTCP (Rhee, Balaguru, Rouskas): reliable multicast over a tree of sender's agents.
+
+The sender multicasts; every receiver acknowledges to its parent in a logical
+tree (:mod:`hosts.mtcp_tree`).  A node with children is a *sender's agent*
+(SA): it buffers each packet until all its children acknowledged it, repairs
+its children by unicast, and keeps a TCP-Vegas-like congestion window for the
+paths from the sender to its children.  Each ACK carries a *congestion
+summary* -- the minimum congestion window and the maximum transit window in
+the subtree -- so the sender, itself the root SA, never sends more than
+``min(minCwnd - maxTwnd, advertised window)`` beyond what is in flight.
+
+Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
+
+* relative time delay (RTD): SA clock at ACK arrival minus the sender's clock
+  at transmission, so SAs need no clock synchronisation (:class:`_Rtd`);
+* per-packet retransmission timers: first ``send time + RTO_RTD``, then
+  ``RTO_RTT`` doubling on each expiry (:meth:`_Agent._on_packet_timer`);
+* SACK (bitmap) ACKs delayed by ``ack_delay`` and NACKs to the parent;
+* repair by unicast on NACK unless resent to that child within its RTT, or on
+  timeout, paced by a per-child retransmission window (:class:`_Child`);
+* cwnd: slow start (+1 per packet ACKed by all children), Vegas congestion
+  avoidance on RTD differences; only timeouts or repeated NACKs shrink it --
+  an independent loss repaired on the first NACK does not;
+* twnd: +1 per new packet, -1 per packet ACKed by all children, 0 on timeout;
+* window-update ACKs every 0.5 s (+1 s each time) while no summary was sent,
+  which breaks the deadlock of section 3.9.
+
+Switch-assisted mode: the P4 program folds ACK summaries arriving from its
+downstream ports (minimum ``cum_ack``, ``min_cwnd`` and ``adv_wnd``, maximum
+``max_twnd``) and sends one upstream with ``Flags.AGGREGATED``.  The sender's
+logic does not change: a folded source is one more child whose repairs go by
+multicast, since the sender cannot tell which receivers behind it lack a packet.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from hosts import mtcp_tree
+from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.registry import ParamError, SessionConfig
+from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
+from hosts.wire import (
+    MAX_NACK_SEQS,
+    Flags,
+    MtcpAck,
+    MtcpData,
+    MtcpNack,
+    MtcpWindowUpdate,
+    WireError,
+    decode,
+    ts_diff_us,
+    ts_us,
+)
+
+#: ``min_cwnd`` a leaf reports: it has no window, so it never limits the minimum.
+NO_CWND = 0xFFFFFFFF
+#: The child id under which the sender keeps switch-folded summaries (no host has id 0).
+FOLD_ID = 0
+
+
+@dataclass
+class MtcpParams:
+    """MTCP parameters; sources in ``docs/protocols/mtcp.md``."""
+
+    packet_size: int = 1000
+    total_packets: int = 0  # 0: send for ever
+    tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
+    receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
+    k: int = 16
+    assisted: bool = False
+    ack_delay: float = 0.02
+    rcv_buffer: int = 256
+    initial_ssthresh: float = 64.0
+    vegas_alpha: float = 1.0
+    vegas_beta: float = 3.0
+    vegas_gamma: float = 1.0
+    dup_nack_thresh: int = 3
+    wupdate_initial: float = 0.5
+    wupdate_step: float = 1.0
+    min_rto: float = 0.2
+    initial_rto: float = 1.0
+    hello_interval: float = 1.0
+    metric_interval: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1:
+            raise ValueError("k, rcv_buffer and dup_nack_thresh must be >= 1")
+        if self.ack_delay < 0 or self.wupdate_initial <= 0 or self.wupdate_step < 0:
+            raise ValueError("ack_delay, wupdate_initial and wupdate_step must be positive")
+        if not 0 <= self.vegas_alpha <= self.vegas_beta:
+            raise ValueError("need 0 <= vegas_alpha <= vegas_beta")
+        if self.assisted and self.tree:
+            raise ValueError("switch-assisted sessions use the flat tree (leave 'tree' empty)")
+        if self.tree:
+            mtcp_tree.parse(self.tree, mtcp_tree.root_of(self.tree), self.k)  # TreeError is a ValueError
+
+
+class _Rtd:
+    """Relative time delay estimator (TCP's srtt/rttvar rules on RTD samples).
+
+    RTD samples may be negative (the clocks are not synchronised); only their
+    differences matter, so the timeout is ``srtd + max(4 * rtdvar, min_rto)``
+    on the sender's time axis and the minimum is Vegas' base.
+    """
+
+    def __init__(self, min_rto: float) -> None:
+        self.srtd: float | None = None
+        self.rtdvar = 0.0
+        self.base: float | None = None
+        self.min_rto = min_rto
+
+    def sample(self, rtd: float) -> None:
+        if self.srtd is None:
+            self.srtd, self.rtdvar = rtd, abs(rtd) / 2
+        else:
+            self.rtdvar += 0.25 * (abs(self.srtd - rtd) - self.rtdvar)
+            self.srtd += 0.125 * (rtd - self.srtd)
+        self.base = rtd if self.base is None else min(self.base, rtd)
+
+    @property
+    def rto(self) -> float | None:
+        if self.srtd is None:
+            return None
+        return self.srtd + max(4 * self.rtdvar, self.min_rto)
+
+
+@dataclass
+class _Child:
+    """An SA's state for one child (a receiver, an SA, or a folded switch summary)."""
+
+    nid: int
+    addr: Address
+    rtd: _Rtd
+    rtt: RttEstimator
+    sb: Scoreboard = field(default_factory=Scoreboard)
+    heard: bool = False
+    aggregated: bool = False
+    nack_only: bool = False  # known only from NACKs (behind a folding switch)
+    min_cwnd: int = NO_CWND
+    max_twnd: int = 0
+    adv_wnd: int = 0
+    round_min_rtd: float | None = None
+    # Retransmission window (section 3.6): initial 1, TCP-like growth, never reset when idle.
+    rwnd: float = 1.0
+    rssthresh: float = 64.0
+    rinflight: dict[int, float] = field(default_factory=dict)
+    rqueue: set[int] = field(default_factory=set)
+    last_tx: dict[int, float] = field(default_factory=dict)
+    rexmits: dict[int, int] = field(default_factory=dict)
+    nacks: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Buffered:
+    """A packet an SA holds until every child acknowledged it."""
+
+    sender_ts: int
+    size: int
+    acks: int
+    deadline: float
+    stage: int = 0  # 0: RTD-based timer; n: RTT-based, backed off 2**(n-1)
+
+
+class _Agent(Endpoint):
+    """What the sender and every SA share: children, buffer, timers, windows."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: MtcpParams = config.params if config.params is not None else MtcpParams()
+        self.me = config.local
+        self.nid = node_id(config.local)
+        self.group: Address = (config.group, config.port)
+        try:
+            self.tree = mtcp_tree.parse(self.p.tree, config.sender, self.p.k)
+        except mtcp_tree.TreeError as e:
+            raise ParamError(f"MtcpParams.tree: {e} (the sender is {config.sender})") from None
+        self.children: dict[int, _Child] = {}
+        self.buf: dict[int, _Buffered] = {}
+        for c in self.tree.children_of(self.me):
+            self._child(node_id(c), (c, config.port))
+        self._timers_heap: list[tuple[float, int]] = []
+        self.cwnd = 1.0
+        self.ssthresh = float(self.p.initial_ssthresh)
+        self.twnd = 0
+        self.recover = 0  # cwnd reacts once per window: losses at or below this are old news
+        self.trend = 1  # Vegas decision of the last round: +1, 0, -1 packet per round
+        self.round_end = 0
+        self.round_start = 0.0
+        self.round_acked = 0
+        self.highest_buffered = 0
+        # Counters for metrics and tests.
+        self.timeouts = 0
+        self.nack_rexmits = 0
+        self.timer_rexmits = 0
+        self.suppressed_nacks = 0
+        self.cwnd_cuts = 0
+        self.summaries_in = 0
+
+    # Children ------------------------------------------------------------------
+    def _child(self, nid: int, addr: Address) -> _Child:
+        c = self.children.get(nid)
+        if c is None:
+            rtt = RttEstimator(initial_rto=self.p.initial_rto, min_rto=self.p.min_rto)
+            c = _Child(nid, addr, _Rtd(self.p.min_rto), rtt, rssthresh=self.p.initial_ssthresh)
+            self.children[nid] = c
+            for s, b in self.buf.items():
+                b.acks = sum(1 for x in self._acking() if x.sb.acked(s))
+        return c
+
+    def _acking(self) -> list[_Child]:
+        return [c for c in self.children.values() if not c.nack_only]
+
+    def _ack_limit(self) -> int:
+        """Highest packet a child may acknowledge: what exists, as far as we know.
+
+        A child may be ahead of its agent (it got a packet the agent lost), so
+        an agent allows a margin of its buffer size beyond what it has seen.
+        """
+        return self.highest_buffered + self.p.rcv_buffer
+
+    def rto_rtd(self) -> float:
+        """Section 3.4: an SA's RTO_RTD is the maximum over its children."""
+        vals = [c.rtd.rto for c in self._acking() if c.rtd.rto is not None]
+        return max(vals) if vals else self.p.initial_rto
+
+    def rto_rtt(self) -> float:
+        vals = [c.rtt.rto for c in self._acking()]
+        return max(vals) if vals else self.p.initial_rto
+
+    def summary(self) -> tuple[int, int, int]:
+        """(minCwnd, maxTwnd, advertised window) of this node's subtree (section 3.7)."""
+        kids = self._acking()
+        if not kids:
+            return NO_CWND, 0, self.p.rcv_buffer  # a leaf limits nothing but its buffer
+        heard = [c for c in kids if c.heard]
+        min_cwnd = min([int(self.cwnd)] + [c.min_cwnd for c in heard])
+        max_twnd = max([self.twnd] + [c.max_twnd for c in heard])
+        adv = min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
+        return min_cwnd, max_twnd, adv
+
+    # Buffering -------------------------------------------------------------------
+    def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
+        """Hold a packet first received (or, at the sender, first sent)."""
+        if seq in self.buf or not self._acking():
+            return
+        acks = sum(1 for c in self._acking() if c.sb.acked(seq))
+        if acks >= len(self._acking()):
+            return
+        if repaired:
+            deadline = now + self.rto_rtt()
+        else:
+            age = ts_diff_us(ts_us(now), sender_ts) / 1e6  # RTD of this packet so far
+            deadline = now + max(0.0, self.rto_rtd() - age)
+        self.buf[seq] = _Buffered(sender_ts, size, acks, deadline)
+        heapq.heappush(self._timers_heap, (deadline, seq))
+        self.twnd += 1
+        if seq > self.highest_buffered:
+            self.highest_buffered = seq
+        if self.round_end == 0:
+            self.round_end, self.round_start = seq, now
+        self._arm_packet_timer()
+
+    def _arm_packet_timer(self) -> None:
+        h = self._timers_heap
+        while h and (h[0][1] not in self.buf or self.buf[h[0][1]].deadline != h[0][0]):
+            heapq.heappop(h)
+        if h:
+            if self.timer_at("pkt") != h[0][0]:
+                self.set_timer("pkt", h[0][0])
+        else:
+            self.cancel_timer("pkt")
+
+    def _set_deadline(self, seq: int, when: float) -> None:
+        b = self.buf[seq]
+        b.deadline = when
+        heapq.heappush(self._timers_heap, (when, seq))
+
+    # Feedback from children ------------------------------------------------------
+    def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
+        if msg.flags & Flags.AGGREGATED:
+            # A switch's fold keeps the reporter's node_id and address, but
+            # speaks for every receiver below it: one child, repaired by multicast.
+            c = self._child(FOLD_ID, self.group)
+            c.aggregated = True
+        else:
+            c = self._child(msg.node_id, src)
+            c.addr = src  # repairs go where its feedback comes from (its bound port)
+        c.nack_only = False
+        c.heard = True
+        c.min_cwnd, c.max_twnd, c.adv_wnd = msg.min_cwnd, msg.max_twnd, msg.adv_wnd
+        self.summaries_in += 1
+        if msg.echo_ts and isinstance(msg, MtcpAck):
+            rtd = ts_diff_us(ts_us(now), msg.echo_ts) / 1e6
+            c.rtd.sample(rtd)
+            c.round_min_rtd = rtd if c.round_min_rtd is None else min(c.round_min_rtd, rtd)
+        newly = c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit())
+        n = len(self._acking())
+        for s in newly:
+            sent = c.rinflight.pop(s, None)
+            if sent is not None:
+                if c.rexmits.get(s, 0) == 1:  # Karn: only unambiguous samples
+                    c.rtt.sample(now - sent)
+                self._rwnd_grow(c)
+            c.rqueue.discard(s)
+            c.last_tx.pop(s, None)
+            c.rexmits.pop(s, None)
+            c.nacks.pop(s, None)
+            b = self.buf.get(s)
+            if b is None:
+                continue
+            b.acks += 1
+            if b.acks >= n:
+                del self.buf[s]
+                self._acked_by_all(s, now)
+        self._pump_repairs(c, now)
+        self._arm_packet_timer()
+
+    def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
+        c = self.children.get(msg.node_id)
+        if c is None:
+            # Behind a folding switch: repair it directly, without counting it as a child.
+            c = self._child(msg.node_id, src)
+            c.nack_only = True
+        if not c.nack_only:
+            c.sb.update(msg.cum_ack, limit=self._ack_limit())
+        congested = False
+        for s in msg.missing:
+            if c.sb.acked(s) or s not in self.buf:
+                continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
+            last = c.last_tx.get(s)
+            window = (c.rtt.srtt if c.rtt.srtt is not None else self.p.initial_rto) + self.p.ack_delay
+            if last is not None and now - last < window:
+                self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
+                continue
+            c.rinflight.pop(s, None)  # an older repair of it is presumed lost
+            c.nacks[s] = c.nacks.get(s, 0) + 1
+            if c.nacks[s] >= self.p.dup_nack_thresh:
+                c.nacks[s] = 0
+                congested = congested or s > self.recover
+            c.rqueue.add(s)
+        if congested:
+            self._congestion(now, timeout=False)
+        self._pump_repairs(c, now, from_nack=True)
+        self._arm_packet_timer()
+
+    # Windows -----------------------------------------------------------------------
+    def _acked_by_all(self, s: int, now: float) -> None:
+        """A packet left the subtree's pipe: twnd shrinks, cwnd grows (Vegas-style)."""
+        self.twnd = max(0, self.twnd - 1)
+        self.round_acked += 1
+        if self.cwnd < self.ssthresh:
+            self.cwnd += 1.0
+        elif self.trend:
+            self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
+        if s >= self.round_end:
+            self._end_round(now)
+
+    def vegas_diff(self, now: float) -> float | None:
+        """Packets queued on the worst child's path: ack rate times (RTD - base RTD)."""
+        dur = now - self.round_start
+        if dur <= 0 or self.round_acked == 0:
+            return None
+        rate = self.round_acked / dur
+        diffs = [
+            rate * (c.round_min_rtd - c.rtd.base)
+            for c in self._acking()
+            if c.round_min_rtd is not None and c.rtd.base is not None
+        ]
+        return max(diffs) if diffs else None
+
+    def _end_round(self, now: float) -> None:
+        diff = self.vegas_diff(now)
+        if diff is not None:
+            if self.cwnd < self.ssthresh:
+                if diff > self.p.vegas_gamma:  # Vegas leaves slow start early
+                    self.ssthresh = self.cwnd
+            if diff < self.p.vegas_alpha:
+                self.trend = 1
+            elif diff > self.p.vegas_beta:
+                self.trend = -1
+            else:
+                self.trend = 0
+        for c in self.children.values():
+            c.round_min_rtd = None
+        self.round_acked = 0
+        self.round_start = now
+        self.round_end = max(self.highest_buffered, self.round_end + 1)
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        """Timeouts (and repeated NACKs) shrink cwnd, once per window of packets."""
+        self.cwnd_cuts += 1
+        self.ssthresh = max(2.0, self.cwnd / 2)
+        self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)
+        self.recover = self.highest_buffered
+        if timeout:
+            self.twnd = 0
+
+    def _rwnd_grow(self, c: _Child) -> None:
+        if c.rwnd < c.rssthresh:
+            c.rwnd += 1.0
+        else:
+            c.rwnd += 1.0 / c.rwnd
+
+    # Repairs ------------------------------------------------------------------------
+    def _pump_repairs(self, c: _Child, now: float, from_nack: bool = False) -> None:
+        """Send queued repairs to ``c`` while its retransmission window allows."""
+        for s in sorted(c.rqueue):
+            if len(c.rinflight) >= int(c.rwnd):
+                break
+            c.rqueue.discard(s)
+            b = self.buf.get(s)
+            if b is None or c.sb.acked(s):
+                continue
+            self._repair(c, s, b, now)
+            if from_nack:
+                self.nack_rexmits += 1
+            else:
+                self.timer_rexmits += 1
+
+    def _repair(self, c: _Child, s: int, b: _Buffered, now: float) -> None:
+        data = MtcpData(
+            session_id=self.cfg.session_id,
+            seq=s,
+            timestamp=b.sender_ts,
+            flags=Flags.RETRANSMIT,
+            payload=payload_for(s, b.size),
+        ).encode()
+        self.send(self.group if c.aggregated else c.addr, data)
+        c.rinflight[s] = now
+        c.last_tx[s] = now
+        c.rexmits[s] = c.rexmits.get(s, 0) + 1
+        b.stage = max(b.stage, 1)
+        self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+
+    def _on_packet_timer(self, now: float) -> None:
+        """Section 3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
+        due = []
+        h = self._timers_heap
+        while h and h[0][0] <= now:
+            when, s = heapq.heappop(h)
+            b = self.buf.get(s)
+            if b is not None and b.deadline == when and s not in due:
+                due.append(s)
+        cut = False
+        for s in sorted(due):
+            b = self.buf[s]
+            self.timeouts += 1
+            if s > self.recover:
+                cut = True
+            for c in self._acking():
+                if c.sb.acked(s):
+                    continue
+                if c.rinflight.pop(s, None) is not None:
+                    # A repair was lost: the retransmission window restarts (as cwnd would).
+                    c.rssthresh = max(1.0, c.rwnd / 2)
+                    c.rwnd = 1.0
+                c.rqueue.add(s)
+            b.stage += 1
+            self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+        if cut:
+            self._congestion(now, timeout=True)
+        for c in self._acking():
+            self._pump_repairs(c, now)
+        self._arm_packet_timer()
+
+    def _summary_fields(self) -> dict[str, int]:
+        mc, mt, adv = self.summary()
+        return {"min_cwnd": min(mc, NO_CWND), "max_twnd": min(mt, NO_CWND), "adv_wnd": adv}
+
+
+class MtcpSender(_Agent):
+    """The root of the tree: multicasts data under the tree's summaries."""
+
+    role = "mtcp-sender"
+
+    def _ack_limit(self) -> int:
+        return self.next_seq - 1
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.next_seq = 1
+        self.started = False
+        self.done = False
+        self.sent_ts: dict[int, int] = {}
+
+    def _ready(self) -> bool:
+        kids = self._acking()
+        if self.p.assisted:
+            # Folds hide how many receivers there are: one heard summary suffices.
+            return any(c.heard for c in kids)
+        want = len(self.tree.children_of(self.me)) or self.p.receivers
+        return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
+
+    def current_window(self) -> int:
+        """Section 3.7: ``minCwnd - maxTwnd``, bounded by the advertised window.
+
+        A snapshot: the sender computes it when feedback (or a timer) arrives
+        and sends at most that many new packets until the next one -- the
+        paper's "amount no more than the current window".  Recomputing it
+        after every packet would let the sender's own twnd hide a child's
+        larger one.
+        """
+        min_cwnd, max_twnd, adv = self.summary()
+        win = min_cwnd - max_twnd
+        lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
+        room = lowest + adv - (self.next_seq - 1)
+        return min(win, room)
+
+    def on_start(self, now: float) -> None:
+        self.set_timer("metric", now + self.p.metric_interval)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if msg.session_id != self.cfg.session_id:
+            return
+        if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
+            self._on_feedback(msg, src, now)
+        elif isinstance(msg, MtcpNack):
+            self._on_nack(msg, src, now)
+        else:
+            return
+        self._pump(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "pkt":
+            self._on_packet_timer(now)
+            self._pump(now)
+        elif name == "metric":
+            self._metric()
+            if not self.done:
+                self.set_timer("metric", now + self.p.metric_interval)
+
+    def _pump(self, now: float) -> None:
+        if self.done:
+            return
+        if not self.started:
+            if not self._ready():
+                return
+            self.started = True
+        allowance = self.current_window()
+        while allowance >= 1:
+            if self.p.total_packets and self.next_seq > self.p.total_packets:
+                break
+            allowance -= 1
+            s = self.next_seq
+            self.next_seq += 1
+            ts = ts_us(now)
+            self.send(self.group, MtcpData(
+                session_id=self.cfg.session_id, seq=s, timestamp=ts,
+                payload=payload_for(s, self.p.packet_size)).encode())
+            self._buffer(s, ts, self.p.packet_size, now)
+        if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:
+            self.done = True
+            self.cancel_timer("pkt")
+            self._metric("done")
+
+    def _metric(self, state: str = "") -> None:
+        mc, mt, adv = self.summary()
+        self.metric(
+            {
+                "cwnd": self.cwnd,
+                "twnd": self.twnd,
+                "min_cwnd": mc,
+                "max_twnd": mt,
+                "adv_wnd": adv,
+                "packets_sent": self.next_seq - 1,
+                "timeouts": self.timeouts,
+                "summaries_in": self.summaries_in,
+                "rtt_s": max((c.rtd.srtd or 0.0) for c in self._acking()) if self._acking() else 0.0,
+            },
+            state or ("slowstart" if self.cwnd < self.ssthresh else "steady"),
+        )
+
+
+class MtcpReceiver(_Agent):
+    """A receiver; with children in the tree it is also a sender's agent."""
+
+    role = "mtcp-receiver"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        parent = self.tree.parent_of(self.me) or config.sender
+        self.parent: Address = (parent, config.port)
+        self.rbuf = ReceiveBuffer(self.p.rcv_buffer)
+        self.echo_ts = 0
+        self.echo_at = 0.0
+        self.wupdate_period = self.p.wupdate_initial
+        self.got_data = False
+        self.corrupt = 0
+        self.acks_sent = 0
+        self.nacks_sent = 0
+        self.wupdates_sent = 0
+        self.last_summary: dict[str, int] = {}
+
+    def _ack_limit(self) -> int:
+        return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
+
+    @property
+    def is_agent(self) -> bool:
+        return bool(self._acking())
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self._feedback(MtcpWindowUpdate, now)  # hello: the parent learns of us at once
+        self.set_timer("wupdate", now + self.wupdate_period)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if msg.session_id != self.cfg.session_id:
+            return
+        if isinstance(msg, MtcpData):
+            self._on_data(msg, now)
+        elif isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
+            if msg.node_id not in self.children:
+                return  # only our children in the tree report to us
+            if isinstance(msg, MtcpNack):
+                self._on_nack(msg, src, now)
+            else:
+                self._on_feedback(msg, src, now)
+                # Section 3.9: ACKs wait so an agent can fold its children's
+                # reports in; a changed summary goes up in the next ACK round.
+                if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
+                    self.set_timer("ack", now + self.p.ack_delay)
+
+    def _on_data(self, m: MtcpData, now: float) -> None:
+        if m.seq < 1:
+            return
+        if m.payload != payload_for(m.seq, len(m.payload)):
+            self.corrupt += 1
+            return
+        new, delivered = self.rbuf.add(m.seq, len(m.payload))
+        for d in delivered:
+            self.emit(d)
+        if not new:
+            return
+        self.got_data = True
+        retransmitted = bool(m.flags & Flags.RETRANSMIT)
+        if not retransmitted:
+            # Echo the send time of the last original transmission (a repair's
+            # old stamp would inflate the parent's RTD).
+            self.echo_ts, self.echo_at = m.timestamp, now
+            self.wupdate_period = self.p.wupdate_initial  # reset on a new packet from the sender
+            self.set_timer("wupdate", now + self.wupdate_period)
+        if self.is_agent:
+            self._buffer(m.seq, m.timestamp, len(m.payload), now, repaired=retransmitted)
+            for c in self._acking():
+                if m.seq in c.rqueue:
+                    self._pump_repairs(c, now)
+        if self.timer_at("ack") is None:
+            self.set_timer("ack", now + self.p.ack_delay)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "ack":
+            self._feedback(MtcpAck, now)
+            missing = self.rbuf.missing(MAX_NACK_SEQS)
+            if missing:
+                self.nacks_sent += 1
+                self.send(self.parent, MtcpNack(
+                    session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
+                    node_id=self.nid, missing=tuple(missing)).encode())
+        elif name == "wupdate":
+            # Section 3.9: no summary sent within the period -- send one anyway.
+            self._feedback(MtcpWindowUpdate, now)
+            if self.got_data:  # before any data it is a hello: repeat it at the first period
+                self.wupdate_period += self.p.wupdate_step
+            self.set_timer("wupdate", now + self.wupdate_period)
+        elif name == "pkt":
+            self._on_packet_timer(now)
+
+    def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float) -> None:
+        echo = 0
+        if self.echo_ts:
+            hold = int(round((now - self.echo_at) * 1e6))
+            echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1
+        fields = self._summary_fields()
+        self.last_summary = dict(fields)
+        fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
+        msg = cls(
+            session_id=self.cfg.session_id,
+            timestamp=ts_us(now),
+            cum_ack=self.rbuf.cum_ack,
+            node_id=self.nid,
+            echo_ts=echo,
+            sack_bitmap=self.rbuf.sack_bitmap(),
+            **fields,
+        )
+        if cls is MtcpAck:
+            self.acks_sent += 1
+            if self.timer_at("wupdate") is not None:
+                self.set_timer("wupdate", now + self.wupdate_period)
+        else:
+            self.wupdates_sent += 1
+        self.send(self.parent, msg.encode())

@@ -1,0 +1,253 @@
+"""Reliable-delivery pieces shared by the window-based protocols (RLA, MTCP).
+
+Sequence numbers start at 1.  A *cumulative ACK* ``c`` says every packet
+``1..c`` has arrived (``c == 0``: none yet), so the first packet is never a
+special case and ``0`` fits the unsigned wire field.
+
+* :class:`ReceiveBuffer` -- a receiver's reorder buffer: accepts packets in any
+  order, hands them to the application in order (as :class:`hosts.core.Delivered`
+  events), and describes what it holds as a cumulative ACK plus SACK blocks
+  (RFC 2018 order: the block holding the latest arrival first) or as a bitmap.
+* :class:`Scoreboard` -- a sender's (or MTCP agent's) view of one receiver:
+  what it has acknowledged cumulatively or selectively, merged over reports so
+  a block left out of one report is not forgotten.
+* :class:`RttEstimator` -- RFC 6298 smoothed RTT, variance, RTO and back-off.
+* :func:`payload_for` -- the deterministic application bytes of packet ``seq``,
+  so a receiver can check every delivered byte without the sender storing data.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from hosts.core import Delivered
+
+
+def payload_for(seq: int, size: int) -> bytes:
+    """Application data of packet ``seq``: its number repeated (checkable, no storage)."""
+    if size <= 0:
+        return b""
+    unit = seq.to_bytes(4, "big")
+    return (unit * (size // 4 + 1))[:size]
+
+
+def blocks_from_set(seqs: set[int] | frozenset[int]) -> list[tuple[int, int]]:
+    """Sorted half-open ranges ``[start, end)`` covering ``seqs``."""
+    out: list[tuple[int, int]] = []
+    for s in sorted(seqs):
+        if out and out[-1][1] == s:
+            out[-1] = (out[-1][0], s + 1)
+        else:
+            out.append((s, s + 1))
+    return out
+
+
+class ReceiveBuffer:
+    """A receiver's reorder buffer with in-order delivery.
+
+    ``capacity`` is the number of out-of-order packets it can hold; what is
+    left is the advertised buffer (flow control).  Packets that do not fit are
+    dropped and counted (the sender will retransmit them), never delivered out
+    of order.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self.cum_ack = 0
+        self._held: dict[int, int] = {}  # seq -> size, all > cum_ack
+        self._sorted: list[int] = []
+        self.last_arrival: int | None = None
+        self.delivered_packets = 0
+        self.delivered_bytes = 0
+        self.duplicates = 0
+        self.overflow = 0
+
+    @property
+    def free(self) -> int:
+        """Buffers still available (the advertised window, in packets)."""
+        return self.capacity - len(self._held)
+
+    @property
+    def highest(self) -> int:
+        """Highest sequence number received so far (``cum_ack`` if none above it)."""
+        return self._sorted[-1] if self._sorted else self.cum_ack
+
+    def has(self, seq: int) -> bool:
+        return seq <= self.cum_ack or seq in self._held
+
+    def add(self, seq: int, size: int) -> tuple[bool, list[Delivered]]:
+        """Accept packet ``seq``; return (new?, the packets now deliverable in order)."""
+        if seq < 1:
+            raise ValueError(f"sequence numbers start at 1, got {seq}")
+        if self.has(seq):
+            self.duplicates += 1
+            return False, []
+        if seq != self.cum_ack + 1 and len(self._held) >= self.capacity:
+            self.overflow += 1
+            return False, []
+        self.last_arrival = seq
+        self._held[seq] = size
+        bisect.insort(self._sorted, seq)
+        out: list[Delivered] = []
+        while self.cum_ack + 1 in self._held:
+            self.cum_ack += 1
+            sz = self._held.pop(self.cum_ack)
+            self._sorted.pop(0)
+            self.delivered_packets += 1
+            self.delivered_bytes += sz
+            out.append(Delivered(self.cum_ack, sz))
+        return True, out
+
+    def missing(self, limit: int = 64) -> list[int]:
+        """Holes below the highest packet received, lowest first (for NACKs)."""
+        out: list[int] = []
+        s = self.cum_ack + 1
+        for h in self._sorted:
+            while s < h and len(out) < limit:
+                out.append(s)
+                s += 1
+            s = h + 1
+            if len(out) >= limit:
+                break
+        return out
+
+    def sack_blocks(self, limit: int = 16) -> tuple[tuple[int, int], ...]:
+        """Half-open blocks above ``cum_ack``; the one holding the latest arrival first."""
+        blocks = blocks_from_set(set(self._held))
+        if self.last_arrival is not None:
+            for i, (a, b) in enumerate(blocks):
+                if a <= self.last_arrival < b:
+                    blocks.insert(0, blocks.pop(i))
+                    break
+        return tuple(blocks[:limit])
+
+    def sack_bitmap(self, bits: int = 32) -> int:
+        """Bit i (LSB first) set when packet ``cum_ack + 1 + i`` is held."""
+        base = self.cum_ack + 1
+        out = 0
+        for s in self._sorted:
+            i = s - base
+            if i >= bits:
+                break
+            out |= 1 << i
+        return out
+
+
+class Scoreboard:
+    """What one receiver has acknowledged, merged across its reports.
+
+    Reports may arrive reordered; the cumulative ACK only moves forward and
+    selectively acknowledged packets are remembered until the cumulative ACK
+    passes them.
+    """
+
+    def __init__(self) -> None:
+        self.cum_ack = 0
+        self.sacked: set[int] = set()
+        self.highest = 0  # highest packet known received
+
+    def update(self, cum_ack: int, blocks: tuple[tuple[int, int], ...] | list[tuple[int, int]] = (),
+               limit: int | None = None) -> list[int]:
+        """Merge one report; return packets newly known to be received (sorted).
+
+        ``limit`` is the highest packet the caller can know of (a sender: the
+        last one it sent): a report claiming more is clipped to it, so a
+        corrupt or hostile report cannot make the caller walk 2**32 numbers.
+        """
+        if limit is not None:
+            cum_ack = min(cum_ack, limit)
+            blocks = [(a, min(b, limit + 1)) for a, b in blocks if a <= limit]
+        new: list[int] = []
+        if cum_ack > self.cum_ack:
+            for s in range(self.cum_ack + 1, cum_ack + 1):
+                if s not in self.sacked:
+                    new.append(s)
+            self.sacked = {s for s in self.sacked if s > cum_ack}
+            self.cum_ack = cum_ack
+        for start, end in blocks:
+            if end <= start:
+                continue
+            for s in range(max(start, self.cum_ack + 1), end):
+                if s not in self.sacked:
+                    self.sacked.add(s)
+                    new.append(s)
+        if new:
+            self.highest = max(self.highest, max(new))
+        self.highest = max(self.highest, self.cum_ack)
+        # Fold SACKed packets contiguous with the cumulative ACK into it.
+        while self.cum_ack + 1 in self.sacked:
+            self.cum_ack += 1
+            self.sacked.discard(self.cum_ack)
+        new.sort()
+        return new
+
+    def update_bitmap(self, cum_ack: int, bitmap: int, bits: int = 32, limit: int | None = None) -> list[int]:
+        """Merge an MTCP-style report: bit i set = packet ``cum_ack + 1 + i`` received."""
+        blocks = [(cum_ack + 1 + i, cum_ack + 2 + i) for i in range(bits) if bitmap >> i & 1]
+        return self.update(cum_ack, blocks, limit)
+
+    def acked(self, seq: int) -> bool:
+        return seq <= self.cum_ack or seq in self.sacked
+
+    def lost(self, dupthresh: int = 3) -> list[int]:
+        """Packets deemed lost: unacknowledged with one at least ``dupthresh`` higher SACKed.
+
+        This is RLA's rule 1 (and TCP SACK's): reordering of fewer than
+        ``dupthresh`` packets is tolerated.
+        """
+        limit = self.highest - dupthresh
+        return [s for s in range(self.cum_ack + 1, limit + 1) if s not in self.sacked]
+
+
+@dataclass
+class RttEstimator:
+    """RFC 6298 estimator: srtt, rttvar and RTO with exponential back-off.
+
+    ``min_rto``/``max_rto`` bound the timeout (RFC 6298 recommends 1 s as the
+    minimum for the Internet; p4mcc uses a smaller default because the same
+    cores run on sub-millisecond emulated links, and records it in the
+    protocol docs).
+    """
+
+    initial_rto: float = 1.0
+    min_rto: float = 0.2
+    max_rto: float = 60.0
+    alpha: float = 1 / 8
+    beta: float = 1 / 4
+    k: float = 4.0
+    srtt: float | None = None
+    rttvar: float = 0.0
+    backoff: int = field(default=0)
+    samples: int = 0
+
+    def sample(self, rtt: float) -> None:
+        """Feed one measurement (seconds); resets the back-off (RFC 6298 5.7)."""
+        if rtt < 0:
+            return
+        if self.srtt is None:
+            self.srtt = rtt
+            self.rttvar = rtt / 2
+        else:
+            self.rttvar = (1 - self.beta) * self.rttvar + self.beta * abs(self.srtt - rtt)
+            self.srtt = (1 - self.alpha) * self.srtt + self.alpha * rtt
+        self.samples += 1
+        self.backoff = 0
+
+    @property
+    def base_rto(self) -> float:
+        if self.srtt is None:
+            return self.initial_rto
+        return min(self.max_rto, max(self.min_rto, self.srtt + self.k * self.rttvar))
+
+    @property
+    def rto(self) -> float:
+        """Current timeout including back-off."""
+        return min(self.max_rto, self.base_rto * (2 ** self.backoff))
+
+    def back_off(self) -> None:
+        """Double the timeout after it expired (RFC 6298 5.5)."""
+        if self.base_rto * (2 ** self.backoff) < self.max_rto:
+            self.backoff += 1

@@ -1,0 +1,533 @@
+"""RLA -- the Random Listening Algorithm (Wang and Schwartz), as a sans-I/O core.
+
+A reliable, window-based multicast sender with TCP SACK-like receivers.  The
+sender keeps one TCP-like congestion window for the whole group and listens to
+each receiver's congestion signals *at random*: a signal from one of ``n``
+troubled receivers halves the window with probability ``1/n``, so on average
+the sender reacts as if it listened to one representative receiver.  The
+numbered rules below are those of the paper's section 3.3; every constant and
+its source is in ``docs/protocols/rla.md``.
+
+1. *Loss detection*: a packet is lost for receiver i when a packet at least
+   three higher has been SACKed by i, or when its retransmission timer expires.
+2. *Congestion detection*: a loss starts a congestion period for receiver i
+   when the previous one started more than ``2 * srtt_i`` ago; other losses
+   inside the period are ignored.
+3. *Window adjustment on congestion*: update the troubled-receiver count; a
+   signal from a receiver that is not troubled is ignored; if the last cut is
+   older than ``2 * awnd * srtt_i`` cut (forced cut), otherwise cut with
+   probability ``pthresh = 1 / num_trouble_rcvr`` (randomized cut).
+4. *Window adjustment on ACKs*: a packet ACKed by every receiver grows cwnd by
+   one (slow start) or ``1/cwnd`` (congestion avoidance).
+5. *Window bounds*: no packet beyond a receiver's cumulative ACK plus its
+   advertised buffer is sent (the paper's ``min_last_ack`` plus buffer).
+6. *Troubled receivers*: receiver i is troubled when its congestion probability
+   exceeds ``1 / (eta * min_congestion_interval)``, ``eta = 20``.
+
+Retransmissions are multicast when more than ``rexmit_thresh`` receivers miss
+the packet and unicast otherwise; fast recovery keeps the window from growing
+until every packet outstanding at a cut is ACKed by all receivers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.registry import SessionConfig
+from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
+from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, WireError, decode, ts_diff_us, ts_us
+
+
+@dataclass
+class RlaParams:
+    """RLA parameters; sources in ``docs/protocols/rla.md``."""
+
+    packet_size: int = 1000
+    total_packets: int = 0  # 0: send for ever
+    receivers: int = 0  # expected receivers; the sender waits for their hello
+    eta: float = 20.0
+    rexmit_thresh: int = 0
+    dupthresh: int = 3
+    initial_cwnd: float = 1.0
+    initial_ssthresh: float = 64.0
+    rcv_buffer: int = 256
+    interval_gain: float = 0.25
+    awnd_gain: float = 1 / 32
+    min_rto: float = 0.2
+    hello_interval: float = 1.0
+    metric_interval: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.eta <= 0:
+            raise ValueError(f"eta must be > 0, got {self.eta}")
+        for name in ("total_packets", "receivers", "rexmit_thresh"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.dupthresh < 1 or self.rcv_buffer < 1 or self.initial_cwnd < 1:
+            raise ValueError("dupthresh, rcv_buffer and initial_cwnd must be >= 1")
+        if not 0 < self.interval_gain <= 1 or not 0 < self.awnd_gain <= 1:
+            raise ValueError("gains must be in (0, 1]")
+
+
+@dataclass
+class _Receiver:
+    """The sender's state for one receiver."""
+
+    rid: int
+    addr: Address
+    sb: Scoreboard = field(default_factory=Scoreboard)
+    rtt: RttEstimator = field(default_factory=RttEstimator)
+    adv_buf: int = 0
+    cperiod_start: float = -math.inf
+    signals: int = 0
+    last_signal_pkts: int = 0
+    interval_avg: float | None = None
+    lost_pending: set[int] = field(default_factory=set)  # lost, not yet resent
+    lost_since: dict[int, float] = field(default_factory=dict)
+    rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
+
+    @property
+    def srtt(self) -> float:
+        return self.rtt.srtt if self.rtt.srtt is not None else self.rtt.initial_rto
+
+
+@dataclass
+class _Out:
+    """An outstanding packet (sent, not yet ACKed by every receiver)."""
+
+    first_sent: float
+    last_sent: float
+    acks: int = 0
+
+
+class RlaSender(Endpoint):
+    """The RLA sender: one window for the group, random listening to congestion."""
+
+    role = "rla-sender"
+
+    def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: RlaParams = config.params if config.params is not None else RlaParams()
+        self.rng = rng if rng is not None else random.Random(config.seed)
+        self.group: Address = (config.group, config.port)
+        self.rcvrs: dict[int, _Receiver] = {}
+        self.cwnd = float(self.p.initial_cwnd)
+        self.ssthresh = float(self.p.initial_ssthresh)
+        self.awnd = self.cwnd
+        self.next_seq = 1
+        self.packets_sent = 0  # new packets, the clock of congestion intervals
+        self.out: dict[int, _Out] = {}
+        self.rexmit_queue: set[int] = set()
+        self.last_window_cut = 0.0
+        self.recover: int | None = None  # fast recovery until min_last_ack reaches this
+        self.rto_backoff = 0
+        self.fast_rexmit = False
+        self.started = False
+        self.done = False
+        # Counters for metrics and tests.
+        self.congestion_signals = 0
+        self.forced_cuts = 0
+        self.random_cuts = 0
+        self.ignored_signals = 0
+        self.rare_losses = 0
+        self.timeouts = 0
+        self.mcast_rexmits = 0
+        self.ucast_rexmits = 0
+        self.feedback = 0
+
+    # Derived state ---------------------------------------------------------
+    @property
+    def min_last_ack(self) -> int:
+        """Every packet up to this one is received by every receiver."""
+        if not self.rcvrs:
+            return 0
+        return min(r.sb.cum_ack for r in self.rcvrs.values())
+
+    @property
+    def num_trouble_rcvr(self) -> int:
+        return sum(1 for r in self.rcvrs.values() if self._troubled(r))
+
+    @property
+    def in_recovery(self) -> bool:
+        return self.recover is not None
+
+    def _ready(self) -> bool:
+        return len(self.rcvrs) >= max(1, self.p.receivers)
+
+    # Endpoint hooks --------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.last_window_cut = now
+        self.set_timer("metric", now + self.p.metric_interval)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if not isinstance(msg, RlaSack) or msg.session_id != self.cfg.session_id:
+            return
+        self.feedback += 1
+        self._on_sack(msg, src, now)
+        self._pump(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "rto":
+            self._on_timeout(now)
+            self._pump(now)
+        elif name == "metric":
+            self._metric()
+            if not self.done:
+                self.set_timer("metric", now + self.p.metric_interval)
+
+    # Feedback --------------------------------------------------------------
+    def _receiver(self, rid: int, src: Address) -> _Receiver:
+        r = self.rcvrs.get(rid)
+        if r is None:
+            r = _Receiver(rid, src)
+            r.rtt.min_rto = self.p.min_rto
+            r.adv_buf = self.p.rcv_buffer
+            r.last_signal_pkts = self.packets_sent
+            self.rcvrs[rid] = r
+            # A late joiner has acknowledged nothing: recount outstanding ACKs.
+            for s, o in self.out.items():
+                o.acks = sum(1 for x in self.rcvrs.values() if x.sb.acked(s))
+            if self.out or self.next_seq > 1:
+                lo = r.sb.cum_ack + 1
+                for s in range(lo, self.next_seq):
+                    if s not in self.out:
+                        self.out[s] = _Out(-math.inf, -math.inf, len(self.rcvrs) - 1)
+        return r
+
+    def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
+        r = self._receiver(m.rcvr_id, src)
+        r.addr = src  # unicast repairs go where its feedback comes from
+        r.adv_buf = m.adv_buf
+        if m.echo_ts:
+            rtt = ts_diff_us(ts_us(now), m.echo_ts) / 1e6
+            if 0 <= rtt < 60:
+                r.rtt.sample(rtt)
+                self.rto_backoff = 0
+        newly = r.sb.update(m.cum_ack, m.blocks, limit=self.next_seq - 1)
+        n = len(self.rcvrs)
+        for s in newly:
+            r.lost_pending.discard(s)
+            r.lost_since.pop(s, None)
+            r.rexmit_at.pop(s, None)
+            o = self.out.get(s)
+            if o is None:
+                continue
+            o.acks += 1
+            if o.acks >= n:
+                del self.out[s]
+                self.rexmit_queue.discard(s)
+                self._acked_by_all(s, now)
+        if self.recover is not None and self.min_last_ack >= self.recover:
+            self.recover = None  # fast recovery ends
+        # Rule 1: three higher packets SACKed means lost.
+        new_losses = [
+            s for s in r.sb.lost(self.p.dupthresh)
+            if s < self.next_seq and s not in r.lost_pending and s not in r.rexmit_at
+        ]
+        if new_losses:
+            for s in new_losses:
+                self._mark_lost(r, s, now)
+            self._congestion(r, now)
+            self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
+
+    def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
+        r.lost_pending.add(s)
+        r.lost_since.setdefault(s, now)
+        r.rexmit_at.pop(s, None)
+        if s in self.out:
+            self.rexmit_queue.add(s)
+
+    def _acked_by_all(self, s: int, now: float) -> None:
+        """Rule 4: grow the window once a packet is ACKed by every receiver."""
+        if self.in_recovery:
+            return
+        if self.cwnd < self.ssthresh:
+            self.cwnd += 1.0
+        else:
+            self.cwnd += 1.0 / self.cwnd
+        self.awnd += self.p.awnd_gain * (self.cwnd - self.awnd)
+
+    # Congestion ------------------------------------------------------------
+    def _effective_interval(self, r: _Receiver) -> float | None:
+        """EWMA interval between r's congestion signals, in packets sent.
+
+        The interval still open counts too, so a receiver whose losses stopped
+        stops being troubled without waiting for another signal.
+        """
+        if r.interval_avg is None:
+            return None
+        return max(r.interval_avg, float(self.packets_sent - r.last_signal_pkts))
+
+    def min_congestion_interval(self) -> float | None:
+        vals = [v for v in (self._effective_interval(r) for r in self.rcvrs.values()) if v is not None]
+        return min(vals) if vals else None
+
+    def _troubled(self, r: _Receiver) -> bool:
+        """Rule 6: congestion probability above 1 / (eta * min_congestion_interval)."""
+        iv = self._effective_interval(r)
+        lo = self.min_congestion_interval()
+        if iv is None or lo is None:
+            return False
+        prob = 1.0 / max(iv, 1.0)
+        return prob > 1.0 / (self.p.eta * max(lo, 1.0))
+
+    def _congestion(self, r: _Receiver, now: float) -> None:
+        """Rules 2, 3 and 6 for a loss detected at receiver ``r``."""
+        if now - r.cperiod_start <= 2 * r.srtt:
+            return  # same congestion period (rule 2)
+        r.cperiod_start = now
+        self.congestion_signals += 1
+        r.signals += 1
+        interval = float(max(1, self.packets_sent - r.last_signal_pkts))
+        if r.interval_avg is None:
+            r.interval_avg = interval
+        else:
+            r.interval_avg += self.p.interval_gain * (interval - r.interval_avg)
+        r.last_signal_pkts = self.packets_sent
+        n = self.num_trouble_rcvr
+        if not self._troubled(r):
+            self.rare_losses += 1
+            return
+        if now - self.last_window_cut > 2 * self.awnd * r.srtt:
+            self.forced_cuts += 1
+            self._cut(now)
+            return
+        pthresh = 1.0 / max(n, 1)
+        if self.rng.random() > pthresh:
+            self.ignored_signals += 1
+            return
+        self.random_cuts += 1
+        self._cut(now)
+
+    def _cut(self, now: float) -> None:
+        self.cwnd = max(1.0, self.cwnd / 2)
+        self.ssthresh = max(2.0, self.cwnd)
+        self.last_window_cut = now
+        self.recover = self.next_seq - 1  # fast recovery until all of this is ACKed
+
+    def _on_timeout(self, now: float) -> None:
+        """Rule 1's other half: packets unACKed for a whole RTO are lost."""
+        self.timeouts += 1
+        cwnd_before = self.cwnd
+        oldest = min(self.out) if self.out else None
+        nobody_acked_oldest = oldest is not None
+        for r in self.rcvrs.values():
+            rto = r.rtt.rto * (2 ** self.rto_backoff)
+            lost = False
+            for s, o in self.out.items():
+                if r.sb.acked(s):
+                    if s == oldest:
+                        nobody_acked_oldest = False
+                    continue
+                if s in r.lost_pending:
+                    continue
+                sent = r.rexmit_at.get(s, o.last_sent)
+                if sent + rto <= now:
+                    # Marked lost as of its send time: a whole RTO was waited already.
+                    self._mark_lost(r, s, sent)
+                    lost = True
+            if lost:
+                self._congestion(r, now)
+        if nobody_acked_oldest:
+            # No receiver acknowledged the oldest packet: TCP's timeout response
+            # (instead of, not on top of, a cut the signals above may have made).
+            self.ssthresh = max(2.0, cwnd_before / 2)
+            self.cwnd = 1.0
+            self.last_window_cut = now
+        self.rto_backoff = min(self.rto_backoff + 1, 6)
+
+    # Sending ---------------------------------------------------------------
+    def _pipe(self) -> int:
+        """Packets believed in the network: outstanding, not lost unless resent."""
+        pipe = 0
+        for s in self.out:
+            if s in self.rexmit_queue:
+                continue
+            pipe += 1
+        return pipe
+
+    def _upper_bound(self) -> int:
+        """Rule 5: highest packet number the receivers' buffers allow."""
+        if not self.rcvrs:
+            return 0
+        return min(r.sb.cum_ack + max(r.adv_buf, 0) for r in self.rcvrs.values())
+
+    def _pump(self, now: float) -> None:
+        if self.done:
+            return
+        if not self.started:
+            if not self._ready():
+                return
+            self.started = True
+            self.last_window_cut = now
+        pipe = self._pipe()
+        # Retransmissions first, in order.
+        for s in sorted(self.rexmit_queue):
+            if pipe >= int(self.cwnd) and not self.fast_rexmit:
+                break
+            if self._retransmit(s, now):
+                pipe += 1
+                self.fast_rexmit = False
+        limit = self._upper_bound()
+        while pipe < int(self.cwnd) and self.next_seq <= limit:
+            if self.p.total_packets and self.next_seq > self.p.total_packets:
+                break
+            self._send_new(now)
+            pipe += 1
+        if self.p.total_packets and self.next_seq > self.p.total_packets and not self.out:
+            self.done = True
+            self.cancel_timer("rto")
+            self._metric(state="done")
+            return
+        self._arm_rto()
+
+    def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
+        return RlaData(
+            session_id=self.cfg.session_id,
+            seq=seq,
+            timestamp=ts_us(now),
+            flags=flags,
+            payload=payload_for(seq, self.p.packet_size),
+        ).encode()
+
+    def _send_new(self, now: float) -> None:
+        s = self.next_seq
+        self.next_seq += 1
+        self.packets_sent += 1
+        self.out[s] = _Out(now, now, sum(1 for r in self.rcvrs.values() if r.sb.acked(s)))
+        self.send(self.group, self._data(s, now))
+
+    def _retransmit(self, s: int, now: float) -> bool:
+        """Resend ``s`` to the receivers missing it; multicast above ``rexmit_thresh``."""
+        want = [r for r in self.rcvrs.values() if s in r.lost_pending and not r.sb.acked(s)]
+        if not want:
+            self.rexmit_queue.discard(s)
+            return False
+        # Wait to hear from every receiver about s (so the multicast/unicast
+        # choice counts them all), but never longer than the largest srtt.
+        waited = now - min(r.lost_since.get(s, now) for r in want)
+        heard_all = all(r.sb.highest >= s for r in self.rcvrs.values())
+        if not heard_all and waited < max(r.srtt for r in self.rcvrs.values()):
+            return False
+        data = self._data(s, now, Flags.RETRANSMIT)
+        if len(want) > self.p.rexmit_thresh:
+            self.send(self.group, data)
+            self.mcast_rexmits += 1
+        else:
+            for r in want:
+                self.send(r.addr, data)
+                self.ucast_rexmits += 1
+        for r in want:
+            r.lost_pending.discard(s)
+            r.rexmit_at[s] = now
+        self.out[s].last_sent = now
+        self.rexmit_queue.discard(s)
+        return True
+
+    def _arm_rto(self) -> None:
+        if not self.out:
+            self.cancel_timer("rto")
+            return
+        when = math.inf
+        for r in self.rcvrs.values():
+            rto = r.rtt.rto * (2 ** self.rto_backoff)
+            for s, o in self.out.items():
+                if r.sb.acked(s) or s in r.lost_pending:
+                    continue
+                when = min(when, r.rexmit_at.get(s, o.last_sent) + rto)
+                break  # packets are scanned oldest first; the first is the earliest
+        if when is math.inf:
+            # Only lost packets waiting for the window: check again after an srtt.
+            when = self.now + max(r.srtt for r in self.rcvrs.values())
+        if self.timer_at("rto") != when:
+            self.set_timer("rto", when)
+
+    def _metric(self, state: str = "") -> None:
+        srtts = [r.srtt for r in self.rcvrs.values()]
+        self.metric(
+            {
+                "cwnd": self.cwnd,
+                "ssthresh": self.ssthresh,
+                "awnd": self.awnd,
+                "num_trouble_rcvr": self.num_trouble_rcvr,
+                "packets_sent": self.packets_sent,
+                "min_last_ack": self.min_last_ack,
+                "congestion_signals": self.congestion_signals,
+                "window_cuts": self.forced_cuts + self.random_cuts,
+                "forced_cuts": self.forced_cuts,
+                "rtt_s": max(srtts) if srtts else 0.0,
+            },
+            state or ("recovery" if self.in_recovery else "slowstart" if self.cwnd < self.ssthresh else "steady"),
+        )
+
+
+class RlaReceiver(Endpoint):
+    """An RLA receiver: in-order delivery and a SACK for every data packet."""
+
+    role = "rla-receiver"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: RlaParams = config.params if config.params is not None else RlaParams()
+        self.rid = node_id(config.local)
+        self.sender: Address = (config.sender, config.port)
+        self.buf = ReceiveBuffer(self.p.rcv_buffer)
+        self.got_data = False
+        self.corrupt = 0
+        self.sacks_sent = 0
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self._sack(0, now)
+        self.set_timer("hello", now + self.p.hello_interval)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "hello" and not self.got_data:
+            self._sack(0, now)
+            self.set_timer("hello", now + self.p.hello_interval)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if not isinstance(msg, RlaData) or msg.session_id != self.cfg.session_id or msg.seq < 1:
+            return
+        if msg.payload != payload_for(msg.seq, len(msg.payload)):
+            self.corrupt += 1
+            return
+        if not self.got_data:
+            self.got_data = True
+            self.cancel_timer("hello")
+        _new, delivered = self.buf.add(msg.seq, len(msg.payload))
+        for d in delivered:
+            self.emit(d)
+        self._sack(msg.timestamp, now)
+
+    def _sack(self, echo_ts: int, now: float) -> None:
+        self.sacks_sent += 1
+        self.send(
+            self.sender,
+            RlaSack(
+                session_id=self.cfg.session_id,
+                timestamp=ts_us(now),
+                cum_ack=self.buf.cum_ack,
+                adv_buf=self.buf.free,
+                rcvr_id=self.rid,
+                echo_ts=echo_ts,
+                blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
+            ).encode(),
+        )

@@ -1,0 +1,520 @@
+"""VLMCC (Rodriguez-Perez et al.): single-rate streaming that emulates TCP Vegas to a leader.
+
+The sender runs a simplified TCP-Vegas window toward one receiver, the
+*leader*, which acknowledges every packet.  Every other receiver (a
+*follower*) estimates the window a Vegas connection would have on its own
+path, using the RTT variation ``drift_prev`` lets it compute without sending
+anything, and *challenges* the leader when the sender's announced rate is
+more than its own path could carry.  The sender decides whether to accept.
+Unreliable: nothing is retransmitted.  Constants and their sources are in
+``docs/protocols/vlmcc.md``; the equation numbers below are the paper's.
+
+Sender (section 2.2): ``rtt`` and deviation EWMAs with ``g = 0.1`` (1, 2);
+every ``rtt`` the Vegas rule compares ``W/base_rtt`` with the achieved rate
+and moves W by one packet under ``alpha`` or over ``beta``; a packet not ACKed
+within ``rtt + 4*dev`` is lost and halves W at most once per RTT; packets go
+in bursts of at most two separated by ``rtt * MaxSegment / W`` (3).
+Leadership loss (section 2.4): after more than a window sent with no ACK, the
+sender keeps one window per RTT and grows W by one per RTT until a challenge
+names a new leader.
+
+Receivers (section 2.3): the first RTT comes from a Challenge (only id and
+tstamp) answered by Start; then ``rtt += delta`` with
+``delta = now - (last_arrival + drift_prev)`` (4, 5) on consecutive packets;
+the Vegas window is emulated on that RTT; a challenge goes out when the
+announced rate exceeds ``(W_follower + N_extra) / rtt_follower`` (6) and the
+averaged gap between the two rates grows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.registry import SessionConfig
+from hosts.wire import (
+    VlmccAck,
+    VlmccChallenge,
+    VlmccData,
+    VlmccStart,
+    WireError,
+    decode,
+    ts_diff_us,
+    ts_us,
+)
+
+
+@dataclass
+class VlmccParams:
+    """VLMCC parameters; sources in ``docs/protocols/vlmcc.md``."""
+
+    packet_size: int = 1000
+    g: float = 0.1
+    g_dev: float = 0.1
+    alpha: float = 1.0
+    beta: float = 3.0
+    gamma: float = 1.0
+    max_burst: int = 2
+    initial_window: float = 2.0
+    initial_rtt: float = 0.1
+    n_extra: float = 4.0
+    gap_gain: float = 0.1
+    holdoff_rtts: float = 4.0
+    min_rate_bps: float = 16000.0
+    max_window: float = 10000.0
+    leader_ack_delay: float = 0.0
+    probe_interval: float = 1.0
+    metric_interval: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if not 0 < self.g <= 1 or not 0 < self.g_dev <= 1 or not 0 < self.gap_gain <= 1:
+            raise ValueError("gains must be in (0, 1]")
+        if not 0 <= self.alpha <= self.beta:
+            raise ValueError("need 0 <= alpha <= beta")
+        if self.max_burst < 1 or self.initial_window < 1 or self.initial_rtt <= 0:
+            raise ValueError("max_burst and initial_window must be >= 1, initial_rtt > 0")
+
+
+def _rate_bps(window: float, rtt: float, size: int) -> float:
+    return window * size * 8 / max(rtt, 1e-6)
+
+
+class VlmccSender(Endpoint):
+    """The sender: Vegas toward the leader, challenge arbitration, leadership recovery."""
+
+    role = "vlmcc-sender"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
+        self.group: Address = (config.group, config.port)
+        self.W = float(self.p.initial_window)
+        self.rtt: float | None = None
+        self.dev = 0.0
+        self.base_rtt: float | None = None
+        self.slowstart = True
+        self.leader = 0
+        self.leader_since = -math.inf
+        self.leaderless = False
+        self.next_seq = 1
+        self.outstanding: dict[int, float] = {}
+        self.sent_since_ack = 0
+        self.last_send: float | None = None
+        self.burst = 0
+        self.next_tx = 0.0
+        self.last_halve = -math.inf
+        self.acks_in_round = 0
+        # Counters.
+        self.losses = 0
+        self.halvings = 0
+        self.leader_changes = 0
+        self.challenges = 0
+        self.rejected = 0
+        self.leader_log: list[tuple[float, int]] = []
+
+    @property
+    def srtt(self) -> float:
+        return self.rtt if self.rtt is not None else self.p.initial_rtt
+
+    @property
+    def rate_bps(self) -> float:
+        """The rate announced in every data packet: W / rtt."""
+        return _rate_bps(self.W, self.srtt, self.p.packet_size)
+
+    def loss_timeout(self) -> float:
+        """Section 2.2: no ACK within ``rtt + 4 * dev`` means lost (TCP's RTO rule)."""
+        return self.srtt + 4 * self.dev
+
+    def pacing_delay(self) -> float:
+        """Equation (3): ``rtt * MaxSegment / W`` between bursts."""
+        return self.srtt / max(self.W, 1.0)
+
+    # Endpoint hooks ------------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.set_timer("metric", now + self.p.metric_interval)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if msg.session_id != self.cfg.session_id:
+            return
+        if isinstance(msg, VlmccAck):
+            self._on_ack(msg, now)
+        elif isinstance(msg, VlmccChallenge):
+            self._on_challenge(msg, src, now)
+        self._pump(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "tx":
+            self._pump(now)
+        elif name == "loss":
+            self._check_losses(now)
+            self._pump(now)
+        elif name == "round":
+            self._round(now)
+            self._pump(now)
+        elif name == "metric":
+            self._metric()
+            self.set_timer("metric", now + self.p.metric_interval)
+
+    # Leader feedback -------------------------------------------------------------
+    def _on_ack(self, m: VlmccAck, now: float) -> None:
+        if m.rcvr_id != self.leader or self.leader == 0:
+            return
+        sent = self.outstanding.pop(m.seq, None)
+        self.sent_since_ack = 0
+        self.leaderless = False
+        if sent is None:
+            return
+        rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
+        if rtt < 0:
+            return
+        self.acks_in_round += 1
+        if self.rtt is None:
+            self.rtt, self.dev = rtt, rtt / 2
+        else:
+            # Equations (1) and (2), g = g_sigma = 0.1.
+            self.rtt = (1 - self.p.g) * self.rtt + self.p.g * rtt
+            self.dev = (1 - self.p.g_dev) * self.dev + self.p.g_dev * abs(self.rtt - rtt)
+        self.base_rtt = rtt if self.base_rtt is None else min(self.base_rtt, rtt)
+        if self.timer_at("round") is None:
+            self.set_timer("round", now + self.srtt)
+
+    def vegas_diff(self) -> float | None:
+        """Extra packets queued: (W/base_rtt - W/rtt) * base_rtt."""
+        if self.base_rtt is None or self.rtt is None or self.rtt <= 0:
+            return None
+        return (self.W / self.base_rtt - self.W / self.rtt) * self.base_rtt
+
+    def _round(self, now: float) -> None:
+        """Once per RTT: the Vegas adjustment, or leadership-loss probing."""
+        if self.leaderless:
+            self.W = min(self.p.max_window, self.W + 1)  # provoke a challenge
+        elif self.acks_in_round:
+            diff = self.vegas_diff()
+            if diff is not None:
+                if self.slowstart:
+                    if diff > self.p.gamma:
+                        self.slowstart = False
+                    else:
+                        self.W = min(self.p.max_window, self.W * 2)
+                if not self.slowstart:
+                    if diff < self.p.alpha:
+                        self.W = min(self.p.max_window, self.W + 1)
+                    elif diff > self.p.beta:
+                        self.W = max(1.0, self.W - 1)
+        self.acks_in_round = 0
+        if self.leader:
+            self.set_timer("round", now + self.srtt)
+
+    def _check_losses(self, now: float) -> None:
+        limit = self.loss_timeout()
+        lost = [s for s, t in self.outstanding.items() if t + limit <= now]
+        for s in lost:
+            del self.outstanding[s]
+        if lost and not self.leaderless:
+            self.losses += len(lost)
+            if now - self.last_halve >= self.srtt:  # at most once per RTT
+                self.W = max(1.0, self.W / 2)
+                self.slowstart = False
+                self.last_halve = now
+                self.halvings += 1
+        self._arm_loss()
+
+    def _arm_loss(self) -> None:
+        if self.outstanding:
+            first = min(self.outstanding.values())
+            self.set_timer("loss", first + self.loss_timeout())
+        else:
+            self.cancel_timer("loss")
+
+    # Challenges ------------------------------------------------------------------
+    def _on_challenge(self, m: VlmccChallenge, src: Address, now: float) -> None:
+        self.challenges += 1
+        if m.win_size == 0:
+            # An RTT probe from a joining receiver; the first one leads.
+            if self.leader == 0:
+                self._set_leader(m.rcvr_id, now)
+            self.send(src, VlmccStart(
+                session_id=self.cfg.session_id, seq=self.next_seq, timestamp=ts_us(now),
+                leader=self.leader, rate=min(int(self.rate_bps), 0xFFFFFFFF),
+                win_size=max(1, int(self.W)), tstamp_comp=m.timestamp).encode())
+            return
+        if m.rcvr_id == self.leader:
+            return
+        if not self.accept_challenge(m, now):
+            self.rejected += 1
+            return
+        self._set_leader(m.rcvr_id, now)
+        self.W = max(1.0, float(m.win_size))
+        self.slowstart = False
+        if m.rtt:
+            self.rtt = m.rtt / 1e6
+        self.base_rtt = None  # a new path: its own propagation delay
+        self.outstanding.clear()  # packets sent before the change count as ACKed
+        self.sent_since_ack = 0
+        self._arm_loss()
+
+    def accept_challenge(self, m: VlmccChallenge, now: float) -> bool:
+        """Section 2.3's policy: settle a few RTTs after a change; keep a minimum rate."""
+        if self.leaderless or self.leader == 0:
+            return True
+        if now - self.leader_since < self.p.holdoff_rtts * self.srtt:
+            return False
+        rtt = m.rtt / 1e6 if m.rtt else self.srtt
+        new_rate = _rate_bps(m.win_size, rtt, self.p.packet_size)
+        if new_rate < self.p.min_rate_bps:
+            return False
+        return new_rate < self.rate_bps
+
+    def _set_leader(self, rid: int, now: float) -> None:
+        if rid != self.leader:
+            self.leader_changes += 1
+            self.leader_log.append((now, rid))
+        self.leader = rid
+        self.leader_since = now
+        self.leaderless = False
+        self.acks_in_round = 0
+        self.set_timer("round", now + self.srtt)
+
+    # Sending ---------------------------------------------------------------------
+    def _pump(self, now: float) -> None:
+        if self.leader == 0:
+            return
+        if now < self.next_tx:
+            self.set_timer("tx", self.next_tx)
+            return
+        sent = 0
+        # Leaderless, one packet per pacing interval keeps exactly one window per RTT.
+        burst = 1 if self.leaderless else self.p.max_burst
+        while sent < burst and self._window_open():
+            self._send(now)
+            sent += 1
+        if sent:
+            self.next_tx = now + self.pacing_delay()
+            self.set_timer("tx", self.next_tx)
+        elif self.leaderless:
+            self.set_timer("tx", now + self.pacing_delay())
+
+    def _window_open(self) -> bool:
+        if not self.leaderless and self.sent_since_ack > self.W:
+            # Section 2.4: a whole window without a single ACK -- the leader is gone.
+            self.leaderless = True
+            self.outstanding.clear()
+        if self.leaderless:
+            # Keep one window per RTT: pacing alone spaces the packets.
+            return True
+        return len(self.outstanding) < int(self.W)
+
+    def _send(self, now: float) -> None:
+        s = self.next_seq
+        self.next_seq += 1
+        drift = 0 if self.last_send is None else int(round((now - self.last_send) * 1e6))
+        self.last_send = now
+        self.send(self.group, VlmccData(
+            session_id=self.cfg.session_id, seq=s, timestamp=ts_us(now),
+            leader_id=self.leader, drift_prev=min(drift, 0x7FFFFFFF),
+            rate=min(int(self.rate_bps), 0xFFFFFFFF), payload=bytes(self.p.packet_size)).encode())
+        self.sent_since_ack += 1
+        if not self.leaderless:
+            self.outstanding[s] = now
+            if self.timer_at("loss") is None:
+                self._arm_loss()
+
+    def _metric(self) -> None:
+        self.metric(
+            {
+                "cwnd": self.W,
+                "rate_bps": self.rate_bps,
+                "rtt_s": self.srtt,
+                "leader": self.leader,
+                "leader_changes": self.leader_changes,
+                "losses": self.losses,
+                "packets_sent": self.next_seq - 1,
+            },
+            "leaderless" if self.leaderless else "slowstart" if self.slowstart else "steady",
+        )
+
+
+class VlmccReceiver(Endpoint):
+    """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
+
+    role = "vlmcc-receiver"
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
+        self.me = node_id(config.local)
+        self.sender: Address = (config.sender, config.port)
+        self.rtt: float | None = None  # raw estimate, updated by equation (4)
+        self.rtt_hat: float | None = None
+        self.base_rtt: float | None = None
+        self.W = float(self.p.initial_window)
+        self.leader = 0
+        self.last_seq = 0
+        self.last_arrival: float | None = None
+        self.last_tstamp = 0
+        self.sender_rate = 0.0  # packets per second, announced
+        self.gap_avg: float | None = None
+        self.last_adjust = -math.inf
+        self.last_halve = -math.inf
+        self.last_challenge = -math.inf
+        self.pending_acks: list[tuple[int, int, float]] = []
+        # Counters.
+        self.received = 0
+        self.lost = 0
+        self.challenges_sent = 0
+        self.acks_sent = 0
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader == self.me
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self._probe(now)
+
+    def _probe(self, now: float) -> None:
+        """A Challenge with only id and tstamp: the sender answers with Start."""
+        self.send(self.sender, VlmccChallenge(
+            session_id=self.cfg.session_id, timestamp=ts_us(now), rcvr_id=self.me).encode())
+        self.set_timer("probe", now + self.p.probe_interval)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "probe" and self.rtt is None:
+            self._probe(now)
+        elif name == "ack":
+            self._flush_acks(now)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        if msg.session_id != self.cfg.session_id:
+            return
+        if isinstance(msg, VlmccStart):
+            self._on_start_msg(msg, now)
+        elif isinstance(msg, VlmccData):
+            self._on_data(msg, now)
+
+    def _on_start_msg(self, m: VlmccStart, now: float) -> None:
+        rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
+        if rtt < 0 or self.rtt is not None:
+            return
+        self.rtt = self.rtt_hat = self.base_rtt = rtt
+        self.leader = m.leader
+        self.W = max(1.0, float(m.win_size))
+        self.cancel_timer("probe")
+
+    def _on_data(self, m: VlmccData, now: float) -> None:
+        self.received += 1
+        self.leader = m.leader_id
+        if m.leader_id == self.me:
+            self.pending_acks.append((m.seq, m.timestamp, now))
+            if self.p.leader_ack_delay > 0:
+                if self.timer_at("ack") is None:
+                    self.set_timer("ack", now + self.p.leader_ack_delay)
+            else:
+                self._flush_acks(now)
+        if m.seq <= self.last_seq:
+            return  # reordered or duplicated: too late to say anything about the path
+        if m.seq > self.last_seq + 1 and self.last_seq:
+            self.lost += m.seq - self.last_seq - 1
+            self._follower_loss(now)
+        if self.rtt is not None and self.last_arrival is not None:
+            # Equations (4) and (5): the RTT changes as the one-way delay does.
+            # drift_prev spaces this packet from the one sent just before it;
+            # after a loss that one never arrived, and the tstamp difference
+            # gives the spacing from the last packet that did (otherwise the
+            # delay fall that follows a drop would be missed for good).
+            if m.seq == self.last_seq + 1:
+                spacing = m.drift_prev / 1e6
+            else:
+                spacing = ts_diff_us(m.timestamp, self.last_tstamp) / 1e6
+            delta = now - (self.last_arrival + spacing)
+            self.rtt = max(1e-6, self.rtt + delta)
+            assert self.rtt_hat is not None and self.base_rtt is not None
+            self.rtt_hat = (1 - self.p.g) * self.rtt_hat + self.p.g * self.rtt
+            self.base_rtt = min(self.base_rtt, self.rtt)
+        self.last_seq = m.seq
+        self.last_arrival = now
+        self.last_tstamp = m.timestamp
+        self.sender_rate = m.rate / (8 * max(1, self.p.packet_size))
+        if self.rtt_hat is not None:
+            self._follower_window(now)
+            if not self.is_leader:
+                self._maybe_challenge(now)
+
+    def _flush_acks(self, now: float) -> None:
+        """The leader ACKs every packet; tstamp_comp adds the time it held the packet."""
+        for seq, ts, arrived in self.pending_acks:
+            hold = int(round((now - arrived) * 1e6))
+            self.acks_sent += 1
+            self.send(self.sender, VlmccAck(
+                session_id=self.cfg.session_id, seq=seq, timestamp=ts_us(now), rcvr_id=self.me,
+                tstamp_comp=(ts + hold) & 0xFFFFFFFF).encode())
+        self.pending_acks.clear()
+
+    # Follower emulation ------------------------------------------------------------
+    def vegas_diff(self) -> float | None:
+        if self.rtt_hat is None or self.base_rtt is None or self.rtt_hat <= 0:
+            return None
+        return (self.W / self.base_rtt - self.W / self.rtt_hat) * self.base_rtt
+
+    def _follower_window(self, now: float) -> None:
+        """The Vegas rule once per RTT on the follower's own RTT estimate."""
+        assert self.rtt_hat is not None
+        if now - self.last_adjust < self.rtt_hat:
+            return
+        self.last_adjust = now
+        diff = self.vegas_diff()
+        if diff is None:
+            return
+        if diff < self.p.alpha:
+            self.W += 1
+        elif diff > self.p.beta:
+            self.W = max(1.0, self.W - 1)
+        # An emulated connection cannot open beyond what the sender actually
+        # sends it (plus the slack the challenge test allows).
+        cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1
+        self.W = max(1.0, min(self.W, cap))
+
+    def _follower_loss(self, now: float) -> None:
+        if self.rtt_hat is not None and now - self.last_halve >= self.rtt_hat:
+            self.W = max(1.0, self.W / 2)
+            self.last_halve = now
+
+    def own_rate(self) -> float:
+        """Packets per second a Vegas connection on this path would get."""
+        assert self.rtt_hat is not None
+        return self.W / self.rtt_hat
+
+    def _maybe_challenge(self, now: float) -> None:
+        """Equation (6) and a growing gap: ask to become the leader."""
+        assert self.rtt_hat is not None
+        gap = self.sender_rate - self.own_rate()
+        prev = self.gap_avg
+        self.gap_avg = gap if prev is None else (1 - self.p.gap_gain) * prev + self.p.gap_gain * gap
+        if prev is None or self.gap_avg <= prev:
+            return
+        if self.sender_rate <= (self.W + self.p.n_extra) / self.rtt_hat:
+            return
+        if now - self.last_challenge < self.rtt_hat:
+            return
+        self.last_challenge = now
+        self.challenges_sent += 1
+        self.send(self.sender, VlmccChallenge(
+            session_id=self.cfg.session_id, timestamp=ts_us(now),
+            rate=min(int(_rate_bps(self.W, self.rtt_hat, self.p.packet_size)), 0xFFFFFFFF),
+            rcvr_id=self.me, rtt=min(int(self.rtt_hat * 1e6), 0xFFFFFFFF),
+            win_size=max(1, int(self.W))).encode())

@@ -1,0 +1,306 @@
+"""MTCP: one test per mechanism of the paper (fake clock, scripted ACKs and NACKs)."""
+
+from __future__ import annotations
+
+import pytest
+from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
+
+from hosts.core import Delivered, JoinGroup, node_id
+from hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams, MtcpReceiver, MtcpSender
+from hosts.reliable import payload_for
+from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+
+A, B = "10.0.1.1", "10.0.1.2"
+TREE2 = f"{A}>{SENDER},{B}>{SENDER}"
+
+
+def ack(node: str, cum: int, bitmap: int = 0, echo: int = 0, min_cwnd: int = NO_CWND,
+        max_twnd: int = 0, adv: int = 256, flags: int = 0, cls=MtcpAck):
+    return cls(session_id=9, cum_ack=cum, min_cwnd=min_cwnd, max_twnd=max_twnd, adv_wnd=adv,
+               node_id=node_id(node), echo_ts=echo, sack_bitmap=bitmap, flags=flags)
+
+
+def nack(node: str, cum: int, missing) -> MtcpNack:
+    return MtcpNack(session_id=9, cum_ack=cum, node_id=node_id(node), missing=tuple(missing))
+
+
+def sender(tree: str = TREE2, **kw) -> MtcpSender:
+    s = MtcpSender(cfg(MtcpParams(tree=tree, **kw)))
+    s.start(0.0)
+    for c in s.tree.children_of(SENDER):
+        feed(s, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
+    return s
+
+
+def data(msgs):
+    return [(d, m) for d, m in msgs if isinstance(m, MtcpData)]
+
+
+def test_sender_multicasts_once_every_child_said_hello_and_stays_in_its_window():
+    s = MtcpSender(cfg(MtcpParams(tree=TREE2)))
+    s.start(0.0)
+    feed(s, ack(A, 0, cls=MtcpWindowUpdate), 0.0, src=A)
+    assert data(out(s)) == []
+    feed(s, ack(B, 0, cls=MtcpWindowUpdate), 0.0, src=B)
+    sent = data(out(s))
+    assert [(d, m.seq) for d, m in sent] == [((GROUP, PORT), 1)]  # cwnd 1, twnd 0
+    assert s.twnd == 1
+
+
+def test_slow_start_grows_cwnd_only_when_all_children_ack():
+    s = sender()
+    out(s)
+    feed(s, ack(A, 1, echo=ts_us(0.0) or 1), 0.05, src=A)
+    assert s.cwnd == 1 and s.twnd == 1
+    feed(s, ack(B, 1, echo=1), 0.06, src=B)
+    assert s.cwnd == 2 and s.twnd == 2  # one left the pipe, two new ones entered
+    assert [m.seq for _d, m in data(out(s))] == [2, 3]
+
+
+def test_sender_window_is_min_cwnd_minus_max_twnd_and_the_advertised_window():
+    s = sender()
+    s.cwnd = 50.0
+    out(s)
+    # A child SA reports minCwnd 6 and a subtree still holding 4 packets: room for 2,
+    # although the sender's own twnd (1: B has not acknowledged packet 1) would allow 5.
+    feed(s, ack(A, 1, min_cwnd=6, max_twnd=4), 0.1, src=A)
+    assert [m.seq for _d, m in data(out(s))] == [2, 3]
+    assert s.twnd == 3 and s.current_window() == 6 - 4
+    # The advertised window bounds it too: B has room for 2 beyond its cumulative ACK.
+    s2 = sender()
+    s2.cwnd = 50.0
+    out(s2)
+    feed(s2, ack(B, 1, adv=2), 0.1, src=B)
+    feed(s2, ack(A, 1), 0.1, src=A)
+    assert [m.seq for _d, m in data(out(s2))] == [2, 3]
+
+
+def test_packet_timer_uses_send_time_plus_rto_rtd_then_unicast_repair():
+    s = sender()
+    s.cwnd = 2.0
+    out(s)
+    c = s.children[node_id(A)]
+    for i in range(5):  # RTD samples of 40 ms
+        c.rtd.sample(0.04)
+        s.children[node_id(B)].rtd.sample(0.04)
+    rto = s.rto_rtd()
+    assert rto == pytest.approx(0.04 + s.p.min_rto, rel=0.05)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    sent = data(out(s))
+    t0 = 0.05
+    assert [m.seq for _d, m in sent][:1] == [2]
+    feed(s, ack(B, 3), 0.1, src=B)  # A never acknowledges packet 2
+    out(s)
+    assert s.timer_at("pkt") == pytest.approx(t0 + rto)
+    run_timers(s, t0 + rto - 1e-6)
+    assert not [m for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT]
+    run_timers(s, t0 + rto)
+    msgs = data(out(s))
+    rex = [(d, m) for d, m in msgs if m.flags & Flags.RETRANSMIT]
+    assert [(d, m.seq) for d, m in rex][0] == ((A, PORT), 2)
+    # A timeout: cwnd back to 1 and twnd to 0, so exactly one new packet may go.
+    assert s.cwnd_cuts == 1 and s.cwnd == 1
+    assert len([m for _d, m in msgs if not m.flags & Flags.RETRANSMIT]) == 1 and s.twnd == 1
+
+
+def test_retransmission_timer_backs_off_on_rto_rtt():
+    s = sender()
+    out(s)
+    feed(s, ack(B, 1), 0.05, src=B)
+    t = s.buf[1].deadline
+    s.handle_timer(t)  # first expiry: RTD-based, repair sent, timer -> RTO_RTT
+    t1 = s.buf[1].deadline
+    assert t1 == pytest.approx(t + s.rto_rtt())
+    run_timers(s, t1)
+    t2 = s.buf[1].deadline
+    assert t2 - t1 == pytest.approx(2 * (t1 - t))
+
+
+def test_nack_triggers_unicast_repair_unless_resent_within_rtt():
+    s = sender()
+    s.cwnd = 10
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    out(s)
+    cA = s.children[node_id(A)]
+    cA.rtt.sample(0.03)
+    feed(s, nack(A, 1, [3]), 0.1, src=A)
+    assert [(d, m.seq) for d, m in data(out(s))] == [((A, PORT), 3)]
+    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + s.p.ack_delay - 0.001, src=A)  # within its RTT
+    assert data(out(s)) == [] and s.suppressed_nacks == 1
+    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + s.p.ack_delay + 0.001, src=A)
+    assert [(d, m.seq) for d, m in data(out(s))] == [((A, PORT), 3)]
+
+
+def test_retransmission_window_paces_repairs_per_child():
+    s = sender()
+    s.cwnd = 10
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    out(s)
+    feed(s, nack(A, 1, [2, 3, 4]), 0.1, src=A)
+    assert [m.seq for _d, m in data(out(s))] == [2]  # window of one repair
+    feed(s, ack(A, 2), 0.12, src=A)  # the repair is acknowledged: window 2
+    assert [m.seq for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [3, 4]
+    assert s.children[node_id(A)].rwnd == 2
+
+
+def test_one_nack_does_not_shrink_cwnd_repeated_nacks_do():
+    s = sender(dup_nack_thresh=3)
+    s.cwnd = s.ssthresh = 10.0
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    out(s)
+    cw = s.cwnd
+    s.children[node_id(A)].rtt.sample(0.01)
+    feed(s, nack(A, 1, [3]), 0.1, src=A)  # independent loss: repaired, no reaction
+    assert s.cwnd == cw
+    feed(s, nack(A, 1, [3]), 0.2, src=A)  # the repair was lost too
+    assert s.cwnd == cw
+    feed(s, nack(A, 1, [3]), 0.3, src=A)  # third NACK for it: congestion
+    assert s.cwnd == pytest.approx(cw / 2) and s.cwnd_cuts == 1
+
+
+def test_twnd_counts_packets_not_yet_acked_by_all_children():
+    sa = MtcpReceiver(cfg(MtcpParams(tree=f"{A}>{SENDER},{B}>{A},10.0.1.3>{A}"), local=A))
+    sa.start(0.0)
+    for c in (B, "10.0.1.3"):
+        feed(sa, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
+    for seq in (1, 2, 3):
+        sa.receive_datagram(rdata(seq, 0.0).encode(), (SENDER, PORT), 0.01)
+    assert sa.twnd == 3
+    feed(sa, ack(B, 2), 0.05, src=B)
+    assert sa.twnd == 3
+    feed(sa, ack("10.0.1.3", 2), 0.05, src="10.0.1.3")
+    assert sa.twnd == 1 and set(sa.buf) == {3}
+
+
+def test_vegas_round_adjusts_the_trend_by_rtd_growth():
+    s = sender()
+    s.cwnd, s.ssthresh = 10.0, 2.0
+    out(s)
+    a, b = s.children[node_id(A)], s.children[node_id(B)]
+    a.rtd.sample(0.040)
+    b.rtd.sample(0.040)
+    s.round_start, s.round_acked = 0.0, 100  # 100 packets/s
+    a.round_min_rtd, b.round_min_rtd = 0.045, 0.041  # 0.5 packet queued on A's path
+    s._end_round(1.0)
+    assert s.trend == 1
+    s.round_acked = 100
+    a.round_min_rtd = 0.080  # 4 packets queued: above beta = 3
+    s._end_round(2.0)
+    assert s.trend == -1
+    s.round_acked = 100
+    a.round_min_rtd = 0.060  # 2: between alpha and beta
+    s._end_round(3.0)
+    assert s.trend == 0
+
+
+def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s.start(0.0)
+    # The switch keeps the reporting receiver's node_id: folds from two receivers are one child.
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
+    feed(s, ack("10.0.9.8", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.8")
+    assert [m.seq for _d, m in data(out(s))] == [1]
+    c = s.children[FOLD_ID]
+    assert c.aggregated and len(s.children) == 1
+    s.handle_timer(s.timer_at("pkt"))
+    rex = [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT]
+    assert rex == [((GROUP, PORT), 1)]
+    # A NACK from a receiver behind the switch is repaired by unicast, without making it a child.
+    feed(s, nack("10.0.5.5", 0, [1]), 5.0, src="10.0.5.5")
+    assert ((("10.0.5.5", PORT), 1)) in [(d, m.seq) for d, m in data(out(s))]
+    assert len(s._acking()) == 1
+
+
+# Receivers ------------------------------------------------------------------------
+
+
+def rdata(seq: int, t: float, flags: int = 0) -> MtcpData:
+    return MtcpData(session_id=9, seq=seq, timestamp=ts_us(t), flags=flags, payload=payload_for(seq, 100))
+
+
+def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02), local=A))
+    r.start(0.0)
+    assert events(r) == [JoinGroup(GROUP)]
+    [(dest, hello)] = out(r)
+    assert dest == (SENDER, PORT) and isinstance(hello, MtcpWindowUpdate)
+    assert hello.min_cwnd == NO_CWND and hello.max_twnd == 0  # a leaf limits nothing
+    r.receive_datagram(rdata(1, 0.09).encode(), (SENDER, PORT), 0.1)
+    r.receive_datagram(rdata(3, 0.1).encode(), (SENDER, PORT), 0.11)
+    assert out(r) == []
+    assert r.timer_at("ack") == pytest.approx(0.12)
+    run_timers(r, 0.125)
+    msgs = [m for _d, m in out(r)]
+    a = next(m for m in msgs if isinstance(m, MtcpAck))
+    assert a.cum_ack == 1 and a.sack_bitmap == 0b10
+    # echo = send time of the last packet + the 10 ms it was held
+    assert a.echo_ts == ts_us(0.1) + 10_000
+    n = next(m for m in msgs if isinstance(m, MtcpNack))
+    assert n.missing == (2,) and n.cum_ack == 1
+    assert [e for e in events(r) if isinstance(e, Delivered)] == [Delivered(1, 100)]
+
+
+def test_window_update_every_half_second_growing_by_one_second():
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2), local=A))
+    r.start(0.0)
+    out(r)
+    r.receive_datagram(rdata(1, 0.0).encode(), (SENDER, PORT), 0.0)
+    run_timers(r, 0.05)
+    out(r)  # the delayed ACK
+    assert r.timer_at("wupdate") == pytest.approx(0.52)
+    run_timers(r, 0.52)
+    assert [type(m) for _d, m in out(r)] == [MtcpWindowUpdate]
+    assert r.timer_at("wupdate") == pytest.approx(0.52 + 1.5)
+    run_timers(r, 2.02)
+    assert [type(m) for _d, m in out(r)] == [MtcpWindowUpdate]
+    assert r.timer_at("wupdate") == pytest.approx(2.02 + 2.5)
+    r.receive_datagram(rdata(2, 2.1).encode(), (SENDER, PORT), 2.1)
+    assert r.timer_at("wupdate") == pytest.approx(2.6)  # reset by a new packet
+
+
+def test_window_updates_break_the_deadlock_of_section_3_9():
+    """A child SA reported a large twnd; the sender stops; only a window update revives it."""
+    s = sender()
+    s.cwnd = 5.0
+    out(s)
+    feed(s, ack(A, 1, min_cwnd=5, max_twnd=5), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    assert data(out(s)) == []  # current window 5 - 5 = 0: nothing to send, no data to ACK
+    feed(s, ack(A, 1, min_cwnd=5, max_twnd=0, cls=MtcpWindowUpdate), 0.6, src=A)
+    assert len(data(out(s))) >= 1
+
+
+def test_agent_buffers_repairs_its_children_and_summarises_its_subtree():
+    tree = f"{A}>{SENDER},{B}>{A}"
+    sa = MtcpReceiver(cfg(MtcpParams(tree=tree), local=A))
+    sa.start(0.0)
+    out(sa)
+    assert sa.is_agent
+    feed(sa, ack(B, 0, min_cwnd=NO_CWND, cls=MtcpWindowUpdate), 0.0, src=B)
+    sa.receive_datagram(rdata(1, 0.0).encode(), (SENDER, PORT), 0.01)
+    sa.receive_datagram(rdata(2, 0.0).encode(), (SENDER, PORT), 0.011)
+    assert sa.twnd == 2 and set(sa.buf) == {1, 2}
+    feed(sa, nack(B, 0, [1]), 0.03, src=B)
+    assert [(d, m.seq) for d, m in data(out(sa))] == [((B, PORT), 1)]
+    feed(sa, ack(B, 2, min_cwnd=NO_CWND, max_twnd=0), 0.04, src=B)
+    assert sa.twnd == 0 and sa.cwnd == 3
+    run_timers(sa, 0.1)
+    a = next(m for _d, m in out(sa) if isinstance(m, MtcpAck))
+    assert (a.min_cwnd, a.max_twnd, a.cum_ack) == (3, 0, 2)
+    # Feedback from a node that is not our child is ignored.
+    feed(sa, ack("10.0.7.7", 5), 0.2, src="10.0.7.7")
+    assert node_id("10.0.7.7") not in sa.children
+
+
+def test_malformed_and_foreign_datagrams_are_dropped():
+    s = sender()
+    s.receive_datagram(b"garbage", (A, PORT), 0.1)
+    feed(s, MtcpAck(session_id=99, node_id=node_id(A), cum_ack=5), 0.1, src=A)
+    assert s.malformed == 1 and s.children[node_id(A)].sb.cum_ack == 0

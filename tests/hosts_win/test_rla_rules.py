@@ -1,0 +1,278 @@
+"""RLA: one test per rule of the paper's section 3.3 (fake clock, scripted SACKs)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from win_util import GROUP, PORT, SENDER, cfg, events, feed, out
+
+from hosts.core import Delivered, JoinGroup, node_id
+from hosts.reliable import payload_for
+from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.wire import Flags, RlaData, RlaSack, ts_us
+
+R = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
+
+
+class FixedRng:
+    """A stand-in for random.Random whose draws the test chooses."""
+
+    def __init__(self, *values: float) -> None:
+        self.values = list(values)
+
+    def random(self) -> float:
+        return self.values.pop(0)
+
+
+def sack(rcvr: str, cum: int, blocks=(), adv: int = 256, echo: int = 0) -> RlaSack:
+    return RlaSack(session_id=9, cum_ack=cum, adv_buf=adv, rcvr_id=node_id(rcvr), echo_ts=echo,
+                   blocks=tuple(blocks))
+
+
+def sender(n: int = 1, rng=None, **kw) -> RlaSender:
+    params = RlaParams(receivers=n, **{"initial_cwnd": 10, "initial_ssthresh": 100, **kw})
+    s = RlaSender(cfg(params), rng=rng)
+    s.start(0.0)
+    for r in R[:n]:
+        feed(s, sack(r, 0), 0.0, src=r)
+    return s
+
+
+def data_seqs(msgs) -> list[int]:
+    return [m.seq for _d, m in msgs if isinstance(m, RlaData)]
+
+
+def test_sender_waits_for_every_expected_receiver_then_fills_the_window():
+    s = RlaSender(cfg(RlaParams(receivers=2, initial_cwnd=4)))
+    s.start(0.0)
+    feed(s, sack(R[0], 0), 0.0, src=R[0])
+    assert data_seqs(out(s)) == []
+    feed(s, sack(R[1], 0), 0.0, src=R[1])
+    msgs = out(s)
+    assert data_seqs(msgs) == [1, 2, 3, 4]
+    assert all(dest == (GROUP, PORT) for dest, _ in msgs)
+    assert msgs[0][1].payload == payload_for(1, 1000)
+
+
+def test_rule1_loss_needs_a_packet_three_higher_sacked():
+    s = sender()
+    out(s)
+    # Packet 2 missing; 3 and 4 SACKed: only two higher, not yet a loss.
+    feed(s, sack(R[0], 1, [(3, 5)]), 0.1, src=R[0])
+    assert not [m for _d, m in out(s) if m.flags & Flags.RETRANSMIT]
+    assert s.congestion_signals == 0
+    # Packet 5 SACKed: at least three higher than 2 -> 2 is lost and resent.
+    feed(s, sack(R[0], 1, [(3, 6)]), 0.11, src=R[0])
+    rex = [m for _d, m in out(s) if m.flags & Flags.RETRANSMIT]
+    assert [m.seq for m in rex] == [2]
+    assert s.congestion_signals == 1
+
+
+def test_rule1_loss_by_timeout():
+    s = sender()
+    out(s)
+    rto = s.rcvrs[node_id(R[0])].rtt.rto
+    t = s.get_timer()
+    assert t is not None
+    # The retransmission timer is the RTO after the packets were sent.
+    assert s.timer_at("rto") == pytest.approx(rto)
+    s.handle_timer(rto)
+    rex = [m for _d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.RETRANSMIT]
+    assert rex and rex[0].seq == 1
+    assert s.timeouts == 1
+    # Nobody acknowledged the oldest packet: TCP's timeout response as well.
+    assert s.cwnd == 1 and s.ssthresh == 5
+
+
+def test_rule2_losses_within_two_srtt_are_one_congestion_signal():
+    s = sender(initial_cwnd=30)
+    out(s)
+    r = s.rcvrs[node_id(R[0])]
+    r.rtt.sample(0.1)  # srtt 100 ms: a congestion period lasts 200 ms
+    feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10)]), 1.15, src=R[0])  # loses 6, same period
+    assert s.congestion_signals == 1
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10), (11, 14)]), 1.25, src=R[0])  # 10: a new period
+    assert s.congestion_signals == 2
+    assert r.cperiod_start == 1.25
+
+
+def test_rule6_troubled_receivers_threshold_uses_eta():
+    s = sender(n=3, eta=20)
+    a, b, c = (s.rcvrs[node_id(x)] for x in R)
+    s.packets_sent = 10_000
+    for r, iv in ((a, 100.0), (b, 1900.0), (c, 2100.0)):
+        r.interval_avg = iv
+        r.last_signal_pkts = s.packets_sent  # intervals just closed
+    # Threshold on congestion probability: 1 / (20 * 100) -> intervals under 2000 packets.
+    assert s.min_congestion_interval() == 100.0
+    assert [s._troubled(r) for r in (a, b, c)] == [True, True, False]
+    assert s.num_trouble_rcvr == 2
+    # Without eta the rare receiver c would count too.
+    s.p.eta = 30
+    assert s.num_trouble_rcvr == 3
+
+
+def test_rule3_signal_from_a_receiver_not_troubled_is_ignored():
+    s = sender(n=2, rng=FixedRng(0.0))  # the draw would cut, if it were made
+    a, b = (s.rcvrs[node_id(x)] for x in R[:2])
+    s.packets_sent = 100_000
+    a.interval_avg, a.last_signal_pkts = 50.0, s.packets_sent
+    b.interval_avg, b.last_signal_pkts = 50_000.0, 0
+    s.last_window_cut = -math.inf  # even a forced cut would be due
+    cwnd = s.cwnd
+    s._congestion(b, 10.0)
+    assert s.rare_losses == 1 and s.cwnd == cwnd
+
+
+def _two_troubled(rng) -> RlaSender:
+    s = sender(n=2, rng=rng)
+    for r in s.rcvrs.values():
+        r.interval_avg, r.last_signal_pkts = 100.0, 0
+        r.rtt.sample(0.1)
+    s.packets_sent = 100
+    s.awnd = 10.0
+    return s
+
+
+def test_rule3_forced_cut_when_last_cut_older_than_two_awnd_srtt():
+    s = _two_troubled(FixedRng(0.99, 0.99))  # random listening would ignore both
+    r = next(iter(s.rcvrs.values()))
+    s.last_window_cut = 10.0
+    s._congestion(r, 10.0 + 2 * 10.0 * 0.1 - 0.01)  # not yet 2*awnd*srtt
+    assert s.cwnd == 10 and s.ignored_signals == 1
+    r.cperiod_start = -math.inf
+    s._congestion(r, 10.0 + 2 * 10.0 * 0.1 + 0.01)
+    assert s.cwnd == 5 and s.forced_cuts == 1 and s.last_window_cut == pytest.approx(12.01)
+
+
+def test_rule3_randomized_cut_with_probability_one_over_troubled():
+    s = _two_troubled(FixedRng(0.51, 0.49))
+    a, b = s.rcvrs.values()
+    s.last_window_cut = 1.0
+    assert s.num_trouble_rcvr == 2
+    s._congestion(a, 1.1)  # 0.51 > pthresh 1/2: ignored
+    assert s.cwnd == 10 and s.ignored_signals == 1
+    s._congestion(b, 1.2)  # 0.49 <= 1/2: cut
+    assert s.cwnd == 5 and s.random_cuts == 1
+    assert s.in_recovery
+
+
+def test_rule3_randomized_cuts_happen_one_time_in_n_with_a_seeded_rng():
+    import random
+
+    s = _two_troubled(random.Random(1))
+    s.rcvrs[node_id(R[0])].interval_avg = 100.0
+    a = s.rcvrs[node_id(R[0])]
+    cuts = 0
+    for i in range(4000):
+        s.cwnd, s.last_window_cut, a.cperiod_start = 64.0, 1e9 + i, -math.inf
+        a.interval_avg, a.last_signal_pkts = 100.0, s.packets_sent
+        s._congestion(a, 1e9 + i)
+        cuts += s.cwnd < 64
+    assert 0.45 < cuts / 4000 < 0.55
+
+
+def test_rule4_window_grows_only_when_acked_by_all():
+    s = sender(n=2, initial_cwnd=4, initial_ssthresh=2)
+    out(s)
+    feed(s, sack(R[0], 1), 0.1, src=R[0])
+    assert s.cwnd == 4
+    feed(s, sack(R[1], 1), 0.1, src=R[1])
+    assert s.cwnd == pytest.approx(4 + 1 / 4)
+
+
+def test_rule4_slow_start_adds_one_per_packet():
+    s = sender(initial_cwnd=2, initial_ssthresh=10)
+    out(s)
+    feed(s, sack(R[0], 2), 0.1, src=R[0])
+    assert s.cwnd == 4
+
+
+def test_rule5_window_never_passes_min_last_ack_plus_buffer():
+    s = RlaSender(cfg(RlaParams(receivers=2, initial_cwnd=50)))
+    s.start(0.0)
+    feed(s, sack(R[0], 0, adv=3), 0.0, src=R[0])
+    feed(s, sack(R[1], 0, adv=100), 0.0, src=R[1])
+    assert data_seqs(out(s)) == [1, 2, 3]
+    feed(s, sack(R[0], 2, adv=3), 0.1, src=R[0])
+    assert data_seqs(out(s)) == [4, 5]
+
+
+@pytest.mark.parametrize("thresh,expect", [(1, "multicast"), (2, "unicast")])
+def test_retransmission_multicast_above_rexmit_thresh(thresh, expect):
+    s = sender(n=3, rexmit_thresh=thresh)
+    out(s)
+    # Packet 2 lost at two receivers, received by the third.
+    feed(s, sack(R[0], 1, [(3, 6)]), 0.1, src=R[0])
+    feed(s, sack(R[1], 1, [(3, 6)]), 0.1, src=R[1])
+    feed(s, sack(R[2], 6), 0.1, src=R[2])
+    rex = [(d, m) for d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.RETRANSMIT]
+    if expect == "multicast":
+        assert [(d, m.seq) for d, m in rex] == [((GROUP, PORT), 2)]
+    else:
+        assert sorted((d, m.seq) for d, m in rex) == [((R[0], PORT), 2), ((R[1], PORT), 2)]
+
+
+def test_fast_recovery_holds_the_window_until_the_cut_is_repaired():
+    s = sender(initial_cwnd=8, initial_ssthresh=4)
+    out(s)
+    s.rcvrs[node_id(R[0])].interval_avg = 10.0
+    feed(s, sack(R[0], 1, [(3, 6)]), 0.1, src=R[0])  # 2 lost -> cut (the only troubled receiver)
+    assert s.random_cuts + s.forced_cuts == 1 and s.in_recovery
+    assert s.cwnd == pytest.approx((8 + 4 * (1 / 8)) / 2, rel=0.01)
+    recover = s.recover
+    assert recover is not None and recover >= 6
+    before = s.cwnd
+    feed(s, sack(R[0], 1, [(3, recover + 1)]), 0.2, src=R[0])
+    assert s.cwnd == before  # ACKs during recovery do not open the window
+    feed(s, sack(R[0], recover + 1), 0.3, src=R[0])
+    assert not s.in_recovery
+    feed(s, sack(R[0], recover + 2), 0.31, src=R[0])
+    assert s.cwnd > before
+
+
+def test_rtt_per_receiver_from_echoed_timestamp():
+    s = sender(n=2)
+    out(s)
+    feed(s, sack(R[0], 1, echo=ts_us(0.01)), 0.06, src=R[0])
+    feed(s, sack(R[1], 1, echo=ts_us(0.01)), 0.21, src=R[1])
+    assert s.rcvrs[node_id(R[0])].rtt.srtt == pytest.approx(0.05)
+    assert s.rcvrs[node_id(R[1])].rtt.srtt == pytest.approx(0.2)
+
+
+def test_malformed_feedback_is_counted_not_raised():
+    s = sender()
+    s.receive_datagram(b"\x50\x4d junk", (R[0], PORT), 0.1)
+    s.receive_datagram(b"", (R[0], PORT), 0.1)
+    assert s.malformed == 2
+
+
+def test_receiver_joins_says_hello_and_sacks_every_packet():
+    r = RlaReceiver(cfg(RlaParams(), local=R[0]))
+    r.start(0.0)
+    assert events(r) == [JoinGroup(GROUP)]
+    [(dest, hello)] = out(r)
+    assert dest == (SENDER, PORT) and isinstance(hello, RlaSack) and hello.cum_ack == 0
+    for seq, t in ((1, 0.1), (3, 0.2), (4, 0.3)):
+        r.receive_datagram(RlaData(session_id=9, seq=seq, timestamp=ts_us(t - 0.01),
+                                   payload=payload_for(seq, 100)).encode(), (SENDER, PORT), t)
+    msgs = [m for _d, m in out(r)]
+    assert [m.cum_ack for m in msgs] == [1, 1, 1]
+    assert msgs[-1].blocks == ((3, 5),)
+    assert msgs[-1].echo_ts == ts_us(0.29)
+    assert msgs[-1].adv_buf == 256 - 2
+    assert [e for e in events(r) if isinstance(e, Delivered)] == [Delivered(1, 100)]
+    r.receive_datagram(RlaData(session_id=9, seq=2, timestamp=1, payload=payload_for(2, 100)).encode(),
+                       (SENDER, PORT), 0.4)
+    assert [e.seq for e in events(r) if isinstance(e, Delivered)] == [2, 3, 4]
+    assert out(r)[-1][1].cum_ack == 4
+
+
+def test_receiver_drops_corrupted_payloads():
+    r = RlaReceiver(cfg(RlaParams(), local=R[0]))
+    r.start(0.0)
+    out(r)
+    r.receive_datagram(RlaData(session_id=9, seq=1, timestamp=1, payload=b"x" * 10).encode(), (SENDER, PORT), 0.1)
+    assert r.corrupt == 1 and r.buf.cum_ack == 0 and out(r) == []

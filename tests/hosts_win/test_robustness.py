@@ -1,0 +1,88 @@
+"""Any sequence of datagrams -- garbage, foreign, or well-formed with wild values --
+leaves every core running: no exception, bounded work, malformed ones counted."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from win_util import cfg
+
+from hosts.mtcp import MtcpParams, MtcpReceiver, MtcpSender
+from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from hosts.wire import (
+    MtcpAck,
+    MtcpData,
+    MtcpNack,
+    MtcpWindowUpdate,
+    RlaData,
+    RlaSack,
+    VlmccAck,
+    VlmccChallenge,
+    VlmccData,
+    VlmccStart,
+)
+
+U32 = st.integers(0, 0xFFFFFFFF)
+NEAR = st.one_of(st.integers(0, 40), U32)  # mostly plausible, sometimes absurd
+IDS = st.sampled_from([0x0A000101, 0x0A000102, 0x0A000201, 0xFFFFFFFF, 0])
+
+
+def _blocks():
+    return st.lists(st.tuples(NEAR, NEAR), max_size=4).map(tuple)
+
+
+MESSAGES = st.one_of(
+    st.builds(RlaData, session_id=st.just(9), seq=NEAR, timestamp=U32, flags=st.integers(0, 255),
+              payload=st.binary(max_size=40)),
+    st.builds(RlaSack, session_id=st.just(9), cum_ack=NEAR, adv_buf=NEAR, rcvr_id=IDS, echo_ts=U32,
+              blocks=_blocks()),
+    st.builds(MtcpData, session_id=st.just(9), seq=NEAR, timestamp=U32, flags=st.integers(0, 255),
+              payload=st.binary(max_size=40)),
+    st.builds(MtcpAck, session_id=st.just(9), cum_ack=NEAR, min_cwnd=NEAR, max_twnd=NEAR, adv_wnd=NEAR,
+              node_id=IDS, echo_ts=U32, sack_bitmap=U32, flags=st.integers(0, 255)),
+    st.builds(MtcpWindowUpdate, session_id=st.just(9), cum_ack=NEAR, min_cwnd=NEAR, max_twnd=NEAR,
+              adv_wnd=NEAR, node_id=IDS, echo_ts=U32, sack_bitmap=U32, flags=st.integers(0, 255)),
+    st.builds(MtcpNack, session_id=st.just(9), cum_ack=NEAR, node_id=IDS,
+              missing=st.lists(NEAR, max_size=8).map(tuple)),
+    st.builds(VlmccData, session_id=st.just(9), seq=NEAR, timestamp=U32, leader_id=IDS,
+              drift_prev=st.integers(-(2**31), 2**31 - 1), rate=U32),
+    st.builds(VlmccAck, session_id=st.just(9), seq=NEAR, rcvr_id=IDS, tstamp_comp=U32),
+    st.builds(VlmccChallenge, session_id=st.just(9), timestamp=U32, rate=U32, rcvr_id=IDS, rtt=U32,
+              win_size=NEAR),
+    st.builds(VlmccStart, session_id=st.just(9), leader=IDS, rate=U32, win_size=NEAR, tstamp_comp=U32),
+)
+DATAGRAMS = st.one_of(MESSAGES.map(lambda m: m.encode()), st.binary(max_size=60))
+
+
+def _cores():
+    tree = "10.0.1.1>10.0.0.1,10.0.1.2>10.0.1.1"
+    yield RlaSender(cfg(RlaParams(receivers=1)))
+    yield RlaReceiver(cfg(RlaParams(), local="10.0.1.1"))
+    yield MtcpSender(cfg(MtcpParams(tree=tree)))
+    yield MtcpReceiver(cfg(MtcpParams(tree=tree), local="10.0.1.1"))
+    yield MtcpSender(cfg(MtcpParams(assisted=True)))
+    yield VlmccSender(cfg(VlmccParams()))
+    yield VlmccReceiver(cfg(VlmccParams(), local="10.0.1.1"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(DATAGRAMS, st.floats(0, 0.5), st.sampled_from(["10.0.1.1", "10.0.1.2"])),
+                max_size=25))
+def test_cores_survive_any_datagram_sequence(seq):
+    for ep in _cores():
+        now = 0.0
+        ep.start(now)
+        for data, dt, src in seq:
+            now += dt
+            ep.receive_datagram(data, (src, 6001), now)
+            t = ep.get_timer()
+            steps = 0
+            while t is not None and t <= now and steps < 1000:
+                ep.handle_timer(now)
+                t = ep.get_timer()
+                steps += 1
+            assert steps < 1000, f"{type(ep).__name__}: timers never settle"
+            ep.datagrams_to_send()
+            while ep.next_event() is not None:
+                pass

@@ -1,0 +1,272 @@
+"""VLMCC: one test per rule of sections 2.2-2.4 (fake clock, scripted packets)."""
+
+from __future__ import annotations
+
+import pytest
+from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
+
+from hosts.core import JoinGroup, node_id
+from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
+
+L, F = "10.0.2.1", "10.0.3.1"
+
+
+def probe(rcvr: str, t: float) -> VlmccChallenge:
+    return VlmccChallenge(session_id=9, timestamp=ts_us(t), rcvr_id=node_id(rcvr))
+
+
+def leader_ack(seq: int, sent: float, rcvr: str = L) -> VlmccAck:
+    return VlmccAck(session_id=9, seq=seq, rcvr_id=node_id(rcvr), tstamp_comp=ts_us(sent))
+
+
+def sender(**kw) -> VlmccSender:
+    s = VlmccSender(cfg(VlmccParams(**kw)))
+    s.start(0.0)
+    feed(s, probe(L, 0.0), 0.0, src=L)
+    return s
+
+
+def sent_data(s):
+    return [m for _d, m in out(s) if isinstance(m, VlmccData)]
+
+
+def test_first_probe_is_answered_with_start_and_makes_the_leader():
+    s = VlmccSender(cfg(VlmccParams()))
+    s.start(0.0)
+    assert s.get_timer() is not None and sent_data(s) == []  # nobody listening: nothing sent
+    feed(s, probe(L, 0.0123), 0.02, src=L)
+    msgs = out(s)
+    start = next((d, m) for d, m in msgs if isinstance(m, VlmccStart))
+    assert start[0] == (L, PORT)
+    assert start[1].leader == node_id(L) and start[1].tstamp_comp == ts_us(0.0123)
+    assert start[1].seq == 1 and start[1].win_size == 2
+    data = [m for _d, m in msgs if isinstance(m, VlmccData)]
+    assert [m.seq for m in data] == [1, 2] and all(m.leader_id == node_id(L) for m in data)
+
+
+def test_data_carries_seq_leader_tstamp_drift_prev_and_rate():
+    s = sender(initial_rtt=0.1, initial_window=2)
+    d = sent_data(s)
+    assert [m.seq for m in d] == [1, 2]
+    assert d[0].timestamp == ts_us(0.0) and d[1].drift_prev == 0
+    assert d[0].rate == int(2 * 1000 * 8 / 0.1)
+    feed(s, leader_ack(1, 0.0), 0.05, src=L)
+    run_timers(s, 0.2)
+    later = sent_data(s)
+    assert later[0].seq == 3
+    # drift_prev: time since the previous packet left (packet 2, at 0.0).
+    assert later[0].drift_prev == later[0].timestamp - ts_us(0.0) > 0
+
+
+def test_bursts_of_at_most_two_then_pacing_delay_rtt_over_w():
+    s = sender(initial_window=8, initial_rtt=0.08)
+    assert len(sent_data(s)) == 2
+    assert s.timer_at("tx") == pytest.approx(0.08 / 8)
+    s.handle_timer(0.01)
+    assert len(sent_data(s)) == 2
+    assert s.timer_at("tx") == pytest.approx(0.02)
+
+
+def test_rtt_and_deviation_ewmas_use_gain_one_tenth():
+    s = sender(initial_window=10)
+    out(s)
+    run_timers(s, 0.05)
+    out(s)
+    feed(s, leader_ack(1, 0.0), 0.1, src=L)  # first sample initialises
+    assert s.rtt == pytest.approx(0.1) and s.dev == pytest.approx(0.05)
+    feed(s, leader_ack(2, 0.0), 0.2, src=L)
+    rtt = 0.9 * 0.1 + 0.1 * 0.2
+    assert s.rtt == pytest.approx(rtt)
+    assert s.dev == pytest.approx(0.9 * 0.05 + 0.1 * abs(rtt - 0.2))
+    assert s.base_rtt == pytest.approx(0.1)
+
+
+def test_vegas_rule_once_per_rtt():
+    s = sender()
+    s.slowstart = False
+    s.W, s.base_rtt, s.rtt, s.acks_in_round = 10.0, 0.1, 0.105, 3  # diff 0.48 < alpha
+    s._round(1.0)
+    assert s.W == 11
+    s.rtt, s.acks_in_round = 0.15, 3  # diff = 11 * (1 - 0.1 / 0.15) = 3.7 > beta
+    s._round(1.2)
+    assert s.W == 10
+    s.rtt, s.acks_in_round = 0.12, 3  # diff 1.7: between alpha and beta
+    s._round(1.4)
+    assert s.W == 10
+    assert s.timer_at("round") == pytest.approx(1.4 + 0.12)
+
+
+def test_slow_start_doubles_until_the_queue_grows():
+    s = sender()
+    s.W, s.base_rtt, s.rtt, s.acks_in_round = 4.0, 0.1, 0.1, 2
+    s._round(1.0)
+    assert s.W == 8 and s.slowstart
+    s.rtt, s.acks_in_round = 0.125, 2  # diff 1.6 > gamma: leave slow start
+    s._round(1.2)
+    assert not s.slowstart and s.W == 8
+
+
+def test_loss_is_no_ack_within_rtt_plus_four_deviations_and_halves_once_per_rtt():
+    s = sender(initial_window=10)
+    out(s)
+    s.rtt, s.dev, s.W = 0.1, 0.01, 10.0
+    s._arm_loss()
+    limit = 0.1 + 4 * 0.01
+    assert s.timer_at("loss") == pytest.approx(0.0 + limit)
+    s.handle_timer(limit - 1e-6)
+    assert s.W == 10
+    run_timers(s, limit)
+    assert s.W == 5 and s.halvings == 1
+    # More packets lost within the same RTT: no second halving; one RTT later: halve again.
+    s.outstanding = {50: 0.01}
+    s._check_losses(limit + 0.05)
+    assert s.halvings == 1 and s.W == 5 and s.losses == 3
+    s.outstanding = {51: 0.2}
+    s._check_losses(limit + 0.2)
+    assert s.halvings == 2 and s.W == 2.5
+
+
+def test_challenge_acceptance_policy():
+    s = sender(holdoff_rtts=4, min_rate_bps=100_000)
+    out(s)
+    s.rtt = 0.05
+    s.W = 20.0  # announced 3.2 Mbit/s
+
+    def chal(rate_w: int, rtt: float) -> VlmccChallenge:
+        return VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=int(rtt * 1e6), win_size=rate_w,
+                              rate=int(rate_w * 8000 / rtt))
+
+    feed(s, chal(5, 0.05), 0.1, src=F)  # within 4 RTTs (0.2 s) of the last change
+    assert s.leader == node_id(L) and s.rejected == 1
+    feed(s, chal(0 + 1, 0.1), 0.5, src=F)  # 80 kbit/s: below the minimum rate
+    assert s.leader == node_id(L) and s.rejected == 2
+    s.outstanding = {7: 0.4}
+    feed(s, chal(5, 0.05), 0.5, src=F)
+    assert s.leader == node_id(F) and s.W == 5
+    assert s.outstanding == {}  # packets before the change count as acknowledged
+    assert s.leader_log[-1] == (0.5, node_id(F))
+
+
+def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
+    s = sender(initial_window=3, initial_rtt=0.1)
+    out(s)
+    run_timers(s, 0.35)
+    assert s.leaderless
+    w = s.W
+    n0 = s.next_seq
+    run_timers(s, 0.35 + 1.0)
+    # About one window per RTT (W grows by one each RTT while leaderless).
+    per_rtt = (s.next_seq - n0) / 10
+    assert w <= per_rtt <= s.W + 1
+    assert s.W >= w + 8
+    # Any challenge names a new leader at once, even right after the loss.
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=320_000),
+         1.4, src=F)
+    assert s.leader == node_id(F) and not s.leaderless
+
+
+# Receivers ------------------------------------------------------------------------------
+
+
+def dpkt(seq: int, sent: float, drift: float, leader: str = L, rate_w: float = 10, rtt: float = 0.1):
+    return VlmccData(session_id=9, seq=seq, timestamp=ts_us(sent), leader_id=node_id(leader),
+                     drift_prev=int(round(drift * 1e6)), rate=int(rate_w * 8000 / rtt), payload=bytes(1000))
+
+
+def follower(local: str = F, **kw) -> VlmccReceiver:
+    r = VlmccReceiver(cfg(VlmccParams(**kw), local=local))
+    r.start(0.0)
+    return r
+
+
+def test_follower_gets_its_first_rtt_from_a_challenge_answered_by_start():
+    r = follower()
+    assert events(r) == [JoinGroup(GROUP)]
+    [(dest, m)] = out(r)
+    assert dest == (SENDER, PORT) and isinstance(m, VlmccChallenge)
+    assert m.rcvr_id == node_id(F) and m.timestamp == ts_us(0.0) and m.win_size == 0
+    run_timers(r, 1.0)  # unanswered: probe again
+    assert len(out(r)) == 1
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
+                                  tstamp_comp=ts_us(1.0)).encode(), (SENDER, PORT), 1.04)
+    assert r.rtt == pytest.approx(0.04) and r.W == 6 and r.leader == node_id(L)
+    assert r.timer_at("probe") is None
+
+
+def _started(**kw) -> VlmccReceiver:
+    r = follower(**kw)
+    out(r)
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=10, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.1)
+    return r
+
+
+def test_follower_rtt_moves_by_delta_from_drift_prev():
+    r = _started()
+    r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
+    assert r.rtt == pytest.approx(0.1)
+    # Sent 10 ms after packet 1 but arrived 15 ms after it: 5 ms more delay.
+    r.receive_datagram(dpkt(2, 1.01, 0.01).encode(), (SENDER, PORT), 1.065)
+    assert r.rtt == pytest.approx(0.105)
+    assert r.rtt_hat == pytest.approx(0.9 * 0.1 + 0.1 * 0.105)
+    # After a loss the gap is measured from the timestamps (packet 3 never came).
+    r.receive_datagram(dpkt(4, 1.03, 0.01).encode(), (SENDER, PORT), 1.080)
+    assert r.rtt == pytest.approx(0.100)
+    assert r.lost == 1
+
+
+def test_leader_acks_every_packet_with_processing_time_added():
+    r = _started(local=L, leader_ack_delay=0.004)
+    r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
+    r.receive_datagram(dpkt(2, 1.001, 0.001).encode(), (SENDER, PORT), 1.052)
+    assert out(r) == []
+    run_timers(r, 1.06)
+    acks = [m for _d, m in out(r)]
+    assert [a.seq for a in acks] == [1, 2]
+    # tstamp_comp = tstamp + time held: 4 ms for packet 1, 2 ms for packet 2.
+    assert acks[0].tstamp_comp == ts_us(1.0) + 4000
+    assert acks[1].tstamp_comp == ts_us(1.001) + 2000
+    assert all(a.rcvr_id == node_id(L) for a in acks)
+
+
+def test_follower_challenges_when_the_announced_rate_exceeds_its_window_and_the_gap_grows():
+    r = _started(n_extra=2)
+    t = 1.0
+    seq = 1
+    r.W = 10
+    # Announced: 10 packets per 0.1 s.  Follower's own path: W falls as its delay grows.
+    chal = []
+    prev_sent = None
+    for step in range(60):
+        t += 0.01
+        delay = 0.05 + min(step, 40) * 0.002  # a queue building on the follower's path
+        sent = t - delay
+        drift = 0.0 if prev_sent is None else sent - prev_sent
+        prev_sent = sent
+        r.receive_datagram(dpkt(seq, sent, drift).encode(), (SENDER, PORT), t)
+        seq += 1
+        chal += [m for _d, m in out(r) if isinstance(m, VlmccChallenge)]
+    assert chal, "a congested follower must challenge"
+    c = chal[0]
+    assert c.rcvr_id == node_id(F) and c.win_size >= 1
+    assert c.rate < 10 * 8000 / 0.1
+    # Equation (6) held when it was sent.
+    assert 10 / 0.1 > (c.win_size + 2) / (c.rtt / 1e6)
+
+
+def test_follower_on_an_uncongested_path_never_challenges():
+    r = _started(n_extra=2)
+    t = 1.0
+    for seq in range(1, 200):
+        t += 0.01
+        r.receive_datagram(dpkt(seq, t - 0.05, 0.01 if seq > 1 else 0.0, rate_w=5).encode(), (SENDER, PORT), t)
+    assert [m for _d, m in out(r) if isinstance(m, VlmccChallenge)] == []
+
+
+def test_leader_does_not_challenge_and_bad_datagrams_are_counted():
+    r = _started(local=L)
+    r.receive_datagram(b"\x00" * 30, (SENDER, PORT), 1.0)
+    assert r.malformed == 1
+    r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
+    assert all(isinstance(m, VlmccAck) for _d, m in out(r))
