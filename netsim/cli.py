@@ -3,13 +3,55 @@
 from __future__ import annotations
 
 import argparse
-
-from topologies.cli import not_built
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sim", help="run a scenario in the discrete-event simulator")
-    p.add_argument("scenario")
-    p.add_argument("--out", help="results directory")
-    p.add_argument("--seed", type=int)
-    p.set_defaults(func=not_built("sim", "discrete-event simulator"))
+    p.add_argument("scenario", help="scenario file (YAML or JSON)")
+    p.add_argument("--out", help="results directory (default results/<scenario name>)")
+    p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
+    p.add_argument("--switch", choices=["auto", "p4", "model"], default="auto",
+                   help="switch nodes: the P4 program (p4), the Python model (model), "
+                        "or p4 when the program and interpreter are available (auto)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from netsim.run import SimError, run_scenario
+    from netsim.switches import SwitchUnavailable, choose_switch
+    from topologies import results as R
+    from topologies.scenario import ScenarioError, load_scenario
+
+    console = Console(stderr=False)
+    try:
+        sc = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration)
+    except ScenarioError as e:
+        print(f"p4mcc sim: {args.scenario}: invalid scenario:", file=sys.stderr)
+        for prob in e.problems:
+            print(f"  {prob}", file=sys.stderr)
+        return 2
+    try:
+        choice = choose_switch(args.switch, sc)
+    except SwitchUnavailable as e:
+        print(f"p4mcc sim: {e}", file=sys.stderr)
+        return 2
+    if choice.kind == "model" and args.switch == "auto":
+        print("p4mcc sim: note: switch nodes run the Python model switch "
+              "(the P4 program is not available); see docs/simulator.md", file=sys.stderr)
+    out = args.out or f"results/{sc.name}"
+    try:
+        run = run_scenario(sc, out, progress=not args.quiet, switch=choice)
+    except SimError as e:
+        print(f"p4mcc sim: {e}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        console.print(R.summary_table(run.summary))
+        console.print(f"{run.sim.events} events in {run.wall_s:.1f} s wall "
+                      f"({sc.duration / max(run.wall_s, 1e-9):.1f} simulated s per wall s); "
+                      f"results and plots in {out}/")
+    return 0

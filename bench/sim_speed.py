@@ -1,0 +1,165 @@
+"""Simulator speed: events per second and simulated seconds per wall second.
+
+(a) a 10 Mb/s dumbbell with 10 TCP NewReno/SACK flows for 60 s;
+(b) TFMCC with 1000 receivers behind a 4-ary tree of switches for 60 s
+    (model switches by default; ``--switch p4`` runs the P4 program when it
+    is available), with wall time and peak memory;
+(c) the same dumbbell in ns-3 (PyPI ``ns3``, TcpNewReno with SACK) when it
+    is installed, and the ratio of wall times.
+
+Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|auto] [--skip-tfmcc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from netsim.run import build_run  # noqa: E402
+from netsim.switches import choose_switch  # noqa: E402
+from topologies.scenario import scenario_from_dict  # noqa: E402
+
+
+def dumbbell_tcp(duration: float):
+    return scenario_from_dict({
+        "name": "dumbbell-10tcp", "duration": duration, "seed": 1, "metrics_interval": 1.0,
+        "topology": {"generate": {"kind": "dumbbell", "pairs": 0, "tcp_pairs": 10, "rate": "10Mbps",
+                                  "delay": "20ms", "queue": 100, "access_rate": "100Mbps"}},
+        "tcp_flows": [{"src": f"tsrc{i}", "dst": f"tdst{i}", "start": 0.01 * i} for i in range(1, 11)],
+    }, known_protocols=None)
+
+
+def tfmcc_tree(duration: float, receivers: int):
+    return scenario_from_dict({
+        "name": f"tfmcc-{receivers}", "duration": duration, "seed": 1, "metrics_interval": 1.0,
+        "topology": {"generate": {"kind": "kary_tree", "k": 4, "receivers": receivers, "rate": "100Mbps",
+                                  "delay": "2ms", "leaf_rate": "10Mbps", "leaf_delay": "5ms",
+                                  "loss_distribution": "tfmcc"}},
+        "sessions": [{"name": "tfmcc", "protocol": "tfmcc", "sender": "snd", "receivers": ["r*"],
+                      "group": "239.1.1.1", "port": 5001}],
+    }, known_protocols=None)
+
+
+def measure(sc, switch: str = "model") -> dict[str, float]:
+    run = build_run(sc, switch=choose_switch(switch, sc))
+    t0, c0 = time.perf_counter(), time.process_time()
+    run.sim.run(until=sc.duration)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"events": run.sim.events, "wall_s": wall, "cpu_s": cpu, "events_per_s": run.sim.events / cpu,
+            "sim_per_wall": sc.duration / wall, "sim_per_cpu": sc.duration / cpu,
+            "switch": run.switch_kind, "run": run}
+
+
+NS3_SCRIPT = r'''
+import sys, time
+from ns import ns
+dur = float(sys.argv[1])
+ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
+ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+left = ns.NodeContainer(); left.Create(10)
+right = ns.NodeContainer(); right.Create(10)
+routers = ns.NodeContainer(); routers.Create(2)
+stack = ns.InternetStackHelper(); stack.InstallAll()
+bott = ns.PointToPointHelper()
+bott.SetDeviceAttribute("DataRate", ns.StringValue("10Mbps"))
+bott.SetChannelAttribute("Delay", ns.StringValue("20ms"))
+bott.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue("100p"))
+acc = ns.PointToPointHelper()
+acc.SetDeviceAttribute("DataRate", ns.StringValue("100Mbps"))
+acc.SetChannelAttribute("Delay", ns.StringValue("1ms"))
+addr = ns.Ipv4AddressHelper()
+def link(h, a, b, net):
+    d = h.Install(a, b)
+    addr.SetBase(ns.Ipv4Address(net), ns.Ipv4Mask("255.255.255.0"))
+    ifs = addr.Assign(d)
+    # no queue disc above the device: its 100-packet DropTail is the queue, as in netsim
+    ns.TrafficControlHelper().Uninstall(d)
+    return ifs
+link(bott, routers.Get(0), routers.Get(1), "10.100.0.0")
+rights = []
+sinks = []
+for i in range(10):
+    link(acc, left.Get(i), routers.Get(0), f"10.1.{i}.0")
+    rights.append(link(acc, right.Get(i), routers.Get(1), f"10.2.{i}.0"))
+ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+for i in range(10):
+    sinkaddr = ns.InetSocketAddress(rights[i].GetAddress(0), 5000 + i)
+    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", sinkaddr.ConvertTo())
+    app = sink.Install(right.Get(i))
+    app.Start(ns.Seconds(0))
+    sinks.append(app.Get(0))
+    src = ns.BulkSendHelper("ns3::TcpSocketFactory", sinkaddr.ConvertTo())
+    src.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    src.Install(left.Get(i)).Start(ns.Seconds(0.01 * (i + 1)))
+ns.Simulator.Stop(ns.Seconds(dur))
+t0 = time.process_time()
+ns.Simulator.Run()
+cpu = time.process_time() - t0
+total = sum(ns.cppyy.gbl.ns3.DynamicCast[ns.PacketSink](a).GetTotalRx() for a in sinks)
+print(cpu, total * 8 / dur)
+ns.Simulator.Destroy()
+'''
+
+
+def ns3_dumbbell(duration: float) -> tuple[float, float] | str:
+    try:
+        import ns  # noqa: F401
+    except ImportError:
+        return "ns-3 not installed (.venv/bin/pip install ns3 failed or was not run)"
+    out = subprocess.run([sys.executable, "-c", NS3_SCRIPT, str(duration)], capture_output=True,
+                         text=True, timeout=1800)
+    if out.returncode != 0:
+        return "ns-3 run failed: " + (out.stderr.strip().splitlines() or ["?"])[-1]
+    cpu, goodput = out.stdout.strip().splitlines()[-1].split()
+    return float(cpu), float(goodput)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--receivers", type=int, default=1000)
+    ap.add_argument("--switch", default="model", choices=["model", "p4", "auto"])
+    ap.add_argument("--skip-tfmcc", action="store_true")
+    ap.add_argument("--skip-ns3", action="store_true")
+    args = ap.parse_args()
+
+    a = measure(dumbbell_tcp(args.duration))
+    run = a["run"]
+    thr = sum(f.receiver.delivered_bytes for f in run.tcp.values()) * 8 / args.duration
+    print(f"(a) dumbbell, 10 TCP flows, {args.duration:.0f} s: {a['events']} events in {a['wall_s']:.2f} s wall "
+          f"({a['cpu_s']:.2f} s CPU) -> {a['events_per_s']:,.0f} events per CPU s, "
+          f"{a['sim_per_wall']:.1f} simulated s per wall s ({a['sim_per_cpu']:.1f} per CPU s) "
+          f"(aggregate goodput {thr / 1e6:.2f} Mb/s of 10)")
+    if not args.skip_ns3:
+        ns3 = ns3_dumbbell(args.duration)
+        if isinstance(ns3, tuple):
+            cpu, goodput = ns3
+            print(f"    ns-3 same dumbbell (TcpNewReno + SACK): {cpu:.2f} s CPU -> {args.duration / cpu:.1f} "
+                  f"simulated s per CPU s (aggregate goodput {goodput / 1e6:.2f} Mb/s); "
+                  f"netsim/ns-3 CPU-time ratio {a['cpu_s'] / cpu:.1f}")
+        else:
+            print(f"    ns-3: {ns3}")
+    if not args.skip_tfmcc:
+        sc = tfmcc_tree(args.duration, args.receivers)
+        b = measure(sc, args.switch)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        snd = b["run"].agents.get("tfmcc/snd")
+        rate = getattr(snd, "rate", float("nan"))
+        print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
+              f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
+              f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
+              f"({b['sim_per_cpu']:.2f} per CPU s), "
+              f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

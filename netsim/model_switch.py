@@ -1,0 +1,146 @@
+"""A reference *model* switch: IGMP snooping L3 multicast plus unicast routes.
+
+This is a Python model for engine tests, speed comparisons and runs before
+the P4 program is available -- it is NOT the P4 program and gives no evidence
+about it.  It behaves like the program's "assistance off" service:
+
+* unicast IPv4: exact host routes (destination IP -> port), filled by the
+  network builder from shortest paths; frames forwarded unchanged (no TTL
+  decrement, no MAC rewrite);
+* IGMP snooping: v2/v3 reports and leaves received on a port add/remove that
+  port for the group (a CHANGE_TO_INCLUDE/MODE_IS_INCLUDE record with no
+  sources is a leave);
+* join propagation: when a group's membership goes from empty to non-empty
+  the report is forwarded on the port toward the group's source (set per
+  group by the builder); when it becomes empty, the leave is;
+* multicast data to a group is replicated to every member port except the
+  one it came in on.  No membership timeout (no querier in the model).
+
+Counters record what it did; malformed frames are counted and dropped.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from netsim import packets as pk
+
+if TYPE_CHECKING:
+    from netsim.engine import Simulator
+    from netsim.link import Channel
+
+
+@dataclass
+class SwitchCounters:
+    rx: int = 0
+    tx: int = 0
+    igmp: int = 0
+    joins_forwarded: int = 0
+    leaves_forwarded: int = 0
+    unknown_unicast: int = 0
+    no_members: int = 0
+    malformed: int = 0
+
+
+class ModelSwitch:
+    """See the module docstring.  Ports are small integers (1..n)."""
+
+    is_model = True
+
+    def __init__(self, sim: "Simulator", name: str) -> None:
+        self.sim = sim
+        self.name = name
+        self.ports: dict[int, "Channel"] = {}
+        #: destination IPv4 (int) -> egress port
+        self.routes: dict[int, int] = {}
+        #: group (int) -> port toward the group's source (None: this switch is the source's)
+        self.upstream: dict[int, int] = {}
+        #: group (int) -> member ports
+        self.members: dict[int, set[int]] = {}
+        self.counters = SwitchCounters()
+
+    def attach(self, port: int, channel: "Channel") -> None:
+        self.ports[port] = channel
+
+    def _out(self, port: int, frame: bytes) -> None:
+        ch = self.ports.get(port)
+        if ch is not None:
+            self.counters.tx += 1
+            ch.send(frame)
+
+    def receive(self, port: int, frame: bytes) -> None:
+        c = self.counters
+        c.rx += 1
+        if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[14] >> 4 != 4:
+            c.malformed += 1
+            return
+        dst = int.from_bytes(frame[30:34], "big")
+        proto = frame[23]
+        if proto == pk.PROTO_IGMP:
+            self._igmp(port, frame)
+            return
+        if (dst >> 28) == 0xE:
+            members = self.members.get(dst)
+            if not members:
+                c.no_members += 1
+                return
+            for p in sorted(members):
+                if p != port:
+                    self._out(p, frame)
+            return
+        out = self.routes.get(dst)
+        if out is None:
+            c.unknown_unicast += 1
+            return
+        self._out(out, frame)
+
+    # IGMP snooping ---------------------------------------------------------
+    def _igmp(self, port: int, frame: bytes) -> None:
+        c = self.counters
+        c.igmp += 1
+        ihl = (frame[14] & 0x0F) * 4
+        msg = frame[14 + ihl:]
+        if len(msg) < 8 or pk.checksum(msg) != 0:
+            c.malformed += 1
+            return
+        t = msg[0]
+        changes: list[tuple[int, bool]] = []
+        if t == pk.IGMPV2_REPORT:
+            changes.append((struct.unpack_from("!I", msg, 4)[0], True))
+        elif t == pk.IGMPV2_LEAVE:
+            changes.append((struct.unpack_from("!I", msg, 4)[0], False))
+        elif t == pk.IGMPV3_REPORT:
+            n = struct.unpack_from("!H", msg, 6)[0]
+            off = 8
+            for _ in range(n):
+                if off + 8 > len(msg):
+                    c.malformed += 1
+                    return
+                rt, aux, nsrc, g = struct.unpack_from("!BBHI", msg, off)
+                off += 8 + 4 * nsrc + 4 * aux
+                if rt in (pk.MODE_IS_EXCLUDE, pk.CHANGE_TO_EXCLUDE):
+                    changes.append((g, True))
+                elif rt in (pk.MODE_IS_INCLUDE, pk.CHANGE_TO_INCLUDE) and nsrc == 0:
+                    changes.append((g, False))
+        else:
+            return  # queries and others: nothing to snoop
+        forward = False
+        for g, join in changes:
+            m = self.members.setdefault(g, set())
+            before = bool(m)
+            if join:
+                m.add(port)
+            else:
+                m.discard(port)
+            if before != bool(m) and self.upstream.get(g) not in (None, port):
+                forward = True
+                if join:
+                    c.joins_forwarded += 1
+                else:
+                    c.leaves_forwarded += 1
+        if forward:
+            ups = {self.upstream[g] for g, _ in changes if self.upstream.get(g) not in (None, port)}
+            for up in sorted(ups):
+                self._out(up, frame)

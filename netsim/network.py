@@ -1,0 +1,124 @@
+"""Build a simulated network (nodes, links, routes) from a scenario topology.
+
+:func:`build_network` turns a :class:`topologies.scenario.Topology` into host
+nodes, switch nodes and links on a :class:`~netsim.engine.Simulator`.  Switch
+ports follow the scenario (``s1-p2``) or are numbered 1, 2, ... in link order;
+a host's single interface is its port 0.  Static ARP covers every host (as the
+tutorials' host ``commands`` do).  For switches that need routes (the model
+switch), :meth:`Network.install_routes` fills shortest-path host routes and
+:meth:`Network.set_group_source` the port toward each group's sender.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from netsim import packets as pk
+from netsim.engine import Simulator
+from netsim.host import EventSink, HostNode
+from netsim.link import Link
+from netsim.model_switch import ModelSwitch
+from topologies.scenario import Topology
+
+SwitchFactory = Callable[[Simulator, str], Any]
+
+
+@dataclass
+class Network:
+    sim: Simulator
+    topology: Topology
+    hosts: dict[str, HostNode] = field(default_factory=dict)
+    switches: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    #: (node, port) -> (peer node, peer port)
+    peers: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    #: node -> {port: peer node}
+    adjacency: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def host_link(self, host: str) -> Link:
+        """The link that attaches ``host`` to its switch."""
+        for l in self.links.values():
+            if l.a is self.hosts[host] or l.b is self.hosts[host]:
+                return l
+        raise KeyError(host)
+
+    def next_hops(self, target: str) -> dict[str, int]:
+        """For every switch, the port on a shortest path toward node ``target``."""
+        out: dict[str, int] = {}
+        seen = {target}
+        frontier = deque([target])
+        while frontier:
+            n = frontier.popleft()
+            for port, peer in sorted(self.adjacency.get(n, {}).items()):
+                if peer in seen:
+                    continue
+                seen.add(peer)
+                # peer reaches n (hence target) through the port that faces n
+                back = self.peers[(n, port)]
+                if peer in self.switches:
+                    out[peer] = back[1]
+                    frontier.append(peer)
+        return out
+
+    def install_routes(self) -> None:
+        """Fill every routing switch's host routes (shortest paths, ties by port)."""
+        for h, node in self.hosts.items():
+            for sw, port in self.next_hops(h).items():
+                s = self.switches[sw]
+                if hasattr(s, "routes"):
+                    s.routes[node.ip_int] = port
+
+    def set_group_source(self, group: str, sender: str) -> None:
+        """Tell model switches which port leads toward ``group``'s sender."""
+        g = pk.ip_int(group)
+        for sw, port in self.next_hops(sender).items():
+            s = self.switches[sw]
+            if hasattr(s, "upstream"):
+                s.upstream[g] = port
+
+
+def build_network(sim: Simulator, topo: Topology, *, sink: EventSink | None = None,
+                  switch_factory: SwitchFactory | None = None, igmp_version: int = 3) -> Network:
+    """Instantiate ``topo`` on ``sim`` (model switches unless ``switch_factory``)."""
+    net = Network(sim, topo)
+    arp: dict[int, bytes] = {pk.ip_int(h.ip): pk.mac_bytes(h.mac) for h in topo.hosts.values()}
+    for h in topo.hosts.values():
+        net.hosts[h.name] = HostNode(sim, h.name, h.ip, h.mac, arp=arp, igmp_version=igmp_version,
+                                     sink=sink)
+    factory = switch_factory or ModelSwitch
+    for s in topo.switches.values():
+        net.switches[s.name] = factory(sim, s.name)
+    used: dict[str, set[int]] = {n: set() for n in topo.nodes()}
+    for l in topo.links:
+        for e in (l.a, l.b):
+            if e.port is not None and e.node in topo.switches:
+                used[e.node].add(e.port)
+
+    def port_for(node: str, explicit: int | None) -> int:
+        if node in topo.hosts:
+            return 0
+        if explicit is not None:
+            return explicit
+        p = 1
+        while p in used[node]:
+            p += 1
+        used[node].add(p)
+        return p
+
+    for l in topo.links:
+        pa, pb = port_for(l.a.node, l.a.port), port_for(l.b.node, l.b.port)
+        na = net.hosts.get(l.a.node) or net.switches[l.a.node]
+        nb = net.hosts.get(l.b.node) or net.switches[l.b.node]
+        link = Link(sim, l.name, na, pa, nb, pb, rate_bps=l.rate_bps, delay_s=l.delay_s,
+                    loss=l.loss, queue_packets=l.queue_packets, queue_bytes=l.queue_bytes)
+        na.attach(pa, link.ab)
+        nb.attach(pb, link.ba)
+        net.links[l.name] = link
+        net.peers[(l.a.node, pa)] = (l.b.node, pb)
+        net.peers[(l.b.node, pb)] = (l.a.node, pa)
+        net.adjacency.setdefault(l.a.node, {})[pa] = l.b.node
+        net.adjacency.setdefault(l.b.node, {})[pb] = l.a.node
+    net.install_routes()
+    return net

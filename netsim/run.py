@@ -1,0 +1,236 @@
+"""Run a whole scenario in the simulator and write the results folder.
+
+:func:`run_scenario` builds the network, creates every session's agents
+through ``hosts.registry`` (the same factories the UDP driver uses), starts
+TCP flows, samples throughput/loss/RTT/feedback every metrics interval into a
+:class:`topologies.results.Recorder`, and writes the shared results layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from hosts.core import Delivered, Endpoint, Metric
+from netsim.engine import Simulator
+from netsim.host import HostNode
+from netsim.network import Network, build_network
+from netsim.switches import SwitchChoice, model_choice
+from netsim.tcp import TcpReceiver, TcpSender
+from topologies import results as R
+from topologies.scenario import Scenario, Session
+
+#: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
+AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
+
+
+class SimError(RuntimeError):
+    """A scenario that cannot run (unknown protocol, bad parameters, ...)."""
+
+
+def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: str, seed: int) -> Endpoint:
+    """Build an agent through ``hosts.registry`` (the shared way)."""
+    from hosts import registry
+
+    try:
+        proto = registry.get(sess.protocol)
+        params = proto.parse_params(sess.params)
+        cfg = registry.SessionConfig(session_id=sess.session_id, group=sess.group, port=sess.port,
+                                     sender=sender_ip, local=ip, params=params, seed=seed)
+        return proto.sender(cfg) if role == "sender" else proto.receiver(cfg)
+    except (registry.ParamError, ImportError, AttributeError) as e:
+        raise SimError(f"session {sess.name!r} ({sess.protocol}): {e}") from e
+
+
+def _seed_for(seed: int, label: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}/agent/{label}".encode()).digest()[:4], "big")
+
+
+@dataclass
+class _Flow:
+    name: str
+    sender: TcpSender
+    receiver: TcpReceiver
+    last_bytes: int = 0
+    last_sent: int = 0
+    last_retx: int = 0
+
+
+@dataclass
+class SimRun:
+    """Everything a finished run leaves behind (for tests and benchmarks)."""
+
+    sim: Simulator
+    net: Network
+    recorder: R.Recorder
+    agents: dict[str, Endpoint] = field(default_factory=dict)
+    tcp: dict[str, _Flow] = field(default_factory=dict)
+    wall_s: float = 0.0
+    switch_kind: str = "model"
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _sample_links(net: Network, limit: int = 64) -> list[str]:
+    """Links worth a queue time series: switch-to-switch links (at most ``limit``)."""
+    names = [n for n, l in net.links.items()
+             if not isinstance(l.a, HostNode) and not isinstance(l.b, HostNode)]
+    return names[:limit]
+
+
+def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
+              switch: SwitchChoice | None = None) -> SimRun:
+    """Set up (but do not run) a scenario."""
+    sim = Simulator(scenario.seed)
+    rec = R.Recorder(scenario, "netsim")
+    label_of: dict[int, str] = {}
+
+    def sink(host: HostNode, label: str, ev: Any) -> None:
+        if isinstance(ev, Metric):
+            rec.record(ev.time, label, ev.role, ev.values, ev.state)
+            sess, _, node = label.partition("/")
+            v = ev.values
+            loss = v.get("loss_event_rate", v.get("loss_rate"))
+            if loss is not None:
+                rec.sample(ev.time, "session", sess, node, R.LOSS, loss)
+            if v.get("rtt_s") is not None and v["rtt_s"] > 0:
+                rec.sample(ev.time, "session", sess, node, R.RTT, v["rtt_s"])
+        elif isinstance(ev, Delivered):
+            pass  # delivered bytes show in the engine's own throughput counters
+
+    switch = switch or model_choice()
+    net = build_network(sim, scenario.topology, sink=sink, switch_factory=switch.factory)
+    switch.configure(net, scenario)
+    run = SimRun(sim, net, rec)
+    run.switch_kind = switch.kind
+    factory = agent_factory or registry_factory
+    for s in scenario.sessions:
+        sender_ip = net.hosts[s.sender].ip
+        stop = s.stop  # None: runs to the end (no leave events at the very end)
+        label = f"{s.name}/{s.sender}"
+        agent = factory(s, "sender", s.sender, sender_ip, sender_ip, _seed_for(scenario.seed, label))
+        if switch.kind == "model":
+            # Model switches need each group's upstream port; a sender using
+            # several groups (WEBRC's channels) lists them in ``groups``.
+            for g in getattr(agent, "groups", None) or ():
+                if isinstance(g, str):
+                    net.set_group_source(g, s.sender)
+        net.hosts[s.sender].add_endpoint(agent, s.port, label=label, start_at=s.start, stop_at=stop)
+        run.agents[label] = agent
+        for r in s.receivers:
+            label = f"{s.name}/{r}"
+            ip = net.hosts[r].ip
+            agent = factory(s, "receiver", r, ip, sender_ip, _seed_for(scenario.seed, label))
+            net.hosts[r].add_endpoint(agent, s.port, label=label, start_at=s.join_at.get(r, s.start),
+                                      stop_at=s.leave_at.get(r, stop))
+            run.agents[label] = agent
+    for i, f in enumerate(scenario.tcp_flows):
+        recv = TcpReceiver(sim, net.hosts[f.dst], f.port, mss=f.mss, label=f.name)
+        snd = TcpSender(sim, net.hosts[f.src], net.hosts[f.dst].ip, f.port, 40000 + i,
+                        mss=f.mss, rwnd=f.rwnd, label=f.name)
+        sim.at(f.start, snd.start)
+        sim.at(f.stop if f.stop is not None else scenario.duration, snd.stop)
+        run.tcp[f.name] = _Flow(f.name, snd, recv)
+    _install_sampler(run, scenario)
+    return run
+
+
+def _install_sampler(run: SimRun, scenario: Scenario) -> None:
+    sim, net, rec = run.sim, run.net, run.recorder
+    dt = scenario.metrics_interval
+    links = _sample_links(net)
+    last: dict[tuple[str, str], int] = {}
+    active = {s.name: (s.start, s.stop if s.stop is not None else scenario.duration)
+              for s in scenario.sessions}
+    tcp_active = {f.name: (f.start, f.stop if f.stop is not None else scenario.duration)
+                  for f in scenario.tcp_flows}
+
+    def tick() -> None:
+        now = sim.now
+        for s in scenario.sessions:
+            lo, hi = active[s.name]
+            in_window = lo < now <= hi + 1e-9
+            snd = net.hosts[s.sender]
+            fb = snd.rx_ucast_msgs.get(s.port, 0)
+            tx = snd.tx_udp_bytes.get(s.port, 0)
+            k1, k2 = (s.name, f"fb:{s.sender}"), (s.name, f"tx:{s.sender}")
+            if in_window:
+                rec.sample(now, "session", s.name, s.sender, R.FEEDBACK, fb - last.get(k1, 0))
+                rec.sample(now, "session", s.name, s.sender, R.THROUGHPUT, (tx - last.get(k2, 0)) * 8 / dt)
+            last[k1], last[k2] = fb, tx
+            for r in s.receivers:
+                b = net.hosts[r].rx_mcast_bytes.get(s.port, 0)
+                k = (s.name, r)
+                jl = s.join_at.get(r, lo)
+                lv = s.leave_at.get(r, hi)
+                if jl < now <= lv + 1e-9:
+                    rec.sample(now, "session", s.name, r, R.THROUGHPUT, (b - last.get(k, 0)) * 8 / dt)
+                last[k] = b
+        for name, f in run.tcp.items():
+            lo, hi = tcp_active[name]
+            b = f.receiver.delivered_bytes
+            sent, retx = f.sender.stats.segments_sent, f.sender.stats.retransmits
+            if lo < now <= hi + 1e-9:
+                node = f.receiver.host.name
+                rec.sample(now, "tcp", name, node, R.THROUGHPUT, (b - f.last_bytes) * 8 / dt)
+                ds = sent - f.last_sent
+                if ds > 0:
+                    rec.sample(now, "tcp", name, node, R.LOSS, (retx - f.last_retx) / ds)
+                if f.sender.srtt is not None:
+                    rec.sample(now, "tcp", name, node, R.RTT, f.sender.srtt)
+                rec.sample(now, "tcp", name, node, "cwnd", f.sender.cwnd)
+            f.last_bytes, f.last_sent, f.last_retx = b, sent, retx
+        for ln in links:
+            l = net.links[ln]
+            for ch in (l.ab, l.ba):
+                q, _ = ch.backlog(now)
+                rec.sample(now, "link", ch.name, "", "queue_pkts", q)
+        if now + dt <= scenario.duration + 1e-9:
+            sim.at(now + dt, tick)
+
+    sim.at(dt, tick)
+
+
+def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress: bool = False,
+                 agent_factory: AgentFactory | None = None,
+                 switch: SwitchChoice | None = None) -> SimRun:
+    """Run ``scenario`` to its duration; write results into ``out`` if given."""
+    run = build_run(scenario, agent_factory=agent_factory, switch=switch)
+    t0 = _time.perf_counter()
+    if progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("[bold]sim[/] {task.description}"), BarColumn(),
+                      TextColumn("{task.completed:.1f}/{task.total:.0f} s simulated"),
+                      TimeElapsedColumn(), transient=True) as bar:
+            task = bar.add_task(scenario.name, total=scenario.duration)
+            run.sim.run(until=scenario.duration,
+                        progress=lambda t: bar.update(task, completed=t), progress_every=0.25)
+    else:
+        run.sim.run(until=scenario.duration)
+    run.wall_s = _time.perf_counter() - t0
+    rec = run.recorder
+    for h in run.net.hosts.values():
+        for t, what, group in h.membership_log:
+            rec.event(t, h.name, what, group)
+    lc = {}
+    for name, l in run.net.links.items():
+        for ch in (l.ab, l.ba):
+            c = ch.counters
+            if c.queue_drops or c.loss_drops:
+                lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
+                               "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
+    rec.extra = {
+        "switch": run.switch_kind,
+        "wall_time_s": round(run.wall_s, 3),
+        "events": run.sim.events,
+        "link_drops": lc,
+    }
+    run.summary = rec.write(out) if out is not None else rec.summarize()
+    if out is not None:
+        from topologies import plots
+
+        plots.render(out)
+    return run

@@ -1,0 +1,88 @@
+"""Which switch nodes a simulation uses, and how they get configured.
+
+``p4``: :class:`netsim.p4_switch.P4SwitchNode` running ``p4src/mcc.p4``,
+configured by the controller's desired-state function.  ``model``: the
+Python reference model (:mod:`netsim.model_switch`), configured with routes
+and each group's upstream port.  ``auto`` picks ``p4`` when the program,
+the interpreter and the controller are all importable, else ``model``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from netsim.network import Network
+    from topologies.scenario import Scenario
+
+
+class SwitchUnavailable(RuntimeError):
+    """The requested switch kind cannot run here (and why)."""
+
+
+@dataclass
+class SwitchChoice:
+    kind: str
+    #: factory(sim, name) -> node; None: the model switch
+    factory: Callable[..., Any] | None
+    #: configure(network, scenario), called once after the network is built
+    configure: Callable[["Network", "Scenario"], None]
+
+
+def session_groups(s: Any) -> tuple[str, ...]:
+    """Every group a session uses (WEBRC's waves too), as the controller sees them."""
+    try:
+        from controller.desired import session_groups as sg
+
+        return tuple(sg(s.protocol, s.group, s.params))
+    except ImportError:
+        return (s.group,)
+
+
+def _configure_model(net: "Network", scenario: "Scenario") -> None:
+    for s in scenario.sessions:
+        for g in session_groups(s):
+            net.set_group_source(g, s.sender)
+
+
+def model_choice() -> SwitchChoice:
+    return SwitchChoice("model", None, _configure_model)
+
+
+def p4_choice(seed: int = 0) -> SwitchChoice:
+    from netsim import p4_switch
+
+    if not p4_switch.PROGRAM.exists():
+        raise SwitchUnavailable(f"the P4 program {p4_switch.PROGRAM} does not exist yet")
+    try:
+        import controller.desired  # noqa: F401
+        import p4switch.interp  # noqa: F401
+
+        getattr(p4switch.interp, "Switch")
+    except (ImportError, AttributeError) as e:
+        raise SwitchUnavailable(f"the P4 interpreter or controller is not available: {e}") from e
+    try:
+        program = p4_switch.load_program()
+    except Exception as e:  # front-end errors carry file:line:col
+        raise SwitchUnavailable(f"cannot compile {p4_switch.PROGRAM}: {e}") from e
+
+    def factory(sim: Any, name: str) -> Any:
+        return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
+
+    def configure(net: "Network", scenario: "Scenario") -> None:
+        p4_switch.configure(net.switches, scenario.topology, scenario.sessions)
+
+    return SwitchChoice("p4", factory, configure)
+
+
+def choose_switch(kind: str, scenario: "Scenario | None" = None) -> SwitchChoice:
+    seed = scenario.seed if scenario is not None else 0
+    if kind == "model":
+        return model_choice()
+    if kind == "p4":
+        return p4_choice(seed)
+    try:
+        return p4_choice(seed)
+    except SwitchUnavailable:
+        return model_choice()

@@ -1,0 +1,51 @@
+"""The fast frame builder produces the bytes scapy would, and the parser reads them back."""
+
+from __future__ import annotations
+
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+
+from netsim import packets as pk
+
+SRC, DST = pk.ip_int("10.0.1.1"), pk.ip_int("10.0.2.2")
+SMAC, DMAC = pk.mac_bytes("08:00:00:00:01:11"), pk.mac_bytes("08:00:00:00:02:22")
+
+
+def test_udp_frame_matches_scapy() -> None:
+    f = pk.udp_frame(SMAC, DMAC, SRC, DST, 5001, 5002, b"hello", ttl=64, ident=7)
+    ref = (Ether(src="08:00:00:00:01:11", dst="08:00:00:00:02:22")
+           / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64, id=7, flags="DF")
+           / UDP(sport=5001, dport=5002, chksum=0) / b"hello")
+    assert f == bytes(ref)
+
+
+def test_multicast_mac_maps_low_23_bits() -> None:
+    assert pk.multicast_mac(pk.ip_int("239.129.2.3")) == bytes.fromhex("01005e010203")
+
+
+def test_tcp_frame_has_valid_checksums_and_sack_option() -> None:
+    f = pk.tcp_frame(SMAC, DMAC, SRC, DST, 40000, 5201, 14600, 2920, pk.TCP_ACK, 65535, 100,
+                     sack=((29200, 30660), (32120, 33580)), ident=3)
+    e = Ether(f)
+    ip_ck, tcp_ck = e[IP].chksum, e[TCP].chksum
+    del e[IP].chksum
+    del e[TCP].chksum
+    e2 = Ether(bytes(e))
+    assert (e2[IP].chksum, e2[TCP].chksum) == (ip_ck, tcp_ck)
+    sack = dict(e[TCP].options)["SAck"]
+    assert sack == (29200, 30660, 32120, 33580)
+    p = pk.parse(f)
+    assert p is not None
+    assert (p.proto, p.seq, p.ack, p.payload_len, p.sack) == (pk.PROTO_TCP, 14600, 2920, 100,
+                                                              ((29200, 30660), (32120, 33580)))
+
+
+def test_parser_reads_udp_and_rejects_malformed() -> None:
+    f = pk.udp_frame(SMAC, DMAC, SRC, DST, 1, 2, b"x" * 30)
+    p = pk.parse(f)
+    assert p is not None and (p.src, p.dst, p.sport, p.dport, p.payload) == (SRC, DST, 1, 2, b"x" * 30)
+    assert pk.parse(f[:40]) is None  # truncated below the IP total length
+    assert pk.parse(b"\x00" * 60) is None  # not IPv4
+    bad_ulen = bytearray(f)
+    bad_ulen[38:40] = (200).to_bytes(2, "big")  # UDP length beyond the datagram
+    assert pk.parse(bytes(bad_ulen)) is None

@@ -1,0 +1,92 @@
+"""TCP cross traffic: the model against the TCP throughput equation, capacity use, fairness."""
+
+from __future__ import annotations
+
+import pytest
+
+from hosts.tfrc import tcp_rate
+from netsim.link import Bernoulli
+from netsim.shapes import dumbbell
+from netsim.tcp import TcpReceiver, TcpSender
+from netsim_testlib import network
+
+
+def one_flow(p: float, duration: float = 60.0, seed: int = 1, rate: str = "200Mbps",
+             queue: int = 2000, delay: str = "20ms", warmup: float = 0.0):
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate=rate, delay=delay, queue=queue), seed)
+    if p:
+        fwd = net.links["s1--s2"].ab  # loss on the data direction only
+        fwd.set_loss(Bernoulli(p, sim.rng("test-loss")))
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000)
+    sim.at(0.0, snd.start)
+    sim.run(until=warmup)
+    start = (rcv.delivered_bytes, snd.stats.fast_recoveries + snd.stats.timeouts,
+             snd.stats.segments_sent, snd.stats.rtt_sum, snd.stats.rtt_samples)
+    sim.run(until=warmup + duration)
+    return snd, rcv, start
+
+
+@pytest.mark.parametrize("p", [0.001, 0.005, 0.02, 0.05])
+def test_throughput_matches_tcp_equation_within_20_percent(p: float) -> None:
+    """RFC 5348's equation (b = 1, t_RTO = 4R) with the measured loss event rate and RTT.
+
+    Measured after a 10 s warm-up, so the initial slow start's overshoot (a
+    queue at the 200 Mb/s link) does not count: the flow is loss-limited.
+    """
+    snd, rcv, (b0, e0, s0, r0, n0) = one_flow(p, warmup=10.0)
+    thr = (rcv.delivered_bytes - b0) / 60.0
+    events = snd.stats.fast_recoveries + snd.stats.timeouts - e0
+    assert events >= 40  # enough loss events for the mean to mean something
+    p_event = events / (snd.stats.segments_sent - s0)
+    rtt = (snd.stats.rtt_sum - r0) / (snd.stats.rtt_samples - n0)
+    expected = tcp_rate(1460, rtt, p_event)
+    assert thr == pytest.approx(expected, rel=0.20)
+
+
+def test_fills_a_clean_bottleneck() -> None:
+    snd, rcv, _ = one_flow(0.0, duration=20.0, rate="20Mbps", queue=100)
+    goodput = rcv.delivered_bytes * 8 / 20.0
+    assert goodput > 0.9 * 20e6 * 1460 / (1460 + 54)  # payload share of the line rate
+    assert snd.stats.timeouts == 0
+
+
+def test_single_loss_is_repaired_by_fast_retransmit_not_timeout() -> None:
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
+    fwd = net.links["s1--s2"].ab
+    dropped = []
+
+    class DropNth:
+        n = 0
+
+        def lost(self) -> bool:
+            self.n += 1
+            if self.n == 50:
+                dropped.append(self.n)
+                return True
+            return False
+
+    fwd.set_loss(DropNth())  # type: ignore[arg-type]
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000)
+    sim.at(0.0, snd.start)
+    sim.run(until=2.0)
+    assert dropped == [50]
+    assert snd.stats.fast_recoveries == 1 and snd.stats.timeouts == 0
+    assert snd.stats.retransmits == 1
+    assert rcv.delivered_bytes > 1_000_000
+
+
+def test_two_flows_share_a_bottleneck_fairly() -> None:
+    sim, net = network(dumbbell(0, tcp_pairs=2, rate="10Mbps", delay="20ms", queue=60))
+    flows = []
+    for i in (1, 2):
+        rcv = TcpReceiver(sim, net.hosts[f"tdst{i}"], 5200 + i)
+        snd = TcpSender(sim, net.hosts[f"tsrc{i}"], net.hosts[f"tdst{i}"].ip, 5200 + i, 40000 + i)
+        sim.at(0.1 * i, snd.start)
+        flows.append(rcv)
+    sim.run(until=60.0)
+    x = [r.delivered_bytes for r in flows]
+    jain = sum(x) ** 2 / (2 * sum(v * v for v in x))
+    assert jain > 0.95
+    assert sum(x) * 8 / 60 > 0.85 * 10e6 * 1460 / 1514

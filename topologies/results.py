@@ -1,0 +1,259 @@
+"""The results layout shared by ``p4mcc sim`` and ``p4mcc run``.
+
+Either engine feeds a :class:`Recorder` with samples taken every metrics
+interval -- ``(time, kind, flow, node, metric, value)`` where ``kind`` is
+``session``, ``tcp`` or ``link`` -- plus membership events and the raw metric
+records of the protocol agents, then calls :meth:`Recorder.write`.  A results
+folder holds:
+
+``summary.json``
+    scenario name, engine, seed, duration, and per flow / per receiver: mean
+    throughput (bit/s), coefficient of variation of the per-interval
+    throughput, loss, mean RTT, feedback messages at the sender; per session:
+    TCP-friendliness ratio (mean receiver throughput over mean competing TCP
+    throughput) and Jain's fairness index (over its receivers, and over the
+    session's mean throughput together with each TCP flow).
+``timeseries.csv``
+    every sample, long format (``time,kind,flow,node,metric,value``).
+``events.csv``
+    join/leave and other events (``time,node,event,detail``).
+``metrics.jsonl``
+    the agents' own metric records, one JSON object a line.
+``*.png``
+    plots (``topologies/plots.py``).
+
+Throughput of a multicast receiver is measured by the engine (UDP payload
+bytes reaching the session's port on that host), not taken from the agent,
+so every protocol is measured the same way.  Loss and RTT come from the
+agent's records (``loss_event_rate``/``loss_rate``, ``rtt_s``) when it
+reports them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+SUMMARY = "summary.json"
+TIMESERIES = "timeseries.csv"
+EVENTS = "events.csv"
+METRICS = "metrics.jsonl"
+
+#: Metric names every engine uses in samples.
+THROUGHPUT = "throughput_bps"
+LOSS = "loss"
+RTT = "rtt_s"
+FEEDBACK = "feedback_msgs"
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    time: float
+    kind: str
+    flow: str
+    node: str
+    metric: str
+    value: float
+
+
+def jain(values: Iterable[float]) -> float | None:
+    """Jain's fairness index (sum x)^2 / (n sum x^2); None for no values or all zero."""
+    xs = [float(v) for v in values]
+    sq = sum(x * x for x in xs)
+    if not xs or sq == 0:
+        return None
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+def mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def cov(xs: list[float]) -> float | None:
+    """Coefficient of variation (population std / mean); None when undefined."""
+    m = mean(xs)
+    if m is None or m == 0 or len(xs) < 2:
+        return None
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) / m
+
+
+class Recorder:
+    """Collects a run's samples and events and writes the results folder."""
+
+    def __init__(self, scenario: Any, engine: str) -> None:
+        self.scenario = scenario
+        self.engine = engine
+        self.samples: list[Sample] = []
+        self.events: list[tuple[float, str, str, str]] = []
+        self.records: list[dict[str, Any]] = []
+        self.extra: dict[str, Any] = {}
+
+    def sample(self, time: float, kind: str, flow: str, node: str, metric: str, value: float) -> None:
+        self.samples.append(Sample(time, kind, flow, node, metric, float(value)))
+
+    def event(self, time: float, node: str, event: str, detail: str = "") -> None:
+        self.events.append((time, node, event, detail))
+
+    def record(self, time: float, label: str, role: str, values: dict[str, float], state: str) -> None:
+        self.records.append({"time": time, "label": label, "role": role, "state": state, **values})
+
+    # Summary -------------------------------------------------------------
+    def summarize(self) -> dict[str, Any]:
+        return summarize(self.samples, self.scenario, self.engine, self.extra)
+
+    def write(self, out: str | Path) -> dict[str, Any]:
+        """Write summary, CSVs and metric records into ``out``; returns the summary."""
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        summary = self.summarize()
+        (d / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+        with (d / TIMESERIES).open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time", "kind", "flow", "node", "metric", "value"])
+            for s in self.samples:
+                w.writerow([f"{s.time:.6f}", s.kind, s.flow, s.node, s.metric, repr(s.value)])
+        with (d / EVENTS).open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time", "node", "event", "detail"])
+            for e in sorted(self.events):
+                w.writerow([f"{e[0]:.6f}", e[1], e[2], e[3]])
+        with (d / METRICS).open("w") as f:
+            for r in self.records:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
+        return summary
+
+
+def _r(x: float | None, nd: int = 6) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``summary.json`` content computed from samples (both engines share it)."""
+    series: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        series[(s.kind, s.flow, s.node)][s.metric].append(s.value)
+    sessions_out: dict[str, Any] = {}
+    tcp_out: dict[str, Any] = {}
+    links_out: dict[str, Any] = {}
+    sess_defs = {s.name: s for s in getattr(scenario, "sessions", [])}
+    for (kind, flow, node), m in sorted(series.items()):
+        thr = m.get(THROUGHPUT, [])
+        entry = {
+            "throughput_bps": _r(mean(thr), 1),
+            "throughput_cov": _r(cov(thr), 4),
+            "loss": _r(mean(m[LOSS]), 6) if m.get(LOSS) else None,
+            "rtt_s": _r(mean(m[RTT]), 6) if m.get(RTT) else None,
+            "feedback_msgs": int(sum(m[FEEDBACK])) if m.get(FEEDBACK) else None,
+        }
+        for k, v in m.items():
+            if k not in (THROUGHPUT, LOSS, RTT, FEEDBACK):
+                entry[k] = _r(mean(v), 6)
+        if kind == "session":
+            sd = sess_defs.get(flow)
+            s = sessions_out.setdefault(flow, {
+                "protocol": getattr(sd, "protocol", ""),
+                "sender": getattr(sd, "sender", ""),
+                "assistance": getattr(sd, "assistance", None),
+                "receivers": {},
+            })
+            if sd is not None and node == sd.sender:
+                s["sender_stats"] = entry
+            else:
+                s["receivers"][node] = entry
+        elif kind == "tcp":
+            tcp_out[flow] = {"node": node, **entry}
+        else:
+            links_out[flow] = entry
+    tcp_thr = [t["throughput_bps"] for t in tcp_out.values() if t["throughput_bps"] is not None]
+    tcp_mean = mean(tcp_thr)
+    for name, s in sessions_out.items():
+        rthr = [r["throughput_bps"] for r in s["receivers"].values() if r["throughput_bps"] is not None]
+        s["mean_receiver_throughput_bps"] = _r(mean(rthr), 1)
+        s["min_receiver_throughput_bps"] = _r(min(rthr), 1) if rthr else None
+        s["jain_receivers"] = _r(jain(rthr), 4)
+        sm = mean(rthr)
+        s["tcp_friendliness"] = _r(sm / tcp_mean, 4) if sm is not None and tcp_mean else None
+        s["jain_with_tcp"] = _r(jain([sm, *tcp_thr]), 4) if sm is not None and tcp_thr else None
+        fb = s.get("sender_stats", {}).get("feedback_msgs")
+        s["feedback_msgs_at_sender"] = fb
+    out = {
+        "scenario": getattr(scenario, "name", ""),
+        "engine": engine,
+        "seed": getattr(scenario, "seed", None),
+        "duration_s": getattr(scenario, "duration", None),
+        "metrics_interval_s": getattr(scenario, "metrics_interval", None),
+        "sessions": sessions_out,
+        "tcp_flows": tcp_out,
+        "links": links_out,
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
+# Reading back ----------------------------------------------------------------
+
+
+def load_summary(d: str | Path) -> dict[str, Any]:
+    return json.loads((Path(d) / SUMMARY).read_text())
+
+
+def load_samples(d: str | Path) -> list[Sample]:
+    out = []
+    with (Path(d) / TIMESERIES).open() as f:
+        for row in csv.DictReader(f):
+            out.append(Sample(float(row["time"]), row["kind"], row["flow"], row["node"],
+                              row["metric"], float(row["value"])))
+    return out
+
+
+def load_events(d: str | Path) -> list[tuple[float, str, str, str]]:
+    p = Path(d) / EVENTS
+    if not p.exists():
+        return []
+    with p.open() as f:
+        return [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader(f)]
+
+
+# Printing --------------------------------------------------------------------
+
+
+def _fmt(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def summary_table(summary: dict[str, Any], max_receivers: int = 12) -> Any:
+    """A rich Table of the summary (receivers beyond ``max_receivers`` folded)."""
+    from rich.table import Table
+
+    def mbps(x: float | None) -> str:
+        return "-" if x is None else f"{x / 1e6:.3f}"
+
+    t = Table(title=f"{summary.get('scenario', '')}: {summary.get('engine', '')}"
+                    f"{' (' + summary['switch'] + ' switches)' if summary.get('switch') else ''}, "
+                    f"seed {summary.get('seed')}, {summary.get('duration_s')} s",
+              caption="Mb/s: mean throughput; fb: feedback messages at the sender; "
+                      "TCP-fr: session mean / TCP mean; Jain: over receivers")
+    for col in ("flow", "node", "Mb/s", "CoV", "loss", "RTT s", "fb", "TCP-fr", "Jain"):
+        t.add_column(col, justify="left" if col in ("flow", "node") else "right")
+    for name, s in summary.get("sessions", {}).items():
+        label = f"{name} {s.get('protocol')}/{'assist' if s.get('assistance') else 'no-assist'}"
+        t.add_row(label, "(mean)", mbps(s.get("mean_receiver_throughput_bps")), "", "", "",
+                  _fmt(s.get("feedback_msgs_at_sender"), "d"), _fmt(s.get("tcp_friendliness"), ".2f"),
+                  _fmt(s.get("jain_receivers"), ".3f"))
+        recv = sorted(s.get("receivers", {}).items())
+        for node, r in recv[:max_receivers]:
+            t.add_row("", node, mbps(r.get("throughput_bps")), _fmt(r.get("throughput_cov"), ".2f"),
+                      _fmt(r.get("loss"), ".4f"), _fmt(r.get("rtt_s"), ".3f"), "", "", "")
+        if len(recv) > max_receivers:
+            t.add_row("", f"+{len(recv) - max_receivers} more", "", "", "", "", "", "", "")
+    for name, f in summary.get("tcp_flows", {}).items():
+        t.add_row(f"{name} (tcp)", f.get("node", ""), mbps(f.get("throughput_bps")),
+                  _fmt(f.get("throughput_cov"), ".2f"), _fmt(f.get("loss"), ".4f"),
+                  _fmt(f.get("rtt_s"), ".3f"), "", "", "")
+    return t

@@ -1,0 +1,737 @@
+"""The scenario format shared by ``p4mcc sim`` and ``p4mcc run``.
+
+A scenario says what network to build (hosts, switches, links with rate,
+delay, loss and queue), which multicast sessions and TCP flows run on it, for
+how long, with which seed and how often metrics are sampled.  Both engines
+read the same :class:`Scenario`, so a run in emulation and a run in simulation
+of one file are comparable.  ``docs/scenario-format.md`` documents every field.
+
+Validation collects every problem and names the field it is in, in the
+dotted/indexed form a user can find in the file, e.g.
+``sessions[1].receivers[0]: unknown host 'h9'``.  The topology part may also be
+a p4lang/tutorials ``topology.json`` (hosts with ``ip``/``mac``, switches,
+links ``[a, b, latency, bandwidth]`` with ``s1-p2`` port names).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+#: Link defaults when the scenario does not say (Linux veth-like: fast, short).
+DEFAULT_RATE_BPS = 1e9
+DEFAULT_QUEUE_PACKETS = 1000
+
+
+class ScenarioError(ValueError):
+    """One or more problems in a scenario, each prefixed by the field's path."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+# ---------------------------------------------------------------------------
+# Dataclasses
+
+
+@dataclass(frozen=True)
+class GilbertElliott:
+    """Two-state bursty loss: per packet, move good->bad with ``p_gb`` and
+    bad->good with ``p_bg``; lose with ``loss_good`` / ``loss_bad`` in each."""
+
+    p_gb: float
+    p_bg: float
+    loss_good: float = 0.0
+    loss_bad: float = 1.0
+
+    @property
+    def mean_loss(self) -> float:
+        """Stationary loss rate (what a long run measures)."""
+        pi_bad = self.p_gb / (self.p_gb + self.p_bg) if self.p_gb + self.p_bg > 0 else 0.0
+        return (1 - pi_bad) * self.loss_good + pi_bad * self.loss_bad
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    ip: str
+    prefix_len: int = 24
+    mac: str = ""
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    #: Free-form per-switch options (e.g. tutorials' ``runtime_json``); engines
+    #: ignore keys they do not know.
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LinkEnd:
+    node: str
+    #: Switch port number; None lets the engine number ports in link order
+    #: (hosts always use their single interface).
+    port: int | None = None
+
+    def __str__(self) -> str:
+        return self.node if self.port is None else f"{self.node}-p{self.port}"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A full-duplex link; the parameters apply to each direction."""
+
+    a: LinkEnd
+    b: LinkEnd
+    rate_bps: float = DEFAULT_RATE_BPS
+    delay_s: float = 0.0
+    #: Bernoulli loss probability per packet, or a Gilbert-Elliott model.
+    loss: float | GilbertElliott = 0.0
+    queue_packets: int | None = DEFAULT_QUEUE_PACKETS
+    queue_bytes: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.a}--{self.b}"
+
+
+@dataclass(frozen=True)
+class Topology:
+    hosts: dict[str, Host]
+    switches: dict[str, Switch]
+    links: list[Link]
+
+    def nodes(self) -> set[str]:
+        return set(self.hosts) | set(self.switches)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One multicast session: a protocol, a sender, its receivers."""
+
+    name: str
+    protocol: str
+    sender: str
+    receivers: tuple[str, ...]
+    group: str
+    port: int
+    start: float = 0.0
+    stop: float | None = None
+    #: Whether switches assist this session (aggregation/filtering) or only replicate.
+    assistance: bool = True
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Session id on the wire (common header); defaults to the session's index + 1.
+    session_id: int = 0
+    #: Per-receiver join times (receiver -> seconds); absent receivers join at ``start``.
+    join_at: dict[str, float] = field(default_factory=dict)
+    #: Per-receiver leave times (receiver -> seconds).
+    leave_at: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TcpFlow:
+    """One bulk TCP transfer from ``src`` to ``dst`` (iperf3-like)."""
+
+    name: str
+    src: str
+    dst: str
+    start: float = 0.0
+    stop: float | None = None
+    port: int = 5201
+    mss: int = 1460
+    #: Receive window in bytes (the sender never has more in flight).
+    rwnd: int = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    topology: Topology
+    sessions: list[Session]
+    tcp_flows: list[TcpFlow]
+    duration: float
+    seed: int = 1
+    metrics_interval: float = 0.5
+    #: Where the file came from (for relative paths), if anywhere.
+    source: str = ""
+
+    def with_overrides(
+        self, *, seed: int | None = None, duration: float | None = None
+    ) -> "Scenario":
+        """A copy with ``--seed``/``--duration`` applied (command-line overrides)."""
+        from dataclasses import replace
+
+        return replace(
+            self,
+            seed=self.seed if seed is None else seed,
+            duration=self.duration if duration is None else duration,
+        )
+
+
+# ---------------------------------------------------------------------------
+# Units
+
+_RATE_UNITS = {
+    "bps": 1.0, "bit": 1.0, "b": 1.0,
+    "kbps": 1e3, "kbit": 1e3, "k": 1e3,
+    "mbps": 1e6, "mbit": 1e6, "m": 1e6,
+    "gbps": 1e9, "gbit": 1e9, "g": 1e9,
+}
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_SIZE_UNITS = {
+    "b": 1, "": 1, "kb": 1000, "mb": 1000_000, "kib": 1024, "mib": 1024 * 1024,
+    "k": 1000, "m": 1000_000,
+}
+_NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z%]*)\s*$")
+
+
+def _split(value: Any) -> tuple[float, str]:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value), ""
+    if isinstance(value, str):
+        m = _NUM_UNIT.match(value)
+        if m:
+            return float(m.group(1)), m.group(2).lower()
+    raise ValueError(f"cannot read {value!r} as a number with a unit")
+
+
+def parse_rate(value: Any) -> float:
+    """``'10Mbps'``, ``'1Gbit'``, ``'500kbps'`` or a number of bit/s."""
+    num, unit = _split(value)
+    if unit == "":
+        return num
+    if unit not in _RATE_UNITS:
+        raise ValueError(f"unknown rate unit {unit!r} in {value!r} (use bps, kbps, Mbps, Gbps)")
+    return num * _RATE_UNITS[unit]
+
+
+def parse_time(value: Any, bare_unit: str = "s") -> float:
+    """``'20ms'``, ``'5us'``, ``'1.5s'``, or a number in ``bare_unit``."""
+    num, unit = _split(value)
+    unit = unit or bare_unit
+    if unit not in _TIME_UNITS:
+        raise ValueError(f"unknown time unit {unit!r} in {value!r} (use s, ms, us)")
+    return num * _TIME_UNITS[unit]
+
+
+def parse_fraction(value: Any) -> float:
+    """``'1%'``, ``0.01``: a probability in [0, 1]."""
+    num, unit = _split(value)
+    if unit == "%":
+        num /= 100.0
+    elif unit:
+        raise ValueError(f"unknown unit {unit!r} in {value!r} (use a fraction or %)")
+    if not 0.0 <= num <= 1.0:
+        raise ValueError(f"{value!r} is not a probability in [0, 1]")
+    return num
+
+
+def parse_size(value: Any) -> int:
+    """``'150KB'``, ``'64KiB'``, ``1500``: bytes."""
+    num, unit = _split(value)
+    if unit not in _SIZE_UNITS:
+        raise ValueError(f"unknown size unit {unit!r} in {value!r} (use B, KB, KiB, MB, MiB)")
+    return int(num * _SIZE_UNITS[unit])
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+class _Ctx:
+    """Collects problems with the path of the field they are in."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def err(self, path: str, msg: str) -> None:
+        self.problems.append(f"{path}: {msg}" if path else msg)
+
+    def conv(self, path: str, fn: Any, value: Any, default: Any = None) -> Any:
+        try:
+            return fn(value)
+        except (ValueError, TypeError) as e:
+            self.err(path, str(e))
+            return default
+
+    def expect(self, path: str, value: Any, kinds: type | tuple[type, ...], what: str) -> bool:
+        ok = isinstance(value, bool) if kinds is bool else (
+            isinstance(value, kinds) and not isinstance(value, bool))
+        if not ok:
+            self.err(path, f"expected {what}, got {type(value).__name__} {value!r}")
+        return ok
+
+    def unknown_keys(self, path: str, d: dict, allowed: Iterable[str]) -> None:
+        allowed = set(allowed)
+        for k in d:
+            if k not in allowed:
+                self.err(f"{path}.{k}" if path else str(k),
+                         f"unknown field (known: {', '.join(sorted(allowed))})")
+
+
+def _mac_for(index: int) -> str:
+    return "08:00:00:00:%02x:%02x" % ((index >> 8) & 0xFF, index & 0xFF)
+
+
+_MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+
+
+def _parse_end(ctx: _Ctx, path: str, value: Any, topo_nodes: set[str]) -> LinkEnd | None:
+    if not ctx.expect(path, value, str, "a node name like 'h1' or 's1-p2'"):
+        return None
+    m = re.match(r"^(.+)-p(\d+)$", value)
+    node, port = (m.group(1), int(m.group(2))) if m else (value, None)
+    if node not in topo_nodes:
+        ctx.err(path, f"unknown node {node!r}")
+        return None
+    return LinkEnd(node, port)
+
+
+def _parse_loss(ctx: _Ctx, path: str, value: Any) -> float | GilbertElliott:
+    if isinstance(value, dict):
+        ctx.unknown_keys(path, value, {"model", "p_gb", "p_bg", "loss_good", "loss_bad", "p"})
+        model = value.get("model", "bernoulli")
+        if model == "bernoulli":
+            return ctx.conv(f"{path}.p", parse_fraction, value.get("p", 0.0), 0.0)
+        if model in ("gilbert", "gilbert-elliott", "gilbert_elliott"):
+            for k in ("p_gb", "p_bg"):
+                if k not in value:
+                    ctx.err(f"{path}.{k}", "required for the Gilbert-Elliott model")
+            return GilbertElliott(
+                p_gb=ctx.conv(f"{path}.p_gb", parse_fraction, value.get("p_gb", 0.0), 0.0),
+                p_bg=ctx.conv(f"{path}.p_bg", parse_fraction, value.get("p_bg", 1.0), 1.0),
+                loss_good=ctx.conv(f"{path}.loss_good", parse_fraction, value.get("loss_good", 0.0), 0.0),
+                loss_bad=ctx.conv(f"{path}.loss_bad", parse_fraction, value.get("loss_bad", 1.0), 1.0),
+            )
+        ctx.err(f"{path}.model", f"unknown loss model {model!r} (bernoulli, gilbert)")
+        return 0.0
+    return ctx.conv(path, parse_fraction, value, 0.0)
+
+
+_LINK_KEYS = {"a", "b", "rate", "bw", "bandwidth", "delay", "latency", "loss", "queue"}
+
+
+def _parse_link(ctx: _Ctx, path: str, raw: Any, nodes: set[str], defaults: dict) -> Link | None:
+    if isinstance(raw, list):
+        # p4lang/tutorials: [a, b] or [a, b, latency] or [a, b, latency, bandwidth_mbps]
+        if not 2 <= len(raw) <= 4:
+            ctx.err(path, "a list link is [a, b] or [a, b, latency, bandwidth_Mbps]")
+            return None
+        d: dict[str, Any] = {"a": raw[0], "b": raw[1]}
+        if len(raw) > 2:
+            d["delay"] = raw[2] if isinstance(raw[2], str) else f"{raw[2]}ms"
+        if len(raw) > 3 and raw[3] is not None:
+            d["rate"] = f"{raw[3]}Mbps" if not isinstance(raw[3], str) else raw[3]
+        raw = d
+    if not ctx.expect(path, raw, dict, "a link (mapping or list)"):
+        return None
+    ctx.unknown_keys(path, raw, _LINK_KEYS)
+    merged = {**defaults, **raw}
+    a = _parse_end(ctx, f"{path}.a", raw.get("a"), nodes) if "a" in raw else None
+    b = _parse_end(ctx, f"{path}.b", raw.get("b"), nodes) if "b" in raw else None
+    for k in ("a", "b"):
+        if k not in raw:
+            ctx.err(f"{path}.{k}", "required")
+    rate_raw = merged.get("rate", merged.get("bw", merged.get("bandwidth", DEFAULT_RATE_BPS)))
+    rate = ctx.conv(f"{path}.rate", parse_rate, rate_raw, DEFAULT_RATE_BPS)
+    if rate is not None and rate <= 0:
+        ctx.err(f"{path}.rate", "must be positive")
+    delay = ctx.conv(f"{path}.delay", parse_time, merged.get("delay", merged.get("latency", 0)), 0.0)
+    if delay is not None and delay < 0:
+        ctx.err(f"{path}.delay", "must not be negative")
+    loss = _parse_loss(ctx, f"{path}.loss", merged.get("loss", 0.0))
+    qp: int | None = DEFAULT_QUEUE_PACKETS
+    qb: int | None = None
+    q = merged.get("queue")
+    if q is not None:
+        if isinstance(q, dict):
+            ctx.unknown_keys(f"{path}.queue", q, {"packets", "bytes"})
+            qp = ctx.conv(f"{path}.queue.packets", int, q["packets"]) if "packets" in q else None
+            qb = ctx.conv(f"{path}.queue.bytes", parse_size, q["bytes"]) if "bytes" in q else None
+            if qp is None and qb is None and not q:
+                ctx.err(f"{path}.queue", "give packets and/or bytes")
+        else:
+            qp = ctx.conv(f"{path}.queue", int, q)
+        for name, v in (("packets", qp), ("bytes", qb)):
+            if v is not None and v < 1:
+                ctx.err(f"{path}.queue.{name}", "must be at least 1")
+    if a is None or b is None:
+        return None
+    if a.node == b.node:
+        ctx.err(path, f"link from {a.node!r} to itself")
+        return None
+    return Link(a, b, rate or DEFAULT_RATE_BPS, delay or 0.0, loss, qp, qb)
+
+
+def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topology:
+    if isinstance(raw, str):
+        p = Path(raw)
+        if base is not None and not p.is_absolute():
+            p = base / p
+        try:
+            raw = _read_any(p)
+        except (OSError, ValueError) as e:
+            ctx.err(path, f"cannot read topology file {str(p)!r}: {e}")
+            return Topology({}, {}, [])
+    if not ctx.expect(path, raw, dict, "a mapping with hosts, switches, links"):
+        return Topology({}, {}, [])
+    if "generate" in raw:
+        ctx.unknown_keys(path, raw, {"generate"})
+        return _generate(ctx, f"{path}.generate", raw["generate"])
+    ctx.unknown_keys(path, raw, {"hosts", "switches", "links", "link_defaults"})
+    hosts: dict[str, Host] = {}
+    raw_hosts = raw.get("hosts", {})
+    if isinstance(raw_hosts, list):  # allow a list of names
+        raw_hosts = {h: {} for h in raw_hosts}
+    if ctx.expect(f"{path}.hosts", raw_hosts, dict, "a mapping of host name -> {ip, mac}"):
+        for i, (name, h) in enumerate(raw_hosts.items()):
+            hp = f"{path}.hosts.{name}"
+            h = h or {}
+            if not ctx.expect(hp, h, dict, "a mapping with ip, mac"):
+                continue
+            ctx.unknown_keys(hp, h, {"ip", "mac", "commands"})
+            ip_raw = h.get("ip", f"10.0.{(i + 1) // 250}.{(i + 1) % 250 + 1}/24")
+            try:
+                iface = ipaddress.IPv4Interface(str(ip_raw))
+            except ValueError:
+                ctx.err(f"{hp}.ip", f"not an IPv4 address: {ip_raw!r}")
+                continue
+            if iface.ip.is_multicast:
+                ctx.err(f"{hp}.ip", f"{iface.ip} is a multicast address")
+            if "/" not in str(ip_raw):
+                iface = ipaddress.IPv4Interface(f"{iface.ip}/24")
+            mac = str(h.get("mac", _mac_for(i + 1))).lower()
+            if not _MAC_RE.match(mac):
+                ctx.err(f"{hp}.mac", f"not a MAC address: {mac!r}")
+            hosts[str(name)] = Host(str(name), str(iface.ip), iface.network.prefixlen, mac,
+                                    tuple(h.get("commands", ())))
+    seen_ip: dict[str, str] = {}
+    for h in hosts.values():
+        if h.ip in seen_ip:
+            ctx.err(f"{path}.hosts.{h.name}.ip", f"{h.ip} is also {seen_ip[h.ip]}'s address")
+        seen_ip[h.ip] = h.name
+    switches: dict[str, Switch] = {}
+    raw_sw = raw.get("switches", {})
+    if isinstance(raw_sw, list):
+        raw_sw = {s: {} for s in raw_sw}
+    if ctx.expect(f"{path}.switches", raw_sw, dict, "a mapping of switch name -> options"):
+        for name, s in raw_sw.items():
+            if name in hosts:
+                ctx.err(f"{path}.switches.{name}", "name is also a host")
+            switches[str(name)] = Switch(str(name), dict(s or {}))
+    links: list[Link] = []
+    defaults = raw.get("link_defaults", {}) or {}
+    if defaults:
+        ctx.expect(f"{path}.link_defaults", defaults, dict, "a mapping of link fields")
+        if isinstance(defaults, dict):
+            ctx.unknown_keys(f"{path}.link_defaults", defaults, _LINK_KEYS - {"a", "b"})
+    nodes = set(hosts) | set(switches)
+    raw_links = raw.get("links", [])
+    if ctx.expect(f"{path}.links", raw_links, list, "a list of links"):
+        for i, l in enumerate(raw_links):
+            link = _parse_link(ctx, f"{path}.links[{i}]", l, nodes,
+                               defaults if isinstance(defaults, dict) else {})
+            if link is not None:
+                links.append(link)
+    topo = Topology(hosts, switches, links)
+    _check_topology(ctx, path, topo)
+    return topo
+
+
+def _check_topology(ctx: _Ctx, path: str, topo: Topology) -> None:
+    host_links: dict[str, int] = {}
+    used_ports: dict[tuple[str, int], int] = {}
+    seen_pairs: dict[frozenset[str], int] = {}
+    for i, l in enumerate(topo.links):
+        for end, key in ((l.a, "a"), (l.b, "b")):
+            if end.node in topo.hosts:
+                host_links[end.node] = host_links.get(end.node, 0) + 1
+                if host_links[end.node] > 1:
+                    ctx.err(f"{path}.links[{i}].{key}",
+                            f"host {end.node!r} already has a link (hosts have one interface)")
+            elif end.port is not None:
+                if (end.node, end.port) in used_ports:
+                    ctx.err(f"{path}.links[{i}].{key}",
+                            f"port {end} is already used by links[{used_ports[(end.node, end.port)]}]")
+                used_ports[(end.node, end.port)] = i
+        pair = frozenset((l.a.node, l.b.node))
+        if pair in seen_pairs:
+            ctx.err(f"{path}.links[{i}]", f"parallel link between {l.a.node} and {l.b.node} "
+                    f"(also links[{seen_pairs[pair]}]); parallel links are not supported")
+        seen_pairs.setdefault(pair, i)
+        if l.a.node in topo.hosts and l.b.node in topo.hosts:
+            ctx.err(f"{path}.links[{i}]", "host-to-host links are not supported; put a switch between")
+
+
+def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
+    if not ctx.expect(path, raw, dict, "a generator spec with a 'kind'"):
+        return Topology({}, {}, [])
+    from netsim import shapes  # lazy: generators live with the simulator's helpers
+
+    kind = raw.get("kind")
+    args = {k: v for k, v in raw.items() if k != "kind"}
+    gens = shapes.GENERATORS
+    if kind not in gens:
+        ctx.err(f"{path}.kind", f"unknown generator {kind!r} (known: {', '.join(sorted(gens))})")
+        return Topology({}, {}, [])
+    try:
+        return gens[kind](**args)
+    except TypeError as e:
+        ctx.err(path, f"bad arguments for {kind}: {e}")
+    except ValueError as e:
+        ctx.err(path, str(e))
+    return Topology({}, {}, [])
+
+
+_SESSION_KEYS = {
+    "name", "protocol", "sender", "receivers", "group", "port", "start", "stop",
+    "assistance", "params", "parameters", "session_id", "join_at", "leave_at",
+}
+
+
+def _expand_hosts(ctx: _Ctx, path: str, raw: Any, hosts: dict[str, Host], exclude: set[str]) -> list[str]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not ctx.expect(path, raw, list, "a list of host names (patterns like 'r*' allowed)"):
+        return []
+    out: list[str] = []
+    for i, r in enumerate(raw):
+        if not isinstance(r, str):
+            ctx.err(f"{path}[{i}]", f"expected a host name, got {r!r}")
+            continue
+        if any(c in r for c in "*?["):
+            matched = [h for h in hosts if fnmatch.fnmatchcase(h, r) and h not in exclude]
+            if not matched:
+                ctx.err(f"{path}[{i}]", f"pattern {r!r} matches no host")
+            out.extend(h for h in matched if h not in out)
+        elif r not in hosts:
+            ctx.err(f"{path}[{i}]", f"unknown host {r!r}")
+        elif r in out:
+            ctx.err(f"{path}[{i}]", f"host {r!r} listed twice")
+        else:
+            out.append(r)
+    return out
+
+
+def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
+                   duration: float, known_protocols: set[str] | None) -> Session | None:
+    if not ctx.expect(path, raw, dict, "a session mapping"):
+        return None
+    ctx.unknown_keys(path, raw, _SESSION_KEYS)
+    ok = True
+    for k in ("protocol", "sender", "receivers"):
+        if k not in raw:
+            ctx.err(f"{path}.{k}", "required")
+            ok = False
+    proto = str(raw.get("protocol", "")).lower()
+    if proto and known_protocols is not None and proto not in known_protocols:
+        ctx.err(f"{path}.protocol", f"unknown protocol {proto!r} (known: {', '.join(sorted(known_protocols))})")
+    sender = raw.get("sender")
+    if sender is not None and sender not in topo.hosts:
+        ctx.err(f"{path}.sender", f"unknown host {sender!r}")
+    receivers = _expand_hosts(ctx, f"{path}.receivers", raw.get("receivers", []), topo.hosts, {sender})
+    if sender in receivers and "receivers" in raw:
+        ctx.err(f"{path}.receivers", f"the sender {sender!r} cannot also be a receiver")
+    if not receivers and "receivers" in raw:
+        ctx.err(f"{path}.receivers", "no receivers")
+    group = str(raw.get("group", f"239.1.{(index + 1) // 256}.{(index + 1) % 256}"))
+    try:
+        if not ipaddress.IPv4Address(group).is_multicast:
+            ctx.err(f"{path}.group", f"{group} is not a multicast address (224.0.0.0/4)")
+        elif ipaddress.IPv4Address(group) in ipaddress.IPv4Network("224.0.0.0/24"):
+            ctx.err(f"{path}.group", f"{group} is link-local (224.0.0.0/24), never routed")
+    except ValueError:
+        ctx.err(f"{path}.group", f"not an IPv4 address: {group!r}")
+    port = raw.get("port", 5000 + index)
+    if not (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535):
+        ctx.err(f"{path}.port", f"expected a UDP port 1..65535, got {port!r}")
+        port = 5000 + index
+    start = ctx.conv(f"{path}.start", parse_time, raw.get("start", 0), 0.0)
+    stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
+    if start is not None and start < 0:
+        ctx.err(f"{path}.start", "must not be negative")
+    if stop is not None and start is not None and stop <= start:
+        ctx.err(f"{path}.stop", f"must be after start ({start} s)")
+    assistance = raw.get("assistance", True)
+    if not isinstance(assistance, bool):
+        if assistance in ("on", "off"):
+            assistance = assistance == "on"
+        else:
+            ctx.err(f"{path}.assistance", f"expected true/false (or on/off), got {assistance!r}")
+            assistance = True
+    params = raw.get("params", raw.get("parameters", {})) or {}
+    ctx.expect(f"{path}.params", params, dict, "a mapping of protocol parameters")
+    sid = raw.get("session_id", index + 1)
+    if not (isinstance(sid, int) and 0 < sid < 2**16):
+        ctx.err(f"{path}.session_id", f"expected an integer 1..65535, got {sid!r}")
+        sid = index + 1
+    times: dict[str, dict[str, float]] = {}
+    for key in ("join_at", "leave_at"):
+        d = raw.get(key, {}) or {}
+        times[key] = {}
+        if ctx.expect(f"{path}.{key}", d, dict, "a mapping receiver -> time"):
+            for r, t in d.items():
+                if r not in receivers:
+                    ctx.err(f"{path}.{key}.{r}", f"{r!r} is not a receiver of this session")
+                    continue
+                v = ctx.conv(f"{path}.{key}.{r}", parse_time, t, None)
+                if v is not None:
+                    times[key][r] = v
+    if not ok:
+        return None
+    return Session(
+        name=str(raw.get("name", f"{proto}{index + 1}")), protocol=proto, sender=str(sender),
+        receivers=tuple(receivers), group=group, port=int(port), start=start or 0.0, stop=stop,
+        assistance=bool(assistance), params=dict(params) if isinstance(params, dict) else {},
+        session_id=int(sid), join_at=times["join_at"], leave_at=times["leave_at"],
+    )
+
+
+def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> TcpFlow | None:
+    if not ctx.expect(path, raw, dict, "a TCP flow mapping"):
+        return None
+    ctx.unknown_keys(path, raw, {"name", "src", "dst", "start", "stop", "port", "mss", "rwnd"})
+    ok = True
+    for k in ("src", "dst"):
+        if k not in raw:
+            ctx.err(f"{path}.{k}", "required")
+            ok = False
+        elif raw[k] not in topo.hosts:
+            ctx.err(f"{path}.{k}", f"unknown host {raw[k]!r}")
+            ok = False
+    if ok and raw["src"] == raw["dst"]:
+        ctx.err(f"{path}.dst", "same host as src")
+    start = ctx.conv(f"{path}.start", parse_time, raw.get("start", 0), 0.0)
+    stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
+    if stop is not None and start is not None and stop <= start:
+        ctx.err(f"{path}.stop", f"must be after start ({start} s)")
+    mss = raw.get("mss", 1460)
+    if not (isinstance(mss, int) and 64 <= mss <= 8960):
+        ctx.err(f"{path}.mss", f"expected an integer 64..8960, got {mss!r}")
+        mss = 1460
+    port = raw.get("port", 5201 + index)
+    if not (isinstance(port, int) and 1 <= port <= 65535):
+        ctx.err(f"{path}.port", f"expected a TCP port 1..65535, got {port!r}")
+        port = 5201 + index
+    rwnd = ctx.conv(f"{path}.rwnd", parse_size, raw.get("rwnd", 4 * 1024 * 1024), 4 * 1024 * 1024)
+    if not ok:
+        return None
+    return TcpFlow(str(raw.get("name", f"tcp{index + 1}")), raw["src"], raw["dst"],
+                   start or 0.0, stop, int(port), int(mss), int(rwnd))
+
+
+_TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
+             "duration", "seed", "metrics_interval"}
+
+
+def _known_protocols() -> set[str] | None:
+    """Protocol names the registry knows, or None when it cannot be imported."""
+    try:
+        from hosts import registry  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    names = getattr(registry, "names", None)
+    if callable(names):
+        return {str(n).lower() for n in names()}
+    protos = getattr(registry, "PROTOCOLS", None) or getattr(registry, "REGISTRY", None)
+    return {str(n).lower() for n in protos} if isinstance(protos, dict) else None
+
+
+def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
+                       known_protocols: set[str] | None | bool = True) -> Scenario:
+    """Validate a parsed scenario document and build a :class:`Scenario`.
+
+    Raises :class:`ScenarioError` listing every problem found.  A document that
+    is a bare p4lang/tutorials topology (hosts/switches/links at top level) is
+    accepted as a scenario with no sessions.  ``known_protocols=True`` asks
+    ``hosts.registry`` for the names; pass a set or None (no check) to override.
+    """
+    ctx = _Ctx()
+    if not isinstance(raw, dict):
+        raise ScenarioError([f"a scenario is a mapping, got {type(raw).__name__}"])
+    if "topology" not in raw and {"hosts", "links"} & set(raw):
+        raw = {"topology": {k: raw[k] for k in ("hosts", "switches", "links") if k in raw},
+               "duration": 10}
+    ctx.unknown_keys("", raw, _TOP_KEYS)
+    if "topology" not in raw:
+        ctx.err("topology", "required")
+    topo = _parse_topology(ctx, "topology", raw.get("topology", {}), base)
+    duration = ctx.conv("duration", parse_time, raw.get("duration", 10), 10.0)
+    if duration is not None and duration <= 0:
+        ctx.err("duration", "must be positive")
+    seed = raw.get("seed", 1)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        ctx.err("seed", f"expected a non-negative integer, got {seed!r}")
+        seed = 1
+    mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
+    if mi is not None and mi <= 0:
+        ctx.err("metrics_interval", "must be positive")
+    protos = _known_protocols() if known_protocols is True else known_protocols
+    sessions: list[Session] = []
+    raw_s = raw.get("sessions", []) or []
+    if ctx.expect("sessions", raw_s, list, "a list of sessions"):
+        for i, s in enumerate(raw_s):
+            sess = _parse_session(ctx, f"sessions[{i}]", s, i, topo, duration or 10.0,
+                                  protos if isinstance(protos, set) else None)
+            if sess is not None:
+                sessions.append(sess)
+    names = [s.name for s in sessions]
+    for i, n in enumerate(names):
+        if names.index(n) != i:
+            ctx.err(f"sessions[{i}].name", f"duplicate session name {n!r}")
+    sids = [s.session_id for s in sessions]
+    for i, n in enumerate(sids):
+        if sids.index(n) != i:
+            ctx.err(f"sessions[{i}].session_id", f"duplicate session id {n}")
+    groups = [(s.group, s.port) for s in sessions]
+    for i, g in enumerate(groups):
+        if groups.index(g) != i:
+            ctx.err(f"sessions[{i}].group", f"{g[0]}:{g[1]} already used by sessions[{groups.index(g)}]")
+    flows: list[TcpFlow] = []
+    raw_t = raw.get("tcp_flows", raw.get("tcp", [])) or []
+    key = "tcp_flows" if "tcp_flows" in raw else "tcp"
+    if ctx.expect(key, raw_t, list, "a list of TCP flows"):
+        for i, t in enumerate(raw_t):
+            f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
+            if f is not None:
+                flows.append(f)
+    if ctx.problems:
+        raise ScenarioError(ctx.problems)
+    return Scenario(
+        name=str(raw.get("name", Path(source).stem if source else "scenario")),
+        description=str(raw.get("description", "")).strip(),
+        topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
+        seed=int(seed), metrics_interval=float(mi or 0.5), source=source,
+    )
+
+
+def _read_any(path: Path) -> Any:
+    text = path.read_text()
+    if path.suffix.lower() == ".json":
+        return json.loads(text)
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def load_scenario(path: str | Path, **kw: Any) -> Scenario:
+    """Read a YAML or JSON scenario file (or a tutorials ``topology.json``)."""
+    p = Path(path)
+    try:
+        raw = _read_any(p)
+    except OSError as e:
+        raise ScenarioError([f"{p}: cannot read: {e.strerror or e}"]) from e
+    except (ValueError, Exception) as e:  # yaml.YAMLError, json.JSONDecodeError
+        raise ScenarioError([f"{p}: not valid YAML/JSON: {e}"]) from e
+    return scenario_from_dict(raw, base=p.parent, source=str(p), **kw)
