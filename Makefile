@@ -11,11 +11,12 @@ RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-bmv2 bench stop clean help
+.PHONY: install run sim test test-bmv2 bench stop clean help
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
-	@echo "make run      - run the default demo ($(SCENARIO))"
+	@echo "make run      - run the default demo ($(SCENARIO)) in Mininet (root)"
+	@echo "make sim      - run the same scenario in the simulator"
 	@echo "make test     - run the whole test suite"
 	@echo "make bench    - run the benchmarks in bench/ and print figures"
 	@echo "make stop     - clean Mininet leftovers and p4mcc processes"
@@ -39,7 +40,11 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: install
-	$(P4MCC) sim $(SCENARIO) --out $(RESULTS)/demo
+	@if [ "$$(id -u)" != 0 ]; then echo "make run: Mininet needs root (sudo make run)"; exit 1; fi
+	$(P4MCC) run $(SCENARIO) --out $(RESULTS)/demo
+
+sim: install
+	$(P4MCC) sim $(SCENARIO) --out $(RESULTS)/demo-sim
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -54,7 +59,8 @@ bench: install
 
 stop:
 	-@mn -c >/dev/null 2>&1 || true
-	-@pkill -f "p4mcc (switch|host|run)" 2>/dev/null || true
+	-@pkill -f "(p4mcc|topologies\.cli) (run|switch|host)" 2>/dev/null || true
+	-@pkill -f "^iperf3 (-s .*--forceflush|-c .*--get-server-output)" 2>/dev/null || true
 	-@for ns in $$(ip netns list 2>/dev/null | awk '/^p4mcc-/{print $$1}'); do ip netns del $$ns; done
 	@echo "stopped p4mcc processes and cleaned Mininet state"
 

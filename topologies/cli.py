@@ -51,18 +51,61 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def register_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run a scenario in Mininet emulation")
+    p = sub.add_parser("run", help="run a scenario in Mininet emulation (root)")
     p.add_argument("scenario", help="scenario file (YAML or JSON)")
-    p.add_argument("--target", choices=["builtin", "bmv2"], default="builtin")
+    p.add_argument("--target", choices=["builtin", "bmv2"], default="builtin",
+                   help="switch implementation: built-in p4mcc switch or BMv2 simple_switch_grpc")
     p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
-    p.add_argument("--out", help="results directory")
-    p.set_defaults(func=not_built("run", "Mininet emulation"))
+    p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--out", help="results directory (default results/<scenario name>)")
+    p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_command)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from topologies.emulation import EmulationError, run_emulation
+    from topologies.emulation_plan import PlanError
+    from topologies.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(f"{args.scenario}: {problem}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"p4mcc run: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out or f"results/{scenario.name}")
+    try:
+        summary = run_emulation(scenario, out, target=args.target,
+                                program=Path(args.program) if args.program else None,
+                                progress=not args.no_progress)
+    except (EmulationError, PlanError) as exc:
+        print(f"p4mcc run: {exc}", file=sys.stderr)
+        return 1
+    from rich.console import Console
+
+    from topologies.results import summary_table
+
+    Console().print(summary_table(summary))
+    print(f"results and plots: {out}/")
+    return 0
 
 
 def register_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="re-render a results folder, or compare two")
     p.add_argument("dirs", nargs="+", help="one results folder, or two to compare")
-    p.set_defaults(func=not_built("report", "results and plots"))
+
+    def run(args: argparse.Namespace) -> int:
+        from topologies.report import main as report_main
+
+        return report_main(args)
+
+    p.set_defaults(func=run)
 
 
 if __name__ == "__main__":

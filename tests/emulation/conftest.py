@@ -1,0 +1,28 @@
+"""Mininet tests need root and Mininet; they skip with the reason otherwise."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (Mininet creates network namespaces)"
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        return "Mininet is not importable (run `make install`)"
+    for tool in ("mnexec", "iperf3", "ethtool", "ping"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not on PATH (run `make install`)"
+    return None
+
+
+@pytest.fixture
+def mininet_ready() -> None:
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)

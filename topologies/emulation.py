@@ -1,0 +1,399 @@
+"""``p4mcc run``: a scenario in Mininet, with real Linux hosts, P4 switches and TCP.
+
+The run goes: plan (pure, :mod:`topologies.emulation_plan`) -> Mininet network
+with one switch process per switch -> the controller's desired state pushed
+over P4Runtime (the same function the simulator configures its switches with)
+-> iperf3 servers -> agents and iperf3 clients started at their scenario times
+-> wait for the duration (a progress bar; a component that dies ends the run
+and is reported with its last log lines) -> stop everything -> the results
+folder, in the same layout as ``p4mcc sim`` writes.
+
+Cleanup is unconditional: on a normal end, on Ctrl-C and on a crashed
+component every process is stopped and ``net.stop()`` removes every
+namespace and interface; ``make stop`` covers a hard kill of the runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from topologies import results as R
+from topologies.emulation_plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
+from topologies.mininet_net import (
+    ComponentError,
+    LoggedProcess,
+    build_network,
+    prepare_hosts,
+    spawn,
+)
+from topologies.scenario import Scenario
+
+IPERF_READY = re.compile(r"Server listening on")
+SWITCH_READY_TIMEOUT = 90.0
+
+
+class EmulationError(RuntimeError):
+    """The run could not go on; the message says which component and why."""
+
+
+def check_environment() -> None:
+    """Root and Mininet are needed; say which is missing."""
+    if os.geteuid() != 0:
+        raise EmulationError("p4mcc run needs root (Mininet creates network namespaces)")
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        raise EmulationError("Mininet is not importable: run `make install`") from None
+    for tool in ("mnexec", "iperf3", "ethtool"):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"{tool} is not on PATH: run `make install`")
+
+
+@dataclass
+class _Started:
+    plan: AgentPlan | TcpPlan
+    process: LoggedProcess
+    started_at: float
+
+
+def _apply_controller(plan: EmulationPlan, target: str, program: Path | None) -> dict[str, Any]:
+    """Push pipeline and desired state to every switch; returns per-switch op counts."""
+    from controller import fleet
+    from controller.desired import plan as desired_plan
+    from controller.desired import session_from_scenario
+    from controller.diff import summarize
+    from controller.pipeline import pipeline_for
+
+    fleet.quiet_finsy()
+    sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
+    want = desired_plan(plan.controller_topology, sessions)
+    pipeline = pipeline_for(target, source=program)
+    targets = [fleet.Target(s.name, s.grpc_addr, s.device_id) for s in plan.switches.values()]
+
+    async def do(sw: Any) -> Any:
+        return await fleet.sync(sw, want.switches[sw.name])
+
+    res = asyncio.run(fleet.for_each(targets, do, pipeline=pipeline, retry_for=30.0))
+    if res.faults:
+        raise EmulationError("controller: " + "; ".join(str(f) for f in res.faults))
+    return {name: summarize(ops) for name, ops in res.results.items()}
+
+
+def _iperf_client_argv(t: TcpPlan, interval: float) -> list[str]:
+    return ["iperf3", "-c", t.dst_ip, "-p", str(t.flow.port), "-t", f"{t.stop - t.start:.3f}",
+            "-i", f"{interval:g}", "-M", str(t.flow.mss), "-w", str(t.flow.rwnd), "-J",
+            "--get-server-output"]
+
+
+@contextmanager
+def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
+                     program: Path | None = None) -> Iterator[tuple[Any, EmulationPlan, dict[str, Any]]]:
+    """The running network of ``scenario``: switches up and configured by the
+    controller.  Yields (Mininet net, plan, controller op counts); always
+    stops the switches and removes every namespace and interface."""
+    check_environment()
+    logs = out / "logs"
+    for d in (out, logs, out / "agents", out / "tcp"):
+        d.mkdir(parents=True, exist_ok=True)
+    plan = make_plan(scenario, out)
+    _check_no_leftovers(plan)
+    net = build_network(plan, logs, target=target, program=program)
+    try:
+        net.build()
+        net.start()
+        prepare_hosts(net, plan)
+        for s in plan.switches.values():
+            proc = net[s.name].process
+            if proc is None or not proc.ready.wait(SWITCH_READY_TIMEOUT) or not proc.alive:
+                tail = proc.last_lines() if proc else ""
+                raise EmulationError(f"switch {s.name} did not start:\n{tail}")
+        ops = _apply_controller(plan, target, program)
+        yield net, plan, ops
+    finally:
+        net.stop()
+
+
+def _check_no_leftovers(plan: EmulationPlan) -> None:
+    """Refuse to start over interfaces of another run (or of one killed hard)."""
+    existing = set(os.listdir("/sys/class/net"))
+    clash = sorted({c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables} & existing)
+    clash = [i for i in clash if i in existing]
+    if clash:
+        raise EmulationError(
+            f"interfaces {', '.join(clash[:4])} already exist: another emulation is running, "
+            "or one was killed; stop it or run `make stop`")
+
+
+Observer = Callable[[float, Any, EmulationPlan], None]
+
+
+def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin",
+                  program: Path | None = None, progress: bool = True,
+                  observe: Observer | None = None) -> dict[str, Any]:
+    """Run ``scenario`` in Mininet and write its results folder; returns the summary.
+
+    ``observe(elapsed_s, net, plan)``, when given, is called at least every
+    half second while the run goes on (tests read switch counters with it).
+    """
+    out = Path(out)
+    logs = out / "logs"
+    started: list[_Started] = []
+    servers: list[LoggedProcess] = []
+    died = threading.Event()
+    rec = R.Recorder(scenario, "mininet")
+    t0 = 0.0
+    with emulated_network(scenario, out, target=target, program=program) as (net, plan, ops):
+        try:
+            for t in plan.tcp:
+                srv = spawn(f"iperf3 server {t.flow.name}",
+                            ["iperf3", "-s", "-p", str(t.flow.port), "-1", "--forceflush",
+                             "-i", f"{scenario.metrics_interval:g}"],
+                            logs / f"iperf3-server-{t.flow.name}.log", node=net[t.flow.dst],
+                            ready_pattern=IPERF_READY)
+                servers.append(srv)
+                if not srv.ready.wait(15) or not srv.alive:
+                    raise EmulationError(f"iperf3 server for {t.flow.name} did not start:\n{srv.last_lines()}")
+            actions: list[tuple[float, AgentPlan | TcpPlan]] = sorted(
+                [(a.start, a) for a in plan.agents] + [(t.start, t) for t in plan.tcp],
+                key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
+            t0 = time.monotonic()
+            _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe)
+        except KeyboardInterrupt:
+            rec.extra["interrupted"] = True
+            raise
+        finally:
+            for s in started:
+                s.process.stop(timeout=5)
+            for srv in servers:
+                srv.stop(timeout=5)
+    failed = [s for s in started if s.process.proc.returncode not in (0, None)
+              and isinstance(s.plan, AgentPlan)]
+    _collect(plan, started, t0, rec, out)
+    rec.extra.update({"target": target, "controller_ops": ops,
+                      "failed_components": [s.process.name for s in failed]})
+    summary = rec.write(out)
+    from topologies import plots
+
+    plots.render(out)
+    if failed:
+        names = ", ".join(s.process.name for s in failed)
+        raise EmulationError(f"components failed: {names}\n" + "\n".join(
+            f"--- {s.process.name} ---\n{s.process.last_lines()}" for s in failed))
+    return summary
+
+
+def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],
+           died: threading.Event, t0: float, logs: Path, scenario: Scenario, rec: R.Recorder,
+           progress: bool, observe: Observer | None = None) -> None:
+    """Start components on time and wait for the end, or for a component to die."""
+    duration = scenario.duration
+    pending = list(actions)
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("[bold]mininet[/] {task.description}"), BarColumn(),
+                       TextColumn("{task.completed:.0f}/{task.total:.0f} s"), TimeElapsedColumn(),
+                       transient=True)
+        bar.start()
+        task = bar.add_task(scenario.name, total=duration)
+    try:
+        while True:
+            now = time.monotonic() - t0
+            while pending and pending[0][0] <= now:
+                _, item = pending.pop(0)
+                _start(item, net, started, died, logs, scenario, rec, now)
+            for s in started:
+                if s.process.exited.is_set() and s.process.proc.returncode not in (0, None) \
+                        and isinstance(s.plan, AgentPlan):
+                    raise EmulationError(
+                        f"{s.process.name} died (exit {s.process.proc.returncode}):\n{s.process.last_lines()}")
+            for name in plan.switches:
+                proc = net[name].process
+                if proc is not None and proc.exited.is_set():
+                    raise EmulationError(f"switch {name} died:\n{proc.last_lines()}")
+            if observe is not None:
+                observe(now, net, plan)
+            if now >= duration:
+                break
+            if bar is not None:
+                bar.update(task, completed=now)
+            nxt = min([pending[0][0] if pending else duration, duration, now + 0.5])
+            died.wait(max(0.0, nxt - now))
+            died.clear()
+        # let agents that end exactly at the duration finish on their own
+        for s in started:
+            s.process.exited.wait(3.0)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: threading.Event,
+           logs: Path, scenario: Scenario, rec: R.Recorder, now: float) -> None:
+    if isinstance(item, AgentPlan):
+        proc = spawn(f"{item.role} {item.label}", list(item.argv),
+                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host])
+        if item.role == "recv":
+            sess = next(s for s in scenario.sessions if s.name == item.session)
+            rec.event(now, item.host, "join", sess.group)
+    else:
+        proc = spawn(f"iperf3 {item.flow.name}", _iperf_client_argv(item, scenario.metrics_interval),
+                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src])
+    threading.Thread(target=lambda: (proc.exited.wait(), died.set()), daemon=True).start()
+    started.append(_Started(item, proc, now))
+
+
+# ---------------------------------------------------------------------------
+# Results
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a record cut by a kill is not a result
+    return out
+
+
+def _collect(plan: EmulationPlan, started: list[_Started], t0: float, rec: R.Recorder, out: Path) -> None:
+    """Turn agent metric logs and iperf3 reports into the shared results layout."""
+    scenario = plan.scenario
+    dt = scenario.metrics_interval
+    for s in started:
+        if isinstance(s.plan, AgentPlan):
+            _collect_agent(s, t0, dt, rec, out, scenario)
+        else:
+            _collect_tcp(s, rec, out)
+
+
+def _collect_agent(s: _Started, t0: float, dt: float, rec: R.Recorder, out: Path, scenario: Scenario) -> None:
+    a: AgentPlan = s.plan  # type: ignore[assignment]
+    path = out / "agents" / f"{a.session}-{a.host}.jsonl"
+    last: dict[str, float] = {}
+    for r in _read_jsonl(path):
+        t = float(r.get("time", 0.0)) - t0
+        state = str(r.get("state", ""))
+        if state == "traffic":
+            # driver counters, cumulative: per-interval differences are the
+            # engine's own throughput and feedback measurements
+            span = t - last.get("time", s.started_at)
+            if span <= 0:
+                continue
+            if a.role == "recv":
+                rx = float(r.get("rx_mcast_bytes", 0))
+                rec.sample(t, "session", a.session, a.host, R.THROUGHPUT, (rx - last.get("rx", 0.0)) * 8 / span)
+                last["rx"] = rx
+            else:
+                tx = float(r.get("tx_bytes", 0))
+                fb = float(r.get("rx_msgs", 0))
+                rec.sample(t, "session", a.session, a.host, R.THROUGHPUT, (tx - last.get("tx", 0.0)) * 8 / span)
+                rec.sample(t, "session", a.session, a.host, R.FEEDBACK, fb - last.get("fb", 0.0))
+                last["tx"], last["fb"] = tx, fb
+            last["time"] = t
+            continue
+        if state == "summary":
+            if a.role == "recv":
+                sess = next(x for x in scenario.sessions if x.name == a.session)
+                rec.event(t, a.host, "leave", sess.group)
+            continue
+        values = {k: float(v) for k, v in r.items()
+                  if k not in ("time", "role", "state") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        rec.record(t, f"{a.session}/{a.host}", str(r.get("role", a.role)), values, state)
+        loss = values.get("loss_event_rate", values.get("loss_rate"))
+        if loss is not None:
+            rec.sample(t, "session", a.session, a.host, R.LOSS, loss)
+        if values.get("rtt_s", 0) > 0:
+            rec.sample(t, "session", a.session, a.host, R.RTT, values["rtt_s"])
+
+
+_SERVER_LINE = re.compile(
+    r"^\[\s*\d+\]\s+([0-9.]+)-([0-9.]+)\s+sec\s+[0-9.]+\s+\w?Bytes\s+([0-9.]+)\s+(\w?)bits/sec\s*$")
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def server_intervals(text: str) -> list[tuple[float, float]]:
+    """(interval end s, bit/s) of an iperf3 server's text report (the receiver's view).
+
+    The summary line (``receiver``/``sender`` suffix) does not match.
+    """
+    out = []
+    for line in text.splitlines():
+        m = _SERVER_LINE.match(line.strip())
+        if m:
+            out.append((float(m.group(2)), float(m.group(3)) * _SI.get(m.group(4), 1.0)))
+    return out
+
+
+def _collect_tcp(s: _Started, rec: R.Recorder, out: Path) -> None:
+    t: TcpPlan = s.plan  # type: ignore[assignment]
+    path = s.process.log_path
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        rec.event(s.started_at, t.flow.src, "tcp_error", f"{t.flow.name}: no iperf3 report")
+        return
+    shutil.copy(path, out / "tcp" / f"{t.flow.name}.json")
+    # Throughput is what the receiver got (the server's intervals): the
+    # client's own intervals count bytes handed to its socket buffer.
+    server = server_intervals(report.get("server_output_text", ""))
+    for end_s, bps in server:
+        rec.sample(s.started_at + end_s, "tcp", t.flow.name, t.flow.dst, R.THROUGHPUT, bps)
+    for iv in report.get("intervals", []):
+        summ = iv.get("sum", {})
+        end = s.started_at + float(summ.get("end", 0.0))
+        if not server:
+            rec.sample(end, "tcp", t.flow.name, t.flow.dst, R.THROUGHPUT, float(summ.get("bits_per_second", 0.0)))
+        streams = iv.get("streams") or []
+        if streams:
+            st = streams[0]
+            sent = float(st.get("bytes", 0)) / max(1, t.flow.mss)
+            if "retransmits" in st and sent > 0:
+                rec.sample(end, "tcp", t.flow.name, t.flow.dst, R.LOSS, float(st["retransmits"]) / sent)
+            if st.get("rtt"):
+                rec.sample(end, "tcp", t.flow.name, t.flow.dst, R.RTT, float(st["rtt"]) / 1e6)
+            if st.get("snd_cwnd"):
+                rec.sample(end, "tcp", t.flow.name, t.flow.dst, "cwnd", float(st["snd_cwnd"]) / t.flow.mss)
+
+
+__all__ = ["ComponentError", "EmulationError", "check_environment", "emulated_network", "run_emulation"]
+
+
+def read_counters(plan: EmulationPlan, switch: str) -> dict[str, dict[int, tuple[int, int]]]:
+    """A switch's indexed counters over P4Runtime: name -> index -> (packets, bytes).
+
+    Reads only (no arbitration), so it works beside the run's controller.
+    """
+    import finsy as fy
+
+    from controller import fleet
+
+    sp = plan.switches[switch]
+
+    async def do(sw: Any) -> dict[str, dict[int, tuple[int, int]]]:
+        out: dict[str, dict[int, tuple[int, int]]] = {}
+        for c in sw.p4info.counters:
+            for e in await fleet._read_all(sw, fy.P4CounterEntry(c.alias)):
+                if e.index is not None:
+                    out.setdefault(c.alias, {})[e.index] = (e.packet_count or 0, e.byte_count or 0)
+        return out
+
+    res = asyncio.run(fleet.for_each([fleet.Target(sp.name, sp.grpc_addr, sp.device_id)], do,
+                                     need_primary=False, election_id=1))
+    if res.faults:
+        raise EmulationError("; ".join(str(f) for f in res.faults))
+    return res.results[switch]
