@@ -252,24 +252,10 @@ def decode(data: bytes) -> Message:
     return cls(session_id=session, seq=seq, timestamp=ts, flags=flags, **kwargs)
 
 
-# ---------------------------------------------------------------------------
-# WEBRC (RFC 3738): CN, TSI, PSN.
-# ---------------------------------------------------------------------------
+class _PayloadTail:
+    """Data messages: everything after the fixed body is the application payload."""
 
-#: PSN of the last packet a wave channel sends in its wave.
-WEBRC_LAST_PSN = 0xFFFF
-
-
-@dataclass(frozen=True)
-class WebrcData(Message):
-    """WEBRC data on base channel (cn == T) or wave channel cn (0 <= cn < T)."""
-
-    MSG_TYPE: ClassVar[MsgType] = MsgType.WEBRC_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = (_u("cn", 16), _u("psn", 16), _u("tsi", 32))
-    cn: int = 0
-    psn: int = 0
-    tsi: int = 0
-    payload: bytes = b""
+    payload: bytes
 
     def _encode_tail(self) -> bytes:
         return bytes(self.payload)
@@ -280,12 +266,32 @@ class WebrcData(Message):
 
 
 # ---------------------------------------------------------------------------
+# WEBRC (RFC 3738): CN, TSI, PSN.
+# ---------------------------------------------------------------------------
+
+#: PSN of the last packet a wave channel sends in its wave.
+WEBRC_LAST_PSN = 0xFFFF
+
+
+@dataclass(frozen=True)
+class WebrcData(_PayloadTail, Message):
+    """WEBRC data on base channel (cn == T) or wave channel cn (0 <= cn < T)."""
+
+    MSG_TYPE: ClassVar[MsgType] = MsgType.WEBRC_DATA
+    BODY: ClassVar[tuple[WireField, ...]] = (_u("cn", 16), _u("psn", 16), _u("tsi", 32))
+    cn: int = 0
+    psn: int = 0
+    tsi: int = 0
+    payload: bytes = b""
+
+
+# ---------------------------------------------------------------------------
 # TFMCC (RFC 4654).
 # ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class TfmccData(Message):
+class TfmccData(_PayloadTail, Message):
     """TFMCC data: rates in bit/s, times in microseconds."""
 
     MSG_TYPE: ClassVar[MsgType] = MsgType.TFMCC_DATA
@@ -310,13 +316,6 @@ class TfmccData(Message):
     dflags: int = 0
     reserved: int = 0
     payload: bytes = b""
-
-    def _encode_tail(self) -> bytes:
-        return bytes(self.payload)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        return {"payload": tail}
 
 
 @dataclass(frozen=True)
@@ -354,19 +353,12 @@ class TfmccReport(Message):
 
 
 @dataclass(frozen=True)
-class RlaData(Message):
+class RlaData(_PayloadTail, Message):
     """RLA data; the common ``seq`` is the packet number, ``timestamp`` the send time."""
 
     MSG_TYPE: ClassVar[MsgType] = MsgType.RLA_DATA
     BODY: ClassVar[tuple[WireField, ...]] = ()
     payload: bytes = b""
-
-    def _encode_tail(self) -> bytes:
-        return bytes(self.payload)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        return {"payload": tail}
 
 
 def _encode_blocks(blocks: tuple[tuple[int, int], ...]) -> bytes:
@@ -430,19 +422,12 @@ class RlaSack(Message):
 
 
 @dataclass(frozen=True)
-class MtcpData(Message):
+class MtcpData(_PayloadTail, Message):
     """MTCP data; ``timestamp`` is the send time echoed in ACKs."""
 
     MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_DATA
     BODY: ClassVar[tuple[WireField, ...]] = ()
     payload: bytes = b""
-
-    def _encode_tail(self) -> bytes:
-        return bytes(self.payload)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        return {"payload": tail}
 
 
 _MTCP_SUMMARY: tuple[WireField, ...] = (
@@ -457,14 +442,13 @@ _MTCP_SUMMARY: tuple[WireField, ...] = (
 
 
 @dataclass(frozen=True)
-class MtcpAck(Message):
-    """MTCP ACK with congestion summary; the first four fields are what switches fold.
+class _MtcpSummary(Message):
+    """Fields of every MTCP summary message; the first four are what switches fold.
 
     ``sack_bitmap`` bit i (LSB first) set means packet ``cum_ack + 1 + i`` arrived.
     Windows are in packets.
     """
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_ACK
     BODY: ClassVar[tuple[WireField, ...]] = _MTCP_SUMMARY
     cum_ack: int = 0
     min_cwnd: int = 0
@@ -476,18 +460,17 @@ class MtcpAck(Message):
 
 
 @dataclass(frozen=True)
-class MtcpWindowUpdate(Message):
+class MtcpAck(_MtcpSummary):
+    """MTCP ACK with congestion summary."""
+
+    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_ACK
+
+
+@dataclass(frozen=True)
+class MtcpWindowUpdate(_MtcpSummary):
     """Periodic window-update ACK (same layout as an ACK) that breaks the paper's deadlock."""
 
     MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_WUPDATE
-    BODY: ClassVar[tuple[WireField, ...]] = _MTCP_SUMMARY
-    cum_ack: int = 0
-    min_cwnd: int = 0
-    max_twnd: int = 0
-    adv_wnd: int = 0
-    node_id: int = 0
-    echo_ts: int = 0
-    sack_bitmap: int = 0
 
 
 @dataclass(frozen=True)
@@ -539,7 +522,7 @@ class MtcpNack(Message):
 
 
 @dataclass(frozen=True)
-class VlmccData(Message):
+class VlmccData(_PayloadTail, Message):
     """VLMCC data: ``timestamp`` is tstamp; drift_prev in microseconds (signed); rate bit/s."""
 
     MSG_TYPE: ClassVar[MsgType] = MsgType.VLMCC_DATA
@@ -552,13 +535,6 @@ class VlmccData(Message):
     drift_prev: int = 0
     rate: int = 0
     payload: bytes = b""
-
-    def _encode_tail(self) -> bytes:
-        return bytes(self.payload)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        return {"payload": tail}
 
 
 @dataclass(frozen=True)
