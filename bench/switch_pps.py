@@ -1,13 +1,15 @@
 """Packets per second of the built-in v1model switch.
 
-    python bench/switch_pps.py [--packets N]
+    python bench/switch_pps.py [--packets N] [--veth [--seconds S]]
 
 1. plain IPv4 forwarding (tests/stf/v1model/forward.p4: parse, checksum
    verify, LPM, TTL decrement, checksum update, deparse), 64-byte frames;
 2. p4src/mcc.p4 (when it compiles) with a multicast group of 4 ports, so
    each input packet makes 4 egress passes.
 
-Prints packets per CPU-second in and out for each.  When BMv2's ``simple_switch`` is on
+Prints packets per CPU-second in and out for each.  ``--veth`` (root) adds
+the rate through real veth ports beside the Linux bridge on the same veths
+(``bench/veth_pps.py``).  When BMv2's ``simple_switch`` is on
 PATH the same comparison against BMv2 would go here; it is not installed on
 machines without BMv2, and then only the built-in figures are printed.
 """
@@ -103,12 +105,19 @@ def bench_mcc(n: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=20000)
+    ap.add_argument("--veth", action="store_true",
+                    help="also measure through real veth ports beside the Linux bridge (root)")
+    ap.add_argument("--seconds", type=float, default=5.0, help="--veth: seconds of offered load")
     args = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {args.packets} packets per figure")
     bench_forward(args.packets)
     bench_mcc(args.packets)
     if shutil.which("simple_switch") is None:
         print("simple_switch not on PATH: no BMv2 comparison")
+    if args.veth:
+        import veth_pps
+
+        veth_pps.main(seconds=args.seconds)
     return 0
 
 

@@ -477,7 +477,7 @@ def _check_topology(ctx: _Ctx, path: str, topo: Topology) -> None:
 def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     if not ctx.expect(path, raw, dict, "a generator spec with a 'kind'"):
         return Topology({}, {}, [])
-    from netsim import shapes  # lazy: generators live with the simulator's helpers
+    from netsim import shapes  # lazy: the generators live in netsim/shapes.py
 
     kind = raw.get("kind")
     args = {k: v for k, v in raw.items() if k != "kind"}
