@@ -66,27 +66,80 @@ class _Started:
     started_at: float
 
 
-def _apply_controller(plan: EmulationPlan, target: str, program: Path | None) -> dict[str, Any]:
-    """Push pipeline and desired state to every switch; returns per-switch op counts."""
-    from controller import fleet
-    from controller.desired import plan as desired_plan
-    from controller.desired import session_from_scenario
-    from controller.diff import summarize
-    from controller.pipeline import pipeline_for
+class LiveController:
+    """The run's P4Runtime controller, in a thread with its own event loop.
 
-    fleet.quiet_finsy()
-    sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
-    want = desired_plan(plan.controller_topology, sessions)
-    pipeline = pipeline_for(target, source=program)
-    targets = [fleet.Target(s.name, s.grpc_addr, s.device_id) for s in plan.switches.values()]
+    It is the controller's long-running :class:`controller.fleet.Controller`:
+    it pushes the pipeline and the desired state (the same function the
+    simulator configures its switches with), then stays primary for the whole
+    run, so membership digests reach its event log, IGMP general queries go
+    out when memberships age, and a switch that restarts gets its state back.
+    :meth:`start` returns once every switch is synchronised.
+    """
 
-    async def do(sw: Any) -> Any:
-        return await fleet.sync(sw, want.switches[sw.name])
+    def __init__(self, plan: EmulationPlan, target: str, program: Path | None, log_path: Path) -> None:
+        from controller.desired import plan as desired_plan
+        from controller.desired import session_from_scenario
+        from controller.events import EventLog
+        from controller.fleet import Controller, Target, quiet_finsy
+        from controller.pipeline import pipeline_for
 
-    res = asyncio.run(fleet.for_each(targets, do, pipeline=pipeline, retry_for=30.0))
-    if res.faults:
-        raise EmulationError("controller: " + "; ".join(str(f) for f in res.faults))
-    return {name: summarize(ops) for name, ops in res.results.items()}
+        quiet_finsy()
+        sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
+        want = desired_plan(plan.controller_topology, sessions)
+        self.names = set(plan.switches)
+        self.synced: dict[str, dict[str, int]] = {}
+        self.errors: list[str] = []
+        self.ready = threading.Event()
+        self.log = EventLog(path=log_path, sink=self._on_event, clock=time.monotonic)
+        self.controller = Controller(
+            [Target(s.name, s.grpc_addr, s.device_id) for s in plan.switches.values()],
+            want.switches, pipeline_for(target, source=program), self.log, on_sync=self._on_sync)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._thread = threading.Thread(target=self._main, name="controller", daemon=True)
+
+    def _on_sync(self, switch: str, ops: list[Any]) -> None:
+        from controller.diff import summarize
+
+        self.synced.setdefault(switch, summarize(ops))
+        if set(self.synced) >= self.names:
+            self.ready.set()
+
+    def _on_event(self, rec: dict[str, Any]) -> None:
+        if rec.get("event") == "error":
+            self.errors.append(f"{rec.get('switch')}: {rec.get('entity', '')}: {rec.get('detail', '')}")
+            self.ready.set()
+
+    def _main(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._task = self._loop.create_task(self.controller.run())
+            self._loop.run_until_complete(self._task)
+        except (asyncio.CancelledError, Exception) as exc:  # noqa: BLE001 - reported through errors
+            if not isinstance(exc, asyncio.CancelledError):
+                self.errors.append(f"controller: {type(exc).__name__}: {exc}")
+        finally:
+            self._loop.close()
+            self.ready.set()
+
+    def start(self, timeout: float = 60.0) -> dict[str, dict[str, int]]:
+        self._thread.start()
+        if not self.ready.wait(timeout):
+            missing = ", ".join(sorted(self.names - set(self.synced)))
+            raise EmulationError(f"controller: switches not configured within {timeout:g} s: {missing}")
+        if self.errors:
+            raise EmulationError("controller: " + "; ".join(self.errors))
+        return dict(self.synced)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._task is not None and not self._loop.is_closed():
+            try:
+                self._loop.call_soon_threadsafe(self._task.cancel)
+            except RuntimeError:
+                pass  # the loop ended on its own
+        self._thread.join(timeout=15)
+        self.log.close()
 
 
 def _iperf_client_argv(t: TcpPlan, interval: float) -> list[str]:
@@ -117,8 +170,12 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
             if proc is None or not proc.ready.wait(SWITCH_READY_TIMEOUT) or not proc.alive:
                 tail = proc.last_lines() if proc else ""
                 raise EmulationError(f"switch {s.name} did not start:\n{tail}")
-        ops = _apply_controller(plan, target, program)
-        yield net, plan, ops
+        ctl = LiveController(plan, target, program, out / "controller-events.jsonl")
+        try:
+            ops = ctl.start()
+            yield net, plan, ops
+        finally:
+            ctl.stop()
     finally:
         net.stop()
 
@@ -274,6 +331,16 @@ def _collect(plan: EmulationPlan, started: list[_Started], t0: float, rec: R.Rec
     """Turn agent metric logs and iperf3 reports into the shared results layout."""
     scenario = plan.scenario
     dt = scenario.metrics_interval
+    from controller.events import membership_change, read_events
+
+    for ev in read_events(out / "controller-events.jsonl"):
+        change = membership_change(ev)
+        if change is not None:
+            switch, group, port, joined = change
+            rec.event(float(ev["time"]) - t0, f"{switch}-p{port}", "switch_join" if joined else "switch_leave",
+                      group)
+        elif ev.get("event") in ("restarted", "restored", "primary_lost", "disconnected", "error"):
+            rec.event(float(ev["time"]) - t0, str(ev.get("switch")), str(ev["event"]), str(ev.get("detail", "")))
     for s in started:
         if isinstance(s.plan, AgentPlan):
             _collect_agent(s, t0, dt, rec, out, scenario)

@@ -85,6 +85,19 @@ def test_join_leave_and_rate_through_two_p4_switches(mininet_ready: None, tmp_pa
     sender = summary["sessions"]["s"]["sender_stats"]
     assert 0 < sender["throughput_bps"] <= 1.2 * BOTTLENECK_BPS, sender
 
+    # the switches' own membership digests: the join climbs to s1 once (when
+    # s2's membership goes from empty to non-empty) and the leave climbs only
+    # when s2's last member leaves
+    import csv
+
+    events = [(float(r["time"]), r["node"], r["event"]) for r in csv.DictReader((tmp_path / "events.csv").open())
+              if r["event"].startswith("switch_")]
+    upstream = [(n, e) for _t, n, e in events if n == "s1-p1"]
+    assert upstream == [("s1-p1", "switch_join"), ("s1-p1", "switch_leave")], events
+    h3_leave = next(t for t, n, e in events if (n, e) == ("s2-p3", "switch_leave"))
+    s1_leave = next(t for t, n, e in events if (n, e) == ("s1-p1", "switch_leave"))
+    assert LEAVE_AT - 1 < h3_leave < LEAVE_AT + 3 and s1_leave > DURATION - 2, events
+
     for name in ("summary.json", "timeseries.csv", "events.csv", "throughput.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     on_disk = json.loads((tmp_path / "summary.json").read_text())

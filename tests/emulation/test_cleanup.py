@@ -1,0 +1,53 @@
+"""A component that dies mid-run ends the run, is reported, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from topologies.scenario import scenario_from_dict
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def scenario():
+    return scenario_from_dict({
+        "name": "crash",
+        "duration": 30,
+        "topology": {
+            "hosts": {"h1": {"ip": "10.0.7.1/24"}, "h2": {"ip": "10.0.7.2/24"}},
+            "switches": {"s1": {}, "s2": {}},
+            "links": [["s1-p1", "s2-p1"], ["h1", "s1-p2"], ["h2", "s2-p2"]],
+        },
+        "sessions": [{"name": "s", "protocol": "rla", "sender": "h1", "receivers": ["h2"],
+                      "group": "239.7.7.7", "port": 5007}],
+    })
+
+
+def _leftovers() -> list[str]:
+    links = [i for i in os.listdir("/sys/class/net") if i.split("-")[0] in ("s1", "s2", "h1", "h2")]
+    procs = subprocess.run(["pgrep", "-af", "topologies.cli (switch|host)"], capture_output=True, text=True)
+    mine = [ln for ln in procs.stdout.splitlines() if "10.0.7." in ln or "-eth" in ln]
+    return links + mine
+
+
+def test_a_switch_that_dies_ends_the_run_with_its_log_and_cleans_up(mininet_ready: None, tmp_path: Path) -> None:
+    from topologies.emulation import EmulationError, run_emulation
+
+    killed: list[float] = []
+
+    def kill_s2(now: float, net: Any, _plan: Any) -> None:
+        if now > 3 and not killed:
+            os.killpg(net["s2"].process.proc.pid, signal.SIGKILL)
+            killed.append(now)
+
+    with pytest.raises(EmulationError, match=r"switch s2 died"):
+        run_emulation(scenario(), tmp_path, progress=False, observe=kill_s2)
+    assert killed and killed[0] < 10
+    assert _leftovers() == []
+    assert (tmp_path / "logs" / "s2.log").exists()
