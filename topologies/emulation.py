@@ -396,14 +396,21 @@ _SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 def server_intervals(text: str) -> list[tuple[float, float]]:
     """(interval end s, bit/s) of an iperf3 server's text report (the receiver's view).
 
-    The summary line (``receiver``/``sender`` suffix) does not match.
+    The summary line (``receiver``/``sender`` suffix) does not match.  A
+    last interval much shorter than the others (the tail after the client
+    stopped) is left out: its rate is the receive buffer draining, not the
+    path.
     """
-    out = []
+    rows = []
     for line in text.splitlines():
         m = _SERVER_LINE.match(line.strip())
         if m:
-            out.append((float(m.group(2)), float(m.group(3)) * _SI.get(m.group(4), 1.0)))
-    return out
+            start, end = float(m.group(1)), float(m.group(2))
+            rows.append((end - start, end, float(m.group(3)) * _SI.get(m.group(4), 1.0)))
+    if not rows:
+        return []
+    typical = sorted(r[0] for r in rows)[len(rows) // 2]
+    return [(end, bps) for length, end, bps in rows if length >= 0.5 * typical]
 
 
 def _collect_tcp(s: _Started, rec: R.Recorder, out: Path) -> None:
