@@ -24,6 +24,9 @@ help:
 
 install: $(STAMP)
 
+# The venv sees Debian's packages (for the mininet module) but installs every
+# PyPI dependency into itself (--ignore-installed), so removing a Debian
+# package later cannot break it.
 $(STAMP): pyproject.toml
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -36,7 +39,7 @@ $(STAMP): pyproject.toml
 	fi
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --ignore-installed -e '.[dev]'
 	@touch $(STAMP)
 
 run: install
@@ -67,10 +70,25 @@ bench: install
 	    $(PY) bench/conformance.py --p4c-testdata $(P4C_TESTDATA); \
 	else echo "== bench/conformance.py: skipped (set P4C_TESTDATA to p4c's testdata directory)"; fi
 
+# Everything a run starts, also after its runner was killed with -9 (each child
+# has its own session, so nothing else stops them): the runner, `p4mcc` and
+# `topologies.cli` switch/host processes, the run's iperf3 servers and clients,
+# BMv2 switches on Mininet ports.  SIGTERM first (switches and agents shut down
+# cleanly), SIGKILL for whatever is left after 5 s, so a following `make run`
+# finds its gRPC ports free; then Mininet's cleanup (node shells, sN-ethM
+# interfaces) and the p4mcc-* namespaces tests leave behind.  The bracketed
+# first letters keep the patterns from matching the shell running this recipe.
 stop:
+	-@pats=('[p]4mcc (run|switch|host)( |$$)' '[t]opologies\.cli (run|switch|host)( |$$)' \
+	        '^[i]perf3 -s .*--forceflush' '^[i]perf3 -c .*--get-server-output' \
+	        '^[^ ]*[s]imple_switch_grpc .*-i [0-9]+@s[0-9]+-eth[0-9]+'); \
+	for p in "$${pats[@]}"; do pkill -TERM -f "$$p"; done; \
+	for i in $$(seq 50); do \
+	    left=; for p in "$${pats[@]}"; do pgrep -f "$$p" >/dev/null && left=1; done; \
+	    [ -z "$$left" ] && break; sleep 0.1; \
+	done; \
+	for p in "$${pats[@]}"; do pkill -KILL -f "$$p" && echo "make stop: SIGKILL for what ignored SIGTERM: $$p"; done; true
 	-@mn -c >/dev/null 2>&1 || true
-	-@pkill -f "(p4mcc|topologies\.cli) (run|switch|host)" 2>/dev/null || true
-	-@pkill -f "^iperf3 (-s .*--forceflush|-c .*--get-server-output)" 2>/dev/null || true
 	-@for ns in $$(ip netns list 2>/dev/null | awk '/^p4mcc-/{print $$1}'); do ip netns del $$ns; done
 	@echo "stopped p4mcc processes and cleaned Mininet state"
 

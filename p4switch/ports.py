@@ -6,6 +6,14 @@ destination MAC, as a hardware switch port would.  Frames the socket itself
 sent are seen again by a packet socket (``PACKET_OUTGOING``); they are
 ignored, otherwise the switch would process its own output.
 
+Interfaces may vanish under a running switch (Mininet deletes its veth
+pairs while switches still run; an operator may ``ip link del`` one).  A
+port whose interface is gone is *lost*: it logs one line naming the port and
+the kernel's error, stops receiving and sending (frames for it are counted,
+not sent), and every other port and the P4Runtime server carry on.  A link
+that merely goes down is not lost: the kernel re-attaches the socket when
+the link comes back up.
+
 Pcap files use the classic libpcap format (microsecond timestamps, link type
 Ethernet) so tcpdump, Wireshark and Scapy read them; BMv2 names them
 ``<iface>_in.pcap``/``<iface>_out.pcap`` and so do we.
@@ -13,6 +21,7 @@ Ethernet) so tcpdump, Wireshark and Scapy read them; BMv2 names them
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import select
@@ -33,6 +42,13 @@ PACKET_MR_PROMISC = 1
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
 MAX_FRAME = 65536
+
+#: send(2) errors meaning the socket's interface no longer exists (the kernel
+#: unbinds a packet socket from an unregistered device: ENXIO, or ENODEV).
+GONE_ERRNOS = frozenset({errno.ENXIO, errno.ENODEV})
+#: How often the reader re-checks a port whose link went down, so a deletion
+#: the socket reported only as "Network is down" is found within this time.
+DOWN_RECHECK_S = 0.5
 
 PCAP_MAGIC_US = 0xA1B2C3D4
 LINKTYPE_ETHERNET = 1
@@ -142,31 +158,102 @@ class Port:
             Path(pcap_dir).mkdir(parents=True, exist_ok=True)
             self.pcap_in = PcapWriter(Path(pcap_dir) / f"{iface}_in.pcap")
             self.pcap_out = PcapWriter(Path(pcap_dir) / f"{iface}_out.pcap")
-        self.rx_packets = self.tx_packets = self.tx_errors = 0
+        self.ifindex = ifindex
+        self.rx_packets = self.rx_errors = self.tx_packets = self.tx_errors = 0
+        self._rx_errnos_logged: set[int | None] = set()
+        #: Frames not sent because the port is lost.
+        self.tx_lost = 0
+        #: Why the port stopped for good (None while it is usable).
+        self.lost: str | None = None
+        #: True between a "Network is down" from the socket and the next frame.
+        self.link_down = False
+        self._lost_lock = threading.Lock()
 
     def fileno(self) -> int:
         return self.sock.fileno()
 
+    def interface_present(self) -> bool:
+        """Whether the interface this port was opened on still exists (same index, same name)."""
+        try:
+            return socket.if_indextoname(self.ifindex) == self.iface
+        except OSError:
+            return False
+
+    def mark_lost(self, reason: str) -> bool:
+        """Stop using this port for good; logs one line the first time (True then)."""
+        with self._lost_lock:
+            if self.lost is not None:
+                return False
+            self.lost = reason
+        LOG.warning("port %d (%s) lost: %s; carrying on without it", self.port, self.iface, reason)
+        return True
+
+    def check_down(self) -> None:
+        """A down link whose interface has since been deleted becomes lost."""
+        if self.link_down and self.lost is None and not self.interface_present():
+            self.mark_lost(f"interface {self.iface} was removed")
+
     def recv(self) -> bytes | None:
-        """One received frame (never one this host sent), or None when none waits."""
+        """One received frame (never one this host sent), or None when none waits.
+
+        Socket errors are handled here, never raised: the port is lost if its
+        interface is gone; "Network is down" on a present interface marks the
+        link down (the kernel re-attaches the socket when it comes back up);
+        any other error is counted in ``rx_errors`` and logged once per kind.
+        """
+        if self.lost is not None:
+            return None
         while True:
             try:
                 data, addr = self.sock.recvfrom(MAX_FRAME)
             except (BlockingIOError, InterruptedError):
                 return None
+            except OSError as e:
+                self._recv_error(e)
+                return None
             if addr[2] != PACKET_OUTGOING:
                 break
         self.rx_packets += 1
+        if self.link_down:
+            self.link_down = False
+            LOG.info("port %d (%s): link up", self.port, self.iface)
         if self.pcap_in is not None:
             self.pcap_in.write(data)
         return data
 
+    def _recv_error(self, e: OSError) -> None:
+        reason = f"{e.strerror or e} (errno {e.errno})"
+        if not self.interface_present():
+            self.mark_lost(f"interface {self.iface} is gone: {reason}")
+        elif e.errno == errno.ENETDOWN:
+            # Link down, or a deletion still in progress: the reader re-checks.
+            if not self.link_down:
+                self.link_down = True
+                LOG.info("port %d (%s): link down: %s", self.port, self.iface, reason)
+        else:
+            # The kernel reports a socket error once; the port stays usable.
+            self.rx_errors += 1
+            if e.errno not in self._rx_errnos_logged:
+                self._rx_errnos_logged.add(e.errno)
+                LOG.warning("port %d (%s): receive error: %s", self.port, self.iface, reason)
+
     def send(self, frame: bytes) -> bool:
-        """Transmit ``frame``; False (and counted) when the kernel refuses it."""
+        """Transmit ``frame``; False (and counted) when the kernel refuses it.
+
+        An error saying the interface is gone makes the port lost; later
+        frames are counted in ``tx_lost`` without a system call.
+        """
+        if self.lost is not None:
+            self.tx_lost += 1
+            return False
         try:
             self.sock.send(frame)
-        except OSError:
-            self.tx_errors += 1
+        except OSError as e:
+            if e.errno in GONE_ERRNOS or (e.errno == errno.ENETDOWN and not self.interface_present()):
+                self.mark_lost(f"interface {self.iface} is gone: {e.strerror or e} (errno {e.errno})")
+                self.tx_lost += 1
+            else:
+                self.tx_errors += 1
             return False
         self.tx_packets += 1
         if self.pcap_out is not None:
@@ -185,7 +272,8 @@ class PortReader:
 
     ``on_frame(port, frame, now)`` runs in the reader thread; ``now`` is
     ``time.monotonic()`` at reception.  ``stop()`` wakes the thread through a
-    pipe so shutdown never waits for traffic.
+    pipe so shutdown never waits for traffic.  Lost ports are dropped from
+    the poll set (whichever thread found them lost); the others go on.
     """
 
     def __init__(self, ports: list[Port], on_frame: Callable[[int, bytes, float], None]) -> None:
@@ -195,6 +283,11 @@ class PortReader:
         self._stop = False
         self.errors = 0
         self._thread = threading.Thread(target=self._run, name="p4switch-ports", daemon=True)
+
+    @property
+    def lost_ports(self) -> list[Port]:
+        """Ports that stopped for good, in port order."""
+        return sorted((p for p in self.ports.values() if p.lost is not None), key=lambda p: p.port)
 
     def start(self) -> None:
         self._thread.start()
@@ -211,14 +304,20 @@ class PortReader:
 
     def _run(self) -> None:
         poller = select.poll()
-        for fd in self.ports:
+        active = dict(self.ports)
+        for fd in active:
             poller.register(fd, select.POLLIN)
         poller.register(self._r, select.POLLIN)
         while not self._stop:
-            for fd, _ev in poller.poll():
+            # Wait forever unless a down link must be re-checked for deletion.
+            down = any(p.link_down for p in active.values())
+            events = poller.poll(DOWN_RECHECK_S * 1000 if down else None)
+            for fd, _ev in events:
                 if fd == self._r:
                     return
-                port = self.ports[fd]
+                port = active.get(fd)
+                if port is None:
+                    continue
                 for _ in range(64):  # bounded burst per port keeps ports fair
                     frame = port.recv()
                     if frame is None:
@@ -228,3 +327,8 @@ class PortReader:
                     except Exception:  # one bad frame must not stop the port reader
                         self.errors += 1
                         LOG.exception("error while handling a frame from port %d", port.port)
+            for fd, port in list(active.items()):
+                port.check_down()
+                if port.lost is not None:  # lost here or by a send in another thread
+                    poller.unregister(fd)
+                    del active[fd]

@@ -9,7 +9,8 @@ Threads:
   there.
 
 Every packet is processed under the device lock, so control-plane batches
-land between packets.  Packets the program sends to the CPU port become
+land between packets.  A port whose interface disappears is lost on its own
+(one log line; see :mod:`.ports`): the other ports and the server go on.  Packets the program sends to the CPU port become
 PacketIn on the primary client's stream.
 """
 
@@ -377,12 +378,16 @@ class SwitchProcess:
         print(f"p4mcc switch: device {self.opts.device_id} serving P4Runtime on {host}:{self.bound_port}, "
               f"ports {', '.join(f'{n}@{p.iface}' for n, p in sorted(self.ports.items())) or 'none'}",
               flush=True)
+        ports = list(self.ports.values())
         try:
             self.stop_event.wait()
         finally:
             self.close()
             s = self.dataplane.stats
-            LOG.info("stopped: rx %d tx %d queue drops %d link losses %d", s.rx, s.tx, s.queue_drops, s.link_losses)
+            lost = [p for p in ports if p.lost is not None]
+            LOG.info("stopped: rx %d tx %d queue drops %d link losses %d; ports lost: %s (%d frames not sent to them)",
+                     s.rx, s.tx, s.queue_drops, s.link_losses,
+                     ", ".join(f"{p.port}@{p.iface}" for p in lost) or "none", sum(p.tx_lost for p in ports))
         return 0
 
 

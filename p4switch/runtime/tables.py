@@ -11,10 +11,20 @@ match is one ``Match`` per key element.  Lookup order:
 
 Priority convention: a larger number is a higher priority, as in P4Runtime
 and p4c's STF files.
+
+Control-plane cost: every lookup structure is updated in place, so insert,
+modify and delete are O(1) amortised (a dict per match identity, per exact
+key, per prefix length, per priority).  The only ordered lists are the
+distinct prefix lengths (at most key width + 1) and the distinct priorities,
+kept sorted by binary insertion when a new value first appears.  Priority
+tables scan their entries on lookup in any case (O(n)); the flat scan order
+is rebuilt from the priority buckets by the first lookup after a change, so
+a batch of writes costs one O(n) concatenation, not one sort per entry.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -225,11 +235,15 @@ class Table:
         self._exact_only = all(k == "exact" for k in kinds)
         self._lpm_index = kinds.index("lpm") if (not self.needs_priority and "lpm" in kinds) else -1
         self._widths = [k.width for k in self.keys]
-        # lookup structures, rebuilt on change
+        # Lookup structures, updated in place by _index/_unindex.
+        self._by_kid: dict[tuple, TableEntry] = {}  # match identity -> entry (duplicates, find)
         self._exact: dict[tuple, TableEntry] = {}
         self._lpm: dict[int, dict[tuple, TableEntry]] = {}
-        self._lpm_lens: list[int] = []
-        self._ordered: list[TableEntry] = []
+        self._lpm_lens: list[int] = []  # distinct prefix lengths, longest first
+        # priority -> {handle: entry}; handles only grow, so dict order is handle order
+        self._by_prio: dict[int, dict[int, TableEntry]] = {}
+        self._prios: list[int] = []  # distinct priorities, highest first
+        self._ordered: Optional[list[TableEntry]] = []  # scan order; None when stale
 
     # ---------------------------------------------------------------- control plane
     def resolve_action(self, name: str) -> ActionSpec:
@@ -298,9 +312,8 @@ class Table:
         if self.size is not None and len(self.entries) >= self.size and not is_const:
             raise TableError(f"table {self.name!r} is full ({self.size} entries)")
         kid = self._key_id(mk, priority)
-        for e in self.entries.values():
-            if self._key_id(e.keys, e.priority) == kid:
-                raise TableError(f"duplicate entry in table {self.name!r}")
+        if kid in self._by_kid:
+            raise TableError(f"duplicate entry in table {self.name!r}")
         h = self._next_handle
         self._next_handle += 1
         e = TableEntry(h, mk, spec.name, pv, priority if self.needs_priority else None, is_const, spec.fn)
@@ -309,7 +322,7 @@ class Table:
         if self.meter_factory is not None:
             e.meter = self.meter_factory()
         self.entries[h] = e
-        self._rebuild()
+        self._index(e)
         return h
 
     def _get(self, handle: int) -> TableEntry:
@@ -331,7 +344,7 @@ class Table:
         if e.is_const:
             raise TableError(f"entry {handle} of {self.name!r} is const")
         del self.entries[handle]
-        self._rebuild()
+        self._unindex(e)
 
     def clear(self) -> None:
         for h in [h for h, e in self.entries.items() if not e.is_const]:
@@ -339,11 +352,8 @@ class Table:
         self._rebuild()
 
     def find(self, keys: Union[dict[str, Any], Sequence[Any]], priority: Optional[int] = None) -> Optional[int]:
-        kid = self._key_id(self.make_keys(keys), priority)
-        for e in self.entries.values():
-            if self._key_id(e.keys, e.priority) == kid:
-                return e.handle
-        return None
+        e = self._by_kid.get(self._key_id(self.make_keys(keys), priority))
+        return None if e is None else e.handle
 
     def set_default(self, action: str, params: Union[Sequence[int], dict[str, int]] = ()) -> None:
         if self.default_const:
@@ -358,19 +368,66 @@ class Table:
 
     # ---------------------------------------------------------------- data plane
     def _rebuild(self) -> None:
+        """Recompute every lookup structure from ``entries`` (after a bulk change)."""
+        self._by_kid, self._exact, self._lpm, self._lpm_lens = {}, {}, {}, []
+        self._by_prio, self._prios, self._ordered = {}, [], None
+        for e in sorted(self.entries.values(), key=lambda e: e.handle):
+            self._index(e)
+
+    def _lpm_slot(self, e: TableEntry) -> tuple[int, tuple]:
+        """(prefix length, key with the lpm element's masked value) of an lpm-table entry."""
+        li = self._lpm_index
+        lp: Lpm = e.keys[li]  # type: ignore[assignment]
+        return lp.prefix_len, tuple(lp.value if i == li else m.value for i, m in enumerate(e.keys))  # type: ignore[union-attr]
+
+    def _index(self, e: TableEntry) -> None:
+        """Add ``e`` (the newest handle) to the lookup structures."""
+        self._by_kid[self._key_id(e.keys, e.priority)] = e
         if self._exact_only:
-            self._exact = {tuple(m.value for m in e.keys): e for e in self.entries.values()}  # type: ignore[union-attr]
+            self._exact[tuple(m.value for m in e.keys)] = e  # type: ignore[union-attr]
         elif self._lpm_index >= 0:
-            li = self._lpm_index
-            by_len: dict[int, dict[tuple, TableEntry]] = {}
-            for e in self.entries.values():
-                lp: Lpm = e.keys[li]  # type: ignore[assignment]
-                k = tuple(lp.value if i == li else m.value for i, m in enumerate(e.keys))  # type: ignore[union-attr]
-                by_len.setdefault(lp.prefix_len, {})[k] = e
-            self._lpm = by_len
-            self._lpm_lens = sorted(by_len, reverse=True)
+            plen, k = self._lpm_slot(e)
+            bucket = self._lpm.get(plen)
+            if bucket is None:
+                bucket = self._lpm[plen] = {}
+                bisect.insort(self._lpm_lens, plen, key=lambda x: -x)
+            bucket[k] = e
         else:
-            self._ordered = sorted(self.entries.values(), key=lambda e: (-(e.priority or 0), e.handle))
+            prio = e.priority or 0
+            bucket_p = self._by_prio.get(prio)
+            if bucket_p is None:
+                bucket_p = self._by_prio[prio] = {}
+                bisect.insort(self._prios, prio, key=lambda x: -x)
+            bucket_p[e.handle] = e
+            self._ordered = None
+
+    def _unindex(self, e: TableEntry) -> None:
+        """Remove ``e`` from the lookup structures."""
+        del self._by_kid[self._key_id(e.keys, e.priority)]
+        if self._exact_only:
+            del self._exact[tuple(m.value for m in e.keys)]  # type: ignore[union-attr]
+        elif self._lpm_index >= 0:
+            plen, k = self._lpm_slot(e)
+            bucket = self._lpm[plen]
+            del bucket[k]
+            if not bucket:
+                del self._lpm[plen]
+                self._lpm_lens.remove(plen)  # at most key width + 1 lengths
+        else:
+            prio = e.priority or 0
+            bucket_p = self._by_prio[prio]
+            del bucket_p[e.handle]
+            if not bucket_p:
+                del self._by_prio[prio]
+                del self._prios[bisect.bisect_left(self._prios, -prio, key=lambda x: -x)]
+            self._ordered = None
+
+    def _scan_order(self) -> list[TableEntry]:
+        """Priority-table entries by priority (highest first), then handle (earliest first)."""
+        order = self._ordered
+        if order is None:
+            order = self._ordered = [e for prio in self._prios for e in self._by_prio[prio].values()]
+        return order
 
     def lookup(self, key: tuple[int, ...]) -> Optional[TableEntry]:
         """The entry that matches ``key`` or None (miss)."""
@@ -388,7 +445,7 @@ class Table:
                     return e
             return None
         widths = self._widths
-        for e in self._ordered:
+        for e in self._ordered if self._ordered is not None else self._scan_order():
             ok = True
             for m, v, w in zip(e.keys, key, widths):
                 if type(m) is Lpm:
