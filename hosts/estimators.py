@@ -134,9 +134,17 @@ class TwoStageLossFilter:
         self.inverse.update(self.smoothed, packets)
 
     def set_loss_rate(self, p: float) -> None:
-        """Initialise both stages so that :attr:`loss_rate` is ``p``."""
+        """Set the estimate to ``p`` (WEBRC's start-up exit and 3.3 reset).
+
+        Only the second stage, the F estimator that LOSSP is read from, is
+        set.  The first stage is a smoother of *measured* per-epoch loss-event
+        fractions; writing ``p`` into it as well would count the synthetic
+        value as 1/β epochs of measurements (20 s at β = 0.025) and hold
+        LOSSP near ``p`` that long whatever the receiver then observes.  Set
+        this way, the estimate leaves ``p`` at the pace of the evidence: each
+        loss-free packet adds δ to 1/LOSSP, as the appendix's estimator does.
+        """
         p = min(max(p, 1e-9), 1.0)
-        self.smoothed = p
         self.inverse.set_loss_rate(p)
         self.initialised = True
 

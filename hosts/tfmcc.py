@@ -143,6 +143,8 @@ class TfmccReceiver(Endpoint):
         self.x_fbr = math.inf  # calculated rate at the start of the round
         self.timer_pending = False
         self._armed = False
+        self._fb_start = 0.0
+        self._fb_frac = 0.0  # the pending timer's delay as a fraction of T
         self.is_clr = False
         self.last_clr_report = -math.inf
         self.sender_slowstart = True
@@ -273,6 +275,8 @@ class TfmccReceiver(Endpoint):
             # The sender already went below our rate: nothing left to say this round.
             self.cancel_timer("feedback")
             self.timer_pending = False
+        elif self.timer_pending:
+            self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
         self._maybe_metric(now)
@@ -342,8 +346,33 @@ class TfmccReceiver(Endpoint):
         T = feedback_delay(self.p, self.max_rtt, self.send_rate_bps())
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
         t = feedback_time(self.p, T, self._ratio(x_calc), x)
+        # The draw is kept as a fraction of T: T follows the sending rate
+        # (2.5.3) and the sender ends rounds by the current T, so the timer
+        # is rescaled when the rate changes inside the round (_retime).
+        self._fb_start, self._fb_frac = now, t / T
         self.set_timer("feedback", now + t)
         self.timer_pending = True
+
+    def _retime(self, now: float) -> None:
+        """Keep a pending feedback timer at the same fraction of the current T.
+
+        T = b·max(R_max, (c+1)·s/R_send) (2.5.3) depends on the sending rate.
+        In slowstart the sender raises its rate right after a round begins,
+        when a receiver has just drawn its timer from the old rate's T; the
+        sender ends the round by the new, shorter T (RFC 4654 3.4).  Without
+        rescaling, a receiver at a low rate reports one old T after the round
+        start, the round overruns to twice its length and slowstart, which
+        raises the target once per round (2.6), takes twice as long.
+        """
+        send = self.send_rate_bps()
+        if math.isinf(send):
+            return
+        T = feedback_delay(self.p, self.max_rtt, send)
+        when = max(now, self._fb_start + self._fb_frac * T)
+        old = self.timer_at("feedback")
+        # Moves below 1% of T are jitter in the rate estimate, not a new rate.
+        if old is None or abs(old - when) > 0.01 * T:
+            self.set_timer("feedback", when)
 
     def _suppressed_by(self, supp: float) -> bool:
         """Cancel when R_fb - R_calc < θ·R_fb (2.5.2).

@@ -102,3 +102,15 @@ def test_interval_counter() -> None:
     c.add(50)
     assert c.take() == (2, 150)
     assert c.take() == (0, 0)
+
+
+def test_seeded_estimate_leaves_the_seed_at_the_pace_of_the_evidence() -> None:
+    # WEBRC's start-up exit seeds LOSSP (3.2).  Afterwards every loss-free
+    # packet adds δ to 1/LOSSP (the appendix's F estimator); the seed must not
+    # also sit in the first stage, whose memory is 1/β epochs of measurements.
+    f = TwoStageLossFilter(beta=0.025, delta=0.125)
+    f.set_loss_rate(0.04)
+    assert f.loss_rate == pytest.approx(0.04)
+    for _ in range(20):  # 10 s of loss-free 0.5 s epochs at 100 packets/s
+        f.end_epoch(packets=50, events=0)
+    assert f.loss_rate == pytest.approx(1 / (1 / 0.04 + 0.125 * 1000), rel=1e-6)
