@@ -82,8 +82,8 @@ def bench_mcc(n: int) -> None:
 
     runner = StfRunner(sw)
     cfg = ["mc_mgrp_create 10", "mc_node_create 0 1 2 3 4 5", "mc_node_associate 10 0"]
-    for n in range(4):
-        cfg.append(f"add MccIngress.record{n}.groups group:0xef010101 MccIngress.record{n}.set_group"
+    for r in range(4):  # not ``n``: that is the packet count measured below
+        cfg.append(f"add MccIngress.record{r}.groups group:0xef010101 MccIngress.record{r}.set_group"
                    "(gidx:0, mgid:10, upstream_port:0, has_upstream:0)")
     for c in cfg:
         runner.command(c)

@@ -11,7 +11,9 @@ block instances; types (``lower_types``), externs (``lower_externs``),
 tables (``lower_tables``) and parser states (``lower_parser``) are mixins.
 
 Naming inside the generated code:
-  ``E``  frame of the running parser/control instance (``values.Frame``)
+  ``E``  frame of the running parser/control instance (a class per instance
+         with ``__slots__``, see ``replicas.frame_class``; ``a_<param>`` is the
+         same object as ``E.p_<param>`` in an apply function that never rebinds it)
   ``P``  the packet being parsed (``values.PacketIn``)
   ``O``  the deparser output (``values.PacketOut``)
   ``_pk`` per-packet side state (``values.PacketCtx``)
@@ -19,12 +21,14 @@ Naming inside the generated code:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from ..frontend import ast as A
 from ..frontend import types as T
 from ..runtime import bits as B
 from ..runtime import externs as X
+from ..runtime import hashes as H
 from ..runtime.tables import ActionSpec, Table
 from . import values as V
 from .irutil import FieldList, Fn, UnsupportedError, _Ref, is_aggregate, is_signed, qualify, st, width
@@ -32,8 +36,13 @@ from .lower_externs import ExternLowering
 from .lower_parser import ParserLowering
 from .lower_tables import TableLowering
 from .lower_types import TypeLowering
+from .replicas import frame_class, rebound_params, replica_copy_source, touched_members
 
 __all__ = ["Lowering", "UnsupportedError", "FieldList"]
+
+# generated expressions without calls, indexing or operators: a literal, a
+# name or a member chain (``E.p_sm.f_egress_port``)
+_PURE = re.compile(r"^(?:\d+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
 
 
 class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
@@ -85,7 +94,7 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             _Fault=V.P4RuntimeFault, _pk=self.ctx, _s=B.to_signed, _setsl=B.set_slice,
             _sat_add_u=B.sat_add_u, _sat_sub_u=B.sat_sub_u, _sat_add_s=B.sat_add_s,
             _sat_sub_s=B.sat_sub_s, _shl=B.shl, _concat=B.concat_bits, _tobytes=B.bits_to_bytes,
-            _hash=self._hash_rt, _checksum_verify=self._checksum_verify,
+            _hash=self._hash_rt, _csum16_bits=H.csum16_bits,
         )
 
     # ------------------------------------------------------------------ types -> classes
@@ -292,6 +301,9 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             if op == "<<":
                 if isinstance(e.right, A.IntLit):
                     return "0" if e.right.value >= w else f"(({a} << {e.right.value}) & {M})"
+                if _PURE.match(a) and _PURE.match(b):
+                    # names and member reads only: evaluating them twice is harmless
+                    return f"((({a} << {b}) & {M}) if {b} < {w} else 0)"
                 return f"_shl({a}, {b}, {w})"
             if op == ">>":
                 return f"({a} >> {b})"
@@ -850,6 +862,7 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         env: dict[Any, Any] = dict(self.global_env)
         actions: dict[int, str] = {}
         env["__actions__"] = actions
+        first_out = len(self.out)
         for p, a in zip(decl.ctor_params, ctor_args):
             av = a.value if isinstance(a, A.Argument) else a
             if isinstance(av, A.PathExpr) and isinstance(av.ref, A.Instantiation) and id(av.ref) in outer_env:
@@ -910,7 +923,8 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
 
         args = [env[id(p)] if is_packet(p) else f"a_{p.name}" for p in decl.params]
         fn = Fn(f"def {fname}({', '.join(args)}):")
-        fn.emit("E = _Frame()")
+        frame = self.fresh("F_" + tag + "_")
+        fn.emit(f"E = {frame}()")
         if isinstance(decl, A.ParserDecl) and "P" not in args:
             fn.emit("P = None  # a parser without packet_in")
         for p in decl.params:
@@ -928,7 +942,14 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
                 fn.emit(fn.ret)
         else:
             self.body_with_exit(decl.body.stmts, env, fn, outs)
-        self.out.append(fn.text())
+        text = fn.text()
+        inst_text = "\n".join(self.out[first_out:]) + "\n" + text
+        # A parameter the instance never rebinds is the very object passed
+        # in: the apply function reads it from its argument, not the frame.
+        rebinds = rebound_params(inst_text)
+        text = _alias_params(text, [p.name for p in decl.params if not is_packet(p) and p.name not in rebinds])
+        self.out.append(frame_class(frame, inst_text))
+        self.out.append(text)
         return fname
 
 
@@ -947,20 +968,25 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         if len(parser_decl.params) >= 4:
             self.meta_type = st(parser_decl.params[2].type)
         fnames = {}
+        spans: dict[str, tuple[int, int]] = {}
         for role in ("parser", "verify", "ingress", "egress", "compute", "deparser"):
             blk = roles[role]
             decl = blk.decl
+            start = len(self.out)
             # top-level parameter roles for field lists (hdr 0, meta 1, sm 2)
             self.cur_roles = {}
             for i, p in enumerate([p for p in decl.params if not isinstance(st(p.type), T.ExternType)]):
                 self.cur_roles[id(p)] = i
             fnames[role] = self.instantiate(decl, qualify("", decl), list(blk.args), {})
+            spans[role] = (start, len(self.out))
         p = parser_decl.params
         if len(p) < 4:
             raise UnsupportedError("v1model parser needs (packet_in, out H, inout M, inout standard_metadata_t)", parser_decl)
         mk = {"H": self.default(p[1].type), "M": self.default(p[2].type), "SM": self.default(p[3].type)}
         for k, v in mk.items():
             self.out.append(f"def new_{k}():\n    return {v}\n")
+        for i, k in enumerate(("H", "M")):
+            self.out.append(self._replica_copy(f"rep_copy_{k}", p[1 + i].type, i, roles, spans))
         self.source = "\n".join(self.out)
         code = compile(self.source, "<p4switch-generated>", "exec")
         exec(code, self.g)
@@ -974,8 +1000,44 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             for e in t.entries.values():
                 e.fn = t.actions[e.action].fn
         out = {role: self.g[n] for role, n in fnames.items()}
-        out.update(new_H=self.g["new_H"], new_M=self.g["new_M"], new_SM=self.g["new_SM"])
+        out.update(new_H=self.g["new_H"], new_M=self.g["new_M"], new_SM=self.g["new_SM"],
+                   rep_copy_H=self.g["rep_copy_H"], rep_copy_M=self.g["rep_copy_M"])
         return out
+
+    def _replica_copy(self, fname: str, t: Any, index: int, roles: dict, spans: dict) -> str:
+        """The copy function multicast replicas use for the struct at
+        parameter position ``index`` (0 headers, 1 metadata); see ``replicas``."""
+        t = st(t)
+        touched: Optional[set[str]] = None
+        if isinstance(t, T.StructType) and not isinstance(t, (T.HeaderType, T.HeaderUnionType)):
+            touched = set()
+            for role in ("egress", "compute"):
+                params = [q for q in roles[role].decl.params if not isinstance(st(q.type), T.ExternType)]
+                if index >= len(params):
+                    continue
+                a, b = spans[role]
+                found = touched_members("\n".join(self.out[a:b]), params[index].name)
+                if found is None:
+                    touched = None
+                    break
+                touched |= found
+        members = [(f.name, is_aggregate(f.type), isinstance(st(f.type), T.VarbitType))
+                   for f in getattr(t, "fields", ())]
+        return replica_copy_source(fname, self.cls(t) if touched is not None else "", members, touched)
 
     def new_value(self, t: Any) -> Any:
         return eval(self.default(t), self.g)
+
+
+_BINDING = re.compile(r"^(\s*)a_(\w+) = a_\2$", re.M)
+
+
+def _alias_params(text: str, names: list[str]) -> str:
+    """``text`` (an apply function) with ``E.p_<name>`` read from its
+    argument ``a_<name>`` for each of ``names``; the binding lines
+    ``E.p_<name> = a_<name>`` stay, for the actions and tables that reach
+    the parameters through the frame."""
+    if not names:
+        return text
+    use = re.compile(r"\bE\.p_(" + "|".join(re.escape(n) for n in names) + r")\b")
+    return _BINDING.sub(r"\1E.p_\2 = a_\2", use.sub(r"a_\1", text))

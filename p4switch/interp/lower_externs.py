@@ -47,7 +47,7 @@ class ExternLowering:
                         s = self.ex(target.expr, env, fn)
                         h = self.fresh("h")
                         fn.emit(f"{h} = {s}.next()")
-                        fn.emit(f"{h}.unpack({o}.take({width(tt)}))")
+                        fn.emit(f"{h}.extract({o})")
                         fn.emit(f"{s}.nxt += 1")
                         return None
                     if (isinstance(target, A.Member) and isinstance(target.expr, A.Member)
@@ -56,7 +56,7 @@ class ExternLowering:
                         s = self.ex(target.expr.expr, env, fn)
                         u = self.fresh("u")
                         fn.emit(f"{u} = {s}.next()")
-                        fn.emit(f"{u}.f_{target.name}.unpack({o}.take({width(tt)}))")
+                        fn.emit(f"{u}.f_{target.name}.extract({o})")
                         for f in st(target.expr.type).fields:
                             if f.name != target.name:
                                 fn.emit(f"{u}.f_{f.name}._v = False")
@@ -67,7 +67,7 @@ class ExternLowering:
                     if any(isinstance(st(f.type), T.VarbitType) for f in tt.fields):
                         raise UnsupportedError("one-argument extract of a varbit header", e)
                     lv = self.ex(target, env, fn)
-                    fn.emit(f"{lv}.unpack({o}.take({width(tt)}))")
+                    fn.emit(f"{lv}.extract({o})")
                     self._invalidate_siblings(target, env, fn)
                     return None
                 lv = self.ex(target, env, fn)
@@ -127,14 +127,34 @@ class ExternLowering:
             self.emit_value(args[0], o, env, fn)
             return None
         if ename == "register":
+            reg = self.g.get(o)
+            plain = type(reg) is X.RegisterArray  # bit<W> cells: RegisterArray.read/write inline
             if m == "read":
-                self.assign(args[0], f"{o}.read({self.ex(args[1], env, fn)})", env, fn)
+                if plain:
+                    i = self.fresh("ri")
+                    fn.emit(f"{i} = {self.ex(args[1], env, fn)}")
+                    self.assign(args[0], f"({o}.values[{i}] if 0 <= {i} < {reg.size} else 0)", env, fn)
+                else:
+                    self.assign(args[0], f"{o}.read({self.ex(args[1], env, fn)})", env, fn)
                 return None
             if m == "write":
-                fn.emit(f"{o}.write({self.ex(args[0], env, fn)}, {self.ex(args[1], env, fn)})")
+                if plain and not reg.signed:
+                    i, v = self.fresh("ri"), self.fresh("rv")
+                    fn.emit(f"{i} = {self.ex(args[0], env, fn)}; {v} = {self.ex(args[1], env, fn)}")
+                    fn.emit(f"if 0 <= {i} < {reg.size}: {o}.values[{i}] = {v} & {(1 << reg.width) - 1}")
+                else:
+                    fn.emit(f"{o}.write({self.ex(args[0], env, fn)}, {self.ex(args[1], env, fn)})")
                 return None
         if ename == "counter" and m == "count":
-            fn.emit(f"{o}.count({self.ex(args[0], env, fn)}, _pk.length)")
+            ctr = self.g.get(o)
+            if type(ctr) is not X.CounterArray:
+                fn.emit(f"{o}.count({self.ex(args[0], env, fn)}, _pk.length)")
+                return None
+            # CounterArray.count inline (no call per count): the lists are
+            # read through the object, since a reset replaces them
+            i = self.fresh("ci")
+            fn.emit(f"{i} = {self.ex(args[0], env, fn)}")
+            fn.emit(f"if 0 <= {i} < {ctr.size}: {o}.packets[{i}] += 1; {o}.bytes[{i}] += _pk.length")
             return None
         if ename == "direct_counter" and m == "count":
             return None  # counted on table hit, as BMv2 does
@@ -158,8 +178,12 @@ class ExternLowering:
                 h = self.fresh("e")
                 fn.emit(f"{h} = {x}")
                 x = h
-            n = str(T.width_of(t)) if fixed else f"{x}.nbits()"
-            fn.emit(f"if {x}._v: {o}.put({x}.pack(), {n})")
+            if fixed:
+                # the PacketOut.put body inline: one call (pack) per header, not two
+                n = T.width_of(t)
+                fn.emit(f"if {x}._v: {o}.acc = ({o}.acc << {n}) | {x}.pack(); {o}.n += {n}")
+            else:
+                fn.emit(f"if {x}._v: {o}.put({x}.pack(), {x}.nbits())")
         elif isinstance(t, (T.StructType, T.HeaderUnionType)):
             for f in t.fields:
                 self._emit_typed(st(f.type), f"{x}.f_{f.name}", o, fn)
@@ -177,7 +201,13 @@ class ExternLowering:
     # -- extern functions
 
     def bits_list(self, e: Any, env: dict, fn: Fn) -> str:
-        """Emit code building BMv2's field-list byte string for hash/checksum input.
+        """Emit code building BMv2's field-list byte string for hash/checksum input."""
+        acc, nb = self.bits_value(e, env, fn)
+        return f"_tobytes({acc}, {nb})"
+
+    def bits_value(self, e: Any, env: dict, fn: Fn) -> tuple[str, str]:
+        """Emit code building BMv2's field list for hash/checksum input as an
+        integer and its width in bits; returns the two variable names.
 
         Fields are concatenated MSB first into one integer; a field of an
         invalid header is left out, as BMv2's field-list builder does.
@@ -245,7 +275,7 @@ class ExternLowering:
             inc = " + ".join(([str(static)] if static else []) + total) or "0"
             line = f"{acc} = {expr}; {nb} += {inc}"
             fn.emit(f"if {guard}: {line}" if guard else line)
-        return f"_tobytes({acc}, {nb})"
+        return acc, nb
 
     def algo(self, e: Any, env: dict) -> Callable[[bytes], int]:
         name = self.const_eval(e, env)
@@ -255,10 +285,6 @@ class ExternLowering:
         if mx == 0:
             mx = 1
         return base + fnc(data) % mx
-
-    def _checksum_verify(self, computed: int, field: int) -> None:
-        if computed != field:
-            self.ctx.checksum_error = True
 
     def call_extern_function(self, e: A.MethodCall, env: dict, fn: Fn) -> Optional[str]:
         name = e.target.name
@@ -286,17 +312,23 @@ class ExternLowering:
             self.assign(args[0], f"({lo} + {rng}.getrandbits(64) % (({hi}) - ({lo}) + 1) if ({hi}) >= ({lo}) else {lo})", env, fn)
             return None
         if name in ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload"):
-            f = self.const(self.algo(args[3], env), "HA")
+            algo = self.algo(args[3], env)
+            f = self.const(algo, "HA")
             cond = self.ex(args[0], env, fn)
             fn.emit(f"if {cond}:")
             fn.ind += 1
-            data = self.bits_list(args[1], env, fn)
-            if name.endswith("_with_payload"):
-                data = f"({data} + _pk.payload)"
             w = width(args[2].type)
-            comp = f"({f}({data}) & {(1 << w) - 1})"
+            if algo is H.csum16 and not name.endswith("_with_payload"):
+                # the Internet checksum straight from the field-list integer
+                acc, nb = self.bits_value(args[1], env, fn)
+                comp = f"(_csum16_bits({acc}, {nb}) & {(1 << w) - 1})"
+            else:
+                data = self.bits_list(args[1], env, fn)
+                if name.endswith("_with_payload"):
+                    data = f"({data} + _pk.payload)"
+                comp = f"({f}({data}) & {(1 << w) - 1})"
             if name.startswith("verify"):
-                fn.emit(f"_checksum_verify({comp}, {self.ex(args[2], env, fn)})")
+                fn.emit(f"if {comp} != {self.ex(args[2], env, fn)}: _pk.checksum_error = True")
             else:
                 self.assign(args[2], comp, env, fn)
             fn.ind -= 1

@@ -56,6 +56,12 @@ class TypeLowering:
             lines.append("            raise AttributeError(name) from None")
         else:
             for f in t.fields:
+                ft = st(f.type)
+                if isinstance(ft, T.HeaderType) and not any(is_aggregate(x.type) for x in ft.fields):
+                    # a lazily created header, made inline (no __init__ call per header)
+                    hc = self.cls(ft)
+                    lines.append(f"        h = {hc}.__new__({hc}); h._v = False; self.f_{f.name} = h")
+                    continue
                 lines.append(f"        self.f_{f.name} = {self.default(f.type)}")
                 if isinstance(st(f.type), T.VarbitType):
                     lines.append(f"        self.w_{f.name} = 0")
@@ -164,16 +170,18 @@ class TypeLowering:
                 terms.append(f"({v} << {shift})" if shift else v)
             lines.append("        return " + (" | ".join(terms) if terms else "0"))
             lines.append("    def unpack(self, v):")
-            shift = total
-            for f in t.fields:
-                w = width(f.type)
-                shift -= w
-                raw = f"((v >> {shift}) & {(1 << w) - 1})" if shift else f"(v & {(1 << w) - 1})"
-                if isinstance(st(f.type), T.BoolType):
-                    raw = f"bool({raw})"
-                elif is_signed(f.type):
-                    raw = f"_s({raw}, {w})"
-                lines.append(f"        self.{f.path} = {raw}")
+            lines.extend(_unpack_body(t))
+            lines.append("        self._v = True")
+            # extract = PacketIn.take + unpack in one call: the packet bits are
+            # read from the byte slice holding them; each field's mask drops
+            # the bits of the slice's first byte before the cursor
+            lines.append("    def extract(self, P):")
+            lines.append("        pos = P.pos")
+            lines.append(f"        end = pos + {total}")
+            lines.append("        if end > P.nbits: raise _PErr('PacketTooShort')")
+            lines.append("        P.pos = end")
+            lines.append("        v = int.from_bytes(P.data[pos >> 3:(end + 7) >> 3], 'big') >> (-end & 7)")
+            lines.extend(_unpack_body(t))
             lines.append("        self._v = True")
             lines.append("    def nbits(self):")
             lines.append(f"        return {total}")
@@ -241,3 +249,21 @@ class TypeLowering:
         if isinstance(t, T.StringType):
             return "''"
         return "None"
+
+
+def _unpack_body(flat: Any) -> list[str]:
+    """Method-body lines setting each leaf field of a fixed header from the
+    integer ``v`` holding its bits (MSB first; bits above the header ignored)."""
+    total = sum(width(f.type) for f in flat.fields)
+    lines = []
+    shift = total
+    for f in flat.fields:
+        w = width(f.type)
+        shift -= w
+        raw = f"((v >> {shift}) & {(1 << w) - 1})" if shift else f"(v & {(1 << w) - 1})"
+        if isinstance(st(f.type), T.BoolType):
+            raw = f"bool({raw})"
+        elif is_signed(f.type):
+            raw = f"_s({raw}, {w})"
+        lines.append(f"        self.{f.path} = {raw}")
+    return lines

@@ -25,6 +25,7 @@ from ..runtime.pre import MAX_MIRROR_SESSION_ID, MirrorSession, Pre, PreError
 from ..runtime.tables import ActionCall, Table, TableEntry, TableError
 from . import values as V
 from .codegen import FieldList, Lowering, UnsupportedError
+from .values import ExitSignal, PacketIn, PacketOut, ParserError
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
 MAX_PASSES = 64  # resubmit/recirculate passes per input packet before the switch gives up
@@ -36,6 +37,9 @@ class Egress(NamedTuple):
     port: int
     data: bytes
     instance_type: int = 0
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass
@@ -104,6 +108,9 @@ class Switch:
         self._new_H: Callable[[], Any] = p["new_H"]
         self._new_M: Callable[[], Any] = p["new_M"]
         self._new_SM: Callable[[], Any] = p["new_SM"]
+        # copies for multicast replicas: share what egress never names (replicas.py)
+        self._rep_H: Callable[[Any], Any] = p["rep_copy_H"]
+        self._rep_M: Callable[[Any], Any] = p["rep_copy_M"]
         self._ctx: V.PacketCtx = self._low.ctx
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -131,6 +138,9 @@ class Switch:
                              ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"))
         self._sm_ts = "f_ingress_global_timestamp" in self._sm_has and "f_egress_global_timestamp" in self._sm_has
         self._sm_prio = "f_priority" in self._sm_has
+        self._sm_rid = "f_egress_rid" in self._sm_has
+        self._sm_mcast = "f_mcast_grp" in self._sm_has
+        self._sm_cksum = "f_checksum_error" in self._sm_has
         self.queues_per_port = queues_per_port
         self.source = self._low.source
 
@@ -166,18 +176,21 @@ class Switch:
         return hdr, meta, sm, data[(P.pos + 7) >> 3:]
 
     def _run(self, port: int, data: bytes, now: float, out: list[Egress]) -> None:
-        now_us = self._now_us(now)
+        now_us = int(round((now - self.start_time) * 1e6))
+        if now_us < 0:
+            now_us = 0
         ingress_q: deque = deque([(data, port, NORMAL, None, None, len(data))])
+        egress_q: deque = deque()
+        ingress_pass, egress_pass = self._ingress_pass, self._egress_pass
         passes = 0
         while ingress_q:
             passes += 1
             if passes > MAX_PASSES:
                 raise V.P4RuntimeFault("too many resubmit/recirculate passes")
             data, in_port, itype, fl, old_roots, length = ingress_q.popleft()
-            egress_q: deque = deque()
-            self._ingress_pass(data, in_port, itype, fl, old_roots, length, now, now_us, ingress_q, egress_q)
+            ingress_pass(data, in_port, itype, fl, old_roots, length, now, now_us, ingress_q, egress_q)
             while egress_q:
-                self._egress_pass(egress_q.popleft(), now, now_us, ingress_q, egress_q, out)
+                egress_pass(egress_q.popleft(), now, now_us, ingress_q, egress_q, out)
 
     def _ingress_pass(self, data: bytes, in_port: int, itype: int, fl: Optional[FieldList],
                       old_roots: Optional[tuple], length: int, now: float, now_us: int,
@@ -195,20 +208,43 @@ class Switch:
                 sm.f_ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
         sm.f_packet_length = length
         sm.f_instance_type = itype
-        hdr, meta, sm, payload = self._parse(data, hdr, meta, sm)
-        ctx.payload = payload
+        P = PacketIn(data)
+        try:
+            hdr, meta, sm = self._parser(P, hdr, meta, sm)
+        except ParserError as e:
+            self._set_sm(sm, "parser_error", e.code)  # type: ignore[arg-type]
+            self.stats["parser_errors"] += 1
+        ctx.payload = payload = data[(P.pos + 7) >> 3:]
         try:
             hdr, meta = self._verify(hdr, meta)  # copy-out of the block's inout params
-        except V.ExitSignal as x:
+        except ExitSignal as x:
             hdr, meta = x.outs or (hdr, meta)
-        self._set_sm(sm, "checksum_error", int(ctx.checksum_error))
+        if self._sm_cksum:
+            sm.f_checksum_error = int(ctx.checksum_error)
         try:
             hdr, meta, sm = self._ingress(hdr, meta, sm)
-        except V.ExitSignal as x:
+        except ExitSignal as x:
             hdr, meta, sm = x.outs or (hdr, meta, sm)
-        roots = (hdr, meta, sm)
+        mgid = sm.f_mcast_grp if self._sm_mcast else 0
+        if ctx.clone is not None or ctx.digests or ctx.resubmit is not None:
+            if self._after_ingress(data, in_port, length, now, (hdr, meta, sm), ingress_q, egress_q):
+                return
+        if mgid:
+            sm.f_instance_type = REPLICATION
+            self._multicast(mgid, (hdr, meta, sm), payload, length, egress_q, ctx.truncate)
+            return
         egress_spec = sm.f_egress_spec
-        mgid = getattr(sm, "f_mcast_grp", 0)
+        if egress_spec == self.drop_port:
+            self.stats["dropped"] += 1
+            return
+        sm.f_instance_type = NORMAL
+        egress_q.append((egress_spec, hdr, meta, sm, payload, length, ctx.truncate))
+
+    def _after_ingress(self, data: bytes, in_port: int, length: int, now: float, roots: tuple,
+                       ingress_q: deque, egress_q: deque) -> bool:
+        """Ingress clone, digests and resubmit, in BMv2's order; True when the
+        packet was resubmitted (nothing else happens to it then)."""
+        ctx = self._ctx
         # ingress clone
         if ctx.clone is not None:
             sess, fli = ctx.clone
@@ -236,30 +272,25 @@ class Switch:
             self.stats["resubmits"] += 1
             rfl = self._low.field_lists.get(ctx.resubmit)
             ingress_q.append((data, in_port, RESUBMIT, rfl, roots, length))
-            return
-        if mgid:
-            sm.f_instance_type = REPLICATION
-            self._multicast(mgid, roots, payload, length, egress_q, ctx.truncate)
-            return
-        if egress_spec == self.drop_port:
-            self.stats["dropped"] += 1
-            return
-        sm.f_instance_type = NORMAL
-        egress_q.append((egress_spec, hdr, meta, sm, payload, length, ctx.truncate))
+            return True
+        return False
 
     def _multicast(self, mgid: int, roots: tuple, payload: bytes, length: int, egress_q: deque,
                    truncate: int) -> None:
-        reps = self.pre.replicate(mgid)
+        reps = self.pre.replicas(mgid)
         if not reps:
             self.stats["dropped"] += 1
+            return
+        self.stats["replicas"] += len(reps)
         hdr, meta, sm = roots
+        rep_h, rep_m, set_rid, last = self._rep_H, self._rep_M, self._sm_rid, len(reps) - 1
         for i, (port, rid) in enumerate(reps):
-            self.stats["replicas"] += 1
-            if i == len(reps) - 1:
+            if i == last:
                 h, m, s = hdr, meta, sm
             else:
-                h, m, s = hdr.copy(), meta.copy(), sm.copy()
-            self._set_sm(s, "egress_rid", rid)
+                h, m, s = rep_h(hdr), rep_m(meta), sm.copy()
+            if set_rid:
+                s.f_egress_rid = rid
             egress_q.append((port, h, m, s, payload, length, truncate))
 
     def _to_session(self, cfg: MirrorSession, roots: tuple, payload: bytes, length: int,
@@ -279,8 +310,9 @@ class Switch:
             return
         ctx = self._ctx
         ctx.reset(now_us, length, payload)
-        if self.queue_model is not None:
-            enq_depth, deq_delta, deq_depth = self.queue_model(port, now)
+        queue_model = self.queue_model
+        if queue_model is not None:
+            enq_depth, deq_delta, deq_depth = queue_model(port, now)
         else:
             enq_depth = deq_delta = deq_depth = 0
         if self._sm_queue:
@@ -295,7 +327,7 @@ class Switch:
         sm.f_packet_length = length
         try:
             hdr, meta, sm = self._egress(hdr, meta, sm)
-        except V.ExitSignal as x:
+        except ExitSignal as x:
             hdr, meta, sm = x.outs or (hdr, meta, sm)
         if ctx.clone is not None:
             sess, fli = ctx.clone
@@ -314,18 +346,19 @@ class Switch:
         trunc = ctx.truncate or truncate
         try:
             hdr, meta = self._compute(hdr, meta)
-        except V.ExitSignal as x:
+        except ExitSignal as x:
             hdr, meta = x.outs or (hdr, meta)
-        O = V.PacketOut()
+        O = PacketOut()
         self._deparser(O, hdr)
-        pkt = O.to_bytes() + payload
+        n = O.n  # PacketOut.to_bytes inline
+        pkt = (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
         if recirc is not None:
             self.stats["recirculations"] += 1
             ingress_q.append((pkt, 0, RECIRC, self._low.field_lists.get(recirc), (hdr, meta, sm), len(pkt)))
             return
         if trunc:
             pkt = pkt[:trunc]
-        out.append(Egress(port, pkt, sm.f_instance_type))
+        out.append(_new_tuple(Egress, (port, pkt, sm.f_instance_type)))  # Egress(...) minus one call
 
     @property
     def on_log(self) -> Optional[Callable[[str], None]]:

@@ -14,8 +14,12 @@ from typing import Any
 class Frame:
     """Parameters and locals of one running parser/control instance.
 
-    Attributes are added by the generated code (``p_<name>`` for parameters,
-    ``l<n>_<name>`` for locals)."""
+    The base of the frame class generated per instance
+    (``replicas.frame_class``), whose ``__slots__`` name the attributes the
+    generated code uses (``p_<name>`` for parameters, ``l<n>_<name>`` for
+    locals)."""
+
+    __slots__ = ()
 
 
 class ParserError(Exception):

@@ -107,6 +107,17 @@ def csum16(data: bytes) -> int:
     return (~s) & 0xFFFF
 
 
+def csum16_bits(value: int, width: int) -> int:
+    """``csum16`` of a ``width``-bit value serialised as ``bits_to_bytes``
+    does, without building the bytes: zero bits appended up to a whole
+    16-bit word leave the ones' complement sum as it is on the bytes."""
+    n = (value & ((1 << width) - 1)) << (-width & 15)
+    s = n % 0xFFFF
+    if s == 0 and n:
+        s = 0xFFFF
+    return (~s) & 0xFFFF
+
+
 def xor16(data: bytes) -> int:
     """XOR of the big-endian 16-bit words of ``data`` (tail zero padded)."""
     r = 0

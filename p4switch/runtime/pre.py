@@ -27,29 +27,37 @@ class Pre:
     def __init__(self) -> None:
         self.groups: dict[int, list[int]] = {}
         self.nodes: dict[int, McNode] = {}
+        # replicate() per mgid, computed once per configuration: every
+        # mutator below clears it (replication runs per packet, changes are rare)
+        self._reps: dict[int, tuple[tuple[int, int], ...]] = {}
 
     def group_create(self, mgid: int) -> None:
         if mgid in self.groups:
             raise PreError(f"multicast group {mgid} exists")
+        self._reps.clear()
         self.groups[mgid] = []
 
     def group_destroy(self, mgid: int) -> None:
         if self.groups.pop(mgid, None) is None:
             raise PreError(f"no multicast group {mgid}")
+        self._reps.clear()
 
     def node_create(self, rid: int, ports: Iterable[int]) -> int:
         h = 0
         while h in self.nodes:
             h += 1
         self.nodes[h] = McNode(rid, set(ports))
+        self._reps.clear()
         return h
 
     def node_update(self, handle: int, ports: Iterable[int]) -> None:
         self._node(handle).ports = set(ports)
+        self._reps.clear()
 
     def node_destroy(self, handle: int) -> None:
         self._node(handle)
         del self.nodes[handle]
+        self._reps.clear()
         for lst in self.groups.values():
             if handle in lst:
                 lst.remove(handle)
@@ -60,12 +68,14 @@ class Pre:
         if handle in lst:
             raise PreError(f"node {handle} already in group {mgid}")
         lst.append(handle)
+        self._reps.clear()
 
     def node_dissociate(self, mgid: int, handle: int) -> None:
         lst = self._group(mgid)
         if handle not in lst:
             raise PreError(f"node {handle} not in group {mgid}")
         lst.remove(handle)
+        self._reps.clear()
 
     def set_group(self, mgid: int, replicas: Sequence[tuple[int, int]]) -> None:
         """Replace group ``mgid`` with ``(port, rid)`` replicas (P4Runtime style)."""
@@ -82,14 +92,24 @@ class Pre:
         for h in self._group(mgid):
             self.nodes.pop(h, None)
         del self.groups[mgid]
+        self._reps.clear()
 
     def replicate(self, mgid: int) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        for h in self.groups.get(mgid, ()):
-            node = self.nodes[h]
-            for p in sorted(node.ports):
-                out.append((p, node.rid))
-        return out
+        """The ``(port, rid)`` replicas of group ``mgid`` (empty if none)."""
+        return list(self.replicas(mgid))
+
+    def replicas(self, mgid: int) -> tuple[tuple[int, int], ...]:
+        """``replicate`` as a shared tuple, computed once per configuration
+        (the per-packet path: nothing is built while the groups are unchanged)."""
+        reps = self._reps.get(mgid)
+        if reps is None:
+            out: list[tuple[int, int]] = []
+            for h in self.groups.get(mgid, ()):
+                node = self.nodes[h]
+                for p in sorted(node.ports):
+                    out.append((p, node.rid))
+            reps = self._reps[mgid] = tuple(out)
+        return reps
 
     def _node(self, handle: int) -> McNode:
         try:

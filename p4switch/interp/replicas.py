@@ -1,0 +1,106 @@
+"""Scans of the generated code that make per-packet objects cheaper.
+
+Replica copies.  Each replica of a multicast packet runs egress on its own
+copy of the headers and user metadata, so a write by one replica's egress
+is not seen by another.  A deep copy of the whole header struct (every
+header of the program, valid or not) is most of the cost of replication.
+But egress, computeChecksum and the deparser can only change a member of
+the struct that their code names: a member the egress side never mentions
+is read by the deparser alone and can be shared by all replicas.  The check
+runs on the generated code of the egress and computeChecksum instances
+(with the actions, tables and sub-blocks lowered inside them): every use of
+the block's struct parameter must be a member access
+``E.p_<param>.f_<member>`` or ``a_<param>.f_<member>`` (those members are
+copied), the parameter binding, a ``def`` line, or a copy-out tuple.
+Anything else (the whole struct passed to a call, aliased, assigned) makes
+the copy a full deep copy.
+
+Frames.  Each block instance gets a frame class with ``__slots__`` for the
+attributes its code names, and an apply function reads a parameter that
+nothing rebinds from its argument instead of the frame.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+_COPY_OUT = re.compile(r"^(?:return|_x\.outs =) \((?:(?:E\.p_|a_)\w+, )*\)$")
+
+
+def touched_members(text: str, pname: str) -> Optional[set[str]]:
+    """Members of parameter ``pname`` that ``text`` (generated code) names,
+    or None when the parameter escapes as a whole (then nothing may be shared).
+
+    The parameter appears as ``E.p_<pname>`` (through the frame) or, in an
+    apply function that reads it from its argument, ``a_<pname>``."""
+    q = re.escape(pname)
+    use = re.compile(r"(?:\bE\.p_" + q + r"|(?<![\w.])a_" + q + r")\b(\.f_(\w+))?")
+    touched: set[str] = set()
+    for line in text.splitlines():
+        s = line.strip()
+        for m in use.finditer(line):
+            if m.group(1):
+                touched.add(m.group(2))
+            elif s == f"E.p_{pname} = a_{pname}" or s.startswith("def ") or _COPY_OUT.match(s):
+                continue
+            else:
+                return None
+    return touched
+
+
+def replica_copy_source(fname: str, cls: str, members: list[tuple[str, bool, bool]],
+                        touched: Optional[set[str]]) -> str:
+    """Python text of ``fname(s)``: a copy of struct ``s`` (class ``cls``) for
+    one replica.  ``members``: (name, is_aggregate, is_varbit) in field order.
+    Aggregate members in ``touched`` are copied, the others shared; scalars
+    are immutable and always shared.  ``touched`` None: the full copy."""
+    if touched is None:
+        return f"def {fname}(s):\n    return s.copy()\n"
+    lines = [f"def {fname}(s):", f"    n = {cls}.__new__({cls})"]
+    for name, agg, varbit in members:
+        copy = ".copy()" if agg and name in touched else ""
+        lines.append(f"    n.f_{name} = s.f_{name}{copy}")
+        if varbit:
+            lines.append(f"    n.w_{name} = s.w_{name}")
+    lines.append("    return n")
+    return "\n".join(lines) + "\n"
+
+
+_FRAME_ATTR = re.compile(r"\bE\.(\w+)")
+
+
+def frame_class(name: str, text: str) -> str:
+    """Python text of the frame class of one block instance: ``__slots__``
+    for every ``E.<attr>`` its generated code (``text``) names, so creating
+    the frame and reaching parameters and locals skips the instance dict.
+    ``__dict__`` stays as a fallback, so a name the scan missed still works."""
+    names = sorted(set(_FRAME_ATTR.findall(text)))
+    return f"class {name}(_Frame):\n    __slots__ = {tuple(names + ['__dict__'])!r}\n"
+
+
+_REBIND = re.compile(r"\bE\.p_(\w+)\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)(.*)$", re.M)
+_FRAME_PARAM = re.compile(r"\bE\.p_(\w+)")
+
+
+def rebound_params(text: str) -> set[str]:
+    """Names ``x`` whose frame attribute ``E.p_x`` generated code ``text`` may
+    rebind after its binding line ``E.p_x = a_x``: an assignment to it, also
+    augmented or as one target of several (one pass over the text)."""
+    out: set[str] = set()
+    for m in _REBIND.finditer(text):
+        if m.group(2).strip() != f"a_{m.group(1)}":
+            out.add(m.group(1))
+    for line in text.splitlines():
+        # several targets (``a, E.p_x = ...``): the lowering emits none; a
+        # head with a comma counts all its frame parameters as rebound
+        if "E.p_" in line and " = " in line:
+            head = line.split(" = ", 1)[0]
+            if "," in head and not head.lstrip().startswith(("_x.outs", "return")):
+                out.update(_FRAME_PARAM.findall(head))
+    return out
+
+
+def rebound(text: str, pname: str) -> bool:
+    """Whether ``text`` may rebind ``E.p_<pname>`` (see ``rebound_params``)."""
+    return pname in rebound_params(text)

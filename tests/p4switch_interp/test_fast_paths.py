@@ -1,0 +1,152 @@
+"""The per-packet shortcuts give the answers of the plain paths they replace.
+
+Multicast replicas share only what egress never names
+(``replicas.touched_members``) and stay isolated; the PRE's cached replica
+lists follow every change; the Internet checksum taken straight from the
+field-list integer equals the one over its bytes; a header's ``extract``
+reads the bits ``PacketIn.take`` + ``unpack`` read, at any bit offset.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from p4switch.interp import load_switch
+from p4switch.interp import values as V
+from p4switch.interp.replicas import rebound, touched_members
+from p4switch.runtime import bits, hashes
+from p4switch.runtime.pre import Pre
+
+PROGRAM = r"""
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> x; }
+header b_t { bit<8> y; }
+struct headers_t { a_t a; b_t b; }
+struct meta_t { bit<8> m; }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.a); pkt.extract(h.b); transition accept; }
+}
+control VC(inout headers_t h, inout meta_t meta) { apply { } }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.mcast_grp = 1; }
+}
+control E(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    action stamp(bit<8> v) { h.b.y = v; }
+    apply {
+        stamp((bit<8>) sm.egress_port);
+        if (sm.egress_port == 2) { h.b.setInvalid(); }
+    }
+}
+control CC(inout headers_t h, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t h) { apply { pkt.emit(h.a); pkt.emit(h.b); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_touched_members_of_generated_code() -> None:
+    text = "\n".join([
+        "def ctl_E_1(a_hdr, a_meta):",
+        "    E = _Frame()",
+        "    E.p_hdr = a_hdr",
+        "    h2 = E.p_hdr.f_ipv4",
+        "    E.p_hdr.f_udp.f_checksum = 0",
+        "    X.count(E.p_meta.f_idx, 1)",
+        "    _x.outs = (E.p_hdr, E.p_meta, )",
+        "    return (E.p_hdr, E.p_meta, )",
+    ])
+    assert touched_members(text, "hdr") == {"ipv4", "udp"}
+    assert touched_members(text, "meta") == {"idx"}
+    assert touched_members(text, "hdr_x") == set()
+    # the whole struct handed to a call or aliased: nothing can be shared
+    assert touched_members(text + "\n    t = ctl_sub(E.p_hdr, E.p_meta)", "hdr") is None
+    assert touched_members(text + "\n    x = E.p_hdr", "hdr") is None
+    # an apply function reading its argument instead of the frame
+    applied = "def ctl_E_1(a_hdr, a_meta):\n    a_hdr.f_tcp._v = False\n    return (a_hdr, a_meta, )"
+    assert touched_members(applied, "hdr") == {"tcp"}
+    assert touched_members(applied + "\n    t = ctl_sub(a_hdr)", "hdr") is None
+
+
+def test_rebound_sees_every_rebinding() -> None:
+    base = "    E.p_hdr = a_hdr\n    E.p_hdr.f_ipv4.f_ttl = 3\n    _x.outs = (E.p_hdr, )\n    return (E.p_hdr, )"
+    assert not rebound(base, "hdr")
+    assert not rebound(base + "\n    if E.p_hdr == x: pass", "hdr")
+    assert rebound(base + "\n    E.p_hdr = t5[0]", "hdr")
+    assert rebound(base + "\n    E.p_hdr += 1", "hdr")
+    assert rebound(base + "\n    E.p_x, E.p_hdr = t", "hdr")
+    assert not rebound(base + "\n    E.p_hdrs = t", "hdr")
+
+
+def test_replicas_isolated_and_untouched_headers_shared(tmp_path: Path) -> None:
+    src = tmp_path / "rep.p4"
+    src.write_text(PROGRAM)
+    sw = load_switch(str(src))
+    sw.set_multicast_group(1, [(1, 0), (2, 0), (3, 0)])
+    outs = sw.process(0, bytes([0xAA, 0x00]))
+    # each replica's egress wrote its own port; port 2 dropped header b
+    assert [(o.port, o.data) for o in outs] == [(1, b"\xaa\x01"), (2, b"\xaa"), (3, b"\xaa\x03")]
+    hdr = sw._new_H()
+    hdr.f_a.f_x, hdr.f_a._v = 7, True
+    rep = sw._rep_H(hdr)
+    assert rep.f_a is hdr.f_a  # egress never names h.a: shared
+    assert rep.f_b is not hdr.f_b  # egress writes h.b: copied
+
+
+def test_pre_replica_cache_follows_every_change() -> None:
+    pre = Pre()
+    pre.group_create(1)
+    n0 = pre.node_create(0, [1, 2])
+    pre.node_associate(1, n0)
+    assert pre.replicas(1) == ((1, 0), (2, 0))
+    pre.node_update(n0, [3])
+    assert pre.replicas(1) == ((3, 0),)
+    n1 = pre.node_create(9, [4])
+    pre.node_associate(1, n1)
+    assert pre.replicas(1) == ((3, 0), (4, 9))
+    pre.node_dissociate(1, n0)
+    assert pre.replicas(1) == ((4, 9),)
+    pre.node_destroy(n1)
+    assert pre.replicas(1) == ()
+    pre.set_group(1, [(5, 1)])
+    assert pre.replicas(1) == ((5, 1),)
+    pre.delete_group(1)
+    assert pre.replicas(1) == ()
+    pre.group_create(1)
+    pre.node_associate(1, pre.node_create(2, [6]))
+    assert pre.replicas(1) == ((6, 2),)
+    pre.group_destroy(1)
+    assert pre.replicas(1) == ()
+
+
+def test_csum16_bits_equals_csum16_of_serialised_bytes() -> None:
+    rng = random.Random(7)
+    for width in list(range(0, 40)) + [144, 160, 296, 511]:
+        for _ in range(30):
+            v = rng.getrandbits(width) if width else 0
+            assert hashes.csum16_bits(v, width) == hashes.csum16(bits.bits_to_bytes(v, width)), (v, width)
+    # all-ones words: the sum folds to 0xFFFF, the checksum to 0
+    assert hashes.csum16_bits(0xFFFFFFFF, 32) == 0
+    assert hashes.csum16_bits(0, 16) == 0xFFFF
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3, 8, 13])
+def test_extract_reads_the_bits_take_reads(offset: int, tmp_path: Path) -> None:
+    src = tmp_path / "x.p4"
+    src.write_text(PROGRAM.replace("header a_t { bit<8> x; }", "header a_t { bit<3> p; bit<17> q; bit<4> r; }"))
+    sw = load_switch(str(src))
+    rng = random.Random(offset)
+    for _ in range(20):
+        data = bytes(rng.getrandbits(8) for _ in range(6))
+        a, b = sw._new_H().f_a, sw._new_H().f_a
+        p1, p2 = V.PacketIn(data), V.PacketIn(data)
+        p1.pos = p2.pos = offset
+        a.extract(p1)
+        b.unpack(p2.take(24))
+        assert (a.f_p, a.f_q, a.f_r, a._v, p1.pos) == (b.f_p, b.f_q, b.f_r, True, p2.pos)
+    short = V.PacketIn(bytes(3))
+    short.pos = 1
+    with pytest.raises(V.ParserError, match="PacketTooShort"):
+        sw._new_H().f_a.extract(short)
