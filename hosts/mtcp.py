@@ -22,7 +22,8 @@ Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
   avoidance on RTD differences; only timeouts or repeated NACKs shrink it --
   an independent loss repaired on the first NACK does not;
 * twnd: +1 per new packet, -1 per packet ACKed by all children, 0 on timeout;
-* window-update ACKs every 0.5 s (+1 s each time) while no summary was sent,
+* window-update ACKs every 0.5 s (+1 s each time; each period jittered by
+  ±50 %, ``TIMER_JITTER``) while no summary was sent,
   which breaks the deadlock of section 3.9.
 
 Switch-assisted mode: the P4 program folds ACK summaries arriving from its
@@ -30,11 +31,15 @@ downstream ports (minimum ``cum_ack``, ``min_cwnd`` and ``adv_wnd``, maximum
 ``max_twnd``) and sends one upstream with ``Flags.AGGREGATED``.  The sender's
 logic does not change: a folded source is one more child whose repairs go by
 multicast, since the sender cannot tell which receivers behind it lack a packet.
+A fold acknowledges by ``cum_ack`` only: the switch clears ``sack_bitmap``
+and the sender ignores SACK bits on ``AGGREGATED`` messages, because a bitmap
+describes one receiver and would release packets other receivers still lack.
 """
 
 from __future__ import annotations
 
 import heapq
+import random
 from dataclasses import dataclass, field
 
 from hosts import mtcp_tree
@@ -58,6 +63,12 @@ from hosts.wire import (
 NO_CWND = 0xFFFFFFFF
 #: The child id under which the sender keeps switch-folded summaries (no host has id 0).
 FOLD_ID = 0
+#: The window-update timer (hellos included) fires after ``period * uniform(1 - J,
+#: 1 + J)``: receivers that start together, or hear the same last packet, must not
+#: report in step and overflow their parent's queue (Floyd and Jacobson, "The
+#: Synchronization of Periodic Routing Messages", 1994, advise J >= 0.5; RTCP,
+#: RFC 3550 section 6.3.1, uses the same [0.5, 1.5] spread).
+TIMER_JITTER = 0.5
 
 
 @dataclass
@@ -282,11 +293,15 @@ class _Agent(Endpoint):
 
     # Feedback from children ------------------------------------------------------
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
+        sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
             # A switch's fold keeps the reporter's node_id and address, but
             # speaks for every receiver below it: one child, repaired by multicast.
             c = self._child(FOLD_ID, self.group)
             c.aggregated = True
+            # Its SACK bits (if a switch left any) are one receiver's view, not
+            # the fold's: releasing on them would drop packets others still lack.
+            sack_bitmap = 0
         else:
             c = self._child(msg.node_id, src)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
@@ -298,7 +313,7 @@ class _Agent(Endpoint):
             rtd = ts_diff_us(ts_us(now), msg.echo_ts) / 1e6
             c.rtd.sample(rtd)
             c.round_min_rtd = rtd if c.round_min_rtd is None else min(c.round_min_rtd, rtd)
-        newly = c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit())
+        newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
         n = len(self._acking())
         for s in newly:
             sent = c.rinflight.pop(s, None)
@@ -328,6 +343,8 @@ class _Agent(Endpoint):
             c.nack_only = True
         if not c.nack_only:
             c.sb.update(msg.cum_ack, limit=self._ack_limit())
+        else:
+            self._nack_acknowledges(c, msg)
         congested = False
         for s in msg.missing:
             if c.sb.acked(s) or s not in self.buf:
@@ -347,6 +364,26 @@ class _Agent(Endpoint):
             self._congestion(now, timeout=False)
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
+
+    def _nack_acknowledges(self, c: _Child, msg: MtcpNack) -> None:
+        """A receiver behind a folding switch: its NACKs are all the sender hears of it.
+
+        Its ACKs go into the switch's fold, so without this its repairs would
+        never leave ``rinflight`` and its retransmission window would stay
+        full after the first repair.  A NACK acknowledges everything up to
+        ``cum_ack`` and every packet below its last listed hole that it does
+        not list (``ReceiveBuffer.missing`` lists holes lowest first).  This
+        paces that receiver's repairs only: a NACK-only child never counts
+        toward releasing a packet.
+        """
+        c.sb.update(msg.cum_ack, limit=self._ack_limit())
+        top = max(msg.missing, default=msg.cum_ack)
+        listed = set(msg.missing)
+        for s in [s for s in c.rinflight if s <= msg.cum_ack or (s < top and s not in listed)]:
+            del c.rinflight[s]
+            self._rwnd_grow(c)
+            c.rqueue.discard(s)
+            c.nacks.pop(s, None)
 
     # Windows -----------------------------------------------------------------------
     def _acked_by_all(self, s: int, now: float) -> None:
@@ -594,6 +631,8 @@ class MtcpReceiver(_Agent):
         self.echo_ts = 0
         self.echo_at = 0.0
         self.wupdate_period = self.p.wupdate_initial
+        # Per-receiver stream from the session seed: reproducible, not in step.
+        self.rng = random.Random((config.seed << 32) ^ self.nid)
         self.got_data = False
         self.corrupt = 0
         self.acks_sent = 0
@@ -611,7 +650,12 @@ class MtcpReceiver(_Agent):
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
         self._feedback(MtcpWindowUpdate, now)  # hello: the parent learns of us at once
-        self.set_timer("wupdate", now + self.wupdate_period)
+        self._arm_wupdate(now)
+
+    def _arm_wupdate(self, now: float) -> None:
+        """Next window update (hello before data) one jittered period from now."""
+        spread = 1.0 + TIMER_JITTER * (2.0 * self.rng.random() - 1.0)
+        self.set_timer("wupdate", now + self.wupdate_period * spread)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         try:
@@ -653,7 +697,7 @@ class MtcpReceiver(_Agent):
             # old stamp would inflate the parent's RTD).
             self.echo_ts, self.echo_at = m.timestamp, now
             self.wupdate_period = self.p.wupdate_initial  # reset on a new packet from the sender
-            self.set_timer("wupdate", now + self.wupdate_period)
+            self._arm_wupdate(now)
         if self.is_agent:
             self._buffer(m.seq, m.timestamp, len(m.payload), now, repaired=retransmitted)
             for c in self._acking():
@@ -676,7 +720,7 @@ class MtcpReceiver(_Agent):
             self._feedback(MtcpWindowUpdate, now)
             if self.got_data:  # before any data it is a hello: repeat it at the first period
                 self.wupdate_period += self.p.wupdate_step
-            self.set_timer("wupdate", now + self.wupdate_period)
+            self._arm_wupdate(now)
         elif name == "pkt":
             self._on_packet_timer(now)
 
@@ -700,7 +744,7 @@ class MtcpReceiver(_Agent):
         if cls is MtcpAck:
             self.acks_sent += 1
             if self.timer_at("wupdate") is not None:
-                self.set_timer("wupdate", now + self.wupdate_period)
+                self._arm_wupdate(now)
         else:
             self.wupdates_sent += 1
         self.send(self.parent, msg.encode())

@@ -29,6 +29,7 @@ averaged gap between the two rates grows.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 from hosts.core import Address, Endpoint, JoinGroup, node_id
@@ -66,6 +67,9 @@ class VlmccParams:
     leader_ack_delay: float = 0.0
     probe_interval: float = 1.0
     metric_interval: float = 0.1
+    #: The switches' challenge-filter window (µs): read by the controller from the
+    #: session's parameters (``assist_filter``'s ``window_us``); the hosts ignore it.
+    filter_window_us: int = 100_000
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
@@ -76,6 +80,22 @@ class VlmccParams:
             raise ValueError("need 0 <= alpha <= beta")
         if self.max_burst < 1 or self.initial_window < 1 or self.initial_rtt <= 0:
             raise ValueError("max_burst and initial_window must be >= 1, initial_rtt > 0")
+        if self.probe_interval <= 0:
+            raise ValueError("probe_interval must be > 0")
+        if not 0 < self.filter_window_us < 1 << 48:
+            raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")
+
+
+#: Periodic feedback timers fire after ``period * uniform(1 - J, 1 + J)``: receivers
+#: that start together must not stay in step (Floyd and Jacobson, "The
+#: Synchronization of Periodic Routing Messages", 1994, advise J >= 0.5; RTCP,
+#: RFC 3550 section 6.3.1, uses the same [0.5, 1.5] spread).
+TIMER_JITTER = 0.5
+
+
+def jittered(period: float, rng: random.Random) -> float:
+    """``period`` spread uniformly over ``[1 - TIMER_JITTER, 1 + TIMER_JITTER]`` times itself."""
+    return period * (1.0 + TIMER_JITTER * (2.0 * rng.random() - 1.0))
 
 
 def _rate_bps(window: float, rtt: float, size: int) -> float:
@@ -353,6 +373,8 @@ class VlmccReceiver(Endpoint):
         self.cfg = config
         self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
         self.me = node_id(config.local)
+        # Per-receiver stream from the session seed: reproducible, not in step.
+        self.rng = random.Random((config.seed << 32) ^ self.me)
         self.sender: Address = (config.sender, config.port)
         self.rtt: float | None = None  # raw estimate, updated by equation (4)
         self.rtt_hat: float | None = None
@@ -386,7 +408,9 @@ class VlmccReceiver(Endpoint):
         """A Challenge with only id and tstamp: the sender answers with Start."""
         self.send(self.sender, VlmccChallenge(
             session_id=self.cfg.session_id, timestamp=ts_us(now), rcvr_id=self.me).encode())
-        self.set_timer("probe", now + self.p.probe_interval)
+        # Unanswered probes repeat with jitter: receivers that joined together
+        # would otherwise probe in step for ever (and meet in the same filter window).
+        self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "probe" and self.rtt is None:

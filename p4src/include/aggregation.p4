@@ -5,29 +5,39 @@
  * summary. The switch then folds the summaries of the session group's
  * member ports (plus p itself):
  *     cum_ack = min, min_cwnd = min, max_twnd = max, adv_wnd = min
+ * where a member port that has sent no summary yet counts as cum_ack 0
+ * (its receiver may lack everything: a fold must not release for it)
  * and sends upstream one message carrying the fold (flag AGGREGATED) only
  * when the fold differs from the last one it sent; otherwise the message is
  * absorbed. The message keeps its type, node_id and echo_ts (those of the
- * receiver that triggered it); sack_bitmap, which is relative to that
- * receiver's own cum_ack, is cleared when the folded cum_ack differs.
+ * receiver that triggered it). Its sack_bitmap is always cleared: it lists
+ * what one receiver holds, and the fold speaks for every port, so a bitmap
+ * left in place would let the sender release packets other receivers still
+ * lack. A fold acknowledges by cum_ack alone (losses are repaired on NACKs).
  * NACKs are never folded: they pass upstream so no reported loss is lost. */
 #ifndef P4MCC_AGGREGATION_P4
 #define P4MCC_AGGREGATION_P4
 
 /* One slot of the unrolled fold (no loops in v1model controls). A slot
  * counts if its summary is stored and its port is the ingress port or a
- * member whose membership has not timed out. */
-control FoldSlot(in bit<32> base, in bit<16> mask, in bit<32> slot, in metadata_t meta,
-                 inout fold_t f) {
+ * member whose membership has not timed out. A member port that has not
+ * reported yet (bit set in pending) holds the fold's cum_ack at 0: its
+ * receiver may lack every packet, so nothing may be released for it. */
+control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<32> slot,
+                 in metadata_t meta, inout fold_t f) {
     apply {
-        if (((mask >> slot) & 16w1) == 16w1) {
+        bool counted = ((mask >> slot) & 16w1) == 16w1;
+        bool unheard = ((pending >> slot) & 16w1) == 16w1;
+        if (counted || unheard) {
             bool fresh = true;
             if (meta.membership_timeout != 0 && slot != (bit<32>)meta.in_port) {
                 bit<48> ts;
                 member_ts.read(ts, meta.session_gidx * MEMBER_PORTS + slot);
                 fresh = meta.now - ts <= meta.membership_timeout;
             }
-            if (fresh) {
+            if (fresh && unheard) {
+                f.cum_ack = 0;
+            } else if (fresh) {
                 bit<128> s;
                 agg_summary.read(s, base + slot);
                 if (s[127:96] < f.cum_ack) { f.cum_ack = s[127:96]; }
@@ -76,28 +86,29 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
                 meta.session_gidx = 0;   /* misconfigured: no members, no ts reads out of range */
             }
             bit<16> mask = valid & (members[15:0] | pbit);
+            bit<16> pending = members[15:0] & ~valid;   /* members not heard from yet */
 
             fold_t f;
             f.cum_ack = 0xffffffff;
             f.min_cwnd = 0xffffffff;
             f.max_twnd = 0;
             f.adv_wnd = 0xffffffff;
-            fold0.apply(base, mask, 0, meta, f);
-            fold1.apply(base, mask, 1, meta, f);
-            fold2.apply(base, mask, 2, meta, f);
-            fold3.apply(base, mask, 3, meta, f);
-            fold4.apply(base, mask, 4, meta, f);
-            fold5.apply(base, mask, 5, meta, f);
-            fold6.apply(base, mask, 6, meta, f);
-            fold7.apply(base, mask, 7, meta, f);
-            fold8.apply(base, mask, 8, meta, f);
-            fold9.apply(base, mask, 9, meta, f);
-            fold10.apply(base, mask, 10, meta, f);
-            fold11.apply(base, mask, 11, meta, f);
-            fold12.apply(base, mask, 12, meta, f);
-            fold13.apply(base, mask, 13, meta, f);
-            fold14.apply(base, mask, 14, meta, f);
-            fold15.apply(base, mask, 15, meta, f);
+            fold0.apply(base, mask, pending, 0, meta, f);
+            fold1.apply(base, mask, pending, 1, meta, f);
+            fold2.apply(base, mask, pending, 2, meta, f);
+            fold3.apply(base, mask, pending, 3, meta, f);
+            fold4.apply(base, mask, pending, 4, meta, f);
+            fold5.apply(base, mask, pending, 5, meta, f);
+            fold6.apply(base, mask, pending, 6, meta, f);
+            fold7.apply(base, mask, pending, 7, meta, f);
+            fold8.apply(base, mask, pending, 8, meta, f);
+            fold9.apply(base, mask, pending, 9, meta, f);
+            fold10.apply(base, mask, pending, 10, meta, f);
+            fold11.apply(base, mask, pending, 11, meta, f);
+            fold12.apply(base, mask, pending, 12, meta, f);
+            fold13.apply(base, mask, pending, 13, meta, f);
+            fold14.apply(base, mask, pending, 14, meta, f);
+            fold15.apply(base, mask, pending, 15, meta, f);
 
             bit<128> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd;
             bit<128> last;
@@ -111,9 +122,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             } else {
                 agg_last_sent.write(meta.sidx, folded);
                 agg_sent_valid.write(meta.sidx, 1);
-                if (f.cum_ack != hdr.mtcp_ack.cum_ack) {
-                    hdr.mtcp_ack.sack_bitmap = 0;
-                }
+                hdr.mtcp_ack.sack_bitmap = 0;   /* one receiver's SACKs are not the fold's */
                 hdr.mtcp_ack.cum_ack = f.cum_ack;
                 hdr.mtcp_ack.min_cwnd = f.min_cwnd;
                 hdr.mtcp_ack.max_twnd = f.max_twnd;

@@ -6,10 +6,13 @@
  * report's fb_round (TFMCC; a different value opens a new round) or a time
  * window of window_us microseconds (VLMCC; opened by the first challenge
  * after the previous window ended). The first message of a round always
- * passes. TFMCC reports from the current limiting receiver (IS_CLR) and
- * leaving notices (LEAVING) always pass; a leaving notice does not change
- * the round's worst rate. Forwarded messages get flag FILTERED and a zero
- * UDP checksum; suppressed ones are dropped and counted. */
+ * passes. TFMCC reports from the current limiting receiver (IS_CLR),
+ * leaving notices (LEAVING) and VLMCC RTT probes (challenges with
+ * win_size 0, which carry no rate) always pass and leave the round as it
+ * is: they neither open a round nor change its worst rate (a probe's rate
+ * field is 0 and would otherwise block the rest of the window). Forwarded
+ * messages get flag FILTERED and a zero UDP checksum; suppressed ones are
+ * dropped and counted. */
 #ifndef P4MCC_FILTERING_P4
 #define P4MCC_FILTERING_P4
 
@@ -19,7 +22,7 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
             bit<32> rate = 0;
             bit<16> round = 0;
             bool always = false;
-            bool leaving = false;
+            bool unranked = false;   /* passes without touching the round */
             bool new_round = false;
             bit<1> valid;
             bit<32> worst;
@@ -28,20 +31,26 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
             if (hdr.tfmcc_report.isValid()) {
                 rate = hdr.tfmcc_report.rate;
                 round = hdr.tfmcc_report.fb_round;
-                always = (hdr.tfmcc_report.rflags
-                          & (MCC_TFMCC_R_IS_CLR | MCC_TFMCC_R_LEAVING)) != 0;
-                leaving = (hdr.tfmcc_report.rflags & MCC_TFMCC_R_LEAVING) != 0;
+                /* the CLR's feedback does not count for suppression (TFMCC
+                 * paper, sec. 2.5): it passes and leaves the round alone, so
+                 * other receivers' reports at the same rate still reach the
+                 * sender (their RTT measurements depend on it) */
+                unranked = (hdr.tfmcc_report.rflags
+                            & (MCC_TFMCC_R_IS_CLR | MCC_TFMCC_R_LEAVING)) != 0;
+                always = unranked;
                 bit<16> current;
                 filter_round.read(current, meta.sidx);
                 new_round = valid == 0 || current != round;
             } else {
                 rate = hdr.vlmcc_challenge.rate;
+                unranked = hdr.vlmcc_challenge.win_size == 0;   /* an RTT probe */
+                always = unranked;
                 bit<48> start;
                 filter_round_start.read(start, meta.sidx);
                 new_round = valid == 0 || meta.now - start >= meta.filter_window;
             }
             bool pass = always || new_round || rate < worst;
-            if (pass && !leaving) {
+            if (pass && !unranked) {
                 if (new_round) {
                     filter_valid.write(meta.sidx, 1);
                     filter_round.write(meta.sidx, round);

@@ -13,10 +13,11 @@ once with the session's assistance on and once off (replication only), on a
 * MTCP aggregation: the sender tracks one folded child instead of 16 and
   hears about one summary per ACK round instead of one per receiver.
 
-Two strict xfail tests pin behaviour that contradicts the documented
-promise (``docs/assistance.md``, Findings): the fold passes one receiver's
-SACK bitmap as everyone's, and VLMCC's RTT probes (rate 0) block a filter
-window.  They will pass -- and so fail as XPASS -- once those are fixed.
+Two tests pin fixed findings (``docs/assistance.md``): a fold never
+passes one receiver's SACK bitmap as everyone's (MTCP under loss never
+releases a packet a receiver lacks), and VLMCC's RTT probes (rate 0) pass
+the filter without blocking its window.  A third checks that a scenario's
+``filter_window_us`` reaches the switches.
 
 ``bench/assistance.py`` measures the same at 16-256 receivers
 (``docs/assistance.md``).
@@ -108,11 +109,9 @@ def test_mtcp_sender_tracks_one_folded_child_and_one_summary_per_ack_round(p4):
         assert min(r.rbuf.cum_ack for r in t.receivers) >= (t.sender.next_seq - 1) - 64
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a fold forwards the triggering receiver's SACK bitmap whenever the folded cum_ack equals its own "
-    "(docs/p4-program.md, aggregation step 3), so the sender takes one receiver's SACKs for every "
-    "receiver's and releases packets others still miss; see docs/assistance.md"))
 def test_mtcp_with_folding_under_loss_never_releases_a_packet_a_receiver_lacks(p4):
+    # A fold carries no SACK bits (the switch clears them; the sender ignores
+    # any on AGGREGATED messages): it acknowledges by the folded cum_ack alone.
     t = run_tree(p4, "mtcp", {"assisted": True}, receivers=RECEIVERS, k=K, assistance=True, duration=3.0,
                  leaf_loss=0.01)
     snd = t.sender
@@ -131,9 +130,17 @@ def test_vlmcc_every_receiver_gets_its_rtt_at_once_through_replication_only(p4):
     assert _vlmcc_receivers_with_rtt(p4, assistance=False) == RECEIVERS
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an RTT probe is a VlmccChallenge with rate 0: the first message of a filter window passes and makes 0 "
-    "the window's worst, so every other probe (and challenge) in that window is dropped; receivers "
-    "re-probe in step once a second; see docs/assistance.md"))
 def test_vlmcc_challenge_filtering_lets_every_receiver_get_its_rtt(p4):
+    # RTT probes (win_size 0) pass every filter and never become a window's worst.
     assert _vlmcc_receivers_with_rtt(p4, assistance=True) == RECEIVERS
+
+
+def test_vlmcc_filter_window_comes_from_the_session_params(p4):
+    t = run_tree(p4, "vlmcc", {"filter_window_us": 50_000}, receivers=RECEIVERS, k=K, assistance=True,
+                 duration=0.1)
+    assert t.run.agents["s/snd"].p.filter_window_us == 50_000
+    windows = set()
+    for node in t.run.net.switches.values():
+        for e in node.sw.table_entries("MccIngress.sessions"):
+            windows.add(tuple(e.params)[-1])
+    assert windows == {50_000}

@@ -6,7 +6,7 @@ import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from hosts.core import Delivered, JoinGroup, node_id
-from hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams, MtcpReceiver, MtcpSender
+from hosts.mtcp import FOLD_ID, NO_CWND, TIMER_JITTER, MtcpParams, MtcpReceiver, MtcpSender
 from hosts.reliable import payload_for
 from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
@@ -218,6 +218,27 @@ def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
     assert len(s._acking()) == 1
 
 
+def test_sender_ignores_sack_bits_of_a_fold_and_releases_by_cum_ack_only():
+    # A fold speaks for every receiver behind the switch; a bitmap in it is one
+    # receiver's view, so packets it marks may still be missing elsewhere.
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s.start(0.0)
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
+    s.cwnd = 8.0
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED), 0.01, src="10.0.9.9")
+    assert [m.seq for _d, m in data(out(s))] == list(range(1, 9))
+    # cum_ack 1 and SACK bits for 3..6 (bit i = packet cum_ack + 1 + i).
+    feed(s, ack("10.0.9.9", 1, bitmap=0b11110, flags=Flags.AGGREGATED), 0.05, src="10.0.9.9")
+    assert 1 not in s.buf and set(range(2, 9)) <= set(s.buf)  # only packet 1 released
+    # The same bits from an ordinary child do count.
+    s2 = sender(tree=f"{A}>{SENDER}")
+    s2.cwnd = 8.0
+    feed(s2, ack(A, 0), 0.01, src=A)
+    out(s2)
+    feed(s2, ack(A, 1, bitmap=0b11110), 0.05, src=A)
+    assert 3 not in s2.buf and 2 in s2.buf
+
+
 # Receivers ------------------------------------------------------------------------
 
 
@@ -247,22 +268,73 @@ def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
     assert [e for e in events(r) if isinstance(e, Delivered)] == [Delivered(1, 100)]
 
 
+def test_nacks_of_a_receiver_behind_a_fold_acknowledge_its_repairs():
+    # Its ACKs go into the switch's fold, so only its NACKs tell the sender a
+    # repair arrived; otherwise its retransmission window stays full after one.
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s.start(0.0)
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
+    s.cwnd = 8.0
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED), 0.01, src="10.0.9.9")
+    out(s)
+    x = "10.0.5.5"
+    feed(s, nack(x, 1, [2]), 0.05, src=x)
+    assert [(d, m.seq) for d, m in data(out(s))] == [((x, PORT), 2)]
+    feed(s, nack(x, 4, [5]), 0.10, src=x)  # 2 arrived (cum_ack 4); now 5 is missing
+    assert [(d, m.seq) for d, m in data(out(s))] == [((x, PORT), 5)]
+    assert s.children[node_id(x)].nack_only and len(s._acking()) == 1
+    assert 2 in s.buf  # a NACK-only receiver never releases a packet
+
+
+def _wupdate_in(r: MtcpReceiver, now: float, period: float) -> float:
+    """The armed window-update time, checked to lie within the jittered period."""
+    t = r.timer_at("wupdate")
+    assert t is not None
+    assert (1 - TIMER_JITTER) * period <= t - now <= (1 + TIMER_JITTER) * period
+    return t
+
+
 def test_window_update_every_half_second_growing_by_one_second():
     r = MtcpReceiver(cfg(MtcpParams(tree=TREE2), local=A))
     r.start(0.0)
     out(r)
     r.receive_datagram(rdata(1, 0.0).encode(), (SENDER, PORT), 0.0)
     run_timers(r, 0.05)
-    out(r)  # the delayed ACK
-    assert r.timer_at("wupdate") == pytest.approx(0.52)
-    run_timers(r, 0.52)
+    out(r)  # the delayed ACK, at 0.02: the window update is put off from there
+    t = _wupdate_in(r, 0.02, 0.5)
+    run_timers(r, t)
     assert [type(m) for _d, m in out(r)] == [MtcpWindowUpdate]
-    assert r.timer_at("wupdate") == pytest.approx(0.52 + 1.5)
-    run_timers(r, 2.02)
+    t2 = _wupdate_in(r, t, 1.5)
+    run_timers(r, t2)
     assert [type(m) for _d, m in out(r)] == [MtcpWindowUpdate]
-    assert r.timer_at("wupdate") == pytest.approx(2.02 + 2.5)
-    r.receive_datagram(rdata(2, 2.1).encode(), (SENDER, PORT), 2.1)
-    assert r.timer_at("wupdate") == pytest.approx(2.6)  # reset by a new packet
+    t3 = _wupdate_in(r, t2, 2.5)
+    r.receive_datagram(rdata(2, t3 - 0.1).encode(), (SENDER, PORT), t3 - 0.1)
+    _wupdate_in(r, t3 - 0.1, 0.5)  # reset by a new packet
+
+
+def _first_repeats(seed: int, n: int = 64) -> list[float]:
+    """When each of ``n`` receivers that start together repeats its hello."""
+    times = []
+    for i in range(n):
+        r = MtcpReceiver(cfg(MtcpParams(receivers=n), local=f"10.0.2.{i + 1}", seed=seed))
+        r.start(0.0)
+        [(_d, hello)] = out(r)
+        assert isinstance(hello, MtcpWindowUpdate)
+        times.append(_wupdate_in(r, 0.0, 0.5))
+    return times
+
+
+def test_hellos_of_receivers_that_start_together_do_not_repeat_in_step():
+    # Without jitter all 64 would repeat at exactly 0.5 s, and every later
+    # round again together: the same ones lose at the parent's queue each time.
+    times = _first_repeats(seed=7)
+    assert len(set(times)) == len(times)
+    bins = [0] * 10  # 50 ms bins over [0.25, 0.75]
+    for t in times:
+        bins[min(9, int((t - 0.25) / 0.05))] += 1
+    assert max(bins) <= 16  # a uniform spread puts 6.4 in each
+    assert _first_repeats(seed=7) == times  # reproducible from the session seed
+    assert _first_repeats(seed=8) != times
 
 
 def test_window_updates_break_the_deadlock_of_section_3_9():

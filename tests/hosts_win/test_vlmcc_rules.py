@@ -6,6 +6,7 @@ import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from hosts.core import JoinGroup, node_id
+from hosts.registry import ParamError, params_from_dict
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
@@ -186,12 +187,44 @@ def test_follower_gets_its_first_rtt_from_a_challenge_answered_by_start():
     [(dest, m)] = out(r)
     assert dest == (SENDER, PORT) and isinstance(m, VlmccChallenge)
     assert m.rcvr_id == node_id(F) and m.timestamp == ts_us(0.0) and m.win_size == 0
-    run_timers(r, 1.0)  # unanswered: probe again
-    assert len(out(r)) == 1
+    again = r.timer_at("probe")  # unanswered: probe again, one jittered interval later
+    assert again is not None and 0.5 <= again <= 1.5
+    run_timers(r, again)
+    [(_d, m2)] = out(r)
+    assert m2.timestamp == ts_us(again)
     r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
-                                  tstamp_comp=ts_us(1.0)).encode(), (SENDER, PORT), 1.04)
-    assert r.rtt == pytest.approx(0.04) and r.W == 6 and r.leader == node_id(L)
+                                  tstamp_comp=m2.timestamp).encode(), (SENDER, PORT), again + 0.04)
+    assert r.rtt == pytest.approx(0.04, abs=2e-6) and r.W == 6 and r.leader == node_id(L)
     assert r.timer_at("probe") is None
+
+
+def test_unanswered_probes_of_receivers_that_start_together_do_not_repeat_in_step():
+    # Without jitter every receiver re-probes at exactly 1 s, 2 s, ...: behind a
+    # filtering switch they would keep meeting in one window.
+    def repeats(seed: int) -> list[float]:
+        times = []
+        for i in range(64):
+            r = VlmccReceiver(cfg(VlmccParams(), local=f"10.0.2.{i + 1}", seed=seed))
+            r.start(0.0)
+            t = r.timer_at("probe")
+            assert t is not None and 0.5 <= t <= 1.5
+            times.append(t)
+        return times
+
+    times = repeats(7)
+    assert len(set(times)) == len(times)
+    bins = [0] * 10  # 100 ms bins over [0.5, 1.5]
+    for t in times:
+        bins[min(9, int((t - 0.5) / 0.1))] += 1
+    assert max(bins) <= 16  # a uniform spread puts 6.4 in each
+    assert repeats(7) == times and repeats(8) != times
+
+
+def test_params_carry_the_switch_filter_window_for_the_controller():
+    p = params_from_dict(VlmccParams, {"filter_window_us": 50_000})
+    assert p.filter_window_us == 50_000 and VlmccParams().filter_window_us == 100_000
+    with pytest.raises(ParamError, match="filter_window_us"):
+        params_from_dict(VlmccParams, {"filter_window_us": 0})
 
 
 def _started(**kw) -> VlmccReceiver:

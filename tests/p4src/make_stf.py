@@ -178,24 +178,25 @@ def _flagged(frame: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes
 def aggregation() -> Stf:
     s = Stf("""MTCP-style aggregation (session 7, receivers h1 and h2 on ports 1-2,
 sender on port 4): the fold (min cum_ack, min cwnd, max twnd, min adv_wnd)
-over member ports goes upstream flagged AGGREGATED with UDP checksum 0 only
-when it changes; NACKs pass unchanged.""")
+over member ports (a member not heard from yet counts as cum_ack 0) goes
+upstream flagged AGGREGATED, SACK bitmap 0 and UDP checksum 0 only when it
+changes; NACKs pass unchanged.""")
     s.configure(SwitchSetup(ports=[1, 2, 4], hosts={1: H1, 2: H2, 4: SENDER},
                             groups=[Group(G[0], 0, 10)], aggregate={7: (0, 0)}))
     s.packet(1, igmpv2_report(H1, G[0]), "h1 and h2 join the session group")
     s.packet(2, igmpv2_report(H2, G[0]))
     m = _ack(100, 10, 20, 64, 1, sack=0b101)
     f = _fb(m, H1)
-    s.packet(1, f, "h1's first ACK: the fold is h1's summary")
-    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED))
+    s.packet(1, f, "h1's first ACK: h2 has not reported, so cum_ack 0; sack cleared (a fold never carries one)")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=0, sack_bitmap=0))
     m = _ack(90, 12, 30, 50, 2, sack=1)
     f = _fb(m, H2)
-    s.packet(2, f, "h2's ACK: cum 90, cwnd min(10,12)=10, twnd 30, adv 50")
-    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, min_cwnd=10))
+    s.packet(2, f, "h2's ACK: cum 90, cwnd min(10,12)=10, twnd 30, adv 50; sack cleared")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, min_cwnd=10, sack_bitmap=0))
     s.packet(1, _fb(_ack(100, 10, 20, 64, 1), H1), "h1 repeats itself: fold unchanged, absorbed")
     m = _ack(120, 15, 25, 70, 1, sack=3)
     f = _fb(m, H1)
-    s.packet(1, f, "h1 advances: fold (90, 12, 30, 50); sack cleared (not h1's cum_ack)")
+    s.packet(1, f, "h1 advances: fold (90, 12, 30, 50); sack cleared")
     s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=90, min_cwnd=12, max_twnd=30,
                          adv_wnd=50, sack_bitmap=0))
     nack = wire.MtcpNack(session_id=7, seq=3, cum_ack=90, node_id=2, missing=(91, 93))
@@ -212,12 +213,19 @@ def _report(rate: int, rnd: int, rflags: int = 0) -> wire.TfmccReport:
                             rcvr_id=1, rtt=1000, loss_rate=5)
 
 
+def _challenge(rate: int) -> wire.VlmccChallenge:
+    return wire.VlmccChallenge(session_id=23, rate=rate, rcvr_id=1, rtt=1000, win_size=4)
+
+
 def filtering() -> Stf:
     s = Stf("""TFMCC feedback filtering (session 21): per fb_round only reports worse
 than the worst already forwarded pass (flagged FILTERED, UDP checksum 0);
-CLR reports and leaving notices always pass. Session 22 has no assistance.""")
+CLR reports and leaving notices always pass. Session 22 has no assistance.
+Session 23 (VLMCC, a one-hour window so the run's timing cannot end it):
+RTT probes (win_size 0) always pass and neither open the window nor set
+its worst rate.""")
     s.configure(SwitchSetup(ports=[1, 2, 4], hosts={1: H1, 2: H2, 4: SENDER},
-                            filters={21: (1, 0)}))
+                            filters={21: (1, 0), 23: (2, 3_600_000_000)}))
     steps = [
         (1, _report(1_000_000, 1), True, "first report of round 1 passes"),
         (2, _report(2_000_000, 1), False, "better (higher) rate in the same round: suppressed"),
@@ -239,7 +247,22 @@ CLR reports and leaving notices always pass. Session 22 has no assistance.""")
     f = _fb(plain, H1)
     s.packet(1, f, "a session without assistance: unchanged")
     s.expect(4, f)
-    s.check_counter("drop_reasons", 8, 2)
+    probe = wire.VlmccChallenge(session_id=23, rcvr_id=1, timestamp=1234)
+    vsteps = [
+        (1, probe, True, "a VLMCC probe passes and opens no window"),
+        (2, dataclasses.replace(probe, rcvr_id=2), True, "so does a second probe"),
+        (1, _challenge(300), True, "first challenge opens the window (worst 300)"),
+        (2, dataclasses.replace(probe, rcvr_id=3), True, "a probe within the window passes"),
+        (2, _challenge(200), True, "worse than 300: passes (the probes did not make 0 the worst)"),
+        (1, _challenge(250), False, "not below 200: suppressed"),
+    ]
+    for port, msg, passes, note in vsteps:
+        f = _fb(msg, H1 if port == 1 else H2)
+        s.packet(port, f, note)
+        if passes:
+            s.expect(4, _flagged(f, msg, wire.Flags.FILTERED))
+    s.check_counter("drop_reasons", 8, 3)
+    s.check_counter("session_feedback_absorbed", 2, 1)
     return s
 
 

@@ -55,7 +55,9 @@ def test_first_ack_goes_upstream_flagged_with_zero_udp_checksum():
     m = ack(100, 10, 20, 64, R1, sack=0b101)
     f = frame_of(m, R1)
     out = outputs(sw, 1, f)
-    assert out == [(SENDER_PORT, folded(f, m))]
+    # r2 joined but has not reported: the fold acknowledges nothing yet (cum_ack 0),
+    # and it carries no SACK bits (they are r1's alone)
+    assert out == [(SENDER_PORT, folded(f, m, cum_ack=0, sack_bitmap=0))]
     assert ipv4_header_ok(out[0][1])
     assert counter(sw, "session_feedback_fwd", 0) == 1
 
@@ -65,13 +67,30 @@ def test_fold_takes_min_min_max_min_over_member_ports():
     outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
     m = ack(90, 12, 30, 50, R2, sack=0b1)
     f = frame_of(m, R2)
-    # r2's own cum_ack is the min: its sack bitmap stays meaningful
-    assert outputs(sw, 2, f) == [(SENDER_PORT, folded(f, m, min_cwnd=10))]
+    # r2's own cum_ack is the min, but its bitmap is still r2's alone (r1 may lack
+    # 92): cleared, so the sender cannot release a packet another receiver lacks
+    assert outputs(sw, 2, f) == [(SENDER_PORT, folded(f, m, min_cwnd=10, sack_bitmap=0))]
     m = ack(120, 15, 25, 70, R1, sack=0b11)
     f = frame_of(m, R1)
     # r1 is ahead: fold cum_ack 90 is not r1's, so its sack bitmap is cleared
     assert outputs(sw, 1, f) == [(SENDER_PORT, folded(
         f, m, cum_ack=90, min_cwnd=12, max_twnd=30, adv_wnd=50, sack_bitmap=0))]
+
+
+def test_a_member_that_has_not_reported_holds_the_fold_at_cum_ack_zero():
+    sw = switch()
+    outputs(sw, 3, igmpv2_report(R3, G1))              # r3 joins late
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    m = ack(90, 12, 30, 50, R2)
+    f = frame_of(m, R2)
+    # r3 may lack every packet: nothing may be released for the fold yet
+    assert outputs(sw, 2, f) == [(SENDER_PORT, folded(f, m, cum_ack=0, min_cwnd=10))]
+    # r3's hello (cum_ack 0) leaves the fold as it was: absorbed
+    assert outputs(sw, 3, frame_of(ack(0, 20, 5, 256, R3, cls=wire.MtcpWindowUpdate), R3)) == []
+    m = ack(95, 20, 5, 256, R3)
+    f = frame_of(m, R3)
+    assert outputs(sw, 3, f) == [(SENDER_PORT, folded(f, m, cum_ack=90, min_cwnd=10, max_twnd=30,
+                                                       adv_wnd=50))]
 
 
 def test_unchanged_fold_is_absorbed_and_counted():
@@ -111,6 +130,7 @@ def test_assistance_off_forwards_every_ack_unchanged():
 def test_non_member_summary_stops_counting_once_another_port_reports():
     sw = switch()
     outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    outputs(sw, 2, frame_of(ack(100, 10, 20, 64, R2), R2))
     m3 = ack(100, 1, 20, 64, R3)          # r3 never joined the group
     f3 = frame_of(m3, R3)
     assert outputs(sw, 3, f3) == [(SENDER_PORT, folded(f3, m3))]

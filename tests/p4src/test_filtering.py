@@ -1,7 +1,8 @@
 """Feedback filtering: per round, only a report worse (lower rate) than the
 worst this switch already forwarded goes upstream; CLR reports and leaving
-notices always pass; TFMCC rounds come from the packet, VLMCC rounds are a
-time window."""
+notices always pass, and so do VLMCC RTT probes (win_size 0), which
+neither open a window nor set its worst rate; TFMCC rounds come from the
+packet, VLMCC rounds are a time window."""
 
 from __future__ import annotations
 
@@ -84,6 +85,18 @@ def test_clr_reports_always_pass():
     assert out == []
 
 
+def test_clr_report_neither_opens_the_round_nor_sets_its_worst():
+    # In slowstart every receiver reports the same receive rate; the CLR's
+    # report must not make the others' equal reports "not worse".
+    sw = switch()
+    out, flagged = send(sw, report(1_000_000, 3, rflags=CLR))
+    assert out == flagged
+    out, flagged = send(sw, report(1_000_000, 3), port=2)   # first ranked report of round 3
+    assert out == flagged
+    out, _ = send(sw, report(1_000_000, 3))                 # now equal is not worse
+    assert out == []
+
+
 def test_leaving_notice_passes_without_lowering_the_worst():
     sw = switch()
     send(sw, report(1_000_000, 1))
@@ -103,6 +116,28 @@ def test_vlmcc_challenges_are_filtered_per_time_window():
     assert out == flagged
     out, flagged = send(sw, challenge(200), now=0.2)     # a new window
     assert out == flagged
+
+
+def probe(rcvr: int) -> "wire.VlmccChallenge":
+    """A joining receiver's RTT probe: a challenge with only its id (rate 0, win_size 0)."""
+    return wire.VlmccChallenge(session_id=VLMCC, rcvr_id=rcvr, timestamp=1234)
+
+
+def test_vlmcc_probes_always_pass_and_leave_the_window_untouched():
+    sw = switch()
+    out, flagged = send(sw, probe(1), now=0.0)
+    assert out == flagged
+    out, flagged = send(sw, probe(2), port=2, now=0.01)   # a second probe in the same window
+    assert out == flagged
+    out, flagged = send(sw, challenge(300), now=0.02)     # the probes opened no window
+    assert out == flagged
+    out, flagged = send(sw, probe(3), port=2, now=0.03)
+    assert out == flagged
+    out, flagged = send(sw, challenge(200), port=2, now=0.04)   # worst is 300, not 0
+    assert out == flagged
+    out, _ = send(sw, challenge(250), now=0.05)
+    assert out == []
+    assert counter(sw, "session_feedback_absorbed", 2) == 1
 
 
 def test_assistance_off_passes_every_report_unchanged():
