@@ -132,6 +132,16 @@ class LiveController:
             raise EmulationError("controller: " + "; ".join(self.errors))
         return dict(self.synced)
 
+    def call(self, make_coro: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Run a coroutine on the controller's event loop and return its result.
+
+        grpc's asyncio layer is bound to one event loop per process, so every
+        P4Runtime call of the run goes through this loop.
+        """
+        if self._loop is None or self._loop.is_closed():
+            raise EmulationError("controller is not running")
+        return asyncio.run_coroutine_threadsafe(make_coro(), self._loop).result(timeout)
+
     def stop(self) -> None:
         if self._loop is not None and self._task is not None and not self._loop.is_closed():
             try:
@@ -173,8 +183,10 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         ctl = LiveController(plan, target, program, out / "controller-events.jsonl")
         try:
             ops = ctl.start()
+            plan.controller = ctl
             yield net, plan, ops
         finally:
+            plan.controller = None
             ctl.stop()
     finally:
         net.stop()
@@ -450,15 +462,19 @@ __all__ = ["ComponentError", "EmulationError", "check_environment", "emulated_ne
 def read_counters(plan: EmulationPlan, switch: str) -> dict[str, dict[int, tuple[int, int]]]:
     """A switch's indexed counters over P4Runtime: name -> index -> (packets, bytes).
 
-    Reads only (no arbitration), so it works beside the run's controller.
+    Reads through the run's live controller (its connection and its event
+    loop), so it can be called from an ``observe`` callback during a run.
     """
     import finsy as fy
 
     from controller import fleet
 
-    sp = plan.switches[switch]
+    ctl: LiveController | None = plan.controller
+    if ctl is None:
+        raise EmulationError("read_counters needs a running emulation")
 
-    async def do(sw: Any) -> dict[str, dict[int, tuple[int, int]]]:
+    async def read() -> dict[str, dict[int, tuple[int, int]]]:
+        sw = ctl.controller.switches[switch]
         out: dict[str, dict[int, tuple[int, int]]] = {}
         for c in sw.p4info.counters:
             for e in await fleet._read_all(sw, fy.P4CounterEntry(c.alias)):
@@ -466,8 +482,4 @@ def read_counters(plan: EmulationPlan, switch: str) -> dict[str, dict[int, tuple
                     out.setdefault(c.alias, {})[e.index] = (e.packet_count or 0, e.byte_count or 0)
         return out
 
-    res = asyncio.run(fleet.for_each([fleet.Target(sp.name, sp.grpc_addr, sp.device_id)], do,
-                                     need_primary=False, election_id=1))
-    if res.faults:
-        raise EmulationError("; ".join(str(f) for f in res.faults))
-    return res.results[switch]
+    return ctl.call(read)

@@ -124,6 +124,8 @@ class EmulationPlan:
     tcp: list[TcpPlan] = field(default_factory=list)
     #: the controller's topology object (port numbering, desired state)
     controller_topology: Any = None
+    #: the run's live controller while the network is up (set by the runner)
+    controller: Any = None
 
 
 def _fmt_rate(bps: float) -> str:
