@@ -189,5 +189,20 @@ class Endpoint:
     def on_timer(self, name: str, now: float) -> None:  # pragma: no cover - default
         pass
 
+    def decode_session(self, data: bytes, session_id: int) -> Any:
+        """The message in ``data`` if it belongs to ``session_id``, else None.
+
+        Malformed datagrams are counted in :attr:`malformed` (never raised):
+        a core must survive whatever arrives on its port.
+        """
+        from hosts.wire import WireError, decode
+
+        try:
+            msg = decode(data)
+        except WireError:
+            self.malformed += 1
+            return None
+        return msg if msg.session_id == session_id else None
+
     def metric(self, values: dict[str, Any], state: str = "") -> None:
         self.emit(Metric(self.now, self.role, {k: float(v) for k, v in values.items()}, state))

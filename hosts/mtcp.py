@@ -53,8 +53,6 @@ from hosts.wire import (
     MtcpData,
     MtcpNack,
     MtcpWindowUpdate,
-    WireError,
-    decode,
     ts_diff_us,
     ts_us,
 )
@@ -552,12 +550,8 @@ class MtcpSender(_Agent):
         self.set_timer("metric", now + self.p.metric_interval)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if msg.session_id != self.cfg.session_id:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
             return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
             self._on_feedback(msg, src, now)
@@ -658,12 +652,8 @@ class MtcpReceiver(_Agent):
         self.set_timer("wupdate", now + self.wupdate_period * spread)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if msg.session_id != self.cfg.session_id:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
             return
         if isinstance(msg, MtcpData):
             self._on_data(msg, now)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.registry import SessionConfig
 from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
-from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, WireError, decode, ts_diff_us, ts_us
+from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
 @dataclass
@@ -166,12 +166,8 @@ class RlaSender(Endpoint):
         self.set_timer("metric", now + self.p.metric_interval)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if not isinstance(msg, RlaSack) or msg.session_id != self.cfg.session_id:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if not isinstance(msg, RlaSack):
             return
         self.feedback += 1
         self._on_sack(msg, src, now)
@@ -499,12 +495,8 @@ class RlaReceiver(Endpoint):
             self.set_timer("hello", now + self.p.hello_interval)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if not isinstance(msg, RlaData) or msg.session_id != self.cfg.session_id or msg.seq < 1:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if not isinstance(msg, RlaData) or msg.seq < 1:
             return
         if msg.payload != payload_for(msg.seq, len(msg.payload)):
             self.corrupt += 1

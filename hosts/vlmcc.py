@@ -39,8 +39,6 @@ from hosts.wire import (
     VlmccChallenge,
     VlmccData,
     VlmccStart,
-    WireError,
-    decode,
     ts_diff_us,
     ts_us,
 )
@@ -158,12 +156,8 @@ class VlmccSender(Endpoint):
         self.set_timer("metric", now + self.p.metric_interval)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if msg.session_id != self.cfg.session_id:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
             return
         if isinstance(msg, VlmccAck):
             self._on_ack(msg, now)
@@ -419,12 +413,8 @@ class VlmccReceiver(Endpoint):
             self._flush_acks(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if msg.session_id != self.cfg.session_id:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
             return
         if isinstance(msg, VlmccStart):
             self._on_start_msg(msg, now)
