@@ -312,6 +312,17 @@ class _Agent(Endpoint):
             c.rtd.sample(rtd)
             c.round_min_rtd = rtd if c.round_min_rtd is None else min(c.round_min_rtd, rtd)
         newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
+        self._acknowledged(c, newly, now)
+        self._pump_repairs(c, now)
+        self._arm_packet_timer()
+
+    def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
+        """``c`` now holds the packets ``newly``: free its repair slots and,
+        once every child holds a packet, the buffer.  Every report that moves
+        a child's scoreboard goes through here (ACKs and NACKs alike): a
+        cumulative ACK carried by a NACK that skipped this step would leave
+        the packets' repair slots taken and their buffers held for ever.
+        """
         n = len(self._acking())
         for s in newly:
             sent = c.rinflight.pop(s, None)
@@ -330,8 +341,6 @@ class _Agent(Endpoint):
             if b.acks >= n:
                 del self.buf[s]
                 self._acked_by_all(s, now)
-        self._pump_repairs(c, now)
-        self._arm_packet_timer()
 
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
@@ -340,7 +349,7 @@ class _Agent(Endpoint):
             c = self._child(msg.node_id, src)
             c.nack_only = True
         if not c.nack_only:
-            c.sb.update(msg.cum_ack, limit=self._ack_limit())
+            self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
         else:
             self._nack_acknowledges(c, msg)
         congested = False

@@ -148,6 +148,24 @@ def test_retransmission_window_paces_repairs_per_child():
     assert s.children[node_id(A)].rwnd == 2
 
 
+def test_a_nacks_cumulative_ack_frees_repair_slots_and_buffers():
+    # The repair of 2 reaches A and A's next report is a NACK (for 4) whose
+    # cumulative ACK covers 2 and 3: the repair slot must be free again and
+    # 2, 3 (held by B too) released, else A's window stays full for good.
+    s = sender()
+    s.cwnd = 10
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 3), 0.05, src=B)
+    out(s)
+    feed(s, nack(A, 1, [2, 3]), 0.1, src=A)
+    assert [m.seq for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [2]
+    feed(s, nack(A, 3, [4]), 0.2, src=A)
+    cA = s.children[node_id(A)]
+    assert 2 not in cA.rinflight and 2 not in s.buf and 3 not in s.buf
+    assert [m.seq for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [4]
+
+
 def test_one_nack_does_not_shrink_cwnd_repeated_nacks_do():
     s = sender(dup_nack_thresh=3)
     s.cwnd = s.ssthresh = 10.0
