@@ -158,7 +158,7 @@ def main() -> int:
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f"; pass rate {rate:.1f}%")
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(f"| test | result | note |\n|---|---|---|\n")
+            f.write("| test | result | note |\n|---|---|---|\n")
             for name, status, _, why in results:
                 f.write(f"| {name} | {status} | {why.replace('|', '/')} |\n")
             f.write(f"\n{n} tests, {passed} pass ({rate:.1f}%); "

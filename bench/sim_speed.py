@@ -126,7 +126,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--receivers", type=int, default=1000)
-    ap.add_argument("--switch", default="model", choices=["model", "p4", "auto"])
+    ap.add_argument("--switch", default="model", choices=["model", "p4"])
     ap.add_argument("--skip-tfmcc", action="store_true")
     ap.add_argument("--skip-ns3", action="store_true")
     args = ap.parse_args()

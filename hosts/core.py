@@ -21,6 +21,7 @@ aioquic's ``QuicConnection``: the same core runs unchanged under every driver.
 from __future__ import annotations
 
 import heapq
+from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ class _Timer:
     cancelled: bool = field(default=False, compare=False)
 
 
-class Endpoint:
+class Endpoint(ABC):
     """Base class giving protocol cores the driver-facing calls and plumbing.
 
     Subclasses implement :meth:`on_start`, :meth:`on_datagram` and
@@ -183,8 +184,9 @@ class Endpoint:
     def on_start(self, now: float) -> None:  # pragma: no cover - default no-op
         pass
 
+    @abstractmethod
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        raise NotImplementedError
+        """Handle one received UDP payload (every core must)."""
 
     def on_timer(self, name: str, now: float) -> None:  # pragma: no cover - default
         pass

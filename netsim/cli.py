@@ -12,9 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--seed", type=int, help="override the scenario's seed")
     p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
-    p.add_argument("--switch", choices=["auto", "p4", "model"], default="auto",
-                   help="switch nodes: the P4 program (p4), the Python model (model), "
-                        "or p4 when the program and interpreter are available (auto)")
+    p.add_argument("--switch", choices=["p4", "model"], default="p4",
+                   help="switch nodes: the P4 program through the interpreter (p4, default) "
+                        "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(func=main)
 
@@ -40,9 +40,6 @@ def main(args: argparse.Namespace) -> int:
     except SwitchUnavailable as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
-    if choice.kind == "model" and args.switch == "auto":
-        print("p4mcc sim: note: switch nodes run the Python model switch "
-              "(the P4 program is not available); see docs/simulator.md", file=sys.stderr)
     out = args.out or f"results/{sc.name}"
     try:
         run = run_scenario(sc, out, progress=not args.quiet, switch=choice)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
 
 from topologies.scenario import GilbertElliott
@@ -36,11 +37,12 @@ class Receiver(Protocol):
     def receive(self, port: int, frame: bytes) -> None: ...
 
 
-class LossModel:
+class LossModel(ABC):
     """Per-packet loss decision; subclasses keep their own random stream."""
 
-    def lost(self) -> bool:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def lost(self) -> bool:
+        """Whether the next packet is lost."""
 
 
 class NoLoss(LossModel):

@@ -85,7 +85,6 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
     """Set up (but do not run) a scenario."""
     sim = Simulator(scenario.seed)
     rec = R.Recorder(scenario, "netsim")
-    label_of: dict[int, str] = {}
 
     def sink(host: HostNode, label: str, ev: Any) -> None:
         if isinstance(ev, Metric):

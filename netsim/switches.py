@@ -53,18 +53,11 @@ def model_choice() -> SwitchChoice:
 def p4_choice(seed: int = 0) -> SwitchChoice:
     from netsim import p4_switch
 
-    if not p4_switch.PROGRAM.exists():
-        raise SwitchUnavailable(f"the P4 program {p4_switch.PROGRAM} does not exist yet")
-    try:
-        import controller.desired  # noqa: F401
-        import p4switch.interp  # noqa: F401
+    from p4switch.frontend import P4Error
 
-        getattr(p4switch.interp, "Switch")
-    except (ImportError, AttributeError) as e:
-        raise SwitchUnavailable(f"the P4 interpreter or controller is not available: {e}") from e
     try:
         program = p4_switch.load_program()
-    except Exception as e:  # front-end errors carry file:line:col
+    except (P4Error, OSError) as e:  # front-end errors carry file:line:col
         raise SwitchUnavailable(f"cannot compile {p4_switch.PROGRAM}: {e}") from e
 
     def factory(sim: Any, name: str) -> Any:
@@ -82,7 +75,4 @@ def choose_switch(kind: str, scenario: "Scenario | None" = None) -> SwitchChoice
         return model_choice()
     if kind == "p4":
         return p4_choice(seed)
-    try:
-        return p4_choice(seed)
-    except SwitchUnavailable:
-        return model_choice()
+    raise ValueError(f"unknown switch kind {kind!r} (p4, model)")

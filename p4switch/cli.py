@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from topologies.cli import not_built
 
 
 def register_check(sub: argparse._SubParsersAction) -> None:

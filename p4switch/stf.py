@@ -68,11 +68,11 @@ def _ternary(value: str, width: int) -> Ternary:
     """p4c's rule: every written digit is cared for unless it is ``*``."""
     v = value.lower()
     if v.startswith("0x"):
-        per, digits, full = 4, v[2:], "f"
+        per, digits = 4, v[2:]
     elif v.startswith("0b"):
-        per, digits, full = 1, v[2:], "1"
+        per, digits = 1, v[2:]
     elif v.startswith("0o"):
-        per, digits, full = 3, v[2:], "7"
+        per, digits = 3, v[2:]
     else:
         n = int(v, 10)
         return Ternary(n, (1 << width) - 1)

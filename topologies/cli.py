@@ -12,19 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 from importlib.metadata import entry_points
-from typing import Callable, Sequence
+from typing import Sequence
 
-EXIT_NOT_BUILT = 2
-
-
-def not_built(name: str, issue: str) -> Callable[[argparse.Namespace], int]:
-    """A command body for a subcommand whose implementation has not landed."""
-
-    def run(_args: argparse.Namespace) -> int:
-        print(f"p4mcc {name}: not built yet ({issue})", file=sys.stderr)
-        return EXIT_NOT_BUILT
-
-    return run
+#: Exit status of a command line that names no command (argparse uses 2 too).
+EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return EXIT_NOT_BUILT
+        return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

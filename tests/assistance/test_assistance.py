@@ -30,7 +30,7 @@ import pytest
 from assist_lib import Tapped, run_tree
 from hosts import wire
 from hosts.mtcp import FOLD_ID
-from netsim.switches import SwitchUnavailable, choose_switch
+from netsim.switches import choose_switch
 
 F = wire.TfmccReportFlags
 RECEIVERS, K = 16, 4
@@ -39,10 +39,7 @@ MTCP_ACK_ROUND_S = 0.02  # MtcpParams.ack_delay: a receiver ACKs at most once pe
 
 @pytest.fixture(scope="module")
 def p4():
-    try:
-        return choose_switch("p4")
-    except SwitchUnavailable as e:
-        pytest.skip(f"P4 switch nodes unavailable: {e}")
+    return choose_switch("p4")
 
 
 def not_worse_reports(t: Tapped) -> tuple[int, int]:

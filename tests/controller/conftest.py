@@ -74,23 +74,8 @@ class SwitchProc:
         self.proc = None
 
 
-def switch_available() -> str | None:
-    """None when ``p4mcc switch`` runs; else why not."""
-    r = subprocess.run([*P4MCC, "switch", "--help"], cwd=REPO, capture_output=True, text=True)
-    if r.returncode != 0 or "not built" in (r.stdout + r.stderr):
-        return "p4mcc switch is not available yet"
-    return None
-
-
-@pytest.fixture(scope="session")
-def switch_cmd_ok() -> None:
-    why = switch_available()
-    if why:
-        pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
-def switch_pair(switch_cmd_ok) -> Iterator[list[SwitchProc]]:
+def switch_pair() -> Iterator[list[SwitchProc]]:
     """Two switch processes shared by a module's tests (reset by ``net``)."""
     sws = [SwitchProc(f"s{i}", free_port(), []) for i in (1, 2)]
     try:
@@ -103,7 +88,7 @@ def switch_pair(switch_cmd_ok) -> Iterator[list[SwitchProc]]:
 
 
 @pytest.fixture
-def switches(switch_cmd_ok) -> Iterator[Callable[..., list[SwitchProc]]]:
+def switches() -> Iterator[Callable[..., list[SwitchProc]]]:
     started: list[SwitchProc] = []
 
     def make(n: int, extra: dict[int, list[str]] | None = None) -> list[SwitchProc]:

@@ -52,7 +52,7 @@ def sh(*cmd: str) -> None:
 
 
 @pytest.fixture
-def two_hosts(switch_cmd_ok, tmp_path: Path, h):
+def two_hosts(tmp_path: Path, h):
     why = _can_use_netns()
     if why:
         pytest.skip(why)

@@ -181,7 +181,7 @@ def test_switch_refusal_names_switch_entity_and_p4runtime_detail(net) -> None:
     assert "s1" in r.stdout  # the healthy switch still answered
 
 
-def test_unreachable_switch_is_retried_then_named(tmp_path: Path, switch_cmd_ok, h) -> None:
+def test_unreachable_switch_is_retried_then_named(tmp_path: Path, h) -> None:
     port = h.free_port()
     r = h.run_ctl_process("--switch", f"s5=127.0.0.1:{port}", "--retry", "0.6", "tables", cwd=tmp_path)
     assert r.returncode == 2

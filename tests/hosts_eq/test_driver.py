@@ -105,7 +105,6 @@ def test_malformed_datagrams_are_counted_and_the_driver_keeps_running() -> None:
         tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LO))
         tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-        loop = asyncio.get_running_loop()
         for payload in (b"", b"\x00" * 3, b"PM" + b"\xff" * 40, bytes(range(256))):
             for _ in range(3):
                 tx.sendto(payload, (group, port))

@@ -13,7 +13,7 @@ import pytest
 from hosts.mtcp import FOLD_ID
 from netsim.run import run_scenario
 from netsim.shapes import star
-from netsim.switches import SwitchUnavailable, choose_switch
+from netsim.switches import choose_switch
 from topologies.scenario import Scenario, Session
 
 
@@ -44,10 +44,7 @@ def test_reliable_sessions_deliver_everything_through_the_simulator(proto, param
 
 
 def test_mtcp_switch_assisted_sender_sees_one_summary_per_switch():
-    try:
-        p4 = choose_switch("p4")
-    except SwitchUnavailable as e:
-        pytest.skip(f"needs the P4 switch in the simulator: {e}")
+    p4 = choose_switch("p4")
     runs = {}
     for assisted in (True, False):
         params = {"total_packets": 400, "assisted": assisted} if assisted else {"total_packets": 400,

@@ -10,7 +10,7 @@ import pytest
 
 from netsim.engine import Simulator
 from netsim.network import build_network
-from netsim.switches import SwitchUnavailable, choose_switch
+from netsim.switches import choose_switch
 from netsim_testlib import CbrSender, Sink
 from topologies.scenario import scenario_from_dict
 
@@ -19,10 +19,7 @@ GROUP = "239.7.7.7"
 
 @pytest.fixture(scope="module")
 def p4():
-    try:
-        return choose_switch("p4")
-    except SwitchUnavailable as e:
-        pytest.skip(f"P4 switch nodes unavailable: {e}")
+    return choose_switch("p4")
 
 
 def scenario():

@@ -53,42 +53,28 @@ DROP_IGMP_QUERY = 11
 
 
 @functools.lru_cache(maxsize=1)
-def _compile() -> Any:
-    try:
-        from p4switch.frontend import P4Error, compile_file
-    except ImportError as exc:  # front end not built yet
-        return ("skip", f"P4 front end (p4switch.frontend.compile_file) not available: {exc}")
+def _compile() -> tuple[str, Any]:
+    from p4switch.frontend import P4Error, compile_file
+
     try:
         return ("ok", compile_file(PROGRAM, include_dirs=[INCLUDE]))
     except P4Error as exc:
         return ("error", exc.format() if hasattr(exc, "format") else str(exc))
-    except ImportError as exc:  # a front-end module not built yet
-        return ("skip", f"P4 front end incomplete: {exc}")
 
 
 def program() -> Any:
-    """The compiled program; skips when the front end is missing."""
+    """The compiled program; a compile error fails the test with its message."""
     status, value = _compile()
-    if status == "skip":
-        pytest.skip(value)
     if status == "error":
         pytest.fail(f"p4src/mcc.p4 does not compile:\n{value}")
     return value
 
 
 def new_switch() -> Any:
-    """A fresh built-in switch running p4src/mcc.p4 (skips if unavailable)."""
-    prog = program()
-    try:
-        from p4switch.interp import Switch
-    except ImportError as exc:
-        pytest.skip(f"v1model interpreter (p4switch.interp.Switch) not available: {exc}")
-    try:
-        return Switch(prog, cpu_port=CPU_PORT)
-    except Exception as exc:  # UnsupportedError names the construct
-        if type(exc).__name__ == "UnsupportedError":
-            pytest.skip(f"interpreter does not support a construct of p4src/mcc.p4: {exc}")
-        raise
+    """A fresh built-in switch running p4src/mcc.p4."""
+    from p4switch.interp import Switch
+
+    return Switch(program(), cpu_port=CPU_PORT)
 
 
 def ip2int(addr: str) -> int:

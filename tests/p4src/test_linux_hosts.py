@@ -29,9 +29,9 @@ from p4src_harness import INCLUDE, PROGRAM, ip2int  # noqa: E402
 
 from hosts import wire  # noqa: E402
 
-netlab = pytest.importorskip("netlab", reason="tests/p4switch_p4rt/netlab.py not available")
-switchproc = pytest.importorskip("switchproc", reason="tests/p4switch_p4rt/switchproc.py not available")
-fy = pytest.importorskip("finsy")
+import finsy as fy  # noqa: E402
+import netlab  # noqa: E402
+import switchproc  # noqa: E402
 
 pytestmark = [pytest.mark.root,
               pytest.mark.skipif(not netlab.have_root(), reason="needs root for network namespaces")]

@@ -134,9 +134,11 @@ def test_cpu_port_packet_in_and_out(lab):
             assert pin["ingress_port"] == 1 and seq_of(pin.payload) == 3001
             out = frame(0x020000000002, 3002)
             await sw.write([fy.P4PacketOut(out, egress_port=2, _pad=0)])
+            # stay connected until the packet is out: closing the stream at
+            # once may cancel the PacketOut before the switch has read it
+            return await asyncio.to_thread(recv_matching, lab.socks[1], is_seq(3002), time.monotonic() + 5)
 
-    asyncio.run(asyncio.wait_for(go(), 30))
-    got = recv_matching(lab.socks[1], is_seq(3002), time.monotonic() + 5)
+    got = asyncio.run(asyncio.wait_for(go(), 30))
     assert got is not None and got[0] == frame(0x020000000002, 3002)
 
 
