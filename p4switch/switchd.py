@@ -268,6 +268,7 @@ def make_builder(default_program: Any, cpu_port: int | None, seed: int = 0,
         else:
             raise P4RTError(Code.INVALID_ARGUMENT,
                             "no device config given and the switch was started without a program")
+        check_cpu_port(program, cpu_port)
         try:
             generated = build_p4info(program)
         except P4InfoError as e:
@@ -276,6 +277,34 @@ def make_builder(default_program: Any, cpu_port: int | None, seed: int = 0,
         return switch, program, generated
 
     return build
+
+
+def program_cpu_port(program: Any) -> tuple[int, str] | None:
+    """The CPU port a program declares (a top-level ``const ... CPU_PORT = N``)
+    and where, or None.  A program sends PacketIn to that port and parses
+    PacketOut from it, so the switch's ``--cpu-port`` has to be the same."""
+    for d in getattr(program, "decls", ()):
+        if type(d).__name__ == "ConstDecl" and str(getattr(d, "name", "")).upper() == "CPU_PORT":
+            value = getattr(getattr(d, "value", None), "value", None)
+            if isinstance(value, int):
+                span = getattr(d, "span", None)
+                where = f"{span.file}:{span.line}" if span is not None else "the program"
+                return value, where
+    return None
+
+
+def check_cpu_port(program: Any, cpu_port: int | None) -> None:
+    """Refuse a ``--cpu-port`` the program does not use (P4RTError INVALID_ARGUMENT).
+
+    With a mismatch nothing reaches the controller and IGMP queries the
+    controller sends never leave the switch; say so at start instead.
+    """
+    declared = program_cpu_port(program)
+    if declared is None or cpu_port is None or declared[0] == cpu_port:
+        return
+    raise P4RTError(Code.INVALID_ARGUMENT,
+                    f"--cpu-port {cpu_port} does not match the program's CPU_PORT {declared[0]} ({declared[1]}): "
+                    f"start the switch with --cpu-port {declared[0]}")
 
 
 def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
@@ -401,7 +430,7 @@ def main_with(opts: SwitchOptions) -> int:
         print(f"p4mcc switch: {e.message}", file=sys.stderr)
     except P4Error as e:
         print(e.format() if hasattr(e, "format") else str(e), file=sys.stderr)
-    except OSError as e:  # missing interface, no permission, address in use
+    except (OSError, ValueError) as e:  # missing interface, no permission, address in use
         print(f"p4mcc switch: {e}", file=sys.stderr)
     return 1
 
@@ -448,6 +477,11 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces.append((spec.port, spec.iface))
     if args.cpu_port is not None and args.cpu_port in seen:
         raise ValueError(f"CPU port {args.cpu_port} is also attached to an interface")
+    if args.cpu_port is not None and not 0 <= args.cpu_port <= 511:
+        raise ValueError(f"--cpu-port {args.cpu_port} is outside 0..511 (v1model ports are 9 bits)")
+    from .p4rt.server import parse_address
+
+    parse_address(args.grpc_server_addr)
     links = PortConfig()
     try:
         if args.port_config:

@@ -49,6 +49,14 @@ from .errors import Code, P4RTError
 from .schema import Schema, TableInfo, decode_uint, encode_uint, encode_width
 
 MAX_PORT = 511
+MAX_METADATA_BYTES = 64 << 10
+"""Largest controller ``metadata`` of one table entry or multicast group.
+
+The spec makes ``metadata`` opaque bytes the switch must hand back on Read;
+it sets no size, so the switch sets one and answers ``RESOURCE_EXHAUSTED``
+(the spec's code for what the target cannot hold) beyond it."""
+MAX_METADATA_TOTAL = 16 << 20
+"""All controller metadata one pipeline keeps (bounds memory however many entries)."""
 
 
 @dataclass
@@ -66,6 +74,7 @@ class Pipeline:
     digest_configs: dict[int, p4r.DigestEntry.Config] = field(default_factory=dict)
     meter_configs: dict[tuple[int, int], p4r.MeterConfig] = field(default_factory=dict)
     const_cache: dict[int, list] = field(default_factory=dict)  # table id -> the program's const entries
+    metadata_bytes: int = 0  # controller metadata held, see MAX_METADATA_TOTAL
 
 
 @dataclass
@@ -337,18 +346,23 @@ class Device:
             if ti.msg.size and len(table) >= ti.msg.size:
                 raise P4RTError(Code.RESOURCE_EXHAUSTED, f"table {ti.name} is full ({ti.msg.size} entries)")
             aname, params = self._action_args(p, ti, self._entry_action(entry), default=False)
+            self._check_metadata(p, 0, len(entry.metadata), f"table {ti.name} entry")
             keys = runtime_keys(ti, key)
             handle = call_runtime(sw.table_add, ti.name, keys, aname, params, prio if ti.needs_priority else None)
             stored = _Stored(strip_entry(entry), handle)
             table[ident] = stored
+            p.metadata_bytes += len(entry.metadata)
             self._apply_direct_data(p, ti, stored, entry)
         elif utype == p4r.Update.MODIFY:
             stored = table.get(ident)
             if stored is None:
                 raise P4RTError(Code.NOT_FOUND, f"no entry with this key in {ti.name}")
             aname, params = self._action_args(p, ti, self._entry_action(entry), default=False)
+            old = len(stored.entry.metadata)
+            self._check_metadata(p, old, len(entry.metadata), f"table {ti.name} entry")
             call_runtime(sw.table_modify, ti.name, stored.handle, aname, params)
             stored.entry = strip_entry(entry)
+            p.metadata_bytes += len(entry.metadata) - old
             self._apply_direct_data(p, ti, stored, entry)
         else:
             stored = table.pop(ident, None)
@@ -359,6 +373,18 @@ class Device:
             except P4RTError:
                 table[ident] = stored
                 raise
+            p.metadata_bytes -= len(stored.entry.metadata)
+
+    @staticmethod
+    def _check_metadata(p: Pipeline, old: int, new: int, what: str) -> None:
+        """Refuse controller metadata beyond the per-entry and per-pipeline caps."""
+        if new > MAX_METADATA_BYTES:
+            raise P4RTError(Code.RESOURCE_EXHAUSTED,
+                            f"{what}: metadata of {new} bytes exceeds this switch's limit of {MAX_METADATA_BYTES}")
+        if p.metadata_bytes - old + new > MAX_METADATA_TOTAL:
+            raise P4RTError(Code.RESOURCE_EXHAUSTED,
+                            f"{what}: the switch already holds {p.metadata_bytes} bytes of controller metadata "
+                            f"(limit {MAX_METADATA_TOTAL})")
 
     def _apply_direct_data(self, p: Pipeline, ti: TableInfo, stored: _Stored, entry: p4r.TableEntry) -> None:
         if entry.HasField("counter_data") and ti.direct_counter_id:
@@ -538,13 +564,17 @@ class Device:
                 raise P4RTError(Code.ALREADY_EXISTS, f"multicast group {gid} exists")
             if utype in (p4r.Update.MODIFY, p4r.Update.DELETE) and not exists:
                 raise P4RTError(Code.NOT_FOUND, f"no multicast group {gid}")
+            old = len(p.mc_groups[gid].metadata) if exists else 0
             if utype == p4r.Update.DELETE:
                 call_runtime(sw.delete_multicast_group, gid)
                 del p.mc_groups[gid]
+                p.metadata_bytes -= old
                 return
             reps = self._replicas(mg.replicas, f"multicast group {gid}")
+            self._check_metadata(p, old, len(mg.metadata), f"multicast group {gid}")
             call_runtime(sw.set_multicast_group, gid, reps)
             p.mc_groups[gid] = copy_msg(mg)
+            p.metadata_bytes += len(mg.metadata) - old
         elif which == "clone_session_entry":
             cs = pre.clone_session_entry
             sid = cs.session_id

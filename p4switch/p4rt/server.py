@@ -9,14 +9,23 @@ service.
 Stream channels: each client stream gets an outgoing queue drained by the
 RPC's response generator; a reader thread consumes the client's messages.
 PacketIn and DigestList go to the primary client(s) only.
+
+Limits (docs/p4runtime.md, "Limits"): RPCs run on an
+:class:`~.workers.ElasticExecutor`, so open streams never leave a Write or a
+Read waiting for a thread; at most :data:`MAX_STREAMS` streams are open at
+once (the spec's ``RESOURCE_EXHAUSTED`` beyond); requests are capped at
+:data:`MAX_REQUEST_BYTES`; a failed batch's per-update details are cut to
+what a stock gRPC client accepts; the listening address is never shared
+with another server.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import queue
+import socket
 import threading
-from concurrent import futures
 from typing import Any, Callable, Iterator
 
 import grpc
@@ -28,12 +37,27 @@ from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 from .arbitration import Arbiter, Notice
 from .device import Device
 from .errors import Code, P4RTError
+from .workers import ElasticExecutor
 
 LOG = logging.getLogger("p4switch.p4rt")
 
 API_VERSION = "1.4.0"
 READ_BATCH = 1000
 STREAM_QUEUE = 4096
+MAX_STREAMS = 256
+"""Open StreamChannels at once; the spec answers more with RESOURCE_EXHAUSTED."""
+MAX_UNARY = 256
+"""Unary and Read RPCs in progress at once, on top of the streams (gRPC refuses more)."""
+MAX_REQUEST_BYTES = 32 << 20
+"""Largest request accepted (the spec asks for at least gRPC's default 4 MB;
+a P4 source bundle or a 20k-update batch is far below this)."""
+DETAILS_BUDGET = 4096
+"""Bytes of serialised ``google.rpc.Status`` sent with a failed batch.  gRPC
+clients accept 8 KiB of metadata by default (the spec's "gRPC Metadata
+Maximum Size"); binary metadata travels base64-encoded (4/3) next to the
+status line and message, so 4 KiB of status keeps well inside it."""
+ERROR_MESSAGE_CHARS = 120
+"""Longest per-update error message sent in the details."""
 
 
 def _u128(msg: Any) -> int:
@@ -107,10 +131,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _abort(context: grpc.ServicerContext, err: P4RTError, details: list[Any] | None = None) -> None:
         if details is not None:
             st = rpc_status.Status(code=int(err.code), message=err.message)
-            for d in details:
-                a = any_pb2.Any()
-                a.Pack(d)
-                st.details.append(a)
+            st.details.extend(details)
             context.set_trailing_metadata((("grpc-status-details-bin", st.SerializeToString()),))
         context.abort(err.code.grpc, err.message)
 
@@ -157,24 +178,21 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             self.device.require_pipeline()
             if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
                 raise P4RTError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
-            errors: list[p4r.Error] = []
-            failed = False
-            with self.device.lock:
-                for upd in request.updates:
-                    try:
-                        self.device.write_update(upd)
-                        errors.append(p4r.Error(canonical_code=0))
-                    except P4RTError as e:
-                        failed = True
-                        errors.append(p4r.Error(canonical_code=int(e.code), message=e.message))
-                    except Exception as e:  # a bug must not cost the batch its report
-                        LOG.exception("internal error in a write update")
-                        failed = True
-                        errors.append(p4r.Error(canonical_code=int(Code.INTERNAL), message=f"{type(e).__name__}: {e}"))
-            if failed:
-                batch_error = P4RTError(Code.UNKNOWN, "Write failure.")
-                batch_error.details = errors  # type: ignore[attr-defined]
-                raise batch_error
+            # The device lock is taken per update, not for the batch: with
+            # CONTINUE_ON_ERROR the spec makes no promise about what packets see
+            # mid-batch, and packets keep flowing between two updates.
+            results: list[tuple[int, str]] = []
+            for upd in request.updates:
+                try:
+                    self.device.write_update(upd)
+                    results.append((0, ""))
+                except P4RTError as e:
+                    results.append((int(e.code), e.message))
+                except Exception as e:  # a bug must not cost the batch its report
+                    LOG.exception("internal error in a write update")
+                    results.append((int(Code.INTERNAL), f"{type(e).__name__}: {e}"))
+            if any(code for code, _ in results):
+                raise batch_failure(results)
             return p4r.WriteResponse()
 
         return self._guard(context, run)
@@ -200,7 +218,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                       context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
         stream = _Stream()
         with self._lock:
-            self._streams.add(stream)
+            full = len(self._streams) >= MAX_STREAMS
+            if not full:
+                self._streams.add(stream)
+        if full:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"this switch serves at most {MAX_STREAMS} open streams")
         context.add_callback(lambda: stream.send(_CLOSE))
         reader = threading.Thread(target=self._read_stream, args=(request_iterator, stream),
                                   name=f"p4rt-stream-{stream.n}", daemon=True)
@@ -342,6 +365,81 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._to_primaries(p4r.StreamMessageResponse(digest=dl))
 
 
+def _packed(code: int, message: str) -> any_pb2.Any:
+    a = any_pb2.Any()
+    if len(message) > ERROR_MESSAGE_CHARS:
+        message = message[: ERROR_MESSAGE_CHARS - 3] + "..."
+    a.Pack(p4r.Error(canonical_code=code, message=message) if code else p4r.Error(canonical_code=0))
+    return a
+
+
+def batch_failure(results: list[tuple[int, str]], budget: int | None = None) -> P4RTError:
+    """The UNKNOWN status of a batch with failed updates, per the spec's Write
+    error reporting: one ``p4.v1.Error`` per update, in update order.
+
+    When the whole list does not fit ``budget`` bytes (a stock client would
+    see a bare RESOURCE_EXHAUSTED instead, with no detail at all), the list
+    is cut after the last update that fits, and the status message says so,
+    with the number of failures and the first failure's index and reason.
+    """
+    budget = DETAILS_BUDGET if budget is None else budget
+    failures = [(i, c, m) for i, (c, m) in enumerate(results) if c]
+    details: list[any_pb2.Any] = []
+    used = 0
+    for code, message in results:
+        a = _packed(code, message)
+        size = a.ByteSize() + 3  # field tag and length of the repeated entry
+        if used + size > budget:
+            break
+        details.append(a)
+        used += size
+    message = "Write failure."
+    if len(details) < len(results):
+        i, c, m = failures[0]
+        m = m if len(m) <= ERROR_MESSAGE_CHARS else m[: ERROR_MESSAGE_CHARS - 3] + "..."
+        message = (f"Write failure: {len(failures)} of {len(results)} updates failed, the first at update {i} "
+                   f"({Code(c).name}: {m}); details cover updates 0-{len(details) - 1} only "
+                   "(the full list exceeds gRPC's default metadata size)")
+    err = P4RTError(Code.UNKNOWN, message)
+    err.details = details  # type: ignore[attr-defined]
+    return err
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) checked before gRPC sees it: a bad
+    port or an unknown host is one clear ValueError, never a traceback or a
+    port gRPC silently wraps (80000 -> 14464)."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"--grpc-server-addr {text!r}: give HOST:PORT, e.g. 127.0.0.1:9559")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"--grpc-server-addr {text!r}: port {port_text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--grpc-server-addr {text!r}: port {port} is outside 0..65535")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ValueError(f"--grpc-server-addr {text!r}: cannot resolve host {bare!r} ({e})") from None
+    return bare, port
+
+
+def check_free(host: str, port: int) -> None:
+    """OSError with a clear message when ``host:port`` is taken (port 0 is always free)."""
+    if port == 0:
+        return
+    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds: TIME_WAIT is no clash
+            try:
+                s.bind(addr)
+            except OSError as e:
+                why = "another switch or program uses this address" if e.errno == errno.EADDRINUSE else "not local"
+                raise OSError(f"cannot listen on {host}:{port}: {e.strerror} ({why})") from None
+
+
 class Malformed:
     """A request whose bytes did not parse; handlers answer INVALID_ARGUMENT."""
 
@@ -389,16 +487,31 @@ def _add_servicer(servicer: P4RuntimeServicer, server: grpc.Server) -> None:
 
 
 def serve(device: Device, address: str, inject: Callable[[bytes], None] | None = None,
-          max_workers: int = 32) -> tuple[grpc.Server, P4RuntimeServicer, int]:
-    """Start the service on ``address``; returns (server, servicer, bound port)."""
+          max_workers: int = MAX_UNARY) -> tuple[grpc.Server, P4RuntimeServicer, int]:
+    """Start the service on ``address``; returns (server, servicer, bound port).
+
+    ``max_workers`` bounds the unary RPCs in progress (streams come on top, up
+    to :data:`MAX_STREAMS`).  The address must be free: SO_REUSEPORT is off,
+    so a second switch on a used address fails here instead of sharing it.
+    Raises ValueError for a malformed address, OSError when it is in use.
+    """
+    host, port = parse_address(address)
+    check_free(host, port)
     servicer = P4RuntimeServicer(device, inject)
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
-        options=[("grpc.max_receive_message_length", 256 << 20), ("grpc.max_send_message_length", 256 << 20)],
+        ElasticExecutor("p4rt"),
+        options=[("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+                 ("grpc.max_send_message_length", 256 << 20),
+                 ("grpc.so_reuseport", 0)],
+        maximum_concurrent_rpcs=MAX_STREAMS + max_workers,
     )
     _add_servicer(servicer, server)
-    port = server.add_insecure_port(address)
-    if port == 0:
-        raise OSError(f"cannot listen on {address}")
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        servicer.close()
+        raise OSError(f"cannot listen on {address} (address in use or not local)")
     server.start()
-    return server, servicer, port
+    return server, servicer, bound

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
@@ -27,6 +28,10 @@ class Pre:
     def __init__(self) -> None:
         self.groups: dict[int, list[int]] = {}
         self.nodes: dict[int, McNode] = {}
+        # Lowest-free-first handles in O(log n): handles below ``_next`` that
+        # were freed wait in a heap (a linear scan made large batches quadratic).
+        self._next = 0
+        self._free: list[int] = []
         # replicate() per mgid, computed once per configuration: every
         # mutator below clears it (replication runs per packet, changes are rare)
         self._reps: dict[int, tuple[tuple[int, int], ...]] = {}
@@ -43,9 +48,11 @@ class Pre:
         self._reps.clear()
 
     def node_create(self, rid: int, ports: Iterable[int]) -> int:
-        h = 0
-        while h in self.nodes:
-            h += 1
+        if self._free:
+            h = heapq.heappop(self._free)
+        else:
+            h = self._next
+            self._next += 1
         self.nodes[h] = McNode(rid, set(ports))
         self._reps.clear()
         return h
@@ -56,7 +63,7 @@ class Pre:
 
     def node_destroy(self, handle: int) -> None:
         self._node(handle)
-        del self.nodes[handle]
+        self._release(handle)
         self._reps.clear()
         for lst in self.groups.values():
             if handle in lst:
@@ -90,7 +97,8 @@ class Pre:
 
     def delete_group(self, mgid: int) -> None:
         for h in self._group(mgid):
-            self.nodes.pop(h, None)
+            if h in self.nodes:
+                self._release(h)
         del self.groups[mgid]
         self._reps.clear()
 
@@ -110,6 +118,10 @@ class Pre:
                     out.append((p, node.rid))
             reps = self._reps[mgid] = tuple(out)
         return reps
+
+    def _release(self, handle: int) -> None:
+        del self.nodes[handle]
+        heapq.heappush(self._free, handle)
 
     def _node(self, handle: int) -> McNode:
         try:
