@@ -180,7 +180,7 @@ class Dataplane:
     def process(self, port: int, frame: bytes, now: float) -> None:
         """Run one frame through the pipeline and send what comes out."""
         dev = self.device
-        with dev.lock:
+        with dev.packet_turn():
             p = dev.pipeline
             if p is None:
                 self.stats.no_pipeline += 1

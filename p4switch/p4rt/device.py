@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -98,12 +99,47 @@ class Device:
         self.cpu_port = cpu_port
         self.clock = clock
         self.lock = threading.RLock()
+        # Packets blocked on ``lock`` (see packet_waits / yield_to_packets).
+        self._waiting = 0
+        self._waiting_lock = threading.Lock()
         self.pipeline: Pipeline | None = None
         self.saved: Pipeline | None = None
         self.digests = DigestBuffer()
         self.on_pipeline: list[Callable[[Pipeline], None]] = []
         self.stats = {"digests_dropped": 0, "packet_in_errors": 0}
         self.on_digest_ready: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------
+    # Sharing the lock with packets
+    # ------------------------------------------------------------------
+
+    @contextmanager
+    def packet_turn(self) -> Iterator[None]:
+        """Hold :attr:`lock` for one packet, announced so a batch lets it in.
+
+        Python locks are not fair: a Write that releases the lock after one
+        update and takes it again for the next one keeps it nearly always,
+        and a packet waiting for it waited for the whole batch.
+        """
+        with self._waiting_lock:
+            self._waiting += 1
+        try:
+            self.lock.acquire()
+        finally:
+            with self._waiting_lock:
+                self._waiting -= 1
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def yield_to_packets(self, limit_s: float = 0.01) -> None:
+        """Between two updates of a batch (lock not held): let waiting packets go first."""
+        if not self._waiting:
+            return
+        end = time.monotonic() + limit_s
+        while self._waiting and time.monotonic() < end:
+            time.sleep(0.0001)
 
     # ------------------------------------------------------------------
     # Pipeline configuration

@@ -183,6 +183,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             # mid-batch, and packets keep flowing between two updates.
             results: list[tuple[int, str]] = []
             for upd in request.updates:
+                self.device.yield_to_packets()
                 try:
                     self.device.write_update(upd)
                     results.append((0, ""))
