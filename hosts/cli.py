@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import signal
 import sys
 from typing import IO, Iterator
@@ -76,8 +77,19 @@ def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.
             node_id(ip)
         except ValueError:
             raise registry.ParamError(f"{name}: {ip!r} is not an IPv4 address") from None
+        multicast = ipaddress.IPv4Address(ip).is_multicast
+        if name == "--group" and not multicast:
+            raise registry.ParamError(f"--group {ip} is not a multicast address (224.0.0.0/4)")
+        if name != "--group" and multicast:
+            raise registry.ParamError(f"{name} {ip} is a multicast address; give a host's unicast address")
     if not 0 < args.port < 65536:
         raise registry.ParamError(f"--port {args.port} is not a UDP port")
+    if not 0 < args.session < 2**32:
+        raise registry.ParamError(f"--session {args.session} is outside 1..{2**32 - 1} (the wire's 32-bit session id)")
+    if args.duration is not None and not args.duration > 0:
+        raise registry.ParamError(f"--duration {args.duration:g} must be a positive number of seconds")
+    if not args.traffic_interval >= 0:
+        raise registry.ParamError(f"--traffic-interval {args.traffic_interval:g} must be 0 or more")
     cfg = registry.SessionConfig(session_id=args.session, group=args.group, port=args.port,
                                  sender=sender, local=args.local, params=params, seed=args.seed)
     return proto, cfg

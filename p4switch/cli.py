@@ -3,7 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
+import sys
+from typing import Any, Callable
 
+MAX_SOURCE_BYTES = 16 << 20
+"""Largest P4 source, STF or port-config file read (p4src/mcc.p4 with its includes is ~100 kB)."""
+
+
+def input_file_problem(path: str, limit: int = MAX_SOURCE_BYTES) -> str | None:
+    """Why ``path`` cannot be read as an input file, or None.
+
+    Checked before reading: a device such as ``/dev/zero`` or a FIFO would be
+    read until memory runs out.  A missing file is left to the reader's own
+    message.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path}: not a regular file"
+    if st.st_size > limit:
+        return f"{path}: {st.st_size} bytes, more than the {limit >> 20} MiB an input file may have"
+    return None
+
+
+def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]) -> Callable[[Any], int]:
+    """``run`` after refusing unreadable input files with one line and exit status 2."""
+
+    def wrapped(args: Any) -> int:
+        for f in fields:
+            path = getattr(args, f, None)
+            problem = input_file_problem(path) if path else None
+            if problem:
+                print(f"p4mcc {cmd}: {problem}", file=sys.stderr)
+                return 2
+        return run(args)
+
+    return wrapped
 
 
 def register_check(sub: argparse._SubParsersAction) -> None:
@@ -14,7 +53,7 @@ def register_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--p4info", help="write P4Info (text protobuf) to this file")
     from .frontend.check_cmd import run_check
 
-    p.set_defaults(func=run_check)
+    p.set_defaults(func=_checked_inputs("check", ("program",), run_check))
 
 
 def register_stf(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +74,7 @@ def register_stf(sub: argparse._SubParsersAction) -> None:
 
         return run_cli(args)
 
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_checked_inputs("stf", ("program", "stf"), _run))
 
 
 def register_switch(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +110,7 @@ def register_switch(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the loss draws and the random extern")
     for flag, why in _BMV2_UNSUPPORTED.items():
         p.add_argument(flag, nargs="?", action=_Unsupported, help=argparse.SUPPRESS, why=why)
-    p.set_defaults(func=_run_switch)
+    p.set_defaults(func=_checked_inputs("switch", ("program", "port_config"), _run_switch))
 
 
 _BMV2_UNSUPPORTED = {
@@ -105,8 +144,6 @@ class _Unsupported(argparse.Action):
 
 
 def _run_switch(args: argparse.Namespace) -> int:
-    import sys
-
     from .switchd import options_from_args, main_with
 
     try:

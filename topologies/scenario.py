@@ -18,7 +18,9 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -269,15 +271,23 @@ class _Ctx:
         ok = isinstance(value, bool) if kinds is bool else (
             isinstance(value, kinds) and not isinstance(value, bool))
         if not ok:
-            self.err(path, f"expected {what}, got {type(value).__name__} {value!r}")
+            self.err(path, f"expected {what}, got {type(value).__name__} {_short(value)}")
         return ok
 
     def unknown_keys(self, path: str, d: dict, allowed: Iterable[str]) -> None:
         allowed = set(allowed)
+        known = ", ".join(sorted(allowed))
+        odd = 0
         for k in d:
-            if k not in allowed:
-                self.err(f"{path}.{k}" if path else str(k),
-                         f"unknown field (known: {', '.join(sorted(allowed))})")
+            if k in allowed:
+                continue
+            if isinstance(k, str) and _NAME_RE.match(k):
+                self.err(f"{path}.{k}" if path else k, f"unknown field (known: {known})")
+            else:
+                odd += 1  # not a field name: perhaps a line of some other file; never echoed
+        if odd:
+            self.err(path, f"{odd} unknown field(s) whose names are not identifiers (known: {known}); "
+                           "is this the right file?")
 
 
 def _mac_for(index: int) -> str:
@@ -381,8 +391,15 @@ def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topolo
             p = base / p
         try:
             raw = _read_any(p)
-        except (OSError, ValueError) as e:
-            ctx.err(path, f"cannot read topology file {str(p)!r}: {e}")
+        except OSError as e:
+            ctx.err(path, f"cannot read topology file {str(p)!r}: {e.strerror or type(e).__name__}")
+            return Topology({}, {}, [])
+        except ValueError as e:  # messages carry positions only, never the file's text
+            ctx.err(path, f"topology file {str(p)!r}: {e}")
+            return Topology({}, {}, [])
+        if not isinstance(raw, dict):
+            ctx.err(path, f"topology file {str(p)!r} holds a {type(raw).__name__}, "
+                          "not a mapping with hosts, switches, links")
             return Topology({}, {}, [])
     if not ctx.expect(path, raw, dict, "a mapping with hosts, switches, links"):
         return Topology({}, {}, [])
@@ -483,7 +500,9 @@ def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     args = {k: v for k, v in raw.items() if k != "kind"}
     gens = shapes.GENERATORS
     if kind not in gens:
-        ctx.err(f"{path}.kind", f"unknown generator {kind!r} (known: {', '.join(sorted(gens))})")
+        ctx.err(f"{path}.kind", f"unknown generator {_short(kind)} (known: {', '.join(sorted(gens))})")
+        return Topology({}, {}, [])
+    if not _generator_size_ok(ctx, path, kind, args):
         return Topology({}, {}, [])
     try:
         return gens[kind](**args)
@@ -492,6 +511,51 @@ def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     except ValueError as e:
         ctx.err(path, str(e))
     return Topology({}, {}, [])
+
+
+MAX_GENERATED_HOSTS = 10_000
+"""Most hosts a generator may build: ten times the largest paper scenario
+(TFMCC's 1000 receivers), and still a few hundred MB of simulator state."""
+MAX_GENERATED_SWITCHES = 10_000
+_COUNT_ARGS = ("receivers", "senders", "pairs", "tcp_pairs")
+
+
+def _generator_size_ok(ctx: _Ctx, path: str, kind: str, args: dict[str, Any]) -> bool:
+    """Refuse generator sizes that would build an unbounded network (before building it)."""
+    ok = True
+    for key in (*_COUNT_ARGS, "k", "depth"):
+        v = args.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, int) or isinstance(v, bool):
+            ctx.err(f"{path}.{key}", f"expected a whole number, got {type(v).__name__} {_short(v)}")
+            ok = False
+        elif key in _COUNT_ARGS and not 0 <= v <= MAX_GENERATED_HOSTS:
+            ctx.err(f"{path}.{key}", f"{v} is outside 0..{MAX_GENERATED_HOSTS}")
+            ok = False
+    if not ok:
+        return False
+    hosts = sum(int(args.get(k) or 0) for k in _COUNT_ARGS)
+    if hosts > MAX_GENERATED_HOSTS:
+        ctx.err(path, f"{hosts} hosts in all; a generated topology has at most {MAX_GENERATED_HOSTS}")
+        return False
+    if kind == "kary_tree" and args.get("depth") is not None:
+        k, depth = int(args.get("k", 2)), int(args["depth"])
+        switches = depth if k <= 1 else (k ** min(depth, 64) - 1) // (k - 1)
+        if depth > 64 or switches > MAX_GENERATED_SWITCHES:
+            ctx.err(f"{path}.depth", f"a {k}-ary tree of depth {depth} has more than "
+                                     f"{MAX_GENERATED_SWITCHES} switches")
+            return False
+    return True
+
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr`` cut to ``limit`` characters: an error names a value, never dumps one."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 _SESSION_KEYS = {
@@ -588,6 +652,10 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
                 v = ctx.conv(f"{path}.{key}.{r}", parse_time, t, None)
                 if v is not None:
                     times[key][r] = v
+    for r, leave in times["leave_at"].items():
+        join = times["join_at"].get(r, start or 0.0)
+        if leave <= join:
+            ctx.err(f"{path}.leave_at.{r}", f"{leave:g} s is not after {r}'s join at {join:g} s")
     if not ok:
         return None
     return Session(
@@ -716,13 +784,48 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     )
 
 
+MAX_INPUT_BYTES = 16 << 20
+"""Largest scenario or topology file read (far above any real one)."""
+
+
+def read_input_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
+    """A regular file's text, at most ``limit`` bytes (ValueError otherwise).
+
+    A device (``/dev/zero``), a FIFO or a huge file would otherwise be read
+    until memory runs out.  Errors say what is wrong, never what the file holds.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"{st.st_size} bytes, more than the {limit >> 20} MiB an input file may have")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"more than the {limit >> 20} MiB an input file may have")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8 text (byte {e.start})") from None
+
+
 def _read_any(path: Path) -> Any:
-    text = path.read_text()
+    text = read_input_text(path)
     if path.suffix.lower() == ".json":
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not valid YAML/JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     import yaml
 
-    return yaml.safe_load(text)
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"not valid YAML/JSON{where}: {e.problem or e.context}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"not valid YAML/JSON: {type(e).__name__}") from None
 
 
 def load_scenario(path: str | Path, **kw: Any) -> Scenario:
@@ -731,7 +834,7 @@ def load_scenario(path: str | Path, **kw: Any) -> Scenario:
     try:
         raw = _read_any(p)
     except OSError as e:
-        raise ScenarioError([f"{p}: cannot read: {e.strerror or e}"]) from e
-    except (ValueError, Exception) as e:  # yaml.YAMLError, json.JSONDecodeError
-        raise ScenarioError([f"{p}: not valid YAML/JSON: {e}"]) from e
+        raise ScenarioError([f"{p}: cannot read: {e.strerror or type(e).__name__}"]) from None
+    except ValueError as e:  # too large, not a file, syntax (positions only)
+        raise ScenarioError([f"{p}: {e}"]) from None
     return scenario_from_dict(raw, base=p.parent, source=str(p), **kw)

@@ -1,0 +1,154 @@
+"""Every bad input the users found gets one clear line and a nonzero exit, never a traceback.
+
+Each case runs the real command line (``topologies.cli.main``) in process; one
+case per command also runs as a subprocess, the way a user meets it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topologies.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def one_line_error(capsys, argv: list[str], rc: int | None = None) -> str:
+    code = main(argv)
+    assert code != 0 if rc is None else code == rc
+    err = capsys.readouterr().err.strip()
+    assert err and "Traceback" not in err
+    return err
+
+
+def scenario(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    return str(p)
+
+
+# -- scenarios ---------------------------------------------------------------
+
+def test_a_huge_generated_tree_is_refused_before_it_is_built(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: {generate: {kind: kary_tree, receivers: 100000000}}\n"
+                           "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1]}]\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    assert "topology.generate.receivers: 100000000 is outside 0..10000" in err
+
+
+def test_a_deep_tree_is_refused_by_its_switch_count(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: {generate: {kind: kary_tree, receivers: 4, k: 8, depth: 12}}\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    assert "topology.generate.depth: a 8-ary tree of depth 12 has more than 10000 switches" in err
+
+
+def test_leaving_before_joining_is_refused(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
+                           "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
+                           "            join_at: {r1: 20}, leave_at: {r1: 10, r2: 0}}]\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    assert "sessions[0].leave_at.r1: 10 s is not after r1's join at 20 s" in err
+    assert "sessions[0].leave_at.r2: 0 s is not after r2's join at 0 s" in err
+
+
+def test_a_topology_file_that_is_not_one_is_named_never_shown(tmp_path, capsys):
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$hash-one:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n")
+    s = scenario(tmp_path, f"topology: {secret}\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    assert "topology:" in err and "is this the right file?" in err
+    assert "hash-one" not in err and "daemon" not in err
+
+
+def test_a_scenario_that_is_not_one_is_never_shown(tmp_path, capsys):
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("key: [unclosed hash-one\n")
+    err = one_line_error(capsys, ["sim", str(secret)], rc=2)
+    assert "not valid YAML/JSON at line" in err and "hash-one" not in err
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("just some words hash-two\n")
+    err = one_line_error(capsys, ["sim", str(plain)], rc=2)
+    assert "hash-two" not in err
+
+
+def test_etc_shadow_as_topology_prints_none_of_it(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: /etc/shadow\n")
+    err = one_line_error(capsys, ["sim", s], rc=2).replace(s, "SCENARIO")
+    assert err.count("\n") <= 1 and "topology" in err
+    try:
+        lines = Path("/etc/shadow").read_text().splitlines()
+    except OSError:
+        lines = []  # unreadable without root: the error is then "Permission denied"
+    for line in lines:
+        assert line not in err
+        for field in line.split(":"):
+            if len(field) >= 6:  # user names, hashes; not short numbers
+                assert field not in err
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null"])
+def test_a_device_as_scenario_is_refused_unread(path, capsys):
+    err = one_line_error(capsys, ["sim", path], rc=2)
+    assert f"{path}: not a regular file" in err
+
+
+# -- p4mcc check / stf / switch inputs ---------------------------------------
+
+@pytest.mark.parametrize("argv", [["check", "/dev/zero"], ["stf", "/dev/zero", "x.stf"],
+                                  ["switch", "/dev/zero", "--grpc-server-addr", "127.0.0.1:0"]])
+def test_a_device_as_p4_source_is_refused_unread(argv, capsys):
+    err = one_line_error(capsys, argv, rc=2)
+    assert err == f"p4mcc {argv[0]}: /dev/zero: not a regular file"
+
+
+def test_an_oversized_p4_source_is_refused(tmp_path, capsys, monkeypatch):
+    from p4switch import cli as p4cli
+
+    monkeypatch.setattr(p4cli, "MAX_SOURCE_BYTES", 1000)
+    big = tmp_path / "big.p4"
+    big.write_text("// x\n" * 500)
+    assert p4cli.input_file_problem(str(big), p4cli.MAX_SOURCE_BYTES) == \
+        f"{big}: 2500 bytes, more than the 0 MiB an input file may have"
+
+
+def test_check_dev_zero_as_a_user_runs_it():
+    r = subprocess.run([sys.executable, "-m", "topologies.cli", "check", "/dev/zero"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert r.returncode == 2 and r.stderr.strip() == "p4mcc check: /dev/zero: not a regular file"
+
+
+# -- p4mcc host ---------------------------------------------------------------
+
+@pytest.mark.parametrize("argv,needle", [
+    (["recv", "--group", "10.0.0.1", "--sender", "127.0.0.1"], "--group 10.0.0.1 is not a multicast address"),
+    (["recv", "--session", "-4", "--sender", "127.0.0.1"], "--session -4 is outside 1..4294967295"),
+    (["send", "--group", "10.1.1.1"], "--group 10.1.1.1 is not a multicast address"),
+    (["send", "--local", "239.1.1.1"], "--local 239.1.1.1 is a multicast address"),
+    (["send", "--duration", "0"], "--duration 0 must be a positive number"),
+])
+def test_bad_host_flags_stop_before_the_agent_runs(argv, needle, capsys):
+    err = one_line_error(capsys, ["host", *argv, "--proto", "tfmcc"], rc=2)
+    assert needle in err and "\n" not in err
+
+
+def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
+    r = subprocess.run([sys.executable, "-m", "topologies.cli", "host", "recv", "--proto", "tfmcc",
+                        "--group", "10.0.0.1", "--sender", "127.0.0.1", "--duration", "2"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip() == "p4mcc host recv: --group 10.0.0.1 is not a multicast address (224.0.0.0/4)"
+
+
+# -- p4mcc switch (the P4Runtime address and CPU port cases are in
+#    tests/p4switch_p4rt/test_server_limits.py) --------------------------------
+
+def test_switch_bad_address_as_a_user_runs_it():
+    r = subprocess.run([sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--grpc-server-addr",
+                        "nohost.invalid:1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().startswith("p4mcc switch: --grpc-server-addr 'nohost.invalid:1': cannot resolve host")
