@@ -19,7 +19,7 @@ help:
 	@echo "make sim      - run the same scenario in the simulator"
 	@echo "make test     - run the whole test suite"
 	@echo "make bench    - run the benchmarks in bench/ and print figures"
-	@echo "make stop     - clean Mininet leftovers and p4mcc processes"
+	@echo "make stop     - stop what p4mcc runs started (recorded processes and interfaces)"
 	@echo "make clean    - remove .venv, caches and results"
 
 install: $(STAMP)
@@ -70,27 +70,13 @@ bench: install
 	    $(PY) bench/conformance.py --p4c-testdata $(P4C_TESTDATA); \
 	else echo "== bench/conformance.py: skipped (set P4C_TESTDATA to p4c's testdata directory)"; fi
 
-# Everything a run starts, also after its runner was killed with -9 (each child
-# has its own session, so nothing else stops them): the runner, `p4mcc` and
-# `topologies.cli` switch/host processes, the run's iperf3 servers and clients,
-# BMv2 switches on Mininet ports.  SIGTERM first (switches and agents shut down
-# cleanly), SIGKILL for whatever is left after 5 s, so a following `make run`
-# finds its gRPC ports free; then Mininet's cleanup (node shells, sN-ethM
-# interfaces) and the p4mcc-* namespaces tests leave behind.  The bracketed
-# first letters keep the patterns from matching the shell running this recipe.
+# What p4mcc runs started, also after a runner was killed with -9: each run
+# records its processes (with their start times) and its interfaces (with
+# their indexes) in p4mcc's state directory; `p4mcc stop` ends those by
+# process id and deletes those interfaces, and touches nothing else (no name
+# patterns, no Mininet-wide cleanup).  See topologies/runstate.py.
 stop:
-	-@pats=('[p]4mcc (run|switch|host)( |$$)' '[t]opologies\.cli (run|switch|host)( |$$)' \
-	        '^[i]perf3 -s .*--forceflush' '^[i]perf3 -c .*--get-server-output' \
-	        '^[^ ]*[s]imple_switch_grpc .*-i [0-9]+@s[0-9]+-eth[0-9]+'); \
-	for p in "$${pats[@]}"; do pkill -TERM -f "$$p"; done; \
-	for i in $$(seq 50); do \
-	    left=; for p in "$${pats[@]}"; do pgrep -f "$$p" >/dev/null && left=1; done; \
-	    [ -z "$$left" ] && break; sleep 0.1; \
-	done; \
-	for p in "$${pats[@]}"; do pkill -KILL -f "$$p" && echo "make stop: SIGKILL for what ignored SIGTERM: $$p"; done; true
-	-@mn -c >/dev/null 2>&1 || true
-	-@for ns in $$(ip netns list 2>/dev/null | awk '/^p4mcc-/{print $$1}'); do ip netns del $$ns; done
-	@echo "stopped p4mcc processes and cleaned Mininet state"
+	@if [ -x $(PY) ]; then $(PY) -m topologies.cli stop; else echo "make stop: no $(VENV), so no p4mcc run to stop"; fi
 
 clean: stop
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info $(RESULTS)

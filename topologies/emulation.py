@@ -10,7 +10,9 @@ folder, in the same layout as ``p4mcc sim`` writes.
 
 Cleanup is unconditional: on a normal end, on Ctrl-C and on a crashed
 component every process is stopped and ``net.stop()`` removes every
-namespace and interface; ``make stop`` covers a hard kill of the runner.
+namespace and interface; ``make stop`` covers a hard kill of the runner,
+from the run's record of its processes and interfaces
+(:mod:`topologies.runstate`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, Callable, Iterator
 
 from topologies import results as R
 from topologies.emulation_plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
+from topologies import mininet_net
 from topologies.mininet_net import (
     ComponentError,
     LoggedProcess,
@@ -36,6 +39,7 @@ from topologies.mininet_net import (
     prepare_hosts,
     spawn,
 )
+from topologies.runstate import RunRecord
 from topologies.scenario import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
@@ -170,9 +174,19 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         d.mkdir(parents=True, exist_ok=True)
     plan = make_plan(scenario, out)
     _check_no_leftovers(plan)
+    record = RunRecord.create(out)  # what `p4mcc stop` ends if this run is killed hard
+
+    def remember(proc: LoggedProcess) -> None:
+        record.add_process(proc.proc.pid, proc.name, group=True)
+
+    mininet_net.spawn_hooks.append(remember)
     net = build_network(plan, logs, target=target, program=program)
     try:
         net.build()
+        for node in [*net.hosts, *net.switches]:
+            if node.shell is not None:
+                record.add_process(node.pid, f"mininet {node.name}")
+        record.add_interfaces(sorted({c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables}))
         net.start()
         prepare_hosts(net, plan)
         for s in plan.switches.values():
@@ -190,6 +204,8 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
             ctl.stop()
     finally:
         net.stop()
+        mininet_net.spawn_hooks.remove(remember)
+        record.close()
 
 
 def _check_no_leftovers(plan: EmulationPlan) -> None:

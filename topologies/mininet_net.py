@@ -23,11 +23,15 @@ import subprocess
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from topologies.emulation_plan import ROOT, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
+
+#: Called with every process :func:`spawn` starts: the run's record of what
+#: ``p4mcc stop`` may end (see :mod:`topologies.runstate`).
+spawn_hooks: list[Callable[["LoggedProcess"], None]] = []
 
 
 class ComponentError(RuntimeError):
@@ -109,7 +113,10 @@ def spawn(name: str, argv: Sequence[str], log_path: Path, *, node: Any = None,
         # mnexec -a PID runs argv in the node's namespaces (what Node.popen does)
         argv = ["mnexec", "-a", str(node.pid), *argv]
     popen = subprocess.Popen(list(argv), **kw)
-    return LoggedProcess(name, popen, log_path, ready_pattern)
+    proc = LoggedProcess(name, popen, log_path, ready_pattern)
+    for hook in spawn_hooks:
+        hook(proc)
+    return proc
 
 
 def _switch_class() -> type:
