@@ -99,9 +99,10 @@ class Device:
         self.cpu_port = cpu_port
         self.clock = clock
         self.lock = threading.RLock()
-        # Packets blocked on ``lock`` (see packet_waits / yield_to_packets).
-        self._waiting = 0
-        self._waiting_lock = threading.Lock()
+        # Packets that asked for / got ``lock`` (see packet_turn, yield_to_packets).
+        self._arrived = 0
+        self._entered = 0
+        self._turn_lock = threading.Lock()
         self.pipeline: Pipeline | None = None
         self.saved: Pipeline | None = None
         self.digests = DigestBuffer()
@@ -121,24 +122,27 @@ class Device:
         update and takes it again for the next one keeps it nearly always,
         and a packet waiting for it waited for the whole batch.
         """
-        with self._waiting_lock:
-            self._waiting += 1
+        with self._turn_lock:
+            self._arrived += 1
         try:
             self.lock.acquire()
         finally:
-            with self._waiting_lock:
-                self._waiting -= 1
+            with self._turn_lock:
+                self._entered += 1
         try:
             yield
         finally:
             self.lock.release()
 
     def yield_to_packets(self, limit_s: float = 0.01) -> None:
-        """Between two updates of a batch (lock not held): let waiting packets go first."""
-        if not self._waiting:
+        """Between two updates of a batch (lock not held): let the packets
+        waiting now go first -- only those, so a batch still progresses, one
+        update per round, when packets keep coming."""
+        target = self._arrived
+        if self._entered >= target:
             return
         end = time.monotonic() + limit_s
-        while self._waiting and time.monotonic() < end:
+        while self._entered < target and time.monotonic() < end:
             time.sleep(0.0001)
 
     # ------------------------------------------------------------------
