@@ -174,7 +174,10 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         d.mkdir(parents=True, exist_ok=True)
     plan = make_plan(scenario, out)
     _check_no_leftovers(plan)
-    record = RunRecord.create(out)  # what `p4mcc stop` ends if this run is killed hard
+    try:
+        record = RunRecord.create(out)  # what `p4mcc stop` ends if this run is killed hard
+    except OSError as e:
+        raise EmulationError(f"cannot write the run's record of its processes: {e}") from None
 
     def remember(proc: LoggedProcess) -> None:
         record.add_process(proc.proc.pid, proc.name, group=True)
