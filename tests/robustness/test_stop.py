@@ -22,7 +22,7 @@ import pytest
 from topologies.runstate import ProcessEntry, RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.root, pytest.mark.skipif(os.geteuid() != 0, reason="needs root (interfaces)")]
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (interfaces)")
 
 KILLED_RUN = """
 import subprocess, sys, time
@@ -40,6 +40,8 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
+@pytest.mark.root
+@ROOT_ONLY
 def test_make_stop_ends_a_killed_run_and_leaves_lookalikes_alone(tmp_path):
     env = dict(os.environ, P4MCC_STATE_DIR=str(tmp_path / "state"))
     tag = os.getpid() % 10000
