@@ -16,7 +16,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_pcap_arguments(p)
     p.set_defaults(func=main)
+
+
+def add_pcap_arguments(p: argparse.ArgumentParser) -> None:
+    """``--pcap`` and its filters (shared with ``p4mcc run``; see docs/captures.md)."""
+    p.add_argument("--pcap", action="store_true",
+                   help="write per-port pcaps into <out>/pcaps (the scenario's capture: filters apply)")
+    p.add_argument("--pcap-session", action="append", metavar="NAME",
+                   help="with --pcap: only this session's or TCP flow's packets (repeatable)")
+    p.add_argument("--pcap-port", action="append", metavar="PORT",
+                   help="with --pcap: only this switch port (s1-p2) or switch (s1) (repeatable)")
+
+
+def capture_from_args(args: argparse.Namespace, scenario: object) -> object:
+    """The run's capture spec, or None; raises ValueError for a bad name."""
+    from topologies.capture import spec_from_cli
+
+    if (args.pcap_session or args.pcap_port) and not args.pcap:
+        raise ValueError("--pcap-session and --pcap-port need --pcap")
+    if not args.pcap:
+        return getattr(scenario, "capture", None)
+    return spec_from_cli(scenario, args.pcap_session, args.pcap_port)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -42,7 +64,12 @@ def main(args: argparse.Namespace) -> int:
         return 2
     out = args.out or f"results/{sc.name}"
     try:
-        run = run_scenario(sc, out, progress=not args.quiet, switch=choice)
+        capture = capture_from_args(args, sc)
+    except ValueError as e:
+        print(f"p4mcc sim: {e}", file=sys.stderr)
+        return 2
+    try:
+        run = run_scenario(sc, out, progress=not args.quiet, switch=choice, capture=capture)
     except SimError as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
@@ -51,4 +78,6 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"{run.sim.events} events in {run.wall_s:.1f} s wall "
                       f"({sc.duration / max(run.wall_s, 1e-9):.1f} simulated s per wall s); "
                       f"results and plots in {out}/")
+        if capture is not None:
+            console.print(f"captures in {out}/pcaps/ (docs/captures.md: reading them in Wireshark)")
     return 0
