@@ -16,29 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    from topologies.capture import add_pcap_arguments
+
     add_pcap_arguments(p)
     p.set_defaults(func=main)
-
-
-def add_pcap_arguments(p: argparse.ArgumentParser) -> None:
-    """``--pcap`` and its filters (shared with ``p4mcc run``; see docs/captures.md)."""
-    p.add_argument("--pcap", action="store_true",
-                   help="write per-port pcaps into <out>/pcaps (the scenario's capture: filters apply)")
-    p.add_argument("--pcap-session", action="append", metavar="NAME",
-                   help="with --pcap: only this session's or TCP flow's packets (repeatable)")
-    p.add_argument("--pcap-port", action="append", metavar="PORT",
-                   help="with --pcap: only this switch port (s1-p2) or switch (s1) (repeatable)")
-
-
-def capture_from_args(args: argparse.Namespace, scenario: object) -> object:
-    """The run's capture spec, or None; raises ValueError for a bad name."""
-    from topologies.capture import spec_from_cli
-
-    if (args.pcap_session or args.pcap_port) and not args.pcap:
-        raise ValueError("--pcap-session and --pcap-port need --pcap")
-    if not args.pcap:
-        return getattr(scenario, "capture", None)
-    return spec_from_cli(scenario, args.pcap_session, args.pcap_port)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -62,6 +43,8 @@ def main(args: argparse.Namespace) -> int:
     except SwitchUnavailable as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
+    from topologies.capture import capture_from_args
+
     out = args.out or f"results/{sc.name}"
     try:
         capture = capture_from_args(args, sc)

@@ -19,6 +19,7 @@ IGMP frames are always kept (they are few and explain every join and leave).
 
 from __future__ import annotations
 
+import argparse
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,9 +111,31 @@ def spec_from_cli(scenario: Any, sessions: list[str] | None, ports: list[str] | 
     for s in sessions or ():
         if s not in flows:
             raise ValueError(f"--pcap-session: no session or TCP flow named {s!r}")
-    port_list = tuple(parse_port(p, switches) for p in ports or ())
+    try:
+        port_list = tuple(parse_port(p, switches) for p in ports or ())
+    except ValueError as e:
+        raise ValueError(f"--pcap-port: {e}") from None
     return CaptureSpec(tuple(sessions) if sessions else base.sessions,
                        port_list or base.ports, base.snaplen)
+
+
+def add_pcap_arguments(p: argparse.ArgumentParser) -> None:
+    """``--pcap`` and its filters (shared with ``p4mcc run``; see docs/captures.md)."""
+    p.add_argument("--pcap", action="store_true",
+                   help="write per-port pcaps into <out>/pcaps (the scenario's capture: filters apply)")
+    p.add_argument("--pcap-session", action="append", metavar="NAME",
+                   help="with --pcap: only this session's or TCP flow's packets (repeatable)")
+    p.add_argument("--pcap-port", action="append", metavar="PORT",
+                   help="with --pcap: only this switch port (s1-p2) or switch (s1) (repeatable)")
+
+
+def capture_from_args(args: argparse.Namespace, scenario: Any) -> CaptureSpec | None:
+    """The run's capture spec, or None; raises ValueError for a bad name."""
+    if (args.pcap_session or args.pcap_port) and not args.pcap:
+        raise ValueError("--pcap-session and --pcap-port need --pcap")
+    if not args.pcap:
+        return getattr(scenario, "capture", None)
+    return spec_from_cli(scenario, args.pcap_session, args.pcap_port)
 
 
 @dataclass
@@ -203,8 +226,8 @@ def rebase(raw_dir: Path, out_dir: Path, spec: CaptureSpec, flt: FrameFilter, t0
         dst = PcapFile(out_dir / src.name, spec.snaplen)
         try:
             for ts, frame in read_frames(src):
-                if flt.keep(frame):
-                    dst.write(max(0.0, ts - t0_wall), frame)
+                if ts >= t0_wall and flt.keep(frame):  # set-up traffic before the start: left out
+                    dst.write(ts - t0_wall, frame)
         finally:
             dst.close()
         written.append(dst.path)
