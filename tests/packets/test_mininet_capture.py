@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from packets_testlib import p4mcc_fields_only, tshark_expected, tshark_frames
-from scapy.layers.inet import UDP
+from scapy.layers.inet import ICMP, UDP
 from scapy.utils import rdpcap
 
 from hosts import scapy_layers as L
@@ -70,8 +70,9 @@ def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path
                     if len(f) > 46 and f[23] == 17 and f[42 + 4] == wire.MsgType.TFMCC_DATA)
 
     for name in names:
+        # from the start on; the end includes the agents' shutdown (leaves), a few seconds
         stamps = [ts for ts, _ in read_frames(mn / name)]
-        assert stamps and 0 <= stamps[0] and stamps[-1] <= DURATION + 2
+        assert stamps and 0 <= min(stamps) and max(stamps) <= DURATION + 15
     # Both time bases start at scenario time 0, when the sender is started:
     # the simulator's sends at once, Mininet's after its agent process has
     # started (Python start-up, 1-2 s on a busy 2-core machine), never before.
@@ -80,9 +81,11 @@ def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path
 
     path = mn / "s2-eth1_in.pcap"
     frames = tshark_frames(path)
-    dissected = [fr for fr in frames if "p4mcc" in fr["protos"]]
+    # (Port-unreachable errors at the end quote p4mcc packets: not counted here.)
+    dissected = [fr for fr in frames if "p4mcc" in fr["protos"] and "icmp" not in fr["protos"]]
     assert len(dissected) > 10 and all(fr["trouble"] == [] for fr in frames)
-    payloads = [bytes(p[UDP].payload) for p in rdpcap(str(path)) if p.haslayer(L.P4mcc)]
+    payloads = [bytes(p[UDP].payload) for p in rdpcap(str(path))
+                if p.haslayer(L.P4mcc) and not p.haslayer(ICMP)]
     assert len(payloads) == len(dissected)
     for payload, fr in zip(payloads, dissected):
         assert p4mcc_fields_only(fr["fields"]) == tshark_expected(wire.decode(payload))
