@@ -87,3 +87,16 @@ def test_sim_rejects_an_unknown_capture_session(tmp_path: Path, capsys: pytest.C
     rc = main(["sim", str(SCENARIO), "--quiet", "--out", str(tmp_path), "--pcap", "--pcap-session", "nope"])
     assert rc == 2
     assert capsys.readouterr().err.strip() == "p4mcc sim: --pcap-session: no session or TCP flow named 'nope'"
+
+
+@pytest.mark.parametrize("cmd", ["sim", "run"])
+def test_pcap_filters_need_pcap_and_known_names(cmd: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from topologies.cli import main
+
+    base = [cmd, str(SCENARIO), "--out", str(tmp_path)]
+    assert main(base + ["--pcap-port", "s1-p1"]) == 2
+    assert capsys.readouterr().err.strip() == f"p4mcc {cmd}: --pcap-session and --pcap-port need --pcap"
+    assert main(base + ["--pcap", "--pcap-port", "s7-p1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"p4mcc {cmd}: --pcap-port: 's7-p1' is not a switch port (s1-p2, s1-eth2) or a switch name")
