@@ -103,7 +103,7 @@ class P4mcc(Packet):
 
     def post_build(self, pkt: bytes, pay: bytes) -> bytes:
         # Offsets come from the definition, not from constants written here.
-        offs = _common_offsets()
+        offs = _OFFS
         if self.msg_type is None:
             pkt = pkt[: offs["msg_type"]] + b"\x00" + pkt[offs["msg_type"] + 1 :]
         mtype = pkt[offs["msg_type"]]
