@@ -19,7 +19,7 @@ The classes are generated from the same tables the codec and ``wire.p4`` use,
 so a message added to ``hosts/wire.py`` gets its layer with no edit here;
 ``tests/packets/test_scapy_drift.py`` checks every layer against the codec.
 
-Binding: UDP ports 5000-5999 (the default ``5000 + session id mod 1000``)
+Binding: UDP ports 5000-5999 (where scenarios put sessions by default)
 dissect as p4mcc when the payload starts with the p4mcc magic and version,
 also ports Scapy binds to something else (5353).  A scenario that names
 another port: call :func:`bind_port`.
@@ -53,7 +53,7 @@ from scapy.packet import Packet, Padding, bind_layers, bind_top_down
 from hosts import wire
 from hosts.wire_view import BODY_FLAG_BITS, COMMON_FLAG_BITS, ListTail, tail_of
 
-#: First and one-past-last UDP port bound by default (``5000 + session_id % 1000``).
+#: UDP ports bound by default (where scenarios put sessions unless they name a port).
 DEFAULT_PORTS = range(5000, 6000)
 
 _FIELD = {

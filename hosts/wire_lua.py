@@ -28,7 +28,7 @@ from hosts.wire_view import BODY_FLAG_BITS, COMMON_FLAG_BITS, snake, tail_of
 
 #: The generated dissector, shipped with the package.
 LUA_FILE = Path(__file__).with_name("p4mcc.lua")
-#: UDP ports the dissector claims (the default ``5000 + session id mod 1000``).
+#: UDP ports the dissector claims (where scenarios put sessions by default).
 PORT_RANGE = "5000-5999"
 
 _BASE_HEX = {"magic", "msg_type", "flags"}
