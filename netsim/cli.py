@@ -16,6 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    from topologies.capture import add_pcap_arguments
+
+    add_pcap_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -40,9 +43,16 @@ def main(args: argparse.Namespace) -> int:
     except SwitchUnavailable as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
+    from topologies.capture import capture_from_args
+
     out = args.out or f"results/{sc.name}"
     try:
-        run = run_scenario(sc, out, progress=not args.quiet, switch=choice)
+        capture = capture_from_args(args, sc)
+    except ValueError as e:
+        print(f"p4mcc sim: {e}", file=sys.stderr)
+        return 2
+    try:
+        run = run_scenario(sc, out, progress=not args.quiet, switch=choice, capture=capture)
     except SimError as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
@@ -51,4 +61,6 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"{run.sim.events} events in {run.wall_s:.1f} s wall "
                       f"({sc.duration / max(run.wall_s, 1e-9):.1f} simulated s per wall s); "
                       f"results and plots in {out}/")
+        if capture is not None:
+            console.print(f"captures in {out}/pcaps/ (docs/captures.md: reading them in Wireshark)")
     return 0

@@ -194,9 +194,21 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress: bool = False,
                  agent_factory: AgentFactory | None = None,
-                 switch: SwitchChoice | None = None) -> SimRun:
-    """Run ``scenario`` to its duration; write results into ``out`` if given."""
+                 switch: SwitchChoice | None = None, capture: Any = None) -> SimRun:
+    """Run ``scenario`` to its duration; write results into ``out`` if given.
+
+    ``capture`` (a :class:`topologies.capture.CaptureSpec`, default the
+    scenario's ``capture:``) writes per-port pcaps into ``out/pcaps``.
+    """
     run = build_run(scenario, agent_factory=agent_factory, switch=switch)
+    capture = capture or scenario.capture
+    pcaps = None
+    if capture is not None and out is not None:
+        from netsim import capture as C
+        from topologies.capture import FrameFilter
+
+        pcaps = C.attach(run.net, capture, FrameFilter.for_scenario(capture, scenario), Path(out),
+                         end=scenario.duration)
     t0 = _time.perf_counter()
     if progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -211,6 +223,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         run.sim.run(until=scenario.duration)
     run.wall_s = _time.perf_counter() - t0
     rec = run.recorder
+    captured = pcaps.close() if pcaps is not None else None
     for h in run.net.hosts.values():
         for t, what, group in h.membership_log:
             rec.event(t, h.name, what, group)
@@ -227,6 +240,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         "events": run.sim.events,
         "link_drops": lc,
     }
+    if captured is not None:
+        rec.extra["captures"] = captured
     run.summary = rec.write(out) if out is not None else rec.summarize()
     if out is not None:
         from topologies import plots

@@ -51,6 +51,9 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from topologies.capture import add_pcap_arguments
+
+    add_pcap_arguments(p)
     p.set_defaults(func=_run_command)
 
 
@@ -71,10 +74,17 @@ def _run_command(args: argparse.Namespace) -> int:
         print(f"p4mcc run: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or f"results/{scenario.name}")
+    from topologies.capture import capture_from_args
+
+    try:
+        capture = capture_from_args(args, scenario)
+    except ValueError as exc:
+        print(f"p4mcc run: {exc}", file=sys.stderr)
+        return 2
     try:
         summary = run_emulation(scenario, out, target=args.target,
                                 program=Path(args.program) if args.program else None,
-                                progress=not args.no_progress)
+                                progress=not args.no_progress, capture=capture)
     except (EmulationError, PlanError) as exc:
         print(f"p4mcc run: {exc}", file=sys.stderr)
         return 1

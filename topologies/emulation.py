@@ -164,7 +164,8 @@ def _iperf_client_argv(t: TcpPlan, interval: float) -> list[str]:
 
 @contextmanager
 def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
-                     program: Path | None = None) -> Iterator[tuple[Any, EmulationPlan, dict[str, Any]]]:
+                     program: Path | None = None,
+                     pcap_dir: Path | None = None) -> Iterator[tuple[Any, EmulationPlan, dict[str, Any]]]:
     """The running network of ``scenario``: switches up and configured by the
     controller.  Yields (Mininet net, plan, controller op counts); always
     stops the switches and removes every namespace and interface."""
@@ -172,6 +173,8 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
     logs = out / "logs"
     for d in (out, logs, out / "agents", out / "tcp"):
         d.mkdir(parents=True, exist_ok=True)
+    if pcap_dir is not None:
+        pcap_dir.mkdir(parents=True, exist_ok=True)
     plan = make_plan(scenario, out)
     _check_no_leftovers(plan)
     try:
@@ -183,7 +186,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         record.add_process(proc.proc.pid, proc.name, group=True)
 
     mininet_net.spawn_hooks.append(remember)
-    net = build_network(plan, logs, target=target, program=program)
+    net = build_network(plan, logs, target=target, program=program, pcap_dir=pcap_dir)
     try:
         net.build()
         for node in [*net.hosts, *net.switches]:
@@ -227,11 +230,13 @@ Observer = Callable[[float, Any, EmulationPlan], None]
 
 def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin",
                   program: Path | None = None, progress: bool = True,
-                  observe: Observer | None = None) -> dict[str, Any]:
+                  observe: Observer | None = None, capture: Any = None) -> dict[str, Any]:
     """Run ``scenario`` in Mininet and write its results folder; returns the summary.
 
     ``observe(elapsed_s, net, plan)``, when given, is called at least every
     half second while the run goes on (tests read switch counters with it).
+    ``capture`` (default the scenario's ``capture:``) has the switches write
+    pcaps, turned into ``out/pcaps`` with run-relative times (topologies/capture.py).
     """
     out = Path(out)
     logs = out / "logs"
@@ -240,7 +245,11 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     died = threading.Event()
     rec = R.Recorder(scenario, "mininet")
     t0 = 0.0
-    with emulated_network(scenario, out, target=target, program=program) as (net, plan, ops):
+    t0_wall = time.time()
+    capture = capture or scenario.capture
+    raw_pcaps = logs / "switch-pcaps" if capture is not None else None
+    with emulated_network(scenario, out, target=target, program=program,
+                          pcap_dir=raw_pcaps) as (net, plan, ops):
         try:
             for t in plan.tcp:
                 srv = spawn(f"iperf3 server {t.flow.name}",
@@ -254,7 +263,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
             actions: list[tuple[float, AgentPlan | TcpPlan]] = sorted(
                 [(a.start, a) for a in plan.agents] + [(t.start, t) for t in plan.tcp],
                 key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
-            t0 = time.monotonic()
+            t0, t0_wall = time.monotonic(), time.time()
             _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe)
         except KeyboardInterrupt:
             rec.extra["interrupted"] = True
@@ -267,6 +276,8 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     failed = [s for s in started if s.process.proc.returncode not in (0, None)
               and isinstance(s.plan, AgentPlan)]
     _collect(plan, started, t0, rec, out)
+    if raw_pcaps is not None:
+        rec.extra["captures"] = _finish_captures(plan, capture, raw_pcaps, t0_wall, out)
     rec.extra.update({"target": target, "controller_ops": ops,
                       "failed_components": [s.process.name for s in failed]})
     summary = rec.write(out)
@@ -278,6 +289,20 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
         raise EmulationError(f"components failed: {names}\n" + "\n".join(
             f"--- {s.process.name} ---\n{s.process.last_lines()}" for s in failed))
     return summary
+
+
+def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, out: Path) -> dict[str, int]:
+    """The switches' own pcaps, filtered and re-stamped from the run's start, into ``out/pcaps``."""
+    from topologies import capture as C
+
+    port_of = {iface: (s.name, port) for s in plan.switches.values() for port, iface in s.ports.items()}
+    for old in (out / C.PCAP_DIR).glob("*.pcap"):
+        old.unlink()
+    files = C.rebase(raw, out / C.PCAP_DIR, spec, C.FrameFilter.for_scenario(spec, plan.scenario),
+                     t0_wall, port_of)
+    for f in raw.glob("*.pcap"):
+        f.unlink()
+    return {"files": len(files), "frames": sum(1 for f in files for _ in C.read_frames(f))}
 
 
 def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],

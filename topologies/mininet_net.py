@@ -127,13 +127,14 @@ def _switch_class() -> type:
 
         def __init__(self, name: str, plan: SwitchPlan | None = None, log_dir: str = ".",
                      target: str = "builtin", program: str = "", seed: int = 1,
-                     **params: Any) -> None:
+                     pcap_dir: str | None = None, **params: Any) -> None:
             super().__init__(name, **params)
             self.plan = plan
             self.log_dir = Path(log_dir)
             self.target = target
             self.program = program
             self.seed = seed
+            self.pcap_dir = Path(pcap_dir) if pcap_dir else None
             self.process: LoggedProcess | None = None
 
         def start(self, controllers: Any) -> None:  # noqa: ARG002 - P4Runtime, not OpenFlow
@@ -143,9 +144,9 @@ def _switch_class() -> type:
                     self.cmd(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
                     self.cmd(f"ethtool -K {intf.name} tx off rx off >/dev/null 2>&1")
             if self.target == "bmv2":
-                argv = bmv2_command(self.plan, self.log_dir)
+                argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir)
             else:
-                argv = self.plan.command(Path(self.program), seed=self.seed)
+                argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir)
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
                                  ready_pattern=READY if self.target == "builtin" else None)
 
@@ -157,7 +158,7 @@ def _switch_class() -> type:
     return P4Switch
 
 
-def bmv2_command(plan: SwitchPlan, log_dir: Path) -> list[str]:
+def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None) -> list[str]:
     """``simple_switch_grpc`` for the same ports (link shaping is the builtin switch's)."""
     exe = shutil.which("simple_switch_grpc")
     if exe is None:
@@ -170,13 +171,15 @@ def bmv2_command(plan: SwitchPlan, log_dir: Path) -> list[str]:
     argv = [exe, "--device-id", str(plan.device_id), "--no-p4"]
     for port, iface in sorted(plan.ports.items()):
         argv += ["-i", f"{port}@{iface}"]
+    if pcap_dir is not None:
+        argv.append(f"--pcap={pcap_dir}")
     argv += ["--log-file", str(log_dir / f"{plan.name}.bmv2"), "--",
              "--grpc-server-addr", plan.grpc_addr, "--cpu-port", "510"]
     return argv
 
 
 def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin",
-                  program: Path | None = None) -> Any:
+                  program: Path | None = None, pcap_dir: Path | None = None) -> Any:
     """Create (but do not start) the Mininet network of ``plan``."""
     from mininet.net import Mininet
 
@@ -190,6 +193,7 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
     for s in plan.switches.values():
         net.addSwitch(s.name, cls=P4Switch, plan=s, log_dir=str(log_dir), target=target,
                       program=str(program or DEFAULT_PROGRAM), seed=plan.scenario.seed,
+                      pcap_dir=str(pcap_dir) if pcap_dir else None,
                       dpid=f"{s.device_id + 1:016x}")
     for c in plan.cables:
         net.addLink(c.a, c.b, port1=c.a_port, port2=c.b_port, intfName1=c.a_iface, intfName2=c.b_iface)

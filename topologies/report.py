@@ -1,6 +1,7 @@
 """``p4mcc report DIR [DIR2]``: re-render a results folder, or compare two.
 
-With one folder it redraws the plots from ``timeseries.csv``/``events.csv``
+With one folder it redraws the plots from ``timeseries.csv``/``events.csv``,
+lists the run's packet captures (``pcaps/``, see docs/captures.md)
 and prints the summary table.  With two (for example the emulation and the
 simulation of one scenario) it prints both tables, a per-flow comparison of
 mean throughput with the ratio DIR2/DIR1, and writes ``compare.png`` into the
@@ -45,6 +46,24 @@ def compare_table(a: dict[str, Any], b: dict[str, Any], max_rows: int = 30) -> A
     return t
 
 
+def captures_table(results: str | Path) -> Any:
+    """The run's pcaps (``pcaps/`` of a results folder): frames and time span, or None."""
+    from rich.table import Table
+
+    from topologies.capture import list_captures
+
+    caps = list_captures(results)
+    if not caps:
+        return None
+    t = Table(title=f"captures in {Path(results) / 'pcaps'} (times in s since the run's start)")
+    for col in ("file", "frames", "first", "last"):
+        t.add_column(col, justify="left" if col == "file" else "right", no_wrap=True)
+    for c in caps:
+        t.add_row(c.path.name, str(c.frames), "-" if c.first is None else f"{c.first:.6f}",
+                  "-" if c.last is None else f"{c.last:.6f}")
+    return t
+
+
 def report(dirs: list[str]) -> int:
     from rich.console import Console
 
@@ -64,6 +83,9 @@ def report(dirs: list[str]) -> int:
         summaries.append(s)
         console.print(R.summary_table(s))
         console.print(f"plots: {', '.join(str(f) for f in files)}")
+        caps = captures_table(d)
+        if caps is not None:
+            console.print(caps)
     if len(dirs) == 2:
         console.print(compare_table(summaries[0], summaries[1]))
         out = plots.render_comparison(dirs[0], dirs[1], Path(dirs[1]) / "compare.png")

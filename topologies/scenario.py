@@ -165,6 +165,8 @@ class Scenario:
     metrics_interval: float = 0.5
     #: Where the file came from (for relative paths), if anywhere.
     source: str = ""
+    #: Per-port pcaps to write (``capture:``, see topologies/capture.py); None: none.
+    capture: Any = None
 
     def with_overrides(
         self, *, seed: int | None = None, duration: float | None = None
@@ -700,7 +702,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
-             "duration", "seed", "metrics_interval"}
+             "duration", "seed", "metrics_interval", "capture"}
 
 
 def _known_protocols() -> set[str] | None:
@@ -774,13 +776,18 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
             f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
             if f is not None:
                 flows.append(f)
+    from topologies.capture import parse_capture
+
+    capture, cap_problems = parse_capture(raw.get("capture"), set(topo.switches),
+                                          {s.name for s in sessions} | {f.name for f in flows})
+    ctx.problems += cap_problems
     if ctx.problems:
         raise ScenarioError(ctx.problems)
     return Scenario(
         name=str(raw.get("name", Path(source).stem if source else "scenario")),
         description=str(raw.get("description", "")).strip(),
         topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
-        seed=int(seed), metrics_interval=float(mi or 0.5), source=source,
+        seed=int(seed), metrics_interval=float(mi or 0.5), source=source, capture=capture,
     )
 
 

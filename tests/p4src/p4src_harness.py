@@ -275,7 +275,8 @@ def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = 
     """Expected frame after a switch rewrote the UDP payload (same length):
     UDP checksum zero, IPv4 header unchanged (checksum still valid)."""
     pkt = Ether(frame)
-    pkt[Raw].load = payload
+    pkt[UDP].remove_payload()  # Raw, or p4mcc layers when hosts.scapy_layers is loaded
+    pkt[UDP].add_payload(payload)
     if zero_udp_checksum:
         pkt[UDP].chksum = 0
     return bytes(pkt)

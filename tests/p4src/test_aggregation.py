@@ -9,7 +9,10 @@ import dataclasses
 from p4src_harness import (DROP_ABSORBED, SENDER, Group, Host, Net, SwitchSetup, configure,
                            counter, igmpv2_report, ipv4_header_ok, new_switch, outputs,
                            rewrite_udp_payload, udp_frame, udp_payload)
+from scapy.layers.l2 import Ether
+
 from hosts import wire
+from hosts.scapy_layers import MtcpAck, P4mcc
 
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
 R2 = Host("r2", "10.0.0.2", "00:00:00:00:00:02")
@@ -183,6 +186,7 @@ def test_two_levels_yield_the_global_fold():
                               ("s1", 1, ra, ack(95, 8, 25, 70, ra))):
         for d in net.send(sw, port, frame_of(m, host)):
             assert d.node == "hs"
-            last = wire.decode(udp_payload(d.data))
-    assert (last.cum_ack, last.min_cwnd, last.max_twnd, last.adv_wnd) == (90, 8, 30, 50)
-    assert last.flags & wire.Flags.AGGREGATED
+            last = Ether(d.data)  # dissected by the p4mcc Scapy layers
+    summary = last[MtcpAck]
+    assert (summary.cum_ack, summary.min_cwnd, summary.max_twnd, summary.adv_wnd) == (90, 8, 30, 50)
+    assert last[P4mcc].flags.aggregated
