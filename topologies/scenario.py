@@ -163,6 +163,10 @@ class Scenario:
     metrics_interval: float = 0.5
     #: Where the file came from (for relative paths), if anywhere.
     source: str = ""
+    #: Faults to inject, policing and membership settings (topologies/faults.py).
+    faults: tuple[Any, ...] = ()
+    policing: Any = None
+    membership: Any = None
 
     def with_overrides(
         self, *, seed: int | None = None, duration: float | None = None
@@ -632,7 +636,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
-             "duration", "seed", "metrics_interval"}
+             "duration", "seed", "metrics_interval", "faults", "policing", "membership"}
 
 
 def _known_protocols() -> set[str] | None:
@@ -706,6 +710,11 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
             f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
             if f is not None:
                 flows.append(f)
+    from topologies import faults as F
+
+    faults = F.parse_faults(ctx, raw.get("faults"), topo, sessions, float(duration or 10.0))
+    policing = F.parse_policing(ctx, raw.get("policing"))
+    membership = F.parse_membership(ctx, raw.get("membership"))
     if ctx.problems:
         raise ScenarioError(ctx.problems)
     return Scenario(
@@ -713,6 +722,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         description=str(raw.get("description", "")).strip(),
         topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
         seed=int(seed), metrics_interval=float(mi or 0.5), source=source,
+        faults=tuple(faults), policing=policing, membership=membership,
     )
 
 
