@@ -12,7 +12,7 @@ is restored and no query goes out.
 :class:`FaultInjector` schedules every instance of every fault of a
 scenario (``topologies/faults.py``) and records what it did in the run's
 events: ``switch_down``/``switch_up``/``restored``, ``link_down``/``link_up``,
-``link_change``, ``crash``/``restart``/``leave``, ``rogue_start``/
+``link_change``, ``crash``/``restart``/``kill``/``graceful_leave``, ``rogue_start``/
 ``rogue_stop``, ``malformed`` (with the frame count) and
 ``controller_down``/``controller_up``.
 """
@@ -194,7 +194,7 @@ class FaultInjector:
                     close(self.run.sim.now)
                     host._pump(sl)
                 host.stop_endpoint(sl)
-        self._ev(f.target, "leave", ",".join(s.name for s in sessions))
+        self._ev(f.target, "graceful_leave", ",".join(s.name for s in sessions))
 
     def _agent_kill(self, f: "Fault") -> None:
         """SIGKILL: no protocol leave; the kernel closes the socket and leaves its groups."""

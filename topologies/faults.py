@@ -82,6 +82,8 @@ class Fault:
         parts = [self.kind, tgt] if tgt else [self.kind]
         if self.session:
             parts.append(f"session={self.session}")
+        if self.every is not None:
+            parts.append(f"every={self.every:g}s")
         if self.duration is not None:
             parts.append(f"for={self.duration:g}s")
         parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(self.params.items())]
@@ -359,23 +361,30 @@ BASELINE_S = 5.0
 
 def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
                    dt: float | None = None) -> dict[str, float | None]:
-    """Per session: seconds after ``t`` until the mean throughput of its
-    surviving receivers is back to 80 % of the :data:`BASELINE_S` before
-    ``t`` (None: never within the run; 0: it never fell below).
+    """Per session: seconds after the fault instance at ``t`` ends (``t`` plus
+    its ``for``) until the mean throughput of its surviving receivers is back
+    to 80 % of the :data:`BASELINE_S` before ``t`` and holds there for a
+    second (None: never within the run; 0: it never fell below).
 
     A receiver that the fault removed (crash/leave without restart) is not a
     survivor; a session without throughput before ``t`` is skipped.
     """
     dt = dt or scenario.metrics_interval
     out: dict[str, float | None] = {}
-    gone = set()
-    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill") and fault.duration is None:
-        gone.add(fault.target)
+    gone: set[str] = set()
+    only: set[str] | None = None
+    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill"):
+        if fault.duration is None or fault.kind == "receiver_leave":
+            gone.add(fault.target)  # the others are the survivors
+        else:
+            only = {fault.target}  # it comes back: its own throughput must
     for s in scenario.sessions:
         if fault.session and fault.session != s.name and fault.kind != "malformed":
             continue
-        survivors = [r for r in s.receivers if r not in gone
+        survivors = [r for r in s.receivers if r not in gone and (only is None or r in only)
                      and s.join_at.get(r, s.start) < t - dt and s.leave_at.get(r, 1e18) > t]
+        if only is not None and fault.target == s.sender:
+            survivors = [r for r in s.receivers if s.join_at.get(r, s.start) < t - dt]
         if not survivors:
             continue
         series: dict[float, list[float]] = {}
@@ -392,14 +401,17 @@ def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
         after = [(tm, v) for tm, v in pts if tm >= t]
         dipped = False
         rec: float | None = None
+        t_end = t + (fault.duration or 0.0)
         for i, (tm, v) in enumerate(after):
             if v < target:
                 dipped = True
                 continue
+            if tm < t_end:
+                continue  # the fault still lasts
             # back up: hold for a second (two samples at 0.5 s) to count
             hold = [w for tw, w in after[i:] if tw < tm + 1.0]
             if all(w >= target for w in hold):
-                rec = (tm - t) if dipped else 0.0
+                rec = max(0.0, tm - t_end) if dipped else 0.0
                 break
         out[s.name] = rec
     return out
@@ -417,7 +429,8 @@ def recovery_events(samples: list[Any], scenario: Any, run_end: float) -> list[t
                 if rt is None:
                     rows.append((run_end, node, "not_recovered", f"faults[{i}] session={sess}"))
                 else:
-                    rows.append((t + rt, node, "recovered", f"faults[{i}] session={sess} after={rt:.2f}s"))
+                    rows.append((t + (f.duration or 0.0) + rt, node, "recovered",
+                                 f"faults[{i}] session={sess} after={rt:.2f}s"))
     return rows
 
 
