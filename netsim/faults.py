@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 #: Seconds from a switch's restart to the controller's restored state and query.
 RESTORE_DELAY_S = 0.5
-#: Maximum response time of the query after a restore (tenths of a second).
-RESTORE_QUERY_DS = 10
 DEFAULT_DOWN_S = 1.0
 
 
@@ -98,8 +96,11 @@ class SimControl:
             from netsim.switches import _configure_model
 
             _configure_model(self.run.net, self.run.scenario)
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+
         self.run.recorder.event(self.run.sim.now, switch, "restored", "tables written, hosts re-queried")
-        self.query(switch, RESTORE_QUERY_DS)
+        for i in range(REQUERY_COUNT):
+            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
 
     def controller_down(self) -> None:
         self.up = False
