@@ -101,3 +101,19 @@ def test_recovery_time_is_when_throughput_holds_80_percent_of_its_baseline():
     assert recovery_times(both, s, lasting, 5.0) == {"a": pytest.approx(1.5)}  # from its end
     never = _samples([1e6] * 10 + [0.0] * 14, "r1") + _samples([1e6] * 10 + [0.0] * 14, "r2")
     assert recovery_times(never, s, f, 5.0) == {"a": None}
+
+
+def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
+    from controller.policing import scenario_options
+    from topologies.faults import RUN_DEFAULT_TIMEOUT
+
+    opts, query = scenario_options(scen(), default_timeout=RUN_DEFAULT_TIMEOUT)
+    assert opts.membership_timeout_us == 20_000_000 and query == pytest.approx(20 * 125 / 260)
+    assert opts.proxy_refresh_us == int(20 * 100 / 260 * 1e6)
+    assert opts.feedback_by_host and opts.feedback_pps is None  # policing: auto, per host
+    opts, query = scenario_options(scen(membership={"timeout": 0}), default_timeout=RUN_DEFAULT_TIMEOUT)
+    assert opts.membership_timeout_us == 0 and query is None
+    opts, query = scenario_options(scen())  # the simulator's default: no ageing
+    assert opts.membership_timeout_us == 0 and query is None
+    opts, _ = scenario_options(scen(policing={"feedback_pps": 300}))
+    assert (opts.feedback_pps, opts.feedback_burst, opts.feedback_by_host) == (300, 30, None)
