@@ -117,3 +117,11 @@ def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_i
     assert opts.membership_timeout_us == 0 and query is None
     opts, _ = scenario_options(scen(policing={"feedback_pps": 300}))
     assert (opts.feedback_pps, opts.feedback_burst, opts.feedback_by_host) == (300, 30, None)
+
+
+def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
+    from topologies.emulation_faults import check_supported
+
+    check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
+    with pytest.raises(ValueError, match=r"faults\[0\]: link_change is simulated only"):
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))
