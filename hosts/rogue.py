@@ -178,11 +178,18 @@ def main(argv: list[str] | None = None) -> int:
         dst = int.from_bytes(socket.inet_aton(a.sender), "big")
         n = 0
         gap = 1.0 / (a.rate or 1000.0)
+        refused = 0
         while time.monotonic() < end:
-            s.send(malformed_frames(rng, mac, b"\xff" * 6, src, dst))
-            n += 1
+            frame = malformed_frames(rng, mac, b"\xff" * 6, src, dst)
+            if len(frame) < 14:  # a packet socket sends nothing shorter than an Ethernet header
+                frame += bytes(rng.getrandbits(8) for _ in range(14 - len(frame)))
+            try:
+                s.send(frame)
+                n += 1
+            except OSError:
+                refused += 1  # the kernel refused it: nothing reached the wire
             time.sleep(gap)
-        print(f"malformed frames sent: {n}", flush=True)
+        print(f"malformed frames sent: {n} (refused by the kernel: {refused})", flush=True)
         return 0
     r = Rogue(a.mode, a.proto, a.session, a.group, a.sender, a.local, a.port, rate=a.rate, claim_bps=a.claim)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
