@@ -50,6 +50,8 @@ from typing import Any, Callable
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
              "link_down", "feedback_flood", "false_report", "spoof_clr", "malformed"}
 DEFAULT_DOWN_S = 1.0
+#: A switch process that dies more often than this is left down.
+MAX_SWITCH_RESTARTS = 5
 
 
 def check_supported(scenario: Any) -> None:
@@ -127,6 +129,10 @@ class EmuFaults:
                 continue
             if proc.proc.pid not in self.killed:
                 self._ev(name, "switch_died", f"exit {proc.proc.returncode}")
+            if self.switch_restarts.get(name, 0) >= MAX_SWITCH_RESTARTS:
+                self.expected_down.add(name)  # one that keeps dying stays down; the run goes on
+                self._ev(name, "switch_given_up", f"{MAX_SWITCH_RESTARTS} restarts:\n{proc.last_lines(5)}")
+                continue
             self._start_switch(name)
 
     def _start_switch(self, name: str) -> None:
