@@ -137,3 +137,32 @@ def test_malformed_frames_are_dropped_and_counted_without_disturbing_the_session
     after = recovered_after(ev)
     assert after == [0.0]
     assert rows(ev, "malformed_end")[0][3] == "frames=2000"
+
+
+def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_replicas():
+    """``membership: {timeout: 3s}``: the querier keeps live receivers' ports, a
+    crashed host answers no query, so its port ages out (RFC 2236's timeout)."""
+    import dataclasses
+
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+    from topologies.faults import Membership
+    from topologies.scenario import load_scenario
+
+    from conftest import SCENARIOS  # this folder's conftest (on sys.path)
+
+    sc = load_scenario(SCENARIOS / "receiver-crash.yaml")
+    sc = dataclasses.replace(sc, faults=(dataclasses.replace(sc.faults[0], duration=None),),
+                             membership=Membership(timeout=3.0), duration=12.0)
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    to_r1 = run.net.host_link("r1").ba  # s2 -> r1
+    to_r2 = run.net.host_link("r2").ba
+    marks: dict[str, tuple[int, int]] = {}
+    run.sim.at(10.0, lambda: marks.__setitem__("t10", (to_r1.counters.enqueued_packets,
+                                                      to_r2.counters.enqueued_packets)))
+    run.sim.run(until=12.0)
+    assert run.control.query_interval == pytest.approx(3.0 * 125 / 260)
+    r1_10, r2_10 = marks["t10"]
+    # crashed at 6 s: aged out by 6 + 3 s (+ a query interval); nothing after 10 s but queries
+    assert to_r1.counters.enqueued_packets - r1_10 <= 3
+    assert to_r2.counters.enqueued_packets - r2_10 > 50  # the live receiver still gets data
