@@ -32,9 +32,12 @@ the runner wakes up.  It
   ``malformed``       ``python -m hosts.rogue malformed`` on a raw socket of
                       the host attached to the port
 
-  ``link_change`` needs the switch's link emulation to change while it runs,
-  which ``p4mcc switch`` cannot do: :func:`check_supported` refuses it with a
-  clear error before the network is built.
+  ``link_change``    a lower ``rate`` only: tc's token bucket (``tbf``) on
+                      both veth ends, removed after ``for``; delay, loss and
+                      queue changes need netem, which this kernel lacks, or a
+                      switch whose link emulation changes while it runs:
+                      :func:`check_supported` refuses them before the
+                      network is built
 """
 
 from __future__ import annotations
@@ -48,7 +51,11 @@ from typing import Any, Callable
 
 #: Fault types a Mininet run can inject.
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
-             "link_down", "feedback_flood", "false_report", "spoof_clr", "malformed"}
+             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed"}
+#: tc's token bucket shapes the veth below the switch's own link emulation;
+#: this machine's kernel has no netem, so delay, loss and queue cannot change.
+TBF_BURST_BYTES = 10_000
+TBF_LATENCY_MS = 50
 DEFAULT_DOWN_S = 1.0
 #: A switch process that dies more often than this is left down.
 MAX_SWITCH_RESTARTS = 5
@@ -58,8 +65,17 @@ def check_supported(scenario: Any) -> None:
     """Raise ValueError naming the first fault Mininet cannot inject."""
     for i, f in enumerate(getattr(scenario, "faults", ()) or ()):
         if f.kind not in SUPPORTED:
-            raise ValueError(f"faults[{i}]: {f.kind} is simulated only (p4mcc switch cannot change a "
-                             "port's link emulation while it runs); use p4mcc sim")
+            raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet; use p4mcc sim")
+        if f.kind == "link_change":
+            other = sorted(set(f.params) - {"rate"})
+            if other:
+                raise ValueError(f"faults[{i}]: link_change of {', '.join(other)} is simulated only (p4mcc "
+                                 "switch cannot change its link emulation while it runs and this kernel has "
+                                 "no netem; Mininet can lower the rate only); use p4mcc sim")
+            link = next(l for l in scenario.topology.links if {l.a.node, l.b.node} == set(f.target))
+            if f.params["rate"] > link.rate_bps:
+                raise ValueError(f"faults[{i}].rate: Mininet can only lower a link's rate "
+                                 f"(below {link.rate_bps:g} bit/s, the switch's own emulation)")
 
 
 @dataclass
@@ -268,6 +284,22 @@ class EmuFaults:
                     self._iface_cmd(node, iface, up=True)
                 self._ev(name, "link_up")
             self._at(self.now + f.duration, up)
+
+    def _link_change(self, f: Any) -> None:
+        """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`)."""
+        ends = self._link_ifaces(f.target)
+        rate = int(f.params["rate"])
+        for node, iface in ends:
+            self.net[node].cmd(f"tc qdisc replace dev {iface} root tbf rate {rate}bit "
+                               f"burst {TBF_BURST_BYTES} latency {TBF_LATENCY_MS}ms")
+        name = "--".join(f.target)
+        self._ev(name, "link_change", f"rate={rate:g}")
+        if f.duration is not None:
+            def back() -> None:
+                for node, iface in ends:
+                    self.net[node].cmd(f"tc qdisc del dev {iface} root")
+                self._ev(name, "link_change", "restored")
+            self._at(self.now + f.duration, back)
 
     def _link_ifaces(self, pair: tuple[str, str]) -> list[tuple[str, str]]:
         for c in self.plan.cables:

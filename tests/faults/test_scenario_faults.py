@@ -123,5 +123,8 @@ def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
     from topologies.emulation_faults import check_supported
 
     check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
-    with pytest.raises(ValueError, match=r"faults\[0\]: link_change is simulated only"):
-        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))
+    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))
+    with pytest.raises(ValueError, match=r"faults\[0\]: link_change of delay is simulated only"):
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "delay": "9ms"}]))
+    with pytest.raises(ValueError, match=r"faults\[0\].rate: Mininet can only lower"):
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "5Gbps"}]))
