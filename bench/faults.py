@@ -52,7 +52,7 @@ def _swap(sc, proto: str):
 
 #: Seconds added before every fault for protocols whose start is slow by
 #: design (TFMCC doubles once per feedback round from one packet per RTT,
-#: RFC 4654 section 3.4): the fault must hit a session in its steady state.
+#: the TFMCC paper sec. 2.6): the fault must hit a session in its steady state.
 WARMUP = {"tfmcc": 30.0}
 
 

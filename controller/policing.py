@@ -11,9 +11,9 @@ headroom, sized by each protocol's own feedback rule:
   window updates in their place) and VLMCC (one ACK per data packet): at
   most one message per data packet, and data cannot reach the host faster
   than the bottleneck of its path from the sender, ``R / (8 s)`` packets/s;
-* TFMCC (RFC 4654 section 4: the CLR reports once per RTT, other receivers
-  at most once per feedback round of several RTTs): two reports per path
-  RTT, the RTT floored at :data:`RTT_FLOOR_S` (a LAN's RTT would otherwise
+* TFMCC (the TFMCC paper, sec. 2.5: the CLR reports without suppression,
+  about once per RTT; other receivers at most once per feedback round of
+  several RTTs): two reports per path RTT, the RTT floored at :data:`RTT_FLOOR_S` (a LAN's RTT would otherwise
   make the budget unbounded);
 * WEBRC has no feedback.
 
