@@ -52,8 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep retrying unreachable switches this long (default 5)")
     p.add_argument("--state-dir", default=str(DEFAULT_STATE_DIR), metavar="DIR",
                    help="where the intent file and event log live (default .p4mcc)")
-    p.add_argument("--feedback-pps", default="20000", metavar="N|off",
-                   help="feedback each host port may send, packets/s (default 20000; off: no policing)")
+    p.add_argument("--feedback-pps", default="auto", metavar="auto|N|off",
+                   help="feedback each host port may send, packets/s (default auto: sized per host from "
+                   "the scenario's sessions, 20000 for hosts in none; off: no policing)")
     p.add_argument("--membership-timeout", type=float, default=0.0, metavar="SECONDS",
                    help="age memberships after this long without a report (0: never); "
                    "events then sends IGMP queries")
@@ -111,6 +112,7 @@ class Ctx:
     topo: Any = None
     sessions: list[Any] = field(default_factory=list)
     targets: dict[str, Any] = field(default_factory=dict)
+    scenario: Any = None
 
     @property
     def state_dir(self) -> Path:
@@ -149,6 +151,7 @@ def build_ctx(args: argparse.Namespace) -> Ctx:
     ctx = Ctx(args)
     if args.topology:
         ctx.topo, scn = load_scenario_topology(args.topology)
+        ctx.scenario = scn
         ctx.sessions = [session_from_scenario(s) for s in getattr(scn, "sessions", [])]
         for s in ctx.topo.switches.values():
             ctx.targets[s.name] = Target(s.name, s.address, s.device_id)
@@ -221,9 +224,18 @@ def _options(ctx: Ctx) -> Any:
     ageing = {}
     if timeout > 0:
         ageing = {"membership_timeout_us": int(timeout * 1e6), "proxy_refresh_us": int(timings(timeout)[1] * 1e6)}
-    text = str(getattr(ctx.args, "feedback_pps", "20000")).lower()
+    text = str(getattr(ctx.args, "feedback_pps", "auto")).lower()
     if text in ("off", "none", "0"):
         return DesiredOptions(feedback_pps=None, **ageing)
+    if text == "auto":
+        scn = ctx.scenario
+        by_host = None
+        if scn is not None and getattr(scn, "sessions", None) and hasattr(scn.topology, "links"):
+            from controller.policing import host_budgets
+
+            by_host = {h: b for h, b in host_budgets(scn.topology, scn.sessions).items()
+                       if any(h in s.receivers for s in scn.sessions)}
+        return DesiredOptions(feedback_pps=20_000, feedback_burst=2_000, feedback_by_host=by_host, **ageing)
     try:
         pps = int(text)
     except ValueError:

@@ -150,6 +150,9 @@ class DesiredOptions:
     None leaves the meter unconfigured (no policing).  Only host-facing ports
     are policed: switch-to-switch ports carry many receivers' feedback."""
     feedback_burst: int = 2_000
+    feedback_by_host: Mapping[str, tuple[int, int]] | None = None
+    """Per host (packets/s, burst), overriding ``feedback_pps``/``feedback_burst``
+    for that host's port (``controller.policing.host_budgets``)."""
     membership_timeout_us: int = 0
     """IGMP membership ageing (0: never age; then no querier is needed)."""
     proxy_refresh_us: int = 0
@@ -285,14 +288,18 @@ def plan(
                 ),
             )
         )
-        if options.feedback_pps is not None and n.feedback_meter:
+        by_host = options.feedback_by_host or {}
+        if (options.feedback_pps is not None or by_host) and n.feedback_meter:
             for port, peer in sorted(topo.port_map(name).items()):
                 if peer in topo.hosts:
+                    pps, burst = by_host.get(peer, (options.feedback_pps, options.feedback_burst))
+                    if pps is None:
+                        continue
                     st.add(
                         MeterConfig(
                             n.feedback_meter, port,
-                            cir=options.feedback_pps, cburst=options.feedback_burst,
-                            pir=options.feedback_pps, pburst=options.feedback_burst,
+                            cir=pps, cburst=burst,
+                            pir=pps, pburst=burst,
                         )
                     )
         if n.membership_digest:

@@ -381,21 +381,47 @@ class Controller:
         if self.names.membership_digest and sw.p4info.digests.get(self.names.membership_digest) is not None:
             sw.create_task(self._digests(sw), name="digests")
         sw.create_task(self._packets(sw), name="packets")
-        if self.query_interval:
-            sw.create_task(self._querier(sw), name="querier")
+        if before or self.query_interval:
+            # one task writes every query: a stream takes one write at a time
+            sw.create_task(self._queries(sw, restored=bool(before)), name="querier")
 
-    async def _querier(self, sw: fy.Switch) -> None:
-        """Flood an IGMP general query every ``query_interval`` seconds."""
-        from controller.querier import general_query
+    async def _queries(self, sw: fy.Switch, restored: bool) -> None:
+        """After a restore, general queries (``controller.querier.REQUERY_*``):
+        membership lived in the restarted switch's registers, which no
+        controller can write on every target, so the hosts are asked to report
+        again.  Then, when memberships age, a query every ``query_interval``."""
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
 
+        if restored:
+            frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
+            for i in range(REQUERY_COUNT):
+                if await self._packet_out(sw, frame):
+                    self.log.emit(sw.name, "requeried", attempt=i + 1)
+                await asyncio.sleep(REQUERY_GAP_S)
+        if not self.query_interval:
+            return
         # hosts answer within the max response time; keep it under the interval
         frame = general_query(max_resp_ds=max(1, min(100, int(self.query_interval * 10 / 2))))
         while True:
-            try:
-                await sw.write([fy.P4PacketOut(frame, egress_port=0, flood=1, _pad=0)])
-            except (P4ClientError, ValueError, KeyError) as exc:
-                self.log.emit(sw.name, "error", entity="packet_out query", detail=_detail(exc))
+            await self._packet_out(sw, frame)
             await asyncio.sleep(self.query_interval)
+
+    def _stream_lock(self, sw: fy.Switch) -> asyncio.Lock:
+        """gRPC takes one write at a time on a stream; packet-outs and digest
+        acks share the switch's StreamChannel."""
+        locks = self.__dict__.setdefault("_locks", {})
+        if sw.name not in locks:
+            locks[sw.name] = asyncio.Lock()
+        return locks[sw.name]
+
+    async def _packet_out(self, sw: fy.Switch, frame: bytes) -> bool:
+        try:
+            async with self._stream_lock(sw):
+                await sw.write([fy.P4PacketOut(frame, egress_port=0, flood=1, _pad=0)])
+            return True
+        except (P4ClientError, ValueError, KeyError) as exc:
+            self.log.emit(sw.name, "error", entity="packet_out query", detail=_detail(exc))
+            return False
 
     async def _digests(self, sw: fy.Switch) -> None:
         n = self.names
@@ -411,7 +437,8 @@ class Controller:
                 ports = [p for p in range(64) if isinstance(members, int) and members >> p & 1]
                 self.log.emit(sw.name, "membership", group=group, port=fields.pop("port", None), change=change,
                               members=ports, **fields)
-            await sw.write([dl.ack()])
+            async with self._stream_lock(sw):
+                await sw.write([dl.ack()])
 
     async def _packets(self, sw: fy.Switch) -> None:
         async for pkt in sw.read_packets():

@@ -17,6 +17,14 @@ QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
 QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
 ALL_SYSTEMS = bytes([224, 0, 0, 1])
 
+REQUERY_COUNT = 2
+REQUERY_GAP_S = 1.0
+REQUERY_MAX_RESP_DS = 10
+"""After restoring a restarted switch the controller sends that many general
+queries, that far apart, each asking for reports within 1 s: membership
+lived in the switch's registers, so the hosts must report again (a second
+query covers a lost report, as IGMP's robustness variable does)."""
+
 
 def _checksum(data: bytes) -> int:
     if len(data) % 2:

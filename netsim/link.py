@@ -104,6 +104,7 @@ class ChannelCounters:
     delivered_bytes: int = 0
     max_queue_packets: int = 0
     max_queue_bytes: int = 0
+    down_drops: int = 0
 
 
 class Channel:
@@ -135,6 +136,23 @@ class Channel:
         #: {"enqueue", "drop", "lost"}; for tests and pcaps.
         self.taps: list = []
 
+    #: False while the link is down (a fault): frames offered or in flight are lost.
+    up = True
+    _epoch = 0
+
+    def set_up(self, up: bool) -> None:
+        """Take the direction down (queue and frames in flight lost) or bring it back."""
+        if not up and self.up:
+            self._epoch += 1
+            self._inflight.clear()
+            self._inflight_bytes = 0
+        self.up = up
+
+    def set_rate(self, rate_bps: float) -> None:
+        """Change the serialization rate from now on (queued packets keep their times)."""
+        self.rate_bps = rate_bps
+        self._sec_per_byte = 8.0 / rate_bps
+
     def set_loss(self, loss: LossModel) -> None:
         """Replace this direction's loss process (e.g. loss on data, not on ACKs)."""
         self.loss = loss
@@ -158,6 +176,9 @@ class Channel:
         sim = self.sim
         now = sim.now
         size = len(frame)
+        if not self.up:
+            self.counters.down_drops += 1
+            return False
         q = self._inflight
         while q and q[0][0] <= now:
             self._inflight_bytes -= q.popleft()[1]
@@ -202,11 +223,14 @@ class Channel:
         if self.taps:
             for tap in self.taps:
                 tap(now, self, frame, "enqueue")
-        sim.at(departure + self.delay_s, self._arrive, frame)
+        sim.at(departure + self.delay_s, self._arrive, frame, self._epoch)
         return True
 
-    def _arrive(self, frame: bytes) -> None:
+    def _arrive(self, frame: bytes, epoch: int = 0) -> None:
         c = self.counters
+        if epoch != self._epoch:
+            c.down_drops += 1
+            return
         c.delivered_packets += 1
         c.delivered_bytes += len(frame)
         self.dst.receive(self.dst_port, frame)

@@ -110,9 +110,18 @@ class P4SwitchNode:
 
         self.sim = sim
         self.name = name
+        self.program, self.seed = program, seed
         self.sw = Switch(program, cpu_port=CPU_PORT, seed=seed)
         self.ports: dict[int, "Channel"] = {}
         self.counters = P4NodeCounters()
+        self.sw.queue_model = self._queue_model
+        self.sw.on_digest = self._digest
+
+    def reset(self) -> None:
+        """A restarted switch process: a fresh interpreter, no tables, no register state."""
+        from p4switch.interp import Switch
+
+        self.sw = Switch(self.program, cpu_port=CPU_PORT, seed=self.seed, start_time=self.sim.now)
         self.sw.queue_model = self._queue_model
         self.sw.on_digest = self._digest
 
@@ -144,12 +153,15 @@ class P4SwitchNode:
             ch.send(out.data)
 
 
-def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]) -> None:
-    """Apply the controller's desired state for ``sessions`` to every node."""
-    from controller.desired import desired_state, session_from_scenario
+def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any],
+              options: Any = None) -> dict[str, Any]:
+    """Apply the controller's desired state for ``sessions`` to every node;
+    returns it (switch -> ``SwitchState``) for restores after a restart."""
+    from controller.desired import DesiredOptions, desired_state, session_from_scenario
     from controller.topology import from_scenario_topology
 
     ctopo = from_scenario_topology(topology)
-    states = desired_state(ctopo, [session_from_scenario(s) for s in sessions])
+    states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options or DesiredOptions())
     for name, node in nodes.items():
         apply_state(node.sw, states[name])
+    return states

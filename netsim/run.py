@@ -71,6 +71,9 @@ class SimRun:
     wall_s: float = 0.0
     switch_kind: str = "model"
     summary: dict[str, Any] = field(default_factory=dict)
+    #: the stand-in controller and the fault injector (netsim/faults.py)
+    control: Any = None
+    faults: Any = None
 
 
 def _sample_links(net: Network, limit: int = 64) -> list[str]:
@@ -103,6 +106,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
     net = build_network(sim, scenario.topology, sink=sink, switch_factory=switch.factory)
     switch.configure(net, scenario)
     run = SimRun(sim, net, rec)
+    run.scenario = scenario  # type: ignore[attr-defined]
     run.switch_kind = switch.kind
     factory = agent_factory or registry_factory
     for s in scenario.sessions:
@@ -133,7 +137,27 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
         sim.at(f.stop if f.stop is not None else scenario.duration, snd.stop)
         run.tcp[f.name] = _Flow(f.name, snd, recv)
     _install_sampler(run, scenario)
+    _install_faults(run, scenario, factory)
     return run
+
+
+def _install_faults(run: SimRun, scenario: Scenario, factory: AgentFactory) -> None:
+    """The stand-in controller (restores, querier) and the scenario's faults (netsim/faults.py)."""
+    from controller.policing import scenario_options
+    from netsim.faults import FaultInjector, SimControl
+
+    _, query = scenario_options(scenario)
+    run.control = SimControl(run, getattr(run.net, "desired_states", {}), query)
+    run.control.start()
+
+    def make_agent(s: Session, role: str, host: str) -> Endpoint:
+        label = f"{s.name}/{host}"
+        ip = run.net.hosts[host].ip
+        seed = _seed_for(scenario.seed, f"{label}/restart{run.sim.now:.6f}")
+        return factory(s, role, host, ip, run.net.hosts[s.sender].ip, seed)
+
+    run.faults = FaultInjector(run, scenario, run.control, make_agent)
+    run.faults.schedule()
 
 
 def _install_sampler(run: SimRun, scenario: Scenario) -> None:
@@ -234,6 +258,11 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
             if c.queue_drops or c.loss_drops:
                 lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
                                "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
+    if scenario.faults:
+        from topologies.faults import recovery_events
+
+        for e in recovery_events(rec.samples, scenario, scenario.duration):
+            rec.event(*e)
     rec.extra = {
         "switch": run.switch_kind,
         "wall_time_s": round(run.wall_s, 3),

@@ -81,16 +81,21 @@ class LiveController:
     :meth:`start` returns once every switch is synchronised.
     """
 
-    def __init__(self, plan: EmulationPlan, target: str, program: Path | None, log_path: Path) -> None:
+    def __init__(self, plan: EmulationPlan, target: str, program: Path | None, log_path: Path,
+                 election_id: int = 10) -> None:
         from controller.desired import plan as desired_plan
         from controller.desired import session_from_scenario
         from controller.events import EventLog
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
+        from controller.policing import scenario_options
+        from topologies.faults import RUN_DEFAULT_TIMEOUT
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
-        want = desired_plan(plan.controller_topology, sessions)
+        # policing and membership ageing (on by default in runs) from the scenario
+        options, query = scenario_options(plan.scenario, default_timeout=RUN_DEFAULT_TIMEOUT)
+        want = desired_plan(plan.controller_topology, sessions, options)
         self.names = set(plan.switches)
         self.synced: dict[str, dict[str, int]] = {}
         self.errors: list[str] = []
@@ -98,7 +103,8 @@ class LiveController:
         self.log = EventLog(path=log_path, sink=self._on_event, clock=time.monotonic)
         self.controller = Controller(
             [Target(s.name, s.grpc_addr, s.device_id) for s in plan.switches.values()],
-            want.switches, pipeline_for(target, source=program), self.log, on_sync=self._on_sync)
+            want.switches, pipeline_for(target, source=program), self.log, on_sync=self._on_sync,
+            election_id=election_id, query_interval=query)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread = threading.Thread(target=self._main, name="controller", daemon=True)
@@ -147,6 +153,9 @@ class LiveController:
         return asyncio.run_coroutine_threadsafe(make_coro(), self._loop).result(timeout)
 
     def stop(self) -> None:
+        if getattr(self, "_stopped", False):
+            return
+        self._stopped = True
         if self._loop is not None and self._task is not None and not self._loop.is_closed():
             try:
                 self._loop.call_soon_threadsafe(self._task.cancel)
@@ -204,9 +213,13 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         try:
             ops = ctl.start()
             plan.controller = ctl
+            plan.controller_factory = lambda n: LiveController(  # type: ignore[attr-defined]
+                plan, target, program, out / f"controller-events.{n}.jsonl", election_id=10 + n)
             yield net, plan, ops
         finally:
-            plan.controller = None
+            current, plan.controller = plan.controller, None
+            if current is not None and current is not ctl:
+                current.stop()
             ctl.stop()
     finally:
         net.stop()
@@ -239,6 +252,12 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     pcaps, turned into ``out/pcaps`` with run-relative times (topologies/capture.py).
     """
     out = Path(out)
+    from topologies.emulation_faults import check_supported
+
+    try:
+        check_supported(scenario)
+    except ValueError as exc:
+        raise EmulationError(str(exc)) from None
     logs = out / "logs"
     started: list[_Started] = []
     servers: list[LoggedProcess] = []
@@ -248,6 +267,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     t0_wall = time.time()
     capture = capture or scenario.capture
     raw_pcaps = logs / "switch-pcaps" if capture is not None else None
+    faults = None
     with emulated_network(scenario, out, target=target, program=program,
                           pcap_dir=raw_pcaps) as (net, plan, ops):
         try:
@@ -264,20 +284,29 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                 [(a.start, a) for a in plan.agents] + [(t.start, t) for t in plan.tcp],
                 key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
             t0, t0_wall = time.monotonic(), time.time()
-            _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe)
+            faults = _fault_injector(plan, net, started, died, logs, scenario, rec)
+            _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe, faults)
         except KeyboardInterrupt:
             rec.extra["interrupted"] = True
             raise
         finally:
+            if faults is not None:
+                faults.stop()
             for s in started:
                 s.process.stop(timeout=5)
             for srv in servers:
                 srv.stop(timeout=5)
+    killed = faults.killed if faults is not None else set()
     failed = [s for s in started if s.process.proc.returncode not in (0, None)
-              and isinstance(s.plan, AgentPlan)]
+              and isinstance(s.plan, AgentPlan) and s.process.proc.pid not in killed]
     _collect(plan, started, t0, rec, out)
     if raw_pcaps is not None:
         rec.extra["captures"] = _finish_captures(plan, capture, raw_pcaps, t0_wall, out)
+    if scenario.faults:
+        from topologies.faults import recovery_events
+
+        for e in recovery_events(rec.samples, scenario, scenario.duration):
+            rec.event(*e)
     rec.extra.update({"target": target, "controller_ops": ops,
                       "failed_components": [s.process.name for s in failed]})
     summary = rec.write(out)
@@ -305,9 +334,41 @@ def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, 
     return {"files": len(files), "frames": sum(1 for f in files for _ in C.read_frames(f))}
 
 
+def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died: threading.Event,
+                    logs: Path, scenario: Scenario, rec: R.Recorder) -> Any:
+    """The run's supervisor and fault injector (topologies/emulation_faults.py)."""
+    from topologies.emulation_faults import EmuFaults
+
+    def spawn_agent(a: AgentPlan, now: float) -> None:
+        argv = list(a.argv)
+        i = argv.index("--duration")
+        argv[i + 1] = f"{max(0.1, a.stop - now):.3f}"
+        _start(AgentPlan(a.session, a.host, a.role, now, a.stop, tuple(argv)), net, started, died, logs,
+               scenario, rec, now)
+
+    generation = [0]
+
+    def restart_controller(start: bool) -> None:
+        old = plan.controller
+        if not start:
+            plan.controller = None
+            if old is not None:
+                old.stop()
+            return
+        generation[0] += 1
+        new = plan.controller_factory(generation[0])  # type: ignore[attr-defined]
+        new.start()
+        plan.controller = new
+        if old is not None:
+            old.stop()
+
+    return EmuFaults(plan=plan, net=net, started=started, rec=rec, logs=logs, scenario=scenario,
+                     spawn_agent=spawn_agent, restart_controller=restart_controller)
+
+
 def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],
            died: threading.Event, t0: float, logs: Path, scenario: Scenario, rec: R.Recorder,
-           progress: bool, observe: Observer | None = None) -> None:
+           progress: bool, observe: Observer | None = None, faults: Any = None) -> None:
     """Start components on time and wait for the end, or for a component to die."""
     duration = scenario.duration
     pending = list(actions)
@@ -326,22 +387,17 @@ def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], star
             while pending and pending[0][0] <= now:
                 _, item = pending.pop(0)
                 _start(item, net, started, died, logs, scenario, rec, now)
-            for s in started:
-                if s.process.exited.is_set() and s.process.proc.returncode not in (0, None) \
-                        and isinstance(s.plan, AgentPlan):
-                    raise EmulationError(
-                        f"{s.process.name} died (exit {s.process.proc.returncode}):\n{s.process.last_lines()}")
-            for name in plan.switches:
-                proc = net[name].process
-                if proc is not None and proc.exited.is_set():
-                    raise EmulationError(f"switch {name} died:\n{proc.last_lines()}")
+            if faults is not None:
+                # a component that dies is recorded (a switch restarted); the run goes on
+                faults.poll(now)
             if observe is not None:
                 observe(now, net, plan)
             if now >= duration:
                 break
             if bar is not None:
                 bar.update(task, completed=now)
-            nxt = min([pending[0][0] if pending else duration, duration, now + 0.5])
+            nxt = min([pending[0][0] if pending else duration, duration, now + 0.5,
+                       faults.next_time() if faults is not None and faults.next_time() is not None else duration])
             died.wait(max(0.0, nxt - now))
             died.clear()
         # let agents that end exactly at the duration finish on their own
@@ -389,16 +445,21 @@ def _collect(plan: EmulationPlan, started: list[_Started], t0: float, rec: R.Rec
     dt = scenario.metrics_interval
     from controller.events import membership_change, read_events
 
-    for ev in read_events(out / "controller-events.jsonl"):
+    evs = [ev for path in sorted(out.glob("controller-events*.jsonl")) for ev in read_events(path)]
+    for ev in evs:  # the run's controller and any that replaced it (faults)
         change = membership_change(ev)
         if change is not None:
             switch, group, port, joined = change
             rec.event(float(ev["time"]) - t0, f"{switch}-p{port}", "switch_join" if joined else "switch_leave",
                       group)
-        elif ev.get("event") in ("restarted", "restored", "primary_lost", "disconnected", "error"):
+        elif ev.get("event") in ("restarted", "restored", "requeried", "primary_lost", "disconnected", "error"):
             rec.event(float(ev["time"]) - t0, str(ev.get("switch")), str(ev["event"]), str(ev.get("detail", "")))
+    seen: set[str] = set()
     for s in started:
         if isinstance(s.plan, AgentPlan):
+            if s.plan.label in seen:
+                continue  # a restarted agent appends to the same metrics file
+            seen.add(s.plan.label)
             _collect_agent(s, t0, dt, rec, out, scenario)
         else:
             _collect_tcp(s, rec, out)
@@ -417,6 +478,9 @@ def _collect_agent(s: _Started, t0: float, dt: float, rec: R.Recorder, out: Path
             span = t - last.get("time", s.started_at)
             if span <= 0:
                 continue
+            if float(r.get("rx_bytes", 0)) < last.get("rxb", 0.0) or float(r.get("tx_bytes", 0)) < last.get("tx", 0.0):
+                last = {"time": t}  # a restarted agent: its counters start again from 0
+            last["rxb"] = float(r.get("rx_bytes", 0))
             if a.role == "recv":
                 rx = float(r.get("rx_mcast_bytes", 0))
                 rec.sample(t, "session", a.session, a.host, R.THROUGHPUT, (rx - last.get("rx", 0.0)) * 8 / span)

@@ -167,6 +167,10 @@ class Scenario:
     source: str = ""
     #: Per-port pcaps to write (``capture:``, see topologies/capture.py); None: none.
     capture: Any = None
+    #: Faults to inject, policing and membership settings (topologies/faults.py).
+    faults: tuple[Any, ...] = ()
+    policing: Any = None
+    membership: Any = None
 
     def with_overrides(
         self, *, seed: int | None = None, duration: float | None = None
@@ -702,7 +706,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
-             "duration", "seed", "metrics_interval", "capture"}
+             "duration", "seed", "metrics_interval", "capture", "faults", "policing", "membership"}
 
 
 def _known_protocols() -> set[str] | None:
@@ -781,6 +785,11 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     capture, cap_problems = parse_capture(raw.get("capture"), set(topo.switches),
                                           {s.name for s in sessions} | {f.name for f in flows})
     ctx.problems += cap_problems
+    from topologies import faults as F
+
+    faults = F.parse_faults(ctx, raw.get("faults"), topo, sessions, float(duration or 10.0))
+    policing = F.parse_policing(ctx, raw.get("policing"))
+    membership = F.parse_membership(ctx, raw.get("membership"))
     if ctx.problems:
         raise ScenarioError(ctx.problems)
     return Scenario(
@@ -788,6 +797,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         description=str(raw.get("description", "")).strip(),
         topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
         seed=int(seed), metrics_interval=float(mi or 0.5), source=source, capture=capture,
+        faults=tuple(faults), policing=policing, membership=membership,
     )
 
 

@@ -52,8 +52,15 @@ def net(tmp_path: Path, switch_pair, h):
 
 
 def _desired(topo_file: Path):
+    """What ``p4mcc ctl apply`` wants by default: policing sized per receiving host."""
+    from controller.desired import DesiredOptions
+    from controller.policing import host_budgets
+
     topo, scn = load_scenario_topology(topo_file)
-    return topo, desired_state(topo, [session_from_scenario(s) for s in scn.sessions])
+    budgets = {h: b for h, b in host_budgets(scn.topology, scn.sessions).items()
+               if any(h in s.receivers for s in scn.sessions)}
+    return topo, desired_state(topo, [session_from_scenario(s) for s in scn.sessions],
+                               DesiredOptions(feedback_by_host=budgets))
 
 
 async def _read_back(sw_proc, want):

@@ -1,0 +1,144 @@
+"""Each fault in each protocol, in the simulator: time to recover and data lost.
+
+For every scenario of ``topologies/scenarios/faults/`` (one fault type each)
+and every protocol, the session's protocol is swapped and the scenario runs
+in the simulator on the P4 switch.  Printed per (fault, protocol):
+
+* **recover s**: seconds from the end of the fault (its ``for``) until the
+  mean throughput of the surviving receivers is back to 80 % of its value
+  in the 5 s before the fault and holds there for a second
+  (``topologies.faults.recovery_times``; the worst instance when a fault
+  repeats); ``0`` when throughput never fell below 80 %, ``never`` when it
+  had not come back by the end of the run;
+* **lost B** (RLA and MTCP, the reliable ones): bytes the sender had sent
+  :data:`DRAIN_S` seconds before the end that some surviving receiver never
+  got in order -- 0 is what a reliable protocol owes;
+* the switch's ``restored`` time and the feedback the sender saw.
+
+TFMCC's faults come :data:`WARMUP` seconds later than the scenario says, so
+that they hit a session past its (slow by design) start.
+
+``--quick`` runs three faults (switch crash, link flap, agent kill).
+``docs/faults.md`` holds the numbers of a full run.
+
+Run: ``.venv/bin/python bench/faults.py [--quick] [--fault NAME] [--protocol P]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SCENARIOS = ROOT / "topologies" / "scenarios" / "faults"
+PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
+RELIABLE = ("rla", "mtcp")
+QUICK = ("switch-crash", "link-flap", "agent-kill")
+DRAIN_S = 4.0
+
+
+def _swap(sc, proto: str):
+    """The scenario with its session's protocol replaced (name too)."""
+    old = sc.sessions[0].name
+    sessions = [dataclasses.replace(s, protocol=proto, name=proto) for s in sc.sessions]
+    faults = tuple(dataclasses.replace(f, session=proto if f.session == old else f.session) for f in sc.faults)
+    return dataclasses.replace(sc, sessions=sessions, faults=faults, name=f"{sc.name}-{proto}")
+
+
+#: Seconds added before every fault for protocols whose start is slow by
+#: design (TFMCC doubles once per feedback round from one packet per RTT,
+#: the TFMCC paper sec. 2.6): the fault must hit a session in its steady state.
+WARMUP = {"tfmcc": 30.0}
+
+
+def _shift(sc, w: float):
+    """The scenario with every fault ``w`` seconds later and the run ``w`` longer."""
+    if not w:
+        return sc
+    faults = tuple(dataclasses.replace(f, at=f.at + w, until=None if f.until is None else f.until + w)
+                   for f in sc.faults)
+    return dataclasses.replace(sc, faults=faults, duration=sc.duration + w)
+
+
+def _buffer(agent):
+    """The reliable receiver's in-order buffer (the object with ``cum_ack`` and ``delivered_bytes``)."""
+    for v in vars(agent).values():
+        if hasattr(v, "cum_ack") and hasattr(v, "delivered_bytes"):
+            return v
+    return None
+
+
+def run_one(name: str, proto: str) -> dict:
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+    from topologies.faults import recovery_times
+    from topologies.scenario import load_scenario
+
+    sc = _shift(_swap(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0))
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    s = sc.sessions[0]
+    cut: dict[str, int] = {}
+    if proto in RELIABLE:
+        def mark() -> None:
+            snd = run.agents.get(f"{s.name}/{s.sender}")
+            cut["seq"] = getattr(snd, "next_seq", 1) - 1
+        run.sim.at(sc.duration - DRAIN_S, mark)
+    t0 = time.perf_counter()
+    run.sim.run(until=sc.duration)
+    wall = time.perf_counter() - t0
+    worst: float | None = 0.0
+    affected = False
+    for f in sc.faults:
+        for t in f.times(sc.duration):
+            for rt in recovery_times(run.recorder.samples, sc, f, t).values():
+                affected = True
+                if rt is None or worst is None:
+                    worst = None
+                else:
+                    worst = max(worst, rt)
+    lost = None
+    if proto in RELIABLE and "seq" in cut:
+        gone = {f.target for f in sc.faults if f.kind in ("receiver_crash", "receiver_leave", "agent_kill")}
+        size = int((s.params or {}).get("packet_size", 1000))
+        lost = 0
+        for r in s.receivers:
+            if r in gone:
+                continue
+            buf = _buffer(run.agents[f"{s.name}/{r}"])
+            if buf is not None:
+                lost += max(0, cut["seq"] - buf.cum_ack) * size
+    restored = [e[0] for e in run.recorder.events if e[2] == "restored"]
+    fb = sum(x.value for x in run.recorder.samples if x.metric == "feedback_msgs")
+    return {"fault": name, "protocol": proto, "recover_s": worst if affected else "-", "lost_bytes": lost,
+            "restored": restored, "feedback": int(fb), "wall_s": wall}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+    ap.add_argument("--fault", action="append", help="scenario name(s) under topologies/scenarios/faults")
+    ap.add_argument("--protocol", action="append", choices=PROTOCOLS)
+    a = ap.parse_args(argv)
+    names = a.fault or (list(QUICK) if a.quick else sorted(p.stem for p in SCENARIOS.glob("*.yaml")
+                                                           if p.stem != "processes"))
+    protos = a.protocol or list(PROTOCOLS)
+    print(f"{'fault':<20} {'protocol':<7} {'recover s':>9} {'lost B':>9} {'restored at':>12} {'fb msgs':>8} {'wall s':>7}")
+    for n in names:
+        for p in protos:
+            r = run_one(n, p)
+            rec = r["recover_s"]
+            rec_s = "never" if rec is None else (rec if isinstance(rec, str) else f"{rec:.1f}")
+            lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
+            restored = ",".join(f"{t:.1f}" for t in r["restored"]) or "-"
+            print(f"{n:<20} {p:<7} {rec_s:>9} {lost:>9} {restored:>12} {r['feedback']:>8} {r['wall_s']:>7.1f}",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

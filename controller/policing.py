@@ -1,0 +1,120 @@
+"""Default feedback policing: what one host port may send, from its sessions.
+
+The program polices p4mcc feedback (unicast messages whose type is not data)
+per ingress port with ``MccIngress.feedback_meter``.  A fixed budget either
+polices honest receivers or polices nothing (20 000 packets/s let a rogue's
+~10 000 reports/s through).  So the budget of a host port is the most
+feedback the sessions that host receives can honestly produce, with
+headroom, sized by each protocol's own feedback rule:
+
+* RLA (one SACK per data packet), MTCP (one ACK per data packet, NACKs and
+  window updates in their place) and VLMCC (one ACK per data packet): at
+  most one message per data packet, and data cannot reach the host faster
+  than the bottleneck of its path from the sender, ``R / (8 s)`` packets/s;
+* TFMCC (the TFMCC paper, sec. 2.5: the CLR reports without suppression,
+  about once per RTT; other receivers at most once per feedback round of
+  several RTTs): two reports per path RTT, the RTT floored at :data:`RTT_FLOOR_S` (a LAN's RTT would otherwise
+  make the budget unbounded);
+* WEBRC has no feedback.
+
+The budget is :data:`HEADROOM` times the sum over the host's sessions, at
+least :data:`FLOOR_PPS`; the burst is a tenth of it (at least
+:data:`FLOOR_BURST`).  ``docs/faults.md`` gives the numbers this yields.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+HEADROOM = 2.0
+FLOOR_PPS = 50
+FLOOR_BURST = 20
+RTT_FLOOR_S = 0.01
+PER_PACKET = {"rla": 1.0, "mtcp": 1.0, "vlmcc": 1.0}
+PER_RTT = {"tfmcc": 2.0}
+
+
+def _packet_size(s: Any) -> int:
+    size = (getattr(s, "params", None) or {}).get("packet_size")
+    if isinstance(size, int) and size > 0:
+        return size
+    try:
+        from hosts import registry
+
+        return int(getattr(registry.get(s.protocol).parse_params({}), "packet_size", 1000))
+    except Exception:  # noqa: BLE001 - unknown protocol: the common default
+        return 1000
+
+
+def _path(topo: Any, a: str, b: str) -> list[Any]:
+    """Links of a shortest (hop count) path from node ``a`` to node ``b``."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for l in topo.links:
+        g.add_edge(l.a.node, l.b.node, link=l)
+    try:
+        nodes = nx.shortest_path(g, a, b)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []
+    return [g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
+
+
+def session_pps(topo: Any, s: Any, host: str) -> float:
+    """Honest feedback packets/s of ``host`` in session ``s`` (before headroom)."""
+    proto = s.protocol.lower()
+    path = _path(topo, s.sender, host)
+    if not path:
+        return 0.0
+    if proto in PER_PACKET:
+        rate = min(l.rate_bps for l in path)
+        return PER_PACKET[proto] * rate / (8.0 * _packet_size(s))
+    if proto in PER_RTT:
+        rtt = max(RTT_FLOOR_S, 2.0 * sum(l.delay_s for l in path))
+        return PER_RTT[proto] / rtt
+    return 0.0
+
+
+def host_budgets(topo: Any, sessions: Iterable[Any]) -> dict[str, tuple[int, int]]:
+    """host -> (packets/s, burst packets) for every host of the scenario topology."""
+    sessions = list(sessions)
+    out: dict[str, tuple[int, int]] = {}
+    for h in topo.hosts:
+        pps = sum(session_pps(topo, s, h) for s in sessions if h in s.receivers)
+        budget = max(FLOOR_PPS, int(math.ceil(HEADROOM * pps)))
+        out[h] = (budget, max(FLOOR_BURST, budget // 10))
+    return out
+
+
+def scenario_options(scenario: Any, *, default_timeout: float = 0.0) -> tuple[Any, float | None]:
+    """The controller's :class:`~controller.desired.DesiredOptions` for a
+    scenario's ``policing:`` and ``membership:`` (``topologies/faults.py``),
+    and the querier period (None: no querier).
+
+    ``default_timeout`` is the engine's membership timeout when the scenario
+    gives none (``p4mcc run`` ages memberships, the simulator does not).
+    """
+    from controller.desired import DesiredOptions
+    from topologies.faults import Membership, Policing, query_interval
+
+    pol = getattr(scenario, "policing", None) or Policing()
+    mem = getattr(scenario, "membership", None) or Membership()
+    timeout = default_timeout if mem.timeout is None else mem.timeout
+    ageing: dict[str, Any] = {}
+    if timeout:
+        from controller.querier import timings
+
+        ageing = {"membership_timeout_us": int(timeout * 1e6),
+                  "proxy_refresh_us": int(timings(timeout)[1] * 1e6)}
+    if pol.feedback_pps is None:
+        opts = DesiredOptions(feedback_pps=None, **ageing)
+    elif pol.feedback_pps == "auto":
+        budgets = host_budgets(scenario.topology, scenario.sessions)
+        if pol.burst is not None:
+            budgets = {h: (p, pol.burst) for h, (p, _) in budgets.items()}
+        opts = DesiredOptions(feedback_pps=None, feedback_by_host=budgets, **ageing)
+    else:
+        pps = int(pol.feedback_pps)
+        opts = DesiredOptions(feedback_pps=pps, feedback_burst=pol.burst or max(FLOOR_BURST, pps // 10), **ageing)
+    return opts, query_interval(mem, timeout)

@@ -1,0 +1,342 @@
+"""Fault injection in virtual time, and the simulator's stand-in controller.
+
+:class:`SimControl` plays the part the controller plays in emulation: it
+holds each switch's desired state, runs the IGMP querier when memberships
+age, and after a switch restart writes the state back and re-queries the
+hosts (so memberships come back without waiting for the next periodic
+query) after :data:`RESTORE_DELAY_S`, the time a controller needs to see the
+switch come back and write it (``docs/faults.md`` has the measured value in
+emulation).  While the controller is down (``controller_restart``) nothing
+is restored and no query goes out.
+
+:class:`FaultInjector` schedules every instance of every fault of a
+scenario (``topologies/faults.py``) and records what it did in the run's
+events: ``switch_down``/``switch_up``/``restored``, ``link_down``/``link_up``,
+``link_change``, ``crash``/``restart``/``kill``/``graceful_leave``, ``rogue_start``/
+``rogue_stop``, ``malformed`` (with the frame count) and
+``controller_down``/``controller_up``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from netsim import packets as pk
+
+if TYPE_CHECKING:
+    from netsim.run import SimRun
+    from topologies.faults import Fault
+    from topologies.scenario import Scenario
+
+#: Seconds from a switch's restart to the controller's restored state and query.
+RESTORE_DELAY_S = 0.5
+DEFAULT_DOWN_S = 1.0
+
+
+def _query_frame(max_resp_ds: int) -> bytes:
+    from controller.querier import general_query
+
+    return general_query(max_resp_ds=max_resp_ds)
+
+
+@dataclass
+class SimControl:
+    """The controller's part in a simulation (see the module doc)."""
+
+    run: "SimRun"
+    states: dict[str, Any] = field(default_factory=dict)
+    query_interval: float | None = None
+    up: bool = True
+    #: switches restarted while the controller was down: restored when it is back
+    waiting: set[str] = field(default_factory=set)
+    queries_sent: int = 0
+
+    def start(self) -> None:
+        if self.query_interval:
+            self.run.sim.after(self.query_interval, self._periodic)
+
+    def _periodic(self) -> None:
+        if self.up:
+            self.query_all(max(1, min(100, int(self.query_interval * 10 / 2))))  # type: ignore[operator]
+        self.run.sim.after(self.query_interval, self._periodic)  # type: ignore[arg-type]
+
+    def query(self, switch: str, max_resp_ds: int) -> None:
+        """Flood a general query out of ``switch``'s host ports (what a PacketOut with flood does)."""
+        node = self.run.net.switches[switch]
+        if getattr(node, "down", False):
+            return
+        frame = _query_frame(max_resp_ds)
+        for port, peer in sorted(self.run.net.adjacency.get(switch, {}).items()):
+            if peer in self.run.net.hosts:
+                ch = node.ports.get(port)
+                if ch is not None:
+                    ch.send(frame)
+                    self.queries_sent += 1
+
+    def query_all(self, max_resp_ds: int) -> None:
+        for sw in self.run.net.switches:
+            self.query(sw, max_resp_ds)
+
+    def restore(self, switch: str) -> None:
+        """Write ``switch``'s desired state back and re-query its hosts."""
+        node = self.run.net.switches[switch]
+        if getattr(node, "down", False):
+            return
+        if not self.up:
+            self.waiting.add(switch)
+            return
+        st = self.states.get(switch)
+        if st is not None and hasattr(node, "sw"):
+            from netsim.p4_switch import apply_state
+
+            apply_state(node.sw, st)
+        elif hasattr(node, "upstream"):
+            from netsim.switches import _configure_model
+
+            _configure_model(self.run.net, self.run.scenario)
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+
+        self.run.recorder.event(self.run.sim.now, switch, "restored", "tables written, hosts re-queried")
+        for i in range(REQUERY_COUNT):
+            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
+
+    def controller_down(self) -> None:
+        self.up = False
+
+    def controller_up(self) -> None:
+        self.up = True
+        for sw in sorted(self.waiting):
+            self.restore(sw)
+        self.waiting.clear()
+
+
+class FaultInjector:
+    """Schedules a scenario's faults on a built :class:`~netsim.run.SimRun`."""
+
+    def __init__(self, run: "SimRun", scenario: "Scenario", control: SimControl,
+                 make_agent: Callable[[Any, str, str], Any]) -> None:
+        self.run = run
+        self.scenario = scenario
+        self.control = control
+        self.make_agent = make_agent
+        self.rng = run.sim.rng("faults")
+        self.malformed_sent = 0
+        self.rogues: list[Any] = []
+
+    # helpers ---------------------------------------------------------------
+    def _ev(self, node: str, what: str, detail: str = "") -> None:
+        self.run.recorder.event(self.run.sim.now, node, what, detail)
+
+    def _sessions(self, f: "Fault", host: str, *, sender_too: bool = False) -> list[Any]:
+        return [s for s in self.scenario.sessions if (f.session is None or s.name == f.session)
+                and (host in s.receivers or (sender_too and host == s.sender))]
+
+    def _slots(self, host: str, port: int) -> list[Any]:
+        return [sl for sl in self.run.net.hosts[host]._udp.get(port, []) if sl.running]
+
+    def _channels(self, f: "Fault") -> list[Any]:
+        a, b = f.target
+        for l in self.run.net.links.values():
+            names = {getattr(l.a, "name", None), getattr(l.b, "name", None)}
+            if names == {a, b}:
+                return [l.ab, l.ba]
+        return []
+
+    def schedule(self) -> None:
+        end = self.scenario.duration
+        for i, f in enumerate(self.scenario.faults):
+            fn = getattr(self, f"_{f.kind}")
+            for t in f.times(end):
+                self.run.sim.at(t, fn, f)
+
+    # hosts and agents ------------------------------------------------------
+    def _restart_agents(self, f: "Fault", host: str, sessions: list[Any]) -> None:
+        for s in sessions:
+            role = "sender" if host == s.sender else "receiver"
+            agent = self.make_agent(s, role, host)
+            label = f"{s.name}/{host}"
+            stop = s.stop if role == "sender" else s.leave_at.get(host, s.stop)
+            self.run.net.hosts[host].add_endpoint(agent, s.port, label=label, start_at=self.run.sim.now,
+                                                  stop_at=stop)
+            self.run.agents[label] = agent
+        self._ev(host, "restart", ",".join(s.name for s in sessions))
+
+    def _receiver_crash(self, f: "Fault") -> None:
+        """The host dies: agents stop silently, no leave, no IGMP, frames dropped."""
+        host = self.run.net.hosts[f.target]
+        sessions = self._sessions(f, f.target)
+        for s in sessions:
+            for sl in self._slots(f.target, s.port):
+                sl.running = False
+                sl.token += 1
+        host.crashed = True
+        saved = host.receive
+        host.receive = lambda port, frame: None  # type: ignore[method-assign]
+        self._ev(f.target, "crash", ",".join(s.name for s in sessions))
+        if f.duration is not None:
+            def back() -> None:
+                host.receive = saved  # type: ignore[method-assign]
+                host.crashed = False
+                host.groups.clear()  # a rebooted kernel holds no memberships
+                host._pending.clear()
+                self._restart_agents(f, f.target, sessions)
+            self.run.sim.after(f.duration, back)
+
+    def _receiver_leave(self, f: "Fault") -> None:
+        """Graceful: the core's own leave (``close``), then the kernel's."""
+        host = self.run.net.hosts[f.target]
+        sessions = self._sessions(f, f.target)
+        for s in sessions:
+            for sl in self._slots(f.target, s.port):
+                close = getattr(sl.endpoint, "close", None)
+                if callable(close):
+                    close(self.run.sim.now)
+                    host._pump(sl)
+                host.stop_endpoint(sl)
+        self._ev(f.target, "graceful_leave", ",".join(s.name for s in sessions))
+
+    def _agent_kill(self, f: "Fault") -> None:
+        """SIGKILL: no protocol leave; the kernel closes the socket and leaves its groups."""
+        host = self.run.net.hosts[f.target]
+        sessions = self._sessions(f, f.target, sender_too=True)
+        for s in sessions:
+            for sl in self._slots(f.target, s.port):
+                host.stop_endpoint(sl)
+        self._ev(f.target, "kill", ",".join(s.name for s in sessions))
+        if f.duration is not None:
+            self.run.sim.after(f.duration, self._restart_agents, f, f.target, sessions)
+
+    def _rogue(self, f: "Fault", mode: str) -> None:
+        from hosts.rogue import Rogue
+
+        s = next(x for x in self.scenario.sessions if x.name == f.session)
+        host = self.run.net.hosts[f.target]
+        sender_ip = self.run.net.hosts[s.sender].ip
+        stop = self.run.sim.now + (f.duration if f.duration is not None else self.scenario.duration)
+        r = Rogue(mode, s.protocol, s.session_id, s.group, sender_ip, host.ip, s.port,
+                  rate=f.params.get("rate"), claim_bps=f.params.get("claim", 8_000.0), stop_at=stop)
+        # its own port: the host's honest agent keeps its socket
+        host.add_endpoint(r, 40_000 + len(self.rogues), label=f"{s.name}/{f.target}/rogue",
+                          start_at=self.run.sim.now, stop_at=min(stop, self.scenario.duration))
+        self.rogues.append(r)
+        self._ev(f.target, "rogue_start", f"{mode} {s.name}")
+        self.run.sim.at(min(stop, self.scenario.duration), lambda: self._ev(
+            f.target, "rogue_stop", f"{mode} {s.name} sent={r.sent}"))
+
+    def _feedback_flood(self, f: "Fault") -> None:
+        self._rogue(f, "flood")
+
+    def _false_report(self, f: "Fault") -> None:
+        self._rogue(f, "false_report")
+
+    def _spoof_clr(self, f: "Fault") -> None:
+        self._rogue(f, "spoof_clr")
+
+    # switches and the controller -------------------------------------------
+    def _switch_crash(self, f: "Fault") -> None:
+        """Down for ``for`` seconds; back empty (tables, registers, membership lost)."""
+        name = f.target
+        node = self.run.net.switches[name]
+        node.down = True
+        saved = node.receive
+        node.receive = lambda port, frame: None
+        self._ev(name, "switch_down", "tables and data-plane state lost")
+
+        def up() -> None:
+            node.down = False
+            node.receive = saved
+            if hasattr(node, "reset"):
+                node.reset()
+            elif hasattr(node, "members"):
+                node.members.clear()
+                node.upstream.clear()
+                node.routes.clear()
+                self.run.net.install_routes()
+            self._ev(name, "switch_up", "empty")
+            self.run.sim.after(RESTORE_DELAY_S, self.control.restore, name)
+
+        self.run.sim.after(f.duration if f.duration is not None else DEFAULT_DOWN_S, up)
+
+    def _controller_restart(self, f: "Fault") -> None:
+        take = bool(f.params.get("takeover"))
+        self.control.controller_down()
+        self._ev("controller", "controller_down", "takeover by a second controller" if take else "restart")
+
+        def up() -> None:
+            self.control.controller_up()
+            self._ev("controller", "controller_up", "second controller primary" if take else "restarted")
+
+        self.run.sim.after(f.duration if f.duration is not None else DEFAULT_DOWN_S, up)
+
+    # links -----------------------------------------------------------------
+    def _link_down(self, f: "Fault") -> None:
+        chans = self._channels(f)
+        for ch in chans:
+            ch.set_up(False)
+        name = "--".join(f.target)
+        self._ev(name, "link_down")
+        if f.duration is not None:
+            def up() -> None:
+                for ch in chans:
+                    ch.set_up(True)
+                self._ev(name, "link_up")
+            self.run.sim.after(f.duration, up)
+
+    def _link_change(self, f: "Fault") -> None:
+        from netsim.link import make_loss
+
+        chans = self._channels(f)
+        name = "--".join(f.target)
+        saved = [(ch.rate_bps, ch.delay_s, ch.loss, ch.queue_packets) for ch in chans]
+        for ch in chans:
+            if "rate" in f.params:
+                ch.set_rate(f.params["rate"])
+            if "delay" in f.params:
+                ch.delay_s = f.params["delay"]
+            if "loss" in f.params:
+                ch.set_loss(make_loss(f.params["loss"], self.run.sim.rng(f"fault/{ch.name}/{self.run.sim.now}")))
+            if "queue" in f.params:
+                ch.queue_packets = f.params["queue"]
+        self._ev(name, "link_change", " ".join(f"{k}={v:g}" for k, v in sorted(f.params.items())))
+        if f.duration is not None:
+            def back() -> None:
+                for ch, (rate, delay, loss, q) in zip(chans, saved):
+                    ch.set_rate(rate)
+                    ch.delay_s = delay
+                    ch.set_loss(loss)
+                    ch.queue_packets = q
+                self._ev(name, "link_change", "restored")
+            self.run.sim.after(f.duration, back)
+
+    # malformed frames --------------------------------------------------------
+    def _malformed(self, f: "Fault") -> None:
+        rate = f.params.get("rate", 1000.0)
+        dur = f.duration if f.duration is not None else 1.0
+        n = max(1, int(rate * dur))
+        size = int(f.params.get("size", 64))
+        if isinstance(f.target, tuple):
+            sw, port = f.target
+            node = self.run.net.switches[sw]
+            src_mac, src_ip = b"\x02\x00\x00\x00\xee\x01", pk.ip_int("10.255.0.1")
+            inject = lambda fr: node.receive(port, fr)  # noqa: E731 - one-liner target
+            where = f"{sw}-p{port}"
+        else:
+            host = self.run.net.hosts[f.target]
+            src_mac, src_ip = host.mac, host.ip_int
+            inject = host.send_frame
+            where = f.target
+        any_host = next(iter(self.run.net.hosts.values()))
+        rng = random.Random(self.rng.random())
+        from hosts.rogue import malformed_frames
+
+        def one(i: int) -> None:
+            inject(malformed_frames(rng, src_mac, any_host.mac, src_ip, any_host.ip_int, size))
+            self.malformed_sent += 1
+            if i + 1 == n:
+                self._ev(where, "malformed_end", f"frames={n}")
+
+        self._ev(where, "malformed", f"frames={n} over {dur:g}s")
+        for i in range(n):
+            self.run.sim.after(i / rate, one, i)

@@ -1,0 +1,32 @@
+"""Shared helpers for the fault tests: run a scenario of topologies/scenarios/faults in the simulator."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests_emulation_ready
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
+
+
+@pytest.fixture(scope="module")
+def sim_fault():
+    """sim_fault(name, switch="p4"|"model") -> (SimRun, events without joins/leaves); cached per module."""
+    from netsim.run import run_scenario
+    from netsim.switches import choose_switch
+    from topologies.scenario import load_scenario
+
+    cache: dict[tuple[str, str], tuple] = {}
+
+    def run(name: str, switch: str = "p4"):
+        if (name, switch) not in cache:
+            sc = load_scenario(SCENARIOS / f"{name}.yaml")
+            r = run_scenario(sc, switch=choose_switch(switch, sc))
+            ev = [e for e in sorted(r.recorder.events) if e[2] not in ("join", "leave")]
+            cache[(name, switch)] = (r, ev)
+        return cache[(name, switch)]
+
+    return run

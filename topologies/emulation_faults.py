@@ -1,0 +1,367 @@
+"""Faults in a Mininet run, and a runner that survives its components dying.
+
+:class:`EmuFaults` is called by ``topologies/emulation._drive`` every time
+the runner wakes up.  It
+
+* supervises: an agent that dies is recorded (``agent_died``) and the run
+  goes on; a switch process that dies is recorded (``switch_died``) and
+  started again with the same command line (the controller then restores it
+  and re-queries its hosts) -- a ``SIGKILL`` of one component no longer ends
+  the run without results;
+* injects the scenario's faults on time, each by the run's own records (the
+  process objects it started, by process id; interfaces by the names the
+  plan gave them):
+
+  ``agent_kill``      SIGKILL to the agent's process group; restarted after ``for``
+  ``receiver_crash``  the host's interface goes down (so its kernel sends no
+                      IGMP leave), then SIGKILL; after ``for`` the interface
+                      comes up and the agent starts again
+  ``receiver_leave``  SIGTERM: the agent's driver runs the core's ``close``,
+                      then leaves its groups
+  ``switch_crash``    SIGKILL to the switch process; restarted after ``for``
+                      (default 1 s) with empty tables and registers
+  ``controller_restart`` the run's controller stops and a new one starts
+                      after ``for``; with ``takeover`` a second controller
+                      with a higher election id starts first, then the old
+                      one stops
+  ``link_down``       ``ip link set down`` on both ends of the link's veth
+                      pair (the switch side in the root namespace, a host
+                      side in the host's), ``up`` after ``for``
+  ``feedback_flood``, ``false_report``, ``spoof_clr``
+                      ``python -m hosts.rogue`` in the host for ``for`` seconds
+  ``malformed``       ``python -m hosts.rogue malformed`` on a raw socket of
+                      the host attached to the port
+
+  ``link_change``    a lower ``rate`` only: tc's token bucket (``tbf``) on
+                      both veth ends, removed after ``for``; delay, loss and
+                      queue changes need netem, which this kernel lacks, or a
+                      switch whose link emulation changes while it runs:
+                      :func:`check_supported` refuses them before the
+                      network is built
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+#: Fault types a Mininet run can inject.
+SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
+             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed"}
+#: tc's token bucket shapes the veth below the switch's own link emulation;
+#: this machine's kernel has no netem, so delay, loss and queue cannot change.
+TBF_BURST_BYTES = 10_000
+TBF_LATENCY_MS = 50
+DEFAULT_DOWN_S = 1.0
+#: A switch process that dies more often than this is left down.
+MAX_SWITCH_RESTARTS = 5
+
+
+def check_supported(scenario: Any) -> None:
+    """Raise ValueError naming the first fault Mininet cannot inject."""
+    for i, f in enumerate(getattr(scenario, "faults", ()) or ()):
+        if f.kind not in SUPPORTED:
+            raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet; use p4mcc sim")
+        if f.kind == "link_change":
+            other = sorted(set(f.params) - {"rate"})
+            if other:
+                raise ValueError(f"faults[{i}]: link_change of {', '.join(other)} is simulated only (p4mcc "
+                                 "switch cannot change its link emulation while it runs and this kernel has "
+                                 "no netem; Mininet can lower the rate only); use p4mcc sim")
+            link = next(l for l in scenario.topology.links if {l.a.node, l.b.node} == set(f.target))
+            if f.params["rate"] > link.rate_bps:
+                raise ValueError(f"faults[{i}].rate: Mininet can only lower a link's rate "
+                                 f"(below {link.rate_bps:g} bit/s, the switch's own emulation)")
+
+
+@dataclass
+class _Action:
+    at: float
+    order: int
+    fn: Callable[[], None] = field(compare=False)
+
+    def __lt__(self, other: "_Action") -> bool:
+        return (self.at, self.order) < (other.at, other.order)
+
+
+class EmuFaults:
+    """See the module doc.  ``env`` gives the runner's objects (net, plan, ...)."""
+
+    def __init__(self, *, plan: Any, net: Any, started: list[Any], rec: Any, logs: Path,
+                 scenario: Any, spawn_agent: Callable[[Any, float], Any],
+                 restart_controller: Callable[[bool], None] | None = None) -> None:
+        self.plan, self.net, self.started, self.rec = plan, net, started, rec
+        self.logs, self.scenario = logs, scenario
+        self.spawn_agent = spawn_agent
+        self.restart_controller = restart_controller
+        self.actions: list[_Action] = []
+        self._order = 0
+        self.killed: set[int] = set()  # pids we ended on purpose
+        self.reported: set[int] = set()
+        self.switch_restarts: dict[str, int] = {}
+        self.expected_down: set[str] = set()  # switches we keep down on purpose
+        self.rogues: list[Any] = []
+        for i, f in enumerate(scenario.faults):
+            for t in f.times(scenario.duration):
+                self._at(t, lambda f=f, i=i: self._inject(f, i))
+
+    # scheduling ------------------------------------------------------------
+    def _at(self, t: float, fn: Callable[[], None]) -> None:
+        import bisect
+
+        self._order += 1
+        bisect.insort(self.actions, _Action(t, self._order, fn))
+
+    def next_time(self) -> float | None:
+        return self.actions[0].at if self.actions else None
+
+    def poll(self, now: float) -> None:
+        """Run what is due, then look for components that died."""
+        self.now = now
+        while self.actions and self.actions[0].at <= now:
+            self.actions.pop(0).fn()
+        self._supervise(now)
+
+    def _ev(self, node: str, what: str, detail: str = "") -> None:
+        self.rec.event(self.now, node, what, detail)
+
+    # supervision -----------------------------------------------------------
+    def _supervise(self, now: float) -> None:
+        for s in self.started:
+            p = s.process
+            pid = p.proc.pid
+            if p.exited.is_set() and pid not in self.reported and p.proc.returncode not in (0, None):
+                self.reported.add(pid)
+                if pid not in self.killed and hasattr(s.plan, "role"):
+                    self._ev(s.plan.host, "agent_died", f"{p.name} exit {p.proc.returncode}")
+        for name in self.plan.switches:
+            node = self.net[name]
+            proc = node.process
+            if proc is None or not proc.exited.is_set() or name in self.expected_down:
+                continue
+            if proc.proc.pid not in self.killed:
+                self._ev(name, "switch_died", f"exit {proc.proc.returncode}")
+            if self.switch_restarts.get(name, 0) >= MAX_SWITCH_RESTARTS:
+                self.expected_down.add(name)  # one that keeps dying stays down; the run goes on
+                self._ev(name, "switch_given_up", f"{MAX_SWITCH_RESTARTS} restarts:\n{proc.last_lines(5)}")
+                continue
+            self._start_switch(name)
+
+    def _start_switch(self, name: str) -> None:
+        node = self.net[name]
+        n = self.switch_restarts.get(name, 0) + 1
+        self.switch_restarts[name] = n
+        log = self.logs / f"{name}.log"
+        if log.exists():
+            log.rename(self.logs / f"{name}.log.{n}")
+        if getattr(node, "target", "builtin") == "builtin":
+            # start without the program: the controller pushes the pipeline
+            # anyway when it reconnects, so compiling it at start is done twice
+            from topologies.mininet_net import READY, spawn
+
+            argv = node.plan.command(Path(node.program), seed=node.seed)
+            argv[argv.index(str(Path(node.program)))] = "--no-p4"
+            node.process = spawn(f"switch {name}", argv, log, ready_pattern=READY)
+        else:
+            node.start([])
+        self._ev(name, "switch_up", f"process restarted (pid {node.process.proc.pid})")
+
+    # helpers ---------------------------------------------------------------
+    def _agents(self, f: Any, *, sender_too: bool = False) -> list[Any]:
+        out = []
+        for s in self.started:
+            a = s.plan
+            if not hasattr(a, "role") or a.host != f.target or not s.process.alive:
+                continue
+            if f.session is not None and a.session != f.session:
+                continue
+            if a.role == "send" and not sender_too:
+                continue
+            out.append(s)
+        return out
+
+    def _kill(self, s: Any, sig: int = signal.SIGKILL) -> None:
+        pid = s.process.proc.pid
+        self.killed.add(pid)
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def _restart(self, items: list[Any]) -> None:
+        for s in items:
+            a = s.plan
+            if self.now < a.stop - 0.5:
+                self.spawn_agent(a, self.now)
+                self._ev(a.host, "restart", a.session)
+
+    def _iface_cmd(self, node: str, iface: str, up: bool) -> None:
+        # a switch's node runs commands in the root namespace, a host's in its own
+        self.net[node].cmd(f"ip link set dev {iface} {'up' if up else 'down'}")
+
+    # faults ----------------------------------------------------------------
+    def _inject(self, f: Any, i: int) -> None:
+        # the "fault" row itself comes from topologies.faults.recovery_events, as in the simulator
+        getattr(self, f"_{f.kind}")(f)
+
+    def _agent_kill(self, f: Any) -> None:
+        items = self._agents(f, sender_too=True)
+        for s in items:
+            self._kill(s)
+        self._ev(f.target, "kill", ",".join(s.plan.session for s in items))
+        if f.duration is not None:
+            self._at(self.now + f.duration, lambda: self._restart(items))
+
+    def _receiver_crash(self, f: Any) -> None:
+        iface = self.plan.hosts[f.target].iface
+        self._iface_cmd(f.target, iface, up=False)  # silent: no IGMP leave gets out
+        items = self._agents(f)
+        for s in items:
+            self._kill(s)
+        self._ev(f.target, "crash", ",".join(s.plan.session for s in items))
+        if f.duration is not None:
+            def back() -> None:
+                self._iface_cmd(f.target, iface, up=True)
+                self.net[f.target].cmd(f"ip route replace default dev {iface}")
+                self.net[f.target].cmd(f"ip route replace 224.0.0.0/4 dev {iface}")
+                self._restart(items)
+            self._at(self.now + f.duration, back)
+
+    def _receiver_leave(self, f: Any) -> None:
+        items = self._agents(f)
+        for s in items:
+            self._kill(s, signal.SIGTERM)
+        self._ev(f.target, "graceful_leave", ",".join(s.plan.session for s in items))
+
+    def _switch_crash(self, f: Any) -> None:
+        node = self.net[f.target]
+        proc = node.process
+        self.expected_down.add(f.target)
+        self.killed.add(proc.proc.pid)
+        try:
+            os.killpg(proc.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._ev(f.target, "switch_down", "SIGKILL; tables and data-plane state lost")
+
+        def up() -> None:
+            proc.exited.wait(5)
+            self.expected_down.discard(f.target)
+            self._start_switch(f.target)
+
+        self._at(self.now + (f.duration if f.duration is not None else DEFAULT_DOWN_S), up)
+
+    def _controller_restart(self, f: Any) -> None:
+        take = bool(f.params.get("takeover"))
+        if self.restart_controller is None:
+            return
+        if take:
+            self.restart_controller(True)
+            self._ev("controller", "controller_up", "second controller primary")
+            return
+        self.restart_controller(False)  # stop
+        self._ev("controller", "controller_down", "restart")
+
+        def up() -> None:
+            self.restart_controller(True)
+            self._ev("controller", "controller_up", "restarted")
+
+        self._at(self.now + (f.duration if f.duration is not None else DEFAULT_DOWN_S), up)
+
+    def _link_down(self, f: Any) -> None:
+        ends = self._link_ifaces(f.target)
+        for node, iface in ends:
+            self._iface_cmd(node, iface, up=False)
+        name = "--".join(f.target)
+        self._ev(name, "link_down")
+        if f.duration is not None:
+            def up() -> None:
+                for node, iface in ends:
+                    self._iface_cmd(node, iface, up=True)
+                self._ev(name, "link_up")
+            self._at(self.now + f.duration, up)
+
+    def _link_change(self, f: Any) -> None:
+        """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`)."""
+        ends = self._link_ifaces(f.target)
+        rate = int(f.params["rate"])
+        for node, iface in ends:
+            self.net[node].cmd(f"tc qdisc replace dev {iface} root tbf rate {rate}bit "
+                               f"burst {TBF_BURST_BYTES} latency {TBF_LATENCY_MS}ms")
+        name = "--".join(f.target)
+        self._ev(name, "link_change", f"rate={rate:g}")
+        if f.duration is not None:
+            def back() -> None:
+                for node, iface in ends:
+                    self.net[node].cmd(f"tc qdisc del dev {iface} root")
+                self._ev(name, "link_change", "restored")
+            self._at(self.now + f.duration, back)
+
+    def _link_ifaces(self, pair: tuple[str, str]) -> list[tuple[str, str]]:
+        for c in self.plan.cables:
+            if {c.a, c.b} == set(pair):
+                return [(c.a, c.a_iface), (c.b, c.b_iface)]
+        return []
+
+    def _rogue(self, f: Any, mode: str) -> None:
+        from topologies.mininet_net import spawn
+
+        s = next(x for x in self.scenario.sessions if x.name == f.session)
+        h = self.plan.hosts[f.target]
+        dur = f.duration if f.duration is not None else self.scenario.duration - self.now
+        argv = [sys.executable, "-m", "hosts.rogue", mode, "--proto", s.protocol, "--group", s.group,
+                "--port", str(s.port), "--session", str(s.session_id), "--local", h.ip,
+                "--sender", self.plan.hosts[s.sender].ip, "--for", f"{dur:.3f}"]
+        if "rate" in f.params:
+            argv += ["--rate", str(f.params["rate"])]
+        if "claim" in f.params:
+            argv += ["--claim", str(f.params["claim"])]
+        p = spawn(f"rogue {mode} {f.target}", argv, self.logs / f"rogue-{f.target}-{len(self.rogues)}.log",
+                  node=self.net[f.target])
+        self.rogues.append(p)
+        self._ev(f.target, "rogue_start", f"{mode} {s.name}")
+
+    def _feedback_flood(self, f: Any) -> None:
+        self._rogue(f, "flood")
+
+    def _false_report(self, f: Any) -> None:
+        self._rogue(f, "false_report")
+
+    def _spoof_clr(self, f: Any) -> None:
+        self._rogue(f, "spoof_clr")
+
+    def _malformed(self, f: Any) -> None:
+        from topologies.mininet_net import spawn
+
+        if isinstance(f.target, tuple):
+            sw, port = f.target
+            host = next((h for h in self.plan.hosts.values() if h.switch == sw and h.switch_port == port), None)
+            if host is None:
+                self._ev(f"{sw}-p{port}", "error", "malformed: no host on that port to send from")
+                return
+        else:
+            host = self.plan.hosts[f.target]
+        dur = f.duration if f.duration is not None else 1.0
+        argv = [sys.executable, "-m", "hosts.rogue", "malformed", "--local", host.ip, "--iface", host.iface,
+                "--rate", str(f.params.get("rate", 1000.0)), "--for", f"{dur:.3f}"]
+        p = spawn(f"malformed {host.name}", argv, self.logs / f"malformed-{host.name}-{len(self.rogues)}.log",
+                  node=self.net[host.name])
+        self.rogues.append(p)
+        self._ev(host.name, "malformed", f"{dur:g}s")
+
+    def stop(self) -> None:
+        for p in self.rogues:
+            p.stop(timeout=3)
+
+
+def wait_s(now: float, faults: "EmuFaults | None") -> float | None:
+    """Seconds until the next fault action (None: none pending)."""
+    if faults is None:
+        return None
+    t = faults.next_time()
+    return None if t is None else max(0.0, t - now)
+

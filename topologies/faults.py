@@ -1,0 +1,441 @@
+"""The ``faults:``, ``policing:`` and ``membership:`` parts of a scenario.
+
+A fault is something a real network does to a session: a receiver crashes or
+leaves, an agent is killed and restarted, a switch crashes and comes back
+empty, the controller restarts or another one takes over, a link goes down,
+flaps or changes its rate/delay/loss, a receiver misbehaves (floods
+feedback, reports a false rate, claims to be the CLR), or malformed frames
+arrive at a switch port.  Both engines read the same :class:`Fault` list
+(``netsim/faults.py`` injects them in virtual time, ``topologies/emulation``
+in Mininet) and both record every fault instance and every recovery in
+``events.csv`` (:func:`recovery_events`).
+
+A fault fires at ``at``; with ``every`` it repeats until ``until`` or for
+``count`` times.  ``for`` is how long one instance lasts (a switch's or an
+agent's down time, a link's down time, a flood's length); without it a crash
+is permanent and a change stays.  ``docs/scenario-format.md`` lists the
+fields and ``docs/faults.md`` what each fault does in each engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: fault type -> what its ``target`` names
+KINDS: dict[str, str] = {
+    "receiver_crash": "host",
+    "receiver_leave": "host",
+    "agent_kill": "host",
+    "switch_crash": "switch",
+    "controller_restart": "none",
+    "link_down": "link",
+    "link_change": "link",
+    "feedback_flood": "host",
+    "false_report": "host",
+    "spoof_clr": "host",
+    "malformed": "port",
+}
+
+#: A fault instance repeats at most this often (keeps an ``every`` typo from
+#: scheduling millions of events).
+MAX_INSTANCES = 1000
+
+_KEYS = {"type", "target", "session", "at", "every", "until", "count", "for", "duration",
+         "rate", "delay", "loss", "queue", "claim", "takeover", "size"}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One entry of ``faults:`` (see the module doc)."""
+
+    kind: str
+    at: float
+    #: host, switch, ``(node, node)`` link, ``(switch, port)`` port, or "" (controller)
+    target: Any = ""
+    session: str | None = None
+    every: float | None = None
+    until: float | None = None
+    count: int | None = None
+    #: how long one instance lasts (None: permanent / until changed again)
+    duration: float | None = None
+    #: kind-specific values: rate (bit/s for links, packets/s for floods),
+    #: delay (s), loss (probability), queue (packets), claim (bit/s), takeover, size
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def times(self, end: float) -> list[float]:
+        """Start time of every instance before ``end``."""
+        if self.every is None:
+            return [self.at] if self.at < end else []
+        out = []
+        t = self.at
+        limit = self.until if self.until is not None else end
+        while t < min(limit, end) + 1e-9 and len(out) < (self.count or MAX_INSTANCES):
+            out.append(t)
+            t += self.every
+        return out
+
+    def describe(self) -> str:
+        t = self.target
+        tgt = "--".join(t) if isinstance(t, tuple) and self.kind.startswith("link") else (
+            f"{t[0]}-p{t[1]}" if isinstance(t, tuple) else str(t))
+        parts = [self.kind, tgt] if tgt else [self.kind]
+        if self.session:
+            parts.append(f"session={self.session}")
+        if self.every is not None:
+            parts.append(f"every={self.every:g}s")
+        if self.duration is not None:
+            parts.append(f"for={self.duration:g}s")
+        parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(self.params.items())]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Policing:
+    """Feedback policing per host port: ``auto`` sizes it from the sessions
+    (``controller.policing``), an int is packets/s for every host port, None is off."""
+
+    feedback_pps: int | str | None = "auto"
+    burst: int | None = None
+
+
+@dataclass(frozen=True)
+class Membership:
+    """IGMP membership ageing on the switches and the controller's querier.
+
+    ``timeout`` 0 never ages (then no querier is needed).  ``None`` leaves the
+    engine's default: ``p4mcc run`` ages (:data:`RUN_DEFAULT_TIMEOUT`), the
+    simulator does not.  ``query_interval`` None derives it from the timeout
+    (IGMPv2's 125/260).
+    """
+
+    timeout: float | None = None
+    query_interval: float | None = None
+
+
+#: Membership timeout ``p4mcc run`` uses when a scenario does not say.
+RUN_DEFAULT_TIMEOUT = 20.0
+
+
+def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
+    """Validate ``faults:``; problems go to ``ctx`` with their field path."""
+    from topologies.scenario import parse_fraction, parse_rate, parse_time
+
+    if raw is None:
+        return []
+    if not ctx.expect("faults", raw, list, "a list of faults"):
+        return []
+    out: list[Fault] = []
+    links = {frozenset((l.a.node, l.b.node)) for l in topo.links}
+    snames = {s.name: s for s in sessions}
+    for i, f in enumerate(raw):
+        p = f"faults[{i}]"
+        if not ctx.expect(p, f, dict, "a fault mapping with a type"):
+            continue
+        ctx.unknown_keys(p, f, _KEYS)
+        kind = f.get("type")
+        if kind not in KINDS:
+            ctx.err(f"{p}.type", f"unknown fault type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            continue
+        want = KINDS[kind]
+        ok = True
+
+        def time_of(key: str, default: Any = None, *, positive: bool = False) -> float | None:
+            nonlocal ok
+            if f.get(key) is None:
+                return default
+            v = ctx.conv(f"{p}.{key}", parse_time, f[key], None)
+            if v is None:
+                ok = False
+            elif v < 0 or (positive and v == 0):
+                ctx.err(f"{p}.{key}", "must be positive" if positive else "must not be negative")
+                ok = False
+            return v
+
+        if "at" not in f:
+            ctx.err(f"{p}.at", "required")
+            ok = False
+        at = time_of("at", 0.0)
+        every = time_of("every", positive=True)
+        until = time_of("until")
+        dur = time_of("for") if "for" in f else time_of("duration")
+        count = f.get("count")
+        if count is not None and not (isinstance(count, int) and not isinstance(count, bool) and count > 0):
+            ctx.err(f"{p}.count", f"expected a positive integer, got {count!r}")
+            ok = False
+        if (until is not None or count is not None) and every is None:
+            ctx.err(f"{p}.every", "required with until/count (a repeating fault)")
+            ok = False
+        if at is not None and at > duration:
+            ctx.err(f"{p}.at", f"after the run's end ({duration:g} s)")
+            ok = False
+        if until is not None and at is not None and until < at:
+            ctx.err(f"{p}.until", f"before at ({at:g} s)")
+            ok = False
+        if every is not None and dur is not None and dur >= every:
+            ctx.err(f"{p}.for", f"must be shorter than every ({every:g} s)")
+            ok = False
+        # target
+        raw_t = f.get("target")
+        target: Any = ""
+        if want == "none":
+            if raw_t is not None:
+                ctx.err(f"{p}.target", f"{kind} takes no target")
+                ok = False
+        elif raw_t is None:
+            ctx.err(f"{p}.target", f"required (a {want})")
+            ok = False
+        elif want == "host":
+            if raw_t not in topo.hosts:
+                ctx.err(f"{p}.target", f"unknown host {raw_t!r}")
+                ok = False
+            target = str(raw_t)
+        elif want == "switch":
+            if raw_t not in topo.switches:
+                ctx.err(f"{p}.target", f"unknown switch {raw_t!r}")
+                ok = False
+            target = str(raw_t)
+        elif want == "link":
+            ends = raw_t.split("--") if isinstance(raw_t, str) and "--" in raw_t else raw_t
+            if isinstance(ends, str) and ends in topo.hosts:
+                peer = [l.b.node if l.a.node == ends else l.a.node for l in topo.links
+                        if ends in (l.a.node, l.b.node)]
+                ends = [ends, peer[0]] if peer else [ends]
+            if not (isinstance(ends, list) and len(ends) == 2 and frozenset(map(str, ends)) in links):
+                ctx.err(f"{p}.target", f"not a link: {raw_t!r} (give [a, b], 'a--b', or a host name)")
+                ok = False
+            else:
+                target = (str(ends[0]), str(ends[1]))
+        elif want == "port":
+            import re
+
+            m = re.match(r"^(.+)-p(\d+)$", str(raw_t))
+            if m and m.group(1) in topo.switches:
+                target = (m.group(1), int(m.group(2)))
+            elif raw_t in topo.hosts:
+                target = str(raw_t)  # the switch port this host is attached to
+            else:
+                ctx.err(f"{p}.target", f"expected a switch port like 's1-p2' or a host, got {raw_t!r}")
+                ok = False
+        # session
+        sess = f.get("session")
+        if sess is not None and sess not in snames:
+            ctx.err(f"{p}.session", f"unknown session {sess!r}")
+            ok = False
+        if kind in ("receiver_crash", "receiver_leave", "agent_kill", "feedback_flood", "false_report",
+                    "spoof_clr") and isinstance(target, str) and target:
+            mine = [s for s in sessions if (sess is None or s.name == sess)
+                    and (target in s.receivers or (kind == "agent_kill" and target == s.sender))]
+            if not mine:
+                ctx.err(f"{p}.target", f"{target!r} is not a receiver of "
+                        + (f"session {sess!r}" if sess else "any session"))
+                ok = False
+            if kind.startswith("receiver") and any(target == s.sender for s in sessions if s.name == sess):
+                ctx.err(f"{p}.target", "a sender is not a receiver (use agent_kill)")
+                ok = False
+        if kind in ("feedback_flood", "false_report", "spoof_clr") and sess is None and ok:
+            mine = [s for s in sessions if target in s.receivers]
+            if len(mine) > 1:
+                ctx.err(f"{p}.session", "required: the host is a receiver of several sessions")
+                ok = False
+            elif mine:
+                sess = mine[0].name
+        # kind-specific values
+        params: dict[str, Any] = {}
+        if kind in ("link_change",):
+            for k, fn in (("rate", parse_rate), ("delay", parse_time), ("loss", parse_fraction)):
+                if k in f:
+                    v = ctx.conv(f"{p}.{k}", fn, f[k], None)
+                    if v is None or (k == "rate" and v <= 0) or v < 0:
+                        if v is not None:
+                            ctx.err(f"{p}.{k}", "must be positive")
+                        ok = False
+                    else:
+                        params[k] = float(v)
+            if "queue" in f:
+                q = f["queue"]
+                if not (isinstance(q, int) and not isinstance(q, bool) and q >= 1):
+                    ctx.err(f"{p}.queue", f"expected packets >= 1, got {q!r}")
+                    ok = False
+                else:
+                    params["queue"] = q
+            if not params and ok:
+                ctx.err(p, "link_change needs rate, delay, loss and/or queue")
+                ok = False
+        elif "rate" in f:
+            r = f["rate"]
+            if not (isinstance(r, (int, float)) and not isinstance(r, bool) and 0 < r <= 1e6):
+                ctx.err(f"{p}.rate", f"expected packets/s in (0, 1e6], got {r!r}")
+                ok = False
+            else:
+                params["rate"] = float(r)
+        if "claim" in f:
+            v = ctx.conv(f"{p}.claim", parse_rate, f["claim"], None)
+            if v is None or v <= 0:
+                ok = False if v is None else ok
+                if v is not None:
+                    ctx.err(f"{p}.claim", "must be positive")
+                    ok = False
+            else:
+                params["claim"] = float(v)
+        if "takeover" in f:
+            if kind != "controller_restart" or not isinstance(f["takeover"], bool):
+                ctx.err(f"{p}.takeover", "true/false, for controller_restart only")
+                ok = False
+            else:
+                params["takeover"] = f["takeover"]
+        if "size" in f:
+            sz = f["size"]
+            if not (isinstance(sz, int) and not isinstance(sz, bool) and 1 <= sz <= 1500):
+                ctx.err(f"{p}.size", f"expected bytes 1..1500, got {sz!r}")
+                ok = False
+            else:
+                params["size"] = sz
+        if ok:
+            out.append(Fault(kind, float(at or 0.0), target, sess, every, until, count, dur, params))
+    return out
+
+
+def parse_policing(ctx: Any, raw: Any) -> Policing:
+    if raw is None:
+        return Policing()
+    if raw in ("off", False):
+        return Policing(None)
+    if not ctx.expect("policing", raw, dict, "a mapping {feedback_pps: auto|off|N, burst: N} or off"):
+        return Policing()
+    ctx.unknown_keys("policing", raw, {"feedback_pps", "burst"})
+    pps = raw.get("feedback_pps", "auto")
+    if pps in ("off", False, None):
+        pps = None
+    elif pps != "auto" and not (isinstance(pps, int) and not isinstance(pps, bool) and pps > 0):
+        ctx.err("policing.feedback_pps", f"expected auto, off or packets/s > 0, got {pps!r}")
+        pps = "auto"
+    burst = raw.get("burst")
+    if burst is not None and not (isinstance(burst, int) and not isinstance(burst, bool) and burst > 0):
+        ctx.err("policing.burst", f"expected packets > 0, got {burst!r}")
+        burst = None
+    return Policing(pps, burst)
+
+
+def parse_membership(ctx: Any, raw: Any) -> Membership:
+    from topologies.scenario import parse_time
+
+    if raw is None:
+        return Membership()
+    if not ctx.expect("membership", raw, dict, "a mapping {timeout, query_interval}"):
+        return Membership()
+    ctx.unknown_keys("membership", raw, {"timeout", "query_interval"})
+    out = {}
+    for k in ("timeout", "query_interval"):
+        if raw.get(k) is not None:
+            v = ctx.conv(f"membership.{k}", parse_time, raw[k], None)
+            if v is not None and (v < 0 or (k == "query_interval" and v == 0)):
+                ctx.err(f"membership.{k}", "must be positive" if k == "query_interval" else "must not be negative")
+                v = None
+            out[k] = v
+    m = Membership(**out)
+    if m.timeout and m.query_interval and m.query_interval >= m.timeout:
+        ctx.err("membership.query_interval", f"must be shorter than the timeout ({m.timeout:g} s)")
+    return m
+
+
+def query_interval(m: Membership, timeout: float) -> float | None:
+    """The querier period for ``timeout`` (None: no ageing, no querier)."""
+    if not timeout:
+        return None
+    if m.query_interval:
+        return m.query_interval
+    from controller.querier import timings
+
+    return timings(timeout)[0]
+
+
+# ---------------------------------------------------------------------------
+# Recovery (the same analysis for both engines)
+
+#: Throughput must be back to this fraction of its pre-fault mean to count as recovered.
+RECOVERED_FRACTION = 0.8
+#: Seconds of samples before a fault that define its pre-fault throughput.
+BASELINE_S = 5.0
+
+
+def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
+                   dt: float | None = None) -> dict[str, float | None]:
+    """Per session: seconds after the fault instance at ``t`` ends (``t`` plus
+    its ``for``) until the mean throughput of its surviving receivers is back
+    to 80 % of the :data:`BASELINE_S` before ``t`` and holds there for a
+    second (None: never within the run; 0: it never fell below).
+
+    A receiver that the fault removed (crash/leave without restart) is not a
+    survivor; a session without throughput before ``t`` is skipped.
+    """
+    dt = dt or scenario.metrics_interval
+    out: dict[str, float | None] = {}
+    gone: set[str] = set()
+    only: set[str] | None = None
+    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill"):
+        if fault.duration is None or fault.kind == "receiver_leave":
+            gone.add(fault.target)  # the others are the survivors
+        else:
+            only = {fault.target}  # it comes back: its own throughput must
+    for s in scenario.sessions:
+        if fault.session and fault.session != s.name and fault.kind != "malformed":
+            continue
+        survivors = [r for r in s.receivers if r not in gone and (only is None or r in only)
+                     and s.join_at.get(r, s.start) < t - dt and s.leave_at.get(r, 1e18) > t]
+        if only is not None and fault.target == s.sender:
+            survivors = [r for r in s.receivers if s.join_at.get(r, s.start) < t - dt]
+        if not survivors:
+            continue
+        series: dict[float, list[float]] = {}
+        for x in samples:
+            if x.kind == "session" and x.flow == s.name and x.node in survivors and x.metric == "throughput_bps":
+                series.setdefault(round(x.time / dt) * dt, []).append(x.value)
+        # mean over survivors at each sampling instant
+        pts = sorted((tm, sum(v) / len(survivors)) for tm, v in series.items())
+        before = [v for tm, v in pts if t - BASELINE_S <= tm < t]
+        if not before or sum(before) <= 0:
+            continue
+        base = sum(before) / len(before)
+        target = RECOVERED_FRACTION * base
+        after = [(tm, v) for tm, v in pts if tm >= t]
+        dipped = False
+        rec: float | None = None
+        t_end = t + (fault.duration or 0.0)
+        for i, (tm, v) in enumerate(after):
+            if v < target:
+                dipped = True
+                continue
+            if tm < t_end:
+                continue  # the fault still lasts
+            # back up: hold for a second (two samples at 0.5 s) to count
+            hold = [w for tw, w in after[i:] if tw < tm + 1.0]
+            if all(w >= target for w in hold):
+                rec = max(0.0, tm - t_end) if dipped else 0.0
+                break
+        out[s.name] = rec
+    return out
+
+
+def recovery_events(samples: list[Any], scenario: Any, run_end: float) -> list[tuple[float, str, str, str]]:
+    """``events.csv`` rows: one ``fault`` per instance and one ``recovered``
+    (or ``not_recovered``) per affected session, in both engines."""
+    rows: list[tuple[float, str, str, str]] = []
+    for i, f in enumerate(getattr(scenario, "faults", ()) or ()):
+        node = _node(f)
+        for t in f.times(run_end):
+            rows.append((t, node, "fault", f"faults[{i}] {f.describe()}"))
+            for sess, rt in sorted(recovery_times(samples, scenario, f, t).items()):
+                if rt is None:
+                    rows.append((run_end, node, "not_recovered", f"faults[{i}] session={sess}"))
+                else:
+                    rows.append((t + (f.duration or 0.0) + rt, node, "recovered",
+                                 f"faults[{i}] session={sess} after={rt:.2f}s"))
+    return rows
+
+
+def _node(f: Fault) -> str:
+    t = f.target
+    if isinstance(t, tuple):
+        return "--".join(t) if f.kind.startswith("link") else f"{t[0]}-p{t[1]}"
+    return t or "controller"
