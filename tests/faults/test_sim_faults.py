@@ -149,7 +149,9 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
     from topologies.faults import Membership
     from topologies.scenario import load_scenario
 
-    from conftest import SCENARIOS  # this folder's conftest (on sys.path)
+    from pathlib import Path
+
+    SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
 
     sc = load_scenario(SCENARIOS / "receiver-crash.yaml")
     sc = dataclasses.replace(sc, faults=(dataclasses.replace(sc.faults[0], duration=None),),
