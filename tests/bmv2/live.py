@@ -22,6 +22,8 @@ returned are the live switch's own, so tests compare exact bytes.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import select
 import shutil
 import signal
@@ -48,6 +50,41 @@ CPU_PORT = 510
 DEVICE_ID = 1
 OUTPUT_DEADLINE = 5.0  # s: a busy 2-core machine still forwards well within this
 GRACE = 0.05  # s: extra frames after the expected ones arrive within this
+
+
+class Lab(netlab.Lab):
+    """netlab's hosts on veth pairs, named so that the labs of one process
+    (one per target) never collide: ``p4mcc-<tag>-hN`` / ``p4mcc<tag>sN``."""
+
+    _count = 0
+
+    def __init__(self, n: int) -> None:  # noqa: D107 - same wiring as netlab.Lab
+        Lab._count += 1
+        tag = f"{os.getpid() % 10000}{Lab._count % 10}"
+        self.hosts = []
+        self._ns, self._links = [], []
+        ip = netlab._ip
+        try:
+            for i in range(1, n + 1):
+                ns, sw_if, peer = f"p4mcc-{tag}-h{i}", f"p4mcc{tag}s{i}", f"p4mcc{tag}h{i}"
+                ip("netns", "add", ns)
+                self._ns.append(ns)
+                ip("link", "add", sw_if, "type", "veth", "peer", "name", peer)
+                self._links.append(sw_if)
+                ip("link", "set", peer, "netns", ns)
+                ip("-n", ns, "link", "set", peer, "name", "eth0")
+                # quiet interfaces: no IPv6 autoconfiguration traffic into the switch
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{sw_if}.disable_ipv6=1"], capture_output=True)
+                subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+                               capture_output=True)
+                ip("-n", ns, "link", "set", "eth0", "up")
+                ip("link", "set", sw_if, "up")
+                mac = bytes([0x02, 0, 0, 0, 0, i])
+                ip("-n", ns, "link", "set", "eth0", "address", mac.hex(":"))
+                self.hosts.append(netlab.Host(ns, sw_if, mac))
+        except BaseException:
+            self.close()
+            raise
 
 
 @dataclass
@@ -102,15 +139,22 @@ class Bmv2Proc:
             self._log.close()
 
 
+@functools.lru_cache(maxsize=1)
+def program() -> Any:
+    """p4src/mcc.p4 compiled by the built-in front end (once)."""
+    from p4switch.frontend import compile_file
+
+    return compile_file(str(PROGRAM), [str(INCLUDE)])
+
+
 def options(target: str, p4c_json: Optional[Path] = None, p4c_p4info: Optional[Path] = None) -> fy.SwitchOptions:
     """The pipeline a controller pushes to ``target`` (p4c's for bmv2)."""
     if target == "bmv2":
         return fy.SwitchOptions(p4info=p4c_p4info, p4blob=p4c_json, device_id=DEVICE_ID)
-    from p4switch.frontend import compile_file
     from p4switch.p4rt.device import make_bundle
     from p4switch.p4rt.p4info import build_p4info
 
-    return fy.SwitchOptions(p4info=build_p4info(compile_file(str(PROGRAM), [str(INCLUDE)])),
+    return fy.SwitchOptions(p4info=build_p4info(program()),
                             p4blob=make_bundle(str(PROGRAM), [str(INCLUDE)]), device_id=DEVICE_ID)
 
 
@@ -119,13 +163,13 @@ class LiveSwitch:
 
     def __init__(self, target: str, ports: Sequence[int], tmp: Path,
                  p4c_json: Optional[Path] = None, p4c_p4info: Optional[Path] = None) -> None:
-        from p4switch.frontend import compile_file
         from p4switch.interp import Switch
 
         self.target = target
-        self.ref = Switch(compile_file(str(PROGRAM), [str(INCLUDE)]), cpu_port=CPU_PORT)
+        self.ref = Switch(program(), cpu_port=CPU_PORT)
+        self.mismatches: list[str] = []
         self.port_nums = sorted(ports)
-        self.lab = netlab.Lab(len(self.port_nums))
+        self.lab = Lab(len(self.port_nums))
         self.proc: Any = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -152,6 +196,25 @@ class LiveSwitch:
         self._nodes: dict[int, tuple[int, list[int]]] = {}
         self._groups: dict[int, list[int]] = {}
         self._next_node = 0
+
+    def reset(self) -> "LiveSwitch":
+        """Fresh state for the next test: the PRE groups written so far are
+        deleted, the pipeline is pushed again (which clears tables, registers
+        and counters on both targets), and queued frames are dropped."""
+        from p4switch.interp import Switch
+
+        sw = self.sw
+        # PRE groups first: BMv2 keeps its replication nodes across a pipeline
+        # push, and a group written again afterwards would replicate twice.
+        if self._groups:
+            self._call(sw.delete([fy.P4MulticastGroupEntry(mgid) for mgid in self._groups]))
+        self._call(sw._set_pipeline_config_request(config=sw.p4info.get_pipeline_config()))
+        self._groups.clear()
+        self._nodes.clear()
+        self.ref = Switch(program(), cpu_port=CPU_PORT)
+        self.mismatches = []
+        self._drain()
+        return self
 
     # ------------------------------------------------------------------ plumbing
     def _call(self, coro: Any, timeout: float = 60.0) -> Any:
@@ -286,4 +349,10 @@ class LiveSwitch:
         while (left := end - time.monotonic()) > 0:
             select.select(list(self.socks.values()), [], [], left)
             got += self._drain()
+        mine = sorted((o.port, bytes(o.data)) for o in expected if o.port != CPU_PORT)
+        theirs = sorted((o.port, o.data) for o in got)
+        if mine != theirs:
+            self.mismatches.append(f"packet into port {port}: built-in interpreter sent "
+                                   f"{[(p, d.hex()) for p, d in mine]}, {self.target} sent "
+                                   f"{[(p, d.hex()) for p, d in theirs]}")
         return got
