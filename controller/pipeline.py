@@ -72,10 +72,41 @@ def builtin_pipeline(source: Path = P4_SOURCE, include_dir: Path = P4_INCLUDE) -
     return spec
 
 
+def p4c_build(json_path: Path = BMV2_JSON, p4info_path: Path = BMV2_P4INFO,
+              source: Path = P4_SOURCE, include_dir: Path = P4_INCLUDE) -> bool:
+    """Compile ``source`` with ``p4c-bm2-ss`` into ``json_path`` and
+    ``p4info_path`` when that compiler is on PATH and either file is missing
+    or older than the sources.  True when the files are current afterwards;
+    False when there is no compiler (the caller then names the missing file)."""
+    import shutil
+    import subprocess
+
+    p4c = shutil.which("p4c-bm2-ss")
+    json_path, p4info_path = Path(json_path), Path(p4info_path)
+    newest = max(p.stat().st_mtime for p in [Path(source), *Path(include_dir).rglob("*.p4")])
+    if all(p.exists() and p.stat().st_mtime >= newest for p in (json_path, p4info_path)):
+        return True
+    if p4c is None:
+        return False
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    p4info_path.parent.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([p4c, "--arch", "v1model", "-I", str(Path(source).parent), "-I", str(include_dir),
+                        "-o", str(json_path), "--p4runtime-files", str(p4info_path), str(source)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise PipelineError(f"p4c-bm2-ss failed on {source}:\n{(r.stderr + r.stdout).strip()}")
+    return True
+
+
 def bmv2_pipeline(json_path: Path = BMV2_JSON, p4info_path: Path = BMV2_P4INFO) -> PipelineSpec:
-    """Read p4c's BMv2 JSON and P4Info text from disk."""
+    """Read p4c's BMv2 JSON and P4Info text from disk (for the default
+    paths, compiled first by ``p4c-bm2-ss`` when it is on PATH and they are
+    missing or stale)."""
     from finsy import pbutil
     from finsy.proto import p4i
+
+    if Path(json_path) == BMV2_JSON and Path(p4info_path) == BMV2_P4INFO:
+        p4c_build()
 
     for path, what in ((Path(json_path), "BMv2 JSON"), (Path(p4info_path), "P4Info")):
         if not path.exists():

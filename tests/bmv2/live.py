@@ -104,12 +104,15 @@ def free_port() -> int:
 class Bmv2Proc:
     """``simple_switch_grpc`` on the given ports; ready when its gRPC port accepts."""
 
-    def __init__(self, ports: dict[int, str], log: Path, timeout: float = 30.0) -> None:
+    def __init__(self, ports: dict[int, str], log: Path, timeout: float = 30.0,
+                 device_id: Optional[int] = DEVICE_ID) -> None:
         exe = shutil.which("simple_switch_grpc")
         assert exe, "simple_switch_grpc not on PATH"
         port = free_port()
         self.address = f"127.0.0.1:{port}"
-        argv = [exe, "--no-p4", "--device-id", str(DEVICE_ID)]
+        argv = [exe, "--no-p4"]
+        if device_id is not None:  # None: BMv2's own default (0)
+            argv += ["--device-id", str(device_id)]
         for num, ifname in sorted(ports.items()):
             argv += ["-i", f"{num}@{ifname}"]
         argv += ["--", "--grpc-server-addr", self.address, "--cpu-port", str(CPU_PORT)]
