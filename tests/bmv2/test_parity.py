@@ -9,12 +9,13 @@ the whole module (``LiveSwitch.reset`` gives each test fresh state), and the
 machine-wide root lock is held while the ports exist.
 
 Which Scapy tests take part: those of tests/p4src that drive one switch with
-packets only.  Tests that step the interpreter's simulated clock (membership
-ageing, proxy refresh, VLMCC time windows), read digests, police with meters
-or talk to the CPU port stay on the built-in switch alone: a live switch
-keeps real time, and its CPU port is a P4Runtime stream, not a veth.  So
-does the runt-frame test: a veth refuses a frame shorter than an Ethernet
-header.
+packets only, four per module spread over it (``P4MCC_PARITY_ALL=1``: all
+42 of them, about 4 minutes).  Tests that step the interpreter's simulated
+clock (membership ageing, proxy refresh, VLMCC time windows), read digests,
+police with meters or talk to the CPU port stay on the built-in switch
+alone: a live switch keeps real time, and its CPU port is a P4Runtime
+stream, not a veth.  So does the runt-frame test: a veth refuses a frame
+shorter than an Ethernet header.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ SCAPY_MODULES = ("test_forwarding", "test_membership", "test_aggregation", "test
 NOT_LIVE = ("now", "timeout_us", "refresh_us", "poll_digests", "meter", "CPU_PORT", "packet_out",
             "to_cpu", "chain", "Chain", "two_levels", "window_us", "runt")
 
+PER_MODULE = 4
+
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 sys.path.insert(0, str(REPO / "tests" / "p4src"))
@@ -58,14 +61,24 @@ def stf_ports(text: str) -> set[int]:
 
 
 def scapy_tests() -> list[tuple[str, str]]:
+    """The eligible tests of each module, at most PER_MODULE of them spread
+    evenly over the module (all with P4MCC_PARITY_ALL=1): each costs two
+    pipeline pushes, about 3 s, and the suite's time must stay modest."""
     out = []
+    every = os.environ.get("P4MCC_PARITY_ALL") == "1"
     for modname in SCAPY_MODULES:
         mod = importlib.import_module(modname)
-        for name, fn in sorted(vars(mod).items()):
+        eligible = []
+        for name, fn in vars(mod).items():
             if name.startswith("test_") and callable(fn) and not inspect.signature(fn).parameters:
                 src = inspect.getsource(fn)
                 if not any(word in src for word in NOT_LIVE):
-                    out.append((modname, name))
+                    eligible.append((fn.__code__.co_firstlineno, name))
+        eligible.sort()
+        n = len(eligible)
+        picks = range(n) if every or n <= PER_MODULE else sorted(
+            {round(i * (n - 1) / (PER_MODULE - 1)) for i in range(PER_MODULE)})
+        out += [(modname, eligible[i][1]) for i in picks]
     return out
 
 
