@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import select
 import shutil
 import signal

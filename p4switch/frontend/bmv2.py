@@ -72,11 +72,7 @@ def name_span(decl: A.Decl, name: Optional[str] = None) -> A.Span:
     source after the declaration's start; the start itself if not found."""
     sp = decl.span
     name = name or decl.name
-    try:
-        with open(sp.file, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return sp
+    lines = _lines(sp.file)
     pat = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
     for i in range(sp.line - 1, min(sp.line + 40, len(lines))):
         text = lines[i]

@@ -24,7 +24,6 @@ import importlib
 import inspect
 import os
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
