@@ -1,6 +1,6 @@
 """Packets per second of the built-in v1model switch.
 
-    python bench/switch_pps.py [--packets N] [--veth [--seconds S]]
+    python bench/switch_pps.py [--packets N] [--veth [--seconds S]] [--vs-bmv2]
 
 1. plain IPv4 forwarding (tests/stf/v1model/forward.p4: parse, checksum
    verify, LPM, TTL decrement, checksum update, deparse), 64-byte frames;
@@ -9,9 +9,10 @@
 
 Prints packets per CPU-second in and out for each.  ``--veth`` (root) adds
 the rate through real veth ports beside the Linux bridge on the same veths
-(``bench/veth_pps.py``).  When BMv2's ``simple_switch`` is on
-PATH the same comparison against BMv2 would go here; it is not installed on
-machines without BMv2, and then only the built-in figures are printed.
+(``bench/veth_pps.py``).  ``--vs-bmv2`` (root; p4c-bm2-ss and
+simple_switch_grpc on PATH) measures ``p4mcc switch`` beside BMv2 on the same
+veth ports with the same program and offered load, unicast and 4-way
+multicast, plus latency at a moderate load (``bench/bmv2_side_by_side.py``).
 """
 
 from __future__ import annotations
@@ -108,12 +109,19 @@ def main() -> int:
     ap.add_argument("--veth", action="store_true",
                     help="also measure through real veth ports beside the Linux bridge (root)")
     ap.add_argument("--seconds", type=float, default=5.0, help="--veth: seconds of offered load")
+    ap.add_argument("--vs-bmv2", action="store_true",
+                    help="p4mcc switch beside simple_switch_grpc on veth ports (root, real toolchain)")
     args = ap.parse_args()
+    if args.vs_bmv2:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bmv2_side_by_side
+
+        return bmv2_side_by_side.main(seconds=min(args.seconds, 3.0))
     print(f"python {sys.version.split()[0]}, {args.packets} packets per figure")
     bench_forward(args.packets)
     bench_mcc(args.packets)
-    if shutil.which("simple_switch") is None:
-        print("simple_switch not on PATH: no BMv2 comparison")
+    if shutil.which("simple_switch_grpc") is None:
+        print("simple_switch_grpc not on PATH: no BMv2 comparison (see --vs-bmv2)")
     if args.veth:
         import veth_pps
 

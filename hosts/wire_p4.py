@@ -3,6 +3,11 @@
 ``p4src/include/wire.p4`` is this module's output, checked in so p4c users need
 no Python; ``tests/test_wire_p4_drift.py`` fails when the two differ.  Run
 ``python -m hosts.wire_p4 > p4src/include/wire.p4`` after changing the format.
+
+Constants are preprocessor macros holding typed literals (``8w0x42``), not
+``const`` declarations: the program uses only some of them, and p4c warns
+about every ``const`` that is never read, while a macro nobody expands costs
+nothing.  The typed literal keeps each constant's width, as ``const`` did.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ def _snake(name: str) -> str:
 def header_name(cls: type[wire.Message]) -> str:
     """P4 header type name of a message's fixed body, e.g. ``mcc_tfmcc_report_t``."""
     return f"mcc_{_snake(cls.__name__)}_t"
+
+
+def _const(name: str, bits: int, value: str) -> str:
+    """A named constant as a macro for a typed literal (see the module docstring)."""
+    return f"#define {name} {bits}w{value}"
 
 
 def _header(name: str, fields: tuple[wire.WireField, ...], comment: str) -> str:
@@ -38,20 +48,20 @@ def render() -> str:
         "#ifndef P4MCC_WIRE_P4",
         "#define P4MCC_WIRE_P4",
         "",
-        f"const bit<16> MCC_MAGIC = 0x{wire.MAGIC:04x};",
-        f"const bit<8> MCC_VERSION = {wire.VERSION};",
-        f"const bit<16> MCC_COMMON_LEN = {wire.COMMON_LEN};",
+        _const("MCC_MAGIC", 16, f"0x{wire.MAGIC:04x}"),
+        _const("MCC_VERSION", 8, str(wire.VERSION)),
+        _const("MCC_COMMON_LEN", 16, str(wire.COMMON_LEN)),
     ]
     for p in wire.Proto:
-        out.append(f"const bit<8> MCC_PROTO_{p.name} = {int(p)};")
+        out.append(_const(f"MCC_PROTO_{p.name}", 8, str(int(p))))
     for t in wire.MsgType:
-        out.append(f"const bit<8> MCC_{t.name} = 0x{int(t):02x};")
-    out.append(f"const bit<8> MCC_FLAG_RETRANSMIT = 0x{wire.Flags.RETRANSMIT:02x};")
-    out.append(f"const bit<8> MCC_FLAG_AGGREGATED = 0x{wire.Flags.AGGREGATED:02x};")
-    out.append(f"const bit<8> MCC_FLAG_FILTERED = 0x{wire.Flags.FILTERED:02x};")
+        out.append(_const(f"MCC_{t.name}", 8, f"0x{int(t):02x}"))
+    out.append(_const("MCC_FLAG_RETRANSMIT", 8, f"0x{wire.Flags.RETRANSMIT:02x}"))
+    out.append(_const("MCC_FLAG_AGGREGATED", 8, f"0x{wire.Flags.AGGREGATED:02x}"))
+    out.append(_const("MCC_FLAG_FILTERED", 8, f"0x{wire.Flags.FILTERED:02x}"))
     for name in ("HAVE_RTT", "HAVE_LOSS", "LEAVING", "SLOWSTART", "IS_CLR"):
         out.append(
-            f"const bit<8> MCC_TFMCC_R_{name} = 0x{getattr(wire.TfmccReportFlags, name):02x};"
+            _const(f"MCC_TFMCC_R_{name}", 8, f"0x{getattr(wire.TfmccReportFlags, name):02x}")
         )
     out.append("")
     out.append(_header("mcc_common_t", wire.COMMON_FIELDS, "common header, 20 bytes"))

@@ -51,6 +51,9 @@ def register_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     p.add_argument("-D", dest="define", action="append", default=[], help="NAME=VALUE")
     p.add_argument("--p4info", help="write P4Info (text protobuf) to this file")
+    p.add_argument("--target", choices=["bmv2", "builtin"], default=None,
+                   help="also check the target's restrictions: bmv2 (p4c-bm2-ss's back end; the "
+                   "default for v1model programs) or builtin (the built-in switch: language rules only)")
     from .frontend.check_cmd import run_check
 
     p.set_defaults(func=_checked_inputs("check", ("program",), run_check))

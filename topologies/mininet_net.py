@@ -158,12 +158,24 @@ def _switch_class() -> type:
     return P4Switch
 
 
+def _shaped(flag: str) -> bool:
+    """Whether a ``--link PORT:DIR:PARAMS`` flag asks for more than an
+    unshaped veth gives (a rate below the default, a delay or a loss):
+    BMv2 can run a scenario only when none does."""
+    from topologies.scenario import DEFAULT_RATE_BPS, parse_rate
+
+    params = dict(kv.split("=", 1) for kv in flag.split(":", 2)[2].split(",") if "=" in kv)
+    if float(params.get("delay", "0ms").removesuffix("ms") or 0) > 0 or float(params.get("loss", 0)) > 0:
+        return True
+    return "rate" in params and parse_rate(params["rate"]) < DEFAULT_RATE_BPS
+
+
 def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None) -> list[str]:
     """``simple_switch_grpc`` for the same ports (link shaping is the builtin switch's)."""
     exe = shutil.which("simple_switch_grpc")
     if exe is None:
         raise ComponentError("--target bmv2: simple_switch_grpc is not on PATH")
-    if plan.link_flags:
+    if any(_shaped(flag) for flag in plan.link_flags):
         raise ComponentError(
             f"{plan.name}: BMv2 cannot emulate link rate/delay/loss on its ports and this machine "
             "has no netem; run with --target builtin"

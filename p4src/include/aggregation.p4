@@ -22,24 +22,25 @@
  * counts if its summary is stored and its port is the ingress port or a
  * member whose membership has not timed out. A member port that has not
  * reported yet (bit set in pending) holds the fold's cum_ack at 0: its
- * receiver may lack every packet, so nothing may be released for it. */
-control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<32> slot,
+ * receiver may lack every packet, so nothing may be released for it.
+ * slot is bit<8> because BMv2 limits a shift amount to 8 bits. */
+control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<8> slot,
                  in metadata_t meta, inout fold_t f) {
     apply {
         bool counted = ((mask >> slot) & 16w1) == 16w1;
         bool unheard = ((pending >> slot) & 16w1) == 16w1;
         if (counted || unheard) {
             bool fresh = true;
-            if (meta.membership_timeout != 0 && slot != (bit<32>)meta.in_port) {
+            if (meta.membership_timeout != 0 && (bit<9>)slot != meta.in_port) {
                 bit<48> ts;
-                member_ts.read(ts, meta.session_gidx * MEMBER_PORTS + slot);
+                member_ts.read(ts, meta.session_gidx * MEMBER_PORTS + (bit<32>)slot);
                 fresh = meta.now - ts <= meta.membership_timeout;
             }
             if (fresh && unheard) {
                 f.cum_ack = 0;
             } else if (fresh) {
                 bit<128> s;
-                agg_summary.read(s, base + slot);
+                agg_summary.read(s, base + (bit<32>)slot);
                 if (s[127:96] < f.cum_ack) { f.cum_ack = s[127:96]; }
                 if (s[95:64] < f.min_cwnd) { f.min_cwnd = s[95:64]; }
                 if (s[63:32] > f.max_twnd) { f.max_twnd = s[63:32]; }
@@ -74,7 +75,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             agg_summary.write(base + (bit<32>)meta.in_port,
                 hdr.mtcp_ack.cum_ack ++ hdr.mtcp_ack.min_cwnd
                 ++ hdr.mtcp_ack.max_twnd ++ hdr.mtcp_ack.adv_wnd);
-            bit<16> pbit = 16w1 << meta.in_port;
+            bit<16> pbit = 16w1 << (bit<8>)meta.in_port;   /* in_port < 16: fits a BMv2 shift */
             bit<16> valid;
             agg_valid.read(valid, meta.sidx);
             valid = valid | pbit;

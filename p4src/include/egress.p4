@@ -19,7 +19,7 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 bit<64> bm;
                 member_bitmap.read(bm, meta.gidx);
-                if ((bm & (64w1 << sm.egress_port)) == 0) {
+                if ((bm & (64w1 << (bit<8>)sm.egress_port)) == 0) {   /* egress_port < 64 */
                     prune = true;
                 } else if (meta.membership_timeout != 0) {
                     bit<48> ts;

@@ -43,10 +43,14 @@ control GroupRecord(in bit<32> group, in bit<2> kind, in bit<9> port,
     /* gidx: the group's slot in the membership registers (< MAX_GROUPS).
      * mgid: PRE group holding every port that may carry the group.
      * upstream_port / has_upstream: where joins and leaves are proxied
-     * (has_upstream = 0 at the switch whose host is the source). */
+     * (has_upstream = 0 at the switch whose host is the source).
+     * mgid 0 names no PRE group: such an entry counts as a miss. (This also
+     * keeps mgid live in record1..3, whose callers read only r.hit.) */
     action set_group(bit<32> gidx, bit<16> mgid, bit<9> upstream_port,
                      bit<1> has_upstream) {
-        r.hit = 1;
+        if (mgid != 0) {
+            r.hit = 1;
+        }
         r.gidx = gidx;
         r.mgid = mgid;
         r.upstream_port = upstream_port;
@@ -78,7 +82,8 @@ control GroupRecord(in bit<32> group, in bit<2> kind, in bit<9> port,
             bit<64> bm;
             bit<48> ts;
             bit<48> last;
-            bit<64> pbit = 64w1 << port;
+            /* BMv2 limits a shift amount to 8 bits; port < 64 here. */
+            bit<64> pbit = 64w1 << (bit<8>)port;
             bit<32> idx = r.gidx * MEMBER_PORTS + (bit<32>)port;
             member_bitmap.read(bm, r.gidx);
             member_ts.read(ts, idx);

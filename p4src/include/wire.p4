@@ -3,35 +3,35 @@
 #ifndef P4MCC_WIRE_P4
 #define P4MCC_WIRE_P4
 
-const bit<16> MCC_MAGIC = 0x504d;
-const bit<8> MCC_VERSION = 1;
-const bit<16> MCC_COMMON_LEN = 20;
-const bit<8> MCC_PROTO_WEBRC = 1;
-const bit<8> MCC_PROTO_TFMCC = 2;
-const bit<8> MCC_PROTO_RLA = 3;
-const bit<8> MCC_PROTO_MTCP = 4;
-const bit<8> MCC_PROTO_VLMCC = 5;
-const bit<8> MCC_WEBRC_DATA = 0x11;
-const bit<8> MCC_TFMCC_DATA = 0x21;
-const bit<8> MCC_TFMCC_REPORT = 0x22;
-const bit<8> MCC_RLA_DATA = 0x31;
-const bit<8> MCC_RLA_SACK = 0x32;
-const bit<8> MCC_MTCP_DATA = 0x41;
-const bit<8> MCC_MTCP_ACK = 0x42;
-const bit<8> MCC_MTCP_NACK = 0x43;
-const bit<8> MCC_MTCP_WUPDATE = 0x44;
-const bit<8> MCC_VLMCC_DATA = 0x51;
-const bit<8> MCC_VLMCC_ACK = 0x52;
-const bit<8> MCC_VLMCC_CHALLENGE = 0x53;
-const bit<8> MCC_VLMCC_START = 0x54;
-const bit<8> MCC_FLAG_RETRANSMIT = 0x01;
-const bit<8> MCC_FLAG_AGGREGATED = 0x02;
-const bit<8> MCC_FLAG_FILTERED = 0x04;
-const bit<8> MCC_TFMCC_R_HAVE_RTT = 0x01;
-const bit<8> MCC_TFMCC_R_HAVE_LOSS = 0x02;
-const bit<8> MCC_TFMCC_R_LEAVING = 0x04;
-const bit<8> MCC_TFMCC_R_SLOWSTART = 0x08;
-const bit<8> MCC_TFMCC_R_IS_CLR = 0x10;
+#define MCC_MAGIC 16w0x504d
+#define MCC_VERSION 8w1
+#define MCC_COMMON_LEN 16w20
+#define MCC_PROTO_WEBRC 8w1
+#define MCC_PROTO_TFMCC 8w2
+#define MCC_PROTO_RLA 8w3
+#define MCC_PROTO_MTCP 8w4
+#define MCC_PROTO_VLMCC 8w5
+#define MCC_WEBRC_DATA 8w0x11
+#define MCC_TFMCC_DATA 8w0x21
+#define MCC_TFMCC_REPORT 8w0x22
+#define MCC_RLA_DATA 8w0x31
+#define MCC_RLA_SACK 8w0x32
+#define MCC_MTCP_DATA 8w0x41
+#define MCC_MTCP_ACK 8w0x42
+#define MCC_MTCP_NACK 8w0x43
+#define MCC_MTCP_WUPDATE 8w0x44
+#define MCC_VLMCC_DATA 8w0x51
+#define MCC_VLMCC_ACK 8w0x52
+#define MCC_VLMCC_CHALLENGE 8w0x53
+#define MCC_VLMCC_START 8w0x54
+#define MCC_FLAG_RETRANSMIT 8w0x01
+#define MCC_FLAG_AGGREGATED 8w0x02
+#define MCC_FLAG_FILTERED 8w0x04
+#define MCC_TFMCC_R_HAVE_RTT 8w0x01
+#define MCC_TFMCC_R_HAVE_LOSS 8w0x02
+#define MCC_TFMCC_R_LEAVING 8w0x04
+#define MCC_TFMCC_R_SLOWSTART 8w0x08
+#define MCC_TFMCC_R_IS_CLR 8w0x10
 
 /* common header, 20 bytes */
 header mcc_common_t {

@@ -1,8 +1,13 @@
-"""``p4mcc check PROG.p4 [-I DIR] [-D NAME[=VAL]] [--p4info FILE]``.
+"""``p4mcc check PROG.p4 [-I DIR] [-D NAME[=VAL]] [--p4info FILE] [--target T]``.
 
 Compiles a program with the built-in front end. On success it prints
 nothing and exits 0 (like a compiler); on an error in the program it prints
 ``file:line:col: error: message``, the source line and a caret, and exits 1.
+
+``--target bmv2`` (the default for v1model programs: BMv2 is the reference
+target) also applies the BMv2 back end's restrictions (``bmv2.py``) and
+prints every one the program breaks; ``--target builtin`` checks only what
+the built-in switch needs.
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ def run_check(args: argparse.Namespace) -> int:
     except P4Error as e:
         print(e.format(), file=sys.stderr)
         return EXIT_PROGRAM_ERROR
+    target = getattr(args, "target", None) or ("bmv2" if program.package == "V1Switch" else "builtin")
+    if target == "bmv2":
+        from .bmv2 import bmv2_errors
+
+        found = bmv2_errors(program)
+        for err in found:
+            print(err.format(), file=sys.stderr)
+        if found:
+            return EXIT_PROGRAM_ERROR
     if getattr(args, "p4info", None):
         try:
             from ..p4rt.p4info import write_p4info

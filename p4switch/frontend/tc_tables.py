@@ -243,6 +243,13 @@ class TableChecker:
                     e.priority = cur
                 else:
                     cur = e.priority
+                if largest_wins and cur < delta:
+                    # p4c computes the next entry's priority in unsigned
+                    # arithmetic and rejects the wrap below zero.
+                    from .bmv2 import name_span
+                    from .errors import P4Error
+
+                    raise P4Error(name_span(d), f"{d.name} Overflow in priority computation")
         if not largest_wins:
             top = max(e.priority or 0 for e in d.entries) + 1
             for e in d.entries:
