@@ -48,6 +48,9 @@ def register_run(sub: argparse._SubParsersAction) -> None:
                    help="switch implementation: built-in p4mcc switch or BMv2 simple_switch_grpc")
     p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
     p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--steady-window", metavar="W",
+                   help="steady-state window reported beside the whole run: a fraction of the run "
+                        "(0.5: the second half, the default) or START:END seconds")
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -59,10 +62,16 @@ def _run_command(args: argparse.Namespace) -> int:
 
     from topologies.emulation import EmulationError, run_emulation
     from topologies.emulation_plan import PlanError
-    from topologies.scenario import ScenarioError, load_scenario
+    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
 
     try:
-        scenario = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration)
+        steady = None if args.steady_window is None else parse_steady_window(args.steady_window)
+    except ValueError as e:
+        print(f"p4mcc run: --steady-window: {e}", file=sys.stderr)
+        return 2
+    try:
+        scenario = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration,
+                                                               steady_window=steady)
     except ScenarioError as exc:
         for problem in exc.problems:
             print(f"{args.scenario}: {problem}", file=sys.stderr)
