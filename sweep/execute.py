@@ -56,14 +56,15 @@ def default_workers() -> int:
 
 def run_sweep(sweep: Sweep, out: str | Path, *, scheduler: str | None = None, workers: int | None = None,
               progress: bool = True, on_done: Callable[[Point, dict[str, Any]], None] | None = None,
-              console: Any = None) -> Outcome:
+              console: Any = None, points: list[Point] | None = None) -> Outcome:
     """Run every point of ``sweep`` not already finished in ``out``; write the table.
 
     ``scheduler``: None (a LocalCluster of ``workers`` processes, default one
     per core), ``'serial'``, or a Dask scheduler address.  ``on_done`` is
-    called in this process after each point is saved.
+    called in this process after each point is saved.  ``points`` restricts
+    the run (and the table) to some of the sweep's validated points.
     """
-    points = validate(sweep)
+    points = validate(sweep) if points is None else points
     store = Store(out)
     done = store.done()
     todo = [p for p in points if p.id not in done]

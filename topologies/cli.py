@@ -97,8 +97,15 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def register_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="re-render a results folder, or compare two")
-    p.add_argument("dirs", nargs="+", help="one results folder, or two to compare")
+    p = sub.add_parser("report", help="re-render a results folder, compare two, or draw a sweep")
+    p.add_argument("dirs", nargs="+", help="one results folder, or two to compare, or a sweep's folder")
+    sw = p.add_argument_group("sweep folders (p4mcc sweep)")
+    sw.add_argument("--metric", help="table column to draw (default steady_tcp_friendliness)")
+    sw.add_argument("--kind", default="session", choices=["session", "receiver", "tcp", "link"],
+                    help="which rows (default session)")
+    sw.add_argument("--x", metavar="AXIS", help="axis for the line plot (default: every numeric axis)")
+    sw.add_argument("--heatmap", nargs=2, metavar=("X", "Y"),
+                    help="axes of the heatmap (default: the first two numeric axes)")
 
     def run(args: argparse.Namespace) -> int:
         from topologies.report import main as report_main

@@ -1,0 +1,68 @@
+"""How much faster a sweep runs on a local Dask cluster than point by point.
+
+Runs the 40 points of ``bench/sweeps/speed.yaml`` twice: serially in this
+process (what a loop over ``p4mcc sim`` runs do, without the start-up cost of
+each process), then through ``p4mcc sweep``'s default executor, a local
+cluster with one worker per core (its start-up included in the time).  Prints
+both wall times, the speed-up, and whether the two tables are equal (they
+must be, bit for bit).  The machine's load average is printed too: on a
+shared machine other processes take cores and the speed-up falls.
+
+    .venv/bin/python bench/sweep_speed.py              # 40 points
+    .venv/bin/python bench/sweep_speed.py --points 8   # the first 8 only
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SWEEP = ROOT / "bench" / "sweeps" / "speed.yaml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pyarrow.parquet as pq
+
+    from sweep.execute import default_workers, run_sweep
+    from sweep.spec import load_sweep, validate
+    from sweep.store import RESULTS
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--points", type=int, help="run only the first N points")
+    ap.add_argument("--workers", type=int, default=default_workers(), help="local cluster size")
+    args = ap.parse_args(argv)
+    sw = load_sweep(SWEEP)
+    points = validate(sw)
+    if args.points:
+        points = points[: args.points]
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="p4mcc-sweep-speed-") as d:
+        times = {}
+        for mode, sched in (("serial", "serial"), ("local cluster", None)):
+            out = Path(d) / mode.replace(" ", "-")
+            t0 = time.perf_counter()
+            res = run_sweep(sw, out, scheduler=sched, workers=args.workers, progress=False, points=points)
+            times[mode] = time.perf_counter() - t0
+            if res.failed:
+                print(f"{mode}: {len(res.failed)} points failed: {res.failed[0][1]}", file=sys.stderr)
+                return 1
+        same = pq.read_table(Path(d) / "serial" / RESULTS).equals(pq.read_table(Path(d) / "local-cluster" / RESULTS))
+    print(f"{len(points)} points of {SWEEP.relative_to(ROOT)} on {os.cpu_count()} cores "
+          f"(load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after)")
+    print(f"  serial, one process:          {times['serial']:7.1f} s wall")
+    print(f"  local cluster, {args.workers} workers:     {times['local cluster']:7.1f} s wall "
+          f"(cluster start-up included)")
+    print(f"  speed-up: {times['serial'] / times['local cluster']:.2f}x; tables equal: {same}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
