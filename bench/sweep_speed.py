@@ -5,8 +5,9 @@ process (what a loop over ``p4mcc sim`` runs do, without the start-up cost of
 each process), then through ``p4mcc sweep``'s default executor, a local
 cluster with one worker per core (its start-up included in the time).  Prints
 both wall times, the speed-up, and whether the two tables are equal (they
-must be, bit for bit).  The machine's load average is printed too: on a
-shared machine other processes take cores and the speed-up falls.
+must be, bit for bit).  The machine's load average and the CPU seconds the
+points took are printed too: on a shared machine other processes take the
+cores, and the CPU-over-wall ratio shows how much of them the sweep got.
 
     .venv/bin/python bench/sweep_speed.py              # 40 points
     .venv/bin/python bench/sweep_speed.py --points 8   # the first 8 only
@@ -45,21 +46,27 @@ def main(argv: list[str] | None = None) -> int:
         points = points[: args.points]
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="p4mcc-sweep-speed-") as d:
-        times = {}
+        times: dict[str, float] = {}
+        cpu: dict[str, float] = {}
         for mode, sched in (("serial", "serial"), ("local cluster", None)):
             out = Path(d) / mode.replace(" ", "-")
             t0 = time.perf_counter()
             res = run_sweep(sw, out, scheduler=sched, workers=args.workers, progress=False, points=points)
             times[mode] = time.perf_counter() - t0
+            from sweep.store import Store
+
+            st = Store(out)
+            cpu[mode] = sum(st.load(p.id).get("cpu_s", 0.0) for p in points)
             if res.failed:
                 print(f"{mode}: {len(res.failed)} points failed: {res.failed[0][1]}", file=sys.stderr)
                 return 1
         same = pq.read_table(Path(d) / "serial" / RESULTS).equals(pq.read_table(Path(d) / "local-cluster" / RESULTS))
     print(f"{len(points)} points of {SWEEP.relative_to(ROOT)} on {os.cpu_count()} cores "
           f"(load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after)")
-    print(f"  serial, one process:          {times['serial']:7.1f} s wall")
-    print(f"  local cluster, {args.workers} workers:     {times['local cluster']:7.1f} s wall "
-          f"(cluster start-up included)")
+    print(f"  serial, one process:          {times['serial']:7.1f} s wall, "
+          f"{cpu['serial']:6.1f} s CPU in the points")
+    print(f"  local cluster, {args.workers} workers:     {times['local cluster']:7.1f} s wall, "
+          f"{cpu['local cluster']:6.1f} s CPU in the points (cluster start-up included in wall)")
     print(f"  speed-up: {times['serial'] / times['local cluster']:.2f}x; tables equal: {same}")
     return 0 if same else 1
 

@@ -194,9 +194,15 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress: bool = False,
                  agent_factory: AgentFactory | None = None,
-                 switch: SwitchChoice | None = None) -> SimRun:
-    """Run ``scenario`` to its duration; write results into ``out`` if given."""
+                 switch: SwitchChoice | None = None,
+                 before_run: Callable[[SimRun], None] | None = None) -> SimRun:
+    """Run ``scenario`` to its duration; write results into ``out`` if given.
+
+    ``before_run(run)`` is called once the network is built and before time
+    starts (a sweep's probe schedules its own samples there)."""
     run = build_run(scenario, agent_factory=agent_factory, switch=switch)
+    if before_run is not None:
+        before_run(run)
     t0 = _time.perf_counter()
     if progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

@@ -17,6 +17,7 @@ them.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -56,64 +57,100 @@ def default_workers() -> int:
 
 def run_sweep(sweep: Sweep, out: str | Path, *, scheduler: str | None = None, workers: int | None = None,
               progress: bool = True, on_done: Callable[[Point, dict[str, Any]], None] | None = None,
-              console: Any = None, points: list[Point] | None = None) -> Outcome:
+              console: Any = None, points: list[Point] | None = None,
+              probe: Callable[[Any], Callable[[], Any]] | None = None, probe_key: str = "") -> Outcome:
     """Run every point of ``sweep`` not already finished in ``out``; write the table.
 
     ``scheduler``: None (a LocalCluster of ``workers`` processes, default one
     per core), ``'serial'``, or a Dask scheduler address.  ``on_done`` is
     called in this process after each point is saved.  ``points`` restricts
     the run (and the table) to some of the sweep's validated points.
+    ``probe`` (see :func:`sweep.point.run_point`) collects more per point;
+    ``probe_key`` names what it collects (it is part of each point's id).
     """
-    points = validate(sweep) if points is None else points
-    store = Store(out)
-    done = store.done()
-    todo = [p for p in points if p.id not in done]
-    outcome = Outcome(len(points), 0, len(points) - len(todo))
-    program = program_sources() if sweep.switch == "p4" and todo else None
-    t0 = time.perf_counter()
-    bar, task_id = _progress(sweep, len(points), outcome.skipped, progress, console)
+    return run_many([(sweep, Path(out), points)], scheduler=scheduler, workers=workers, progress=progress,
+                    on_done=on_done, console=console, probe=probe, probe_key=probe_key)[0]
 
-    def finished(p: Point, res: dict[str, Any] | None, err: str | None) -> None:
+
+def run_many(jobs: list[tuple[Sweep, Path, list[Point] | None]], *, scheduler: str | None = None,
+             workers: int | None = None, progress: bool = True,
+             on_done: Callable[[Point, dict[str, Any]], None] | None = None, console: Any = None,
+             probe: Callable[[Any], Callable[[], Any]] | None = None, probe_key: str = "") -> list[Outcome]:
+    """Several sweeps' points as one batch on one cluster (each sweep keeps its own folder)."""
+    items: list[tuple[int, Point]] = []
+    states = []
+    for j, (sweep, out, pts) in enumerate(jobs):
+        pts = validate(sweep) if pts is None else pts
+        if probe is not None:
+            for p in pts:
+                p.id = hashlib.sha256(f"{p.id}/probe/{probe_key}".encode()).hexdigest()[:20]
+        store = Store(out)
+        done = store.done()
+        todo = [p for p in pts if p.id not in done]
+        states.append((sweep, pts, store, Outcome(len(pts), 0, len(pts) - len(todo))))
+        items += [(j, p) for p in todo]
+    needs_p4 = any(jobs[j][0].switch == "p4" for j, _ in items)
+    program = program_sources() if needs_p4 else None
+    total = sum(o.points for *_, o in states)
+    skipped = sum(o.skipped for *_, o in states)
+    name = jobs[0][0].name if len(jobs) == 1 else f"{len(jobs)} sweeps"
+    t0 = time.perf_counter()
+    bar, task_id = _progress(name, total, skipped, progress, console)
+    failed = 0
+
+    def finished(j: int, p: Point, res: dict[str, Any] | None, err: str | None) -> None:
+        nonlocal failed
+        _, _, store, outcome = states[j]
         if err is not None:
             outcome.failed.append((p, err))
+            failed += 1
         else:
             store.save(res)
             outcome.ran += 1
             if on_done is not None:
                 on_done(p, res)
         if bar is not None:
-            bar.update(task_id, advance=1, failed=len(outcome.failed))
+            bar.update(task_id, advance=1, failed=failed)
 
-    complete = False
+    def task(j: int, p: Point) -> dict[str, Any]:
+        t = task_for(jobs[j][0], p, None)
+        if probe is not None:
+            t["probe"] = probe
+        return t
+
+    nworkers = 0
     try:
         if bar is not None:
             bar.start()
-        if not todo:
+        if not items:
             pass
         elif scheduler == "serial":
-            outcome.workers = 1
-            for p in todo:
+            nworkers = 1
+            for j, p in items:
                 try:
-                    res = run_point(task_for(sweep, p, program))
+                    res = _run_with_program(task(j, p), program)
                 except Exception as e:  # a point's own failure (bad parameters, ...)
-                    finished(p, None, f"{type(e).__name__}: {e}")
+                    finished(j, p, None, f"{type(e).__name__}: {e}")
                 else:
-                    finished(p, res, None)
+                    finished(j, p, res, None)
         else:
-            outcome.workers = _run_dask(sweep, todo, program, scheduler, workers, finished)
-        complete = not outcome.failed
+            nworkers = _run_dask([(j, p, task(j, p)) for j, p in items], program, scheduler, workers, finished)
     finally:
         if bar is not None:
             bar.stop()
-        outcome.wall_s = time.perf_counter() - t0
-        outcome.table = write_outputs(sweep, points, store, complete=complete and True)
-        if sweep.keep_results:
-            _render_kept(store, points)
-    return outcome
+        wall = time.perf_counter() - t0
+        for sweep, pts, store, outcome in states:
+            outcome.wall_s = wall
+            outcome.workers = nworkers
+            outcome.table = write_outputs(sweep, pts, store, complete=outcome.ran + outcome.skipped == len(pts))
+            if sweep.keep_results:
+                _render_kept(store, pts)
+    return [o for *_, o in states]
 
 
-def _run_dask(sweep: Sweep, todo: list[Point], program: dict[str, str] | None, scheduler: str | None,
-              workers: int | None, finished: Callable[[Point, Any, str | None], None]) -> int:
+def _run_dask(items: list[tuple[int, Point, dict[str, Any]]], program: dict[str, str] | None,
+              scheduler: str | None, workers: int | None,
+              finished: Callable[[int, Point, Any, str | None], None]) -> int:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -124,25 +161,21 @@ def _run_dask(sweep: Sweep, todo: list[Point], program: dict[str, str] | None, s
         client = Client(cluster)
     else:
         client = Client(scheduler, timeout="30s")
-    futures: dict[Any, Point] = {}
+    futures: dict[Any, tuple[int, Point]] = {}
     try:
         nworkers = len(client.scheduler_info().get("workers", {})) or (workers or 0)
-        if program is not None:
-            # One copy of the program per worker instead of one per task.
-            program_f = client.scatter(program, broadcast=True, hash=False)
-        else:
-            program_f = None
-        for p in todo:
-            task = task_for(sweep, p, None)
+        # One copy of the program per worker instead of one per task.
+        program_f = client.scatter(program, broadcast=True, hash=False) if program is not None else None
+        for j, p, task in items:
             f = client.submit(_run_with_program, task, program_f, key=f"p4mcc-point-{p.id}", pure=False)
-            futures[f] = p
+            futures[f] = (j, p)
         for f in as_completed(list(futures)):
-            p = futures[f]
+            j, p = futures[f]
             if f.status == "finished":
-                finished(p, f.result(), None)
+                finished(j, p, f.result(), None)
             else:
                 exc = f.exception()
-                finished(p, None, f"{type(exc).__name__}: {exc}")
+                finished(j, p, None, f"{type(exc).__name__}: {exc}")
             f.release()
         return nworkers
     finally:
@@ -155,12 +188,12 @@ def _run_dask(sweep: Sweep, todo: list[Point], program: dict[str, str] | None, s
 
 
 def _run_with_program(task: dict[str, Any], program: dict[str, str] | None) -> dict[str, Any]:
-    if program is not None:
+    if program is not None and task["switch"] == "p4":
         task = {**task, "program": program}
     return run_point(task)
 
 
-def _progress(sweep: Sweep, total: int, done: int, enabled: bool, console: Any) -> tuple[Any, Any]:
+def _progress(name: str, total: int, done: int, enabled: bool, console: Any) -> tuple[Any, Any]:
     if not enabled:
         return None, None
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -169,7 +202,7 @@ def _progress(sweep: Sweep, total: int, done: int, enabled: bool, console: Any) 
     bar = Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("points, {task.fields[failed]} failed"), TimeElapsedColumn(),
                    TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False)
-    task_id = bar.add_task(sweep.name, total=total, completed=done, failed=0)
+    task_id = bar.add_task(name, total=total, completed=done, failed=0)
     return bar, task_id
 
 

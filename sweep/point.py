@@ -77,21 +77,36 @@ def _switch(kind: str, sources: dict[str, str] | None, seed: int) -> Any:
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
-    """Simulate one point; returns ``{"id", "rows", "series", "files", "events"}``."""
+    """Simulate one point; returns ``{"id", "rows", "series", "files", "probe", "events"}``.
+
+    ``task["probe"]``, when a program (not a sweep file) asks for more than the
+    table holds, is a function called with the built run before time starts;
+    it returns a function called after the run whose JSON-able result is
+    kept beside the point's rows (the ``probes`` table)."""
     from netsim.run import run_scenario
     from topologies.scenario import scenario_from_dict
 
     sc = scenario_from_dict(task["scenario"], source=task.get("source", ""))
     metrics = Metrics(**{k: tuple(v) if isinstance(v, list) else v for k, v in task["metrics"].items()})
-    t0 = time.perf_counter()
-    run = run_scenario(sc, None, switch=_switch(task["switch"], task.get("program"), sc.seed))
+    t0, c0 = time.perf_counter(), time.process_time()
+    probe = task.get("probe")
+    finish: list[Any] = []
+
+    def before(run: Any) -> None:
+        finish.append(probe(run))
+
+    run = run_scenario(sc, None, switch=_switch(task["switch"], task.get("program"), sc.seed),
+                       before_run=before if probe is not None else None)
     out: dict[str, Any] = {
         "id": task["id"],
         "rows": rows_from_summary(run.summary, metrics),
         "series": series_rows(run.recorder.samples, sc) if metrics.series else [],
         "events": run.sim.events,
         "wall_s": time.perf_counter() - t0,
+        "cpu_s": time.process_time() - c0,
     }
+    if finish:
+        out["probe"] = finish[0]()
     if task.get("keep"):
         with tempfile.TemporaryDirectory(prefix="p4mcc-sweep-point-") as d:
             run.recorder.write(d)

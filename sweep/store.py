@@ -24,6 +24,7 @@ from sweep.spec import Point, Sweep
 
 RESULTS = "results.parquet"
 SERIES = "series.parquet"
+PROBES = "probes.parquet"
 DUCKDB = "results.duckdb"
 META = "sweep.json"
 POINTS = "points"
@@ -66,7 +67,7 @@ class Store:
 
         if self.points.is_dir():
             shutil.rmtree(self.points)
-        for name in (RESULTS, SERIES, DUCKDB, META):
+        for name in (RESULTS, SERIES, PROBES, DUCKDB, META):
             (self.out / name).unlink(missing_ok=True)
 
 
@@ -83,18 +84,22 @@ def _axis_type(values: list[Any]) -> Any:
     return pa.string(), [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values]
 
 
-def build_table(sweep: Sweep, points: list[Point], store: Store) -> tuple[Any, Any]:
-    """The results table (and series table or None) of the finished ``points``."""
+def build_table(sweep: Sweep, points: list[Point], store: Store) -> tuple[Any, Any, Any]:
+    """The results table, the series table and the probes table (None when
+    not collected) of the finished ``points``."""
     import pyarrow as pa
 
     done = store.done()
     cols = sweep.metrics.columns()
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
+    probes: list[tuple[int, str, str]] = []
     for p in points:
         if p.id not in done:
             continue
         res = store.load(p.id)
+        if res.get("probe") is not None:
+            probes.append((p.index, p.id, json.dumps(res["probe"], sort_keys=True)))
         for r in res["rows"]:
             rows.append({"point": p.index, "point_id": p.id, **{f"@{k}": v for k, v in p.values.items()}, **r})
         for r in res.get("series", []):
@@ -129,7 +134,12 @@ def build_table(sweep: Sweep, points: list[Point], store: Store) -> tuple[Any, A
             "flow": pa.array([r["flow"] for r in series], pa.string()),
             "throughput_bps": pa.array([r["throughput_bps"] for r in series], pa.float64()),
         })
-    return table, stable
+    ptable = None
+    if probes:
+        ptable = pa.table({"point": pa.array([x[0] for x in probes], pa.int64()),
+                           "point_id": pa.array([x[1] for x in probes], pa.string()),
+                           "probe": pa.array([x[2] for x in probes], pa.string())})
+    return table, stable, ptable
 
 
 def write_outputs(sweep: Sweep, points: list[Point], store: Store, *, complete: bool) -> Path:
@@ -137,12 +147,14 @@ def write_outputs(sweep: Sweep, points: list[Point], store: Store, *, complete: 
     import duckdb
     import pyarrow.parquet as pq
 
-    table, stable = build_table(sweep, points, store)
+    table, stable, ptable = build_table(sweep, points, store)
     out = store.out
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, out / RESULTS)
     if stable is not None:
         pq.write_table(stable, out / SERIES)
+    if ptable is not None:
+        pq.write_table(ptable, out / PROBES)
     db = out / DUCKDB
     tmp = out / f".{DUCKDB}.tmp"
     tmp.unlink(missing_ok=True)
@@ -151,6 +163,8 @@ def write_outputs(sweep: Sweep, points: list[Point], store: Store, *, complete: 
         con.execute(f"CREATE TABLE results AS SELECT * FROM read_parquet('{(out / RESULTS).as_posix()}')")
         if stable is not None:
             con.execute(f"CREATE TABLE series AS SELECT * FROM read_parquet('{(out / SERIES).as_posix()}')")
+        if ptable is not None:
+            con.execute(f"CREATE TABLE probes AS SELECT * FROM read_parquet('{(out / PROBES).as_posix()}')")
     finally:
         con.close()
     os.replace(tmp, db)
