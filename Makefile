@@ -60,7 +60,8 @@ test-bmv2: install
 # Benchmarks print figures; none of them is a test.  The p4c conformance run
 # needs a local copy of p4c's testdata: make bench P4C_TESTDATA=/path/to/testdata
 BENCHES := codec_speed.py "switch_pps.py --veth" p4runtime_writes.py controller_apply.py \
-           "sim_speed.py --receivers 200" "assistance.py --quick" "paper_results.py --quick"
+           "sim_speed.py --receivers 200" "assistance.py --quick" "paper_results.py --quick" \
+           "friendliness.py --quick"
 
 bench: install
 	@for b in $(BENCHES); do \
