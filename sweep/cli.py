@@ -43,6 +43,12 @@ def main(args: argparse.Namespace) -> int:
         for prob in e.problems:
             print(f"  {prob}", file=sys.stderr)
         return 2
+    from sweep.execute import check_scheduler
+
+    problem = check_scheduler(args.scheduler)
+    if problem:
+        print(f"p4mcc sweep: --scheduler: {problem}", file=sys.stderr)
+        return 2
     if args.workers is not None and args.workers < 1:
         print("p4mcc sweep: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -66,6 +72,8 @@ def main(args: argparse.Namespace) -> int:
         return 130
     except OSError as e:  # e.g. the scheduler address does not answer
         print(f"p4mcc sweep: {e}", file=sys.stderr)
+        return 1
+    if res.table is None:
         return 1
     print(f"{res.points} points: {res.ran} run, {res.skipped} already done, {len(res.failed)} failed; "
           f"{res.wall_s:.1f} s wall" + (f" on {res.workers} workers" if res.workers else ""))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,16 @@ class Outcome:
 def task_for(sweep: Sweep, p: Point, program: dict[str, str] | None) -> dict[str, Any]:
     return {"id": p.id, "scenario": p.scenario, "switch": sweep.switch, "program": program,
             "metrics": sweep.metrics.as_dict(), "keep": sweep.keep_results, "source": sweep.source}
+
+
+_ADDRESS = re.compile(r"^([a-z]+://)?[^/:\s]+:\d+$")
+
+
+def check_scheduler(address: str | None) -> str | None:
+    """A one-line problem with a ``--scheduler`` value, or None."""
+    if address in (None, "", "local", "serial") or _ADDRESS.match(address or ""):
+        return None
+    return f"expected a Dask scheduler address like tcp://HOST:8786, 'local' or 'serial', got {address!r}"
 
 
 def default_workers() -> int:
@@ -142,6 +153,8 @@ def run_many(jobs: list[tuple[Sweep, Path, list[Point] | None]], *, scheduler: s
         for sweep, pts, store, outcome in states:
             outcome.wall_s = wall
             outcome.workers = nworkers
+            if outcome.ran + outcome.skipped == 0 and outcome.points:
+                continue  # nothing finished (e.g. no cluster at that address): leave no empty table
             outcome.table = write_outputs(sweep, pts, store, complete=outcome.ran + outcome.skipped == len(pts))
             if sweep.keep_results:
                 _render_kept(store, pts)
@@ -160,7 +173,7 @@ def _run_dask(items: list[tuple[int, Point, dict[str, Any]]], program: dict[str,
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
     else:
-        client = Client(scheduler, timeout="30s")
+        client = Client(scheduler, timeout="15s")
     futures: dict[Any, tuple[int, Point]] = {}
     try:
         nworkers = len(client.scheduler_info().get("workers", {})) or (workers or 0)

@@ -129,3 +129,14 @@ def test_the_command_names_the_wrong_field_and_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
     assert "axes: sessions[0].protocl: unknown field" in out.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_bad_scheduler_address_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    import yaml
+
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({"base": BASE, "axes": {"seed": [1]}}))
+    out = subprocess.run([sys.executable, "-m", "topologies.cli", "sweep", str(tmp_path / "s.yaml"),
+                          "--out", str(tmp_path / "o"), "--scheduler", "cluster-1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--scheduler: expected a Dask scheduler address like tcp://HOST:8786" in out.stderr
