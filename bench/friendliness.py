@@ -269,6 +269,7 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
+    from matplotlib.ticker import FuncFormatter
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -285,10 +286,19 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
                         ha="center", fontsize=6)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xlim(0.8, 25)
+        ax.set_ylim(16, 250)
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
         ax.set_xlabel("bottleneck, Mb/s")
         ax.set_ylabel("RTT, ms")
         ax.set_title(f"{proto}: steady-state ratio to TCP ({tag}); size ~ receivers", fontsize=9)
-        fig.colorbar(sc, label="mean receiver / mean TCP throughput")
+        bar = fig.colorbar(sc, label="mean receiver / mean TCP throughput")
+        ticks = [1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8]
+        bar.set_ticks(ticks, labels=["1/8", "1/4", "1/2", "1", "2", "4", "8"])
+        bar.minorticks_off()
         fig.tight_layout()
         f = out / f"friendliness-{proto}.png"
         fig.savefig(f, dpi=110)
