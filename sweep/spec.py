@@ -29,6 +29,7 @@ an axis that names a wrong field gets the reader's own field-path error.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -142,10 +143,39 @@ class Sweep:
 
 
 def point_id(doc: dict[str, Any], switch: str, metrics: Metrics, keep: bool) -> str:
-    """A stable id of what a point computes (its finished results are reused by id)."""
-    blob = json.dumps({"scenario": doc, "switch": switch, "metrics": metrics.as_dict(), "keep": keep},
-                      sort_keys=True, default=str)
+    """A stable id of what a point computes (its finished results are reused by id).
+
+    It covers the scenario, the switch, the metric selection and the p4mcc
+    code itself (:func:`code_fingerprint`), so results of different code
+    never mix in one table."""
+    blob = json.dumps({"scenario": doc, "switch": switch, "metrics": metrics.as_dict(), "keep": keep,
+                       "code": code_fingerprint()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the source files a simulation runs (protocols, simulator,
+    switch, results layer, P4 program)."""
+    import importlib
+
+    h = hashlib.sha256()
+    for pkg in ("hosts", "netsim", "p4switch", "controller", "topologies", "sweep"):
+        try:
+            root = Path(importlib.import_module(pkg).__file__ or "").parent
+        except ImportError:
+            continue
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    try:
+        from netsim import p4_switch
+
+        for f in sorted(p4_switch.PROGRAM.parent.rglob("*.p4")):
+            h.update(f.read_bytes())
+    except (ImportError, OSError):
+        pass
+    return h.hexdigest()[:16]
 
 
 # Reading ---------------------------------------------------------------------
