@@ -280,7 +280,7 @@ class Job:
 
     def build(self, seed: int = 1, quick: bool = True) -> Scenario:
         """The scenario of one seed, as the sweep file builds it (for checks and single runs)."""
-        from sweep.spec import sweep_from_dict, validate
+        from sweep.spec import validate
         from topologies.scenario import scenario_from_dict
 
         sw = self.load_sweep(quick)

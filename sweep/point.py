@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweep.spec import METRICS, RUN_ONLY, Metrics
+from sweep.spec import Metrics
 
 #: Compiled P4 programs of this process, by the hash of their sources.
 _PROGRAMS: dict[str, Any] = {}
@@ -117,10 +117,6 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
 # Rows ------------------------------------------------------------------------
 
 
-def _pick(entry: dict[str, Any], key: str) -> Any:
-    return entry.get(key)
-
-
 def rows_from_summary(summary: dict[str, Any], metrics: Metrics) -> list[dict[str, Any]]:
     """One row per session, receiver, TCP flow and link of a run summary.
 
@@ -183,5 +179,3 @@ def series_rows(samples: list[Any], scenario: Any) -> list[dict[str, Any]]:
     return [{"time": t, "kind": k, "flow": f, "throughput_bps": sum(v) / len(v)}
             for (t, k, f), v in sorted(acc.items())]
 
-
-__all__ = ["run_point", "program_sources", "rows_from_summary", "series_rows", "METRICS", "RUN_ONLY"]
