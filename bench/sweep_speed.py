@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="p4mcc-sweep-speed-") as d:
         times: dict[str, float] = {}
         cpu: dict[str, float] = {}
+        busy: dict[str, float] = {}
         for mode, sched in (("serial", "serial"), ("local cluster", None)):
             out = Path(d) / mode.replace(" ", "-")
             t0 = time.perf_counter()
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
             st = Store(out)
             cpu[mode] = sum(st.load(p.id).get("cpu_s", 0.0) for p in points)
+            busy[mode] = sum(st.load(p.id).get("wall_s", 0.0) for p in points)
             if res.failed:
                 print(f"{mode}: {len(res.failed)} points failed: {res.failed[0][1]}", file=sys.stderr)
                 return 1
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  local cluster, {args.workers} workers:     {times['local cluster']:7.1f} s wall, "
           f"{cpu['local cluster']:6.1f} s CPU in the points (cluster start-up included in wall)")
     print(f"  speed-up: {times['serial'] / times['local cluster']:.2f}x; tables equal: {same}")
+    print(f"  points running at once on average: serial {busy['serial'] / times['serial']:.2f}, "
+          f"cluster {busy['local cluster'] / times['local cluster']:.2f}; cores the run got: "
+          f"serial {cpu['serial'] / times['serial']:.2f}, cluster {cpu['local cluster'] / times['local cluster']:.2f}")
     return 0 if same else 1
 
 
