@@ -63,7 +63,7 @@ test-bmv2: install
 # needs a local copy of p4c's testdata: make bench P4C_TESTDATA=/path/to/testdata
 BENCHES := codec_speed.py "switch_pps.py --veth" p4runtime_writes.py controller_apply.py \
            "sim_speed.py --receivers 200" "assistance.py --quick" "paper_results.py --quick" \
-           "faults.py --quick"
+           "faults.py --quick" "friendliness.py --quick"
 
 bench: install
 	@for b in $(BENCHES); do \

@@ -11,8 +11,17 @@ verdict.
     .venv/bin/python bench/paper_results.py            # full: 3 seeds, the files' durations
     .venv/bin/python bench/paper_results.py --quick    # 1 seed, shorter runs
     .venv/bin/python bench/paper_results.py --only rla --seeds 1 2
+    .venv/bin/python bench/paper_results.py --write-sweeps   # after changing JOBS or a paper scenario
 
-Every metric is measured after a warm-up (per job, see :func:`jobs_for`):
+The runs are sweep files, ``bench/sweeps/paper/<job>.yaml`` (generated from
+:data:`JOBS` and the scenario files), run as one batch by the sweep executor
+(``p4mcc sweep``'s: all cores by default, ``--scheduler`` for a Dask
+cluster; finished points are kept under ``--out`` and not run again).  The
+claims read each point's table rows and what :func:`probe` collects inside
+the run (reliable goodput, sender counters, agents' records).
+
+Every metric is measured after a warm-up (per job, see :data:`JOBS`; the
+sweep's steady-state window starts there):
 throughput from the engine's own per-interval samples (multicast payload
 bytes reaching each receiver's session port; TCP bytes delivered in order),
 goodput of the reliable protocols from the bytes their receivers delivered
@@ -28,7 +37,6 @@ import dataclasses
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -37,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from topologies.scenario import Link, Scenario, load_scenario  # noqa: E402
+from topologies.scenario import Scenario, load_scenario  # noqa: E402
 
 PAPER_DIR = ROOT / "topologies" / "scenarios" / "paper"
 PKT_BITS = 8000  # 1000-byte payloads: packets per second = payload bit/s / 8000
@@ -101,47 +109,87 @@ SENDER_COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_
                    "timeouts", "timer_rexmits", "nack_rexmits", "cwnd_cuts")
 
 
-def simulate(scenario: Scenario, warmup: float) -> Run:
-    """Run ``scenario`` with model switches and keep what the claims need."""
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
+def probe(run: Any) -> Callable[[], dict[str, Any]]:
+    """What the claims need beyond the sweep table, collected inside the run.
 
-    t0 = time.process_time()
-    sim = build_run(scenario, switch=choose_switch("model"))
+    Called (on whichever worker runs the point) once the network is built:
+    snapshots the reliable receivers' in-order bytes at the warm-up (the
+    start of the scenario's steady-state window) and returns the function
+    that, after the run, reports goodput, sender counters, TCP loss events,
+    the metric records the claims read, host addresses and receivers.
+    """
+    scenario = run.recorder.scenario
+    warmup, end = scenario.steady_bounds()
     at_warmup: dict[str, int] = {}
 
     def snapshot() -> None:
-        for label, agent in sim.agents.items():
+        for label, agent in run.agents.items():
             buf = _rbuf(agent)
             if buf is not None:
                 at_warmup[label] = buf.delivered_bytes
 
-    sim.sim.at(warmup, snapshot)
-    sim.sim.run(until=scenario.duration)
-    out = Run(scenario.name, scenario.seed, warmup, scenario.duration)
-    span = scenario.duration - warmup
-    for label, agent in sim.agents.items():
-        buf = _rbuf(agent)
-        if buf is not None:
-            sess, _, node = label.partition("/")
-            out.goodput[(sess, node)] = (buf.delivered_bytes - at_warmup.get(label, 0)) * 8 / span
-    acc: dict[tuple[str, str, str], list[float]] = {}
-    for s in sim.recorder.samples:
-        if s.metric == "throughput_bps" and s.time > warmup and s.kind in ("session", "tcp"):
-            acc.setdefault((s.kind, s.flow, s.node), []).append(s.value)
-    out.thr = {k: statistics.fmean(v) for k, v in acc.items()}
-    out.receivers = {s.name: tuple(s.receivers) for s in scenario.sessions}
-    for s in scenario.sessions:
-        agent = sim.agents[f"{s.name}/{s.sender}"]
-        out.sender[s.name] = {c: getattr(agent, c) for c in SENDER_COUNTERS if hasattr(agent, c)}
-    for name, f in sim.tcp.items():
-        st = f.sender.stats
-        out.tcp[name] = {"fast_recoveries": st.fast_recoveries, "timeouts": st.timeouts,
-                         "segments_sent": st.segments_sent}
-    keep = {f"{s.name}/{s.sender}" for s in scenario.sessions if s.protocol == "vlmcc"}
-    keep |= {f"{s.name}/{r}" for s in scenario.sessions if s.protocol == "webrc" for r in s.receivers}
-    out.records = [r for r in sim.recorder.records if r.get("label") in keep]
-    out.ips = {n: h.ip for n, h in scenario.topology.hosts.items()}
+    run.sim.at(warmup, snapshot)
+
+    def finish() -> dict[str, Any]:
+        span = end - warmup
+        goodput = {}
+        for label, agent in run.agents.items():
+            buf = _rbuf(agent)
+            if buf is not None:
+                goodput[label] = (buf.delivered_bytes - at_warmup.get(label, 0)) * 8 / span
+        sender = {}
+        for s in scenario.sessions:
+            agent = run.agents[f"{s.name}/{s.sender}"]
+            sender[s.name] = {c: getattr(agent, c) for c in SENDER_COUNTERS if hasattr(agent, c)}
+        tcp = {name: {"fast_recoveries": f.sender.stats.fast_recoveries, "timeouts": f.sender.stats.timeouts,
+                      "segments_sent": f.sender.stats.segments_sent} for name, f in run.tcp.items()}
+        keep = {f"{s.name}/{s.sender}" for s in scenario.sessions if s.protocol == "vlmcc"}
+        keep |= {f"{s.name}/{r}" for s in scenario.sessions if s.protocol == "webrc" for r in s.receivers}
+        return {
+            "goodput": goodput, "sender": sender, "tcp": tcp,
+            "records": [r for r in run.recorder.records if r.get("label") in keep],
+            "ips": {n: h.ip for n, h in scenario.topology.hosts.items()},
+            "receivers": {s.name: list(s.receivers) for s in scenario.sessions},
+            "warmup": warmup, "duration": scenario.duration, "name": scenario.name, "seed": scenario.seed,
+        }
+
+    return finish
+
+
+#: Names what :func:`probe` collects (part of each point's id: change it when the probe changes).
+PROBE_KEY = "paper_results/1"
+
+
+def run_from(rows: list[dict[str, Any]], extra: dict[str, Any]) -> Run:
+    """A :class:`Run` from one point's table rows (steady window = after the
+    warm-up) and its probe."""
+    out = Run(extra["name"], extra["seed"], extra["warmup"], extra["duration"])
+    for r in rows:
+        if r["kind"] in ("receiver", "tcp") and r.get("steady_throughput_bps") is not None:
+            out.thr[("session" if r["kind"] == "receiver" else "tcp", r["flow"], r["node"])] = \
+                r["steady_throughput_bps"]
+    out.goodput = {tuple(k.split("/", 1)): v for k, v in extra["goodput"].items()}  # type: ignore[misc]
+    out.sender = extra["sender"]
+    out.tcp = extra["tcp"]
+    out.records = extra["records"]
+    out.ips = extra["ips"]
+    out.receivers = {k: tuple(v) for k, v in extra["receivers"].items()}
+    return out
+
+
+def simulate(scenario: Scenario, warmup: float) -> Run:
+    """Run one scenario here (model switches) and measure after ``warmup``:
+    the same point function and probe the sweeps use."""
+    from netsim.run import run_scenario
+    from netsim.switches import choose_switch
+    from sweep.point import rows_from_summary
+    from sweep.spec import Metrics
+
+    sc = dataclasses.replace(scenario, steady_window=(warmup, scenario.duration))
+    t0 = time.process_time()
+    finish: list[Callable[[], dict[str, Any]]] = []
+    run = run_scenario(sc, None, switch=choose_switch("model"), before_run=lambda r: finish.append(probe(r)))
+    out = run_from(rows_from_summary(run.summary, Metrics()), finish[0]())
     out.cpu_s = time.process_time() - t0
     return out
 
@@ -170,54 +218,161 @@ def with_receivers(sc: Scenario, session: str, n: int) -> Scenario:
     return dataclasses.replace(sc, sessions=sessions)
 
 
-def with_queue(sc: Scenario, a: str, b: str, packets: int) -> Scenario:
-    """Change the drop-tail limit of the link between ``a`` and ``b``."""
-    links: list[Link] = []
-    for l in sc.topology.links:
-        if {l.a.node, l.b.node} == {a, b}:
-            l = dataclasses.replace(l, queue_packets=packets)
-        links.append(l)
-    return dataclasses.replace(sc, topology=dataclasses.replace(sc.topology, links=links))
-
-
-def with_tcp_start(sc: Scenario, offset: float) -> Scenario:
-    """Start TCP ``offset`` s after the sessions (negative: the sessions start later)."""
-    tcp = [dataclasses.replace(f, start=max(0.0, offset)) for f in sc.tcp_flows]
-    sessions = [dataclasses.replace(s, start=max(0.0, -offset)) for s in sc.sessions]
-    return dataclasses.replace(sc, tcp_flows=tcp, sessions=sessions)
-
-
 @dataclass(frozen=True)
 class Job:
-    """One simulation: a scenario file, a variant, a seed, a duration."""
+    """One sweep file of ``bench/sweeps/paper/``: a scenario, a variant, durations."""
 
     key: str
     scenario: str
-    seed: int
     duration: float
     warmup: float
+    quick_duration: float
+    quick_warmup: float
     receivers: tuple[str, int] | None = None
     queue: tuple[str, str, int] | None = None
-    tcp_offset: float | None = None
+    #: TCP start offsets by seed (cycled), relative to the sessions (negative: sessions later).
+    tcp_offsets: tuple[float, ...] = ()
     #: Protocol parameters set in every session (sensitivity runs).
     params: tuple[tuple[str, Any], ...] = ()
 
-    def build(self) -> Scenario:
-        sc = load(self.scenario)
-        if self.params:
-            sc = dataclasses.replace(sc, sessions=[dataclasses.replace(s, params={**s.params, **dict(self.params)})
-                                                   for s in sc.sessions])
+    @property
+    def sweep_file(self) -> Path:
+        return SWEEP_DIR / f"{self.key}.yaml"
+
+    def sweep_doc(self, seeds: list[int]) -> dict[str, Any]:
+        """The sweep file: the scenario file as base, the variant as fixed settings, seeds as the axis."""
+        import os
+
+        base = load(self.scenario)
+        fixed: dict[str, Any] = {"duration": self.duration, "steady_window": [self.warmup, self.duration]}
+        for k, v in self.params:
+            for i in range(len(base.sessions)):
+                fixed[f"sessions[{i}].params.{k}"] = v
         if self.receivers:
-            sc = with_receivers(sc, *self.receivers)
+            i, s = next((i, s) for i, s in enumerate(base.sessions) if s.name == self.receivers[0])
+            sub = with_receivers(base, *self.receivers).sessions[i]
+            fixed[f"sessions[{i}].receivers"] = list(sub.receivers)
+            for k in ("tree", "receivers"):
+                if s.params.get(k):
+                    fixed[f"sessions[{i}].params.{k}"] = sub.params[k]
         if self.queue:
-            sc = with_queue(sc, *self.queue)
-        if self.tcp_offset is not None:
-            sc = with_tcp_start(sc, self.tcp_offset)
-        return sc.with_overrides(seed=self.seed, duration=self.duration)
+            a, b, packets = self.queue
+            i = next(i for i, l in enumerate(base.topology.links) if {l.a.node, l.b.node} == {a, b})
+            fixed[f"topology.links[{i}].queue"] = packets
+        axes: dict[str, Any] = {"seed": seeds}
+        if self.tcp_offsets:
+            offs = [self.tcp_offsets[n % len(self.tcp_offsets)] for n in range(len(seeds))]
+            group: dict[str, list[Any]] = {"seed": seeds}
+            for i in range(len(base.tcp_flows)):
+                group[f"tcp_flows[{i}].start"] = [max(0.0, o) for o in offs]
+            for i in range(len(base.sessions)):
+                group[f"sessions[{i}].start"] = [max(0.0, -o) for o in offs]
+            axes = {"seed_and_start": {"zip": group}}
+        return {
+            "name": f"paper-{self.key}",
+            "description": f"bench/paper_results.py runs of {self.scenario}.yaml (generated by --write-sweeps)",
+            "base": os.path.relpath(PAPER_DIR / f"{self.scenario}.yaml", SWEEP_DIR),
+            "switch": "model",
+            "set": fixed,
+            "axes": axes,
+            "metrics": {"kinds": ["session", "receiver", "tcp"], "names": ["throughput_bps", "tcp_friendliness"]},
+        }
+
+    def build(self, seed: int = 1, quick: bool = True) -> Scenario:
+        """The scenario of one seed, as the sweep file builds it (for checks and single runs)."""
+        from sweep.spec import validate
+        from topologies.scenario import scenario_from_dict
+
+        sw = self.load_sweep(quick)
+        pts = [p for p in validate(sw) if p.scenario.get("seed") == seed]
+        return scenario_from_dict(pts[0].scenario, base=sw.base_dir)
+
+    def load_sweep(self, quick: bool) -> Any:
+        """The sweep file, with the quick durations when asked."""
+        from dataclasses import replace
+
+        from sweep.spec import load_sweep
+
+        sw = load_sweep(self.sweep_file)
+        if quick:
+            sw = replace(sw, fixed={**sw.fixed, "duration": self.quick_duration,
+                                    "steady_window": [self.quick_warmup, self.quick_duration]})
+        return sw
 
 
-def run_job(job: Job) -> tuple[Job, Run]:
-    return job, simulate(job.build(), job.warmup)
+SWEEP_DIR = ROOT / "bench" / "sweeps" / "paper"
+SWEEP_SEEDS = [1, 2, 3, 4, 5]
+
+#: Every simulation the claims read: (key, scenario, full duration, warm-up, quick duration, warm-up, variant).
+JOBS: list[Job] = [
+    Job("rla-tcp", "rla-tcp-sharing", 300.0, 50.0, 120.0, 30.0),
+    Job("rla-two", "rla-two-sessions", 300.0, 50.0, 120.0, 30.0),
+    Job("rla-tcp-rto02", "rla-tcp-sharing", 300.0, 50.0, 120.0, 30.0, params=(("min_rto", 0.2),)),
+    Job("mtcp-tree30", "mtcp-scaling-tree", 120.0, 20.0, 40.0, 10.0),
+    Job("mtcp-tree5", "mtcp-scaling-tree", 120.0, 20.0, 40.0, 10.0, receivers=("mtcp", 5)),
+    Job("mtcp-flat30", "mtcp-scaling-flat", 120.0, 20.0, 40.0, 10.0),
+    Job("mtcp-loss30", "mtcp-independent-loss", 120.0, 20.0, 40.0, 10.0),
+    Job("mtcp-fair4", "mtcp-interfairness-4", 120.0, 20.0, 40.0, 10.0),
+    Job("mtcp-fair12", "mtcp-interfairness-12", 120.0, 20.0, 40.0, 10.0),
+    Job("vlmcc-fig4", "vlmcc-fig4", 120.0, 20.0, 60.0, 20.0, tcp_offsets=(5.0, -5.0, 15.0, -15.0, 0.0)),
+    Job("vlmcc-fig4-q5", "vlmcc-fig4", 120.0, 20.0, 60.0, 20.0, queue=("router1", "router2", 5),
+        tcp_offsets=(5.0, -5.0, 15.0, -15.0, 0.0)),
+    Job("vlmcc-fig5", "vlmcc-fig5-6", 60.0, 0.0, 60.0, 0.0),
+    Job("webrc-eq", "webrc-equation", 500.0, 250.0, 300.0, 150.0),
+    Job("webrc-fig3", "webrc-fig3", 150.0, 120.0, 150.0, 120.0),
+    Job("tfmcc-fig9", "tfmcc-fig9", 200.0, 50.0, 120.0, 50.0),
+    Job("tfmcc-fig10", "tfmcc-fig10", 200.0, 50.0, 120.0, 50.0),
+]
+
+
+def write_sweeps() -> list[Path]:
+    """(Re)write ``bench/sweeps/paper/*.yaml`` from :data:`JOBS` and the scenario files."""
+    import yaml
+
+    SWEEP_DIR.mkdir(parents=True, exist_ok=True)
+    out = []
+    for job in JOBS:
+        head = (f"# {job.key}: runs of topologies/scenarios/paper/{job.scenario}.yaml for the paper claims\n"
+                f"# of bench/paper_results.py (generated by its --write-sweeps; do not edit by hand).\n"
+                f"# Run: p4mcc sweep bench/sweeps/paper/{job.key}.yaml --out results/sweeps/paper-{job.key}\n")
+        job.sweep_file.write_text(head + yaml.safe_dump(job.sweep_doc(SWEEP_SEEDS), sort_keys=False, width=120))
+        out.append(job.sweep_file)
+    return out
+
+
+def run_sweeps(jobs: list[Job], quick: bool, seeds: list[int], out: Path, scheduler: str | None,
+               workers: int | None, progress: bool = True) -> dict[str, list[Run]]:
+    """Run the jobs' sweep files (the chosen seeds) as one batch through the sweep
+    executor; returns job key -> one :class:`Run` per seed, read back from the tables."""
+    import json
+
+    import cloudpickle
+    import pyarrow.parquet as pq
+
+    from sweep.execute import run_many
+    from sweep.spec import validate
+    from sweep.store import PROBES, RESULTS
+
+    if __name__ != "__main__":  # workers cannot import this file: ship the probe by value
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    batch = []
+    for job in jobs:
+        sw = job.load_sweep(quick)
+        pts = [p for p in validate(sw) if p.scenario.get("seed") in seeds]
+        batch.append((sw, out / ("quick" if quick else "full") / job.key, pts))
+    outcomes = run_many(batch, scheduler=scheduler, workers=workers, progress=progress,
+                        probe=probe, probe_key=PROBE_KEY)
+    runs: dict[str, list[Run]] = {}
+    for job, (_, d, _), res in zip(jobs, batch, outcomes):
+        for p, err in res.failed:
+            print(f"{job.key} point {p.index}: {err}", file=sys.stderr)
+        rows = pq.read_table(d / RESULTS).to_pylist()
+        if not (d / PROBES).exists():
+            continue
+        for pr in pq.read_table(d / PROBES).to_pylist():
+            mine = [r for r in rows if r["point"] == pr["point"]]
+            runs.setdefault(job.key, []).append(run_from(mine, json.loads(pr["probe"])))
+    return runs
 
 
 # Metrics: one function per claim, over the runs of its job key -------------------
@@ -347,35 +502,6 @@ def verdict(claim: Claim, value: float) -> str:
     return "not reproduced"
 
 
-def jobs_for(quick: bool, seeds: list[int]) -> list[Job]:
-    """Every simulation the claims read; ``quick`` shortens runs."""
-    rla_d, mt_d, v_d = (120.0, 40.0, 60.0) if quick else (300.0, 120.0, 120.0)
-    rla_w, mt_w = (30.0, 10.0) if quick else (50.0, 20.0)
-    out: list[Job] = []
-    offsets = [5.0, -5.0, 15.0, -15.0, 0.0]
-    for i, s in enumerate(seeds):
-        out += [
-            Job("rla-tcp", "rla-tcp-sharing", s, rla_d, rla_w),
-            Job("rla-two", "rla-two-sessions", s, rla_d, rla_w),
-            Job("rla-tcp-rto02", "rla-tcp-sharing", s, rla_d, rla_w, params=(("min_rto", 0.2),)),
-            Job("mtcp-tree30", "mtcp-scaling-tree", s, mt_d, mt_w),
-            Job("mtcp-tree5", "mtcp-scaling-tree", s, mt_d, mt_w, receivers=("mtcp", 5)),
-            Job("mtcp-flat30", "mtcp-scaling-flat", s, mt_d, mt_w),
-            Job("mtcp-loss30", "mtcp-independent-loss", s, mt_d, mt_w),
-            Job("mtcp-fair4", "mtcp-interfairness-4", s, mt_d, mt_w),
-            Job("mtcp-fair12", "mtcp-interfairness-12", s, mt_d, mt_w),
-            Job("vlmcc-fig4", "vlmcc-fig4", s, v_d, 20.0, tcp_offset=offsets[i % len(offsets)]),
-            Job("vlmcc-fig4-q5", "vlmcc-fig4", s, v_d, 20.0, queue=("router1", "router2", 5),
-                tcp_offset=offsets[i % len(offsets)]),
-            Job("vlmcc-fig5", "vlmcc-fig5-6", s, 60.0, 0.0),
-            Job("webrc-eq", "webrc-equation", s, 300.0 if quick else 500.0, 150.0 if quick else 250.0),
-            Job("webrc-fig3", "webrc-fig3", s, 150.0, 120.0),
-            Job("tfmcc-fig9", "tfmcc-fig9", s, 120.0 if quick else 200.0, 50.0),
-            Job("tfmcc-fig10", "tfmcc-fig10", s, 120.0 if quick else 200.0, 50.0),
-        ]
-    return out
-
-
 N_RLA = 9
 CLAIMS: list[Claim] = [
     Claim("RLA", "essential fairness: RLA / TCP throughput on the soft bottleneck (sec. 5.1, Fig. 7)",
@@ -499,33 +625,42 @@ def print_table(rows: list[Row], seeds: list[int], quick: bool) -> None:
                   f"{format(r.mean, f)} +- {format(r.spread, f)}", r.verdict)
     Console(width=200).print(t)
 
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one seed, shorter runs")
-    ap.add_argument("--seeds", type=int, nargs="*", help="seeds (default 1 2 3; --quick: 1)")
+    ap.add_argument("--seeds", type=int, nargs="*", help=f"seeds (default 1 2 3; --quick: 1; at most {SWEEP_SEEDS})")
     ap.add_argument("--only", choices=["rla", "mtcp", "vlmcc", "webrc", "tfmcc"], help="one protocol's claims")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel simulations")
+    ap.add_argument("--workers", type=int, help="local cluster size (default: one per core)")
+    ap.add_argument("--scheduler", help="Dask scheduler address of an existing cluster, or 'serial'")
+    ap.add_argument("--out", default=str(ROOT / "results" / "sweeps" / "paper"),
+                    help="where the sweeps keep their tables (finished points are reused)")
     ap.add_argument("--details", action="store_true", help="print per-run numbers as well")
+    ap.add_argument("--write-sweeps", action="store_true", help="regenerate bench/sweeps/paper/*.yaml")
     args = ap.parse_args(argv)
+    if args.write_sweeps:
+        files = write_sweeps()
+        print(f"wrote {len(files)} sweep files in {SWEEP_DIR.relative_to(ROOT)}")
+        return 0
     seeds = args.seeds or ([1] if args.quick else [1, 2, 3])
     claims = [c for c in CLAIMS if not args.only or c.protocol.lower() == args.only]
     needed = {c.job for c in claims}
-    jobs = [j for j in jobs_for(args.quick, seeds) if j.key in needed]
-    runs: dict[str, list[Run]] = {}
+    if "mtcp-loss30" in needed:
+        needed.add("mtcp-tree30")  # the loss ratio's reference
+    jobs = [j for j in JOBS if j.key in needed]
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        for job, run in ex.map(run_job, jobs):
-            runs.setdefault(job.key, []).append(run)
-            if args.details:
-                print(f"{job.key} seed {job.seed}: {run.cpu_s:.1f} CPU s; "
+    runs = run_sweeps(jobs, args.quick, seeds, Path(args.out), args.scheduler, args.workers)
+    if args.details:
+        for key, rs in runs.items():
+            for run in rs:
+                print(f"{key} seed {run.seed}: "
                       + ", ".join(f"{f}/{n}={v / PKT_BITS:.1f} pkt/s" for (k, f, n), v in sorted(run.thr.items())
                                   if k == "tcp" or n in ("r1", "sink11", "v1")),
                       {k: v for k, v in run.sender.items()}, run.tcp or "",
                       {k: round(v / PKT_BITS, 1) for k, v in sorted(run.goodput.items()) if k[1] in ("r1", "r9")})
     rows = evaluate(runs, claims)
     print_table(rows, seeds, args.quick)
-    print(f"{len(jobs)} simulations in {time.perf_counter() - t0:.0f} s wall")
+    print(f"{sum(len(r) for r in runs.values())} simulations (sweeps in {args.out}) "
+          f"in {time.perf_counter() - t0:.0f} s wall")
     return 0
 
 

@@ -12,6 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--seed", type=int, help="override the scenario's seed")
     p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
+    p.add_argument("--steady-window", metavar="W",
+                   help="steady-state window reported beside the whole run: a fraction of the run "
+                        "(0.5: the second half, the default) or START:END seconds")
     p.add_argument("--switch", choices=["p4", "model"], default="p4",
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
@@ -28,11 +31,17 @@ def main(args: argparse.Namespace) -> int:
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
     from topologies import results as R
-    from topologies.scenario import ScenarioError, load_scenario
+    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
 
     console = Console(stderr=False)
     try:
-        sc = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration)
+        steady = None if args.steady_window is None else parse_steady_window(args.steady_window)
+    except ValueError as e:
+        print(f"p4mcc sim: --steady-window: {e}", file=sys.stderr)
+        return 2
+    try:
+        sc = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration,
+                                                         steady_window=steady)
     except ScenarioError as e:
         print(f"p4mcc sim: {args.scenario}: invalid scenario:", file=sys.stderr)
         for prob in e.problems:

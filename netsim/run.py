@@ -218,11 +218,14 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress: bool = False,
                  agent_factory: AgentFactory | None = None,
-                 switch: SwitchChoice | None = None, capture: Any = None) -> SimRun:
+                 switch: SwitchChoice | None = None, capture: Any = None,
+                 before_run: Callable[[SimRun], None] | None = None) -> SimRun:
     """Run ``scenario`` to its duration; write results into ``out`` if given.
 
     ``capture`` (a :class:`topologies.capture.CaptureSpec`, default the
     scenario's ``capture:``) writes per-port pcaps into ``out/pcaps``.
+    ``before_run(run)`` is called once the network is built and before time
+    starts (a sweep's probe schedules its own samples there).
     """
     run = build_run(scenario, agent_factory=agent_factory, switch=switch)
     capture = capture or scenario.capture
@@ -233,6 +236,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
 
         pcaps = C.attach(run.net, capture, FrameFilter.for_scenario(capture, scenario), Path(out),
                          end=scenario.duration)
+    if before_run is not None:
+        before_run(run)
     t0 = _time.perf_counter()
     if progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-SUBCOMMANDS = ["switch", "check", "stf", "ctl", "host", "sim", "run", "report"]
+SUBCOMMANDS = ["switch", "check", "stf", "ctl", "host", "sim", "run", "report", "sweep"]
 
 
 def p4mcc(*args: str) -> subprocess.CompletedProcess[str]:

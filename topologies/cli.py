@@ -48,6 +48,9 @@ def register_run(sub: argparse._SubParsersAction) -> None:
                    help="switch implementation: built-in p4mcc switch or BMv2 simple_switch_grpc")
     p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
     p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--steady-window", metavar="W",
+                   help="steady-state window reported beside the whole run: a fraction of the run "
+                        "(0.5: the second half, the default) or START:END seconds")
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -62,10 +65,16 @@ def _run_command(args: argparse.Namespace) -> int:
 
     from topologies.emulation import EmulationError, run_emulation
     from topologies.emulation_plan import PlanError
-    from topologies.scenario import ScenarioError, load_scenario
+    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
 
     try:
-        scenario = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration)
+        steady = None if args.steady_window is None else parse_steady_window(args.steady_window)
+    except ValueError as e:
+        print(f"p4mcc run: --steady-window: {e}", file=sys.stderr)
+        return 2
+    try:
+        scenario = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration,
+                                                               steady_window=steady)
     except ScenarioError as exc:
         for problem in exc.problems:
             print(f"{args.scenario}: {problem}", file=sys.stderr)
@@ -98,8 +107,15 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def register_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="re-render a results folder, or compare two")
-    p.add_argument("dirs", nargs="+", help="one results folder, or two to compare")
+    p = sub.add_parser("report", help="re-render a results folder, compare two, or draw a sweep")
+    p.add_argument("dirs", nargs="+", help="one results folder, or two to compare, or a sweep's folder")
+    sw = p.add_argument_group("sweep folders (p4mcc sweep)")
+    sw.add_argument("--metric", help="table column to draw (default steady_tcp_friendliness)")
+    sw.add_argument("--kind", default="session", choices=["session", "receiver", "tcp", "link"],
+                    help="which rows (default session)")
+    sw.add_argument("--x", metavar="AXIS", help="axis for the line plot (default: every numeric axis)")
+    sw.add_argument("--heatmap", nargs=2, metavar=("X", "Y"),
+                    help="axes of the heatmap (default: the first two numeric axes)")
 
     def run(args: argparse.Namespace) -> int:
         from topologies.report import main as report_main

@@ -1,5 +1,7 @@
 """``p4mcc report DIR [DIR2]``: re-render a results folder, or compare two.
 
+A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`.
+
 With one folder it redraws the plots from ``timeseries.csv``/``events.csv``,
 lists the run's packet captures (``pcaps/``, see docs/captures.md)
 and prints the summary table.  With two (for example the emulation and the
@@ -94,4 +96,10 @@ def report(dirs: list[str]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    return report(list(args.dirs))
+    dirs = list(args.dirs)
+    from sweep.report import is_sweep_dir, report_sweep
+
+    if len(dirs) == 1 and is_sweep_dir(dirs[0]):
+        return report_sweep(dirs[0], metric=getattr(args, "metric", None), x=getattr(args, "x", None),
+                            heatmap=getattr(args, "heatmap", None), kind=getattr(args, "kind", "session"))
+    return report(dirs)

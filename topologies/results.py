@@ -12,7 +12,11 @@ folder holds:
     throughput, loss, mean RTT, feedback messages at the sender; per session:
     TCP-friendliness ratio (mean receiver throughput over mean competing TCP
     throughput) and Jain's fairness index (over its receivers, and over the
-    session's mean throughput together with each TCP flow).
+    session's mean throughput together with each TCP flow).  Each figure is
+    also given over the steady-state window (``steady_*`` keys; the window,
+    ``steady_window_s``, is the scenario's ``steady_window``, by default the
+    second half of the run) so a slow start does not hide what a protocol
+    does once started.
 ``timeseries.csv``
     every sample, long format (``time,kind,flow,node,metric,value``).
 ``events.csv``
@@ -135,8 +139,12 @@ def _r(x: float | None, nd: int = 6) -> float | None:
 def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``summary.json`` content computed from samples (both engines share it)."""
     series: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    steady: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    lo, hi = _steady_bounds(scenario)
     for s in samples:
         series[(s.kind, s.flow, s.node)][s.metric].append(s.value)
+        if lo < s.time <= hi + 1e-9:
+            steady[(s.kind, s.flow, s.node)][s.metric].append(s.value)
     sessions_out: dict[str, Any] = {}
     tcp_out: dict[str, Any] = {}
     links_out: dict[str, Any] = {}
@@ -153,6 +161,12 @@ def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str
         for k, v in m.items():
             if k not in (THROUGHPUT, LOSS, RTT, FEEDBACK):
                 entry[k] = _r(mean(v), 6)
+        ss = steady.get((kind, flow, node), {})
+        entry["steady_throughput_bps"] = _r(mean(ss.get(THROUGHPUT, [])), 1)
+        entry["steady_throughput_cov"] = _r(cov(ss.get(THROUGHPUT, [])), 4)
+        for k, v in ss.items():
+            if k not in (THROUGHPUT, FEEDBACK):
+                entry[f"steady_{k}"] = _r(mean(v), 6)
         if kind == "session":
             sd = sess_defs.get(flow)
             s = sessions_out.setdefault(flow, {
@@ -181,12 +195,14 @@ def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str
         s["jain_with_tcp"] = _r(jain([sm, *tcp_thr]), 4) if sm is not None and tcp_thr else None
         fb = s.get("sender_stats", {}).get("feedback_msgs")
         s["feedback_msgs_at_sender"] = fb
+        _steady_session(s, tcp_out)
     out = {
         "scenario": getattr(scenario, "name", ""),
         "engine": engine,
         "seed": getattr(scenario, "seed", None),
         "duration_s": getattr(scenario, "duration", None),
         "metrics_interval_s": getattr(scenario, "metrics_interval", None),
+        "steady_window_s": [lo, hi],
         "sessions": sessions_out,
         "tcp_flows": tcp_out,
         "links": links_out,
@@ -194,6 +210,29 @@ def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str
     if extra:
         out.update(extra)
     return out
+
+
+def _steady_bounds(scenario: Any) -> tuple[float, float]:
+    """The scenario's steady-state window (the second half when it says nothing)."""
+    bounds = getattr(scenario, "steady_bounds", None)
+    if callable(bounds):
+        return bounds()
+    d = float(getattr(scenario, "duration", 0.0) or 0.0)
+    return (d / 2, d)
+
+
+def _steady_session(s: dict[str, Any], tcp_out: dict[str, Any]) -> None:
+    """The session's aggregate figures over the steady-state window only."""
+    rthr = [r["steady_throughput_bps"] for r in s["receivers"].values()
+            if r.get("steady_throughput_bps") is not None]
+    tcp_thr = [t["steady_throughput_bps"] for t in tcp_out.values()
+               if t.get("steady_throughput_bps") is not None]
+    sm, tm = mean(rthr), mean(tcp_thr)
+    s["steady_mean_receiver_throughput_bps"] = _r(sm, 1)
+    s["steady_min_receiver_throughput_bps"] = _r(min(rthr), 1) if rthr else None
+    s["steady_jain_receivers"] = _r(jain(rthr), 4)
+    s["steady_tcp_friendliness"] = _r(sm / tm, 4) if sm is not None and tm else None
+    s["steady_jain_with_tcp"] = _r(jain([sm, *tcp_thr]), 4) if sm is not None and tcp_thr else None
 
 
 # Reading back ----------------------------------------------------------------
@@ -234,26 +273,32 @@ def summary_table(summary: dict[str, Any], max_receivers: int = 12) -> Any:
     def mbps(x: float | None) -> str:
         return "-" if x is None else f"{x / 1e6:.3f}"
 
+    win = summary.get("steady_window_s") or [None, None]
+    ss = "-" if win[0] is None else f"{win[0]:g}-{win[1]:g} s"
     t = Table(title=f"{summary.get('scenario', '')}: {summary.get('engine', '')}"
                     f"{' (' + summary['switch'] + ' switches)' if summary.get('switch') else ''}, "
                     f"seed {summary.get('seed')}, {summary.get('duration_s')} s",
-              caption="Mb/s: mean throughput; fb: feedback messages at the sender; "
+              caption="Mb/s: mean throughput over the run; ss: over the steady-state window "
+                      f"({ss}); fb: feedback messages at the sender; "
                       "TCP-fr: session mean / TCP mean; Jain: over receivers")
-    for col in ("flow", "node", "Mb/s", "CoV", "loss", "RTT s", "fb", "TCP-fr", "Jain"):
+    for col in ("flow", "node", "Mb/s", "ss Mb/s", "CoV", "loss", "RTT s", "fb", "TCP-fr", "ss TCP-fr", "Jain"):
         t.add_column(col, justify="left" if col in ("flow", "node") else "right")
     for name, s in summary.get("sessions", {}).items():
         label = f"{name} {s.get('protocol')}/{'assist' if s.get('assistance') else 'no-assist'}"
-        t.add_row(label, "(mean)", mbps(s.get("mean_receiver_throughput_bps")), "", "", "",
+        t.add_row(label, "(mean)", mbps(s.get("mean_receiver_throughput_bps")),
+                  mbps(s.get("steady_mean_receiver_throughput_bps")), "", "", "",
                   _fmt(s.get("feedback_msgs_at_sender"), "d"), _fmt(s.get("tcp_friendliness"), ".2f"),
-                  _fmt(s.get("jain_receivers"), ".3f"))
+                  _fmt(s.get("steady_tcp_friendliness"), ".2f"), _fmt(s.get("jain_receivers"), ".3f"))
         recv = sorted(s.get("receivers", {}).items())
         for node, r in recv[:max_receivers]:
-            t.add_row("", node, mbps(r.get("throughput_bps")), _fmt(r.get("throughput_cov"), ".2f"),
-                      _fmt(r.get("loss"), ".4f"), _fmt(r.get("rtt_s"), ".3f"), "", "", "")
+            t.add_row("", node, mbps(r.get("throughput_bps")), mbps(r.get("steady_throughput_bps")),
+                      _fmt(r.get("throughput_cov"), ".2f"),
+                      _fmt(r.get("loss"), ".4f"), _fmt(r.get("rtt_s"), ".3f"), "", "", "", "")
         if len(recv) > max_receivers:
-            t.add_row("", f"+{len(recv) - max_receivers} more", "", "", "", "", "", "", "")
+            t.add_row("", f"+{len(recv) - max_receivers} more", "", "", "", "", "", "", "", "", "")
     for name, f in summary.get("tcp_flows", {}).items():
         t.add_row(f"{name} (tcp)", f.get("node", ""), mbps(f.get("throughput_bps")),
+                  mbps(f.get("steady_throughput_bps")),
                   _fmt(f.get("throughput_cov"), ".2f"), _fmt(f.get("loss"), ".4f"),
-                  _fmt(f.get("rtt_s"), ".3f"), "", "", "")
+                  _fmt(f.get("rtt_s"), ".3f"), "", "", "", "")
     return t

@@ -171,18 +171,53 @@ class Scenario:
     faults: tuple[Any, ...] = ()
     policing: Any = None
     membership: Any = None
+    #: The steady-state window results report beside the whole-run mean: a
+    #: fraction of the run (the window starts there and lasts to the end) or
+    #: ``(start, end)`` in seconds.
+    steady_window: float | tuple[float, float] = 0.5
+
+    def steady_bounds(self) -> tuple[float, float]:
+        """The steady-state window as ``(start, end)`` seconds of the run."""
+        return steady_bounds(self.steady_window, self.duration)
 
     def with_overrides(
-        self, *, seed: int | None = None, duration: float | None = None
+        self, *, seed: int | None = None, duration: float | None = None,
+        steady_window: float | tuple[float, float] | None = None,
     ) -> "Scenario":
-        """A copy with ``--seed``/``--duration`` applied (command-line overrides)."""
+        """A copy with ``--seed``/``--duration``/``--steady-window`` applied (command-line overrides)."""
         from dataclasses import replace
 
         return replace(
             self,
             seed=self.seed if seed is None else seed,
             duration=self.duration if duration is None else duration,
+            steady_window=self.steady_window if steady_window is None else steady_window,
         )
+
+
+def steady_bounds(window: float | tuple[float, float], duration: float) -> tuple[float, float]:
+    """``(start, end)`` of a steady-state window over a run of ``duration`` s."""
+    if isinstance(window, tuple):
+        return (min(window[0], duration), min(window[1], duration))
+    return (duration * window, duration)
+
+
+def parse_steady_window(value: Any) -> float | tuple[float, float]:
+    """``0.5``/``'50%'`` (a fraction: from there to the end), ``[30, 60]`` or
+    ``'30s:60s'`` (start and end in seconds)."""
+    if isinstance(value, str) and ":" in value:
+        value = value.split(":", 1)
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise ValueError(f"expected [start, end], got {value!r}")
+        lo, hi = parse_time(value[0]), parse_time(value[1])
+        if not 0 <= lo < hi:
+            raise ValueError(f"expected 0 <= start < end, got {value!r}")
+        return (lo, hi)
+    frac = parse_fraction(value)
+    if frac >= 1:
+        raise ValueError(f"a fraction of the run below 1 (0.5: the second half), got {value!r}")
+    return frac
 
 
 # ---------------------------------------------------------------------------
@@ -706,7 +741,8 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
-             "duration", "seed", "metrics_interval", "capture", "faults", "policing", "membership"}
+             "duration", "seed", "metrics_interval", "capture", "faults", "policing", "membership",
+             "steady_window"}
 
 
 def _known_protocols() -> set[str] | None:
@@ -751,6 +787,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
     if mi is not None and mi <= 0:
         ctx.err("metrics_interval", "must be positive")
+    steady = ctx.conv("steady_window", parse_steady_window, raw.get("steady_window", 0.5), 0.5)
     protos = _known_protocols() if known_protocols is True else known_protocols
     sessions: list[Session] = []
     raw_s = raw.get("sessions", []) or []
@@ -798,6 +835,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
         seed=int(seed), metrics_interval=float(mi or 0.5), source=source, capture=capture,
         faults=tuple(faults), policing=policing, membership=membership,
+        steady_window=0.5 if steady is None else steady,
     )
 
 

@@ -1,0 +1,349 @@
+"""TCP-friendliness of the five protocols with their defaults, over a grid of dumbbells.
+
+The grid (``bench/sweeps/friendliness.yaml``, written by ``--write-sweeps``)
+spans bottleneck 1-20 Mb/s, RTT 20-200 ms, drop-tail queues of 0.5x-2x the
+bandwidth-delay product (at least 10 packets), 1-4 TCP flows and 2-32
+receivers: 24 cells, the 16 corners of a half-fraction two-level design
+(2^(5-1), fifth factor = product of the other four, so every pair of factors
+meets at all four corner combinations) plus 8 interior cells of a
+Latin hypercube (one per eighth of every factor's range, log-scaled; fixed
+permutations).  Each protocol runs every cell with its default parameters,
+except WEBRC's session rate, set to twice the bottleneck rate (well above
+the fair share), over 3 seeds.  The sweep runs through ``p4mcc sweep`` (all
+cores, resumable: run it again to finish an interrupted grid).
+
+Per protocol it prints, over cells (each cell first averaged over seeds):
+median and worst steady-state ratio (mean receiver throughput / mean TCP
+flow throughput, second half of the run), the share of cells whose ratio is
+in the TFRC bound [0.5, 2], Jain's index over {session, TCP flows}, the
+bottleneck utilisation (payload goodput of the session and the TCP flows over
+the bottleneck rate) and the time from the session's start until its
+throughput (2 s moving mean) first reaches 80 % of the fair share
+(bottleneck / (TCP flows + 1)).  It draws one picture per protocol (cells
+placed by bottleneck rate and RTT, coloured by ratio).
+
+    .venv/bin/python bench/friendliness.py --quick          # 5 protocols x 4 cells, 1 seed, 60 s
+    .venv/bin/python bench/friendliness.py                  # the full grid (long: 360 runs of 200 s)
+    .venv/bin/python bench/friendliness.py --docs           # also write docs/friendliness.md figures
+    .venv/bin/python bench/friendliness.py --write-sweeps   # regenerate the sweep files
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import random
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SWEEPS = ROOT / "bench" / "sweeps"
+FULL = SWEEPS / "friendliness.yaml"
+QUICK = SWEEPS / "friendliness-quick.yaml"
+PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
+ACCESS_DELAY = 0.001  # the dumbbell generator's access links (one each side)
+PKT = 1500
+
+#: Factor ranges (low, high); rate, RTT, queue factor and receivers on a log scale.
+RANGES = {"rate_mbps": (1.0, 20.0), "rtt_ms": (20.0, 200.0), "queue_bdp": (0.5, 2.0),
+          "tcp": (1, 4), "receivers": (2, 32)}
+LOG = {"rate_mbps", "rtt_ms", "queue_bdp", "receivers"}
+
+
+# The design ---------------------------------------------------------------------
+
+
+def _level(factor: str, u: float) -> float:
+    lo, hi = RANGES[factor]
+    if factor in LOG:
+        return lo * (hi / lo) ** u
+    return lo + (hi - lo) * u
+
+
+def design() -> list[dict[str, Any]]:
+    """24 cells: 16 corners (2^(5-1), E = ABCD) and 8 Latin-hypercube interior cells."""
+    cells = []
+    names = list(RANGES)
+    for signs in itertools.product((0, 1), repeat=4):
+        fifth = sum(signs) % 2  # E = A*B*C*D in +-1 coding
+        cells.append(dict(zip(names, (*(float(s) for s in signs), float(fifth)))))
+    rng = random.Random(2026)
+    perms = {f: rng.sample(range(8), 8) for f in names}
+    for i in range(8):
+        cells.append({f: (perms[f][i] + 0.5) / 8 for f in names})
+    return [_cell(c) for c in cells]
+
+
+def _cell(u: dict[str, float]) -> dict[str, Any]:
+    rate = round(_level("rate_mbps", u["rate_mbps"]), 2)
+    rtt = round(_level("rtt_ms", u["rtt_ms"]), 1)
+    qf = _level("queue_bdp", u["queue_bdp"])
+    tcp = min(4, 1 + int(u["tcp"] * 4)) if 0 < u["tcp"] < 1 else int(_level("tcp", u["tcp"]))
+    rcv = int(round(_level("receivers", u["receivers"])))
+    bdp = rate * 1e6 * rtt / 1e3 / 8 / PKT
+    return {"rate_mbps": rate, "rtt_ms": rtt, "queue": max(10, int(round(qf * bdp))), "tcp": tcp,
+            "receivers": rcv}
+
+
+def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str) -> dict[str, Any]:
+    """The sweep file: one zipped group over (protocol, cell), crossed with the seeds."""
+    cols: dict[str, list[Any]] = defaultdict(list)
+    for proto in PROTOCOLS:
+        for c in cells:
+            rate_bps = int(c["rate_mbps"] * 1e6)
+            cols["sessions[0].protocol"].append(proto)
+            cols["sessions[0].params"].append({"session_rate_bps": 2 * rate_bps} if proto == "webrc" else {})
+            cols["topology.generate.rate"].append(rate_bps)
+            cols["topology.generate.delay"].append(round(c["rtt_ms"] / 2e3 - 2 * ACCESS_DELAY, 5))
+            cols["topology.generate.queue"].append(c["queue"])
+            cols["topology.generate.receivers"].append(c["receivers"])
+            cols["topology.generate.tcp_pairs"].append(c["tcp"])
+            cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"}
+                                      for i in range(1, c["tcp"] + 1)])
+    return {
+        "name": name,
+        "description": "TCP-friendliness grid of bench/friendliness.py (generated by --write-sweeps)",
+        "switch": "p4",
+        "base": {
+            "name": name,
+            "duration": duration,
+            "steady_window": 0.5,
+            "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1}},
+            "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
+            "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
+        },
+        "axes": {"cell": {"zip": dict(cols)}, "seed": seeds},
+        "metrics": {"kinds": ["session", "tcp"], "series": True},
+    }
+
+
+#: The quick version's cells: four corners of moderate cost (rate <= 10 Mb/s, <= 8 receivers).
+QUICK_CELLS = [
+    {"rate_mbps": 1.0, "rtt_ms": 20.0, "queue": 10, "tcp": 1, "receivers": 2},
+    {"rate_mbps": 1.0, "rtt_ms": 200.0, "queue": 33, "tcp": 2, "receivers": 8},
+    {"rate_mbps": 4.0, "rtt_ms": 40.0, "queue": 27, "tcp": 1, "receivers": 4},
+    {"rate_mbps": 10.0, "rtt_ms": 100.0, "queue": 42, "tcp": 4, "receivers": 2},
+]
+
+
+def write_sweeps() -> None:
+    import yaml
+
+    head = ("# Generated by bench/friendliness.py --write-sweeps (do not edit by hand).\n"
+            "# Run: p4mcc sweep {f} --out results/sweeps/{n}; the table is printed by\n"
+            "#      .venv/bin/python bench/friendliness.py{q}\n")
+    for path, cells, seeds, dur, q in ((FULL, design(), [1, 2, 3], 200, ""),
+                                       (QUICK, QUICK_CELLS, [1], 60, " --quick")):
+        doc = sweep_doc(cells, seeds, dur, path.stem)
+        path.write_text(head.format(f=path.relative_to(ROOT), n=path.stem, q=q)
+                        + yaml.safe_dump(doc, sort_keys=False, width=200))
+
+
+# Figures from the table --------------------------------------------------------------
+
+
+def _moving(xs: list[tuple[float, float]], window: float) -> list[tuple[float, float]]:
+    out = []
+    for i, (t, _) in enumerate(xs):
+        vs = [v for (u, v) in xs[: i + 1] if u > t - window]
+        out.append((t, statistics.fmean(vs)))
+    return out
+
+
+def cell_figures(rows: list[dict[str, Any]], series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per point: cell values, ratio, Jain, utilisation, time to 80 % of the fair share."""
+    by_point: dict[int, dict[str, Any]] = {}
+    tcp_sum: dict[int, float] = defaultdict(float)
+    for r in rows:
+        if r["kind"] == "session":
+            by_point[r["point"]] = r
+        elif r["kind"] == "tcp" and r["steady_throughput_bps"] is not None:
+            tcp_sum[r["point"]] += r["steady_throughput_bps"]
+    sess_series: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for s in series:
+        if s["kind"] == "session":
+            sess_series[s["point"]].append((s["time"], s["throughput_bps"]))
+    out = []
+    for point, r in sorted(by_point.items()):
+        rate = r["topology.generate.rate"]
+        ntcp = r["topology.generate.tcp_pairs"]
+        fair = rate / (ntcp + 1)
+        t80 = None
+        for t, v in _moving(sorted(sess_series.get(point, [])), 2.0):
+            if v >= 0.8 * fair:
+                t80 = t
+                break
+        sess = r["steady_throughput_bps"] or 0.0
+        out.append({
+            "protocol": r["protocol"], "seed": r["seed"],
+            "cell": (rate, r["topology.generate.delay"], r["topology.generate.queue"], ntcp,
+                     r["topology.generate.receivers"]),
+            "rate_mbps": rate / 1e6, "rtt_ms": (r["topology.generate.delay"] + 2 * ACCESS_DELAY) * 2e3,
+            "ratio": r["steady_tcp_friendliness"], "jain": r["steady_jain_with_tcp"],
+            "util": (sess + tcp_sum[point]) / rate, "t80": t80,
+        })
+    return out
+
+
+def per_cell(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """protocol -> cells, each averaged over its seeds (t80: the slowest seed; None if one never got there)."""
+    acc: dict[tuple[str, tuple], list[dict[str, Any]]] = defaultdict(list)
+    for p in points:
+        acc[(p["protocol"], p["cell"])].append(p)
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for (proto, _), ps in acc.items():
+        ratios = [p["ratio"] for p in ps if p["ratio"] is not None]
+        t80s = [p["t80"] for p in ps]
+        out[proto].append({
+            **{k: ps[0][k] for k in ("cell", "rate_mbps", "rtt_ms")},
+            "ratio": statistics.fmean(ratios) if ratios else 0.0,
+            "jain": statistics.fmean(p["jain"] or 0.0 for p in ps),
+            "util": statistics.fmean(p["util"] for p in ps),
+            "t80": None if any(t is None for t in t80s) else max(t80s),
+        })
+    return out
+
+
+def summary_rows(cells: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    rows = []
+    for proto in PROTOCOLS:
+        cs = cells.get(proto, [])
+        if not cs:
+            continue
+        ratios = [c["ratio"] for c in cs]
+        worst = max(ratios, key=lambda x: abs(math.log(x)) if x > 0 else math.inf)
+        t80 = [c["t80"] for c in cs if c["t80"] is not None]
+        rows.append({
+            "protocol": proto, "cells": len(cs),
+            "median": statistics.median(ratios), "worst": worst,
+            "in_bound": sum(0.5 <= x <= 2 for x in ratios) / len(ratios),
+            "jain": statistics.median(c["jain"] for c in cs),
+            "util_median": statistics.median(c["util"] for c in cs),
+            "util_min": min(c["util"] for c in cs),
+            "t80_median": statistics.median(t80) if t80 else None,
+            "never": sum(c["t80"] is None for c in cs),
+        })
+    return rows
+
+
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| protocol | cells | median ratio | worst ratio | cells in [0.5, 2] | Jain (median) "
+             "| utilisation median / min | time to 80 % of fair share, median (cells never) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t = "-" if r["t80_median"] is None else f"{r['t80_median']:.1f} s"
+        lines.append(f"| {r['protocol']} | {r['cells']} | {r['median']:.2f} | {r['worst']:.2f} | "
+                     f"{r['in_bound']:.0%} | {r['jain']:.3f} | {r['util_median']:.2f} / {r['util_min']:.2f} | "
+                     f"{t} ({r['never']}) |")
+    return "\n".join(lines)
+
+
+def print_table(rows: list[dict[str, Any]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ("protocol", "cells", "median ratio", "worst ratio", "in [0.5, 2]", "Jain",
+                "util median", "util min", "t80 median", "never 80 %"):
+        t.add_column(col, justify="left" if col == "protocol" else "right")
+    for r in rows:
+        t.add_row(r["protocol"], str(r["cells"]), f"{r['median']:.2f}", f"{r['worst']:.2f}",
+                  f"{r['in_bound']:.0%}", f"{r['jain']:.3f}", f"{r['util_median']:.2f}",
+                  f"{r['util_min']:.2f}", "-" if r["t80_median"] is None else f"{r['t80_median']:.1f} s",
+                  str(r["never"]))
+    Console(width=160).print(t)
+
+
+def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Path]:
+    """One picture per protocol: cells by bottleneck rate and RTT, coloured by the ratio (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import FuncFormatter
+
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for proto, cs in sorted(cells.items()):
+        fig, ax = plt.subplots(figsize=(5.6, 4.4))
+        xs = [c["rate_mbps"] for c in cs]
+        ys = [c["rtt_ms"] for c in cs]
+        vs = [min(max(c["ratio"], 1 / 16), 16) for c in cs]
+        sizes = [40 + 12 * c["cell"][4] for c in cs]
+        sc = ax.scatter(xs, ys, c=vs, s=sizes, cmap="RdBu_r", norm=LogNorm(vmin=1 / 8, vmax=8),
+                        edgecolors="k", linewidths=0.5)
+        for c, x, y in zip(cs, xs, ys):
+            ax.annotate(f"{c['ratio']:.2f}", (x, y), textcoords="offset points", xytext=(0, 9),
+                        ha="center", fontsize=6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(0.8, 25)
+        ax.set_ylim(16, 250)
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
+        ax.set_xlabel("bottleneck, Mb/s")
+        ax.set_ylabel("RTT, ms")
+        ax.set_title(f"{proto}: steady-state ratio to TCP ({tag}); size ~ receivers", fontsize=9)
+        bar = fig.colorbar(sc, label="mean receiver / mean TCP throughput")
+        ticks = [1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8]
+        bar.set_ticks(ticks, labels=["1/8", "1/4", "1/2", "1", "2", "4", "8"])
+        bar.minorticks_off()
+        fig.tight_layout()
+        f = out / f"friendliness-{proto}.png"
+        fig.savefig(f, dpi=110)
+        plt.close(fig)
+        files.append(f)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pyarrow.parquet as pq
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="5 protocols x 4 cells, 1 seed, 60 s runs")
+    ap.add_argument("--out", help="sweep output folder (default results/sweeps/<sweep name>)")
+    ap.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
+    ap.add_argument("--docs", action="store_true", help="write the pictures to docs/img/ and print "
+                                                         "the Markdown table for docs/friendliness.md")
+    ap.add_argument("--write-sweeps", action="store_true", help="regenerate bench/sweeps/friendliness*.yaml")
+    args = ap.parse_args(argv)
+    if args.write_sweeps:
+        write_sweeps()
+        print(f"wrote {FULL.relative_to(ROOT)} and {QUICK.relative_to(ROOT)}")
+        return 0
+    sweep_file = QUICK if args.quick else FULL
+    out = Path(args.out or ROOT / "results" / "sweeps" / sweep_file.stem)
+    cmd = [sys.executable, "-m", "topologies.cli", "sweep", str(sweep_file), "--out", str(out)]
+    if args.scheduler:
+        cmd += ["--scheduler", args.scheduler]
+    done = subprocess.run(cmd)
+    if done.returncode != 0:
+        print(f"friendliness: p4mcc sweep failed ({done.returncode}); run it again to resume", file=sys.stderr)
+        return 1
+    rows = pq.read_table(out / "results.parquet").to_pylist()
+    series = pq.read_table(out / "series.parquet").to_pylist()
+    cells = per_cell(cell_figures(rows, series))
+    summary = summary_rows(cells)
+    tag = "quick" if args.quick else "full grid"
+    print_table(summary, f"TCP-friendliness with default parameters ({tag}; steady state = second half)")
+    img = ROOT / "docs" / "img" if args.docs else out / "plots"
+    files = draw(cells, img, tag)
+    print(f"pictures: {', '.join(str(f) for f in files)}")
+    if args.docs:
+        print(markdown_table(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

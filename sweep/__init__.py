@@ -1,0 +1,1 @@
+"""Parameter sweeps over scenarios (``p4mcc sweep``)."""
