@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from controller.desired import DesiredStateError
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
     from topologies import results as R
@@ -62,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         run = run_scenario(sc, out, progress=not args.quiet, switch=choice, capture=capture)
-    except SimError as e:
+    except (SimError, DesiredStateError) as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
     if not args.quiet:

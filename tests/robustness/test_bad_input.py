@@ -152,3 +152,15 @@ def test_switch_bad_address_as_a_user_runs_it():
                         "nohost.invalid:1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("p4mcc switch: --grpc-server-addr 'nohost.invalid:1': cannot resolve host")
+
+
+def test_sessions_whose_groups_overlap_get_one_line_not_a_traceback(tmp_path, capsys):
+    """WEBRC's wave channels take the groups after its base group; a second
+    session on one of them is a scenario mistake, reported in one line."""
+    s = scenario(tmp_path, "duration: 1\n"
+                           "topology: {generate: {kind: star, receivers: 2}}\n"
+                           "sessions:\n"
+                           "  - {name: a, protocol: webrc, sender: snd, receivers: [r1], group: 239.1.1.1}\n"
+                           "  - {name: b, protocol: tfmcc, sender: snd, receivers: [r2], group: 239.1.1.2}\n")
+    err = one_line_error(capsys, ["sim", s, "--out", str(tmp_path / "out"), "--quiet"], rc=2)
+    assert "group 239.1.1.2 is already used by another session" in err
