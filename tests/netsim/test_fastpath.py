@@ -51,3 +51,17 @@ def test_same_summary_fast_path_on_and_off(tmp_path: Path, monkeypatch: pytest.M
     # the run did real work: data reached receivers through the switches
     assert on["sessions"]["tfmcc"]["mean_receiver_throughput_bps"] > 0
     assert sum(st["replicas"] for st, _ in on_stats.values()) > 60
+
+
+def test_queue_model_asked_only_when_the_program_reads_queue_metadata() -> None:
+    from p4switch.frontend import compile_file
+    from p4switch.interp import Switch
+
+    stf = Path(__file__).resolve().parents[1] / "stf" / "v1model"
+    reads = Switch(compile_file(str(stf / "meta.p4"), [str(stf)]))  # copies enq_qdepth into a header
+    assert reads._reads_queue
+    from netsim.p4_switch import load_program
+
+    mcc = load_program()
+    assert not Switch(mcc)._reads_queue  # mcc.p4 never names queue metadata
+    assert Switch(mcc, fast=False)._reads_queue
