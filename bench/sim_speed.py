@@ -2,12 +2,20 @@
 
 (a) a 10 Mb/s dumbbell with 10 TCP NewReno/SACK flows for 60 s;
 (b) TFMCC with 1000 receivers behind a 4-ary tree of switches for 60 s
-    (model switches by default; ``--switch p4`` runs the P4 program when it
-    is available), with wall time and peak memory;
+    with model switches, P4 switch nodes (``p4switch`` running
+    ``p4src/mcc.p4``) or both side by side (``--switch both``: CPU-time
+    ratio P4/model, and whether both report the same final sender rate),
+    with CPU time, events per CPU second and peak memory;
 (c) the same dumbbell in ns-3 (PyPI ``ns3``, TcpNewReno with SACK) when it
     is installed, and the ratio of wall times.
 
-Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|auto] [--skip-tfmcc]
+Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|both]
+                                 [--skip-dumbbell] [--skip-ns3] [--skip-tfmcc]
+
+Peak memory is the process's peak RSS so far: with ``--switch both`` the
+model run goes first, so the figure printed after the P4 run is the P4
+run's peak (the larger of the two).  ``P4MCC_SIM_FASTPATH=0`` runs P4
+nodes without their fast path (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -122,42 +130,55 @@ def ns3_dumbbell(duration: float) -> tuple[float, float] | str:
     return float(cpu), float(goodput)
 
 
+def dumbbell(args: argparse.Namespace) -> None:
+        a = measure(dumbbell_tcp(args.duration))
+        run = a["run"]
+        thr = sum(f.receiver.delivered_bytes for f in run.tcp.values()) * 8 / args.duration
+        print(f"(a) dumbbell, 10 TCP flows, {args.duration:.0f} s: {a['events']} events in {a['wall_s']:.2f} s wall "
+              f"({a['cpu_s']:.2f} s CPU) -> {a['events_per_s']:,.0f} events per CPU s, "
+              f"{a['sim_per_wall']:.1f} simulated s per wall s ({a['sim_per_cpu']:.1f} per CPU s) "
+              f"(aggregate goodput {thr / 1e6:.2f} Mb/s of 10)")
+        if not args.skip_ns3:
+            ns3 = ns3_dumbbell(args.duration)
+            if isinstance(ns3, tuple):
+                cpu, goodput = ns3
+                print(f"    ns-3 same dumbbell (TcpNewReno + SACK): {cpu:.2f} s CPU -> {args.duration / cpu:.1f} "
+                      f"simulated s per CPU s (aggregate goodput {goodput / 1e6:.2f} Mb/s); "
+                      f"netsim/ns-3 CPU-time ratio {a['cpu_s'] / cpu:.1f}")
+            else:
+                print(f"    ns-3: {ns3}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--receivers", type=int, default=1000)
-    ap.add_argument("--switch", default="model", choices=["model", "p4"])
+    ap.add_argument("--switch", default="model", choices=["model", "p4", "both"])
+    ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")
     ap.add_argument("--skip-ns3", action="store_true")
     args = ap.parse_args()
 
-    a = measure(dumbbell_tcp(args.duration))
-    run = a["run"]
-    thr = sum(f.receiver.delivered_bytes for f in run.tcp.values()) * 8 / args.duration
-    print(f"(a) dumbbell, 10 TCP flows, {args.duration:.0f} s: {a['events']} events in {a['wall_s']:.2f} s wall "
-          f"({a['cpu_s']:.2f} s CPU) -> {a['events_per_s']:,.0f} events per CPU s, "
-          f"{a['sim_per_wall']:.1f} simulated s per wall s ({a['sim_per_cpu']:.1f} per CPU s) "
-          f"(aggregate goodput {thr / 1e6:.2f} Mb/s of 10)")
-    if not args.skip_ns3:
-        ns3 = ns3_dumbbell(args.duration)
-        if isinstance(ns3, tuple):
-            cpu, goodput = ns3
-            print(f"    ns-3 same dumbbell (TcpNewReno + SACK): {cpu:.2f} s CPU -> {args.duration / cpu:.1f} "
-                  f"simulated s per CPU s (aggregate goodput {goodput / 1e6:.2f} Mb/s); "
-                  f"netsim/ns-3 CPU-time ratio {a['cpu_s'] / cpu:.1f}")
-        else:
-            print(f"    ns-3: {ns3}")
+    if not args.skip_dumbbell:
+        dumbbell(args)
     if not args.skip_tfmcc:
-        sc = tfmcc_tree(args.duration, args.receivers)
-        b = measure(sc, args.switch)
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        snd = b["run"].agents.get("tfmcc/snd")
-        rate = getattr(snd, "rate", float("nan"))
-        print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
-              f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
-              f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
-              f"({b['sim_per_cpu']:.2f} per CPU s), "
-              f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s")
+        kinds = ["model", "p4"] if args.switch == "both" else [args.switch]
+        cpu: dict[str, float] = {}
+        for kind in kinds:
+            sc = tfmcc_tree(args.duration, args.receivers)
+            b = measure(sc, kind)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            snd = b["run"].agents.get("tfmcc/snd")
+            rate = getattr(snd, "rate", float("nan"))
+            cpu[kind] = b["cpu_s"]
+            print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
+                  f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
+                  f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
+                  f"({b['sim_per_cpu']:.2f} per CPU s), "
+                  f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s", flush=True)
+            del b, sc
+        if len(cpu) == 2:
+            print(f"    P4/model CPU-time ratio {cpu['p4'] / cpu['model']:.2f}")
     return 0
 
 

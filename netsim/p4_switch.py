@@ -20,6 +20,7 @@ backlog (``standard_metadata.enq_qdepth``/``deq_qdepth``) from the link model.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,15 @@ if TYPE_CHECKING:
 PROGRAM = Path(__file__).resolve().parent.parent / "p4src" / "mcc.p4"
 INCLUDE = PROGRAM.parent / "include"
 CPU_PORT = 510
+
+
+#: ``P4MCC_SIM_FASTPATH=0`` turns the interpreter's fast path off for every
+#: node created afterwards (results must not change; see docs/performance.md)
+FASTPATH_ENV = "P4MCC_SIM_FASTPATH"
+
+
+def fast_path() -> bool:
+    return os.environ.get(FASTPATH_ENV, "1").strip() not in ("0", "off", "no", "false")
 
 
 @dataclass
@@ -91,8 +101,11 @@ def apply_state(sw: Any, state: Any) -> None:
         sw.set_clone_session(c.session_id, list(c.replicas), packet_length=c.packet_length)
     for d in state.defaults.values():
         sw.table_set_default(d.table, d.action, dict(d.params))
+    kinds_of: dict[str, dict[str, str]] = {}  # per table: ``sw.info`` rebuilds every table's description
     for e in sorted(state.entries.values(), key=lambda e: repr(e.key)):
-        kinds = _key_kinds(sw, e.table)
+        kinds = kinds_of.get(e.table)
+        if kinds is None:
+            kinds = kinds_of[e.table] = _key_kinds(sw, e.table)
         keys = {k: _match_value(kinds.get(k, "lpm" if isinstance(v, tuple) else "exact"), v)
                 for k, v in e.match}
         sw.table_add(e.table, keys, e.action, dict(e.params), priority=e.priority or None)
@@ -111,7 +124,7 @@ class P4SwitchNode:
         self.sim = sim
         self.name = name
         self.program, self.seed = program, seed
-        self.sw = Switch(program, cpu_port=CPU_PORT, seed=seed)
+        self.sw = Switch(program, cpu_port=CPU_PORT, seed=seed, fast=fast_path())
         self.ports: dict[int, "Channel"] = {}
         self.counters = P4NodeCounters()
         self.sw.queue_model = self._queue_model
@@ -121,7 +134,8 @@ class P4SwitchNode:
         """A restarted switch process: a fresh interpreter, no tables, no register state."""
         from p4switch.interp import Switch
 
-        self.sw = Switch(self.program, cpu_port=CPU_PORT, seed=self.seed, start_time=self.sim.now)
+        self.sw = Switch(self.program, cpu_port=CPU_PORT, seed=self.seed, start_time=self.sim.now,
+                         fast=fast_path())
         self.sw.queue_model = self._queue_model
         self.sw.on_digest = self._digest
 

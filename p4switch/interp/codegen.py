@@ -48,11 +48,12 @@ _PURE = re.compile(r"^(?:\d+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
 class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
     """Generates and loads the Python module for one program."""
 
-    def __init__(self, program: A.Program, seed: int = 0) -> None:
+    def __init__(self, program: A.Program, seed: int = 0, *, share_code: bool = True) -> None:
         if program.package != "V1Switch" or not program.v1model:
             raise UnsupportedError(f"package {program.package or '?'!r} is not V1Switch")
         self.prog = program
         self.seed = seed
+        self.share_code = share_code  # see _compiled
         self.out: list[str] = []
         self.g: dict[str, Any] = {}
         self.classes: dict[int, str] = {}
@@ -987,8 +988,11 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             self.out.append(f"def new_{k}():\n    return {v}\n")
         for i, k in enumerate(("H", "M")):
             self.out.append(self._replica_copy(f"rep_copy_{k}", p[1 + i].type, i, roles, spans))
-        self.source = "\n".join(self.out)
-        code = compile(self.source, "<p4switch-generated>", "exec")
+        source = "\n".join(self.out)
+        if self.share_code:
+            self.source, code = _compiled(source)
+        else:
+            self.source, code = source, compile(source, "<p4switch-generated>", "exec")
         exec(code, self.g)
         for t in self.tables.values():
             for a in t.actions.values():
@@ -1027,6 +1031,24 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
 
     def new_value(self, t: Any) -> Any:
         return eval(self.default(t), self.g)
+
+
+#: generated source -> (the same text, its code object).  Lowering is
+#: deterministic, so every switch built from one program (a simulation's
+#: hundreds of nodes) gets the same text: it is compiled once and the nodes
+#: share the code objects and the text; each still execs them into its own
+#: globals (its own tables, registers and packet context).
+_CODE_CACHE: dict[str, tuple[str, Any]] = {}
+_CODE_CACHE_MAX = 8
+
+
+def _compiled(source: str) -> tuple[str, Any]:
+    hit = _CODE_CACHE.get(source)
+    if hit is None:
+        if len(_CODE_CACHE) >= _CODE_CACHE_MAX:
+            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))
+        hit = _CODE_CACHE[source] = (source, compile(source, "<p4switch-generated>", "exec"))
+    return hit
 
 
 _BINDING = re.compile(r"^(\s*)a_(\w+) = a_\2$", re.M)

@@ -16,6 +16,7 @@ port.  In egress: ``egress_port`` set, ``egress_spec`` zeroed, egress clone
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
@@ -49,6 +50,12 @@ class Digest:
     name: str
     fields: Any
     time: float
+
+
+#: a read of queue metadata in generated code: ``<name>.f_<field>`` other
+#: than the standard_metadata class's own ``self.``/``n.``/``o.`` accessors
+_QUEUE_READ = re.compile(r"\b(?!(?:self|n|o)\.)\w+\.f_(?:enq_timestamp|enq_qdepth|deq_timedelta|deq_qdepth"
+                         r"|egress_global_timestamp)\b")
 
 
 def _get_path(root: Any, path: Sequence[str]) -> Any:
@@ -96,8 +103,11 @@ class Switch:
     """A v1model switch running one compiled program (see docs/p4switch-api.md)."""
 
     def __init__(self, program: Any, *, cpu_port: Optional[int] = None, drop_port: int = 511,
-                 start_time: float = 0.0, seed: int = 0, queues_per_port: int = 1) -> None:
-        self._low = Lowering(program, seed)
+                 start_time: float = 0.0, seed: int = 0, queues_per_port: int = 1,
+                 fast: bool = True) -> None:
+        # fast=False: this switch compiles its own copy of the generated code
+        # and always asks the queue model (the reference for fast-path checks)
+        self._low = Lowering(program, seed, share_code=fast)
         p = self._low.build()
         self._parser = p["parser"]
         self._verify = p["verify"]
@@ -143,6 +153,9 @@ class Switch:
         self._sm_cksum = "f_checksum_error" in self._sm_has
         self.queues_per_port = queues_per_port
         self.source = self._low.source
+        # queue metadata is only worth computing when the program reads it
+        # (a field list or digest that carries it names it in the source too)
+        self._reads_queue = self._sm_queue and (not fast or _QUEUE_READ.search(self.source) is not None)
 
     # ================================================================== packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
@@ -311,7 +324,7 @@ class Switch:
         ctx = self._ctx
         ctx.reset(now_us, length, payload)
         queue_model = self.queue_model
-        if queue_model is not None:
+        if queue_model is not None and self._reads_queue:
             enq_depth, deq_delta, deq_depth = queue_model(port, now)
         else:
             enq_depth = deq_delta = deq_depth = 0
