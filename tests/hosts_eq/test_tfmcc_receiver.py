@@ -25,6 +25,7 @@ OWD = 0.1  # one-way delay sender -> receiver in these scripts (clocks in sync)
 
 
 def make(**kw) -> TfmccReceiver:
+    kw.setdefault("packet_size", S)
     params = TfmccParams(**kw)
     r = registry.get("tfmcc").receiver(
         registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", ME, params, seed=3))
@@ -135,14 +136,16 @@ def test_losses_within_one_rtt_form_one_loss_event() -> None:
     assert len(r.history.events) == 1 and r.history.lost == 3
 
 
-def test_first_loss_interval_from_half_the_sending_rate() -> None:
-    # Appendix B: the first loss initialises the history so that the calculated
-    # rate is about half the rate packets were sent at.
+def test_first_loss_interval_from_the_receive_rate() -> None:
+    # RFC 5348 6.3.1: the first loss initialises the history so that the
+    # calculated rate is the rate received (X_recv), not half the sending rate.
     r = make()
-    stream(r, [i for i in range(40) if i != 30], 0.0, 0.01)  # 800 kbit/s
-    send = r.send_rate_bps()
-    assert send == pytest.approx(800_000, rel=0.01)
-    assert r.calculated_rate_bps() == pytest.approx(send / 2, rel=0.02)
+    stream(r, [i for i in range(31)], 0.0, 0.01)  # up to the packet before the loss
+    recv = r.receive_rate_bps()
+    stream(r, [32], 0.32, 0.01)  # packet 31 lost
+    assert r.history.has_loss
+    assert r.calculated_rate_bps() == pytest.approx(recv, rel=0.1)
+    assert r.calculated_rate_bps() > 0.7 * r.send_rate_bps()
 
 
 def test_calculated_rate_is_the_equation_for_measured_p_and_rtt() -> None:
@@ -184,7 +187,7 @@ def test_feedback_timer_bias_modified_offset() -> None:
 
 
 def test_feedback_delay_from_max_rtt_and_low_rate_rule() -> None:
-    p = TfmccParams()
+    p = TfmccParams(packet_size=S)
     assert feedback_delay(p, 0.1, 10e6) == pytest.approx(0.4)
     # (c+1)·s/R with c = 4: 5 packets at 64 kbit/s take 0.625 s > max RTT.
     assert feedback_delay(p, 0.1, 64_000) == pytest.approx(4 * 5 * 8000 / 64_000)
