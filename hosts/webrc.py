@@ -37,9 +37,16 @@ DATA_HEADER = wire.COMMON_LEN + 8
 class WebrcParams:
     """Session and receiver parameters (paper Table 1 unless noted)."""
 
-    session_rate_bps: float = 2_000_000.0  # SR_b: sender's total rate
+    #: SR_b: the sender's total rate, the ceiling of every receiver.  20 Mbit/s
+    #: lets a receiver take its fair share next to a TCP flow on paths up to
+    #: ~30 Mbit/s (2 Mbit/s, the earlier default, capped the demo at half a
+    #: TCP flow).  Waves without members are pruned at the first switch.
+    session_rate_bps: float = 20_000_000.0
     base_rate_pps: float = 1.0  # BCR_P
-    packet_length: int = 1024  # LEN_B: payload bytes per packet
+    #: LEN_B: payload bytes per packet.  1432 makes the UDP payload 1460 B, a
+    #: TCP segment's: the equation counts packets and drop-tail queues drop
+    #: packets, so equal sizes make the rates equal in bytes (paper: 1024).
+    packet_length: int = 1432
     p: float = 0.75  # P: rate decrease factor per TSD
     tsd: float = 10.0  # TSD: time slot duration, seconds
     quiescent_slots: int | None = None  # Q: default ceil(300 / TSD)

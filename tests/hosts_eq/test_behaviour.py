@@ -54,7 +54,7 @@ def _attach(net, proto, params, seed: int, groups: list[str], start_at: float = 
 
 def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
     # netsim: sender -- switch -- 1 Mbit/s, 20 ms, 20-packet drop-tail link -- receiver.
-    proto, params = registry.get("tfmcc"), TfmccParams()
+    proto, params = registry.get("tfmcc"), TfmccParams(packet_size=1000)
     sim, net = _netsim(star(receivers=1, rate="1Mbps", delay="20ms", queue=20), seed=1)
     snd, rcv = _attach(net, proto, params, 1, ["239.1.1.1"])
     sim.run(60.0)  # slowstart and settling
@@ -73,7 +73,8 @@ def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
 def test_webrc_single_receiver_matches_the_paper_throughput() -> None:
     # WEBRC 5.1.1 / Fig. 5: 1% random loss, 0.2 s RTT, 1024-byte packets:
     # 403 kbit/s averaged over eight trials (steady state = last half of 500 s).
-    proto, params = registry.get("webrc"), WebrcParams()
+    # The paper's packets (1024 B) and a session rate above the path's.
+    proto, params = registry.get("webrc"), WebrcParams(packet_length=1024, session_rate_bps=2e6)
     groups = [channel_group("239.1.1.1", cn, params.t) for cn in range(params.t, -1, -1)]
     rates = []
     for seed in (1, 2):

@@ -13,13 +13,13 @@ from hosts.webrc import WebrcParams, WebrcReceiver, channel_group, gamma
 from hosts.wire import WEBRC_LAST_PSN, WebrcData
 
 G = "239.2.0.0"
-P = WebrcParams(session_rate_bps=2_000_000, tsd=10.0)
+P = WebrcParams(session_rate_bps=2_000_000, packet_length=1024, tsd=10.0)
 T, N = P.t, P.n
 BASE = channel_group(G, T, T)
 
 
 def make(**kw) -> WebrcReceiver:
-    params = WebrcParams(**{"session_rate_bps": 2_000_000, **kw})
+    params = WebrcParams(**{"session_rate_bps": 2_000_000, "packet_length": 1024, **kw})
     r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", params))
     r.start(0.0)
     return r
