@@ -244,8 +244,29 @@ class TfmccReceiver(Endpoint):
             return
         self._on_data(msg, len(data), now)
 
+    def _implausible(self, msg: TfmccData) -> bool:
+        """A sequence jump the sender cannot have made since the last packet.
+
+        The sender paces at most ``max_rate_bps``; a jump of more packets
+        than that allows in the time between the two timestamps (with a
+        margin of 1000) is a corrupted or forged packet.  Taken at face value
+        it would count billions of losses and leave every later packet
+        "old".
+        """
+        if not self._recent:
+            return False
+        seq0, ts0, _ = self._recent[-1]
+        jump = msg.seq - seq0
+        if jump <= 1000:
+            return False
+        dt = wire.ts_diff_us(msg.timestamp, ts0) / 1e6
+        return jump > 1000 + 2.0 * max(dt, 0.0) * self.p.max_rate_bps / (8.0 * self.p.packet_size)
+
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
         s = self.p
+        if self._implausible(msg):
+            self.malformed += 1
+            return
         self.packets += 1
         self.recv_meter.add(now, size)
         self._recent.append((msg.seq, msg.timestamp, size))

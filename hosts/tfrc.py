@@ -184,14 +184,28 @@ class LossHistory:
         gap = seq - self.highest_seq - 1
         if gap > 0:
             self.lost += gap
-            for k in range(1, gap + 1):
-                lost_seq = self.highest_seq + k
+            t0, span, hs = self.highest_time, now - self.highest_time, self.highest_seq
+
+            def when(k: int) -> float:
                 # Interpolate the loss time between the neighbours that arrived.
-                t = self.highest_time + (now - self.highest_time) * k / (gap + 1)
-                self.losses.append((lost_seq, t))
+                return t0 + span * k / (gap + 1)
+
+            # Only event starts are visited (one per RTT of the gap), so the
+            # work is bounded by the gap's duration, not its packet count.
+            k = 1
+            while k <= gap:
+                t = when(k)
                 if not self.events or t - self.events[-1].time > rtt:
-                    self._start_event(lost_seq, t)
+                    self._start_event(hs + k, t)
                     new_event = True
+                if span <= 0:
+                    break  # all losses at one instant: one event
+                # The first lost packet more than one RTT after the current event.
+                nxt = math.floor((self.events[-1].time + rtt - t0) * (gap + 1) / span) + 1
+                k = max(k + 1, nxt)
+            assert self.losses.maxlen is not None
+            for k in range(max(1, gap - self.losses.maxlen + 1), gap + 1):
+                self.losses.append((hs + k, when(k)))
         self.highest_seq, self.highest_time = seq, now
         return new_event
 

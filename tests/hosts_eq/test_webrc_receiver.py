@@ -19,7 +19,8 @@ BASE = channel_group(G, T, T)
 
 
 def make(**kw) -> WebrcReceiver:
-    params = WebrcParams(**{"session_rate_bps": 2_000_000, "packet_length": 1024, **kw})
+    # One join per start-up decision (the paper's 3.2) unless a test says otherwise.
+    params = WebrcParams(**{"session_rate_bps": 2_000_000, "packet_length": 1024, "startup_joins": 1, **kw})
     r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", params))
     r.start(0.0)
     return r
