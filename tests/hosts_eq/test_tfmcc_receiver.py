@@ -34,12 +34,12 @@ def make(**kw) -> TfmccReceiver:
     return r
 
 
-def data(seq: int, now: float, *, clr: bool = False, slowstart: bool = False,
+def data(seq: int, now: float, *, clr: bool | None = False, slowstart: bool = False,
          supp: int = U32, rnd: int = 0, echo: TfmccReport | None = None,
          echo_offset: float = 0.0, owd: float = OWD, max_rtt: float = 0.5) -> TfmccData:
     return TfmccData(
         session_id=1, seq=seq, timestamp=wire.ts_us(now - owd), supp_rate=supp,
-        max_rtt=int(max_rtt * 1e6), clr_id=node_id(ME) if clr else node_id("10.0.9.9"),
+        max_rtt=int(max_rtt * 1e6), clr_id=0 if clr is None else node_id(ME) if clr else node_id("10.0.9.9"),
         echo_rcvr_id=echo.rcvr_id if echo else 0, echo_ts=echo.timestamp if echo else 0,
         echo_offset=int(echo_offset * 1e6), fb_round=rnd,
         dflags=TfmccDataFlags.SLOWSTART if slowstart else 0, payload=bytes(S - 48))
@@ -276,3 +276,24 @@ def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None
     assert r.timer_at("feedback") == pytest.approx(0.5 + frac * T_new)
     got = reports(run_until(r, 0.5 + frac * T_new + 1e-6))
     assert len(got) == 1 and got[0].fb_round == 1
+
+
+def test_loss_free_receivers_report_while_there_is_no_clr() -> None:
+    # Out of slowstart a loss-free receiver stays silent while a CLR exists;
+    # once the data says there is none (it left or timed out), it reports so
+    # the sender can name a new CLR and keep its rounds going.
+    quiet = make()
+    assert stream(quiet, range(400), 0.0, 0.01, rnd=1) == []
+    r = make()
+    got = stream(r, range(400), 0.0, 0.01, clr=None, rnd=1)
+    assert got and not got[0].rflags & TfmccReportFlags.HAVE_LOSS
+    assert got[0].recv_rate > 0
+
+
+def test_sequence_jump_beyond_what_the_sender_can_send_is_dropped() -> None:
+    r = make()
+    stream(r, range(10), 0.0, 0.01)
+    feed(r, data(10 + 3_000_000_000, 0.1), 0.1)  # 3e9 packets in 10 ms
+    assert r.malformed == 1 and not r.history.has_loss
+    stream(r, range(10, 20), 0.1, 0.01)
+    assert not r.history.has_loss  # the real packets still count as in order

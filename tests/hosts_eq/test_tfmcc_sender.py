@@ -239,3 +239,83 @@ def test_malformed_feedback_is_counted() -> None:
     s.receive_datagram(report(A, 1, 0.1).encode()[:-3], ("1.1.1.1", 9), 0.1)
     assert s.malformed == 2 and s.reports == 0
     drain(s)
+
+
+SS = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
+
+
+def test_slowstart_follows_each_clr_report_doubling_at_most_per_rtt() -> None:
+    # RFC 4654 3.6: the lowest reporter is CLR in slowstart and reports every
+    # RTT; each report moves the rate to d·R_recv, at most doubling per RTT.
+    s = make()
+    start = s.rate
+    t = 1.0
+    run_until(s, t)
+    feed(s, report(A, 5e6, t, flags=SS, recv=5e6, rtt=0.1), t)
+    assert s.rate == pytest.approx(2 * start)  # a long gap: one doubling
+    for _ in range(3):
+        t += 0.05  # half an RTT later: at most √2
+        run_until(s, t)
+        before = s.rate
+        feed(s, report(A, 5e6, t, flags=SS, recv=5e6, rtt=0.1), t)
+        assert s.rate == pytest.approx(before * 2**0.5, rel=1e-6)
+    feed(s, report(A, 100e3, t, flags=SS, recv=100e3, rtt=0.1), t)
+    assert s.rate == pytest.approx(200e3)  # and never above d · R_recv
+
+
+def test_slowstart_in_round_mode_waits_for_the_round_end() -> None:
+    s = make(slowstart_mode="round")
+    start = s.rate
+    run_until(s, 1.0)
+    feed(s, report(A, 5e6, 1.0, flags=SS, recv=5e6, rtt=0.1), 1.0)
+    run_until(s, 1.2)
+    assert s.rate == start
+
+
+def test_first_measured_rtt_replaces_the_initial_max_rtt() -> None:
+    s = make()
+    assert s.r_max == 0.5
+    run_until(s, 0.5)
+    feed(s, report(A, 1e6, 0.5, flags=SS, recv=1e6, rtt=0.04), 0.5)
+    assert s.r_max == pytest.approx(0.04)
+    feed(s, report(B, 1e6, 0.5, flags=SS, recv=1e6, rtt=0.08), 0.5)
+    assert s.r_max == pytest.approx(0.08)  # larger ones still count at once
+
+
+def test_round_ends_after_T_when_non_clr_feedback_came() -> None:
+    s = steady(800_000)
+    first = _next_round(s)
+    start = first.timestamp / 1e6
+    feed(s, report(B, 900_000, s.now), s.now)  # non-CLR feedback in this round
+    T = s.T()
+    p = _next_round(s)
+    assert p.timestamp / 1e6 - start == pytest.approx(T, abs=0.011)
+
+
+def test_clr_claim_from_a_non_clr_is_refused() -> None:
+    s = steady(800_000)
+    rep = report(B, 8_000, s.now, flags=HAVE | TfmccReportFlags.IS_CLR)
+    feed(s, rep, s.now)
+    assert s.rate == 800_000 and s.clr == node_id(A) and s.refused_clr_claims == 1
+
+
+def test_a_report_flood_from_one_receiver_is_policed() -> None:
+    s = steady(800_000)
+    t = s.now
+    for i in range(100):  # 100 reports within 10 ms, RTT 0.1 s
+        feed(s, report(B, 900_000, t + i * 1e-4), t + i * 1e-4)
+    assert s.refused_flood >= 90
+    assert s.reports - 1 <= s.p.police_burst + 1  # the burst, then one per RTT/2
+
+
+def test_a_claimed_rtt_far_above_the_senders_own_sample_is_capped() -> None:
+    s = steady(800_000)
+    out = run_until(s, 1.2)
+    last = packets(out)[-1]
+    sent = last.timestamp / 1e6
+    # B claims a 30 s RTT (so its rate would be tiny); the echo says 0.05 s.
+    rep = report(B, 8_000, sent + 0.05, rtt=30.0, p=0.01, echo_ts=last.timestamp)
+    feed(s, rep, sent + 0.05)
+    assert s.refused_rates == 1
+    assert s.rate > 400_000  # the rate follows from p at the sender's RTT bound
+    assert s.r_max < 1.0  # and the claim does not stretch the feedback rounds
