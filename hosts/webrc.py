@@ -84,6 +84,12 @@ class WebrcParams:
     #: two epochs (3.2), ~1 s per wave: from the 1 packet/s base channel to a
     #: few Mbit/s took ~20 s, and competing TCP filled the queue first.
     startup_joins: int = 3
+    #: LOSSP's F estimator with a young history: δ_eff = max(δ, 1/(2 + loss
+    #: events since LOSSP was seeded)).  TFRC's history holds few intervals
+    #: after the first loss and climbs fast; with a fixed δ = 0.125 WEBRC
+    #: needed ~100 s to climb from its start-up exit to its share.  False:
+    #: the appendix's fixed δ.
+    loss_young_history: bool = True
     metric_interval: float = 1.0
 
     def __post_init__(self) -> None:
@@ -389,7 +395,7 @@ class WebrcReceiver(Endpoint):
         self.artt = SelfAdjustingEwma(s.artt_alpha)
         self.have_artt = False
         self.last_mrtt: float | None = None
-        self.lossp = TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta)
+        self.lossp = TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta, s.loss_young_history)
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
         self._trr_ewma: float | None = None
@@ -567,11 +573,11 @@ class WebrcReceiver(Endpoint):
         self.startup_exit = why
         trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
         self.ssr = self.p.ssr_factor * trr
-        self._set_lossp_for(trr)
+        self._set_lossp_for(trr, fresh=True)
 
-    def _set_lossp_for(self, rate_pps: float) -> None:
+    def _set_lossp_for(self, rate_pps: float, fresh: bool = False) -> None:
         rtt = self.artt_value
-        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q), rate_pps))
+        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q), rate_pps), fresh)
 
     # Epochs ---------------------------------------------------------------------
     def on_timer(self, name: str, now: float) -> None:
