@@ -22,7 +22,7 @@ from hosts import wire
 from hosts.core import Address, Endpoint, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
-from hosts.tfrc import LossHistory, loss_rate_full, tcp_rate
+from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags, WireError
 
 U32 = 0xFFFFFFFF
@@ -63,6 +63,12 @@ class TfmccParams:
     #: CLR's rate is followed at once.  "always": every increase is limited
     #: (RFC 4654 3.3).
     increase_limit: str = "clr_change"
+    #: t_RTO in the equation = max(4·RTT, t_rto_min) (RFC 5348 4.3 allows a
+    #: more accurate t_RTO than 4·RTT; TCP's RTO has RFC 6298's 1 s floor).
+    #: 0: the paper's 4·RTT, which on short, lossy paths credits TCP with
+    #: recoveries it does not make (TFMCC got 2.2× TCP on a 4 Mbit/s,
+    #: 30 ms path with a 10-packet queue).
+    t_rto_min: float = 1.0
     police_burst: float = 4.0  # reports one receiver may send back to back (then one per RTT/2)
     rtt_check_factor: float = 4.0  # a claimed RTT may exceed the sender's own sample by this factor
     clr_timeout_rounds: float = 10.0  # 4.2: CLR silent for 10 feedback delays
@@ -219,7 +225,7 @@ class TfmccReceiver(Endpoint):
     def _calculated_rate(self) -> float:
         p = self.loss_event_rate
         if p > 0:
-            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p)
+            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p, rto(self.rtt, self.p.t_rto_min))
         return self.receive_rate_bps()
 
     # -- Endpoint hooks -----------------------------------------------------
@@ -360,7 +366,7 @@ class TfmccReceiver(Endpoint):
         rate_bytes = max(recv / 8.0, 1e-9)
         # The full equation's inverse: the simplified one exceeds p = 1 at the
         # low rates of an early first loss (a few packets per RTT).
-        p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes)
+        p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes, rto(self.rtt, self.p.t_rto_min))
         self.history.set_first_interval(1.0 / p)
         self._first_interval_synthetic = True
 
@@ -683,7 +689,7 @@ class TfmccSender(Endpoint):
         if rtt is not None and have_loss and rep.loss_rate:
             # The rate must follow from the report's own p and (checked) RTT;
             # with a sender-side RTT the rate is recomputed with it (2.4.4).
-            eq = 8.0 * tcp_rate(s.packet_size, rtt, rep.loss_rate / U32)
+            eq = 8.0 * tcp_rate(s.packet_size, rtt, rep.loss_rate / U32, rto(rtt, s.t_rto_min))
             if sender_side:
                 rate = eq
             elif rate < eq / s.rtt_check_factor:
@@ -811,6 +817,12 @@ class TfmccSender(Endpoint):
         self.last_increase = self.now
         self.limited = True
         self.clr_drops += 1
+        # The receivers learn from the next packets that there is no CLR and
+        # then report: their silence until now proves nothing, so the
+        # no-feedback halving restarts its clock (it used to fire together
+        # with the CLR timeout and halve the rate the CLR had allowed).
+        self.last_report = max(self.last_report, self.now)
+        self.silent_latched = False
 
     def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
         if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:

@@ -27,7 +27,7 @@ from hosts import wire
 from hosts.core import Address, Endpoint, JoinGroup, LeaveGroup
 from hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
 from hosts.registry import SessionConfig
-from hosts.tfrc import invert, tcp_rate_webrc_pps
+from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
 #: Data packet overhead before the payload (common header + WEBRC body).
@@ -90,6 +90,9 @@ class WebrcParams:
     #: needed ~100 s to climb from its start-up exit to its share.  False:
     #: the appendix's fixed δ.
     loss_young_history: bool = True
+    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min) (as TFMCC's, RFC 5348 4.3 and
+    #: RFC 6298's 1 s floor of TCP's RTO).  0: the paper's 4·ARTT.
+    t_rto_min: float = 1.0
     metric_interval: float = 1.0
 
     def __post_init__(self) -> None:
@@ -426,7 +429,8 @@ class WebrcReceiver(Endpoint):
     def reqn(self) -> float:
         """REQN_P (eq. 6): the equation rate from ARTT and LOSSP; infinite before loss."""
         lp = self.lossp.loss_rate
-        return tcp_rate_webrc_pps(self.artt_value, lp) if lp > 0 else math.inf
+        rtt = self.artt_value
+        return tcp_rate_webrc_pps(rtt, lp, rto(rtt, self.p.t_rto_min)) if lp > 0 else math.inf
 
     def trate(self) -> float:
         """TRATE_P (eq. 5); start-up uses Γ³·TRR and SSR = ∞ (3.2)."""
@@ -577,7 +581,8 @@ class WebrcReceiver(Endpoint):
 
     def _set_lossp_for(self, rate_pps: float, fresh: bool = False) -> None:
         rtt = self.artt_value
-        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q), rate_pps), fresh)
+        t_rto = rto(rtt, self.p.t_rto_min)
+        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q, t_rto), rate_pps), fresh)
 
     # Epochs ---------------------------------------------------------------------
     def on_timer(self, name: str, now: float) -> None:

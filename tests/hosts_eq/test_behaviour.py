@@ -19,7 +19,7 @@ from minnet import LinkSpec, MiniNet
 
 from hosts import registry
 from hosts.tfmcc import TfmccParams
-from hosts.tfrc import tcp_rate
+from hosts.tfrc import rto, tcp_rate
 from hosts.webrc import DATA_HEADER as WEBRC_HEADER
 from hosts.webrc import WebrcParams, channel_group
 from netsim.engine import Simulator
@@ -65,7 +65,8 @@ def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
         p.append(rcv.loss_event_rate)
         rtt.append(rcv.rtt)
     sent_bps = (snd.seq - seq0) * 8 * params.packet_size / 180.0
-    equation = 8 * tcp_rate(params.packet_size, statistics.mean(rtt), statistics.mean(p))
+    R = statistics.mean(rtt)
+    equation = 8 * tcp_rate(params.packet_size, R, statistics.mean(p), rto(R, params.t_rto_min))
     assert sent_bps == pytest.approx(equation, rel=0.10)
     assert 0.85e6 < sent_bps < 1.05e6  # and it uses the bottleneck
 

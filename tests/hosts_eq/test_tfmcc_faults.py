@@ -76,8 +76,8 @@ def test_clr_timeout_names_a_loss_free_receiver_and_keeps_the_rate() -> None:
     # one named within three more rounds (here within 5 s either way).
     named = next(t for t, _r, clr, _n in trace if clr not in (None, r1))
     assert named - 30.0 <= max(5.0, 13 * T), (named, T)
-    # No swing: the rate never falls far below what r1 allowed ...
-    assert min(r for _t, r, _c, _n in trace) >= 0.5 * before
+    # No swing: the rate never falls below what r1 allowed ...
+    assert min(r for _t, r, _c, _n in trace) >= 0.9 * before
     # ... feedback keeps coming once the new CLR is named ...
     counts = [(t, n) for t, _r, _c, n in trace if t >= named]
     gaps = [t2 - t1 for (t1, n1), (t2, n2) in zip(counts, counts[1:]) if n2 > n1]

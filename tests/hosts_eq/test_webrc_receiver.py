@@ -225,7 +225,7 @@ def test_startup_target_uses_gamma_cubed_then_gamma() -> None:
 
 
 def test_reqn_is_eq_6() -> None:
-    r = make()
+    r = make(t_rto_min=0.0)  # the paper's t_RTO = 4·ARTT
     r.lossp.set_loss_rate(0.01)
     r.artt = type(r.artt)(0.1, initial=0.2)
     r.have_artt = True
@@ -393,3 +393,14 @@ def test_the_loss_that_ends_startup_is_counted_once_by_the_seed() -> None:
     sc.steady(3.02, 4.0, 40, [T, 5])  # the epoch with that loss ends, no new loss
     assert r.lossp.smoothed == 0.0
     assert r.lossp.loss_rate < seeded  # 1/LOSSP grows by δ per loss-free packet
+
+
+def test_reqn_takes_tcps_one_second_rto_floor() -> None:
+    # t_RTO = max(4·ARTT, 1 s): at ARTT 0.2 s the 9p term grows by 1/0.8.
+    r = make()
+    r.lossp.set_loss_rate(0.01)
+    r.artt = type(r.artt)(0.1, initial=0.2)
+    r.have_artt = True
+    lp = 0.01
+    assert r.reqn() == pytest.approx(
+        math.sqrt(1.5) / (0.2 * math.sqrt(lp) * (1 + 9 * 1.25 * lp * (1 + 32 * lp * lp))))
