@@ -90,9 +90,9 @@ class WebrcParams:
     #: needed ~100 s to climb from its start-up exit to its share.  False:
     #: the appendix's fixed δ.
     loss_young_history: bool = True
-    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min) (as TFMCC's, RFC 5348 4.3 and
-    #: RFC 6298's 1 s floor of TCP's RTO).  0: the paper's 4·ARTT.
-    t_rto_min: float = 1.0
+    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0 (default): the paper's
+    #: 4·ARTT.  1.0 follows TCP's RFC 6298 RTO floor (see TfmccParams).
+    t_rto_min: float = 0.0
     metric_interval: float = 1.0
 
     def __post_init__(self) -> None:
