@@ -539,10 +539,6 @@ class WebrcReceiver(Endpoint):
             self.events_epoch += 1
             self.loss_events += 1
             if self.startup:
-                # The seed (REQN = TRR, 3.2) already stands for this loss; fed
-                # to the first-stage EWMA as well it would be counted twice and
-                # cap 1/LOSSP near δ/β·(epoch packets) for ~2·TSD.
-                self.events_epoch -= 1
                 self._exit_startup("loss")
 
     def _first_packet(self, now: float) -> None:

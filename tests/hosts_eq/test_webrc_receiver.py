@@ -383,18 +383,6 @@ def test_join_limit_centres_the_rate_on_the_equation(centred: bool) -> None:
     assert r._join_limit(g) == pytest.approx(want)
 
 
-def test_the_loss_that_ends_startup_is_counted_once_by_the_seed() -> None:
-    r = make()
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    sc.steady(1.5, 3.0, 40, [T, 5])
-    sc.pkt(T, 3.01, skip=1)  # ends start-up; LOSSP seeded from it
-    seeded = r.lossp.loss_rate
-    sc.steady(3.02, 4.0, 40, [T, 5])  # the epoch with that loss ends, no new loss
-    assert r.lossp.smoothed == 0.0
-    assert r.lossp.loss_rate < seeded  # 1/LOSSP grows by δ per loss-free packet
-
-
 def test_reqn_can_take_tcps_one_second_rto_floor() -> None:
     # t_RTO = max(4·ARTT, 1 s): at ARTT 0.2 s the 9p term grows by 1/0.8.
     r = make(t_rto_min=1.0)
