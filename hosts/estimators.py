@@ -66,11 +66,15 @@ class InverseLossEstimator:
         self.delta = delta
         self.f = initial
 
-    def update(self, m: float, count: int = 1) -> float:
-        """Apply ``count`` packets, each with loss-event indicator (or fraction) ``m``."""
+    def update(self, m: float, count: int = 1, delta: float | None = None) -> float:
+        """Apply ``count`` packets, each with loss-event indicator (or fraction) ``m``.
+
+        ``delta`` overrides δ for these packets (a shorter memory while the
+        history is young, :class:`TwoStageLossFilter`).
+        """
         if not 0 <= m <= 1:
             raise ValueError(f"measurement must be in [0, 1], got {m}")
-        d = self.delta
+        d = self.delta if delta is None else delta
         k = 1 - d * m
         if count <= 0:
             return self.f
@@ -117,13 +121,19 @@ class TwoStageLossFilter:
     to every packet of the epoch with that smoothed fraction.
     """
 
-    def __init__(self, beta: float, delta: float) -> None:
+    def __init__(self, beta: float, delta: float, young: bool = False) -> None:
         if not 0 < beta <= 1:
             raise ValueError(f"beta must be in (0, 1], got {beta}")
         self.beta = beta
         self.smoothed = 0.0
         self.inverse = InverseLossEstimator(delta)
         self.initialised = False
+        #: Young history: δ_eff = max(δ, 1/(2 + loss events since the estimate
+        #: was set)), so a fresh estimate moves as fast as TFRC's loss
+        #: history does with its first few intervals (RFC 5348 5.4 averages
+        #: over the intervals there are), and settles to ~1/δ events of memory.
+        self.young = young
+        self.evidence = 0.0
 
     def end_epoch(self, packets: int, events: int) -> None:
         """Feed one epoch: ``packets`` intended (received + lost), ``events`` loss events."""
@@ -131,10 +141,15 @@ class TwoStageLossFilter:
             return
         frac = min(1.0, events / packets)
         self.smoothed = (1 - self.beta) * self.smoothed + self.beta * frac
-        self.inverse.update(self.smoothed, packets)
+        d = max(self.inverse.delta, 1.0 / (2.0 + self.evidence)) if self.young else None
+        self.inverse.update(self.smoothed, packets, d)
+        self.evidence += events
 
-    def set_loss_rate(self, p: float) -> None:
+    def set_loss_rate(self, p: float, fresh: bool = True) -> None:
         """Set the estimate to ``p`` (WEBRC's start-up exit and 3.3 reset).
+
+        ``fresh`` starts a young history (start-up exit); the 3.3 reset keeps
+        the evidence gathered so far.
 
         Only the second stage, the F estimator that LOSSP is read from, is
         set.  The first stage is a smoother of *measured* per-epoch loss-event
@@ -147,6 +162,8 @@ class TwoStageLossFilter:
         p = min(max(p, 1e-9), 1.0)
         self.inverse.set_loss_rate(p)
         self.initialised = True
+        if fresh:
+            self.evidence = 0.0
 
     @property
     def loss_rate(self) -> float:

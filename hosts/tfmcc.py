@@ -22,7 +22,7 @@ from hosts import wire
 from hosts.core import Address, Endpoint, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
-from hosts.tfrc import LossHistory, loss_rate_full, tcp_rate
+from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags, WireError
 
 U32 = 0xFFFFFFFF
@@ -34,7 +34,11 @@ DATA_HEADER = wire.COMMON_LEN + 28
 class TfmccParams:
     """TFMCC session parameters (defaults from the paper / RFC 4654)."""
 
-    packet_size: int = 1000  # s: whole UDP payload in bytes
+    #: s: whole UDP payload in bytes.  1460, a TCP segment's payload on a
+    #: 1500-byte MTU: drop-tail queues drop per packet and the equation is
+    #: per packet, so at TCP's packet size the rates match in bytes too
+    #: (with 1000 B, TFMCC got 1000/1460 of a TCP flow's bytes).
+    packet_size: int = 1460
     initial_rtt: float = 0.5  # 2.4.1: receivers' RTT before a measurement
     beta_clr: float = 0.05  # 2.4.2: RTT EWMA weight at the CLR
     beta_other: float = 0.5  # 2.4.2: RTT EWMA weight at other receivers
@@ -49,11 +53,32 @@ class TfmccParams:
     bias_lo: float = 0.5  # 2.5.1: r' saturates below this
     bias_hi: float = 0.9  # 2.5.1: r' biasing starts below this
     slowstart_d: float = 2.0  # 2.6: target = d · min receive rate
+    #: "clr": every CLR report moves the slowstart target, at most doubling per
+    #: RTT (RFC 4654 3.6: the lowest reporter is CLR in slowstart too and
+    #: reports every RTT; NORM applies each such report).  "round": the
+    #: paper's 2.6 reading, one target step per feedback round.
+    slowstart_mode: str = "clr"
+    #: "clr_change": the one-packet-per-RTT increase limit applies only after
+    #: the CLR changed to a higher rate or left (paper 2.2); otherwise the
+    #: CLR's rate is followed at once.  "always": every increase is limited
+    #: (RFC 4654 3.3).
+    increase_limit: str = "clr_change"
+    #: t_RTO in the equation = max(4·RTT, t_rto_min).  0 (default): the
+    #: paper's and RFC 5348 4.3's 4·RTT.  1.0 follows TCP's RFC 6298 RTO
+    #: floor (RFC 5348 4.3 allows a more accurate t_RTO): measured, it helped
+    #: on one shallow-queue dumbbell (2.21 -> 1.97 of TCP) and hurt on two
+    #: (0.65 -> 0.37, 0.87 -> 0.05), so it is not the default.
+    t_rto_min: float = 0.0
+    police_burst: float = 4.0  # reports one receiver may send back to back (then one per RTT/2)
+    rtt_check_factor: float = 4.0  # a claimed RTT may exceed the sender's own sample by this factor
     clr_timeout_rounds: float = 10.0  # 4.2: CLR silent for 10 feedback delays
     silence_rounds: float = 10.0  # no report at all for this many rounds -> halve
     rmax_decay: float = 0.9  # RFC 4654 (draft-01 change log): R_max decay per round
     max_rate_bps: float = 100e6  # application's ceiling
-    initial_rate_bps: float | None = None  # None: one packet per initial RTT (RFC 4654 draft-01 3.1)
+    #: None: TFRC's initial window per initial RTT, min(4s, max(2s, 4380 B))
+    #: (RFC 5348 4.2), instead of one packet per R_max (RFC 4654 3.1), whose
+    #: 10 s first feedback round delayed slowstart.
+    initial_rate_bps: float | None = None
     recv_window_rtts: float = 4.0  # receive rate measured over this many RTTs
     metric_interval: float = 1.0  # seconds between metric records
 
@@ -68,6 +93,10 @@ class TfmccParams:
             raise ValueError("need 0 < bias_lo < bias_hi <= 1")
         if self.initial_rtt <= 0 or self.fb_receivers < 2:
             raise ValueError("initial_rtt must be positive and fb_receivers >= 2")
+        if self.slowstart_mode not in ("clr", "round"):
+            raise ValueError("slowstart_mode must be 'clr' or 'round'")
+        if self.increase_limit not in ("clr_change", "always"):
+            raise ValueError("increase_limit must be 'clr_change' or 'always'")
 
     @property
     def min_rate_bps(self) -> float:
@@ -146,6 +175,7 @@ class TfmccReceiver(Endpoint):
         self._fb_start = 0.0
         self._fb_frac = 0.0  # the pending timer's delay as a fraction of T
         self.is_clr = False
+        self.sender_clr = -1  # the CLR the data packets name; 0: none
         self.last_clr_report = -math.inf
         self.sender_slowstart = True
         self.max_rtt = s.initial_rtt
@@ -195,7 +225,7 @@ class TfmccReceiver(Endpoint):
     def _calculated_rate(self) -> float:
         p = self.loss_event_rate
         if p > 0:
-            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p)
+            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p, rto(self.rtt, self.p.t_rto_min))
         return self.receive_rate_bps()
 
     # -- Endpoint hooks -----------------------------------------------------
@@ -220,8 +250,29 @@ class TfmccReceiver(Endpoint):
             return
         self._on_data(msg, len(data), now)
 
+    def _implausible(self, msg: TfmccData) -> bool:
+        """A sequence jump the sender cannot have made since the last packet.
+
+        The sender paces at most ``max_rate_bps``; a jump of more packets
+        than that allows in the time between the two timestamps (with a
+        margin of 1000) is a corrupted or forged packet.  Taken at face value
+        it would count billions of losses and leave every later packet
+        "old".
+        """
+        if not self._recent:
+            return False
+        seq0, ts0, _ = self._recent[-1]
+        jump = msg.seq - seq0
+        if jump <= 1000:
+            return False
+        dt = wire.ts_diff_us(msg.timestamp, ts0) / 1e6
+        return jump > 1000 + 2.0 * max(dt, 0.0) * self.p.max_rate_bps / (8.0 * self.p.packet_size)
+
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
         s = self.p
+        if self._implausible(msg):
+            self.malformed += 1
+            return
         self.packets += 1
         self.recv_meter.add(now, size)
         self._recent.append((msg.seq, msg.timestamp, size))
@@ -229,6 +280,7 @@ class TfmccReceiver(Endpoint):
         self.max_rtt = msg.max_rtt / 1e6 if msg.max_rtt else self.max_rtt
         self.sender_slowstart = bool(msg.dflags & TfmccDataFlags.SLOWSTART)
         self.is_clr = msg.clr_id == self.me
+        self.sender_clr = msg.clr_id
 
         # RTT: real measurement from an echo of our report (2.4.2).
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
@@ -299,14 +351,22 @@ class TfmccReceiver(Endpoint):
             self.rtt = beta * inst + (1 - beta) * self.rtt
 
     def _init_first_interval(self) -> None:
-        """l_0 = 1/p with p from the simplified equation at half the sending rate (app. B)."""
+        """l_0 = 1/p with p the loss event rate whose equation rate is X_recv.
+
+        RFC 5348 6.3.1: the interval before the first loss is the one that
+        would give the rate actually received (here over the receive-rate
+        window, ``recv_window_rtts``), not half the sending rate (paper app.
+        B): in slowstart the sending rate overshoots what the path delivers,
+        and a loss early in slowstart found half of a few packets per second.
+        """
+        recv = self.receive_rate_bps()
         send = self.send_rate_bps()
-        if math.isinf(send):
-            send = self.receive_rate_bps() * 2
-        rate_bytes = max(send / 2 / 8.0, 1e-9)
+        if recv <= 0:
+            recv = send / 2 if not math.isinf(send) else 8.0 * self.p.packet_size / self.rtt
+        rate_bytes = max(recv / 8.0, 1e-9)
         # The full equation's inverse: the simplified one exceeds p = 1 at the
         # low rates of an early first loss (a few packets per RTT).
-        p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes)
+        p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes, rto(self.rtt, self.p.t_rto_min))
         self.history.set_first_interval(1.0 / p)
         self._first_interval_synthetic = True
 
@@ -314,7 +374,10 @@ class TfmccReceiver(Endpoint):
         """Report when below the sending rate; during the sender's slowstart always
         (loss-free receivers give their receive rate, and the first loss must reach
         the sender to end slowstart, 2.6)."""
-        if self.sender_slowstart:
+        if self.sender_slowstart or self.sender_clr == 0:
+            # No CLR (it left or timed out): every receiver may report, loss or
+            # not, so the sender names a new one and its rounds keep going
+            # (RFC 4654 3.3/4.x: feedback must not stop with the CLR).
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
 
@@ -487,8 +550,9 @@ class TfmccSender(Endpoint):
         self.dest: Address = (config.group, config.port)
         s = self.p
         self.r_max = s.initial_rtt
-        #: Sending rate in bit/s; starts at one packet per R_max (RFC 4654 draft-01 3.1).
-        self.rate = s.initial_rate_bps or 8.0 * s.packet_size / self.r_max
+        #: Sending rate in bit/s; starts at TFRC's initial window per R_max (RFC 5348 4.2).
+        w_init = min(4.0 * s.packet_size, max(2.0 * s.packet_size, 4380.0))
+        self.rate = s.initial_rate_bps or 8.0 * w_init / self.r_max
         self.slowstart = True
         self.ss_target = self.rate
         self.ss_from = self.rate
@@ -514,6 +578,17 @@ class TfmccSender(Endpoint):
         #: Non-CLR reports per finished round (for scaling figures).
         self.round_report_counts: list[int] = []
         self.ignored = 0
+        self.rmax_measured = False
+        self.silent_latched = False
+        #: Increase limited to one packet per RTT (after a CLR change or leave).
+        self.limited = False
+        self.ss_step_at = 0.0
+        self.clr_drops = 0
+        #: Reports refused (the policing rules in :meth:`_police`).
+        self.refused_clr_claims = 0
+        self.refused_flood = 0
+        self.refused_rates = 0
+        self._buckets: dict[int, tuple[float, float]] = {}
         self._last_metric = -math.inf
         self._payload = bytes(s.packet_size - DATA_HEADER)
 
@@ -531,6 +606,7 @@ class TfmccSender(Endpoint):
         self.last_report = now
         self.last_increase = now
         self.ss_ramp_start = now
+        self.ss_step_at = now
         self.set_timer("send", now)
 
     # -- reports ------------------------------------------------------------
@@ -545,35 +621,101 @@ class TfmccSender(Endpoint):
             return
         self._on_report(msg, now)
 
+    def _police(self, rep: TfmccReport, now: float) -> bool:
+        """Refuse what one receiver cannot legitimately send (documented in tfmcc.md).
+
+        * an ``IS_CLR`` claim from a receiver that is not the CLR: only the
+          sender names the CLR (paper 2.2), the flag merely lets switch
+          filters pass the CLR's reports;
+        * more than a burst of ``police_burst`` reports faster than one per
+          half RTT from one receiver: the CLR reports once per RTT, others once
+          per feedback round (paper 2.2, 2.5), so a faster stream is a flood.
+        Leave reports always pass.
+        """
+        f = rep.rflags
+        if f & TfmccReportFlags.LEAVING:
+            return True
+        if f & TfmccReportFlags.IS_CLR and rep.rcvr_id != self.clr:
+            self.refused_clr_claims += 1
+            return False
+        rtt = rep.rtt / 1e6 if f & TfmccReportFlags.HAVE_RTT and rep.rtt else self.r_max
+        gap = max(0.5 * min(rtt, self.r_max), 1e-3)
+        tokens, last = self._buckets.get(rep.rcvr_id, (self.p.police_burst, now))
+        tokens = min(self.p.police_burst, tokens + (now - last) / gap)
+        if tokens < 1.0:
+            self._buckets[rep.rcvr_id] = (tokens, now)
+            self.refused_flood += 1
+            return False
+        self._buckets[rep.rcvr_id] = (tokens - 1.0, now)
+        if len(self._buckets) > 4 * self.p.fb_receivers:
+            self._buckets.clear()  # bounded memory against spoofed ids
+        return True
+
+    def _checked_rtt(self, rep: TfmccReport, now: float) -> tuple[float | None, bool]:
+        """The report's RTT, cross-checked with the sender's own measurement.
+
+        Returns (RTT, measured at the sender).  The echoed timestamp gives the
+        sender's own RTT sample (2.4.4).  A receiver's smoothed RTT may lie
+        above one sample, but not by more than ``rtt_check_factor``: a claimed
+        RTT beyond that is replaced by the bound, so a receiver cannot lower
+        its rate, or inflate R_max and every feedback round, with an RTT its
+        path does not have.
+        """
+        f = rep.rflags
+        inst: float | None = None
+        if rep.echo_ts:
+            x = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
+            if 0 < x < 60.0:
+                inst = x
+        if f & TfmccReportFlags.HAVE_RTT and rep.rtt:
+            rtt = rep.rtt / 1e6
+            if inst is not None:
+                rtt = min(rtt, self.p.rtt_check_factor * inst + 0.01)
+            return rtt, False
+        return inst, inst is not None
+
     def _on_report(self, rep: TfmccReport, now: float) -> None:
         s = self.p
+        if not self._police(rep, now):
+            return
         self.reports += 1
         self.last_report = now
+        self.silent_latched = False
         f = rep.rflags
         have_loss = bool(f & TfmccReportFlags.HAVE_LOSS)
         is_clr = rep.rcvr_id == self.clr
         rate = float(rep.rate)
-        rtt: float | None = rep.rtt / 1e6 if f & TfmccReportFlags.HAVE_RTT else None
-        if rtt is None and rep.echo_ts:
-            # Sender-side RTT (2.4.4): adjust the report's rate with it.
-            inst = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
-            if inst > 0:
-                rtt = inst
-                if have_loss and rep.loss_rate:
-                    p = rep.loss_rate / U32
-                    rate = 8.0 * tcp_rate(s.packet_size, inst, p)
+        rtt, sender_side = self._checked_rtt(rep, now)
+        if rtt is not None and have_loss and rep.loss_rate:
+            # The rate must follow from the report's own p and (checked) RTT;
+            # with a sender-side RTT the rate is recomputed with it (2.4.4).
+            eq = 8.0 * tcp_rate(s.packet_size, rtt, rep.loss_rate / U32, rto(rtt, s.t_rto_min))
+            if sender_side:
+                rate = eq
+            elif rate < eq / s.rtt_check_factor:
+                self.refused_rates += 1
+                rate = eq
         if rtt is not None:
             self.round_max_rtt = max(self.round_max_rtt, rtt)
-            if rtt > self.r_max:
+            if not self.rmax_measured:
+                # The first real RTT replaces the 0.5 s placeholder (RFC 4654
+                # 3.2: R_max is the largest RTT reported); decaying by 0.9 per
+                # round from the placeholder took ~20 rounds.
+                self.r_max = rtt
+                self.rmax_measured = True
+            elif rtt > self.r_max:
                 self.r_max = rtt  # max RTT grows at once, shrinks per round
 
         if f & TfmccReportFlags.LEAVING:
             self.pending.pop(rep.rcvr_id, None)
+            self._buckets.pop(rep.rcvr_id, None)
             if is_clr:
                 self._drop_clr()
             return
 
-        if not is_clr:
+        if is_clr:
+            self.clr_last = now  # the CLR is alive, with or without loss
+        else:
             self.reports_this_round += 1
             if not self.round_nonclr:
                 self.first_nonclr_at = now
@@ -586,43 +728,78 @@ class TfmccSender(Endpoint):
                      rate, rep.rcvr_id, rep.timestamp, now)
 
         if self.slowstart and not have_loss:
-            # Slowstart (2.6): reports carry receive rates; the lowest one sets
-            # the target d · R_recv^min at the end of the round, and its
-            # sender becomes the CLR.
-            self.round_recv[rep.rcvr_id] = float(rep.recv_rate or rep.rate)
+            # Slowstart (2.6): reports carry receive rates; the lowest reporter
+            # is the CLR (RFC 4654 3.6) and the target is d · R_recv^min.
+            recv = float(rep.recv_rate or rep.rate)
+            self.round_recv[rep.rcvr_id] = recv
             if is_clr or self.clr is None or rate < self.clr_rate:
                 if not is_clr:
                     echo.prio = ECHO_NEW_CLR
                 self._set_clr(rep.rcvr_id, rate, now)
+                if s.slowstart_mode == "clr":
+                    self._slowstart_report(recv, rtt, now)
             self._queue_echo(echo, is_clr)
             return
 
         if have_loss and self.slowstart:
             self.slowstart = False  # first loss anywhere ends slowstart (2.6)
             self.last_increase = now
+            self.limited = False
             if not is_clr:
                 echo.prio = ECHO_NEW_CLR
                 self._set_clr(rep.rcvr_id, rate, now)
-        elif have_loss and self.clr is None and not is_clr:
-            # No limiting receiver (it left or timed out): the first report names one.
+                is_clr = True
+        elif have_loss and not is_clr and (self.clr is None or rate < self.clr_rate):
+            # No limiting receiver, or one without loss whose rate sets no
+            # limit: a report with loss names the new CLR.
             echo.prio = ECHO_NEW_CLR
             self._set_clr(rep.rcvr_id, rate, now)
+            is_clr = True
+            self.last_increase = now
         if not have_loss:
-            # Outside slowstart a loss-free report sets no rate; keep the echo.
+            if self.clr is None and not self.slowstart:
+                # The CLR left or timed out and nobody has loss: the lowest
+                # loss-free reporter becomes CLR, so feedback keeps coming
+                # every RTT; its rate sets no equation limit, the increase
+                # stays at one packet per RTT (paper 2.2, 4.2).
+                echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, math.inf, now)
+                self.limited = True
+                self.last_increase = now
+            elif is_clr and not self.slowstart:
+                self.clr_rate = math.inf
             self._queue_echo(echo, is_clr)
             return
 
-        if rep.rcvr_id == self.clr:
+        if is_clr:
             self.clr_rate = rate
             self.clr_last = now
             if rate < self.rate:
                 self.rate = max(rate, s.min_rate_bps)  # immediate decrease (2.2)
+                self.last_increase = now
         elif rate < self.rate:
             echo.prio = ECHO_NEW_CLR
             self._set_clr(rep.rcvr_id, rate, now)
             self.rate = max(rate, s.min_rate_bps)
             self.last_increase = now
-        self._queue_echo(echo, is_clr)
+        # A new CLR's first report is echoed first (2.4.2), not as the CLR's.
+        self._queue_echo(echo, is_clr and echo.prio != ECHO_NEW_CLR)
+
+    def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
+        """One CLR report in slowstart: rate = min(d · R_recv, 2^(Δt/RTT) · rate).
+
+        RFC 4654 3.6 names the lowest reporter CLR in slowstart too, and the
+        CLR reports once per RTT; applying each report (as NORM does), capped
+        at doubling per RTT, replaces the paper's one step per feedback round
+        (round 0 alone lasts ~10 s at the initial 16 kbit/s).
+        """
+        s = self.p
+        r = rtt if rtt is not None else self.r_max
+        target = min(s.slowstart_d * recv, s.max_rate_bps)
+        cap = self.rate * 2.0 ** min(1.0, (now - self.ss_step_at) / max(r, 1e-3))
+        self.rate = max(min(target, cap), s.min_rate_bps)
+        self.ss_step_at = now
+        self.ss_from = self.ss_target = self.rate
 
     def _set_clr(self, rcvr: int, rate: float, now: float) -> None:
         if rcvr != self.clr:
@@ -632,10 +809,20 @@ class TfmccSender(Endpoint):
         self.clr_last = now
 
     def _drop_clr(self) -> None:
+        """The CLR left or timed out (paper 4.2): keep the rate, increase only
+        by one packet per RTT until a new CLR's rate is reached (paper 2.2)."""
         self.clr = None
         self.clr_rate = math.inf
         self.clr_echo = None
         self.last_increase = self.now
+        self.limited = True
+        self.clr_drops += 1
+        # The receivers learn from the next packets that there is no CLR and
+        # then report: their silence until now proves nothing, so the
+        # no-feedback halving restarts its clock (it used to fire together
+        # with the CLR timeout and halve the rate the CLR had allowed).
+        self.last_report = max(self.last_report, self.now)
+        self.silent_latched = False
 
     def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
         if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
@@ -662,16 +849,33 @@ class TfmccSender(Endpoint):
 
     # -- rate control ---------------------------------------------------------
     def _increase(self, now: float) -> None:
-        """Limited increase toward the CLR's rate: at most one packet per R_max per R_max (2.2)."""
+        """Increase toward the CLR's rate.
+
+        After the CLR changed to a higher rate or left, at most one packet per
+        R_max per R_max (paper 2.2; RFC 4654 3.3: 8s/R_max bit/s every R_max)
+        until the new CLR's rate is reached; otherwise the CLR's own rate is
+        followed at once, its loss history limiting the increase to about 0.3
+        packets per RTT (paper 2.2).  ``increase_limit="always"`` limits
+        every increase (RFC 4654 3.3).
+        """
         dt = max(0.0, now - self.last_increase)
         self.last_increase = now
-        step = 8.0 * self.p.packet_size / (self.r_max * self.r_max) * dt
         if self.clr is None:
-            ceiling = self.p.max_rate_bps  # no limiting receiver: probe gently
-        else:
-            ceiling = min(self.clr_rate, self.p.max_rate_bps)
-        if self.rate < ceiling:
+            # No CLR: hold the rate until a report names one ("we cannot
+            # afford to increase the transmission rate in the absence of
+            # feedback", paper 2.2); every receiver may report meanwhile.
+            return
+        ceiling = min(self.clr_rate, self.p.max_rate_bps)
+        if self.rate >= ceiling:
+            self.limited = False
+            return
+        if self.limited or self.p.increase_limit == "always":
+            step = 8.0 * self.p.packet_size / (self.r_max * self.r_max) * dt
             self.rate = min(ceiling, self.rate + step)
+            if self.rate >= ceiling:
+                self.limited = False
+        else:
+            self.rate = ceiling
 
     def _slowstart_step(self, now: float) -> None:
         """Move toward d·R_recv^min over one R_max (2.6)."""
@@ -680,16 +884,22 @@ class TfmccSender(Endpoint):
         self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
 
     def _silent(self, now: float) -> bool:
-        return now - self.last_report > self.p.silence_rounds * self.T()
+        """No report for ``silence_rounds`` feedback delays; latched until the
+        next report (T grows as the rate halves and must not end the silence)."""
+        if not self.silent_latched and now - self.last_report > self.p.silence_rounds * self.T():
+            self.silent_latched = True
+        return self.silent_latched
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "send":
             self._send_data(now)
 
     def round_length(self) -> float:
-        """T plus one max RTT: receivers start their timers when the round's
-        first packet reaches them and their reports need the way back."""
-        return self.T() + self.r_max
+        """T (RFC 4654 3.4: the round ends after T if non-CLR feedback came).
+
+        Reports that arrive later still suppress in the next round.
+        """
+        return self.T()
 
     def _check_round(self, now: float) -> None:
         """End the feedback round when due (RFC 4654 draft-01 3.4).
@@ -741,9 +951,10 @@ class TfmccSender(Endpoint):
     def _send_data(self, now: float) -> None:
         s = self.p
         if self._silent(now):
-            pass  # only halving (at round ends) while nobody answers
+            self.last_increase = now  # only halving (at round ends) while nobody answers
         elif self.slowstart:
-            self._slowstart_step(now)
+            if self.p.slowstart_mode == "round":
+                self._slowstart_step(now)
         else:
             self._increase(now)
         self._check_round(now)

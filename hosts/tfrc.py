@@ -39,17 +39,29 @@ def tcp_rate(s: float, rtt: float, p: float, t_rto: float | None = None, b: floa
     return s / denom
 
 
-def tcp_rate_webrc_pps(rtt: float, p: float) -> float:
+def rto(rtt: float, floor: float = 0.0) -> float:
+    """t_RTO for the equation: 4·R (RFC 5348 4.3), at least ``floor``.
+
+    RFC 5348 4.3 allows a more accurate t_RTO than 4·R; a TCP flow's RTO
+    has RFC 6298's 1 s floor, so at loss rates where TCP times out, 4·R of a
+    short path credits it with recoveries it does not make.
+    """
+    return max(4.0 * rtt, floor)
+
+
+def tcp_rate_webrc_pps(rtt: float, p: float, t_rto: float | None = None) -> float:
     """WEBRC's form of the equation (WEBRC eq. 1 and eq. 6), packets/s.
 
     R = sqrt(3/2) / (t_RTT·sqrt(p)·(1 + 9p(1 + 32p²))): the full equation with
-    t_RTO = 4·t_RTT and min(1, 27p/8) pessimistically taken as 27p/8.
+    t_RTO = 4·t_RTT and min(1, 27p/8) pessimistically taken as 27p/8.  A
+    larger ``t_rto`` scales the 9p term by t_RTO / (4·t_RTT).
     """
     if rtt <= 0:
         raise ValueError(f"rtt must be positive, got {rtt}")
     if p <= 0:
         return math.inf
-    return SQRT_3_2 / (rtt * math.sqrt(p) * (1 + 9 * p * (1 + 32 * p * p)))
+    k = 1.0 if t_rto is None else t_rto / (4.0 * rtt)
+    return SQRT_3_2 / (rtt * math.sqrt(p) * (1 + 9 * k * p * (1 + 32 * p * p)))
 
 
 def tcp_rate_simple(s: float, rtt: float, p: float, c: float = SQRT_3_2) -> float:
@@ -90,9 +102,9 @@ def invert(f, target: float, lo: float = 1e-12, hi: float = 1.0) -> float:
     return math.sqrt(lo * hi)
 
 
-def loss_rate_full(s: float, rtt: float, rate: float) -> float:
+def loss_rate_full(s: float, rtt: float, rate: float, t_rto: float | None = None) -> float:
     """Inverse of :func:`tcp_rate`: the loss event rate that yields ``rate`` bytes/s."""
-    return invert(lambda p: tcp_rate(s, rtt, p), rate)
+    return invert(lambda p: tcp_rate(s, rtt, p, t_rto), rate)
 
 
 def loss_events_per_rtt(p: float) -> float:
@@ -184,14 +196,28 @@ class LossHistory:
         gap = seq - self.highest_seq - 1
         if gap > 0:
             self.lost += gap
-            for k in range(1, gap + 1):
-                lost_seq = self.highest_seq + k
+            t0, span, hs = self.highest_time, now - self.highest_time, self.highest_seq
+
+            def when(k: int) -> float:
                 # Interpolate the loss time between the neighbours that arrived.
-                t = self.highest_time + (now - self.highest_time) * k / (gap + 1)
-                self.losses.append((lost_seq, t))
+                return t0 + span * k / (gap + 1)
+
+            # Only event starts are visited (one per RTT of the gap), so the
+            # work is bounded by the gap's duration, not its packet count.
+            k = 1
+            while k <= gap:
+                t = when(k)
                 if not self.events or t - self.events[-1].time > rtt:
-                    self._start_event(lost_seq, t)
+                    self._start_event(hs + k, t)
                     new_event = True
+                if span <= 0:
+                    break  # all losses at one instant: one event
+                # The first lost packet more than one RTT after the current event.
+                nxt = math.floor((self.events[-1].time + rtt - t0) * (gap + 1) / span) + 1
+                k = max(k + 1, nxt)
+            assert self.losses.maxlen is not None
+            for k in range(max(1, gap - self.losses.maxlen + 1), gap + 1):
+                self.losses.append((hs + k, when(k)))
         self.highest_seq, self.highest_time = seq, now
         return new_event
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 import ipaddress
 import math
 import struct
+from collections import deque
 from dataclasses import dataclass
 
 from hosts import wire
 from hosts.core import Address, Endpoint, JoinGroup, LeaveGroup
 from hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
 from hosts.registry import SessionConfig
-from hosts.tfrc import invert, tcp_rate_webrc_pps
+from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
 #: Data packet overhead before the payload (common header + WEBRC body).
@@ -37,9 +38,16 @@ DATA_HEADER = wire.COMMON_LEN + 8
 class WebrcParams:
     """Session and receiver parameters (paper Table 1 unless noted)."""
 
-    session_rate_bps: float = 2_000_000.0  # SR_b: sender's total rate
+    #: SR_b: the sender's total rate, the ceiling of every receiver.  20 Mbit/s
+    #: lets a receiver take its fair share next to a TCP flow on paths up to
+    #: ~30 Mbit/s (2 Mbit/s, the earlier default, capped the demo at half a
+    #: TCP flow).  Waves without members are pruned at the first switch.
+    session_rate_bps: float = 20_000_000.0
     base_rate_pps: float = 1.0  # BCR_P
-    packet_length: int = 1024  # LEN_B: payload bytes per packet
+    #: LEN_B: payload bytes per packet.  1432 makes the UDP payload 1460 B, a
+    #: TCP segment's: the equation counts packets and drop-tail queues drop
+    #: packets, so equal sizes make the rates equal in bytes (paper: 1024).
+    packet_length: int = 1432
     p: float = 0.75  # P: rate decrease factor per TSD
     tsd: float = 10.0  # TSD: time slot duration, seconds
     quiescent_slots: int | None = None  # Q: default ceil(300 / TSD)
@@ -58,6 +66,33 @@ class WebrcParams:
     overflow_margin: float = 0.1  # 3.3: RR must be this far below its max since the join
     ssr_factor: float = 0.75  # 3.2: SSR = factor · TRR at start-up exit (our choice: P)
     join_timeout_min: float = 1.0  # join timeout floor, seconds (our choice)
+    #: TRR in eq. 5's Γ·TRR cap.  "recent": the mean reception rate over the
+    #: full epochs since the last join took effect (at most ``trr_epochs``),
+    #: like TFRC's 2·X_recv cap on the rate actually received (RFC 5348 4.3).
+    #: "ewma": the paper's fixed-fraction average (``rate_ewma`` per epoch),
+    #: which after a join needs ~9 epochs to come within 2% of ARR and so
+    #: paced joins to one per 4-5 s.
+    trr_mode: str = "recent"
+    trr_epochs: int = 4
+    #: Eq. 5 allows a join when Γ·ARR ≤ TRATE, so the reception rate sits
+    #: between TRATE/Γ and TRATE, on average ~0.85·REQN.  With
+    #: ``join_centred`` the test is Γ·ARR ≤ √Γ·TRATE: the rate then straddles
+    #: the equation rate instead of staying below it.  False: the paper's rule.
+    join_centred: bool = True
+    #: Waves one start-up decision may join while Γ·ARR stays within Γ³·TRR
+    #: (eq. 5 in start-up).  The paper joins one per decision, at most one per
+    #: two epochs (3.2), ~1 s per wave: from the 1 packet/s base channel to a
+    #: few Mbit/s took ~20 s, and competing TCP filled the queue first.
+    startup_joins: int = 3
+    #: LOSSP's F estimator with a young history: δ_eff = max(δ, 1/(2 + loss
+    #: events since LOSSP was seeded)).  TFRC's history holds few intervals
+    #: after the first loss and climbs fast; with a fixed δ = 0.125 WEBRC
+    #: needed ~100 s to climb from its start-up exit to its share.  False:
+    #: the appendix's fixed δ.
+    loss_young_history: bool = True
+    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0 (default): the paper's
+    #: 4·ARTT.  1.0 follows TCP's RFC 6298 RTO floor (see TfmccParams).
+    t_rto_min: float = 0.0
     metric_interval: float = 1.0
 
     def __post_init__(self) -> None:
@@ -69,6 +104,8 @@ class WebrcParams:
             raise ValueError("packet_length out of range")
         if self.session_rate_pps <= self.base_rate_pps * (1 + 1 / self.p):
             raise ValueError("session_rate_bps too small for one wave above the base rate")
+        if self.trr_mode not in ("recent", "ewma") or self.trr_epochs < 1:
+            raise ValueError("trr_mode must be 'recent' or 'ewma' and trr_epochs >= 1")
 
     @property
     def session_rate_pps(self) -> float:
@@ -244,7 +281,14 @@ class WebrcSender(Endpoint):
         self.set_timer("send", now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        self.ignored += 1  # WEBRC has no feedback: anything arriving is counted and dropped
+        # WEBRC has no feedback: anything arriving is counted and dropped,
+        # what does not decode as malformed.
+        try:
+            wire.decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        self.ignored += 1
 
     def on_timer(self, name: str, now: float) -> None:
         if name != "send":
@@ -354,9 +398,11 @@ class WebrcReceiver(Endpoint):
         self.artt = SelfAdjustingEwma(s.artt_alpha)
         self.have_artt = False
         self.last_mrtt: float | None = None
-        self.lossp = TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta)
+        self.lossp = TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta, s.loss_young_history)
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
+        self._trr_ewma: float | None = None
+        self._rr_recent: deque[float] = deque(maxlen=s.trr_epochs)
         self.rr_epoch = 0  # packets received this epoch
         self.lost_epoch = 0  # packets detected lost this epoch
         self.events_epoch = 0
@@ -383,7 +429,8 @@ class WebrcReceiver(Endpoint):
     def reqn(self) -> float:
         """REQN_P (eq. 6): the equation rate from ARTT and LOSSP; infinite before loss."""
         lp = self.lossp.loss_rate
-        return tcp_rate_webrc_pps(self.artt_value, lp) if lp > 0 else math.inf
+        rtt = self.artt_value
+        return tcp_rate_webrc_pps(rtt, lp, rto(rtt, self.p.t_rto_min)) if lp > 0 else math.inf
 
     def trate(self) -> float:
         """TRATE_P (eq. 5); start-up uses Γ³·TRR and SSR = ∞ (3.2)."""
@@ -392,6 +439,16 @@ class WebrcReceiver(Endpoint):
         exp = 3 if self.startup else 1
         mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
         return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + self.p.trr_headroom), mrr)
+
+    def _join_limit(self, g: float) -> float:
+        """The largest Γ·ARR a join allows: eq. 5's TRATE, with the equation
+        part raised by √Γ in ``join_centred`` mode (out of start-up)."""
+        s = self.p
+        if not s.join_centred or self.startup:
+            return self.trate()
+        trr = self.trr if self.trr is not None else 0.0
+        mrr = s.max_rate_bps / (8.0 * s.packet_length)
+        return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + s.trr_headroom), mrr)
 
     def in_loss_event(self, now: float) -> bool:
         return now < self.loss_event_until
@@ -503,6 +560,7 @@ class WebrcReceiver(Endpoint):
         if cn != self.T:
             self.join_effect_epochs = 0
             self.max_rr_since_join = 0.0
+            self._rr_recent.clear()
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
             self._exit_startup("mrtt")
@@ -515,11 +573,12 @@ class WebrcReceiver(Endpoint):
         self.startup_exit = why
         trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
         self.ssr = self.p.ssr_factor * trr
-        self._set_lossp_for(trr)
+        self._set_lossp_for(trr, fresh=True)
 
-    def _set_lossp_for(self, rate_pps: float) -> None:
+    def _set_lossp_for(self, rate_pps: float, fresh: bool = False) -> None:
         rtt = self.artt_value
-        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q), rate_pps))
+        t_rto = rto(rtt, self.p.t_rto_min)
+        self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q, t_rto), rate_pps), fresh)
 
     # Epochs ---------------------------------------------------------------------
     def on_timer(self, name: str, now: float) -> None:
@@ -542,7 +601,13 @@ class WebrcReceiver(Endpoint):
             self.arr = rr_rate
         elif self.pending is None or self.pending[0] == self.T:
             self.arr = (1 - w) * self.arr + w * rr_rate
-        self.trr = rr_rate if self.trr is None else (1 - w) * self.trr + w * rr_rate
+        self._trr_ewma = rr_rate if self._trr_ewma is None else (1 - w) * self._trr_ewma + w * rr_rate
+        if self.pending is None and self.join_effect_epochs >= 1:
+            self._rr_recent.append(rr_rate)  # a full epoch after the last join took effect
+        if s.trr_mode == "recent" and self._rr_recent:
+            self.trr = sum(self._rr_recent) / len(self._rr_recent)
+        else:
+            self.trr = self._trr_ewma
         if not self.startup:
             self.lossp.end_epoch(irr, events)
         self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
@@ -559,7 +624,7 @@ class WebrcReceiver(Endpoint):
         assert self.arr is not None
         g = gamma(s.p, self.nwc)
         target = self.trate()
-        if g * self.arr > target:
+        if g * self.arr > self._join_limit(g):
             return
         if self.startup and self.nwc > 0:
             # 3.2: a full epoch after the last join took effect, RR must keep up with ARR.
@@ -574,6 +639,11 @@ class WebrcReceiver(Endpoint):
             self._set_lossp_for(target)
             return
         self._join(now, g)
+        extra = 1
+        while (self.startup and extra < s.startup_joins and self.nwc < self.N
+               and gamma(s.p, self.nwc) * self.arr <= self.trate()):
+            self._join_more()
+            extra += 1
 
     def _join(self, now: float, g: float) -> None:
         assert self.tsi is not None and self.arr is not None
@@ -587,6 +657,18 @@ class WebrcReceiver(Endpoint):
         self.joins += 1
         self.set_timer("join_timeout", now + max(self.p.join_timeout_min, 3 * self.artt_value + 2 * gap))
 
+    def _join_more(self) -> None:
+        """A further wave in the same start-up decision; the MRTT is measured
+        on the first one only (it is the one ``pending``)."""
+        assert self.tsi is not None and self.arr is not None
+        g = gamma(self.p.p, self.nwc)
+        cn = (self.tsi + self.nwc) % self.T
+        self.emit(JoinGroup(self.groups[cn]))
+        self.joined.append(cn)
+        self.arr *= g
+        self.nwc += 1
+        self.joins += 1
+
     def _join_timeout(self, now: float) -> None:
         """No packet from the joined channel in time: undo the join so it can be retried."""
         if self.pending is None or self.pending[0] == self.T:
@@ -595,11 +677,13 @@ class WebrcReceiver(Endpoint):
         self.pending = None
         self.join_timeouts += 1
         if cn in self.joined:
-            self.joined.remove(cn)
-            self.emit(LeaveGroup(self.groups[cn]))
-            if self.arr is not None and self.nwc > 0:
-                self.arr /= gamma(self.p.p, self.nwc - 1)
-            self.nwc -= 1
+            # Undo it and the waves joined after it in the same decision.
+            for c in reversed(self.joined[self.joined.index(cn):]):
+                self.joined.remove(c)
+                self.emit(LeaveGroup(self.groups[c]))
+                if self.arr is not None and self.nwc > 0:
+                    self.arr /= gamma(self.p.p, self.nwc - 1)
+                self.nwc -= 1
 
     def close(self, now: float) -> None:
         """Leave the session: every joined wave channel, then the base channel."""

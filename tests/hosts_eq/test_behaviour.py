@@ -19,7 +19,7 @@ from minnet import LinkSpec, MiniNet
 
 from hosts import registry
 from hosts.tfmcc import TfmccParams
-from hosts.tfrc import tcp_rate
+from hosts.tfrc import rto, tcp_rate
 from hosts.webrc import DATA_HEADER as WEBRC_HEADER
 from hosts.webrc import WebrcParams, channel_group
 from netsim.engine import Simulator
@@ -54,7 +54,7 @@ def _attach(net, proto, params, seed: int, groups: list[str], start_at: float = 
 
 def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
     # netsim: sender -- switch -- 1 Mbit/s, 20 ms, 20-packet drop-tail link -- receiver.
-    proto, params = registry.get("tfmcc"), TfmccParams()
+    proto, params = registry.get("tfmcc"), TfmccParams(packet_size=1000)
     sim, net = _netsim(star(receivers=1, rate="1Mbps", delay="20ms", queue=20), seed=1)
     snd, rcv = _attach(net, proto, params, 1, ["239.1.1.1"])
     sim.run(60.0)  # slowstart and settling
@@ -65,29 +65,52 @@ def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
         p.append(rcv.loss_event_rate)
         rtt.append(rcv.rtt)
     sent_bps = (snd.seq - seq0) * 8 * params.packet_size / 180.0
-    equation = 8 * tcp_rate(params.packet_size, statistics.mean(rtt), statistics.mean(p))
+    R = statistics.mean(rtt)
+    equation = 8 * tcp_rate(params.packet_size, R, statistics.mean(p), rto(R, params.t_rto_min))
     assert sent_bps == pytest.approx(equation, rel=0.10)
     assert 0.85e6 < sent_bps < 1.05e6  # and it uses the bottleneck
 
 
+def _webrc_rate(params: WebrcParams, seed: int) -> tuple[float, object]:
+    proto = registry.get("webrc")
+    groups = [channel_group("239.1.1.1", cn, params.t) for cn in range(params.t, -1, -1)]
+    sim, net = _netsim(star(receivers=1, rate="100Mbps", delay="99.5ms", loss=0.01), seed)
+    start = random.Random(seed).uniform(0, params.tsd)  # random phase, as the paper
+    _snd, rcv = _attach(net, proto, params, seed, groups, start_at=start)
+    sim.run(250.0)
+    b0 = rcv.bytes_received
+    sim.run(500.0)
+    payload = (rcv.bytes_received - b0) * params.packet_length / (params.packet_length + WEBRC_HEADER)
+    return payload * 8 / 250.0, rcv
+
+
+#: The paper's packets (1024 B) and a session rate above the path's.
+PAPER_WEBRC = dict(packet_length=1024, session_rate_bps=2e6)
+
+
 def test_webrc_single_receiver_matches_the_paper_throughput() -> None:
     # WEBRC 5.1.1 / Fig. 5: 1% random loss, 0.2 s RTT, 1024-byte packets:
-    # 403 kbit/s averaged over eight trials (steady state = last half of 500 s).
-    proto, params = registry.get("webrc"), WebrcParams()
-    groups = [channel_group("239.1.1.1", cn, params.t) for cn in range(params.t, -1, -1)]
+    # 403 kbit/s averaged over eight trials (steady state = last half of 500 s),
+    # with the paper's own rules (eq. 5 joins, EWMA TRR, fixed δ, one wave
+    # per start-up decision).
+    params = WebrcParams(**PAPER_WEBRC, join_centred=False, trr_mode="ewma",
+                         loss_young_history=False, startup_joins=1)
     rates = []
     for seed in (1, 2):
-        sim, net = _netsim(star(receivers=1, rate="100Mbps", delay="99.5ms", loss=0.01), seed)
-        start = random.Random(seed).uniform(0, params.tsd)  # random phase, as the paper
-        _snd, rcv = _attach(net, proto, params, seed, groups, start_at=start)
-        sim.run(250.0)
-        b0 = rcv.bytes_received
-        sim.run(500.0)
-        payload = (rcv.bytes_received - b0) * params.packet_length / (params.packet_length + WEBRC_HEADER)
-        rates.append(payload * 8 / 250.0)
+        rate, rcv = _webrc_rate(params, seed)
+        rates.append(rate)
         assert rcv.lossp.loss_rate == pytest.approx(0.0089, rel=0.35)  # eq. 8: ~0.0089
         assert rcv.artt_value == pytest.approx(0.2, rel=0.25)
     assert statistics.mean(rates) == pytest.approx(403_000, rel=0.15)
+
+
+def test_webrc_default_rate_is_the_tcp_equation_rate() -> None:
+    # With the defaults (joins centred on the equation rate) the receiver
+    # gets what TCP's eq. 1 gives for the same path: 60.1 packets/s of
+    # 1024 B at p = 0.01 and RTT 0.2 s (paper 5.1.1), 492 kbit/s; the
+    # paper's rules stay ~0.85 of it (403 kbit/s above).
+    rates = [_webrc_rate(WebrcParams(**PAPER_WEBRC), seed)[0] for seed in (1, 2)]
+    assert statistics.mean(rates) == pytest.approx(60.1 * 1024 * 8, rel=0.15)
 
 
 def _feedback_per_round(n: int, duration: float) -> list[int]:

@@ -114,3 +114,23 @@ def test_seeded_estimate_leaves_the_seed_at_the_pace_of_the_evidence() -> None:
     for _ in range(20):  # 10 s of loss-free 0.5 s epochs at 100 packets/s
         f.end_epoch(packets=50, events=0)
     assert f.loss_rate == pytest.approx(1 / (1 / 0.04 + 0.125 * 1000), rel=1e-6)
+
+
+def test_young_history_moves_as_fast_as_a_short_tfrc_history() -> None:
+    # After a seed, δ_eff = max(δ, 1/(2 + loss events since)): 1/2 per
+    # loss-free packet at first, δ once ~1/δ events have been seen.
+    young, fixed = TwoStageLossFilter(0.025, 0.125, young=True), TwoStageLossFilter(0.025, 0.125)
+    for f in (young, fixed):
+        f.set_loss_rate(0.05)
+        f.end_epoch(100, 0)
+    assert 1 / young.loss_rate == pytest.approx(20 + 0.5 * 100)
+    assert 1 / fixed.loss_rate == pytest.approx(20 + 0.125 * 100)
+    raw = TwoStageLossFilter(1.0, 0.125, young=True)  # β = 1: no first-stage smoothing
+    raw.set_loss_rate(0.05)
+    for _ in range(20):
+        raw.end_epoch(100, 1)  # 20 loss events: the memory is δ's again
+    before = raw.inverse.f
+    raw.end_epoch(100, 0)
+    assert raw.inverse.f - before == pytest.approx(0.125 * 100)
+    raw.set_loss_rate(0.01, fresh=False)  # the 3.3 reset keeps the evidence
+    assert raw.evidence == 20

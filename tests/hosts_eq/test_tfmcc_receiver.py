@@ -25,6 +25,7 @@ OWD = 0.1  # one-way delay sender -> receiver in these scripts (clocks in sync)
 
 
 def make(**kw) -> TfmccReceiver:
+    kw.setdefault("packet_size", S)
     params = TfmccParams(**kw)
     r = registry.get("tfmcc").receiver(
         registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", ME, params, seed=3))
@@ -33,12 +34,12 @@ def make(**kw) -> TfmccReceiver:
     return r
 
 
-def data(seq: int, now: float, *, clr: bool = False, slowstart: bool = False,
+def data(seq: int, now: float, *, clr: bool | None = False, slowstart: bool = False,
          supp: int = U32, rnd: int = 0, echo: TfmccReport | None = None,
          echo_offset: float = 0.0, owd: float = OWD, max_rtt: float = 0.5) -> TfmccData:
     return TfmccData(
         session_id=1, seq=seq, timestamp=wire.ts_us(now - owd), supp_rate=supp,
-        max_rtt=int(max_rtt * 1e6), clr_id=node_id(ME) if clr else node_id("10.0.9.9"),
+        max_rtt=int(max_rtt * 1e6), clr_id=0 if clr is None else node_id(ME) if clr else node_id("10.0.9.9"),
         echo_rcvr_id=echo.rcvr_id if echo else 0, echo_ts=echo.timestamp if echo else 0,
         echo_offset=int(echo_offset * 1e6), fb_round=rnd,
         dflags=TfmccDataFlags.SLOWSTART if slowstart else 0, payload=bytes(S - 48))
@@ -135,14 +136,16 @@ def test_losses_within_one_rtt_form_one_loss_event() -> None:
     assert len(r.history.events) == 1 and r.history.lost == 3
 
 
-def test_first_loss_interval_from_half_the_sending_rate() -> None:
-    # Appendix B: the first loss initialises the history so that the calculated
-    # rate is about half the rate packets were sent at.
+def test_first_loss_interval_from_the_receive_rate() -> None:
+    # RFC 5348 6.3.1: the first loss initialises the history so that the
+    # calculated rate is the rate received (X_recv), not half the sending rate.
     r = make()
-    stream(r, [i for i in range(40) if i != 30], 0.0, 0.01)  # 800 kbit/s
-    send = r.send_rate_bps()
-    assert send == pytest.approx(800_000, rel=0.01)
-    assert r.calculated_rate_bps() == pytest.approx(send / 2, rel=0.02)
+    stream(r, [i for i in range(31)], 0.0, 0.01)  # up to the packet before the loss
+    recv = r.receive_rate_bps()
+    stream(r, [32], 0.32, 0.01)  # packet 31 lost
+    assert r.history.has_loss
+    assert r.calculated_rate_bps() == pytest.approx(recv, rel=0.1)
+    assert r.calculated_rate_bps() > 0.7 * r.send_rate_bps()
 
 
 def test_calculated_rate_is_the_equation_for_measured_p_and_rtt() -> None:
@@ -184,7 +187,7 @@ def test_feedback_timer_bias_modified_offset() -> None:
 
 
 def test_feedback_delay_from_max_rtt_and_low_rate_rule() -> None:
-    p = TfmccParams()
+    p = TfmccParams(packet_size=S)
     assert feedback_delay(p, 0.1, 10e6) == pytest.approx(0.4)
     # (c+1)·s/R with c = 4: 5 packets at 64 kbit/s take 0.625 s > max RTT.
     assert feedback_delay(p, 0.1, 64_000) == pytest.approx(4 * 5 * 8000 / 64_000)
@@ -273,3 +276,35 @@ def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None
     assert r.timer_at("feedback") == pytest.approx(0.5 + frac * T_new)
     got = reports(run_until(r, 0.5 + frac * T_new + 1e-6))
     assert len(got) == 1 and got[0].fb_round == 1
+
+
+def test_loss_free_receivers_report_while_there_is_no_clr() -> None:
+    # Out of slowstart a loss-free receiver stays silent while a CLR exists;
+    # once the data says there is none (it left or timed out), it reports so
+    # the sender can name a new CLR and keep its rounds going.
+    quiet = make()
+    assert stream(quiet, range(400), 0.0, 0.01, rnd=1) == []
+    r = make()
+    got = stream(r, range(400), 0.0, 0.01, clr=None, rnd=1)
+    assert got and not got[0].rflags & TfmccReportFlags.HAVE_LOSS
+    assert got[0].recv_rate > 0
+
+
+def test_sequence_jump_beyond_what_the_sender_can_send_is_dropped() -> None:
+    r = make()
+    stream(r, range(10), 0.0, 0.01)
+    feed(r, data(10 + 3_000_000_000, 0.1), 0.1)  # 3e9 packets in 10 ms
+    assert r.malformed == 1 and not r.history.has_loss
+    stream(r, range(10, 20), 0.1, 0.01)
+    assert not r.history.has_loss  # the real packets still count as in order
+
+
+def test_equation_can_use_tcps_one_second_rto_floor() -> None:
+    # t_RTO = max(4·RTT, 1 s): a short-RTT receiver's rate is not credited
+    # with 4·RTT timeouts TCP cannot take (RFC 5348 4.3, RFC 6298).
+    r = make(t_rto_min=1.0)
+    stream(r, [i for i in range(400) if i % 50 != 49], 0.0, 0.01)
+    r.rtt = 0.05
+    p = r.loss_event_rate
+    assert r.calculated_rate_bps() == pytest.approx(8 * tcp_rate(S, 0.05, p, 1.0))
+    assert r.calculated_rate_bps() < 8 * tcp_rate(S, 0.05, p)

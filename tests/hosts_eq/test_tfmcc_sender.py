@@ -8,7 +8,7 @@ from fakes import drain, feed, run_until
 from hosts import registry, wire
 from hosts.core import node_id
 from hosts.tfmcc import TfmccParams, TfmccSender
-from hosts.tfrc import tcp_rate
+from hosts.tfrc import loss_rate_full, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 S = 1000
@@ -17,6 +17,7 @@ HAVE = TfmccReportFlags.HAVE_RTT | TfmccReportFlags.HAVE_LOSS
 
 
 def make(**kw) -> TfmccSender:
+    kw.setdefault("packet_size", S)
     s = registry.get("tfmcc").sender(
         registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", TfmccParams(**kw)))
     s.start(0.0)
@@ -24,7 +25,9 @@ def make(**kw) -> TfmccSender:
 
 
 def report(ip: str, rate: float, now: float, *, flags: int = HAVE, rtt: float = 0.1,
-           p: float = 0.01, recv: float = 0.0, echo_ts: int = 0, offset: float = 0.0) -> TfmccReport:
+           p: float | None = None, recv: float = 0.0, echo_ts: int = 0, offset: float = 0.0) -> TfmccReport:
+    if p is None:  # the loss event rate that gives ``rate``: a consistent report
+        p = loss_rate_full(S, rtt, rate / 8) if flags & TfmccReportFlags.HAVE_LOSS else 0.0
     return TfmccReport(session_id=1, timestamp=wire.ts_us(now), rate=int(rate), rflags=flags,
                        rcvr_id=node_id(ip), recv_rate=int(recv), rtt=int(rtt * 1e6),
                        loss_rate=int(p * 0xFFFFFFFF), echo_ts=echo_ts, echo_offset=int(offset * 1e6))
@@ -44,14 +47,16 @@ def steady(rate: float = 800_000, ip: str = A, now: float = 1.0) -> TfmccSender:
     return s
 
 
-def test_starts_at_one_packet_per_initial_rtt_and_paces() -> None:
+def test_starts_at_tfrc_initial_window_per_initial_rtt_and_paces() -> None:
+    # RFC 5348 4.2: min(4s, max(2s, 4380 B)) per RTT; here 4000 B per 0.5 s.
     s = make()
-    out = run_until(s, 2.0)
-    assert s.rate == pytest.approx(8 * S / 0.5)
+    out = run_until(s, 0.5)
+    assert s.rate == pytest.approx(8 * 4 * S / 0.5)
     times = [p.timestamp / 1e6 for p in packets(out)]
-    assert times == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
+    assert times == pytest.approx([0.0, 0.125, 0.25, 0.375, 0.5])
     assert all(len(d.data) == S for d in out.datagrams)
     assert {d.dest for d in out.datagrams} == {("239.1.1.1", 5000)}
+    assert make(packet_size=1460).rate == pytest.approx(8 * 4380 / 0.5)
 
 
 def test_pacing_follows_the_current_rate() -> None:
@@ -76,14 +81,36 @@ def test_higher_report_from_non_clr_changes_nothing() -> None:
     assert s.rate == 800_000 and s.clr == node_id(A)
 
 
-def test_increase_is_limited_to_one_packet_per_rtt_per_rtt() -> None:
+def test_increase_limited_on_every_increase_in_rfc_mode() -> None:
     s = steady(400_000)
+    s.p = TfmccParams(packet_size=S, increase_limit="always")
     r_max = s.r_max
     feed(s, report(A, 2_000_000, 1.0), 1.0)  # the CLR now allows much more
     run_until(s, 2.0)
     slope = 8 * S / r_max**2  # bits/s per second
     assert s.rate <= 400_000 + slope * 1.0 + 1
     assert s.rate >= 400_000 + slope * 0.9
+    assert s.rate < 2_000_000
+
+
+def test_clr_rate_is_followed_at_once_without_a_clr_change() -> None:
+    # Paper 2.2: the limit applies after a CLR change; the CLR's own loss
+    # history already limits its increase.
+    s = steady(400_000)
+    feed(s, report(A, 600_000, 1.0), 1.0)
+    run_until(s, s.get_timer())
+    assert s.rate == 600_000
+
+
+def test_increase_is_limited_after_the_clr_leaves() -> None:
+    s = steady(400_000)
+    feed(s, report(A, 400_000, 1.05, flags=HAVE | TfmccReportFlags.LEAVING), 1.05)
+    feed(s, report(B, 2_000_000, 1.1), 1.1)  # the new CLR allows much more
+    assert s.clr == node_id(B)
+    r_max = s.r_max
+    run_until(s, 2.1)
+    slope = 8 * S / r_max**2  # bits/s per second, over about one second
+    assert 400_000 + slope * 0.9 <= s.rate <= 400_000 + slope * 1.2
     assert s.rate < 2_000_000
 
 
@@ -96,13 +123,18 @@ def test_clr_times_out_after_ten_silent_feedback_rounds() -> None:
     assert s.clr is None
 
 
-def test_leaving_clr_is_dropped_at_once() -> None:
+def test_leaving_clr_is_dropped_at_once_and_the_rate_held() -> None:
     s = steady(400_000)
     feed(s, report(A, 400_000, 1.1, flags=HAVE | TfmccReportFlags.LEAVING), 1.1)
     assert s.clr is None
-    rate = s.rate
-    run_until(s, 3.0)
-    assert s.rate > rate  # no limiting receiver: limited increase resumes
+    out = run_until(s, 3.0)
+    assert s.rate == 400_000  # no feedback, no increase (paper 2.2)
+    assert packets(out)[-1].clr_id == 0  # receivers learn there is no CLR
+    # A loss-free receiver's report names the new CLR; the limited increase resumes.
+    feed(s, report(B, 390_000, 3.0, flags=TfmccReportFlags.HAVE_RTT, recv=390_000), 3.0)
+    assert s.clr == node_id(B)
+    run_until(s, 3.5)
+    assert s.rate > 400_000
 
 
 def test_echo_priority_new_clr_then_no_rtt_then_others_then_clr() -> None:
@@ -207,3 +239,83 @@ def test_malformed_feedback_is_counted() -> None:
     s.receive_datagram(report(A, 1, 0.1).encode()[:-3], ("1.1.1.1", 9), 0.1)
     assert s.malformed == 2 and s.reports == 0
     drain(s)
+
+
+SS = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
+
+
+def test_slowstart_follows_each_clr_report_doubling_at_most_per_rtt() -> None:
+    # RFC 4654 3.6: the lowest reporter is CLR in slowstart and reports every
+    # RTT; each report moves the rate to d·R_recv, at most doubling per RTT.
+    s = make()
+    start = s.rate
+    t = 1.0
+    run_until(s, t)
+    feed(s, report(A, 5e6, t, flags=SS, recv=5e6, rtt=0.1), t)
+    assert s.rate == pytest.approx(2 * start)  # a long gap: one doubling
+    for _ in range(3):
+        t += 0.05  # half an RTT later: at most √2
+        run_until(s, t)
+        before = s.rate
+        feed(s, report(A, 5e6, t, flags=SS, recv=5e6, rtt=0.1), t)
+        assert s.rate == pytest.approx(before * 2**0.5, rel=1e-6)
+    feed(s, report(A, 100e3, t, flags=SS, recv=100e3, rtt=0.1), t)
+    assert s.rate == pytest.approx(200e3)  # and never above d · R_recv
+
+
+def test_slowstart_in_round_mode_waits_for_the_round_end() -> None:
+    s = make(slowstart_mode="round")
+    start = s.rate
+    run_until(s, 1.0)
+    feed(s, report(A, 5e6, 1.0, flags=SS, recv=5e6, rtt=0.1), 1.0)
+    run_until(s, 1.2)
+    assert s.rate == start
+
+
+def test_first_measured_rtt_replaces_the_initial_max_rtt() -> None:
+    s = make()
+    assert s.r_max == 0.5
+    run_until(s, 0.5)
+    feed(s, report(A, 1e6, 0.5, flags=SS, recv=1e6, rtt=0.04), 0.5)
+    assert s.r_max == pytest.approx(0.04)
+    feed(s, report(B, 1e6, 0.5, flags=SS, recv=1e6, rtt=0.08), 0.5)
+    assert s.r_max == pytest.approx(0.08)  # larger ones still count at once
+
+
+def test_round_ends_after_T_when_non_clr_feedback_came() -> None:
+    s = steady(800_000)
+    first = _next_round(s)
+    start = first.timestamp / 1e6
+    feed(s, report(B, 900_000, s.now), s.now)  # non-CLR feedback in this round
+    T = s.T()
+    p = _next_round(s)
+    assert p.timestamp / 1e6 - start == pytest.approx(T, abs=0.011)
+
+
+def test_clr_claim_from_a_non_clr_is_refused() -> None:
+    s = steady(800_000)
+    rep = report(B, 8_000, s.now, flags=HAVE | TfmccReportFlags.IS_CLR)
+    feed(s, rep, s.now)
+    assert s.rate == 800_000 and s.clr == node_id(A) and s.refused_clr_claims == 1
+
+
+def test_a_report_flood_from_one_receiver_is_policed() -> None:
+    s = steady(800_000)
+    t = s.now
+    for i in range(100):  # 100 reports within 10 ms, RTT 0.1 s
+        feed(s, report(B, 900_000, t + i * 1e-4), t + i * 1e-4)
+    assert s.refused_flood >= 90
+    assert s.reports - 1 <= s.p.police_burst + 1  # the burst, then one per RTT/2
+
+
+def test_a_claimed_rtt_far_above_the_senders_own_sample_is_capped() -> None:
+    s = steady(800_000)
+    out = run_until(s, 1.2)
+    last = packets(out)[-1]
+    sent = last.timestamp / 1e6
+    # B claims a 30 s RTT (so its rate would be tiny); the echo says 0.05 s.
+    rep = report(B, 8_000, sent + 0.05, rtt=30.0, p=0.01, echo_ts=last.timestamp)
+    feed(s, rep, sent + 0.05)
+    assert s.refused_rates == 1
+    assert s.rate > 400_000  # the rate follows from p at the sender's RTT bound
+    assert s.r_max < 1.0  # and the claim does not stretch the feedback rounds

@@ -147,3 +147,18 @@ def test_remodel_regroups_losses_with_the_measured_rtt() -> None:
     h.remodel(0.05)
     assert len(h.events) == 5
     assert list(h.intervals) == [10.0, 10.0, 10.0, 10.0, 1000.0]
+
+
+def test_a_huge_sequence_gap_costs_one_step_per_rtt_of_the_gap() -> None:
+    # 2^31 lost packets over 2 s with a 0.1 s RTT: about 20 loss events,
+    # found without visiting every lost packet.
+    import time
+
+    h = LossHistory()
+    h.on_packet(0, 0.0, 0.1)
+    t = time.perf_counter()
+    h.on_packet(2**31, 2.0, 0.1)
+    assert time.perf_counter() - t < 0.5
+    assert h.lost == 2**31 - 1
+    assert 19 <= len(h.intervals) + 1 <= 21 or len(h.events) == h.n + 1
+    assert len(h.losses) == h.losses.maxlen

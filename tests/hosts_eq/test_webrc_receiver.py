@@ -13,13 +13,14 @@ from hosts.webrc import WebrcParams, WebrcReceiver, channel_group, gamma
 from hosts.wire import WEBRC_LAST_PSN, WebrcData
 
 G = "239.2.0.0"
-P = WebrcParams(session_rate_bps=2_000_000, tsd=10.0)
+P = WebrcParams(session_rate_bps=2_000_000, packet_length=1024, tsd=10.0)
 T, N = P.t, P.n
 BASE = channel_group(G, T, T)
 
 
 def make(**kw) -> WebrcReceiver:
-    params = WebrcParams(**{"session_rate_bps": 2_000_000, **kw})
+    # One join per start-up decision (the paper's 3.2) unless a test says otherwise.
+    params = WebrcParams(**{"session_rate_bps": 2_000_000, "packet_length": 1024, "startup_joins": 1, **kw})
     r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", params))
     r.start(0.0)
     return r
@@ -224,7 +225,7 @@ def test_startup_target_uses_gamma_cubed_then_gamma() -> None:
 
 
 def test_reqn_is_eq_6() -> None:
-    r = make()
+    r = make(t_rto_min=0.0)  # the paper's t_RTO = 4·ARTT
     r.lossp.set_loss_rate(0.01)
     r.artt = type(r.artt)(0.1, initial=0.2)
     r.have_artt = True
@@ -326,3 +327,68 @@ def test_close_leaves_every_group() -> None:
     r.close(2.0)
     assert drain(r).leaves() == [channel_group(G, 5, T), BASE]
     assert r.get_timer() is None
+
+
+def test_startup_may_join_several_waves_per_decision() -> None:
+    # Beyond 3.2's one wave per decision: as many as keep Γ·ARR ≤ Γ³·TRR.
+    one = make()
+    drain(one)
+    assert len(joins(Script(one, tsi=5).steady(0.1, 1.0, 20, [T]))) == 1
+    r = make(startup_joins=3)
+    drain(r)
+    ev = Script(r, tsi=5).steady(0.1, 1.0, 20, [T])
+    assert joins(ev) == [channel_group(G, 5, T), channel_group(G, 6, T)]  # Γ₂·ARR > Γ₂³·TRR
+    assert r.nwc == 2 and r.pending is not None and r.pending[0] == 5
+
+
+def test_join_timeout_undoes_every_wave_of_its_decision() -> None:
+    r = make(startup_joins=3)
+    drain(r)
+    ev = Script(r, tsi=5).steady(0.1, 1.0, 20, [T])
+    out = run_until(r, r.timer_at("join_timeout"))
+    assert sorted(out.leaves()) == sorted(joins(ev)) and r.nwc == 0 and r.joined == []
+
+
+def _rr_after_join(mode: str) -> WebrcReceiver:
+    r = make(trr_mode=mode, max_rate_bps=30 * 8 * 1024)  # MRR: no further join
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 20, [T, 5])
+    sc.steady(3.0, 5.6, 60, [T, 5])  # reception triples for five epochs
+    return r
+
+
+def test_trr_is_the_rate_received_since_the_last_join() -> None:
+    recent, ewma = _rr_after_join("recent"), _rr_after_join("ewma")
+    assert recent.trr == pytest.approx(60, rel=0.05)  # the full epochs at the new rate
+    assert ewma.trr < 55  # the paper's EWMA still remembers the old rate
+
+
+def _out_of_startup(centred: bool) -> WebrcReceiver:
+    r = make(join_centred=centred)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    return r
+
+
+@pytest.mark.parametrize("centred", [True, False])
+def test_join_limit_centres_the_rate_on_the_equation(centred: bool) -> None:
+    r = _out_of_startup(centred)
+    assert not r.startup
+    g = gamma(r.p.p, r.nwc)
+    r.trr = 1e6  # the reception cap far away: only the equation limits
+    r.ssr = 0.0
+    want = r.reqn() * (math.sqrt(g) if centred else 1.0)
+    assert r._join_limit(g) == pytest.approx(want)
+
+
+def test_reqn_can_take_tcps_one_second_rto_floor() -> None:
+    # t_RTO = max(4·ARTT, 1 s): at ARTT 0.2 s the 9p term grows by 1/0.8.
+    r = make(t_rto_min=1.0)
+    r.lossp.set_loss_rate(0.01)
+    r.artt = type(r.artt)(0.1, initial=0.2)
+    r.have_artt = True
+    lp = 0.01
+    assert r.reqn() == pytest.approx(
+        math.sqrt(1.5) / (0.2 * math.sqrt(lp) * (1 + 9 * 1.25 * lp * (1 + 32 * lp * lp))))

@@ -10,6 +10,7 @@ from fakes import run_until
 
 from hosts import registry
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, decode
+from hosts.webrc import DATA_HEADER as WEBRC_HEADER
 from hosts.webrc import WebrcParams, WebrcSender, channel_group, gamma
 
 SMALL = WebrcParams(session_rate_bps=200_000, packet_length=1024, tsd=1.0, quiescent_slots=3)
@@ -29,7 +30,9 @@ def sent(s: WebrcSender, until: float) -> list[tuple[float, str, WebrcData]]:
 
 def test_defaults_follow_table_1_and_eq_3() -> None:
     p = WebrcParams()
-    assert (p.p, p.tsd, p.base_rate_pps, p.packet_length, p.epoch) == (0.75, 10.0, 1.0, 1024, 0.5)
+    assert (p.p, p.tsd, p.base_rate_pps, p.epoch) == (0.75, 10.0, 1.0, 0.5)
+    # Beyond Table 1: a TCP segment's UDP payload (1460 B), SR above a fair share.
+    assert p.packet_length + WEBRC_HEADER == 1460 and p.session_rate_bps == 20e6
     assert p.q == 30  # ceil(300 / TSD)
     # N: the most waves whose fluid rates fit in SR at a slot start.
     ratio = p.session_rate_pps / p.base_rate_pps
@@ -64,7 +67,7 @@ def test_total_rate_is_the_session_rate() -> None:
 
 
 def test_base_channel_decays_by_p_within_each_slot() -> None:
-    s = make(WebrcParams(session_rate_bps=2_000_000, base_rate_pps=20, tsd=1.0, quiescent_slots=3))
+    s = make(WebrcParams(session_rate_bps=2_000_000, packet_length=1024, base_rate_pps=20, tsd=1.0, quiescent_slots=3))
     pkts = sent(s, 20.0)
     base = [t for t, _d, m in pkts if m.cn == s.T]
     per_slot = Counter(math.floor(t) for t in base)
@@ -76,7 +79,7 @@ def test_base_channel_decays_by_p_within_each_slot() -> None:
 
 
 def test_wave_rises_then_decays_by_p_per_slot_then_stays_quiet() -> None:
-    s = make(WebrcParams(session_rate_bps=2_000_000, base_rate_pps=20, tsd=1.0, quiescent_slots=3))
+    s = make(WebrcParams(session_rate_bps=2_000_000, packet_length=1024, base_rate_pps=20, tsd=1.0, quiescent_slots=3))
     N, T, Q = s.N, s.T, s.Q
     pkts = sent(s, 3 * T * SMALL.tsd)
     counts: dict[int, Counter] = defaultdict(Counter)
