@@ -59,6 +59,8 @@ class RlaParams:
     min_rto: float = 1.0
     #: A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes an
     #: ACK is dropped from the group (crash or leave; docs/protocols/rla.md).
+    #: Rule 2's congestion period, in the receiver's smoothed RTTs.
+    cperiod_rtts: float = 1.0
     dead_min: float = 2.0
     dead_rtts: float = 4.0
     #: One random draw per lost packet instead of one per receiver's signal: the
@@ -343,7 +345,7 @@ class RlaSender(Endpoint):
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None) -> None:
         """Rules 2, 3 and 6 for a loss detected at receiver ``r``."""
-        if now - r.cperiod_start <= 2 * r.srtt:
+        if now - r.cperiod_start <= self.p.cperiod_rtts * r.srtt:
             return  # same congestion period (rule 2)
         r.cperiod_start = now
         self.congestion_signals += 1

@@ -122,6 +122,12 @@ def jittered(period: float, rng: random.Random) -> float:
     return period * (1.0 + TIMER_JITTER * (2.0 * rng.random() - 1.0))
 
 
+#: Loss timeout before the first RTT sample: RFC 6298's initial RTO (2.1).  With
+#: ``initial_rtt`` instead, a sender joining a path whose queue is already full
+#: called every packet lost before its ACK could arrive and never measured an RTT.
+INITIAL_LOSS_TIMEOUT = 1.0
+
+
 def _rate_bps(window: float, rtt: float, size: int) -> float:
     return window * size * 8 / max(rtt, 1e-6)
 
@@ -156,6 +162,7 @@ class VlmccSender(Endpoint):
         self.barred: dict[int, tuple[float, float]] = {}  # rid -> (until, last bar length)
         self.next_seq = 1
         self.outstanding: dict[int, float] = {}
+        self.late: dict[int, float] = {}  # declared lost: send times kept for RTT samples
         self.sent_since_ack = 0
         self.last_send: float | None = None
         self.burst = 0
@@ -190,6 +197,8 @@ class VlmccSender(Endpoint):
         path the deviation decays to 0 and the bare rule called every packet
         a little late than average lost.
         """
+        if self.rtt is None:
+            return INITIAL_LOSS_TIMEOUT
         return max(self.srtt + 4 * self.dev, self.p.loss_floor_rtts * self.srtt)
 
     def pacing_delay(self) -> float:
@@ -239,6 +248,10 @@ class VlmccSender(Endpoint):
         if m.rcvr_id != self.leader or self.leader == 0:
             return
         sent = self.outstanding.pop(m.seq, None)
+        if sent is None:
+            # Declared lost already: the RTT sample still counts (a late ACK is
+            # the best evidence that the path got longer).
+            sent = self.late.pop(m.seq, None)
         self.sent_since_ack = 0
         self.last_ack = now
         if self.leaderless:
@@ -339,7 +352,9 @@ class VlmccSender(Endpoint):
         limit = self.loss_timeout()
         lost = [s for s, t in self.outstanding.items() if t + limit <= now]
         for s in lost:
-            del self.outstanding[s]
+            self.late[s] = self.outstanding.pop(s)
+        while len(self.late) > max(64, 2 * int(self.W)):
+            del self.late[next(iter(self.late))]
         if lost:
             self._lost(len(lost), now)
         self._arm_loss()

@@ -86,7 +86,7 @@ def test_rule1_loss_by_timeout():
 
 
 def test_rule2_losses_within_two_srtt_are_one_congestion_signal():
-    s = sender(initial_cwnd=30)
+    s = sender(initial_cwnd=30, cperiod_rtts=2.0)  # the paper's period
     out(s)
     r = s.rcvrs[node_id(R[0])]
     r.rtt.sample(0.1)  # srtt 100 ms: a congestion period lasts 200 ms
@@ -311,3 +311,17 @@ def test_rto_floor_is_at_least_one_second_by_default():
     for _ in range(50):
         r.rtt.sample(0.23)  # rttvar decays to ~0
     assert r.rtt.rto >= 1.0
+
+
+def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
+    """Deviation (docs/protocols/rla.md): a congestion period of one srtt_i, the
+    length of TCP's recovery; the paper's two halved RLA's response to a
+    persistently full drop-tail queue."""
+    s = sender(initial_cwnd=30)
+    out(s)
+    s.rcvrs[node_id(R[0])].rtt.sample(0.1)
+    feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10)]), 1.08, src=R[0])  # loses 6 within one srtt
+    assert s.congestion_signals == 1
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10), (11, 14)]), 1.15, src=R[0])  # 10: a new period
+    assert s.congestion_signals == 2

@@ -154,18 +154,18 @@ def test_challenge_acceptance_policy():
 def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
     s = sender(initial_window=3, initial_rtt=0.1)
     out(s)
-    run_timers(s, 0.35)
+    run_timers(s, 1.05)  # a window and (no RTT yet) the initial 1 s without an ACK
     assert s.leaderless
     w = s.W
     n0 = s.next_seq
-    run_timers(s, 0.35 + 1.0)
+    run_timers(s, 1.05 + 1.0)
     # About one window per RTT (W grows by one each RTT while leaderless).
     per_rtt = (s.next_seq - n0) / 10
     assert w <= per_rtt <= s.W + 1
     assert s.W >= w + 8
     # Any challenge names a new leader at once, even right after the loss.
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=320_000),
-         1.4, src=F)
+         2.1, src=F)
     assert s.leader == node_id(F) and not s.leaderless
 
 
@@ -378,15 +378,15 @@ def test_a_challenge_cuts_the_window_at_most_in_half_and_the_rtt_at_most_doubles
 def test_a_leader_that_falls_silent_is_barred_and_the_data_asks_for_volunteers():
     s = sender(initial_window=3, initial_rtt=0.1, leader_bar=5.0)
     out(s)
-    run_timers(s, 0.35)
+    run_timers(s, 1.05)
     assert s.leaderless and s.leader_losses == 1
     later = sent_data(s)
     assert later and all(m.leader_id == 0 for m in later[-2:])
     # The silent leader cannot take the role back within the bar ...
-    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(L), rtt=100_000, win_size=4, rate=1), 0.5, src=L)
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(L), rtt=100_000, win_size=4, rate=1), 1.1, src=L)
     assert s.leaderless
     # ... a follower can, at once.
-    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 0.6, src=F)
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 1.2, src=F)
     assert s.leader == node_id(F) and not s.leaderless
 
 
@@ -456,3 +456,18 @@ def test_followers_emulate_the_rule_the_sender_announces():
         r.receive_datagram(m.encode(), (SENDER, PORT), t + 0.1 + 0.002 * seq)
         t += 0.01
     assert r.competing and r.W > 6
+
+
+def test_before_the_first_rtt_sample_the_loss_timer_is_one_second():
+    """RFC 6298's initial RTO: with initial_rtt (0.1 s) a sender that joined a full
+    queue (RTT 0.45 s) called every packet lost and never measured an RTT."""
+    s = sender(initial_rtt=0.1)
+    out(s)
+    assert s.loss_timeout() == 1.0
+    s.outstanding = {1: 0.0}
+    s._check_losses(0.5)
+    assert s.losses == 0
+    s._check_losses(1.0)
+    assert s.losses == 1 and 1 in s.late
+    feed(s, leader_ack(1, 0.0), 1.2, src=L)  # a late ACK still gives the RTT
+    assert s.rtt == pytest.approx(1.2)
