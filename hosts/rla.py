@@ -27,6 +27,12 @@ its source is in ``docs/protocols/rla.md``.
 Retransmissions are multicast when more than ``rexmit_thresh`` receivers miss
 the packet and unicast otherwise; fast recovery keeps the window from growing
 until every packet outstanding at a cut is ACKed by all receivers.
+
+Beyond the paper (each a parameter; why and measured effect in the docs):
+one random draw per lost packet instead of one per signal
+(``one_draw_per_loss``), a congestion period of one ``srtt_i``
+(``cperiod_rtts``), RFC 6298's 1 s RTO floor, and receivers that stop
+acknowledging are dropped from the group (``dead_min``, ``dead_rtts``).
 """
 
 from __future__ import annotations

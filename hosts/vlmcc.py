@@ -24,6 +24,13 @@ tstamp) answered by Start; then ``rtt += delta`` with
 the Vegas window is emulated on that RTT; a challenge goes out when the
 announced rate exceeds ``(W_follower + N_extra) / rtt_follower`` (6) and the
 averaged gap between the two rates grows.
+
+Beyond the paper (each a parameter or a rule only where the paper is silent;
+why and measured effect in the docs): a floor on the loss timer and TCP's
+three-later-ACKs loss rule; base_rtt kept across leader changes; a
+competitive mode (drain probes detect a buffer-filling competitor, then
+Reno's window rule, announced to followers by a data flag); volunteers and
+bars after leader loss; claims a single receiver cannot make are refused.
 """
 
 from __future__ import annotations
