@@ -27,6 +27,12 @@ its source is in ``docs/protocols/rla.md``.
 Retransmissions are multicast when more than ``rexmit_thresh`` receivers miss
 the packet and unicast otherwise; fast recovery keeps the window from growing
 until every packet outstanding at a cut is ACKed by all receivers.
+
+Beyond the paper (each a parameter; why and measured effect in the docs):
+one random draw per lost packet instead of one per signal
+(``one_draw_per_loss``), a congestion period of one ``srtt_i``
+(``cperiod_rtts``), RFC 6298's 1 s RTO floor, and receivers that stop
+acknowledging are dropped from the group (``dead_min``, ``dead_rtts``).
 """
 
 from __future__ import annotations
@@ -56,7 +62,18 @@ class RlaParams:
     rcv_buffer: int = 256
     interval_gain: float = 0.25
     awnd_gain: float = 1 / 32
-    min_rto: float = 0.2
+    min_rto: float = 1.0
+    #: A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes an
+    #: ACK is dropped from the group (crash or leave; docs/protocols/rla.md).
+    #: Rule 2's congestion period, in the receiver's smoothed RTTs.
+    cperiod_rtts: float = 1.0
+    dead_min: float = 2.0
+    dead_rtts: float = 4.0
+    #: One random draw per lost packet instead of one per receiver's signal: the
+    #: signals of receivers that lost the same packet (a shared bottleneck) are one
+    #: event, cut with probability (receivers that lost it) / num_trouble_rcvr.
+    #: False: the paper's draw of 1/num_trouble_rcvr for every signal.
+    one_draw_per_loss: bool = True
     hello_interval: float = 1.0
     metric_interval: float = 0.1
 
@@ -72,6 +89,8 @@ class RlaParams:
             raise ValueError("dupthresh, rcv_buffer and initial_cwnd must be >= 1")
         if not 0 < self.interval_gain <= 1 or not 0 < self.awnd_gain <= 1:
             raise ValueError("gains must be in (0, 1]")
+        if self.min_rto <= 0 or self.dead_min <= 0 or self.dead_rtts <= 0:
+            raise ValueError("min_rto, dead_min and dead_rtts must be > 0")
 
 
 @dataclass
@@ -90,6 +109,7 @@ class _Receiver:
     lost_pending: set[int] = field(default_factory=set)  # lost, not yet resent
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
+    last_heard: float = 0.0
 
     @property
     def srtt(self) -> float:
@@ -140,6 +160,12 @@ class RlaSender(Endpoint):
         self.mcast_rexmits = 0
         self.ucast_rexmits = 0
         self.feedback = 0
+        self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
+        #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
+        self.event: tuple[int, int, float] | None = None
+        #: The lost packets of the last event drawn: later signals for them are absorbed.
+        self.drawn: tuple[int, int] = (0, 0)
+        self.events = 0
 
     # Derived state ---------------------------------------------------------
     @property
@@ -178,18 +204,25 @@ class RlaSender(Endpoint):
             self._on_timeout(now)
             self._pump(now)
         elif name == "metric":
+            self._resolve_event(now)
+            if self._drop_silent(now):
+                self._pump(now)
             self._metric()
             if not self.done:
                 self.set_timer("metric", now + self.p.metric_interval)
 
     # Feedback --------------------------------------------------------------
-    def _receiver(self, rid: int, src: Address) -> _Receiver:
+    def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
         r = self.rcvrs.get(rid)
         if r is None:
             r = _Receiver(rid, src)
             r.rtt.min_rto = self.p.min_rto
             r.adv_buf = self.p.rcv_buffer
             r.last_signal_pkts = self.packets_sent
+            r.last_heard = self.now
+            # A receiver that comes back (or joins late holding data) owes
+            # nothing up to its cumulative ACK.
+            r.sb.update(min(cum_ack, self.next_seq - 1))
             self.rcvrs[rid] = r
             # A late joiner has acknowledged nothing: recount outstanding ACKs.
             for s, o in self.out.items():
@@ -202,7 +235,8 @@ class RlaSender(Endpoint):
         return r
 
     def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
-        r = self._receiver(m.rcvr_id, src)
+        r = self._receiver(m.rcvr_id, src, m.cum_ack)
+        r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
         if m.echo_ts:
@@ -226,6 +260,7 @@ class RlaSender(Endpoint):
                 self._acked_by_all(s, now)
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None  # fast recovery ends
+        self._resolve_event(now)
         # Rule 1: three higher packets SACKed means lost.
         new_losses = [
             s for s in r.sb.lost(self.p.dupthresh)
@@ -234,8 +269,44 @@ class RlaSender(Endpoint):
         if new_losses:
             for s in new_losses:
                 self._mark_lost(r, s, now)
-            self._congestion(r, now)
+            self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
+
+    def dead_after(self, r: _Receiver) -> float:
+        return max(self.p.dead_min, self.p.dead_rtts * r.srtt)
+
+    def _drop_silent(self, now: float) -> bool:
+        """Beyond the paper: forget a receiver that stopped acknowledging.
+
+        RLA's sender waits for every receiver (rule 5 bounds the window by the
+        slowest one's ACKs), so one crashed or departed receiver would stall the
+        session for good.  A receiver that owes an ACK for longer than
+        ``dead_after`` is dropped; if it speaks again it is re-admitted from its
+        cumulative ACK, like a late joiner.
+        """
+        gone = []
+        for r in self.rcvrs.values():
+            owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
+            if owed is None:
+                continue  # owes nothing: silence is normal
+            if now - max(r.last_heard, owed) > self.dead_after(r):
+                gone.append(r.rid)
+        if not gone or len(gone) == len(self.rcvrs):
+            return False  # nobody left to listen to: keep waiting for someone
+        for rid in gone:
+            del self.rcvrs[rid]
+            self.dropped.append((now, rid))
+        n = len(self.rcvrs)
+        for s in list(self.out):
+            o = self.out[s]
+            o.acks = sum(1 for x in self.rcvrs.values() if x.sb.acked(s))
+            if o.acks >= n:
+                del self.out[s]
+                self.rexmit_queue.discard(s)
+        if self.recover is not None and self.min_last_ack >= self.recover:
+            self.recover = None
+        self.rto_backoff = 0
+        return True
 
     def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
         r.lost_pending.add(s)
@@ -278,9 +349,9 @@ class RlaSender(Endpoint):
         prob = 1.0 / max(iv, 1.0)
         return prob > 1.0 / (self.p.eta * max(lo, 1.0))
 
-    def _congestion(self, r: _Receiver, now: float) -> None:
+    def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None) -> None:
         """Rules 2, 3 and 6 for a loss detected at receiver ``r``."""
-        if now - r.cperiod_start <= 2 * r.srtt:
+        if now - r.cperiod_start <= self.p.cperiod_rtts * r.srtt:
             return  # same congestion period (rule 2)
         r.cperiod_start = now
         self.congestion_signals += 1
@@ -298,9 +369,54 @@ class RlaSender(Endpoint):
         if now - self.last_window_cut > 2 * self.awnd * r.srtt:
             self.forced_cuts += 1
             self._cut(now)
+            self.event = None
+            return
+        if self.p.one_draw_per_loss and lost:
+            lo, hi = min(lost), max(lost)
+            ev = self.event
+            if ev is not None and lo <= ev[1] and hi >= ev[0]:
+                self.event = (min(lo, ev[0]), max(hi, ev[1]), ev[2])
+                return  # the same lost packets: one event, drawn once
+            if lo <= self.drawn[1] and hi >= self.drawn[0]:
+                return  # packets whose event was drawn already
+            self._resolve_event(now, force=True)
+            self.event = (lo, hi, now)
+            self.events += 1
+            self._resolve_event(now)
             return
         pthresh = 1.0 / max(n, 1)
         if self.rng.random() > pthresh:
+            self.ignored_signals += 1
+            return
+        self.random_cuts += 1
+        self._cut(now)
+
+    def _lost_at(self, r: _Receiver, s: int) -> bool:
+        return s in r.lost_pending or s in r.rexmit_at or (r.sb.highest > s and not r.sb.acked(s))
+
+    def _resolve_event(self, now: float, force: bool = False) -> None:
+        """Draw for the open loss event once every troubled receiver reported past it.
+
+        The draw cuts with probability k / num_trouble_rcvr, k being the troubled
+        receivers that lost its first packet: the paper's expected number of cuts
+        for k signals (k draws of 1/n), but never more than one cut for one
+        packet, and always one when every troubled receiver lost it.
+        """
+        ev = self.event
+        if ev is None:
+            return
+        lo, _hi, opened = ev
+        troubled = [r for r in self.rcvrs.values() if self._troubled(r)]
+        if not troubled:
+            self.event = None
+            return
+        heard = all(r.sb.highest >= lo for r in troubled)
+        if not (force or heard or now - opened >= max(r.srtt for r in troubled)):
+            return
+        self.event = None
+        self.drawn = (lo, ev[1])
+        k = max(1, sum(1 for r in troubled if self._lost_at(r, lo)))
+        if self.rng.random() > min(1.0, k / len(troubled)):
             self.ignored_signals += 1
             return
         self.random_cuts += 1
@@ -320,7 +436,7 @@ class RlaSender(Endpoint):
         nobody_acked_oldest = oldest is not None
         for r in self.rcvrs.values():
             rto = r.rtt.rto * (2 ** self.rto_backoff)
-            lost = False
+            lost: list[int] = []
             for s, o in self.out.items():
                 if r.sb.acked(s):
                     if s == oldest:
@@ -332,9 +448,9 @@ class RlaSender(Endpoint):
                 if sent + rto <= now:
                     # Marked lost as of its send time: a whole RTO was waited already.
                     self._mark_lost(r, s, sent)
-                    lost = True
+                    lost.append(s)
             if lost:
-                self._congestion(r, now)
+                self._congestion(r, now, lost)
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).

@@ -24,6 +24,13 @@ tstamp) answered by Start; then ``rtt += delta`` with
 the Vegas window is emulated on that RTT; a challenge goes out when the
 announced rate exceeds ``(W_follower + N_extra) / rtt_follower`` (6) and the
 averaged gap between the two rates grows.
+
+Beyond the paper (each a parameter or a rule only where the paper is silent;
+why and measured effect in the docs): a floor on the loss timer and TCP's
+three-later-ACKs loss rule; base_rtt kept across leader changes; a
+competitive mode (drain probes detect a buffer-filling competitor, then
+Reno's window rule, announced to followers by a data flag); volunteers and
+bars after leader loss; claims a single receiver cannot make are refused.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from dataclasses import dataclass
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.registry import SessionConfig
 from hosts.wire import (
+    Flags,
     VlmccAck,
     VlmccChallenge,
     VlmccData,
@@ -65,6 +73,27 @@ class VlmccParams:
     leader_ack_delay: float = 0.0
     probe_interval: float = 1.0
     metric_interval: float = 0.1
+    #: Loss detection beyond the paper's timer (docs/protocols/vlmcc.md, "Deviations").
+    #: A packet is lost when the leader has ACKed ``dupthresh`` packets sent after it
+    #: (TCP's fast-retransmit rule; 0: the timer alone) ...
+    dupthresh: int = 3
+    #: ... and the timer ``rtt + 4*dev`` never fires before ``loss_floor_rtts * rtt``.
+    loss_floor_rtts: float = 2.0
+    #: Competitive mode: every ``probe_rounds`` RTTs the sender sends half its
+    #: window for two RTTs; if the queue does not drain, a buffer-filling competitor
+    #: holds it, and W grows by one per RTT and halves on loss (TCP Reno's rule)
+    #: instead of the Vegas rule, until ``compete_exit_probes`` probes in a row see
+    #: the queue drain.  False: the paper's pure Vegas behaviour.
+    compete: bool = True
+    probe_rounds: int = 20
+    compete_exit_probes: int = 2
+    #: While competing, a challenge must claim less than this share of the rate.
+    compete_accept_ratio: float = 0.33
+    #: Queue counted as drained when the probe's smallest RTT is within this
+    #: fraction of base_rtt (or within alpha packets at the current rate).
+    drain_frac: float = 0.1
+    #: A leader that fell silent cannot lead again for this long (doubling on repeat).
+    leader_bar: float = 5.0
     #: The switches' challenge-filter window (µs): read by the controller from the
     #: session's parameters (``assist_filter``'s ``window_us``); the hosts ignore it.
     filter_window_us: int = 100_000
@@ -80,6 +109,10 @@ class VlmccParams:
             raise ValueError("max_burst and initial_window must be >= 1, initial_rtt > 0")
         if self.probe_interval <= 0:
             raise ValueError("probe_interval must be > 0")
+        if self.dupthresh < 0 or self.loss_floor_rtts < 0 or self.probe_rounds < 3 or self.compete_exit_probes < 1:
+            raise ValueError("dupthresh, loss_floor_rtts >= 0, probe_rounds >= 3, compete_exit_probes >= 1")
+        if not 0 <= self.drain_frac <= 1 or self.leader_bar < 0 or not 0 < self.compete_accept_ratio <= 1:
+            raise ValueError("drain_frac must be in [0, 1] and leader_bar >= 0")
         if not 0 < self.filter_window_us < 1 << 48:
             raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")
 
@@ -94,6 +127,12 @@ TIMER_JITTER = 0.5
 def jittered(period: float, rng: random.Random) -> float:
     """``period`` spread uniformly over ``[1 - TIMER_JITTER, 1 + TIMER_JITTER]`` times itself."""
     return period * (1.0 + TIMER_JITTER * (2.0 * rng.random() - 1.0))
+
+
+#: Loss timeout before the first RTT sample: RFC 6298's initial RTO (2.1).  With
+#: ``initial_rtt`` instead, a sender joining a path whose queue is already full
+#: called every packet lost before its ACK could arrive and never measured an RTT.
+INITIAL_LOSS_TIMEOUT = 1.0
 
 
 def _rate_bps(window: float, rtt: float, size: int) -> float:
@@ -114,24 +153,39 @@ class VlmccSender(Endpoint):
         self.rtt: float | None = None
         self.dev = 0.0
         self.base_rtt: float | None = None
+        #: Smallest RTT measured on each leader's path, and on any path.
+        self.base_by_leader: dict[int, float] = {}
+        self.min_rtt_any: float | None = None
         self.slowstart = True
+        self.competing = False
+        self.round_min_rtt = math.inf
+        self.rounds = 0  # Vegas/competitive rounds since the last drain probe
+        self.probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
+        self.drained_probes = 0
         self.leader = 0
+        self.leader_addr: str | None = None
         self.leader_since = -math.inf
         self.leaderless = False
+        self.barred: dict[int, tuple[float, float]] = {}  # rid -> (until, last bar length)
         self.next_seq = 1
         self.outstanding: dict[int, float] = {}
+        self.late: dict[int, float] = {}  # declared lost: send times kept for RTT samples
         self.sent_since_ack = 0
         self.last_send: float | None = None
         self.burst = 0
         self.next_tx = 0.0
         self.last_halve = -math.inf
+        self.last_ack = -math.inf
         self.acks_in_round = 0
         # Counters.
         self.losses = 0
         self.halvings = 0
         self.leader_changes = 0
+        self.leader_losses = 0
         self.challenges = 0
         self.rejected = 0
+        self.refused = 0  # feedback whose receiver id is not its source address
+        self.compete_entries = 0
         self.leader_log: list[tuple[float, int]] = []
 
     @property
@@ -144,8 +198,15 @@ class VlmccSender(Endpoint):
         return _rate_bps(self.W, self.srtt, self.p.packet_size)
 
     def loss_timeout(self) -> float:
-        """Section 2.2: no ACK within ``rtt + 4 * dev`` means lost (TCP's RTO rule)."""
-        return self.srtt + 4 * self.dev
+        """Section 2.2: no ACK within ``rtt + 4 * dev`` means lost (TCP's RTO rule).
+
+        Never shorter than ``loss_floor_rtts * rtt`` (a deviation): on a clean
+        path the deviation decays to 0 and the bare rule called every packet
+        a little late than average lost.
+        """
+        if self.rtt is None:
+            return INITIAL_LOSS_TIMEOUT
+        return max(self.srtt + 4 * self.dev, self.p.loss_floor_rtts * self.srtt)
 
     def pacing_delay(self) -> float:
         """Equation (3): ``rtt * MaxSegment / W`` between bursts."""
@@ -159,11 +220,22 @@ class VlmccSender(Endpoint):
         msg = self.decode_session(data, self.cfg.session_id)
         if msg is None:
             return
+        if isinstance(msg, (VlmccAck, VlmccChallenge)) and not self._genuine(msg.rcvr_id, src):
+            self.refused += 1
+            return
         if isinstance(msg, VlmccAck):
-            self._on_ack(msg, now)
+            self._on_ack(msg, src, now)
         elif isinstance(msg, VlmccChallenge):
             self._on_challenge(msg, src, now)
         self._pump(now)
+
+    @staticmethod
+    def _genuine(rid: int, src: Address) -> bool:
+        """A receiver speaks only for itself: its id is its source address (ids are IPv4)."""
+        try:
+            return rid == node_id(src[0])
+        except ValueError:
+            return False
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "tx":
@@ -179,17 +251,25 @@ class VlmccSender(Endpoint):
             self.set_timer("metric", now + self.p.metric_interval)
 
     # Leader feedback -------------------------------------------------------------
-    def _on_ack(self, m: VlmccAck, now: float) -> None:
+    def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
         if m.rcvr_id != self.leader or self.leader == 0:
             return
         sent = self.outstanding.pop(m.seq, None)
+        if sent is None:
+            # Declared lost already: the RTT sample still counts (a late ACK is
+            # the best evidence that the path got longer).
+            sent = self.late.pop(m.seq, None)
         self.sent_since_ack = 0
-        self.leaderless = False
+        self.last_ack = now
+        if self.leaderless:
+            self.leaderless = False  # the leader was only quiet: it leads on
         if sent is None:
             return
         rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
         if rtt < 0:
             return
+        # The leader cannot make the path look longer than the ACK really took.
+        rtt = min(rtt, now - sent)
         self.acks_in_round += 1
         if self.rtt is None:
             self.rtt, self.dev = rtt, rtt / 2
@@ -198,6 +278,16 @@ class VlmccSender(Endpoint):
             self.rtt = (1 - self.p.g) * self.rtt + self.p.g * rtt
             self.dev = (1 - self.p.g_dev) * self.dev + self.p.g_dev * abs(self.rtt - rtt)
         self.base_rtt = rtt if self.base_rtt is None else min(self.base_rtt, rtt)
+        self.base_by_leader[self.leader] = self.base_rtt
+        self.min_rtt_any = rtt if self.min_rtt_any is None else min(self.min_rtt_any, rtt)
+        self.round_min_rtt = min(self.round_min_rtt, rtt)
+        if self.p.dupthresh:
+            # Three later packets ACKed: the earlier ones are lost (TCP's rule).
+            early = [s for s in self.outstanding if s <= m.seq - self.p.dupthresh]
+            if early:
+                for s in early:
+                    del self.outstanding[s]
+                self._lost(len(early), now)
         if self.timer_at("round") is None:
             self.set_timer("round", now + self.srtt)
 
@@ -207,40 +297,85 @@ class VlmccSender(Endpoint):
             return None
         return (self.W / self.base_rtt - self.W / self.rtt) * self.base_rtt
 
+    def queue_drained(self) -> bool:
+        """The round's smallest RTT is near base_rtt: no queue is left standing."""
+        if self.base_rtt is None or self.round_min_rtt is math.inf:
+            return False
+        slack = max(self.p.drain_frac * self.base_rtt, self.p.alpha * self.srtt / max(self.W, 1.0))
+        return self.round_min_rtt - self.base_rtt <= slack
+
     def _round(self, now: float) -> None:
-        """Once per RTT: the Vegas adjustment, or leadership-loss probing."""
+        """Once per RTT: the Vegas (or competitive) adjustment, or leadership-loss probing."""
         if self.leaderless:
             self.W = min(self.p.max_window, self.W + 1)  # provoke a challenge
         elif self.acks_in_round:
-            diff = self.vegas_diff()
-            if diff is not None:
-                if self.slowstart:
-                    if diff > self.p.gamma:
-                        self.slowstart = False
-                    else:
-                        self.W = min(self.p.max_window, self.W * 2)
-                if not self.slowstart:
-                    if diff < self.p.alpha:
-                        self.W = min(self.p.max_window, self.W + 1)
-                    elif diff > self.p.beta:
-                        self.W = max(1.0, self.W - 1)
+            if self.probe_phase == 1:
+                self.probe_phase = 2  # the half window's effect shows from this round on
+            elif self.probe_phase == 2:
+                self.probe_phase = 0
+                self._probe_result(self.queue_drained())
+            elif self.competing:
+                self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
+            else:
+                self._vegas()
+            if self.p.compete and not self.slowstart and self.probe_phase == 0:
+                self.rounds += 1
+                if self.rounds >= self.p.probe_rounds:
+                    self.rounds = 0
+                    self.probe_phase = 1
         self.acks_in_round = 0
+        self.round_min_rtt = math.inf
         if self.leader:
             self.set_timer("round", now + self.srtt)
+
+    def _probe_result(self, drained: bool) -> None:
+        """A drain probe ended: a queue that outlived our half window is someone else's."""
+        if not self.competing:
+            if not drained:
+                self.competing = True
+                self.compete_entries += 1
+                self.drained_probes = 0
+            return
+        self.drained_probes = self.drained_probes + 1 if drained else 0
+        if self.drained_probes >= self.p.compete_exit_probes:
+            self.competing = False  # the competitor left: Vegas again
+
+    def _vegas(self) -> None:
+        diff = self.vegas_diff()
+        if diff is None:
+            return
+        if self.slowstart:
+            if diff > self.p.gamma:
+                self.slowstart = False
+            else:
+                self.W = min(self.p.max_window, self.W * 2)
+        if not self.slowstart:
+            if diff < self.p.alpha:
+                self.W = min(self.p.max_window, self.W + 1)
+            elif diff > self.p.beta:
+                self.W = max(1.0, self.W - 1)
 
     def _check_losses(self, now: float) -> None:
         limit = self.loss_timeout()
         lost = [s for s, t in self.outstanding.items() if t + limit <= now]
         for s in lost:
-            del self.outstanding[s]
-        if lost and not self.leaderless:
-            self.losses += len(lost)
-            if now - self.last_halve >= self.srtt:  # at most once per RTT
-                self.W = max(1.0, self.W / 2)
-                self.slowstart = False
-                self.last_halve = now
-                self.halvings += 1
+            self.late[s] = self.outstanding.pop(s)
+        while len(self.late) > max(64, 2 * int(self.W)):
+            del self.late[next(iter(self.late))]
+        if lost:
+            self._lost(len(lost), now)
         self._arm_loss()
+
+    def _lost(self, n: int, now: float) -> None:
+        """Packets lost on the leader's path: halve W at most once per RTT."""
+        if self.leaderless:
+            return
+        self.losses += n
+        if now - self.last_halve >= self.srtt:  # at most once per RTT
+            self.W = max(1.0, self.W / 2)
+            self.slowstart = False
+            self.last_halve = now
+            self.halvings += 1
 
     def _arm_loss(self) -> None:
         if self.outstanding:
@@ -255,29 +390,37 @@ class VlmccSender(Endpoint):
         if m.win_size == 0:
             # An RTT probe from a joining receiver; the first one leads.
             if self.leader == 0:
-                self._set_leader(m.rcvr_id, now)
+                self._set_leader(m.rcvr_id, src, now)
             self.send(src, VlmccStart(
                 session_id=self.cfg.session_id, seq=self.next_seq, timestamp=ts_us(now),
                 leader=self.leader, rate=min(int(self.rate_bps), 0xFFFFFFFF),
                 win_size=max(1, int(self.W)), tstamp_comp=m.timestamp).encode())
             return
-        if m.rcvr_id == self.leader:
+        if m.rcvr_id == self.leader and not self.leaderless:
             return
         if not self.accept_challenge(m, now):
             self.rejected += 1
             return
-        self._set_leader(m.rcvr_id, now)
-        self.W = max(1.0, float(m.win_size))
+        self._set_leader(m.rcvr_id, src, now)
+        # The challenger's window, but never below half of the current one:
+        # a challenge cuts at most as much as a loss does (rogue receivers).
+        self.W = max(1.0, float(m.win_size), self.W / 2)
         self.slowstart = False
         if m.rtt:
-            self.rtt = m.rtt / 1e6
-        self.base_rtt = None  # a new path: its own propagation delay
+            self.rtt = min(m.rtt / 1e6, 2 * self.srtt)
+        self.base_rtt = self.base_by_leader.get(m.rcvr_id, self.min_rtt_any)
         self.outstanding.clear()  # packets sent before the change count as ACKed
         self.sent_since_ack = 0
         self._arm_loss()
 
     def accept_challenge(self, m: VlmccChallenge, now: float) -> bool:
-        """Section 2.3's policy: settle a few RTTs after a change; keep a minimum rate."""
+        """Section 2.3's policy: settle a few RTTs after a change; keep a minimum rate.
+
+        Beyond the paper: a receiver barred after falling silent as leader is refused.
+        """
+        bar = self.barred.get(m.rcvr_id)
+        if bar is not None and now < bar[0]:
+            return False
         if self.leaderless or self.leader == 0:
             return True
         if now - self.leader_since < self.p.holdoff_rtts * self.srtt:
@@ -286,17 +429,35 @@ class VlmccSender(Endpoint):
         new_rate = _rate_bps(m.win_size, rtt, self.p.packet_size)
         if new_rate < self.p.min_rate_bps:
             return False
+        if self.competing:
+            # Reno-like windows on one path swing by a halving (the sawtooth), and
+            # a follower's emulation lags the sender's: only a clearly slower path
+            # takes the lead.
+            return new_rate < self.p.compete_accept_ratio * self.rate_bps
         return new_rate < self.rate_bps
 
-    def _set_leader(self, rid: int, now: float) -> None:
+    def _set_leader(self, rid: int, src: Address, now: float) -> None:
         if rid != self.leader:
             self.leader_changes += 1
             self.leader_log.append((now, rid))
         self.leader = rid
+        self.leader_addr = src[0]
         self.leader_since = now
+        self.last_ack = now  # the new leader's silence counts from now
         self.leaderless = False
         self.acks_in_round = 0
+        self.round_min_rtt = math.inf
         self.set_timer("round", now + self.srtt)
+
+    def _leader_lost(self, now: float) -> None:
+        """Section 2.4: a whole window without a single ACK -- the leader is gone."""
+        self.leaderless = True
+        self.leader_losses += 1
+        self.outstanding.clear()
+        prev = self.barred.get(self.leader)
+        # Doubling for a receiver that falls silent again soon after its last bar.
+        length = self.p.leader_bar if prev is None or now >= prev[0] + 4 * prev[1] else 2 * prev[1]
+        self.barred[self.leader] = (now + length, length)
 
     # Sending ---------------------------------------------------------------------
     def _pump(self, now: float) -> None:
@@ -308,7 +469,7 @@ class VlmccSender(Endpoint):
         sent = 0
         # Leaderless, one packet per pacing interval keeps exactly one window per RTT.
         burst = 1 if self.leaderless else self.p.max_burst
-        while sent < burst and self._window_open():
+        while sent < burst and self._window_open(now):
             self._send(now)
             sent += 1
         if sent:
@@ -317,24 +478,28 @@ class VlmccSender(Endpoint):
         elif self.leaderless:
             self.set_timer("tx", now + self.pacing_delay())
 
-    def _window_open(self) -> bool:
-        if not self.leaderless and self.sent_since_ack > self.W:
-            # Section 2.4: a whole window without a single ACK -- the leader is gone.
-            self.leaderless = True
-            self.outstanding.clear()
+    def _window_open(self, now: float) -> bool:
+        if (not self.leaderless and self.sent_since_ack > self.W
+                and now - self.last_ack > self.loss_timeout()):
+            # More than a window and a loss timeout without an ACK (the paper
+            # counts the window only; a new leader one RTT away needs the time).
+            self._leader_lost(now)
         if self.leaderless:
             # Keep one window per RTT: pacing alone spaces the packets.
             return True
-        return len(self.outstanding) < int(self.W)
+        limit = max(1, int(self.W / 2)) if self.probe_phase else int(self.W)
+        return len(self.outstanding) < limit
 
     def _send(self, now: float) -> None:
         s = self.next_seq
         self.next_seq += 1
         drift = 0 if self.last_send is None else int(round((now - self.last_send) * 1e6))
         self.last_send = now
+        # Leaderless, the data names no leader: every follower may volunteer.
         self.send(self.group, VlmccData(
             session_id=self.cfg.session_id, seq=s, timestamp=ts_us(now),
-            leader_id=self.leader, drift_prev=min(drift, 0x7FFFFFFF),
+            flags=Flags.COMPETING if self.competing else 0,
+            leader_id=0 if self.leaderless else self.leader, drift_prev=min(drift, 0x7FFFFFFF),
             rate=min(int(self.rate_bps), 0xFFFFFFFF), payload=bytes(self.p.packet_size)).encode())
         self.sent_since_ack += 1
         if not self.leaderless:
@@ -352,8 +517,10 @@ class VlmccSender(Endpoint):
                 "leader_changes": self.leader_changes,
                 "losses": self.losses,
                 "packets_sent": self.next_seq - 1,
+                "competing": int(self.competing),
             },
-            "leaderless" if self.leaderless else "slowstart" if self.slowstart else "steady",
+            "leaderless" if self.leaderless else "slowstart" if self.slowstart
+            else "competing" if self.competing else "steady",
         )
 
 
@@ -383,6 +550,7 @@ class VlmccReceiver(Endpoint):
         self.last_adjust = -math.inf
         self.last_halve = -math.inf
         self.last_challenge = -math.inf
+        self.competing = False  # the sender says it runs its competitive rule
         self.pending_acks: list[tuple[int, int, float]] = []
         # Counters.
         self.received = 0
@@ -411,6 +579,8 @@ class VlmccReceiver(Endpoint):
             self._probe(now)
         elif name == "ack":
             self._flush_acks(now)
+        elif name == "volunteer" and self.leader == 0:
+            self._send_challenge(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
@@ -433,6 +603,10 @@ class VlmccReceiver(Endpoint):
     def _on_data(self, m: VlmccData, now: float) -> None:
         self.received += 1
         self.leader = m.leader_id
+        if m.leader_id == 0:
+            self._volunteer(now)
+        else:
+            self.cancel_timer("volunteer")
         if m.leader_id == self.me:
             self.pending_acks.append((m.seq, m.timestamp, now))
             if self.p.leader_ack_delay > 0:
@@ -460,6 +634,7 @@ class VlmccReceiver(Endpoint):
             assert self.rtt_hat is not None and self.base_rtt is not None
             self.rtt_hat = (1 - self.p.g) * self.rtt_hat + self.p.g * self.rtt
             self.base_rtt = min(self.base_rtt, self.rtt)
+        self.competing = bool(m.flags & Flags.COMPETING)
         self.last_seq = m.seq
         self.last_arrival = now
         self.last_tstamp = m.timestamp
@@ -491,13 +666,15 @@ class VlmccReceiver(Endpoint):
         if now - self.last_adjust < self.rtt_hat:
             return
         self.last_adjust = now
-        diff = self.vegas_diff()
-        if diff is None:
-            return
-        if diff < self.p.alpha:
-            self.W += 1
-        elif diff > self.p.beta:
-            self.W = max(1.0, self.W - 1)
+        if self.competing:
+            self.W += 1  # the sender's competitive rule, emulated on this path
+        else:
+            diff = self.vegas_diff()
+            if diff is not None:
+                if diff < self.p.alpha:
+                    self.W += 1
+                elif diff > self.p.beta:
+                    self.W = max(1.0, self.W - 1)
         # An emulated connection cannot open beyond what the sender actually
         # sends it (plus the slack the challenge test allows).
         cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1
@@ -524,6 +701,22 @@ class VlmccReceiver(Endpoint):
         if self.sender_rate <= (self.W + self.p.n_extra) / self.rtt_hat:
             return
         if now - self.last_challenge < self.rtt_hat:
+            return
+        self._send_challenge(now)
+
+    def _volunteer(self, now: float) -> None:
+        """Beyond the paper (section 2.4 waits for a challenge): data naming no
+        leader means the sender lost its leader, so offer to lead after a random
+        fraction of an RTT (receivers that heard the same packet do not answer
+        in step; the sender takes the first and the filter drops the rest)."""
+        if self.rtt_hat is None or self.timer_at("volunteer") is not None:
+            return
+        if now - self.last_challenge < 2 * self.rtt_hat:
+            return
+        self.set_timer("volunteer", now + self.rng.random() * self.rtt_hat)
+
+    def _send_challenge(self, now: float) -> None:
+        if self.rtt_hat is None:
             return
         self.last_challenge = now
         self.challenges_sent += 1

@@ -70,6 +70,7 @@ class Flags:
     RETRANSMIT = 0x01  # data: this is a retransmission
     AGGREGATED = 0x02  # feedback: a switch folded this summary from several ports
     FILTERED = 0x04  # feedback: a switch forwarded this as the worst of its round
+    COMPETING = 0x08  # VLMCC data: the sender runs its TCP-competitive window rule
 
 
 class TfmccReportFlags:

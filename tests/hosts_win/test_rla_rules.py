@@ -86,7 +86,7 @@ def test_rule1_loss_by_timeout():
 
 
 def test_rule2_losses_within_two_srtt_are_one_congestion_signal():
-    s = sender(initial_cwnd=30)
+    s = sender(initial_cwnd=30, cperiod_rtts=2.0)  # the paper's period
     out(s)
     r = s.rcvrs[node_id(R[0])]
     r.rtt.sample(0.1)  # srtt 100 ms: a congestion period lasts 200 ms
@@ -276,3 +276,52 @@ def test_receiver_drops_corrupted_payloads():
     out(r)
     r.receive_datagram(RlaData(session_id=9, seq=1, timestamp=1, payload=b"x" * 10).encode(), (SENDER, PORT), 0.1)
     assert r.corrupt == 1 and r.buf.cum_ack == 0 and out(r) == []
+
+
+def _shared_loss(one_draw: bool, draws: list[float]) -> RlaSender:
+    """Two troubled receivers behind one bottleneck both lose packet 2."""
+    s = _two_troubled(FixedRng(*draws))
+    s.p.one_draw_per_loss = one_draw
+    s.cwnd = 16.0
+    s._pump(1.0)
+    s.last_window_cut = 1.0
+    a, b = R[:2]
+    feed(s, sack(a, 1, [(3, 6)]), 1.1, src=a)  # a: 2 lost
+    feed(s, sack(b, 1, [(3, 6)]), 1.1005, src=b)  # b: the same packet
+    return s
+
+
+def test_a_packet_lost_at_every_troubled_receiver_is_one_event_and_always_cut():
+    """Beyond the paper (docs/protocols/rla.md): one draw per lost packet, with
+    probability (receivers that lost it) / num_trouble_rcvr -- here 2/2."""
+    s = _shared_loss(True, [0.9, 0.9])
+    assert s.congestion_signals == 2 and s.events == 1
+    assert s.random_cuts == 1 and s.forced_cuts == 0 and s.cwnd <= 10  # one cut (16 -> 8, then ACKs)
+    # The paper's rule draws 1/2 per signal: with these draws both are ignored.
+    p = _shared_loss(False, [0.9, 0.9])
+    assert p.random_cuts == 0 and p.ignored_signals == 2 and p.cwnd >= 16
+
+
+def test_rto_floor_is_at_least_one_second_by_default():
+    """RFC 6298 (2.4), which the paper's "the same as in TCP" points to: a 0.2 s
+    floor fired on 230 ms paths (docs/paper-results.md)."""
+    s = sender()
+    r = s.rcvrs[node_id(R[0])]
+    r.rtt.sample(0.23)
+    for _ in range(50):
+        r.rtt.sample(0.23)  # rttvar decays to ~0
+    assert r.rtt.rto >= 1.0
+
+
+def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
+    """Deviation (docs/protocols/rla.md): a congestion period of one srtt_i, the
+    length of TCP's recovery; the paper's two halved RLA's response to a
+    persistently full drop-tail queue."""
+    s = sender(initial_cwnd=30)
+    out(s)
+    s.rcvrs[node_id(R[0])].rtt.sample(0.1)
+    feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10)]), 1.08, src=R[0])  # loses 6 within one srtt
+    assert s.congestion_signals == 1
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10), (11, 14)]), 1.15, src=R[0])  # 10: a new period
+    assert s.congestion_signals == 2

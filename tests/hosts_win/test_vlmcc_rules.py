@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from hosts.core import JoinGroup, node_id
 from hosts.registry import ParamError, params_from_dict
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
-from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
+from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
 L, F = "10.0.2.1", "10.0.3.1"
 
@@ -109,7 +111,7 @@ def test_slow_start_doubles_until_the_queue_grows():
 
 
 def test_loss_is_no_ack_within_rtt_plus_four_deviations_and_halves_once_per_rtt():
-    s = sender(initial_window=10)
+    s = sender(initial_window=10, loss_floor_rtts=0)  # the paper's bare timer
     out(s)
     s.rtt, s.dev, s.W = 0.1, 0.01, 10.0
     s._arm_loss()
@@ -143,8 +145,8 @@ def test_challenge_acceptance_policy():
     feed(s, chal(0 + 1, 0.1), 0.5, src=F)  # 80 kbit/s: below the minimum rate
     assert s.leader == node_id(L) and s.rejected == 2
     s.outstanding = {7: 0.4}
-    feed(s, chal(5, 0.05), 0.5, src=F)
-    assert s.leader == node_id(F) and s.W == 5
+    feed(s, chal(12, 0.05), 0.5, src=F)
+    assert s.leader == node_id(F) and s.W == 12
     assert s.outstanding == {}  # packets before the change count as acknowledged
     assert s.leader_log[-1] == (0.5, node_id(F))
 
@@ -152,18 +154,18 @@ def test_challenge_acceptance_policy():
 def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
     s = sender(initial_window=3, initial_rtt=0.1)
     out(s)
-    run_timers(s, 0.35)
+    run_timers(s, 1.05)  # a window and (no RTT yet) the initial 1 s without an ACK
     assert s.leaderless
     w = s.W
     n0 = s.next_seq
-    run_timers(s, 0.35 + 1.0)
+    run_timers(s, 1.05 + 1.0)
     # About one window per RTT (W grows by one each RTT while leaderless).
     per_rtt = (s.next_seq - n0) / 10
     assert w <= per_rtt <= s.W + 1
     assert s.W >= w + 8
     # Any challenge names a new leader at once, even right after the loss.
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=320_000),
-         1.4, src=F)
+         2.1, src=F)
     assert s.leader == node_id(F) and not s.leaderless
 
 
@@ -303,3 +305,169 @@ def test_leader_does_not_challenge_and_bad_datagrams_are_counted():
     assert r.malformed == 1
     r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
     assert all(isinstance(m, VlmccAck) for _d, m in out(r))
+
+
+# Beyond the paper: loss-timer floor, fast loss detection, leader loss, rogue receivers ----
+
+
+def test_loss_timer_never_fires_before_twice_the_rtt_when_the_deviation_decays():
+    """rtt + 4*dev alone fires on jitter once dev decays to 0 (issue: 593 of 3,085
+    packets counted lost on a clean path); the floor is loss_floor_rtts * rtt."""
+    s = sender(initial_window=10)
+    out(s)
+    s.rtt, s.dev, s.W = 0.1, 0.0, 10.0
+    assert s.loss_timeout() == pytest.approx(0.2)
+    s.outstanding = {5: 0.0}
+    s._check_losses(0.15)  # 1.5 RTTs late: a queue that grew, not a loss
+    assert s.losses == 0 and s.W == 10
+    s._check_losses(0.2)
+    assert s.losses == 1 and s.W == 5
+
+
+def test_three_later_acks_mean_lost_at_once():
+    s = sender(initial_window=10)
+    out(s)
+    s.W, s.rtt, s.dev = 10.0, 0.1, 0.01
+    s.outstanding = {i: 0.01 * i for i in range(1, 8)}
+    s.next_seq = 100
+    feed(s, leader_ack(3, 0.03), 0.13, src=L)  # 1 and 2 still out, nothing 3 higher
+    assert s.losses == 0
+    feed(s, leader_ack(5, 0.05), 0.15, src=L)  # 5 - 3 = 2: packets 1 and 2 lost
+    assert s.losses == 2 and s.halvings == 1 and s.W == 5
+    assert sorted(x for x in s.outstanding if x < 100) == [4, 6, 7]
+
+
+def test_base_rtt_survives_a_leader_change():
+    """Re-learning base_rtt under a full queue made the new leader's Vegas rule see no queue."""
+    s = sender(holdoff_rtts=0)
+    out(s)
+    s.next_seq = 20
+    s.outstanding = {10: 1.0}
+    feed(s, leader_ack(10, 1.0), 1.05, src=L)  # the leader's path: 50 ms
+    assert s.base_rtt == pytest.approx(0.05)
+    s.rtt, s.W = 0.2, 20.0
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=150_000, win_size=2, rate=1),
+         2.0, src=F)
+    assert s.leader == node_id(F)
+    assert s.base_rtt == pytest.approx(0.05)  # not the 150 ms the follower sees under the queue
+
+
+def test_feedback_whose_id_is_not_its_source_is_refused():
+    s = sender(holdoff_rtts=0)
+    out(s)
+    s.W, s.rtt = 20.0, 0.05
+    # A rogue at 10.0.9.9 claims to be F, with a tiny window.
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=50_000, win_size=1, rate=1), 1.0,
+         src="10.0.9.9")
+    assert s.leader == node_id(L) and s.refused == 1 and s.W == 20
+    s.outstanding = {3: 0.9}
+    feed(s, leader_ack(3, 0.9), 1.0, src="10.0.9.9")  # spoofed leader ACK
+    assert s.refused == 2 and 3 in s.outstanding
+
+
+def test_a_challenge_cuts_the_window_at_most_in_half_and_the_rtt_at_most_doubles():
+    s = sender(holdoff_rtts=0, min_rate_bps=1)
+    out(s)
+    s.W, s.rtt = 40.0, 0.05
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=10_000_000, win_size=1, rate=1), 1.0,
+         src=F)
+    assert s.leader == node_id(F)
+    assert s.W == 20 and s.rtt == pytest.approx(0.1)
+
+
+def test_a_leader_that_falls_silent_is_barred_and_the_data_asks_for_volunteers():
+    s = sender(initial_window=3, initial_rtt=0.1, leader_bar=5.0)
+    out(s)
+    run_timers(s, 1.05)
+    assert s.leaderless and s.leader_losses == 1
+    later = sent_data(s)
+    assert later and all(m.leader_id == 0 for m in later[-2:])
+    # The silent leader cannot take the role back within the bar ...
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(L), rtt=100_000, win_size=4, rate=1), 1.1, src=L)
+    assert s.leaderless
+    # ... a follower can, at once.
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 1.2, src=F)
+    assert s.leader == node_id(F) and not s.leaderless
+
+
+def test_followers_volunteer_when_the_data_names_no_leader():
+    r = follower()
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+    out(r)
+    r.receive_datagram(dpkt(1, 0.1, 0.0, leader=L).encode(), (SENDER, PORT), 0.125)
+    assert r.timer_at("volunteer") is None
+    r.receive_datagram(VlmccData(session_id=9, seq=2, timestamp=ts_us(0.11), leader_id=0, drift_prev=10_000,
+                                 rate=80_000, payload=bytes(1000)).encode(), (SENDER, PORT), 0.135)
+    t = r.timer_at("volunteer")
+    assert t is not None and 0.135 <= t <= 0.135 + r.rtt_hat
+    run_timers(r, t)
+    [(dest, m)] = [(d, m) for d, m in out(r) if isinstance(m, VlmccChallenge)]
+    assert dest == (SENDER, PORT) and m.rcvr_id == node_id(F) and m.win_size >= 1
+
+
+def test_drain_probe_enters_and_leaves_the_competitive_mode():
+    """A queue that outlives two RTTs of half the window is a competitor's: the sender
+    switches to Reno's rule (W + 1 per RTT, no Vegas decrease) and marks its data;
+    two probes that see the queue drain bring Vegas back."""
+    s = sender(probe_rounds=3, compete_exit_probes=2)
+    out(s)
+    s.slowstart = False
+    s.W, s.base_rtt, s.rtt = 10.0, 0.1, 0.2  # a standing queue: Vegas would shrink W
+
+    def rnd(t: float, min_rtt: float) -> None:
+        s.acks_in_round, s.round_min_rtt = 3, min_rtt
+        s._round(t)
+
+    for i in range(3):
+        rnd(1 + i, 0.2)
+    assert s.probe_phase == 1 and s.W == 7  # three Vegas decrements, then the probe
+    assert not s._window_open(4.0) or len(s.outstanding) < 3
+    rnd(4, 0.2)
+    rnd(5, 0.2)  # the probe's second round: queue still there
+    assert s.competing and s.compete_entries == 1 and s.W == 7
+    rnd(6, 0.2)
+    assert s.W == 8  # Reno's additive increase despite the queue
+    s.outstanding.clear()
+    s.next_tx = 0.0
+    s._pump(6.0)
+    assert any(m.flags & Flags.COMPETING for m in sent_data(s))
+    for t in range(7, 30):
+        rnd(t, 0.1)  # the queue drains now
+        if not s.competing:
+            break
+    assert not s.competing and s.drained_probes >= 2
+    # The paper's pure behaviour: no probes, Vegas only.
+    v = sender(compete=False, probe_rounds=3)
+    v.slowstart, v.W, v.base_rtt, v.rtt = False, 10.0, 0.1, 0.2
+    for t in range(10):
+        v.acks_in_round, v.round_min_rtt = 3, 0.2
+        v._round(float(t))
+    assert not v.competing and v.probe_phase == 0 and v.W == 6  # Vegas: diff = 6 * 0.5 = beta
+
+
+def test_followers_emulate_the_rule_the_sender_announces():
+    r = follower()
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.1)
+    t = 0.2
+    for seq in range(1, 40):  # a growing one-way delay: Vegas would shrink W
+        m = dataclasses.replace(dpkt(seq, t, 0.01, rate_w=100), flags=Flags.COMPETING)
+        r.receive_datagram(m.encode(), (SENDER, PORT), t + 0.1 + 0.002 * seq)
+        t += 0.01
+    assert r.competing and r.W > 6
+
+
+def test_before_the_first_rtt_sample_the_loss_timer_is_one_second():
+    """RFC 6298's initial RTO: with initial_rtt (0.1 s) a sender that joined a full
+    queue (RTT 0.45 s) called every packet lost and never measured an RTT."""
+    s = sender(initial_rtt=0.1)
+    out(s)
+    assert s.loss_timeout() == 1.0
+    s.outstanding = {1: 0.0}
+    s._check_losses(0.5)
+    assert s.losses == 0
+    s._check_losses(1.0)
+    assert s.losses == 1 and 1 in s.late
+    feed(s, leader_ack(1, 0.0), 1.2, src=L)  # a late ACK still gives the RTT
+    assert s.rtt == pytest.approx(1.2)
