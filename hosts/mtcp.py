@@ -67,6 +67,12 @@ FOLD_ID = 0
 #: Synchronization of Periodic Routing Messages", 1994, advise J >= 0.5; RTCP,
 #: RFC 3550 section 6.3.1, uses the same [0.5, 1.5] spread).
 TIMER_JITTER = 0.5
+#: Congestion-window rules: ``reno`` (default) halves cwnd on the first NACK of a
+#: new loss, once per window, as TCP's fast recovery does; ``vegas`` is the
+#: paper's rule (Vegas on RTDs; only timeouts and repeated NACKs cut).
+WINDOW_MODES = ("reno", "vegas")
+#: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
+PROBE_ANSWER_MIN = 0.1
 
 
 @dataclass
@@ -86,9 +92,10 @@ class MtcpParams:
     vegas_beta: float = 3.0
     vegas_gamma: float = 1.0
     dup_nack_thresh: int = 3
+    window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
     wupdate_initial: float = 0.5
     wupdate_step: float = 1.0
-    min_rto: float = 0.2
+    min_rto: float = 1.0
     initial_rto: float = 1.0
     hello_interval: float = 1.0
     metric_interval: float = 0.1
@@ -100,6 +107,10 @@ class MtcpParams:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
         if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
+        if self.window not in WINDOW_MODES:
+            raise ValueError(f"window must be one of {', '.join(WINDOW_MODES)}, got {self.window!r}")
+        if self.min_rto <= 0:
+            raise ValueError(f"min_rto must be positive, got {self.min_rto}")
         if self.probe_interval <= 0:
             raise ValueError(f"probe_interval must be positive, got {self.probe_interval}")
         if self.ack_delay < 0 or self.wupdate_initial <= 0 or self.wupdate_step < 0:
@@ -229,6 +240,7 @@ class _Agent(Endpoint):
         self.dead_children = 0
         self.adopted = 0
         self.stream_repairs = 0
+        self.mcast_repairs = 0
 
     # Children ------------------------------------------------------------------
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
@@ -313,11 +325,23 @@ class _Agent(Endpoint):
         """
         ts = ts_us(now) or 1
         c.probe_ts, c.probe_at = ts, now
-        # The answer is due within the child's RTO (RFC 6298 on the probes' own samples).
-        c.probe_due = now + c.rtt.base_rto
+        c.probe_due = now + self._answer_timeout(c)
         self.probes_sent += 1
         self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts,
                                            node_id=self.nid).encode())
+
+    def _answer_timeout(self, c: _Child) -> float:
+        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``.
+
+        The child answers at once (no ACK delay), so the RTO's 1 s floor, which
+        guards against spurious retransmissions, is not needed here; never less
+        than the path's RTT, never less than a busy host's scheduling delay.
+        Before the first sample: ``initial_rto``.
+        """
+        r = c.rtt
+        if r.srtt is None:
+            return self.p.initial_rto
+        return max(2 * r.srtt, r.srtt + 4 * r.rttvar, PROBE_ANSWER_MIN)
 
     def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
         """Any message from ``c`` shows it alive; the echo of the pending probe is an RTT sample."""
@@ -328,7 +352,7 @@ class _Agent(Endpoint):
 
     def _suspect(self, c: _Child, now: float) -> None:
         """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
-        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > c.rtt.base_rto:
+        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
             self._probe(c, now)
             self._arm_probe_timer()
 
@@ -509,7 +533,11 @@ class _Agent(Endpoint):
                 continue
             c.rinflight.pop(s, None)  # an older repair of it is presumed lost
             c.nacks[s] = c.nacks.get(s, 0) + 1
-            if c.nacks[s] >= self.p.dup_nack_thresh:
+            if self.p.window == "reno" and c.nacks[s] == 1 and c.rexmits.get(s, 0) == 0:
+                # A new loss on the way from the sender: a congestion signal, as
+                # three duplicate ACKs are to TCP (once per window: ``recover``).
+                congested = congested or s > self.recover
+            elif c.nacks[s] >= self.p.dup_nack_thresh:
                 c.nacks[s] = 0
                 congested = congested or s > self.recover
             c.rqueue.add(s)
@@ -545,6 +573,8 @@ class _Agent(Endpoint):
         self.round_acked += 1
         if self.cwnd < self.ssthresh:
             self.cwnd += 1.0
+        elif self.p.window == "reno":
+            self.cwnd += 1.0 / self.cwnd  # section 2: 1/cwnd per packet acknowledged by all
         elif self.trend:
             self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
             # A Vegas decrease stays in congestion avoidance: it must not
@@ -567,7 +597,7 @@ class _Agent(Endpoint):
         return max(diffs) if diffs else None
 
     def _end_round(self, now: float) -> None:
-        diff = self.vegas_diff(now)
+        diff = self.vegas_diff(now) if self.p.window == "vegas" else None
         if diff is not None:
             if self.cwnd < self.ssthresh:
                 if diff > self.p.vegas_gamma:  # Vegas leaves slow start early
@@ -626,15 +656,24 @@ class _Agent(Endpoint):
             flags=Flags.RETRANSMIT,
             payload=payload_for(s, b.size if b is not None else self.p.packet_size),
         ).encode()
-        self.send(self.group if c.aggregated else c.addr, data)
-        c.rinflight[s] = now
-        c.last_tx[s] = now
-        c.rexmits[s] = c.rexmits.get(s, 0) + 1
+        also = self._also_lacking(c, s, now)
+        self.send(self.group if c.aggregated or also else c.addr, data)
+        if also:
+            self.mcast_repairs += 1
+        for x in [c, *also]:
+            x.rinflight[s] = now
+            x.last_tx[s] = now
+            x.rexmits[s] = x.rexmits.get(s, 0) + 1
+            x.rqueue.discard(s)
         if b is None:
             self.stream_repairs += 1
             return  # no timer: a lost one is NACKed again
         b.stage = max(b.stage, 1)
         self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        """Other children a repair of ``s`` to ``c`` should reach (an SA: none; it repairs by unicast)."""
+        return []
 
     def _on_packet_timer(self, now: float) -> None:
         """Section 3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
@@ -684,6 +723,26 @@ class MtcpSender(_Agent):
     def _has(self, seq: int) -> bool:
         # The sender holds the application's whole stream (payload_for regenerates it).
         return 1 <= seq < self.next_seq
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        """Children that lack ``s`` too: then the sender repairs by multicast, once.
+
+        A p4mcc deviation (the paper repairs by unicast only): a packet lost
+        at a bottleneck shared by many children would otherwise cross it once
+        per child.  A child lacks ``s`` if it acknowledged a later packet but
+        not ``s``, and it was not sent ``s`` within its RTT.  Only the sender
+        does this; the multicast reaches the group as the original did.
+        """
+        out = []
+        for x in self._acking():
+            if x is c or x.aggregated or x.sb.acked(s) or x.sb.highest <= s:
+                continue
+            last = x.last_tx.get(s)
+            rtt = x.rtt.srtt if x.rtt.srtt is not None else self.p.initial_rto
+            if last is not None and now - last < rtt:
+                continue
+            out.append(x)
+        return out
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)

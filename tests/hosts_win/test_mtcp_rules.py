@@ -167,7 +167,7 @@ def test_a_nacks_cumulative_ack_frees_repair_slots_and_buffers():
 
 
 def test_one_nack_does_not_shrink_cwnd_repeated_nacks_do():
-    s = sender(dup_nack_thresh=3)
+    s = sender(dup_nack_thresh=3, window="vegas")  # the paper's rule
     s.cwnd = s.ssthresh = 10.0
     out(s)
     feed(s, ack(A, 1), 0.05, src=A)
@@ -198,7 +198,7 @@ def test_twnd_counts_packets_not_yet_acked_by_all_children():
 
 
 def test_vegas_round_adjusts_the_trend_by_rtd_growth():
-    s = sender()
+    s = sender(window="vegas")
     s.cwnd, s.ssthresh = 10.0, 2.0
     out(s)
     a, b = s.children[node_id(A)], s.children[node_id(B)]
@@ -369,7 +369,7 @@ def test_window_updates_break_the_deadlock_of_section_3_9():
 
 def test_agent_buffers_repairs_its_children_and_summarises_its_subtree():
     tree = f"{A}>{SENDER},{B}>{A}"
-    sa = MtcpReceiver(cfg(MtcpParams(tree=tree), local=A))
+    sa = MtcpReceiver(cfg(MtcpParams(tree=tree, window="vegas"), local=A))
     sa.start(0.0)
     out(sa)
     assert sa.is_agent
@@ -394,3 +394,54 @@ def test_malformed_and_foreign_datagrams_are_dropped():
     s.receive_datagram(b"garbage", (A, PORT), 0.1)
     feed(s, MtcpAck(session_id=99, node_id=node_id(A), cum_ack=5), 0.1, src=A)
     assert s.malformed == 1 and s.children[node_id(A)].sb.cum_ack == 0
+
+
+def test_reno_window_halves_on_the_first_nack_of_a_new_loss_once_per_window():
+    s = sender()  # window: reno, the default
+    assert s.p.window == "reno"
+    s.cwnd = s.ssthresh = 10.0
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    sent = [m.seq for _d, m in data(out(s))]
+    cw = s.cwnd
+    assert cw == pytest.approx(10.1)  # congestion avoidance: +1/cwnd per packet ACKed by all
+    feed(s, nack(A, 1, [3]), 0.1, src=A)  # a new loss: congestion, as 3 dup ACKs are to TCP
+    assert s.cwnd == pytest.approx(cw / 2) and s.ssthresh == pytest.approx(cw / 2) and s.cwnd_cuts == 1
+    # Once per window: another loss from the same window (B's NACK, a NACK for 4) does not cut again.
+    feed(s, nack(B, 1, [3, 4]), 0.11, src=B)
+    assert s.cwnd_cuts == 1
+    # A loss of a packet sent after the cut is new congestion.
+    later = s.next_seq
+    s.cwnd = 10.0
+    feed(s, ack(A, 4), 0.2, src=A)
+    feed(s, ack(B, 4), 0.2, src=B)
+    assert s.next_seq > later and max(sent) < later
+    feed(s, nack(A, 4, [s.next_seq - 1]), 0.3, src=A)
+    assert s.cwnd_cuts == 2
+
+
+def test_vegas_decrease_does_not_restart_slow_start():
+    s = sender(window="vegas")
+    s.cwnd, s.ssthresh, s.trend = 10.0, 10.0, -1
+    s.round_end = 10**6
+    out(s)
+    for seq in range(1, 4):
+        feed(s, ack(A, seq), 0.05 * seq, src=A)
+        feed(s, ack(B, seq), 0.05 * seq, src=B)
+    assert s.cwnd < 10.0 and s.ssthresh == s.cwnd  # shrinking, still in congestion avoidance
+
+
+def test_rto_floor_is_rfc6298s_one_second_and_never_below_the_path_rtt():
+    s = sender()
+    c = s.children[node_id(A)]
+    c.rtt.sample(0.05)
+    assert s.p.min_rto == 1.0 and c.rtt.rto == pytest.approx(1.0)
+    c.rtd.sample(0.05)
+    assert c.rtd.rto == pytest.approx(1.05)
+    slow = s.children[node_id(B)]
+    for _ in range(20):
+        slow.rtt.sample(1.5)
+    assert slow.rtt.rto >= 1.5
+    with pytest.raises(ValueError):
+        MtcpParams(window="cubic")
