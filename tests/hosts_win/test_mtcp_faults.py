@@ -241,3 +241,44 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
     assert [(d, m.seq) for d, m in rep] == [((B, PORT), 2)]
     assert rep[0][1].payload == b"\0\0\0\2" * 250
     assert GROUP  # the repair is unicast, not to the group
+
+
+def _dumbbell(window: str | None, duration: float) -> Scenario:
+    from topologies.scenario import scenario_from_dict
+
+    hosts = {"snd": {"ip": "10.0.1.1/24"}, "tsrc": {"ip": "10.0.1.2/24"}, "tdst": {"ip": "10.0.2.9/24"},
+             "r1": {"ip": "10.0.2.1/24"}, "r2": {"ip": "10.0.2.2/24"}}
+    links = [{"a": "s1-p1", "b": "s2-p1", "rate": "4Mbps", "delay": "28ms", "queue": 40}]
+    links += [[h, "s1" if h in ("snd", "tsrc") else "s2"] for h in hosts]
+    params = {"window": window} if window else {}
+    return scenario_from_dict({
+        "name": "mtcp-dumbbell", "duration": duration, "seed": 1,
+        "topology": {"hosts": hosts, "switches": {"s1": {}, "s2": {}},
+                     "link_defaults": {"rate": "100Mbps", "delay": "1ms"}, "links": links},
+        "sessions": [{"name": "m", "protocol": "mtcp", "sender": "snd", "receivers": ["r1", "r2"],
+                      "params": params}],
+        "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst"}]})
+
+
+def _steady_ratio(window: str | None, duration: float = 60.0) -> float:
+    run = build_run(_dumbbell(window, duration), switch=choose_switch("model"))
+    agents = {label.split("/")[1]: a for label, a in run.agents.items()}
+    tcp = run.tcp["tcp"].receiver
+    run.sim.run(until=duration / 2)
+    m0 = [agents[r].rbuf.delivered_bytes for r in ("r1", "r2")]
+    t0 = tcp.delivered_bytes
+    run.sim.run(until=duration)
+    m1 = [agents[r].rbuf.delivered_bytes for r in ("r1", "r2")]
+    mtcp = sum(b - a for a, b in zip(m0, m1)) / 2
+    return mtcp / (tcp.delivered_bytes - t0)
+
+
+def test_mtcp_shares_a_drop_tail_dumbbell_with_tcp():
+    """4 Mb/s, 64 ms RTT, 40-packet drop-tail queue (1.25 BDP), one TCP flow, two receivers.
+
+    The bound is TFRC's [0.5, 2] on the second half of the run.  With the
+    paper's Vegas window (``window: vegas``) MTCP keeps a small fraction.
+    """
+    ratio = _steady_ratio(None)
+    assert 0.5 <= ratio <= 2.0
+    assert _steady_ratio("vegas", 40.0) < 0.4

@@ -445,3 +445,24 @@ def test_rto_floor_is_rfc6298s_one_second_and_never_below_the_path_rtt():
     assert slow.rtt.rto >= 1.5
     with pytest.raises(ValueError):
         MtcpParams(window="cubic")
+
+
+def test_sender_repairs_a_loss_several_children_share_by_multicast_once():
+    s = sender()
+    s.cwnd = 10.0
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    out(s)
+    # Packet 2 was lost at a shared bottleneck: both children hold 3, not 2.
+    feed(s, ack(B, 1, bitmap=0b10), 0.1, src=B)
+    feed(s, nack(A, 1, [2]), 0.1, src=A)
+    rex = [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT]
+    assert rex == [((GROUP, PORT), 2)] and s.mcast_repairs == 1
+    feed(s, nack(B, 1, [2]), 0.11, src=B)  # on its way to B too: not sent again
+    assert [m for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == []
+    # A loss only one child has is repaired to that child alone.
+    feed(s, ack(A, 2), 0.2, src=A)  # the repair arrived: A's retransmission window is free
+    feed(s, ack(B, 3), 0.2, src=B)
+    feed(s, nack(A, 2, [3]), 0.2, src=A)
+    assert [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [((A, PORT), 3)]
