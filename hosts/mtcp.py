@@ -86,8 +86,8 @@ class MtcpParams:
     k: int = 16
     assisted: bool = False
     ack_delay: float = 0.02
-    rcv_buffer: int = 256
-    initial_ssthresh: float = 64.0
+    rcv_buffer: int = 4096
+    initial_ssthresh: float = 4096.0
     vegas_alpha: float = 1.0
     vegas_beta: float = 3.0
     vegas_gamma: float = 1.0
@@ -241,6 +241,7 @@ class _Agent(Endpoint):
         self.adopted = 0
         self.stream_repairs = 0
         self.mcast_repairs = 0
+        self.deferred_timeouts = 0
 
     # Children ------------------------------------------------------------------
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
@@ -685,15 +686,25 @@ class _Agent(Endpoint):
             if b is not None and b.deadline == when and s not in due:
                 due.append(s)
         cut = False
+        rto_rtt = self.rto_rtt()
         for s in sorted(due):
             b = self.buf[s]
+            lacking = [c for c in self._acking() if not c.sb.acked(s)]
+            for c in lacking:
+                self._suspect(c, now)
+            if lacking and all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking):
+                # Its repair waits for a retransmission window or is on its way
+                # (sent within RTO_RTT): pacing, not a loss -- check again later
+                # (as TCP restarts its timer while recovery makes progress, RFC 6298 5.3).
+                self.deferred_timeouts += 1
+                self._set_deadline(s, now + rto_rtt)
+                continue
             self.timeouts += 1
             if s > self.recover:
                 cut = True
             for c in self._acking():
                 if c.sb.acked(s):
                     continue
-                self._suspect(c, now)
                 if c.rinflight.pop(s, None) is not None:
                     # A repair was lost: the retransmission window restarts (as cwnd would).
                     c.rssthresh = max(1.0, c.rwnd / 2)
@@ -732,8 +743,12 @@ class MtcpSender(_Agent):
         per child.  A child lacks ``s`` if it acknowledged a later packet but
         not ``s``, and it was not sent ``s`` within its RTT.  Only the sender
         does this; the multicast reaches the group as the original did.
+        Children that never acknowledged a packet above ``s`` are repaired by
+        unicast: nothing shows that multicast reaches them.
         """
-        out = []
+        out: list[_Child] = []
+        if c.aggregated or c.sb.highest <= s:
+            return out  # no sign that multicast reaches c: unicast, as the paper does
         for x in self._acking():
             if x is c or x.aggregated or x.sb.acked(s) or x.sb.highest <= s:
                 continue
@@ -887,8 +902,10 @@ class MtcpReceiver(_Agent):
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
-        self._feedback(MtcpWindowUpdate, now)  # hello: the parent learns of us at once
-        self._arm_wupdate(now)
+        # The first hello goes within half a period: receivers that start together
+        # would otherwise hit the parent's queue in one burst (and with it the
+        # group join the switch forwards upstream).
+        self.set_timer("wupdate", now + self.rng.uniform(0.0, 0.5 * self.wupdate_period))
         self._start_probing(now)
 
     def _arm_wupdate(self, now: float) -> None:
@@ -916,7 +933,7 @@ class MtcpReceiver(_Agent):
                 # Section 3.9: ACKs wait so an agent can fold its children's
                 # reports in; a changed summary goes up in the next ACK round.
                 if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self.p.ack_delay)
+                    self.set_timer("ack", now + self._jittered(self.p.ack_delay))
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent, or from an ancestor adopting us: answer at once.
@@ -963,7 +980,7 @@ class MtcpReceiver(_Agent):
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self.p.ack_delay)
+            self.set_timer("ack", now + self._jittered(self.p.ack_delay))
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack":
@@ -983,7 +1000,7 @@ class MtcpReceiver(_Agent):
             before = self._summary_fields()
             self._on_probe_timer(now)
             if self._summary_fields() != before and self.timer_at("ack") is None:
-                self.set_timer("ack", now + self.p.ack_delay)
+                self.set_timer("ack", now + self._jittered(self.p.ack_delay))
 
     def _nack(self, missing: list[int], now: float) -> None:
         self.nacks_sent += 1
