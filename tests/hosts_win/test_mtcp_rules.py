@@ -473,3 +473,37 @@ def test_sender_repairs_a_loss_several_children_share_by_multicast_once():
     feed(s, ack(B, 5), 0.2, src=B)
     feed(s, nack(A, 3, [4]), 0.2, src=A)
     assert [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [((A, PORT), 4)]
+
+
+def test_ack_delays_of_receivers_hearing_one_packet_are_spread():
+    """Every receiver hears a packet at once; in-step ACKs would hit the parent's queue together."""
+    times = []
+    for i in range(32):
+        r = MtcpReceiver(cfg(MtcpParams(receivers=32, ack_delay=0.02), local=f"10.0.2.{i + 1}"))
+        r.start(0.0)
+        r.receive_datagram(rdata(1, 1.0).encode(), (SENDER, PORT), 1.0)
+        times.append(r.timer_at("ack") - 1.0)
+    assert all(0.01 <= t <= 0.03 for t in times)  # a few tens of ms (paper 3.1), +-50 %
+    assert max(times) - min(times) > 0.01 and len(set(times)) == len(times)
+
+
+def test_packet_timer_waits_while_its_repair_is_paced_by_the_retransmission_window():
+    s = sender()
+    s.cwnd = 10.0
+    out(s)
+    hi = s.next_seq - 1  # B holds all, A all but 2, 3 and 4
+    feed(s, ack(B, hi), 0.05, src=B)
+    feed(s, ack(A, 1, bitmap=sum(1 << (q - 2) for q in range(5, hi + 1))), 0.05, src=A)
+    out(s)
+    feed(s, nack(A, 1, [2, 3, 4]), 0.06, src=A)  # one repair window: 2 goes, 3 and 4 wait
+    assert [m.seq for _d, m in data(out(s))] == [2]
+    c = s.children[node_id(A)]
+    assert c.rqueue == {3, 4}
+    deadline = s.buf[3].deadline
+    feed(s, ack(A, 1), deadline - 0.01, src=A)  # keep A alive; nothing repaired yet
+    feed(s, ack(B, s.next_seq - 1), deadline - 0.01, src=B)
+    run_timers(s, deadline + 0.01)
+    # Waiting for the window is no loss: 3 and 4 are not timed out (not backed off).
+    assert s.deferred_timeouts >= 2 and s.buf[3].stage == 0 and s.buf[4].stage == 0
+    assert s.buf[3].deadline > deadline
+    assert s.p.initial_ssthresh >= s.p.rcv_buffer  # RFC 5681 3.1: ssthresh starts arbitrarily high
