@@ -18,9 +18,15 @@ Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
 * SACK (bitmap) ACKs delayed by ``ack_delay`` and NACKs to the parent;
 * repair by unicast on NACK unless resent to that child within its RTT, or on
   timeout, paced by a per-child retransmission window (:class:`_Child`);
-* cwnd: slow start (+1 per packet ACKed by all children), Vegas congestion
-  avoidance on RTD differences; only timeouts or repeated NACKs shrink it --
-  an independent loss repaired on the first NACK does not;
+* cwnd: slow start (+1 per packet ACKed by all children), then either
+  ``window="reno"`` (default, a documented deviation for sharing drop-tail
+  queues with TCP: +1/cwnd per packet ACKed by all, halved on the first NACK
+  of a new loss once per window) or ``window="vegas"`` (the paper: Vegas
+  congestion avoidance on RTD differences; only timeouts or repeated NACKs
+  shrink it -- an independent loss repaired on the first NACK does not);
+* probes every 2 s (section 3.3) for RTT samples; a child silent through
+  three probes is dead: its packets are released and its children adopted
+  (they re-attach to the prober), and gaps are repaired from the stream;
 * twnd: +1 per new packet, -1 per packet ACKed by all children, 0 on timeout;
 * window-update ACKs every 0.5 s (+1 s each time; each period jittered by
   ±50 %, ``TIMER_JITTER``) while no summary was sent,
