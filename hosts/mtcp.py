@@ -939,7 +939,7 @@ class MtcpReceiver(_Agent):
                 # Section 3.9: ACKs wait so an agent can fold its children's
                 # reports in; a changed summary goes up in the next ACK round.
                 if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self._jittered(self.p.ack_delay))
+                    self.set_timer("ack", now + self.p.ack_delay)
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent, or from an ancestor adopting us: answer at once.
@@ -986,7 +986,7 @@ class MtcpReceiver(_Agent):
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self._jittered(self.p.ack_delay))
+            self.set_timer("ack", now + self.p.ack_delay)
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack":
@@ -1006,7 +1006,7 @@ class MtcpReceiver(_Agent):
             before = self._summary_fields()
             self._on_probe_timer(now)
             if self._summary_fields() != before and self.timer_at("ack") is None:
-                self.set_timer("ack", now + self._jittered(self.p.ack_delay))
+                self.set_timer("ack", now + self.p.ack_delay)
 
     def _nack(self, missing: list[int], now: float) -> None:
         self.nacks_sent += 1
