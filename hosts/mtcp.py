@@ -18,9 +18,15 @@ Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
 * SACK (bitmap) ACKs delayed by ``ack_delay`` and NACKs to the parent;
 * repair by unicast on NACK unless resent to that child within its RTT, or on
   timeout, paced by a per-child retransmission window (:class:`_Child`);
-* cwnd: slow start (+1 per packet ACKed by all children), Vegas congestion
-  avoidance on RTD differences; only timeouts or repeated NACKs shrink it --
-  an independent loss repaired on the first NACK does not;
+* cwnd: slow start (+1 per packet ACKed by all children), then either
+  ``window="reno"`` (default, a documented deviation for sharing drop-tail
+  queues with TCP: +1/cwnd per packet ACKed by all, halved on the first NACK
+  of a new loss once per window) or ``window="vegas"`` (the paper: Vegas
+  congestion avoidance on RTD differences; only timeouts or repeated NACKs
+  shrink it -- an independent loss repaired on the first NACK does not);
+* probes every 2 s (section 3.3) for RTT samples; a child silent through
+  three probes is dead: its packets are released and its children adopted
+  (they re-attach to the prober), and gaps are repaired from the stream;
 * twnd: +1 per new packet, -1 per packet ACKed by all children, 0 on timeout;
 * window-update ACKs every 0.5 s (+1 s each time; each period jittered by
   ±50 %, ``TIMER_JITTER``) while no summary was sent,
@@ -67,6 +73,12 @@ FOLD_ID = 0
 #: Synchronization of Periodic Routing Messages", 1994, advise J >= 0.5; RTCP,
 #: RFC 3550 section 6.3.1, uses the same [0.5, 1.5] spread).
 TIMER_JITTER = 0.5
+#: Congestion-window rules: ``reno`` (default) halves cwnd on the first NACK of a
+#: new loss, once per window, as TCP's fast recovery does; ``vegas`` is the
+#: paper's rule (Vegas on RTDs; only timeouts and repeated NACKs cut).
+WINDOW_MODES = ("reno", "vegas")
+#: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
+PROBE_ANSWER_MIN = 0.1
 
 
 @dataclass
@@ -80,24 +92,33 @@ class MtcpParams:
     k: int = 16
     assisted: bool = False
     ack_delay: float = 0.02
-    rcv_buffer: int = 256
-    initial_ssthresh: float = 64.0
+    rcv_buffer: int = 4096
+    initial_ssthresh: float = 4096.0
     vegas_alpha: float = 1.0
     vegas_beta: float = 3.0
     vegas_gamma: float = 1.0
     dup_nack_thresh: int = 3
+    window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
     wupdate_initial: float = 0.5
     wupdate_step: float = 1.0
-    min_rto: float = 0.2
+    min_rto: float = 1.0
     initial_rto: float = 1.0
     hello_interval: float = 1.0
     metric_interval: float = 0.1
+    probe_interval: float = 2.0
+    dead_probes: int = 3
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1:
-            raise ValueError("k, rcv_buffer and dup_nack_thresh must be >= 1")
+        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1:
+            raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
+        if self.window not in WINDOW_MODES:
+            raise ValueError(f"window must be one of {', '.join(WINDOW_MODES)}, got {self.window!r}")
+        if self.min_rto <= 0:
+            raise ValueError(f"min_rto must be positive, got {self.min_rto}")
+        if self.probe_interval <= 0:
+            raise ValueError(f"probe_interval must be positive, got {self.probe_interval}")
         if self.ack_delay < 0 or self.wupdate_initial <= 0 or self.wupdate_step < 0:
             raise ValueError("ack_delay, wupdate_initial and wupdate_step must be positive")
         if not 0 <= self.vegas_alpha <= self.vegas_beta:
@@ -161,6 +182,12 @@ class _Child:
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
     nacks: dict[int, int] = field(default_factory=dict)
+    # Liveness (section 3.3's probes; p4mcc's dead-child timeout, docs/protocols/mtcp.md).
+    last_heard: float = 0.0
+    probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
+    probe_at: float = 0.0
+    probe_due: float | None = None
+    missed: int = 0
 
 
 @dataclass
@@ -190,6 +217,11 @@ class _Agent(Endpoint):
             raise ParamError(f"MtcpParams.tree: {e} (the sender is {config.sender})") from None
         self.children: dict[int, _Child] = {}
         self.buf: dict[int, _Buffered] = {}
+        #: Children timed out as dead: their late ACKs and NACKs are ignored
+        #: (a window update -- a hello -- makes one a child again).
+        self.departed: set[int] = set()
+        # Per-node stream from the session seed: reproducible, not in step.
+        self.rng = random.Random((config.seed << 32) ^ self.nid)
         for c in self.tree.children_of(self.me):
             self._child(node_id(c), (c, config.port))
         self._timers_heap: list[tuple[float, int]] = []
@@ -209,14 +241,25 @@ class _Agent(Endpoint):
         self.suppressed_nacks = 0
         self.cwnd_cuts = 0
         self.summaries_in = 0
+        self.cuts: list[tuple[float, float, float]] = []  # (time, cwnd, ssthresh) before each cut
+        self.probes_sent = 0
+        self.dead_children = 0
+        self.adopted = 0
+        self.stream_repairs = 0
+        self.mcast_repairs = 0
+        self.deferred_timeouts = 0
 
     # Children ------------------------------------------------------------------
-    def _child(self, nid: int, addr: Address) -> _Child:
+    def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
             rtt = RttEstimator(initial_rto=self.p.initial_rto, min_rto=self.p.min_rto)
             c = _Child(nid, addr, _Rtd(self.p.min_rto), rtt, rssthresh=self.p.initial_ssthresh)
             self.children[nid] = c
+            self.departed.discard(nid)
+            if now is not None:
+                c.last_heard = now
+                c.probe_due = now + self._jittered(self.p.probe_interval)
             for s, b in self.buf.items():
                 b.acks = sum(1 for x in self._acking() if x.sb.acked(s))
         return c
@@ -251,6 +294,130 @@ class _Agent(Endpoint):
         max_twnd = max([self.twnd] + [c.max_twnd for c in heard])
         adv = min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
         return min_cwnd, max_twnd, adv
+
+    # Liveness: probes, dead children, adoption ---------------------------------------
+    def _jittered(self, period: float) -> float:
+        return period * (1.0 + TIMER_JITTER * (2.0 * self.rng.random() - 1.0))
+
+    def _probed(self, c: _Child) -> bool:
+        """Children this agent probes: its own, reachable by unicast.
+
+        A switch fold (and a receiver behind one, known from NACKs only)
+        cannot be probed: the switch's membership ageing times those out.
+        """
+        return not (self.p.assisted or c.aggregated or c.nack_only)
+
+    def _start_probing(self, now: float) -> None:
+        for c in self.children.values():
+            c.last_heard = now
+            c.probe_due = now + self._jittered(self.p.probe_interval)
+        self._arm_probe_timer()
+
+    def _arm_probe_timer(self) -> None:
+        due = [c.probe_due for c in self.children.values()
+               if c.probe_due is not None and self._probed(c) and (c.heard or c.probe_at)]
+        if due:
+            if self.timer_at("probe") != min(due):
+                self.set_timer("probe", min(due))
+        else:
+            self.cancel_timer("probe")
+
+    def _probe(self, c: _Child, now: float) -> None:
+        """Section 3.3: a probe the child answers at once (an RTT sample, and a sign of life).
+
+        p4mcc sends it as a window update from the parent (no new message
+        type): a receiver answers a window update from its parent -- or
+        from an ancestor adopting it -- with a window update echoing the
+        probe's timestamp.
+        """
+        ts = ts_us(now) or 1
+        c.probe_ts, c.probe_at = ts, now
+        c.probe_due = now + self._answer_timeout(c)
+        self.probes_sent += 1
+        self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts,
+                                           node_id=self.nid).encode())
+
+    def _answer_timeout(self, c: _Child) -> float:
+        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``.
+
+        The child answers at once (no ACK delay), so the RTO's 1 s floor, which
+        guards against spurious retransmissions, is not needed here; never less
+        than the path's RTT, never less than a busy host's scheduling delay.
+        Before the first sample: ``initial_rto``.
+        """
+        r = c.rtt
+        if r.srtt is None:
+            return self.p.initial_rto
+        return max(2 * r.srtt, r.srtt + 4 * r.rttvar, PROBE_ANSWER_MIN)
+
+    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
+        """Any message from ``c`` shows it alive; the echo of the pending probe is an RTT sample."""
+        c.last_heard = now
+        if c.probe_ts and echo_ts == c.probe_ts:
+            c.rtt.sample(now - c.probe_at)
+            c.probe_ts = 0
+
+    def _suspect(self, c: _Child, now: float) -> None:
+        """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
+        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
+            self._probe(c, now)
+            self._arm_probe_timer()
+
+    def _on_probe_timer(self, now: float) -> None:
+        for c in list(self.children.values()):
+            if c.probe_due is None or c.probe_due > now or not self._probed(c):
+                continue
+            if c.probe_at and c.last_heard < c.probe_at:  # silent since the last probe
+                c.missed += 1
+                if c.missed >= self.p.dead_probes:
+                    self._remove_child(c, now)
+                    continue
+            else:
+                c.missed = 0
+                nxt = c.probe_at + self._jittered(self.p.probe_interval)
+                if c.probe_at and nxt > now:
+                    c.probe_due = nxt  # alive: the next periodic probe
+                    continue
+            self._probe(c, now)
+        self._arm_probe_timer()
+        self._arm_packet_timer()
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        """Dead-child timeout: stop waiting for ``c`` and adopt its children.
+
+        Packets only ``c`` still lacked leave the buffer (they count as
+        acknowledged by all).  Its own children in the tree become ours: we
+        probe them at once, and a probe from an ancestor makes a receiver
+        re-attach to it.  Whatever they lack that we released, we repair from
+        what we have received (:meth:`_has`).
+        """
+        del self.children[c.nid]
+        self.departed.add(c.nid)
+        self.dead_children += 1
+        # Cuts since it fell silent were its silence, not congestion: undo them
+        # (as TCP undoes cuts that turn out spurious, RFC 4015).
+        undo = [x for x in self.cuts if x[0] >= c.last_heard]
+        if undo:
+            _t, self.cwnd, self.ssthresh = undo[0]
+            self.cuts = [x for x in self.cuts if x[0] < c.last_heard]
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+            if b.acks >= len(kids):
+                del self.buf[s]
+                self._acked_by_all(s, now)
+        for g in self.tree.children_of(c.addr[0]):
+            gid = node_id(g)
+            if gid in self.children or g == self.me:
+                continue
+            o = self._child(gid, (g, self.cfg.port), now)
+            self.adopted += 1
+            self._probe(o, now)
+        self.metric({"dead_child": c.nid, "children": len(self.children)}, "tree-repair")
+
+    def _has(self, seq: int) -> bool:
+        """Can this node send packet ``seq`` (buffered, or in the stream it holds)?"""
+        return seq in self.buf
 
     # Buffering -------------------------------------------------------------------
     def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
@@ -301,10 +468,17 @@ class _Agent(Endpoint):
             # the fold's: releasing on them would drop packets others still lack.
             sack_bitmap = 0
         else:
-            c = self._child(msg.node_id, src)
+            if msg.node_id in self.departed and not isinstance(msg, MtcpWindowUpdate):
+                return  # a late report of a child timed out as dead
+            c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
         c.nack_only = False
-        c.heard = True
+        if c.probe_due is None:
+            c.probe_due = now + self._jittered(self.p.probe_interval)
+        if not c.heard:
+            c.heard = True
+            self._arm_probe_timer()
+        self._heard(c, now, msg.echo_ts if isinstance(msg, MtcpWindowUpdate) else 0)
         c.min_cwnd, c.max_twnd, c.adv_wnd = msg.min_cwnd, msg.max_twnd, msg.adv_wnd
         self.summaries_in += 1
         if msg.echo_ts and isinstance(msg, MtcpAck):
@@ -345,16 +519,19 @@ class _Agent(Endpoint):
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:
+            if msg.node_id in self.departed:
+                return  # a late NACK of a child timed out as dead
             # Behind a folding switch: repair it directly, without counting it as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
+        self._heard(c, now)
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
         else:
             self._nack_acknowledges(c, msg)
         congested = False
         for s in msg.missing:
-            if c.sb.acked(s) or s not in self.buf:
+            if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
             last = c.last_tx.get(s)
             window = (c.rtt.srtt if c.rtt.srtt is not None else self.p.initial_rto) + self.p.ack_delay
@@ -363,7 +540,11 @@ class _Agent(Endpoint):
                 continue
             c.rinflight.pop(s, None)  # an older repair of it is presumed lost
             c.nacks[s] = c.nacks.get(s, 0) + 1
-            if c.nacks[s] >= self.p.dup_nack_thresh:
+            if self.p.window == "reno" and c.nacks[s] == 1 and c.rexmits.get(s, 0) == 0:
+                # A new loss on the way from the sender: a congestion signal, as
+                # three duplicate ACKs are to TCP (once per window: ``recover``).
+                congested = congested or s > self.recover
+            elif c.nacks[s] >= self.p.dup_nack_thresh:
                 c.nacks[s] = 0
                 congested = congested or s > self.recover
             c.rqueue.add(s)
@@ -399,8 +580,13 @@ class _Agent(Endpoint):
         self.round_acked += 1
         if self.cwnd < self.ssthresh:
             self.cwnd += 1.0
+        elif self.p.window == "reno":
+            self.cwnd += 1.0 / self.cwnd  # section 2: 1/cwnd per packet acknowledged by all
         elif self.trend:
             self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
+            # A Vegas decrease stays in congestion avoidance: it must not
+            # drop cwnd under ssthresh and so restart slow start.
+            self.ssthresh = min(self.ssthresh, self.cwnd)
         if s >= self.round_end:
             self._end_round(now)
 
@@ -418,7 +604,7 @@ class _Agent(Endpoint):
         return max(diffs) if diffs else None
 
     def _end_round(self, now: float) -> None:
-        diff = self.vegas_diff(now)
+        diff = self.vegas_diff(now) if self.p.window == "vegas" else None
         if diff is not None:
             if self.cwnd < self.ssthresh:
                 if diff > self.p.vegas_gamma:  # Vegas leaves slow start early
@@ -437,6 +623,8 @@ class _Agent(Endpoint):
 
     def _congestion(self, now: float, timeout: bool) -> None:
         """Timeouts (and repeated NACKs) shrink cwnd, once per window of packets."""
+        self.cuts.append((now, self.cwnd, self.ssthresh))
+        del self.cuts[:-16]
         self.cwnd_cuts += 1
         self.ssthresh = max(2.0, self.cwnd / 2)
         self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)
@@ -458,7 +646,7 @@ class _Agent(Endpoint):
                 break
             c.rqueue.discard(s)
             b = self.buf.get(s)
-            if b is None or c.sb.acked(s):
+            if c.sb.acked(s) or not self._has(s):
                 continue
             self._repair(c, s, b, now)
             if from_nack:
@@ -466,20 +654,33 @@ class _Agent(Endpoint):
             else:
                 self.timer_rexmits += 1
 
-    def _repair(self, c: _Child, s: int, b: _Buffered, now: float) -> None:
+    def _repair(self, c: _Child, s: int, b: _Buffered | None, now: float) -> None:
+        """Resend ``s`` to ``c``; ``b is None``: from the stream (an adopted orphan's gap)."""
         data = MtcpData(
             session_id=self.cfg.session_id,
             seq=s,
-            timestamp=b.sender_ts,
+            timestamp=b.sender_ts if b is not None else (ts_us(now) or 1),
             flags=Flags.RETRANSMIT,
-            payload=payload_for(s, b.size),
+            payload=payload_for(s, b.size if b is not None else self.p.packet_size),
         ).encode()
-        self.send(self.group if c.aggregated else c.addr, data)
-        c.rinflight[s] = now
-        c.last_tx[s] = now
-        c.rexmits[s] = c.rexmits.get(s, 0) + 1
+        also = self._also_lacking(c, s, now)
+        self.send(self.group if c.aggregated or also else c.addr, data)
+        if also:
+            self.mcast_repairs += 1
+        for x in [c, *also]:
+            x.rinflight[s] = now
+            x.last_tx[s] = now
+            x.rexmits[s] = x.rexmits.get(s, 0) + 1
+            x.rqueue.discard(s)
+        if b is None:
+            self.stream_repairs += 1
+            return  # no timer: a lost one is NACKed again
         b.stage = max(b.stage, 1)
         self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        """Other children a repair of ``s`` to ``c`` should reach (an SA: none; it repairs by unicast)."""
+        return []
 
     def _on_packet_timer(self, now: float) -> None:
         """Section 3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
@@ -491,8 +692,19 @@ class _Agent(Endpoint):
             if b is not None and b.deadline == when and s not in due:
                 due.append(s)
         cut = False
+        rto_rtt = self.rto_rtt()
         for s in sorted(due):
             b = self.buf[s]
+            lacking = [c for c in self._acking() if not c.sb.acked(s)]
+            for c in lacking:
+                self._suspect(c, now)
+            if lacking and all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking):
+                # Its repair waits for a retransmission window or is on its way
+                # (sent within RTO_RTT): pacing, not a loss -- check again later
+                # (as TCP restarts its timer while recovery makes progress, RFC 6298 5.3).
+                self.deferred_timeouts += 1
+                self._set_deadline(s, now + rto_rtt)
+                continue
             self.timeouts += 1
             if s > self.recover:
                 cut = True
@@ -524,6 +736,34 @@ class MtcpSender(_Agent):
 
     def _ack_limit(self) -> int:
         return self.next_seq - 1
+
+    def _has(self, seq: int) -> bool:
+        # The sender holds the application's whole stream (payload_for regenerates it).
+        return 1 <= seq < self.next_seq
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        """Children that lack ``s`` too: then the sender repairs by multicast, once.
+
+        A p4mcc deviation (the paper repairs by unicast only): a packet lost
+        at a bottleneck shared by many children would otherwise cross it once
+        per child.  A child lacks ``s`` if it acknowledged a later packet but
+        not ``s``, and it was not sent ``s`` within its RTT.  Only the sender
+        does this; the multicast reaches the group as the original did.
+        Children that never acknowledged a packet above ``s`` are repaired by
+        unicast: nothing shows that multicast reaches them.
+        """
+        out: list[_Child] = []
+        if c.aggregated or c.sb.highest <= s:
+            return out  # no sign that multicast reaches c: unicast, as the paper does
+        for x in self._acking():
+            if x is c or x.aggregated or x.sb.acked(s) or x.sb.highest <= s:
+                continue
+            last = x.last_tx.get(s)
+            rtt = x.rtt.srtt if x.rtt.srtt is not None else self.p.initial_rto
+            if last is not None and now - last < rtt:
+                continue
+            out.append(x)
+        return out
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -557,6 +797,7 @@ class MtcpSender(_Agent):
 
     def on_start(self, now: float) -> None:
         self.set_timer("metric", now + self.p.metric_interval)
+        self._start_probing(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
@@ -573,6 +814,11 @@ class MtcpSender(_Agent):
     def on_timer(self, name: str, now: float) -> None:
         if name == "pkt":
             self._on_packet_timer(now)
+            self._pump(now)
+        elif name == "probe":
+            if self.done:
+                return
+            self._on_probe_timer(now)
             self._pump(now)
         elif name == "metric":
             self._metric()
@@ -615,6 +861,7 @@ class MtcpSender(_Agent):
                 "packets_sent": self.next_seq - 1,
                 "timeouts": self.timeouts,
                 "summaries_in": self.summaries_in,
+                "dead_children": self.dead_children,
                 "rtt_s": max((c.rtd.srtd or 0.0) for c in self._acking()) if self._acking() else 0.0,
             },
             state or ("slowstart" if self.cwnd < self.ssthresh else "steady"),
@@ -634,8 +881,13 @@ class MtcpReceiver(_Agent):
         self.echo_ts = 0
         self.echo_at = 0.0
         self.wupdate_period = self.p.wupdate_initial
-        # Per-receiver stream from the session seed: reproducible, not in step.
-        self.rng = random.Random((config.seed << 32) ^ self.nid)
+        self.ancestors: set[str] = set()
+        a = self.tree.parent_of(self.me)
+        while a is not None:
+            self.ancestors.add(a)
+            a = self.tree.parent_of(a)
+        self.ancestors.add(config.sender)
+        self.reattached = 0
         self.got_data = False
         self.corrupt = 0
         self.acks_sent = 0
@@ -646,14 +898,21 @@ class MtcpReceiver(_Agent):
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
 
+    def _has(self, seq: int) -> bool:
+        # What this receiver got (its application holds it; payload_for regenerates it).
+        return seq in self.buf or self.rbuf.has(seq)
+
     @property
     def is_agent(self) -> bool:
         return bool(self._acking())
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
-        self._feedback(MtcpWindowUpdate, now)  # hello: the parent learns of us at once
-        self._arm_wupdate(now)
+        # The first hello goes within half a period: receivers that start together
+        # would otherwise hit the parent's queue in one burst (and with it the
+        # group join the switch forwards upstream).
+        self.set_timer("wupdate", now + self.rng.uniform(0.0, 0.5 * self.wupdate_period))
+        self._start_probing(now)
 
     def _arm_wupdate(self, now: float) -> None:
         """Next window update (hello before data) one jittered period from now."""
@@ -667,7 +926,11 @@ class MtcpReceiver(_Agent):
         if isinstance(msg, MtcpData):
             self._on_data(msg, now)
         elif isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
-            if msg.node_id not in self.children:
+            if isinstance(msg, MtcpWindowUpdate) and msg.node_id not in self.children:
+                if msg.node_id not in self.departed:
+                    self._on_probe(msg, src, now)
+                    return
+            elif msg.node_id not in self.children:
                 return  # only our children in the tree report to us
             if isinstance(msg, MtcpNack):
                 self._on_nack(msg, src, now)
@@ -677,6 +940,26 @@ class MtcpReceiver(_Agent):
                 # reports in; a changed summary goes up in the next ACK round.
                 if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
                     self.set_timer("ack", now + self.p.ack_delay)
+
+    def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
+        """A probe from our parent, or from an ancestor adopting us: answer at once.
+
+        An ancestor probes us when it timed our parent out as dead (tree
+        repair): from then on we report to it.  Probes from anyone else are
+        ignored.
+        """
+        if src[0] != self.parent[0] and src[0] not in self.ancestors:
+            return
+        if msg.node_id != node_id(src[0]):
+            return
+        if src[0] != self.parent[0]:
+            self.parent = (src[0], self.cfg.port)
+            self.reattached += 1
+            self.metric({"parent": msg.node_id}, "reattached")
+        self._feedback(MtcpWindowUpdate, now, echo=msg.timestamp)
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        if missing and self.reattached:
+            self._nack(missing, now)
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
@@ -710,10 +993,7 @@ class MtcpReceiver(_Agent):
             self._feedback(MtcpAck, now)
             missing = self.rbuf.missing(MAX_NACK_SEQS)
             if missing:
-                self.nacks_sent += 1
-                self.send(self.parent, MtcpNack(
-                    session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
-                    node_id=self.nid, missing=tuple(missing)).encode())
+                self._nack(missing, now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
             self._feedback(MtcpWindowUpdate, now)
@@ -722,10 +1002,23 @@ class MtcpReceiver(_Agent):
             self._arm_wupdate(now)
         elif name == "pkt":
             self._on_packet_timer(now)
+        elif name == "probe":
+            before = self._summary_fields()
+            self._on_probe_timer(now)
+            if self._summary_fields() != before and self.timer_at("ack") is None:
+                self.set_timer("ack", now + self.p.ack_delay)
 
-    def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float) -> None:
-        echo = 0
-        if self.echo_ts:
+    def _nack(self, missing: list[int], now: float) -> None:
+        self.nacks_sent += 1
+        self.send(self.parent, MtcpNack(
+            session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
+            node_id=self.nid, missing=tuple(missing)).encode())
+
+    def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
+        """Report to the parent; ``echo`` set: the answer to a probe (echoes its timestamp)."""
+        if echo:
+            pass
+        elif self.echo_ts:
             hold = int(round((now - self.echo_at) * 1e6))
             echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1
         fields = self._summary_fields()
