@@ -19,6 +19,7 @@ f["flags"] = ProtoField.uint8("p4mcc.flags", "flags", base.HEX)
 f["flags.retransmit"] = ProtoField.bool("p4mcc.flags.retransmit", "retransmit", 8, nil, 0x01)
 f["flags.aggregated"] = ProtoField.bool("p4mcc.flags.aggregated", "aggregated", 8, nil, 0x02)
 f["flags.filtered"] = ProtoField.bool("p4mcc.flags.filtered", "filtered", 8, nil, 0x04)
+f["flags.competing"] = ProtoField.bool("p4mcc.flags.competing", "competing", 8, nil, 0x08)
 f["length"] = ProtoField.uint16("p4mcc.length", "length", base.DEC)
 f["session_id"] = ProtoField.uint32("p4mcc.session_id", "session_id", base.DEC)
 f["seq"] = ProtoField.uint32("p4mcc.seq", "seq", base.DEC)
@@ -100,7 +101,7 @@ local fields = {}
 for _, v in pairs(f) do fields[#fields + 1] = v end
 p4mcc.fields = fields
 
-local common = {{f["magic"], 0, 2, {}}, {f["version"], 2, 1, {}}, {f["proto"], 3, 1, {}}, {f["msg_type"], 4, 1, {}}, {f["flags"], 5, 1, {f["flags.retransmit"], f["flags.aggregated"], f["flags.filtered"]}}, {f["length"], 6, 2, {}}, {f["session_id"], 8, 4, {}}, {f["seq"], 12, 4, {}}, {f["timestamp"], 16, 4, {}}}
+local common = {{f["magic"], 0, 2, {}}, {f["version"], 2, 1, {}}, {f["proto"], 3, 1, {}}, {f["msg_type"], 4, 1, {}}, {f["flags"], 5, 1, {f["flags.retransmit"], f["flags.aggregated"], f["flags.filtered"], f["flags.competing"]}}, {f["length"], 6, 2, {}}, {f["session_id"], 8, 4, {}}, {f["seq"], 12, 4, {}}, {f["timestamp"], 16, 4, {}}}
 
 local bodies = {
   [0x11] = {name = "WebrcData", size = 8, fields = {{f["webrc_data.cn"], 20, 2, {}}, {f["webrc_data.psn"], 22, 2, {}}, {f["webrc_data.tsi"], 24, 4, {}}},

@@ -78,7 +78,8 @@ def test_stamps_are_simulated_times_of_the_wire(run_dir: Path) -> None:
 
 
 def test_a_captured_run_dissects_in_scapy(run_dir: Path) -> None:
-    pkts = rdpcap(str(run_dir / "pcaps" / "s1-eth1_in.pcap"))
+    pkts = [p for name in ("s1-eth1_in.pcap", "s1-eth1_out.pcap")
+            for p in rdpcap(str(run_dir / "pcaps" / name))]
     n = 0
     for pkt in pkts:
         if UDP in pkt and pkt.haslayer(L.P4mcc):
@@ -100,7 +101,8 @@ def test_a_captured_run_dissects_in_tshark(run_dir: Path, name: str) -> None:
     frames = tshark_frames(path)
     assert len(frames) == sum(1 for _ in read_frames(path))
     dissected = [fr for fr in frames if "p4mcc" in fr["protos"]]
-    assert len(dissected) == len(ours) > 100
+    # Feedback (the _in direction) is the smaller share of a bottleneck's frames.
+    assert len(dissected) == len(ours) > 20
     for (_, _, payload), fr in zip(ours, dissected):
         assert fr["trouble"] == []
         assert p4mcc_fields_only(fr["fields"]) == tshark_expected(wire.decode(payload))
