@@ -15,8 +15,8 @@ port 1; a receiver namespace holds ports 2-5.  For each switch:
    reports the median and 99th percentile of the one-way delay (both
    namespaces share the machine's clock).
 
-Run as root under the machine's root lock:
-    sudo flock /tmp/p4mcc-root.lock .venv/bin/python bench/switch_pps.py --vs-bmv2
+Run as root (it builds veth ports and namespaces):
+    sudo .venv/bin/python bench/switch_pps.py --vs-bmv2
 """
 
 from __future__ import annotations

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import select
 import shutil
 import subprocess
-import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -45,23 +40,3 @@ def p4c_compile(out: Path) -> P4cBuild:
          str(PROGRAM)],
         capture_output=True, text=True, timeout=300)
     return P4cBuild(out, r)
-
-
-@contextlib.contextmanager
-def root_lock(timeout: float = 600.0) -> Iterator[None]:
-    """The machine-wide lock every p4mcc command that builds interfaces takes
-    (``flock /tmp/p4mcc-root.lock``), so two runs never wire ports at once."""
-    deadline = time.monotonic() + timeout
-    with open("/tmp/p4mcc-root.lock", "a") as f:
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    pytest.fail("/tmp/p4mcc-root.lock held by another run for too long")
-                select.select([], [], [], 0.2)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from bmv2_harness import REPO, P4cBuild, need, root_lock
+from bmv2_harness import REPO, P4cBuild, need
 
 SCENARIO = Path(__file__).with_name("bmv2-short.yaml")
 
@@ -55,10 +55,9 @@ def test_short_mininet_run_on_bmv2_writes_full_results(p4c_build: P4cBuild, tmp_
         pytest.skip("needs root for Mininet")
     assert p4c_build.returncode == 0, p4c_build.stderr
     out = tmp_path / "run"
-    with root_lock():
-        r = subprocess.run([sys.executable, "-m", "topologies.cli", "run", str(SCENARIO), "--target", "bmv2",
-                            "--out", str(out), "--no-progress"], capture_output=True, text=True,
-                           timeout=280, cwd=REPO)
+    r = subprocess.run([sys.executable, "-m", "topologies.cli", "run", str(SCENARIO), "--target", "bmv2",
+                        "--out", str(out), "--no-progress"], capture_output=True, text=True,
+                       timeout=280, cwd=REPO)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["target"] == "bmv2" and summary["failed_components"] == []

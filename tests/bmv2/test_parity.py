@@ -27,7 +27,7 @@ import sys
 from typing import Any, Iterator
 
 import pytest
-from bmv2_harness import REPO, P4cBuild, need, root_lock
+from bmv2_harness import REPO, P4cBuild, need
 
 from p4switch.stf import StfRunner
 
@@ -94,14 +94,13 @@ def live(p4c_build: P4cBuild, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
     tmp = tmp_path_factory.mktemp("live")
     switches: dict[str, Any] = {}
-    with root_lock():
-        try:
-            for target in TARGETS:
-                switches[target] = LiveSwitch(target, PORTS, tmp, p4c_build.json, p4c_build.p4info)
-            yield switches
-        finally:
-            for sw in switches.values():
-                sw.close()
+    try:
+        for target in TARGETS:
+            switches[target] = LiveSwitch(target, PORTS, tmp, p4c_build.json, p4c_build.p4info)
+        yield switches
+    finally:
+        for sw in switches.values():
+            sw.close()
 
 
 @pytest.mark.parametrize("name", STFS)

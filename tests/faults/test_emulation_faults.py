@@ -3,8 +3,7 @@
 One run, several behaviours: a controller takeover, an agent SIGKILLed and
 restarted, a host that goes silent and comes back, a switch SIGKILLed and
 restarted empty (the controller restores tables and re-queries membership,
-so traffic resumes), a graceful leave.  Needs root and Mininet; run under
-``flock /tmp/p4mcc-root.lock``.
+so traffic resumes), a graceful leave.  Needs root and Mininet.
 """
 
 from __future__ import annotations
