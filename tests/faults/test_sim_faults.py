@@ -167,4 +167,5 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
     r1_10, r2_10 = marks["t10"]
     # crashed at 6 s: aged out by 6 + 3 s (+ a query interval); nothing after 10 s but queries
     assert to_r1.counters.enqueued_packets - r1_10 <= 3
-    assert to_r2.counters.enqueued_packets - r2_10 > 50  # the live receiver still gets data
+    # the live receiver's port is not aged: WEBRC's data keeps reaching it
+    assert to_r2.counters.enqueued_packets - r2_10 >= 8
