@@ -100,7 +100,7 @@ def test_make_stop_ends_a_killed_run_and_leaves_lookalikes_alone(tmp_path):
 
 
 def test_the_makefile_and_sources_kill_nothing_by_name():
-    """No pkill, killall or Mininet-wide cleanup (`mn -c`) in what p4mcc runs."""
+    """Nothing p4mcc runs stops processes by name pattern or cleans Mininet machine-wide."""
     by_name = re.compile(r"\bpkill\b|\bkillall\b|\bmn\s+-c\b|[\"']mn[\"'],\s*[\"']-c[\"']|\bmininet\.clean\b")
     hits = []
     for path in [ROOT / "Makefile", *ROOT.glob("*/**/*.py")]:
