@@ -151,8 +151,7 @@ class TcpSender:
         if self.una >= self.nxt:
             return
         self.stats.timeouts += 1
-        flight = self.nxt - self.una - len(self.sacked)
-        self.ssthresh = max(flight / 2.0, 2.0)
+        self.ssthresh = self._halved_flight()
         self.cwnd = 1.0
         self.rto = min(self.rto * 2, self.max_rto)
         self.in_recovery = False
@@ -162,6 +161,16 @@ class TcpSender:
         self._send_what_we_can()
         if self._rto_at is None:
             self._arm_rto()
+
+    def _halved_flight(self) -> float:
+        """RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 segments).
+
+        FlightSize is everything sent and not yet cumulatively acknowledged
+        (RFC 5681 section 2), SACKed segments included: subtracting them, as
+        the pipe estimate does, would cut a window that lost one packet by
+        more than half.
+        """
+        return max((self.nxt - self.una) / 2.0, 2.0)
 
     def _rtt_sample(self, r: float) -> None:
         self.stats.rtt_samples += 1
@@ -245,8 +254,7 @@ class TcpSender:
             self.in_recovery = True
             self.stats.fast_recoveries += 1
             self.recover = self.nxt - 1
-            flight = self.nxt - self.una - len(self.sacked)
-            self.ssthresh = max(flight / 2.0, 2.0)
+            self.ssthresh = self._halved_flight()
             self.cwnd = self.ssthresh
 
 

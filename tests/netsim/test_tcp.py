@@ -90,3 +90,41 @@ def test_two_flows_share_a_bottleneck_fairly() -> None:
     jain = sum(x) ** 2 / (2 * sum(v * v for v in x))
     assert jain > 0.95
     assert sum(x) * 8 / 60 > 0.85 * 10e6 * 1460 / 1514
+
+
+def test_fast_recovery_halves_the_whole_flight_not_the_pipe() -> None:
+    """RFC 5681 eq. (4): ssthresh = FlightSize / 2, SACKed segments included.
+
+    One drop in a large window: by the time three segments above the hole are
+    SACKed, the pipe (flight minus SACKed) is smaller than FlightSize, and
+    halving it would cut the window by more than half for a single loss.
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
+    fwd = net.links["s1--s2"].ab
+
+    class DropNth:
+        n = 0
+
+        def lost(self) -> bool:
+            self.n += 1
+            return self.n == 200
+
+    fwd.set_loss(DropNth())  # type: ignore[arg-type]
+    entry: list[tuple[int, int]] = []
+
+    class Recording(TcpSender):
+        def _detect_loss(self) -> None:
+            before = self.in_recovery
+            flight, sacked = self.nxt - self.una, len(self.sacked)
+            super()._detect_loss()
+            if self.in_recovery and not before:
+                entry.append((flight, sacked))
+
+    TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = Recording(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000)
+    sim.at(0.0, snd.start)
+    sim.run(until=0.5)
+    assert len(entry) == 1 and snd.stats.timeouts == 0
+    flight, sacked = entry[0]
+    assert sacked >= 3  # the pipe really was smaller than the flight
+    assert snd.ssthresh == pytest.approx(flight / 2.0)
