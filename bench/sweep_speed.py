@@ -11,6 +11,7 @@ cores, and the CPU-over-wall ratio shows how much of them the sweep got.
 
     .venv/bin/python bench/sweep_speed.py              # 40 points
     .venv/bin/python bench/sweep_speed.py --points 8   # the first 8 only
+    .venv/bin/python bench/sweep_speed.py --duration 30  # longer points, as real sweeps have
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--points", type=int, help="run only the first N points")
     ap.add_argument("--workers", type=int, default=default_workers(), help="local cluster size")
+    ap.add_argument("--duration", type=float, help="simulated seconds per point (default: the file's 10 s)")
     args = ap.parse_args(argv)
     sw = load_sweep(SWEEP)
+    if args.duration:
+        sw.base["duration"] = args.duration
     points = validate(sw)
     if args.points:
         points = points[: args.points]

@@ -58,6 +58,19 @@ def _compiled(sources: dict[str, str]) -> Any:
     return prog
 
 
+def warm_up(sources: dict[str, str] | None) -> None:
+    """Import what a point runs and compile ``sources`` into this process's cache.
+
+    Called before worker processes are forked from this one, so they start
+    with the simulator imported and the program compiled.
+    """
+    import netsim.run  # noqa: F401  (the import is the warm-up)
+    import topologies.scenario  # noqa: F401
+
+    if sources:
+        _compiled(sources)
+
+
 def _switch(kind: str, sources: dict[str, str] | None, seed: int) -> Any:
     from netsim.switches import SwitchChoice, model_choice
 
