@@ -455,3 +455,34 @@ def test_a_silent_nack_reporting_child_is_timed_out_by_roll_calls():
         run_timers(s, now)
     assert node_id(M3) not in s.children and s.dead_children == 1
     assert now - t < 8.0  # a packet timeout, then three roll calls unanswered
+
+
+def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
+    """The shipped fault scenario (ageing off, r1 crashes for good at 6 s): both
+    survivors are back above 80 % of their pre-fault rate within 5 s."""
+    from pathlib import Path
+
+    from topologies.scenario import load_scenario
+
+    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
+    sc = load_scenario(path)
+    assert sc.membership is not None and sc.membership.timeout == 0
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    agents = {label.split("/")[1]: a for label, a in run.agents.items()}
+    crash = sc.faults[0].at
+    prog = []
+    t = 0.0
+    while t < crash + 6.0:
+        t += 0.25
+        run.sim.run(until=t)
+        prog.append((t, min(agents[r].rbuf.cum_ack for r in ("r2", "r3"))))
+
+    def rate(t0: float, t1: float) -> float:
+        c = dict(prog)
+        return (c[t1] - c[t0]) / (t1 - t0)
+
+    before = rate(crash - 3.0, crash)
+    assert before > 100
+    back = next((t for t, _c in prog if t >= crash + 1.0 and rate(t - 1.0, t) >= 0.8 * before), None)
+    assert back is not None and back - crash <= 5.0
+    assert agents["h1"].unfolds == 1 and agents["r1"].rbuf.cum_ack < agents["r2"].rbuf.cum_ack
