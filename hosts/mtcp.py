@@ -1143,10 +1143,12 @@ class MtcpReceiver(_Agent):
             return
         if msg.node_id != node_id(src[0]):
             return
-        if msg.cum_ack:
+        if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
             # A roll call (a probe to the group, cum_ack set): the sender's fold is
             # stalled. Only the sender's own children answer, by NACK (never folded);
             # adv_wnd 1: the session is unfolded, report by NACK from now on.
+            # (A unicast probe that crossed a folding switch carries the fold's
+            # fields and the AGGREGATED flag: it is a plain probe.)
             if src[0] != self.parent[0] or src[0] != self.cfg.sender:
                 return
             self.solo = self.solo or bool(msg.adv_wnd)

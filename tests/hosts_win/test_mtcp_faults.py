@@ -432,6 +432,17 @@ def test_receiver_answers_a_roll_call_by_nack_and_reports_by_nack_from_then_on()
     feed(r, MtcpData(session_id=9, seq=5, timestamp=ts_us(0.5), payload=payload_for(5, 100)), 0.5, src=SENDER)
     run_timers(r, 0.6)
     assert [type(m) for _d, m in out(r)] == [MtcpNack]
+    # A unicast probe rewritten by a folding switch (fold fields, AGGREGATED) is a plain probe.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=8, node_id=node_id(SENDER), cum_ack=3, adv_wnd=256,
+                             flags=Flags.AGGREGATED), 0.65, src=SENDER)
+    assert [type(m) for _d, m in out(r)] == [MtcpNack]  # answered (it reports by NACK now)
+    r2 = MtcpReceiver(cfg(MtcpParams(assisted=True), local=M3))
+    r2.start(0.0)
+    out(r2)
+    feed(r2, MtcpWindowUpdate(session_id=9, timestamp=8, node_id=node_id(SENDER), cum_ack=3, adv_wnd=256,
+                              flags=Flags.AGGREGATED), 0.1, src=SENDER)
+    (_d, a2), = out(r2)
+    assert isinstance(a2, MtcpWindowUpdate) and a2.echo_ts == 8 and not r2.solo
     # A roll call from anyone but its parent, the sender, is ignored.
     feed(r, MtcpWindowUpdate(session_id=9, timestamp=7, node_id=node_id(M3), cum_ack=3), 0.7, src=M3)
     assert out(r) == []
