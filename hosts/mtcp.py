@@ -27,6 +27,11 @@ Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
 * probes every 2 s (section 3.3) for RTT samples; a child silent through
   three probes is dead: its packets are released and its children adopted
   (they re-attach to the prober), and gaps are repaired from the stream;
+* behind a folding switch the sender cannot probe the receivers: a fold that
+  stalls on a timed-out packet makes it *roll-call* the group; receivers
+  answer by NACK (never folded) and report by NACK from then on, and if every
+  answer is past the fold the sender unfolds the session (a silent member
+  held it);
 * twnd: +1 per new packet, -1 per packet ACKed by all children, 0 on timeout;
 * window-update ACKs every 0.5 s (+1 s each time; each period jittered by
   ±50 %, ``TIMER_JITTER``) while no summary was sent,
@@ -188,6 +193,9 @@ class _Child:
     probe_at: float = 0.0
     probe_due: float | None = None
     missed: int = 0
+    # Behind a folding switch after the sender unfolded the session: the child
+    # reports by NACK (never folded) and is probed by the sender's roll call.
+    solo: bool = False
 
 
 @dataclass
@@ -248,6 +256,18 @@ class _Agent(Endpoint):
         self.stream_repairs = 0
         self.mcast_repairs = 0
         self.deferred_timeouts = 0
+        # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
+        # switch fold held by a silent member and unfolds the session.
+        self.unfolded = False
+        self.unfolds = 0
+        self.rollcalls = 0
+        self.rollcall_at: float | None = None
+        self.rollcall_ts = 0  # the call's timestamp, which answers echo
+        self.rollcall_fold: int | None = None  # the fold's cum_ack when the roll call went out
+        self.rollcall_heard: dict[int, int] = {}  # answers: node id -> cumulative ACK
+        self.fold_reported = 0  # highest cum_ack a fold carried
+        self.fold_moved_at = 0.0  # when it last rose
+        self.fold_stalled_at: int | None = None  # fold_reported when a roll call last found it stalled
 
     # Children ------------------------------------------------------------------
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
@@ -305,7 +325,7 @@ class _Agent(Endpoint):
         A switch fold (and a receiver behind one, known from NACKs only)
         cannot be probed: the switch's membership ageing times those out.
         """
-        return not (self.p.assisted or c.aggregated or c.nack_only)
+        return not ((self.p.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
 
     def _start_probing(self, now: float) -> None:
         for c in self.children.values():
@@ -359,6 +379,9 @@ class _Agent(Endpoint):
 
     def _suspect(self, c: _Child, now: float) -> None:
         """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
+        if c.aggregated or c.solo:
+            self._roll_call(now)
+            return
         if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
             self._probe(c, now)
             self._arm_probe_timer()
@@ -419,6 +442,19 @@ class _Agent(Endpoint):
         """Can this node send packet ``seq`` (buffered, or in the stream it holds)?"""
         return seq in self.buf
 
+    def _roll_call(self, now: float) -> None:
+        """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
+
+    def _solo(self, c: _Child, now: float) -> None:
+        """``c``, known so far from its NACKs behind a fold, becomes a child that
+        acknowledges by NACK (the session is unfolded: folds no longer count)."""
+        c.nack_only, c.solo, c.heard = False, True, True
+        c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
+        c.last_heard = now
+        kids = self._acking()
+        for s, b in self.buf.items():
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+
     # Buffering -------------------------------------------------------------------
     def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
         """Hold a packet first received (or, at the sender, first sent)."""
@@ -460,9 +496,21 @@ class _Agent(Endpoint):
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
+            if self.unfolded:
+                # The session reports by NACK since it was unfolded; a fold now
+                # comes from a member that missed the call: call the roll again.
+                if msg.node_id not in self.departed:
+                    self._roll_call(now)
+                return
             # A switch's fold keeps the reporter's node_id and address, but
             # speaks for every receiver below it: one child, repaired by multicast.
+            if msg.cum_ack > self.fold_reported:
+                self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
             c = self._child(FOLD_ID, self.group)
+            if msg.cum_ack < c.sb.cum_ack:
+                # Below what a roll call's answers showed: a member that did not
+                # answer is behind (or silent). Call again; a NACK shows which.
+                self._roll_call(now)
             c.aggregated = True
             # Its SACK bits (if a switch left any) are one receiver's view, not
             # the fold's: releasing on them would drop packets others still lack.
@@ -524,6 +572,18 @@ class _Agent(Endpoint):
             # Behind a folding switch: repair it directly, without counting it as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
+        if self.unfolded and c.nack_only:
+            self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
+        fold = self.children.get(FOLD_ID)
+        if c.nack_only and fold is not None and msg.cum_ack < fold.sb.cum_ack:
+            # The fold was taken past this member from the others' answers: it
+            # gets what it lacks below that point from the stream.
+            top = min(fold.sb.cum_ack, msg.cum_ack + MAX_NACK_SEQS)
+            c.rqueue.update(x for x in range(msg.cum_ack + 1, top + 1) if not c.sb.acked(x))
+        if self.rollcall_at is not None:
+            self.rollcall_heard[msg.node_id] = msg.cum_ack
+            if msg.timestamp == self.rollcall_ts:
+                self._rollcall_answer(c, now)
         self._heard(c, now)
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
@@ -663,9 +723,24 @@ class _Agent(Endpoint):
             flags=Flags.RETRANSMIT,
             payload=payload_for(s, b.size if b is not None else self.p.packet_size),
         ).encode()
+        fold = self.children.get(FOLD_ID) if c.nack_only else None
+        if fold is not None:
+            # Behind a folding switch a bottleneck loss is every member's: the
+            # first NACK's repair goes to the group, and the others' NACKs
+            # within the fold's RTT find it on its way (one copy crosses the
+            # bottleneck, not one per member).
+            rtt = fold.rtt.srtt if fold.rtt.srtt is not None else c.rtt.srtt
+            last = fold.last_tx.get(s)
+            if last is not None and now - last < (rtt if rtt is not None else self.p.initial_rto) + self.p.ack_delay:
+                self.suppressed_nacks += 1
+                c.rinflight[s] = c.last_tx[s] = last
+                c.rexmits[s] = c.rexmits.get(s, 0) + 1
+                c.rqueue.discard(s)
+                return
+            fold.last_tx[s] = now
         also = self._also_lacking(c, s, now)
-        self.send(self.group if c.aggregated or also else c.addr, data)
-        if also:
+        self.send(self.group if c.aggregated or also or fold is not None else c.addr, data)
+        if also or fold is not None:
             self.mcast_repairs += 1
         for x in [c, *also]:
             x.rinflight[s] = now
@@ -772,6 +847,117 @@ class MtcpSender(_Agent):
         self.done = False
         self.sent_ts: dict[int, int] = {}
 
+    # Roll calls: a fold held by a silent member (docs/protocols/mtcp.md, "Faults") ---------
+    def _rollcall_wait(self) -> float:
+        """How long the answers to a roll call may take: the probe answer wait of
+        the fold (or of the children that report by NACK), ``initial_rto`` before a sample."""
+        kids = [c for c in self.children.values() if (c.aggregated or c.solo) and c.rtt.srtt is not None]
+        return max((self._answer_timeout(c) for c in kids), default=self.p.initial_rto)
+
+    def _roll_call(self, now: float) -> None:
+        """Ask every member of the group to answer by NACK, which no switch folds.
+
+        A probe (a window update from the sender) sent to the group, with
+        ``cum_ack`` set (to the packet the sender waits for, at least 1):
+        plain probes carry 0.  A receiver whose parent is the sender answers
+        it by NACK; once the session is unfolded the call carries
+        ``adv_wnd = 1`` and the receiver reports by NACK only from then on.
+        At most one roll call is out at a time.
+        """
+        if self.rollcall_at is not None or self.done:
+            return
+        fold = self.children.get(FOLD_ID)
+        self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
+        self.rollcall_at = now
+        self.rollcall_heard = {}
+        self.rollcalls += 1
+        waiting = min(self.buf, default=self.next_seq)
+        self.rollcall_ts = ts_us(now) or 1
+        self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
+                                               node_id=self.nid, cum_ack=max(1, waiting),
+                                               adv_wnd=int(self.unfolded)).encode())
+        self.set_timer("rollcall", now + self._rollcall_wait())
+
+    def _rollcall_answer(self, c: _Child, now: float) -> None:
+        """An answer echoes the call's timestamp: an RTT sample (of the fold, for a
+        member behind it), and the wait for the other answers shrinks to match."""
+        if self.rollcall_at is None:
+            return
+        target = self.children.get(FOLD_ID) if c.nack_only else c
+        if target is None:
+            return
+        target.rtt.sample(now - self.rollcall_at)
+        close = self.rollcall_at + self._rollcall_wait()
+        if close < (self.timer_at("rollcall") or float("inf")):
+            self.set_timer("rollcall", max(now, close))
+
+    def _on_rollcall_timer(self, now: float) -> None:
+        """The answers are in: unfold a stalled fold, or time out silent NACK-reporting children."""
+        at, heard = self.rollcall_at, self.rollcall_heard
+        self.rollcall_at, self.rollcall_heard = None, {}
+        if at is None:
+            return
+        fold = self.children.get(FOLD_ID)
+        if fold is not None and not self.unfolded:
+            stuck = fold.sb.cum_ack
+            heard = {n: cum for n, cum in heard.items() if n in self.children and self.children[n].nack_only}
+            # Every member that answered holds the packet the fold still lacks, and
+            # the fold has not moved since the call.
+            if (heard and self.fold_moved_at < at and stuck == self.rollcall_fold
+                    and all(cum > stuck for cum in heard.values()) and stuck + 1 in self.buf):
+                if self.fold_stalled_at == self.fold_reported:
+                    self._unfold(fold, heard, now)  # frozen across two calls: a silent member holds it
+                else:
+                    # The first time: the fold's last message may just have been lost
+                    # (the switch sends an unchanged fold only once). Take the answers.
+                    self.fold_stalled_at = self.fold_reported
+                    self._undo_cuts(self.fold_moved_at)
+                    low = min(heard.values())
+                    for x in [x for x in fold.rinflight if x <= low]:
+                        del fold.rinflight[x]  # not an RTT sample: the answers came from the call
+                    self._acknowledged(fold, fold.sb.update(low, limit=self._ack_limit()), now)
+            return
+        again = False
+        for c in [c for c in self.children.values() if c.solo]:
+            if c.last_heard >= at:
+                c.missed = 0
+                continue
+            c.missed += 1
+            if c.missed >= self.p.dead_probes:
+                self._remove_child(c, now)
+            else:
+                again = True
+        if again:
+            self._roll_call(now)
+        self._arm_packet_timer()
+
+    def _undo_cuts(self, since: float) -> None:
+        """Cuts since ``since`` were a stalled fold's, not congestion: undo them (RFC 4015)."""
+        undo = [x for x in self.cuts if x[0] >= since]
+        if undo:
+            _t, self.cwnd, self.ssthresh = undo[0]
+            self.cuts = [x for x in self.cuts if x[0] < since]
+
+    def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
+        """Stop counting on the switch's fold: the members that answered become
+        children that acknowledge by NACK; the silent one is left out."""
+        del self.children[FOLD_ID]
+        self.unfolded = True
+        self.unfolds += 1
+        for nid in heard:
+            c = self.children.get(nid)
+            if c is not None and c.nack_only:
+                self._solo(c, now)
+        # Cuts since the fold stalled were the silent member's, not congestion (RFC 4015).
+        self._undo_cuts(self.fold_moved_at)
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            if b.acks >= len(kids):
+                del self.buf[s]
+                self._acked_by_all(s, now)
+        self.metric({"unfolded": 1, "children": len(kids)}, "tree-repair")
+        self._roll_call(now)  # tells the members to report by NACK from now on
+
     def _ready(self) -> bool:
         kids = self._acking()
         if self.p.assisted:
@@ -819,6 +1005,9 @@ class MtcpSender(_Agent):
             if self.done:
                 return
             self._on_probe_timer(now)
+            self._pump(now)
+        elif name == "rollcall":
+            self._on_rollcall_timer(now)
             self._pump(now)
         elif name == "metric":
             self._metric()
@@ -894,6 +1083,8 @@ class MtcpReceiver(_Agent):
         self.nacks_sent = 0
         self.wupdates_sent = 0
         self.last_summary: dict[str, int] = {}
+        #: Reports by NACK only (which no switch folds) since the sender's roll call.
+        self.solo = False
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -952,13 +1143,24 @@ class MtcpReceiver(_Agent):
             return
         if msg.node_id != node_id(src[0]):
             return
+        if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
+            # A roll call (a probe to the group, cum_ack set): the sender's fold is
+            # stalled. Only the sender's own children answer, by NACK (never folded);
+            # adv_wnd 1: the session is unfolded, report by NACK from now on.
+            # (A unicast probe that crossed a folding switch carries the fold's
+            # fields and the AGGREGATED flag: it is a plain probe.)
+            if src[0] != self.parent[0] or src[0] != self.cfg.sender:
+                return
+            self.solo = self.solo or bool(msg.adv_wnd)
+            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now, echo=msg.timestamp)
+            return
         if src[0] != self.parent[0]:
             self.parent = (src[0], self.cfg.port)
             self.reattached += 1
             self.metric({"parent": msg.node_id}, "reattached")
         self._feedback(MtcpWindowUpdate, now, echo=msg.timestamp)
         missing = self.rbuf.missing(MAX_NACK_SEQS)
-        if missing and self.reattached:
+        if missing and self.reattached and not self.solo:
             self._nack(missing, now)
 
     def _on_data(self, m: MtcpData, now: float) -> None:
@@ -992,7 +1194,7 @@ class MtcpReceiver(_Agent):
         if name == "ack":
             self._feedback(MtcpAck, now)
             missing = self.rbuf.missing(MAX_NACK_SEQS)
-            if missing:
+            if missing and not self.solo:
                 self._nack(missing, now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
@@ -1008,14 +1210,26 @@ class MtcpReceiver(_Agent):
             if self._summary_fields() != before and self.timer_at("ack") is None:
                 self.set_timer("ack", now + self.p.ack_delay)
 
-    def _nack(self, missing: list[int], now: float) -> None:
+    def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
+        """NACK to the parent; ``echo``: the answer to a roll call carries the call's
+        timestamp instead of our clock (the sender takes it as an RTT sample)."""
         self.nacks_sent += 1
         self.send(self.parent, MtcpNack(
-            session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
+            session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
             node_id=self.nid, missing=tuple(missing)).encode())
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
-        """Report to the parent; ``echo`` set: the answer to a probe (echoes its timestamp)."""
+        """Report to the parent; ``echo`` set: the answer to a probe (echoes its timestamp).
+
+        After a roll call (``solo``) every report is a NACK, which carries the
+        cumulative ACK and the holes but no summary: a leaf behind a switch
+        has none to give.
+        """
+        if self.solo:
+            if cls is MtcpAck and self.timer_at("wupdate") is not None:
+                self._arm_wupdate(now)
+            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
+            return
         if echo:
             pass
         elif self.echo_ts:

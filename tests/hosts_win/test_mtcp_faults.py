@@ -27,7 +27,7 @@ def _ips(run) -> dict[str, str]:
 
 
 def _run(tree: dict[str, str] | None, victim: str, *, crash: bool, assisted: bool = False,
-         duration: float = 40.0):
+         duration: float = 40.0, membership=None):
     topo = star(receivers=4, rate="4Mbps", delay="10ms", queue=40)
     params: dict = {"total_packets": TOTAL}
     if assisted:
@@ -37,8 +37,9 @@ def _run(tree: dict[str, str] | None, victim: str, *, crash: bool, assisted: boo
     sess = Session(name="s", protocol="mtcp", sender="snd", receivers=("r1", "r2", "r3", "r4"),
                    group="239.5.5.5", port=5005, params=params, assistance=assisted, session_id=1,
                    leave_at={} if crash else {victim: FAULT_AT})
+    extra = {} if membership is None else {"membership": membership}
     sc = Scenario(name="mtcp-fault", description="", topology=topo, sessions=[sess], tcp_flows=[],
-                  duration=duration, seed=3)
+                  duration=duration, seed=3, **extra)
     if tree is not None:
         probe = build_run(sc, switch=choose_switch("model"))
         ip = _ips(probe)
@@ -282,3 +283,217 @@ def test_mtcp_shares_a_drop_tail_dumbbell_with_tcp():
     ratio = _steady_ratio(None)
     assert 0.5 <= ratio <= 2.0
     assert _steady_ratio("vegas", 40.0) < 0.4
+
+
+def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership_ageing():
+    """The switch folds ACKs; a member that crashes silently keeps its port in the fold
+    (no ageing here), so its last summary would hold the fold's cum_ack for ever.
+    The sender's roll call finds the stall and unfolds the session."""
+    from topologies.faults import Membership
+
+    run = _run(None, "r2", crash=True, assisted=True, membership=Membership(timeout=0.0))
+    survivors = ["r1", "r3", "r4"]
+    prog = _progress(run, survivors, until=40.0)
+    agents = {label.split("/")[1]: a for label, a in run.agents.items()}
+    for r in survivors:  # bytes never delivered: 0
+        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * 1000
+    snd = run.agents["s/snd"]
+    assert snd.done and snd.unfolds == 1
+    assert _recovery(prog) <= 5.0
+
+
+# Roll calls: a switch fold held by a silent member ------------------------------------------
+
+from hosts.mtcp import FOLD_ID  # noqa: E402
+from hosts.reliable import payload_for  # noqa: E402
+from hosts.wire import Flags  # noqa: E402
+
+M1, M2, M3 = "10.0.5.1", "10.0.5.2", "10.0.5.3"  # receivers behind the folding switch
+
+
+def _fold(cum: int, reporter: str = M1, cls=MtcpAck) -> MtcpAck:
+    return cls(session_id=9, cum_ack=cum, min_cwnd=NO_CWND, max_twnd=0, adv_wnd=256,
+               node_id=node_id(reporter), flags=Flags.AGGREGATED)
+
+
+def _folded_sender() -> MtcpSender:
+    s = MtcpSender(cfg(MtcpParams(assisted=True)))
+    s.start(0.0)
+    feed(s, _fold(0, cls=MtcpWindowUpdate), 0.0, src=M1)
+    s.cwnd = 4.0
+    feed(s, _fold(0), 0.01, src=M1)
+    feed(s, _fold(2), 0.1, src=M1)  # the fold moves to 2, then holds there
+    s.children[FOLD_ID].rtt.sample(0.05)  # as from its repairs
+    out(s)
+    return s
+
+
+def _rollcalls(msgs) -> list[MtcpWindowUpdate]:
+    return [m for d, m in msgs if isinstance(m, MtcpWindowUpdate) and d == (GROUP, PORT)]
+
+
+def _answer(s: MtcpSender, node: str, cum: int, t: float, missing=()) -> None:
+    feed(s, MtcpNack(session_id=9, cum_ack=cum, node_id=node_id(node), missing=tuple(missing)), t, src=node)
+
+
+def test_sender_roll_calls_a_stalled_fold_and_unfolds_when_it_stays_frozen():
+    s = _folded_sender()
+    assert 3 in s.buf
+    t = s.timer_at("pkt")
+    run_timers(s, t)  # packet 3 times out: the fold lacks it
+    calls = _rollcalls(out(s))
+    assert len(calls) == 1 and calls[0].cum_ack == 3 and calls[0].node_id == node_id(SENDER)
+    assert calls[0].adv_wnd == 0  # not (yet) unfolded
+    # M2 and M3 answer by NACK: both hold 3 (and more); M1, whose last summary holds the fold, is silent.
+    _answer(s, M2, 5, t + 0.05)
+    _answer(s, M3, 4, t + 0.06, missing=(5,))
+    assert s.timer_at("rollcall") == pytest.approx(t + 0.15)  # srtt + 4 rttvar of the fold
+    run_timers(s, t + 0.2)
+    # The first time the fold's last message may have been lost: the answers move it on.
+    assert not s.unfolded and s.children[FOLD_ID].sb.cum_ack == 4
+    assert 3 not in s.buf and 4 not in s.buf and 5 in s.buf
+    assert s.cwnd >= 4.0  # the timeout's cut was the stalled fold's: undone
+    out(s)
+    # The switch's fold still says 2 (M1 holds it): below the answers, so the roll is called again.
+    feed(s, _fold(2, reporter=M2), t + 0.3, src=M2)
+    assert len(_rollcalls(out(s))) == 1
+    _answer(s, M2, 6, t + 0.35)
+    _answer(s, M3, 6, t + 0.36)
+    run_timers(s, s.timer_at("rollcall"))
+    # Frozen across two calls: unfolded; M2 and M3 acknowledge by NACK from now on.
+    assert s.unfolded and s.unfolds == 1 and FOLD_ID not in s.children
+    assert {c.nid for c in s._acking()} == {node_id(M2), node_id(M3)}
+    assert 5 not in s.buf and 6 not in s.buf
+    calls = _rollcalls(out(s))  # the call that tells every member to report by NACK
+    assert len(calls) == 1 and calls[0].adv_wnd == 1
+    # A NACK from a member that was not a child yet makes it one.
+    run_timers(s, t + 1.0)
+    _answer(s, M1, 6, t + 1.05)
+    assert node_id(M1) in {c.nid for c in s._acking()}
+
+
+def test_a_lost_fold_is_moved_on_without_unfolding():
+    s = _folded_sender()
+    t = s.timer_at("pkt")
+    run_timers(s, t)
+    _answer(s, M2, 5, t + 0.05)
+    _answer(s, M3, 5, t + 0.06)
+    run_timers(s, t + 0.2)
+    assert s.children[FOLD_ID].sb.cum_ack == 5 and not s.unfolded
+    feed(s, _fold(6), t + 0.3, src=M1)  # the fold moves again: it was only a lost message
+    assert not s.unfolded and s.fold_stalled_at is None and 6 not in s.buf
+
+
+def test_a_member_behind_the_answers_gets_its_gap_from_the_stream():
+    s = _folded_sender()
+    t = s.timer_at("pkt")
+    run_timers(s, t)
+    _answer(s, M2, 5, t + 0.05)
+    run_timers(s, t + 0.2)  # the fold is taken to 5 from M2's answer alone
+    out(s)
+    _answer(s, M3, 2, t + 0.5)  # M3's answer was lost; it lacks 3..5
+    rep = [m.seq for d, m in out(s) if isinstance(m, MtcpData) and m.seq <= 5]
+    assert rep[:1] == [3]  # paced by its retransmission window, from the stream
+
+
+def test_a_fold_held_by_a_live_slow_member_is_not_unfolded():
+    s = _folded_sender()
+    t = s.timer_at("pkt")
+    run_timers(s, t)
+    assert _rollcalls(out(s))
+    _answer(s, M2, 5, t + 0.05)
+    _answer(s, M3, 2, t + 0.06, missing=(3,))
+    run_timers(s, s.timer_at("rollcall"))
+    # M3 lacks 3 itself: a loss, not a stall
+    assert not s.unfolded and s.children[FOLD_ID].sb.cum_ack == 2 and s.fold_stalled_at is None
+
+
+def test_receiver_answers_a_roll_call_by_nack_and_reports_by_nack_from_then_on():
+    r = MtcpReceiver(cfg(MtcpParams(assisted=True), local=M2))
+    r.start(0.0)
+    for seq in (1, 2, 4):
+        feed(r, MtcpData(session_id=9, seq=seq, timestamp=ts_us(0.1), payload=payload_for(seq, 100)),
+             0.1, src=SENDER)
+    run_timers(r, 0.2)
+    assert any(isinstance(m, MtcpAck) for _d, m in out(r))  # folded by the switch
+    # A plain probe is answered by a window update, as before.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=5, node_id=node_id(SENDER)), 0.3, src=SENDER)
+    assert [type(m) for _d, m in out(r)] == [MtcpWindowUpdate] and not r.solo
+    # A roll call (cum_ack set) is answered by NACK, which no switch folds.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=6, node_id=node_id(SENDER), cum_ack=3), 0.4,
+         src=SENDER)
+    (dest, ans), = out(r)
+    assert dest == (SENDER, PORT) and isinstance(ans, MtcpNack) and ans.cum_ack == 2
+    assert ans.missing == (3,) and not r.solo
+    # In an unfolded session (adv_wnd 1) it reports by NACK from then on.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=7, node_id=node_id(SENDER), cum_ack=3, adv_wnd=1),
+         0.45, src=SENDER)
+    assert [type(m) for _d, m in out(r)] == [MtcpNack] and r.solo
+    feed(r, MtcpData(session_id=9, seq=5, timestamp=ts_us(0.5), payload=payload_for(5, 100)), 0.5, src=SENDER)
+    run_timers(r, 0.6)
+    assert [type(m) for _d, m in out(r)] == [MtcpNack]
+    # A unicast probe rewritten by a folding switch (fold fields, AGGREGATED) is a plain probe.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=8, node_id=node_id(SENDER), cum_ack=3, adv_wnd=256,
+                             flags=Flags.AGGREGATED), 0.65, src=SENDER)
+    assert [type(m) for _d, m in out(r)] == [MtcpNack]  # answered (it reports by NACK now)
+    r2 = MtcpReceiver(cfg(MtcpParams(assisted=True), local=M3))
+    r2.start(0.0)
+    out(r2)
+    feed(r2, MtcpWindowUpdate(session_id=9, timestamp=8, node_id=node_id(SENDER), cum_ack=3, adv_wnd=256,
+                              flags=Flags.AGGREGATED), 0.1, src=SENDER)
+    (_d, a2), = out(r2)
+    assert isinstance(a2, MtcpWindowUpdate) and a2.echo_ts == 8 and not r2.solo
+    # A roll call from anyone but its parent, the sender, is ignored.
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=7, node_id=node_id(M3), cum_ack=3), 0.7, src=M3)
+    assert out(r) == []
+
+
+def test_a_silent_nack_reporting_child_is_timed_out_by_roll_calls():
+    s = _folded_sender()
+    t = s.timer_at("pkt")
+    run_timers(s, t)
+    s.fold_stalled_at = s.fold_reported  # a roll call found the fold stalled before
+    _answer(s, M2, 5, t + 0.05)
+    _answer(s, M3, 5, t + 0.06)
+    run_timers(s, s.timer_at("rollcall"))
+    assert s.unfolded
+    # M3 falls silent too; M2 keeps acknowledging by NACK.
+    now, cum = t + 0.1, 5
+    while now < t + 30 and node_id(M3) in s.children:
+        now += 0.05
+        cum = max(cum, s.next_seq - 1)
+        feed(s, MtcpNack(session_id=9, cum_ack=cum, node_id=node_id(M2)), now, src=M2)
+        run_timers(s, now)
+    assert node_id(M3) not in s.children and s.dead_children == 1
+    assert now - t < 8.0  # a packet timeout, then three roll calls unanswered
+
+
+def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
+    """The shipped fault scenario (ageing off, r1 crashes for good at 6 s): both
+    survivors are back above 80 % of their pre-fault rate within 5 s."""
+    from pathlib import Path
+
+    from topologies.scenario import load_scenario
+
+    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
+    sc = load_scenario(path)
+    assert sc.membership is not None and sc.membership.timeout == 0
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    agents = {label.split("/")[1]: a for label, a in run.agents.items()}
+    crash = sc.faults[0].at
+    prog = []
+    t = 0.0
+    while t < crash + 6.0:
+        t += 0.25
+        run.sim.run(until=t)
+        prog.append((t, min(agents[r].rbuf.cum_ack for r in ("r2", "r3"))))
+
+    def rate(t0: float, t1: float) -> float:
+        c = dict(prog)
+        return (c[t1] - c[t0]) / (t1 - t0)
+
+    before = rate(crash - 3.0, crash)
+    assert before > 100
+    back = next((t for t, _c in prog if t >= crash + 1.0 and rate(t - 1.0, t) >= 0.8 * before), None)
+    assert back is not None and back - crash <= 5.0
+    assert agents["h1"].unfolds == 1 and agents["r1"].rbuf.cum_ack < agents["r2"].rbuf.cum_ack
