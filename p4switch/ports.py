@@ -303,6 +303,10 @@ class PortReader:
         os.close(self._w)
 
     def _run(self) -> None:
+        from .linkemu import realtime_thread
+
+        # frames reach the pipeline and the link queues without waiting for a CPU
+        realtime_thread()
         poller = select.poll()
         active = dict(self.ports)
         for fd in active:
