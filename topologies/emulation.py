@@ -282,7 +282,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                             ["iperf3", "-s", "-p", str(t.flow.port), "-1", "--forceflush",
                              "-i", f"{scenario.metrics_interval:g}"],
                             logs / f"iperf3-server-{t.flow.name}.log", node=net[t.flow.dst],
-                            ready_pattern=IPERF_READY)
+                            ready_pattern=IPERF_READY, realtime=True)
                 servers.append(srv)
                 if not srv.ready.wait(15) or not srv.alive:
                     raise EmulationError(f"iperf3 server for {t.flow.name} did not start:\n{srv.last_lines()}")
@@ -333,7 +333,7 @@ _LINK_TIMING = re.compile(r"link timing: (?:link (\S+ \S+): )?(.*?)(?: at ([0-9.
 def _link_timing(plan: EmulationPlan, logs: Path, t0_wall: float, rec: R.Recorder) -> int:
     """The switches' warnings that their emulated links ran late, as ``link_timing`` events.
 
-    A switch warns when more than 5 % of a link's frames in a 5 s period
+    A switch warns when more than 5 % (and at least 5) of a link's frames in a 5 s period
     left later than max(1 ms, 10 % of the link's delay) after the instant
     the emulation gave them (p4switch/linkemu.py, ``TimingWatch``), or when
     it could not get real-time priority.  Returns how many warnings there were.
@@ -445,13 +445,13 @@ def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: t
            logs: Path, scenario: Scenario, rec: R.Recorder, now: float) -> None:
     if isinstance(item, AgentPlan):
         proc = spawn(f"{item.role} {item.label}", list(item.argv),
-                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host])
+                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host], realtime=True)
         if item.role == "recv":
             sess = next(s for s in scenario.sessions if s.name == item.session)
             rec.event(now, item.host, "join", sess.group)
     else:
         proc = spawn(f"iperf3 {item.flow.name}", _iperf_client_argv(item, scenario.metrics_interval),
-                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src])
+                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src], realtime=True)
     threading.Thread(target=lambda: (proc.exited.wait(), died.set()), daemon=True).start()
     started.append(_Started(item, proc, now))
 
