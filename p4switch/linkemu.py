@@ -574,8 +574,10 @@ def realtime_thread() -> str | None:
 #: interpreter alone takes a few hundred microseconds).
 LATE_FLOOR_S = 0.001
 LATE_FRACTION = 0.10
-#: A report period is flagged when more than this share of its departures were late.
+#: A report period is flagged when more than this share of its departures,
+#: and at least LATE_MIN of them, were late (one late frame is not a drift).
 LATE_SHARE = 0.05
+LATE_MIN = 5
 
 
 @dataclass
@@ -594,7 +596,8 @@ class TimingWatch:
     it (queue, rate and delay); the switch notes how much later it really
     sent it.  ``report(now)`` returns one line per link whose departures in
     the last period were late beyond tolerance (more than :data:`LATE_SHARE`
-    of them later than max(:data:`LATE_FLOOR_S`, 10 % of the link's delay)):
+    of them, and at least :data:`LATE_MIN`, later than max(:data:`LATE_FLOOR_S`,
+    10 % of the link's delay)):
     the warnings a run collects (``link_timing`` events).
     """
 
@@ -627,7 +630,7 @@ class TimingWatch:
             return []
         self._next = now + self.period_s
         lines = [self.describe(name, acc) for name, acc in sorted(self._cur.items())
-                 if acc.count and acc.late > LATE_SHARE * acc.count]
+                 if acc.late >= LATE_MIN and acc.late > LATE_SHARE * acc.count]
         for name, acc in self._cur.items():
             self._cur[name] = _Lateness(acc.tolerance_s)
         return lines

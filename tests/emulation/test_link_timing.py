@@ -43,7 +43,9 @@ def test_timing_watch_flags_a_period_with_late_departures_and_not_a_punctual_one
     assert len(lines) == 1 and lines[0].startswith("link 1@s1-eth1 egress: 10 of 100 frames later than 2.00 ms")
     assert "worst 3.00 ms" in lines[0]
     assert w.report(12.0) == []                     # the next period has not ended
-    assert w.total["1@s1-eth1 egress"].count == 200 and w.total["1@s1-eth1 egress"].late == 10
+    w.note("1@s1-eth1 egress", 0.030)               # one late frame alone is no drift
+    assert w.report(15.0) == []
+    assert w.total["1@s1-eth1 egress"].count == 201 and w.total["1@s1-eth1 egress"].late == 11
     assert w.total["2@s1-eth2 egress"].tolerance_s == LATE_FLOOR_S
 
 
