@@ -41,6 +41,9 @@ PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_PROMISC = 1
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
+#: Linux's SO_TIMESTAMPNS (= SCM_TIMESTAMPNS): a struct timespec per received frame.
+SO_TIMESTAMPNS = 35
+_TS_SPACE = socket.CMSG_SPACE(16)
 MAX_FRAME = 65536
 
 #: send(2) errors meaning the socket's interface no longer exists (the kernel
@@ -151,6 +154,17 @@ class Port:
         except OSError:
             pass  # older kernels: the pkttype check in recv() does the same
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        # The kernel stamps each frame when it arrives: a frame that waited in
+        # the socket while the switch was busy keeps its own arrival instant,
+        # so the link emulation after it does not add the wait to its delay.
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            self._stamped = True
+        except OSError:
+            self._stamped = False
+        #: Arrival instant of the last frame ``recv`` returned, on
+        #: ``time.monotonic``'s clock (None: the kernel gave no stamp).
+        self.rx_time: float | None = None
         self.sock.setblocking(False)
         self.pcap_in: PcapWriter | None = None
         self.pcap_out: PcapWriter | None = None
@@ -205,7 +219,11 @@ class Port:
             return None
         while True:
             try:
-                data, addr = self.sock.recvfrom(MAX_FRAME)
+                if self._stamped:
+                    data, anc, _flags, addr = self.sock.recvmsg(MAX_FRAME, _TS_SPACE)
+                else:
+                    data, addr = self.sock.recvfrom(MAX_FRAME)
+                    anc = []
             except (BlockingIOError, InterruptedError):
                 return None
             except OSError as e:
@@ -213,6 +231,13 @@ class Port:
                 return None
             if addr[2] != PACKET_OUTGOING:
                 break
+        self.rx_time = None
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
+                sec, nsec = struct.unpack_from("qq", raw)
+                now = time.monotonic()
+                # wall-clock stamp -> monotonic clock; never in the future
+                self.rx_time = min(now, sec + nsec * 1e-9 - (time.time() - now))
         self.rx_packets += 1
         if self.link_down:
             self.link_down = False
@@ -270,8 +295,9 @@ class Port:
 class PortReader:
     """A thread that waits on every port and hands frames to ``on_frame``.
 
-    ``on_frame(port, frame, now)`` runs in the reader thread; ``now`` is
-    ``time.monotonic()`` at reception.  ``stop()`` wakes the thread through a
+    ``on_frame(port, frame, now)`` runs in the reader thread; ``now`` is the
+    frame's arrival instant on ``time.monotonic``'s clock (the kernel's
+    stamp, or the time it was read when there is none).  ``stop()`` wakes the thread through a
     pipe so shutdown never waits for traffic.  Lost ports are dropped from
     the poll set (whichever thread found them lost); the others go on.
     """
@@ -303,6 +329,10 @@ class PortReader:
         os.close(self._w)
 
     def _run(self) -> None:
+        from .linkemu import realtime_thread
+
+        # frames reach the pipeline and the link queues without waiting for a CPU
+        realtime_thread()
         poller = select.poll()
         active = dict(self.ports)
         for fd in active:
@@ -323,7 +353,8 @@ class PortReader:
                     if frame is None:
                         break
                     try:
-                        self.on_frame(port.port, frame, time.monotonic())
+                        at = port.rx_time
+                        self.on_frame(port.port, frame, time.monotonic() if at is None else at)
                     except Exception:  # one bad frame must not stop the port reader
                         self.errors += 1
                         LOG.exception("error while handling a frame from port %d", port.port)

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from finsy.proto import p4i, p4r
 
-from .linkemu import Link, LinkScheduler, PortConfig, ShapedQueue, Wire, departure_time
+from .linkemu import Link, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, departure_time
 from .p4rt.device import Device, compile_device_config
 from .p4rt.errors import Code, P4RTError
 from .ports import Port, PortReader
@@ -69,6 +69,8 @@ class Dataplane:
         self.clock = clock
         self.epoch = clock()
         self.sched = LinkScheduler(clock, after=self.drain_ingress)
+        #: how late frames leave against their emulated departure instants
+        self.timing = TimingWatch()
         self._ready: deque[tuple[int, bytes, float]] = deque()
         self.stats = DataplaneStats()
         self._frame_size: int | None = None
@@ -88,6 +90,7 @@ class Dataplane:
             else:
                 self._egress[n] = _EgressPort(port, ShapedQueue(eg, self.epoch), Wire(eg, random.Random(rng.random())))
                 self.sched.register(f"eg{n}", self._make_egress_cb(n))
+                self.timing.add_link(f"{n}@{port.iface} egress", eg.delay_s)
         device.on_pipeline.append(self._on_pipeline)
         if device.pipeline is not None:
             self._on_pipeline(device.pipeline)
@@ -159,9 +162,10 @@ class Dataplane:
         link = self._ingress[port]
 
         def run(now: float) -> float | None:
-            # Runs under the scheduler lock: hand the frames over, process them later.
-            for frame in link.advance(now):
-                self._ready.append((port, frame, now))
+            # Runs under the scheduler lock: hand the frames over, process them later,
+            # each at the instant the link delivered it (not when this ran).
+            for frame, t in link.advance_timed(now):
+                self._ready.append((port, frame, t))
             return link.next_event(now)
 
         return run
@@ -171,6 +175,9 @@ class Dataplane:
         while self._ready:
             port, frame, now = self._ready.popleft()
             self.process(port, frame, now)
+        for line in self.timing.report(self.clock()):
+            # the run reads these lines back (topologies/emulation.py, link_timing events)
+            LOG.warning("link timing: %s at %.3f", line, time.time())
 
     def pump(self, now: float) -> None:
         """Run link emulation due by ``now`` and its consequences (tests drive this)."""
@@ -234,14 +241,17 @@ class Dataplane:
         ep = self._egress[port]
         assert ep.queue is not None and ep.wire is not None
         q, wire = ep.queue, ep.wire
+        name = f"{port}@{ep.port.iface} egress"
+        clock, note = self.clock, self.timing.note
 
         def run(now: float) -> float | None:
             for frame, meta in q.dequeue(now):
                 if not wire.send(frame, departure_time(meta, q.epoch)):
                     self.stats.link_losses += 1
-            for frame in wire.receive(now):
+            for frame, t in wire.receive_timed(now):
                 if ep.port.send(frame):
                     self.stats.tx += 1
+                note(name, clock() - t)
             times = [t for t in (q.next_departure(now), wire.next_arrival()) if t is not None]
             return min(times) if times else None
 
@@ -414,6 +424,9 @@ class SwitchProcess:
             self.close()
             s = self.dataplane.stats
             lost = [p for p in ports if p.lost is not None]
+            for name, acc in sorted(self.dataplane.timing.total.items()):
+                if acc.count:
+                    LOG.info("link timing over the run: %s", TimingWatch.describe(name, acc))
             LOG.info("stopped: rx %d tx %d queue drops %d link losses %d; ports lost: %s (%d frames not sent to them)",
                      s.rx, s.tx, s.queue_drops, s.link_losses,
                      ", ".join(f"{p.port}@{p.iface}" for p in lost) or "none", sum(p.tx_lost for p in ports))

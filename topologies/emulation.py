@@ -165,10 +165,16 @@ class LiveController:
         self.log.close()
 
 
+#: The congestion control iperf3 asks the kernel for: Reno, as the simulator's
+#: TCP model (netsim/tcp.py), rather than the kernel's default (CUBIC, or BBR,
+#: which does not back off on loss and takes most of a drop-tail bottleneck).
+TCP_CONGESTION = "reno"
+
+
 def _iperf_client_argv(t: TcpPlan, interval: float) -> list[str]:
     return ["iperf3", "-c", t.dst_ip, "-p", str(t.flow.port), "-t", f"{t.stop - t.start:.3f}",
             "-i", f"{interval:g}", "-M", str(t.flow.mss), "-w", str(t.flow.rwnd), "-J",
-            "--get-server-output"]
+            "--get-server-output", "-C", TCP_CONGESTION]
 
 
 @contextmanager
@@ -276,7 +282,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                             ["iperf3", "-s", "-p", str(t.flow.port), "-1", "--forceflush",
                              "-i", f"{scenario.metrics_interval:g}"],
                             logs / f"iperf3-server-{t.flow.name}.log", node=net[t.flow.dst],
-                            ready_pattern=IPERF_READY)
+                            ready_pattern=IPERF_READY, realtime=True)
                 servers.append(srv)
                 if not srv.ready.wait(15) or not srv.alive:
                     raise EmulationError(f"iperf3 server for {t.flow.name} did not start:\n{srv.last_lines()}")
@@ -309,6 +315,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
             rec.event(*e)
     rec.extra.update({"target": target, "controller_ops": ops,
                       "failed_components": [s.process.name for s in failed]})
+    rec.extra["link_timing_warnings"] = _link_timing(plan, logs, t0_wall, rec)
     summary = rec.write(out)
     from topologies import plots
 
@@ -318,6 +325,32 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
         raise EmulationError(f"components failed: {names}\n" + "\n".join(
             f"--- {s.process.name} ---\n{s.process.last_lines()}" for s in failed))
     return summary
+
+
+_LINK_TIMING = re.compile(r"link timing: (?:link (\S+ \S+): )?(.*?)(?: at ([0-9.]+))?$")
+
+
+def _link_timing(plan: EmulationPlan, logs: Path, t0_wall: float, rec: R.Recorder) -> int:
+    """The switches' warnings that their emulated links ran late, as ``link_timing`` events.
+
+    A switch warns when more than 5 % (and at least 5) of a link's frames in a 5 s period
+    left later than max(1 ms, 10 % of the link's delay) after the instant
+    the emulation gave them (p4switch/linkemu.py, ``TimingWatch``), or when
+    it could not get real-time priority.  Returns how many warnings there were.
+    """
+    n = 0
+    for name in plan.switches:
+        path = logs / f"{name}.log"
+        if not path.exists():
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            m = _LINK_TIMING.search(line)
+            if m is None:
+                continue
+            n += 1
+            t = float(m.group(3)) - t0_wall if m.group(3) else 0.0
+            rec.event(max(0.0, t), f"{name}:{m.group(1) or 'links'}", "link_timing", m.group(2))
+    return n
 
 
 def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, out: Path) -> dict[str, int]:
@@ -412,13 +445,13 @@ def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: t
            logs: Path, scenario: Scenario, rec: R.Recorder, now: float) -> None:
     if isinstance(item, AgentPlan):
         proc = spawn(f"{item.role} {item.label}", list(item.argv),
-                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host])
+                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host], realtime=True)
         if item.role == "recv":
             sess = next(s for s in scenario.sessions if s.name == item.session)
             rec.event(now, item.host, "join", sess.group)
     else:
         proc = spawn(f"iperf3 {item.flow.name}", _iperf_client_argv(item, scenario.metrics_interval),
-                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src])
+                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src], realtime=True)
     threading.Thread(target=lambda: (proc.exited.wait(), died.set()), daemon=True).start()
     started.append(_Started(item, proc, now))
 

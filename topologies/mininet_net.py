@@ -102,13 +102,32 @@ class LoggedProcess:
         return self.proc.poll()
 
 
+#: SCHED_FIFO priority of agents and iperf3 in a run: below the switches'
+#: link threads (p4switch/linkemu.py, DEFAULT_RT_PRIORITY 10), above every
+#: ordinary process, so a busy machine does not stretch their packet gaps
+#: and RTT samples.  ``P4MCC_RT_PRIORITY=0`` turns both off.
+HOST_RT_PRIORITY = 5
+
+
+def realtime_prefix() -> list[str]:
+    """``chrt -f N`` for a host process, or nothing when it cannot or must not have it."""
+    if os.environ.get("P4MCC_RT_PRIORITY", "").strip() == "0":
+        return []
+    if os.geteuid() != 0 or shutil.which("chrt") is None:
+        return []
+    return ["chrt", "-f", str(HOST_RT_PRIORITY)]
+
+
 def spawn(name: str, argv: Sequence[str], log_path: Path, *, node: Any = None,
-          ready_pattern: re.Pattern[str] | None = None) -> LoggedProcess:
+          ready_pattern: re.Pattern[str] | None = None, realtime: bool = False) -> LoggedProcess:
     """Start ``argv`` (inside Mininet ``node``'s namespace when given) in its own
-    process group, so stopping it stops everything it started."""
+    process group, so stopping it stops everything it started.  ``realtime``
+    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=str(ROOT),
                               env=env, start_new_session=True)
+    if realtime:
+        argv = [*realtime_prefix(), *argv]
     if node is not None:
         # mnexec -a PID runs argv in the node's namespaces (what Node.popen does)
         argv = ["mnexec", "-a", str(node.pid), *argv]
