@@ -283,8 +283,9 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
             actions: list[tuple[float, AgentPlan | TcpPlan]] = sorted(
                 [(a.start, a) for a in plan.agents] + [(t.start, t) for t in plan.tcp],
                 key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
-            t0, t0_wall = time.monotonic(), time.time()
             faults = _fault_injector(plan, net, started, died, logs, scenario, rec)
+            faults.prepare()  # standby switches warm before the clock starts
+            t0, t0_wall = time.monotonic(), time.time()
             _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe, faults)
         except KeyboardInterrupt:
             rec.extra["interrupted"] = True
@@ -363,7 +364,7 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
             old.stop()
 
     return EmuFaults(plan=plan, net=net, started=started, rec=rec, logs=logs, scenario=scenario,
-                     spawn_agent=spawn_agent, restart_controller=restart_controller)
+                     spawn_agent=spawn_agent, restart_controller=restart_controller, wake=died.set)
 
 
 def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],
