@@ -391,7 +391,7 @@ class Controller:
         membership lived in the restarted switch's registers, which no
         controller can write on every target, so the hosts are asked to report
         again.  Then, when memberships age, a query every ``query_interval``."""
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query, max_response_ds
 
         if restored:
             frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
@@ -401,8 +401,7 @@ class Controller:
                 await asyncio.sleep(REQUERY_GAP_S)
         if not self.query_interval:
             return
-        # hosts answer within the max response time; keep it under the interval
-        frame = general_query(max_resp_ds=max(1, min(100, int(self.query_interval * 10 / 2))))
+        frame = general_query(max_resp_ds=max_response_ds(self.query_interval))
         while True:
             await self._packet_out(sw, frame)
             await asyncio.sleep(self.query_interval)

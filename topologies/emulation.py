@@ -89,12 +89,11 @@ class LiveController:
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
         from controller.policing import scenario_options
-        from topologies.faults import RUN_DEFAULT_TIMEOUT
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
-        # policing and membership ageing (on by default in runs) from the scenario
-        options, query = scenario_options(plan.scenario, default_timeout=RUN_DEFAULT_TIMEOUT)
+        # policing and membership ageing (on by default, as in the simulator) from the scenario
+        options, query = scenario_options(plan.scenario)
         want = desired_plan(plan.controller_topology, sessions, options)
         self.names = set(plan.switches)
         self.synced: dict[str, dict[str, int]] = {}
