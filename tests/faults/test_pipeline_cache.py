@@ -44,3 +44,29 @@ def test_a_cache_of_another_front_end_version_or_a_bad_file_is_not_used(tmp_path
     other._fp = b"another front end"
     assert other.preload(lambda prog: prog) == 1
     assert other.program(b"config", lambda b: "compiled again") == (other.key(b"config"), "compiled again")
+
+
+def _switch(*extra: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--standby",
+                             "--grpc-server-addr", "127.0.0.1:0", *extra],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_a_standby_switch_serves_only_when_told_to_go(tmp_path):
+    p = _switch("--pipeline-cache", str(tmp_path))
+    try:
+        assert "standby, waiting for 'go'" in p.stdout.readline()
+        p.stdin.write("go\n")
+        p.stdin.close()
+        assert "serving P4Runtime on 127.0.0.1:" in p.stdout.readline()
+    finally:
+        p.terminate()
+        p.wait(30)
+    # a standby whose runner went away (stdin closed) ends without serving
+    q = _switch()
+    assert "standby" in q.stdout.readline()
+    q.stdin.close()
+    assert q.wait(30) == 0 and "serving" not in q.stdout.read()
