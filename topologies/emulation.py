@@ -339,12 +339,19 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
     """The run's supervisor and fault injector (topologies/emulation_faults.py)."""
     from topologies.emulation_faults import EmuFaults
 
-    def spawn_agent(a: AgentPlan, now: float) -> None:
+    def spawn_agent(a: AgentPlan, now: float, gate: LoggedProcess | None = None) -> None:
         argv = list(a.argv)
         i = argv.index("--duration")
         argv[i + 1] = f"{max(0.1, a.stop - now):.3f}"
+        if gate is not None:
+            # a warm replacement (topologies/agent_gate.py) runs the command line now
+            try:
+                gate.proc.stdin.write((json.dumps(argv[argv.index("topologies.cli") + 1:]) + "\n").encode())
+                gate.proc.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                gate = None
         _start(AgentPlan(a.session, a.host, a.role, now, a.stop, tuple(argv)), net, started, died, logs,
-               scenario, rec, now)
+               scenario, rec, now, proc=gate)
 
     generation = [0]
 
@@ -409,10 +416,12 @@ def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], star
 
 
 def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: threading.Event,
-           logs: Path, scenario: Scenario, rec: R.Recorder, now: float) -> None:
+           logs: Path, scenario: Scenario, rec: R.Recorder, now: float,
+           proc: LoggedProcess | None = None) -> None:
     if isinstance(item, AgentPlan):
-        proc = spawn(f"{item.role} {item.label}", list(item.argv),
-                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host])
+        if proc is None:
+            proc = spawn(f"{item.role} {item.label}", list(item.argv),
+                         logs / f"agent-{item.session}-{item.host}.log", node=net[item.host])
         if item.role == "recv":
             sess = next(s for s in scenario.sessions if s.name == item.session)
             rec.event(now, item.host, "join", sess.group)

@@ -97,7 +97,7 @@ class EmuFaults:
     """See the module doc.  ``env`` gives the runner's objects (net, plan, ...)."""
 
     def __init__(self, *, plan: Any, net: Any, started: list[Any], rec: Any, logs: Path,
-                 scenario: Any, spawn_agent: Callable[[Any, float], Any],
+                 scenario: Any, spawn_agent: Callable[..., Any],
                  restart_controller: Callable[[bool], None] | None = None,
                  wake: Callable[[], None] | None = None) -> None:
         self.plan, self.net, self.started, self.rec = plan, net, started, rec
@@ -108,6 +108,8 @@ class EmuFaults:
         self.now = 0.0
         #: switch -> a warm replacement process waiting for "go" (see :meth:`prepare`)
         self.standby: dict[str, Any] = {}
+        #: killed agent's process id -> its warm replacement (topologies/agent_gate.py)
+        self.gates: dict[int, Any] = {}
         self._standbys_made = 0
         self.actions: list[_Action] = []
         self._order = 0
@@ -265,12 +267,37 @@ class EmuFaults:
         except ProcessLookupError:
             pass
 
+    def _gate(self, items: list[Any]) -> None:
+        """Start the killed agents' replacements now, warm by their restart
+        (a Python process takes seconds to start on a busy machine)."""
+        from topologies.mininet_net import spawn
+
+        for s in items:
+            a = s.plan
+            argv = list(a.argv)
+            proto = argv[argv.index("--proto") + 1] if "--proto" in argv else ""
+            self.gates[s.process.proc.pid] = spawn(
+                s.process.name, [sys.executable, "-m", "topologies.agent_gate", proto],
+                self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
+                node=self.net[a.host], stdin=True)
+
     def _restart(self, items: list[Any]) -> None:
         for s in items:
             a = s.plan
+            gate = self.gates.pop(s.process.proc.pid, None)
             if self.now < a.stop - 0.5:
-                self.spawn_agent(a, self.now)
+                self.spawn_agent(a, self.now, gate if gate is not None and gate.alive else None)
                 self._ev(a.host, "restart", a.session)
+            elif gate is not None:
+                self._end_gate(gate)
+
+    @staticmethod
+    def _end_gate(gate: Any) -> None:
+        try:
+            gate.proc.stdin.close()  # no command line: it ends on its own
+        except OSError:
+            pass
+        gate.stop(timeout=3)
 
     def _iface_cmd(self, node: str, iface: str, up: bool) -> None:
         # a switch's node runs commands in the root namespace, a host's in its own
@@ -287,6 +314,7 @@ class EmuFaults:
             self._kill(s)
         self._ev(f.target, "kill", ",".join(s.plan.session for s in items))
         if f.duration is not None:
+            self._gate(items)
             self._at(self.now + f.duration, lambda: self._restart(items))
 
     def _receiver_crash(self, f: Any) -> None:
@@ -297,6 +325,7 @@ class EmuFaults:
             self._kill(s)
         self._ev(f.target, "crash", ",".join(s.plan.session for s in items))
         if f.duration is not None:
+            self._gate(items)
             def back() -> None:
                 self._iface_cmd(f.target, iface, up=True)
                 self.net[f.target].cmd(f"ip route replace default dev {iface}")
@@ -429,13 +458,10 @@ class EmuFaults:
     def stop(self) -> None:
         for p in self.rogues:
             p.stop(timeout=3)
-        for p in self.standby.values():
-            try:
-                p.proc.stdin.close()  # a standby told nothing ends on its own
-            except OSError:
-                pass
-            p.stop(timeout=3)
+        for p in [*self.standby.values(), *self.gates.values()]:
+            self._end_gate(p)  # a standby told nothing ends on its own
         self.standby.clear()
+        self.gates.clear()
 
 
 def wait_s(now: float, faults: "EmuFaults | None") -> float | None:
