@@ -21,7 +21,10 @@ that they hit a session past its (slow by design) start.
 ``--quick`` runs three faults (switch crash, link flap, agent kill).
 ``docs/faults.md`` holds the numbers of a full run.
 
-Run: ``.venv/bin/python bench/faults.py [--quick] [--fault NAME] [--protocol P]``
+``--jobs N`` runs N simulations at once (each its own process; the rows
+print in the same order).
+
+Run: ``.venv/bin/python bench/faults.py [--quick] [--jobs N] [--fault NAME] [--protocol P]``
 """
 
 from __future__ import annotations
@@ -123,20 +126,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     ap.add_argument("--fault", action="append", help="scenario name(s) under topologies/scenarios/faults")
     ap.add_argument("--protocol", action="append", choices=PROTOCOLS)
+    ap.add_argument("--jobs", type=int, default=1, help="simulations run at once (default 1)")
     a = ap.parse_args(argv)
+    if a.jobs < 1:
+        ap.error("--jobs must be at least 1")
     names = a.fault or (list(QUICK) if a.quick else sorted(p.stem for p in SCENARIOS.glob("*.yaml")
                                                            if p.stem != "processes"))
     protos = a.protocol or list(PROTOCOLS)
     print(f"{'fault':<20} {'protocol':<7} {'recover s':>9} {'lost B':>9} {'restored at':>12} {'fb msgs':>8} {'wall s':>7}")
-    for n in names:
-        for p in protos:
-            r = run_one(n, p)
-            rec = r["recover_s"]
-            rec_s = "never" if rec is None else (rec if isinstance(rec, str) else f"{rec:.1f}")
-            lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
-            restored = ",".join(f"{t:.1f}" for t in r["restored"]) or "-"
-            print(f"{n:<20} {p:<7} {rec_s:>9} {lost:>9} {restored:>12} {r['feedback']:>8} {r['wall_s']:>7.1f}",
-                  flush=True)
+    cases = [(n, p) for n in names for p in protos]
+    if a.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(a.jobs)
+        results = pool.map(run_one, *zip(*cases))
+    else:
+        results = (run_one(n, p) for n, p in cases)
+    for r in results:
+        n, p = r["fault"], r["protocol"]
+        rec = r["recover_s"]
+        rec_s = "never" if rec is None else (rec if isinstance(rec, str) else f"{rec:.1f}")
+        lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
+        restored = ",".join(f"{t:.1f}" for t in r["restored"]) or "-"
+        print(f"{n:<20} {p:<7} {rec_s:>9} {lost:>9} {restored:>12} {r['feedback']:>8} {r['wall_s']:>7.1f}",
+              flush=True)
     return 0
 
 

@@ -350,6 +350,7 @@ class Controller:
         import finsy.switch as _fsw
 
         _fsw._FAIL_THROTTLE_SECS = min(_fsw._FAIL_THROTTLE_SECS, reconnect_throttle)
+        _reconnect_promptly()
 
     async def _ready(self, sw: fy.Switch) -> None:
         if not sw.is_primary:
@@ -390,7 +391,7 @@ class Controller:
         membership lived in the restarted switch's registers, which no
         controller can write on every target, so the hosts are asked to report
         again.  Then, when memberships age, a query every ``query_interval``."""
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query, max_response_ds
 
         if restored:
             frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
@@ -400,8 +401,7 @@ class Controller:
                 await asyncio.sleep(REQUERY_GAP_S)
         if not self.query_interval:
             return
-        # hosts answer within the max response time; keep it under the interval
-        frame = general_query(max_resp_ds=max(1, min(100, int(self.query_interval * 10 / 2))))
+        frame = general_query(max_resp_ds=max_response_ds(self.query_interval))
         while True:
             await self._packet_out(sw, frame)
             await asyncio.sleep(self.query_interval)
@@ -468,6 +468,36 @@ class Controller:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+RECONNECT_BACKOFF_MS = (100, 500)
+"""gRPC's reconnect backoff for a long-running controller: first retry, longest gap.
+
+gRPC's defaults (1 s, growing 1.6 times to finsy's 15 s) let a switch that
+restarted in 2 s wait up to 2.6 s more for the controller; a controller on
+the same machine retries every half second at most."""
+
+
+def _reconnect_promptly() -> None:
+    """Have finsy's channels retry a lost switch after :data:`RECONNECT_BACKOFF_MS`
+    (finsy builds its channel options itself and has no setting for it)."""
+    import finsy.p4client as _pc
+    from finsy.grpcutil import GRPCOptions
+
+    if getattr(_pc.GRPCOptions, "prompt_reconnect", False):
+        return
+    first, longest = RECONNECT_BACKOFF_MS
+
+    class _Prompt(GRPCOptions):
+        prompt_reconnect = True
+
+        def to_native(self) -> Any:
+            args = [a for a in super().to_native() if a[0] != "grpc.max_reconnect_backoff_ms"]
+            return args + [("grpc.initial_reconnect_backoff_ms", first),
+                           ("grpc.min_reconnect_backoff_ms", first),
+                           ("grpc.max_reconnect_backoff_ms", longest)]
+
+    _pc.GRPCOptions = _Prompt
 
 
 def _plain(v: Any) -> Any:

@@ -87,20 +87,20 @@ def host_budgets(topo: Any, sessions: Iterable[Any]) -> dict[str, tuple[int, int
     return out
 
 
-def scenario_options(scenario: Any, *, default_timeout: float = 0.0) -> tuple[Any, float | None]:
+def scenario_options(scenario: Any) -> tuple[Any, float | None]:
     """The controller's :class:`~controller.desired.DesiredOptions` for a
     scenario's ``policing:`` and ``membership:`` (``topologies/faults.py``),
     and the querier period (None: no querier).
 
-    ``default_timeout`` is the engine's membership timeout when the scenario
-    gives none (``p4mcc run`` ages memberships, the simulator does not).
+    Both engines call it, so they age memberships and query the same way
+    (``topologies.faults.membership_timeout`` owns the default).
     """
     from controller.desired import DesiredOptions
-    from topologies.faults import Membership, Policing, query_interval
+    from topologies.faults import Membership, Policing, membership_timeout, query_interval
 
     pol = getattr(scenario, "policing", None) or Policing()
     mem = getattr(scenario, "membership", None) or Membership()
-    timeout = default_timeout if mem.timeout is None else mem.timeout
+    timeout = membership_timeout(mem)
     ageing: dict[str, Any] = {}
     if timeout:
         from controller.querier import timings

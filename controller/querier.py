@@ -5,8 +5,12 @@ receiving a group that long after its last report, so someone must ask hosts
 to report again: the controller, by sending an IGMPv2 general query as a
 PacketOut flooded to every port (``docs/p4-program.md``, item 9).  Hosts
 answer with reports that refresh their ports.  Timings follow IGMPv2's
-defaults in proportion: query interval 125 s for a 260 s membership timeout,
-proxy refresh 100 s.
+defaults (RFC 2236 sec. 8) in proportion: query interval 125 s and query
+response interval 10 s for a 260 s membership timeout (the Group Membership
+Interval, robustness 2 x 125 s + 10 s), proxy refresh 100 s.  With p4mcc's
+20 s default timeout (``topologies.faults.DEFAULT_TIMEOUT``) that is a query
+every 9.6 s asking for reports within 0.7 s: one lost query or report still
+leaves the port in place, as the robustness variable intends.
 """
 
 from __future__ import annotations
@@ -55,3 +59,9 @@ def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
 def timings(membership_timeout_s: float) -> tuple[float, float]:
     """(query interval, proxy refresh) in seconds for a membership timeout."""
     return membership_timeout_s * 125 / 260, membership_timeout_s * 100 / 260
+
+
+def max_response_ds(query_interval_s: float) -> int:
+    """A periodic query's maximum response time, in the field's tenths of a
+    second: IGMPv2's 10 s per 125 s of query interval, 0.1 s to 10 s."""
+    return max(1, min(100, int(query_interval_s * 10 * 10 / 125)))

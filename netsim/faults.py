@@ -59,7 +59,9 @@ class SimControl:
 
     def _periodic(self) -> None:
         if self.up:
-            self.query_all(max(1, min(100, int(self.query_interval * 10 / 2))))  # type: ignore[operator]
+            from controller.querier import max_response_ds
+
+            self.query_all(max_response_ds(self.query_interval))  # type: ignore[arg-type]
         self.run.sim.after(self.query_interval, self._periodic)  # type: ignore[arg-type]
 
     def query(self, switch: str, max_resp_ds: int) -> None:

@@ -111,6 +111,12 @@ def register_switch(sub: argparse._SubParsersAction) -> None:
                    "(DIR egress, ingress or both; repeatable)")
     p.add_argument("--p4info", metavar="FILE", help="write the loaded program's P4Info to FILE")
     p.add_argument("--seed", type=int, default=0, help="seed of the loss draws and the random extern")
+    p.add_argument("--pipeline-cache", metavar="DIR",
+                   help="keep compiled pipelines in DIR and load them at start, so a restarted switch "
+                   "does not compile the controller's program again (DIR must be writable only by you)")
+    p.add_argument("--standby", action="store_true",
+                   help="warm up (compile, load the pipeline cache), then wait for a line 'go' on stdin "
+                   "before opening the ports and serving")
     for flag, why in _BMV2_UNSUPPORTED.items():
         p.add_argument(flag, nargs="?", action=_Unsupported, help=argparse.SUPPRESS, why=why)
     p.set_defaults(func=_checked_inputs("switch", ("program", "port_config"), _run_switch))

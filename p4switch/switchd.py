@@ -264,14 +264,23 @@ class Dataplane:
 
 
 def make_builder(default_program: Any, cpu_port: int | None, seed: int = 0,
-                 start_time: float | None = None) -> Callable[[p4r.ForwardingPipelineConfig], tuple[Any, Any, p4i.P4Info]]:
-    """The Device's pipeline builder: compile (or reuse) a program, lower it, describe it."""
+                 start_time: float | None = None,
+                 cache: Any = None) -> Callable[[p4r.ForwardingPipelineConfig], tuple[Any, Any, p4i.P4Info]]:
+    """The Device's pipeline builder: compile (or reuse) a program, lower it, describe it.
+
+    With a :class:`~.pipecache.PipelineCache` a device config compiled
+    before (by this switch or one that ran with the same cache directory) is
+    not compiled again, and a spare instance built ahead is used once.
+    """
     t0 = time.monotonic() if start_time is None else start_time
 
     def build(config: p4r.ForwardingPipelineConfig) -> tuple[Any, Any, p4i.P4Info]:
         from .p4rt.p4info import P4InfoError, build_p4info
 
-        if config.p4_device_config:
+        key = None
+        if config.p4_device_config and cache is not None:
+            key, program = cache.program(config.p4_device_config, compile_device_config)
+        elif config.p4_device_config:
             program = compile_device_config(config.p4_device_config)
         elif default_program is not None:
             program = default_program
@@ -283,7 +292,9 @@ def make_builder(default_program: Any, cpu_port: int | None, seed: int = 0,
             generated = build_p4info(program)
         except P4InfoError as e:
             raise P4RTError(Code.INVALID_ARGUMENT, f"cannot describe the program in P4Info: {e}") from None
-        switch = new_switch(program, cpu_port, seed, t0)
+        switch = cache.take_spare(key) if key is not None else None
+        if switch is None:
+            switch = new_switch(program, cpu_port, seed, t0)
         return switch, program, generated
 
     return build
@@ -346,6 +357,10 @@ class SwitchOptions:
     links: PortConfig = field(default_factory=PortConfig)
     p4info_out: str | None = None
     seed: int = 0
+    #: directory of compiled pipelines shared by restarts (p4switch/pipecache.py)
+    pipeline_cache: str | None = None
+    #: warm up, then wait for "go" on stdin before opening ports and serving
+    standby: bool = False
 
 
 class SwitchProcess:
@@ -359,19 +374,40 @@ class SwitchProcess:
         self.servicer: Any = None
         self.bound_port = 0
 
+    def warm(self) -> None:
+        """Everything that takes CPU before the switch can serve: the start
+        program's compilation and the pipeline cache's programs, each with a
+        spare instance (a standby does this before it is told to go)."""
+        if getattr(self, "_warm", False):
+            return
+        self._warm = True
+        o = self.opts
+        self.t0 = time.monotonic()
+        self.program = None
+        if o.program:
+            from .frontend import compile_file
+
+            self.program = compile_file(o.program, include_dirs=o.include_dirs, defines=o.defines)
+        self.cache = None
+        if o.pipeline_cache:
+            from .p4rt.server import serve  # noqa: F401 - imported now, not after "go"
+            from .pipecache import PipelineCache
+
+            self.cache = PipelineCache(o.pipeline_cache)
+            n = self.cache.preload(lambda prog: (check_cpu_port(prog, o.cpu_port),
+                                                 new_switch(prog, o.cpu_port, o.seed, self.t0))[1])
+            LOG.info("pipeline cache %s: %d compiled pipeline(s) loaded", o.pipeline_cache, n)
+
     def start(self) -> None:
         from .p4rt.server import serve
 
         o = self.opts
-        program = None
-        if o.program:
-            from .frontend import compile_file
-
-            program = compile_file(o.program, include_dirs=o.include_dirs, defines=o.defines)
+        self.warm()
+        program = self.program
         try:
             for n, iface in o.interfaces:
                 self.ports[n] = Port(n, iface, o.pcap_dir)
-            builder = make_builder(program, o.cpu_port, o.seed)
+            builder = make_builder(program, o.cpu_port, o.seed, start_time=self.t0, cache=self.cache)
             self.device = Device(o.device_id, builder, cpu_port=o.cpu_port)
             if program is not None:
                 self.device.commit_initial()
@@ -410,6 +446,13 @@ class SwitchProcess:
         # default 5 ms GIL switch interval a busy packet thread would delay
         # departures by up to 5 ms each.
         sys.setswitchinterval(0.0002)
+        if self.opts.standby:
+            # a standby replaces a switch that died: ready to take its ports
+            # and address the moment it is told (a closed stdin means never)
+            self.warm()
+            print(f"p4mcc switch: device {self.opts.device_id} standby, waiting for 'go' on stdin", flush=True)
+            if sys.stdin.readline().strip() != "go":
+                return 0
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stop_event.set())
         self.start()
@@ -516,5 +559,5 @@ def options_from_args(args: Any) -> SwitchOptions:
     return SwitchOptions(
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
-        p4info_out=args.p4info, seed=args.seed,
+        p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
     )

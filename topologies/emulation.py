@@ -89,12 +89,11 @@ class LiveController:
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
         from controller.policing import scenario_options
-        from topologies.faults import RUN_DEFAULT_TIMEOUT
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
-        # policing and membership ageing (on by default in runs) from the scenario
-        options, query = scenario_options(plan.scenario, default_timeout=RUN_DEFAULT_TIMEOUT)
+        # policing and membership ageing (on by default, as in the simulator) from the scenario
+        options, query = scenario_options(plan.scenario)
         want = desired_plan(plan.controller_topology, sessions, options)
         self.names = set(plan.switches)
         self.synced: dict[str, dict[str, int]] = {}
@@ -289,8 +288,9 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
             actions: list[tuple[float, AgentPlan | TcpPlan]] = sorted(
                 [(a.start, a) for a in plan.agents] + [(t.start, t) for t in plan.tcp],
                 key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
-            t0, t0_wall = time.monotonic(), time.time()
             faults = _fault_injector(plan, net, started, died, logs, scenario, rec)
+            faults.prepare()  # standby switches warm before the clock starts
+            t0, t0_wall = time.monotonic(), time.time()
             _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe, faults)
         except KeyboardInterrupt:
             rec.extra["interrupted"] = True
@@ -372,12 +372,19 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
     """The run's supervisor and fault injector (topologies/emulation_faults.py)."""
     from topologies.emulation_faults import EmuFaults
 
-    def spawn_agent(a: AgentPlan, now: float) -> None:
+    def spawn_agent(a: AgentPlan, now: float, gate: LoggedProcess | None = None) -> None:
         argv = list(a.argv)
         i = argv.index("--duration")
         argv[i + 1] = f"{max(0.1, a.stop - now):.3f}"
+        if gate is not None:
+            # a warm replacement (topologies/agent_gate.py) runs the command line now
+            try:
+                gate.proc.stdin.write((json.dumps(argv[argv.index("topologies.cli") + 1:]) + "\n").encode())
+                gate.proc.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                gate = None
         _start(AgentPlan(a.session, a.host, a.role, now, a.stop, tuple(argv)), net, started, died, logs,
-               scenario, rec, now)
+               scenario, rec, now, proc=gate)
 
     generation = [0]
 
@@ -396,7 +403,7 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
             old.stop()
 
     return EmuFaults(plan=plan, net=net, started=started, rec=rec, logs=logs, scenario=scenario,
-                     spawn_agent=spawn_agent, restart_controller=restart_controller)
+                     spawn_agent=spawn_agent, restart_controller=restart_controller, wake=died.set)
 
 
 def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],
@@ -442,10 +449,12 @@ def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], star
 
 
 def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: threading.Event,
-           logs: Path, scenario: Scenario, rec: R.Recorder, now: float) -> None:
+           logs: Path, scenario: Scenario, rec: R.Recorder, now: float,
+           proc: LoggedProcess | None = None) -> None:
     if isinstance(item, AgentPlan):
-        proc = spawn(f"{item.role} {item.label}", list(item.argv),
-                     logs / f"agent-{item.session}-{item.host}.log", node=net[item.host], realtime=True)
+        if proc is None:
+            proc = spawn(f"{item.role} {item.label}", list(item.argv),
+                         logs / f"agent-{item.session}-{item.host}.log", node=net[item.host], realtime=True)
         if item.role == "recv":
             sess = next(s for s in scenario.sessions if s.name == item.session)
             rec.event(now, item.host, "join", sess.group)

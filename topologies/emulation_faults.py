@@ -43,8 +43,10 @@ the runner wakes up.  It
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -59,6 +61,9 @@ TBF_LATENCY_MS = 50
 DEFAULT_DOWN_S = 1.0
 #: A switch process that dies more often than this is left down.
 MAX_SWITCH_RESTARTS = 5
+#: How long :meth:`EmuFaults.prepare` waits for the standby switches to warm up.
+STANDBY_WARM_S = 90.0
+_STANDBY_READY = re.compile(r"standby, waiting|serving P4Runtime")
 
 
 def check_supported(scenario: Any) -> None:
@@ -92,12 +97,20 @@ class EmuFaults:
     """See the module doc.  ``env`` gives the runner's objects (net, plan, ...)."""
 
     def __init__(self, *, plan: Any, net: Any, started: list[Any], rec: Any, logs: Path,
-                 scenario: Any, spawn_agent: Callable[[Any, float], Any],
-                 restart_controller: Callable[[bool], None] | None = None) -> None:
+                 scenario: Any, spawn_agent: Callable[..., Any],
+                 restart_controller: Callable[[bool], None] | None = None,
+                 wake: Callable[[], None] | None = None) -> None:
         self.plan, self.net, self.started, self.rec = plan, net, started, rec
         self.logs, self.scenario = logs, scenario
         self.spawn_agent = spawn_agent
         self.restart_controller = restart_controller
+        self.wake = wake
+        self.now = 0.0
+        #: switch -> a warm replacement process waiting for "go" (see :meth:`prepare`)
+        self.standby: dict[str, Any] = {}
+        #: killed agent's process id -> its warm replacement (topologies/agent_gate.py)
+        self.gates: dict[int, Any] = {}
+        self._standbys_made = 0
         self.actions: list[_Action] = []
         self._order = 0
         self.killed: set[int] = set()  # pids we ended on purpose
@@ -108,6 +121,48 @@ class EmuFaults:
         for i, f in enumerate(scenario.faults):
             for t in f.times(scenario.duration):
                 self._at(t, lambda f=f, i=i: self._inject(f, i))
+
+    def prepare(self) -> None:
+        """Before the run's clock starts: watch every switch process (its death
+        wakes the runner at once), and warm a standby replacement for each
+        switch a ``switch_crash`` targets, so a restart costs no process start."""
+        for name in self.plan.switches:
+            proc = self.net[name].process
+            if proc is not None:
+                self._watch(proc)
+        crashed = sorted({f.target for f in self.scenario.faults if f.kind == "switch_crash"})
+        for name in crashed:
+            if getattr(self.net[name], "target", "builtin") == "builtin":
+                self._spawn_standby(name)
+        for name in crashed:
+            p = self.standby.get(name)
+            if p is not None and not (p.ready.wait(STANDBY_WARM_S) and p.alive):
+                self.standby.pop(name, None)  # restarts start a process then; say why in its log
+                self.rec.event(0.0, name, "error", f"standby did not warm up:\n{p.last_lines(5)}")
+
+    def _watch(self, proc: Any) -> None:
+        if self.wake is not None:
+            threading.Thread(target=lambda: (proc.exited.wait(), self.wake()), daemon=True,  # type: ignore[misc]
+                             name=f"watch:{proc.name}").start()
+
+    def _switch_argv(self, name: str) -> list[str]:
+        """The switch's own command line for a restart: no program (the
+        controller pushes it), the run's pipeline cache (it loads the
+        compiled program instead of compiling it)."""
+        from topologies.mininet_net import PIPELINE_CACHE
+
+        node = self.net[name]
+        argv = node.plan.command(Path(node.program), seed=node.seed)
+        argv[argv.index(str(Path(node.program)))] = "--no-p4"
+        return argv + ["--pipeline-cache", str(Path(node.log_dir) / PIPELINE_CACHE)]
+
+    def _spawn_standby(self, name: str) -> None:
+        from topologies.mininet_net import spawn
+
+        self._standbys_made += 1
+        self.standby[name] = spawn(f"switch {name}", self._switch_argv(name) + ["--standby"],
+                                   self.logs / f"{name}.standby{self._standbys_made}.log",
+                                   ready_pattern=_STANDBY_READY, stdin=True)
 
     # scheduling ------------------------------------------------------------
     def _at(self, t: float, fn: Callable[[], None]) -> None:
@@ -155,20 +210,40 @@ class EmuFaults:
         node = self.net[name]
         n = self.switch_restarts.get(name, 0) + 1
         self.switch_restarts[name] = n
-        log = self.logs / f"{name}.log"
-        if log.exists():
-            log.rename(self.logs / f"{name}.log.{n}")
-        if getattr(node, "target", "builtin") == "builtin":
-            # start without the program: the controller pushes the pipeline
-            # anyway when it reconnects, so compiling it at start is done twice
+        spare = self.standby.pop(name, None)
+        if spare is not None and spare.alive:
+            # the warm standby takes the ports and the address at once
+            try:
+                spare.proc.stdin.write(b"go\n")
+                spare.proc.stdin.close()
+            except (BrokenPipeError, OSError):
+                spare = None
+        else:
+            spare = None
+        if spare is not None:
+            node.process = spare
+            how = "standby"
+        elif getattr(node, "target", "builtin") == "builtin":
             from topologies.mininet_net import READY, spawn
 
-            argv = node.plan.command(Path(node.program), seed=node.seed)
-            argv[argv.index(str(Path(node.program)))] = "--no-p4"
-            node.process = spawn(f"switch {name}", argv, log, ready_pattern=READY)
+            log = self.logs / f"{name}.log"
+            if log.exists():
+                log.rename(self.logs / f"{name}.log.{n}")
+            # start without the program: the controller pushes it, and the
+            # pipeline cache has it compiled already
+            node.process = spawn(f"switch {name}", self._switch_argv(name), log, ready_pattern=READY)
+            how = "started"
         else:
             node.start([])
-        self._ev(name, "switch_up", f"process restarted (pid {node.process.proc.pid})")
+            how = "started"
+        self._watch(node.process)
+        self._ev(name, "switch_up", f"process restarted (pid {node.process.proc.pid}, {how})")
+        if how == "standby" and self._more_crashes(name):
+            self._spawn_standby(name)
+
+    def _more_crashes(self, name: str) -> bool:
+        return any(f.kind == "switch_crash" and f.target == name and any(t > self.now for t in
+                   f.times(self.scenario.duration)) for f in self.scenario.faults)
 
     # helpers ---------------------------------------------------------------
     def _agents(self, f: Any, *, sender_too: bool = False) -> list[Any]:
@@ -192,12 +267,37 @@ class EmuFaults:
         except ProcessLookupError:
             pass
 
+    def _gate(self, items: list[Any]) -> None:
+        """Start the killed agents' replacements now, warm by their restart
+        (a Python process takes seconds to start on a busy machine)."""
+        from topologies.mininet_net import spawn
+
+        for s in items:
+            a = s.plan
+            argv = list(a.argv)
+            proto = argv[argv.index("--proto") + 1] if "--proto" in argv else ""
+            self.gates[s.process.proc.pid] = spawn(
+                s.process.name, [sys.executable, "-m", "topologies.agent_gate", proto],
+                self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
+                node=self.net[a.host], stdin=True)
+
     def _restart(self, items: list[Any]) -> None:
         for s in items:
             a = s.plan
+            gate = self.gates.pop(s.process.proc.pid, None)
             if self.now < a.stop - 0.5:
-                self.spawn_agent(a, self.now)
+                self.spawn_agent(a, self.now, gate if gate is not None and gate.alive else None)
                 self._ev(a.host, "restart", a.session)
+            elif gate is not None:
+                self._end_gate(gate)
+
+    @staticmethod
+    def _end_gate(gate: Any) -> None:
+        try:
+            gate.proc.stdin.close()  # no command line: it ends on its own
+        except OSError:
+            pass
+        gate.stop(timeout=3)
 
     def _iface_cmd(self, node: str, iface: str, up: bool) -> None:
         # a switch's node runs commands in the root namespace, a host's in its own
@@ -214,6 +314,7 @@ class EmuFaults:
             self._kill(s)
         self._ev(f.target, "kill", ",".join(s.plan.session for s in items))
         if f.duration is not None:
+            self._gate(items)
             self._at(self.now + f.duration, lambda: self._restart(items))
 
     def _receiver_crash(self, f: Any) -> None:
@@ -224,6 +325,7 @@ class EmuFaults:
             self._kill(s)
         self._ev(f.target, "crash", ",".join(s.plan.session for s in items))
         if f.duration is not None:
+            self._gate(items)
             def back() -> None:
                 self._iface_cmd(f.target, iface, up=True)
                 self.net[f.target].cmd(f"ip route replace default dev {iface}")
@@ -356,6 +458,10 @@ class EmuFaults:
     def stop(self) -> None:
         for p in self.rogues:
             p.stop(timeout=3)
+        for p in [*self.standby.values(), *self.gates.values()]:
+            self._end_gate(p)  # a standby told nothing ends on its own
+        self.standby.clear()
+        self.gates.clear()
 
 
 def wait_s(now: float, faults: "EmuFaults | None") -> float | None:

@@ -103,18 +103,29 @@ class Policing:
 class Membership:
     """IGMP membership ageing on the switches and the controller's querier.
 
-    ``timeout`` 0 never ages (then no querier is needed).  ``None`` leaves the
-    engine's default: ``p4mcc run`` ages (:data:`RUN_DEFAULT_TIMEOUT`), the
-    simulator does not.  ``query_interval`` None derives it from the timeout
-    (IGMPv2's 125/260).
+    ``timeout`` 0 never ages (then no querier is needed).  ``None`` is the
+    default, the same in both engines (:data:`DEFAULT_TIMEOUT`, through
+    :func:`membership_timeout`).  ``query_interval`` None derives it from the
+    timeout (IGMPv2's 125/260, ``controller.querier.timings``).
     """
 
     timeout: float | None = None
     query_interval: float | None = None
 
 
-#: Membership timeout ``p4mcc run`` uses when a scenario does not say.
-RUN_DEFAULT_TIMEOUT = 20.0
+#: Membership timeout of both engines when a scenario does not say: IGMPv2's
+#: Group Membership Interval is 260 s (RFC 2236 sec. 8.4); p4mcc scales it
+#: down so that a receiver that dies silently stops costing its port within
+#: a run of a minute, and keeps the RFC's proportions for the rest
+#: (``controller.querier``).
+DEFAULT_TIMEOUT = 20.0
+
+
+def membership_timeout(m: "Membership | None") -> float:
+    """The membership timeout a scenario gets (the one owner of the default)."""
+    if m is None or m.timeout is None:
+        return DEFAULT_TIMEOUT
+    return m.timeout
 
 
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:

@@ -28,6 +28,9 @@ from typing import Any, Callable, Sequence
 from topologies.emulation_plan import ROOT, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
+#: The run's compiled pipelines (p4switch/pipecache.py), under its log folder:
+#: a switch restarted during the run loads the controller's program from it.
+PIPELINE_CACHE = "pipeline-cache"
 
 #: Called with every process :func:`spawn` starts: the run's record of what
 #: ``p4mcc stop`` may end (see :mod:`topologies.runstate`).
@@ -119,15 +122,19 @@ def realtime_prefix() -> list[str]:
 
 
 def spawn(name: str, argv: Sequence[str], log_path: Path, *, node: Any = None,
-          ready_pattern: re.Pattern[str] | None = None, realtime: bool = False) -> LoggedProcess:
+          ready_pattern: re.Pattern[str] | None = None, realtime: bool = False,
+          stdin: bool = False) -> LoggedProcess:
     """Start ``argv`` (inside Mininet ``node``'s namespace when given) in its own
     process group, so stopping it stops everything it started.  ``realtime``
-    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`)."""
+    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`); ``stdin``
+    gives it a pipe to write to (``proc.stdin``)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=str(ROOT),
                               env=env, start_new_session=True)
     if realtime:
         argv = [*realtime_prefix(), *argv]
+    if stdin:
+        kw["stdin"] = subprocess.PIPE
     if node is not None:
         # mnexec -a PID runs argv in the node's namespaces (what Node.popen does)
         argv = ["mnexec", "-a", str(node.pid), *argv]
@@ -166,6 +173,7 @@ def _switch_class() -> type:
                 argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir)
             else:
                 argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir)
+                argv += ["--pipeline-cache", str(self.log_dir / PIPELINE_CACHE)]
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
                                  ready_pattern=READY if self.target == "builtin" else None)
 

@@ -3,7 +3,9 @@
 One run, several behaviours: a controller takeover, an agent SIGKILLed and
 restarted, a host that goes silent and comes back, a switch SIGKILLed and
 restarted empty (the controller restores tables and re-queries membership,
-so traffic resumes), a graceful leave.  Needs root and Mininet.
+so traffic resumes), a controller restart, a graceful leave.  Each process
+or switch fault is held to the issue's bound: recovery within 5 s of the
+fault's end.  Needs root and Mininet.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def received(rx, host, t0, t1) -> float:
 def test_the_run_ends_with_full_results(emu):
     out, summary, events, _ = emu
     assert (out / "summary.json").exists() and summary["sessions"]["vlmcc"]["receivers"]
-    assert len([e for e in events if e[2] == "fault"]) == 5
+    assert len([e for e in events if e[2] == "fault"]) == 6
     assert not [e for e in events if e[2] in ("agent_died", "switch_died")]  # only what the faults did
 
 
@@ -60,6 +62,7 @@ def test_agent_kill_and_restart(emu):
     back = first(events, "r2", "restart")
     assert 6.9 <= back <= 8.0
     assert received(rx, "r2", back, back + BOUND_S) > 0
+    assert recovered_after(events, 1) <= BOUND_S
 
 
 def test_receiver_crash_is_silent_then_rejoins(emu):
@@ -67,23 +70,51 @@ def test_receiver_crash_is_silent_then_rejoins(emu):
     assert first(events, "r3", "crash") >= 6.0
     back = first(events, "r3", "restart")
     assert received(rx, "r3", back, back + BOUND_S) > 0
+    assert recovered_after(events, 2) <= BOUND_S
+
+
+def recovered_after(events, fault: int) -> float:
+    rows = [d for _, _, e, d in events if e == "recovered" and d.startswith(f"faults[{fault}] ")]
+    assert rows, (fault, [e for e in events if e[2] in ("fault", "not_recovered")])
+    return float(rows[0].rsplit("after=", 1)[1].rstrip("s"))
 
 
 def test_switch_restart_restores_tables_and_membership(emu):
     _, _, events, rx = emu
     down = first(events, "s2", "switch_down")
+    up = first(events, "s2", "switch_up")
+    assert 12.9 <= up <= 13.5  # restarted when the fault's `for` ends, not a process start later
     restored = [t for t, n, e, _ in events if n == "s2" and e == "restored" and t > down]
     assert restored, "the controller did not restore s2"
+    # the restore itself: a warm standby, the cached pipeline, a prompt reconnect
+    assert restored[0] - up < 3.0
     assert any(e == "requeried" and n == "s2" and t >= restored[0] for t, n, e, _ in events)
-    # traffic resumes within the bound after the restore, for every receiver still there
     for host in ("r1", "r2", "r3"):
-        assert received(rx, host, restored[0], min(restored[0] + BOUND_S, 22.0)) > 0, host
-    assert [e for e in events if e[2] == "recovered" and "faults[3]" in e[3]]
+        assert received(rx, host, restored[0], restored[0] + 2.0) > 0, host
+    # the issue's bound: the session is back to 80 % within 5 s of the restart
+    assert recovered_after(events, 3) <= BOUND_S
+
+
+def test_controller_restart_does_not_touch_the_data_plane(emu):
+    out, _, events, rx = emu
+    down = first(events, "controller", "controller_down")
+    assert 15.9 <= down <= 16.5
+    assert [t for t, n, e, _ in events if e == "controller_up" and down < t < down + 3.0]
+    for host in ("r1", "r2", "r3"):  # forwarding goes on while no controller runs
+        assert received(rx, host, down, down + 1.0) > 0, host
+    assert recovered_after(events, 4) <= BOUND_S
+    from controller.events import read_events
+
+    # the new controller (third election id) finds every switch as it wants it
+    third = [r for r in read_events(out / "controller-events.2.jsonl") if r.get("event") == "synced"]
+    assert {r["switch"] for r in third} == {"s1", "s2"}
+    assert all(r["inserts"] == 0 and r["deletes"] == 0 for r in third)
 
 
 def test_controller_takeover(emu):
     out, _, events, _ = emu
     assert any(e[2] == "controller_up" and "second" in e[3] for e in events)
+    assert recovered_after(events, 0) <= BOUND_S
     from controller.events import read_events
 
     second = read_events(out / "controller-events.1.jsonl")

@@ -103,17 +103,19 @@ def test_recovery_time_is_when_throughput_holds_80_percent_of_its_baseline():
     assert recovery_times(never, s, f, 5.0) == {"a": None}
 
 
-def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
+def test_both_engines_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
     from controller.policing import scenario_options
-    from topologies.faults import RUN_DEFAULT_TIMEOUT
+    from controller.querier import max_response_ds
 
-    opts, query = scenario_options(scen(), default_timeout=RUN_DEFAULT_TIMEOUT)
+    # one function for both engines (p4mcc run and p4mcc sim call it)
+    opts, query = scenario_options(scen())
     assert opts.membership_timeout_us == 20_000_000 and query == pytest.approx(20 * 125 / 260)
     assert opts.proxy_refresh_us == int(20 * 100 / 260 * 1e6)
     assert opts.feedback_by_host and opts.feedback_pps is None  # policing: auto, per host
-    opts, query = scenario_options(scen(membership={"timeout": 0}), default_timeout=RUN_DEFAULT_TIMEOUT)
-    assert opts.membership_timeout_us == 0 and query is None
-    opts, query = scenario_options(scen())  # the simulator's default: no ageing
+    # RFC 2236 sec. 8.4: robustness 2 x query interval + response interval fits the timeout
+    assert 2 * query + max_response_ds(query) / 10 <= 20.0
+    assert max_response_ds(125.0) == 100  # IGMPv2's own defaults: 10 s for 125 s
+    opts, query = scenario_options(scen(membership={"timeout": 0}))
     assert opts.membership_timeout_us == 0 and query is None
     opts, _ = scenario_options(scen(policing={"feedback_pps": 300}))
     assert (opts.feedback_pps, opts.feedback_burst, opts.feedback_by_host) == (300, 30, None)

@@ -169,3 +169,25 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
     assert to_r1.counters.enqueued_packets - r1_10 <= 3
     # the live receiver's port is not aged: WEBRC's data keeps reaching it
     assert to_r2.counters.enqueued_packets - r2_10 >= 8
+
+
+def test_the_simulator_ages_and_queries_by_default_as_p4mcc_run_does():
+    """No ``membership:`` in the scenario: the simulated P4 switches get the
+    same ageing and the stand-in controller the same querier as a Mininet run
+    (``topologies.faults.membership_timeout`` is the one default)."""
+    from controller.policing import scenario_options
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+    from topologies.faults import DEFAULT_TIMEOUT
+    from topologies.scenario import load_scenario
+
+    from pathlib import Path
+
+    sc = load_scenario(Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "receiver-crash.yaml")
+    assert sc.membership.timeout is None
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    emu_options, emu_query = scenario_options(sc)  # what topologies.emulation.LiveController gets
+    assert run.control.query_interval == emu_query == pytest.approx(DEFAULT_TIMEOUT * 125 / 260)
+    for name, st in run.net.desired_states.items():
+        params = dict(st.defaults["MccIngress.switch_config"].params)
+        assert params["membership_timeout_us"] == emu_options.membership_timeout_us == DEFAULT_TIMEOUT * 1e6, name
