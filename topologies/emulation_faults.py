@@ -279,7 +279,7 @@ class EmuFaults:
             self.gates[s.process.proc.pid] = spawn(
                 s.process.name, [sys.executable, "-m", "topologies.agent_gate", proto],
                 self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
-                node=self.net[a.host], stdin=True)
+                node=self.net[a.host], stdin=True, realtime=True)
 
     def _restart(self, items: list[Any]) -> None:
         for s in items:
