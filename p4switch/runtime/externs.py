@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Callable, Optional, Sequence
 
 GREEN, YELLOW, RED = 0, 1, 2
+
+
+def _cells(size: int, width: int, signed: bool) -> Any:
+    """Zeroed storage for ``size`` cells of ``width`` bits: a machine-word
+    ``array`` (8 bytes a cell, no Python int per cell) when the width fits
+    64 bits, else a list.  Generated code indexes both the same way."""
+    if width <= 64:
+        return array("q" if signed else "Q", bytes(8 * size))
+    return [0] * size
 
 
 class RegisterArray:
@@ -17,7 +27,7 @@ class RegisterArray:
 
     def __init__(self, name: str, size: int, width: int, signed: bool = False) -> None:
         self.name, self.size, self.width, self.signed = name, size, width, signed
-        self.values = [0] * size
+        self.values = _cells(size, width, signed)
         self._mask = (1 << width) - 1
 
     def read(self, index: int) -> int:
@@ -36,7 +46,7 @@ class RegisterArray:
             self.values[index] = value
 
     def reset(self) -> None:
-        self.values = [0] * self.size
+        self.values = _cells(self.size, self.width, self.signed)
 
 
 class ObjectRegisterArray:
@@ -68,8 +78,9 @@ class CounterArray:
 
     def __init__(self, name: str, size: int, kind: str = "packets_and_bytes") -> None:
         self.name, self.size, self.kind = name, size, kind
-        self.packets = [0] * size
-        self.bytes = [0] * size
+        # 64-bit cells, as BMv2's counters (a count past 2**64 raises OverflowError)
+        self.packets = _cells(size, 64, False)
+        self.bytes = _cells(size, 64, False)
 
     def count(self, index: int, nbytes: int) -> None:
         if 0 <= index < self.size:
@@ -87,8 +98,8 @@ class CounterArray:
         self.packets[index], self.bytes[index] = packets, nbytes
 
     def reset(self) -> None:
-        self.packets = [0] * self.size
-        self.bytes = [0] * self.size
+        self.packets = _cells(self.size, 64, False)
+        self.bytes = _cells(self.size, 64, False)
 
 
 class Meter:
@@ -148,25 +159,30 @@ class Meter:
 
 
 class MeterArray:
-    """``meter(size, type)``."""
+    """``meter(size, type)``.  Meters are created on first configuration:
+    an unconfigured meter marks everything GREEN, so none is needed before."""
 
     def __init__(self, name: str, size: int, packets: bool) -> None:
         self.name, self.size, self.packets = name, size, packets
-        self.meters = [Meter(packets) for _ in range(size)]
+        self.meters: dict[int, Meter] = {}
 
     def execute(self, index: int, now_us: int, nbytes: int) -> int:
-        if 0 <= index < self.size:
-            return self.meters[index].execute(now_us, nbytes)
-        return GREEN
+        m = self.meters.get(index)
+        if m is None:
+            return GREEN
+        return m.execute(now_us, nbytes)
 
     def _m(self, index: int) -> Meter:
         if not 0 <= index < self.size:
             raise IndexError(f"meter {self.name!r} index {index} out of range [0, {self.size})")
-        return self.meters[index]
+        m = self.meters.get(index)
+        if m is None:
+            m = self.meters[index] = Meter(self.packets)
+        return m
 
     def set_rates(self, index: int, rates: Sequence[tuple[float, int]], now_us: int) -> None:
         self._m(index).set_rates(rates, now_us)
 
     def set_all_rates(self, rates: Sequence[tuple[float, int]], now_us: int) -> None:
-        for m in self.meters:
-            m.set_rates(rates, now_us)
+        for i in range(self.size):
+            self._m(i).set_rates(rates, now_us)
