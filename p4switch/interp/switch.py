@@ -145,6 +145,8 @@ class Switch:
         self.stats = {k: 0 for k in ("rx", "tx", "dropped", "errors", "parser_errors",
                                      "resubmits", "recirculations", "clones", "replicas")}
         self.last_error: Optional[str] = None
+        #: replicas that reused another replica's deparsed bytes (fast path)
+        self.shared_outputs = 0
         sm = self._new_SM()
         self._sm_has = {n for n in dir(sm) if n.startswith("f_")}
         self._sm_queue = all(f"f_{n}" in self._sm_has for n in
@@ -367,6 +369,8 @@ class Switch:
             pkt = shared[2]
             if pkt is None:
                 pkt = shared[2] = self._deparse(hdr, meta, payload)
+            else:
+                self.shared_outputs += 1
         else:
             if recirc is not None:
                 try:
