@@ -36,7 +36,7 @@ from .lower_externs import ExternLowering
 from .lower_parser import ParserLowering
 from .lower_tables import TableLowering
 from .lower_types import TypeLowering
-from .replicas import frame_class, rebound_params, replica_copy_source, touched_members
+from .replicas import frame_class, rebound_params, replica_copy_source, touched_members, written_members
 
 __all__ = ["Lowering", "UnsupportedError", "FieldList"]
 
@@ -1078,7 +1078,20 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
                 touched |= found
         members = [(f.name, is_aggregate(f.type), isinstance(st(f.type), T.VarbitType))
                    for f in getattr(t, "fields", ())]
-        return replica_copy_source(fname, self.cls(t) if touched is not None else "", members, touched)
+        shared = False
+        if touched is not None and self.share_code:  # fast path: a struct no egress side changes is not copied
+            written: Optional[set[str]] = set()
+            for role in ("egress", "compute"):
+                params = [q for q in roles[role].decl.params if not isinstance(st(q.type), T.ExternType)]
+                if index < len(params):
+                    a, b = spans[role]
+                    w = written_members("\n".join(self.out[a:b]), params[index].name)
+                    if w is None:
+                        written = None
+                        break
+                    written |= w
+            shared = written == set() and not any(agg and name in touched for name, agg, _ in members)
+        return replica_copy_source(fname, self.cls(t) if touched is not None else "", members, touched, shared)
 
     def new_value(self, t: Any) -> Any:
         return eval(self.default(t), self.g)

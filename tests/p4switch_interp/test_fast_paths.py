@@ -16,7 +16,7 @@ import pytest
 
 from p4switch.interp import load_switch
 from p4switch.interp import values as V
-from p4switch.interp.replicas import rebound, touched_members
+from p4switch.interp.replicas import rebound, touched_members, written_members
 from p4switch.runtime import bits, hashes
 from p4switch.runtime.pre import Pre
 
@@ -70,6 +70,15 @@ def test_touched_members_of_generated_code() -> None:
     assert touched_members(applied + "\n    t = ctl_sub(a_hdr)", "hdr") is None
 
 
+def test_written_members_sees_every_assignment() -> None:
+    base = "def ctl_E_1(a_hdr, a_meta):\n    E.p_meta = a_meta\n    if a_meta.f_kind == 1: v = E.p_meta.f_gidx\n"
+    assert written_members(base, "meta") == set()  # reads only: replicas may share the struct
+    assert written_members(base + "    E.p_meta.f_drop = 1\n", "meta") == {"drop"}
+    assert written_members(base + "    a_meta.f_n += 1\n", "meta") == {"n"}
+    assert written_members(base + "    a_meta.f_x, v = t\n", "meta") == {"x"}
+    assert written_members(base + "    t = ctl_sub(E.p_meta)\n", "meta") is None
+
+
 def test_rebound_sees_every_rebinding() -> None:
     base = "    E.p_hdr = a_hdr\n    E.p_hdr.f_ipv4.f_ttl = 3\n    _x.outs = (E.p_hdr, )\n    return (E.p_hdr, )"
     assert not rebound(base, "hdr")
@@ -93,6 +102,9 @@ def test_replicas_isolated_and_untouched_headers_shared(tmp_path: Path) -> None:
     rep = sw._rep_H(hdr)
     assert rep.f_a is hdr.f_a  # egress never names h.a: shared
     assert rep.f_b is not hdr.f_b  # egress writes h.b: copied
+    meta = sw._new_M()
+    assert sw._rep_M(meta) is meta  # egress never changes meta: one struct for all replicas
+    assert load_switch(str(src), fast=False)._rep_M(meta) is not meta  # the reference path copies
 
 
 def test_pre_replica_cache_follows_every_change() -> None:
