@@ -8,10 +8,32 @@ from typing import Any, Callable, Optional, Sequence
 GREEN, YELLOW, RED = 0, 1, 2
 
 
+#: arrays with more cells than this keep only the cells ever written
+SPARSE_ABOVE = 256
+
+
+class SparseCells(dict):
+    """Cells of a large array, only those ever written: a read of any other
+    index gives 0 without storing it.  A switch program declares its arrays
+    for the most groups, ports and sessions it could serve (``mcc.p4``:
+    16,384 membership timestamps, counters for 512 ports), but a node of a
+    large simulation touches a few of them, and thousands of nodes must fit
+    in memory.  Callers check bounds before indexing (as the generated code
+    does), so the index space is never larger than declared."""
+
+    __slots__ = ()
+
+    def __missing__(self, index: int) -> int:
+        return 0
+
+
 def _cells(size: int, width: int, signed: bool) -> Any:
-    """Zeroed storage for ``size`` cells of ``width`` bits: a machine-word
-    ``array`` (8 bytes a cell, no Python int per cell) when the width fits
-    64 bits, else a list.  Generated code indexes both the same way."""
+    """Zeroed storage for ``size`` cells of ``width`` bits: sparse above
+    ``SPARSE_ABOVE`` cells, else a machine-word ``array`` (8 bytes a cell)
+    when the width fits 64 bits, else a list.  Generated code indexes all
+    three the same way."""
+    if size > SPARSE_ABOVE:
+        return SparseCells()
     if width <= 64:
         return array("q" if signed else "Q", bytes(8 * size))
     return [0] * size
@@ -78,7 +100,7 @@ class CounterArray:
 
     def __init__(self, name: str, size: int, kind: str = "packets_and_bytes") -> None:
         self.name, self.size, self.kind = name, size, kind
-        # 64-bit cells, as BMv2's counters (a count past 2**64 raises OverflowError)
+        # 64-bit cells as BMv2's (in a dense array a count past 2**64 raises OverflowError)
         self.packets = _cells(size, 64, False)
         self.bytes = _cells(size, 64, False)
 

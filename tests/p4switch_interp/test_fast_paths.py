@@ -235,16 +235,23 @@ def test_replicas_share_deparser_output_only_when_egress_changed_nothing(tmp_pat
 
 
 def test_register_and_counter_cells_are_compact_and_keep_their_semantics() -> None:
-    """Cells up to 64 bits live in machine-word arrays (8 bytes a cell, so
-    thousands of switch nodes fit in memory); values stay masked to the
-    width, signed cells wrap to negative, wider cells keep Python ints, and
-    meters exist only once configured (an unconfigured one is GREEN)."""
+    """Large arrays keep only the cells ever written and small ones up to
+    64 bits live in machine-word arrays (so thousands of switch nodes fit in
+    memory); values stay masked to the width, signed cells wrap to
+    negative, wider cells keep Python ints, and meters exist only once
+    configured (an unconfigured one is GREEN)."""
     from p4switch.runtime.externs import GREEN, RED, CounterArray, MeterArray, RegisterArray
 
     r = RegisterArray("r", 1 << 16, 48)
-    assert r.values.itemsize == 8 and len(r.values) == 1 << 16
+    assert len(r.values) == 0 and r.read(70) == 0 and len(r.values) == 0  # reading stores nothing
     r.write(5, (1 << 50) + 7)
-    assert r.read(5) == ((1 << 50) + 7) & ((1 << 48) - 1) and r.read(1 << 16) == 0
+    assert r.read(5) == ((1 << 50) + 7) & ((1 << 48) - 1) and r.read(1 << 16) == 0 and len(r.values) == 1
+    r.write(1 << 16, 9)  # out of range: ignored
+    assert len(r.values) == 1
+    small = RegisterArray("small", 64, 32)
+    assert small.values.itemsize == 8
+    small.write(63, -1)
+    assert small.read(63) == 0xFFFFFFFF
     s = RegisterArray("s", 4, 8, signed=True)
     s.write(1, 0xFF)
     assert s.read(1) == -1
@@ -252,11 +259,12 @@ def test_register_and_counter_cells_are_compact_and_keep_their_semantics() -> No
     wide.write(0, (1 << 127) | 1)
     assert wide.read(0) == (1 << 127) | 1
     r.reset()
-    assert r.read(5) == 0 and r.values.itemsize == 8
-    c = CounterArray("c", 512)
-    c.count(3, 1500)
-    c.count(3, 64)
-    assert c.read(3) == (2, 1564) and c.packets.itemsize == 8
+    assert r.read(5) == 0 and len(r.values) == 0
+    for c in (CounterArray("c", 512), CounterArray("d", 16)):
+        c.count(3, 1500)
+        c.count(3, 64)
+        c.count(c.size, 64)  # out of range: not counted
+        assert c.read(3) == (2, 1564) and c.read(4) == (0, 0)
     m = MeterArray("m", 512, packets=True)
     assert m.meters == {} and m.execute(7, 10, 100) == GREEN
     m.set_rates(7, [(0.0, 1), (0.0, 1)], 0)  # one packet of burst, no refill
