@@ -10,7 +10,7 @@
     is installed, and the ratio of wall times.
 
 Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|both]
-                                 [--skip-dumbbell] [--skip-ns3] [--skip-tfmcc]
+                                 [--skip-dumbbell] [--skip-ns3] [--skip-tfmcc] [--progress S]
 
 Peak memory is the process's peak RSS so far: with ``--switch both`` the
 model run goes first, so the figure printed after the P4 run is the P4
@@ -54,14 +54,29 @@ def tfmcc_tree(duration: float, receivers: int):
     }, known_protocols=None)
 
 
-def measure(sc, switch: str = "model") -> dict[str, float]:
+def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, float]:
+    s0 = time.process_time()
     run = build_run(sc, switch=choose_switch(switch, sc))
+    setup = time.process_time() - s0
     t0, c0 = time.perf_counter(), time.process_time()
-    run.sim.run(until=sc.duration)
+    if progress > 0:  # a long run reports as it goes (simulated time, events, CPU, peak RSS)
+        t = 0.0
+        while t < sc.duration:
+            t = min(sc.duration, t + progress)
+            run.sim.run(until=t)
+            cpu = time.process_time() - c0
+            print(f"    [{switch}] {t:.0f} s simulated: {run.sim.events} events, {cpu:.1f} s CPU "
+                  f"({run.sim.events / max(cpu, 1e-9):,.0f} per CPU s), peak RSS {_rss_mib():.0f} MiB", flush=True)
+    else:
+        run.sim.run(until=sc.duration)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"events": run.sim.events, "wall_s": wall, "cpu_s": cpu, "events_per_s": run.sim.events / cpu,
             "sim_per_wall": sc.duration / wall, "sim_per_cpu": sc.duration / cpu,
-            "switch": run.switch_kind, "run": run}
+            "switch": run.switch_kind, "run": run, "setup_cpu_s": setup}
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 NS3_SCRIPT = r'''
@@ -157,6 +172,8 @@ def main() -> int:
     ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")
     ap.add_argument("--skip-ns3", action="store_true")
+    ap.add_argument("--progress", type=float, default=0.0, metavar="S",
+                    help="TFMCC runs: print progress every S simulated seconds")
     args = ap.parse_args()
 
     if not args.skip_dumbbell:
@@ -166,15 +183,15 @@ def main() -> int:
         cpu: dict[str, float] = {}
         for kind in kinds:
             sc = tfmcc_tree(args.duration, args.receivers)
-            b = measure(sc, kind)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            b = measure(sc, kind, args.progress)
+            rss = _rss_mib()
             snd = b["run"].agents.get("tfmcc/snd")
             rate = getattr(snd, "rate", float("nan"))
             cpu[kind] = b["cpu_s"]
             print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
                   f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
                   f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
-                  f"({b['sim_per_cpu']:.2f} per CPU s), "
+                  f"({b['sim_per_cpu']:.2f} per CPU s), setup {b['setup_cpu_s']:.1f} s CPU, "
                   f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s", flush=True)
             del b, sc
         if len(cpu) == 2:

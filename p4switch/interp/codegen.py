@@ -36,7 +36,7 @@ from .lower_externs import ExternLowering
 from .lower_parser import ParserLowering
 from .lower_tables import TableLowering
 from .lower_types import TypeLowering
-from .replicas import frame_class, rebound_params, replica_copy_source, touched_members
+from .replicas import frame_class, rebound_params, replica_copy_source, touched_members, written_members
 
 __all__ = ["Lowering", "UnsupportedError", "FieldList"]
 
@@ -988,6 +988,7 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             self.out.append(f"def new_{k}():\n    return {v}\n")
         for i, k in enumerate(("H", "M")):
             self.out.append(self._replica_copy(f"rep_copy_{k}", p[1 + i].type, i, roles, spans))
+        self.out.append(self._same_output(p[1].type, p[2].type, roles, spans))
         source = "\n".join(self.out)
         if self.share_code:
             self.source, code = _compiled(source)
@@ -1005,8 +1006,58 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
                 e.fn = t.actions[e.action].fn
         out = {role: self.g[n] for role, n in fnames.items()}
         out.update(new_H=self.g["new_H"], new_M=self.g["new_M"], new_SM=self.g["new_SM"],
-                   rep_copy_H=self.g["rep_copy_H"], rep_copy_M=self.g["rep_copy_M"])
+                   rep_copy_H=self.g["rep_copy_H"], rep_copy_M=self.g["rep_copy_M"],
+                   same_output=self.g.get("same_output"))
         return out
+
+    def _touched(self, index: int, roles: dict, spans: dict, which: tuple[str, ...]) -> Optional[set[str]]:
+        """Members of the struct at parameter ``index`` that the ``which``
+        blocks' generated code names (None: the struct escapes as a whole)."""
+        touched: set[str] = set()
+        for role in which:
+            params = [q for q in roles[role].decl.params if not isinstance(st(q.type), T.ExternType)]
+            if index >= len(params):
+                continue
+            a, b = spans[role]
+            found = touched_members("\n".join(self.out[a:b]), params[index].name)
+            if found is None:
+                return None
+            touched |= found
+        return touched
+
+    def _same_output(self, ht: Any, mt: Any, roles: dict, spans: dict) -> str:
+        """``same_output(h, m, h0, m0)``: whether a multicast replica's headers
+        and metadata after egress give the same computeChecksum + deparser
+        output as the replica's pre-egress state ``h0, m0`` (copies made with
+        rep_copy_H/M before any replica ran).  Only the members egress or
+        computeChecksum can change are compared (the rest are shared with
+        ``h0``); of the metadata, those computeChecksum reads.  Not defined
+        (no de-duplication) when computeChecksum or the deparser touch
+        extern state, the packet context or tables: then their output is not
+        a function of headers and metadata alone."""
+        ht, mt = st(ht), st(mt)
+        impure = re.compile(r"\b(?:X_\w+|_pk|T\d+|_hash)\b")
+        for role in ("compute", "deparser"):
+            a, b = spans[role]
+            if impure.search("\n".join(self.out[a:b])):
+                return ""
+        if not all(isinstance(t, T.StructType) and not isinstance(t, (T.HeaderType, T.HeaderUnionType))
+                   for t in (ht, mt)):
+            return ""
+        th = self._touched(0, roles, spans, ("egress", "compute"))
+        tm = self._touched(1, roles, spans, ("compute",))
+        conds: list[str] = []
+        for t, touched, a, b in ((ht, th, "h", "h0"), (mt, tm, "m", "m0")):
+            for f in getattr(t, "fields", ()):
+                if touched is not None and f.name not in touched:
+                    continue
+                if is_aggregate(f.type):
+                    conds.append(f"{a}.f_{f.name}.eq({b}.f_{f.name})")
+                else:
+                    conds.append(f"{a}.f_{f.name} == {b}.f_{f.name}")
+                    if isinstance(st(f.type), T.VarbitType):
+                        conds.append(f"{a}.w_{f.name} == {b}.w_{f.name}")
+        return "def same_output(h, m, h0, m0):\n    return " + (" and ".join(conds) or "True") + "\n"
 
     def _replica_copy(self, fname: str, t: Any, index: int, roles: dict, spans: dict) -> str:
         """The copy function multicast replicas use for the struct at
@@ -1027,7 +1078,20 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
                 touched |= found
         members = [(f.name, is_aggregate(f.type), isinstance(st(f.type), T.VarbitType))
                    for f in getattr(t, "fields", ())]
-        return replica_copy_source(fname, self.cls(t) if touched is not None else "", members, touched)
+        shared = False
+        if touched is not None and self.share_code:  # fast path: a struct no egress side changes is not copied
+            written: Optional[set[str]] = set()
+            for role in ("egress", "compute"):
+                params = [q for q in roles[role].decl.params if not isinstance(st(q.type), T.ExternType)]
+                if index < len(params):
+                    a, b = spans[role]
+                    w = written_members("\n".join(self.out[a:b]), params[index].name)
+                    if w is None:
+                        written = None
+                        break
+                    written |= w
+            shared = written == set() and not any(agg and name in touched for name, agg, _ in members)
+        return replica_copy_source(fname, self.cls(t) if touched is not None else "", members, touched, shared)
 
     def new_value(self, t: Any) -> Any:
         return eval(self.default(t), self.g)

@@ -49,14 +49,39 @@ def touched_members(text: str, pname: str) -> Optional[set[str]]:
     return touched
 
 
+_AUG = r"\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)"
+
+
+def written_members(text: str, pname: str) -> Optional[set[str]]:
+    """Members of parameter ``pname`` that ``text`` may assign (also
+    augmented, or as one target of several), or None when the parameter
+    escapes as a whole (``touched_members``).  Only direct assignments
+    ``<param>.f_<member> = ...`` can change a scalar member."""
+    if touched_members(text, pname) is None:
+        return None
+    q = re.escape(pname)
+    ref = r"(?:\bE\.p_" + q + r"|(?<![\w.])a_" + q + r")\.f_(\w+)"
+    out = set(re.findall(ref + _AUG, text))
+    for line in text.splitlines():
+        if " = " in line:
+            head = line.split(" = ", 1)[0]
+            if "," in head:
+                out.update(re.findall(ref, head))
+    return out
+
+
 def replica_copy_source(fname: str, cls: str, members: list[tuple[str, bool, bool]],
-                        touched: Optional[set[str]]) -> str:
+                        touched: Optional[set[str]], shared: bool = False) -> str:
     """Python text of ``fname(s)``: a copy of struct ``s`` (class ``cls``) for
     one replica.  ``members``: (name, is_aggregate, is_varbit) in field order.
     Aggregate members in ``touched`` are copied, the others shared; scalars
-    are immutable and always shared.  ``touched`` None: the full copy."""
+    are immutable and always shared.  ``touched`` None: the full copy.
+    ``shared``: nothing in the struct is ever changed (no aggregate member
+    named, no scalar member assigned), so every replica may use ``s`` itself."""
     if touched is None:
         return f"def {fname}(s):\n    return s.copy()\n"
+    if shared:
+        return f"def {fname}(s):\n    return s\n"
     lines = [f"def {fname}(s):", f"    n = {cls}.__new__({cls})"]
     for name, agg, varbit in members:
         copy = ".copy()" if agg and name in touched else ""

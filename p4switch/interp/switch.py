@@ -121,6 +121,9 @@ class Switch:
         # copies for multicast replicas: share what egress never names (replicas.py)
         self._rep_H: Callable[[Any], Any] = p["rep_copy_H"]
         self._rep_M: Callable[[Any], Any] = p["rep_copy_M"]
+        # replicas whose egress left the deparsed state as ingress made it
+        # share one computeChecksum + deparser run (fast path only)
+        self._same_output: Optional[Callable[..., bool]] = p["same_output"] if fast else None
         self._ctx: V.PacketCtx = self._low.ctx
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -142,6 +145,8 @@ class Switch:
         self.stats = {k: 0 for k in ("rx", "tx", "dropped", "errors", "parser_errors",
                                      "resubmits", "recirculations", "clones", "replicas")}
         self.last_error: Optional[str] = None
+        #: replicas that reused another replica's deparsed bytes (fast path)
+        self.shared_outputs = 0
         sm = self._new_SM()
         self._sm_has = {n for n in dir(sm) if n.startswith("f_")}
         self._sm_queue = all(f"f_{n}" in self._sm_has for n in
@@ -251,7 +256,7 @@ class Switch:
             self.stats["dropped"] += 1
             return
         sm.f_instance_type = NORMAL
-        egress_q.append((egress_spec, hdr, meta, sm, payload, length, ctx.truncate))
+        egress_q.append((egress_spec, hdr, meta, sm, payload, length, ctx.truncate, None))
 
     def _after_ingress(self, data: bytes, in_port: int, length: int, now: float, roots: tuple,
                        ingress_q: deque, egress_q: deque) -> bool:
@@ -297,6 +302,8 @@ class Switch:
         self.stats["replicas"] += len(reps)
         hdr, meta, sm = roots
         rep_h, rep_m, set_rid, last = self._rep_H, self._rep_M, self._sm_rid, len(reps) - 1
+        # [pre-egress headers, metadata, deparsed output once known]
+        shared = [rep_h(hdr), rep_m(meta), None] if last and self._same_output is not None else None
         for i, (port, rid) in enumerate(reps):
             if i == last:
                 h, m, s = hdr, meta, sm
@@ -304,7 +311,7 @@ class Switch:
                 h, m, s = rep_h(hdr), rep_m(meta), sm.copy()
             if set_rid:
                 s.f_egress_rid = rid
-            egress_q.append((port, h, m, s, payload, length, truncate))
+            egress_q.append((port, h, m, s, payload, length, truncate, shared))
 
     def _to_session(self, cfg: MirrorSession, roots: tuple, payload: bytes, length: int,
                     egress_q: deque) -> None:
@@ -312,11 +319,11 @@ class Switch:
             self._multicast(cfg.mgid, (roots[0].copy(), roots[1].copy(), roots[2].copy()), payload, length,
                             egress_q, cfg.truncate)
         if cfg.port is not None:
-            egress_q.append((cfg.port, roots[0], roots[1], roots[2], payload, length, cfg.truncate))
+            egress_q.append((cfg.port, roots[0], roots[1], roots[2], payload, length, cfg.truncate, None))
 
     def _egress_pass(self, job: tuple, now: float, now_us: int, ingress_q: deque, egress_q: deque,
                      out: list[Egress]) -> None:
-        port, hdr, meta, sm, payload, length, truncate = job
+        port, hdr, meta, sm, payload, length, truncate, shared = job
         if self._sm_prio and sm.f_priority >= self.queues_per_port:
             # simple_switch: "Priority out of range, dropping packet" at enqueue
             self.stats["dropped"] += 1
@@ -357,14 +364,25 @@ class Switch:
             return
         recirc = ctx.recirculate
         trunc = ctx.truncate or truncate
-        try:
-            hdr, meta = self._compute(hdr, meta)
-        except ExitSignal as x:
-            hdr, meta = x.outs or (hdr, meta)
-        O = PacketOut()
-        self._deparser(O, hdr)
-        n = O.n  # PacketOut.to_bytes inline
-        pkt = (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
+        if (shared is not None and recirc is None
+                and self._same_output(hdr, meta, shared[0], shared[1])):  # type: ignore[misc]
+            pkt = shared[2]
+            if pkt is None:
+                pkt = shared[2] = self._deparse(hdr, meta, payload)
+            else:
+                self.shared_outputs += 1
+        else:
+            if recirc is not None:
+                try:
+                    hdr, meta = self._compute(hdr, meta)
+                except ExitSignal as x:
+                    hdr, meta = x.outs or (hdr, meta)
+                O = PacketOut()
+                self._deparser(O, hdr)
+                n = O.n
+                pkt = (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
+            else:
+                pkt = self._deparse(hdr, meta, payload)
         if recirc is not None:
             self.stats["recirculations"] += 1
             ingress_q.append((pkt, 0, RECIRC, self._low.field_lists.get(recirc), (hdr, meta, sm), len(pkt)))
@@ -372,6 +390,17 @@ class Switch:
         if trunc:
             pkt = pkt[:trunc]
         out.append(_new_tuple(Egress, (port, pkt, sm.f_instance_type)))  # Egress(...) minus one call
+
+    def _deparse(self, hdr: Any, meta: Any, payload: bytes) -> bytes:
+        """computeChecksum, then the deparser: the packet's bytes."""
+        try:
+            hdr, meta = self._compute(hdr, meta)
+        except ExitSignal as x:
+            hdr, meta = x.outs or (hdr, meta)
+        O = PacketOut()
+        self._deparser(O, hdr)
+        n = O.n  # PacketOut.to_bytes inline
+        return (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
 
     @property
     def on_log(self) -> Optional[Callable[[str], None]]:

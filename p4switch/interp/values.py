@@ -179,6 +179,7 @@ class PacketCtx:
     def __init__(self) -> None:
         self.log_on = False
         self.log: Any = None
+        self.digests: list = []
         self.reset(0, 0, b"")
 
     @staticmethod
@@ -204,6 +205,7 @@ class PacketCtx:
         self.resubmit: Any = None  # field list index or -1
         self.recirculate: Any = None
         self.truncate = 0
-        self.digests: list = []
+        if self.digests:  # a fresh list only when the last packet used it
+            self.digests = []
         self.checksum_error = False
         self.dm_color = 0

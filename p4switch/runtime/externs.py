@@ -2,9 +2,41 @@
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Callable, Optional, Sequence
 
 GREEN, YELLOW, RED = 0, 1, 2
+
+
+#: arrays with more cells than this keep only the cells ever written
+SPARSE_ABOVE = 256
+
+
+class SparseCells(dict):
+    """Cells of a large array, only those ever written: a read of any other
+    index gives 0 without storing it.  A switch program declares its arrays
+    for the most groups, ports and sessions it could serve (``mcc.p4``:
+    16,384 membership timestamps, counters for 512 ports), but a node of a
+    large simulation touches a few of them, and thousands of nodes must fit
+    in memory.  Callers check bounds before indexing (as the generated code
+    does), so the index space is never larger than declared."""
+
+    __slots__ = ()
+
+    def __missing__(self, index: int) -> int:
+        return 0
+
+
+def _cells(size: int, width: int, signed: bool) -> Any:
+    """Zeroed storage for ``size`` cells of ``width`` bits: sparse above
+    ``SPARSE_ABOVE`` cells, else a machine-word ``array`` (8 bytes a cell)
+    when the width fits 64 bits, else a list.  Generated code indexes all
+    three the same way."""
+    if size > SPARSE_ABOVE:
+        return SparseCells()
+    if width <= 64:
+        return array("q" if signed else "Q", bytes(8 * size))
+    return [0] * size
 
 
 class RegisterArray:
@@ -17,7 +49,7 @@ class RegisterArray:
 
     def __init__(self, name: str, size: int, width: int, signed: bool = False) -> None:
         self.name, self.size, self.width, self.signed = name, size, width, signed
-        self.values = [0] * size
+        self.values = _cells(size, width, signed)
         self._mask = (1 << width) - 1
 
     def read(self, index: int) -> int:
@@ -36,7 +68,7 @@ class RegisterArray:
             self.values[index] = value
 
     def reset(self) -> None:
-        self.values = [0] * self.size
+        self.values = _cells(self.size, self.width, self.signed)
 
 
 class ObjectRegisterArray:
@@ -68,8 +100,9 @@ class CounterArray:
 
     def __init__(self, name: str, size: int, kind: str = "packets_and_bytes") -> None:
         self.name, self.size, self.kind = name, size, kind
-        self.packets = [0] * size
-        self.bytes = [0] * size
+        # 64-bit cells as BMv2's (in a dense array a count past 2**64 raises OverflowError)
+        self.packets = _cells(size, 64, False)
+        self.bytes = _cells(size, 64, False)
 
     def count(self, index: int, nbytes: int) -> None:
         if 0 <= index < self.size:
@@ -87,8 +120,8 @@ class CounterArray:
         self.packets[index], self.bytes[index] = packets, nbytes
 
     def reset(self) -> None:
-        self.packets = [0] * self.size
-        self.bytes = [0] * self.size
+        self.packets = _cells(self.size, 64, False)
+        self.bytes = _cells(self.size, 64, False)
 
 
 class Meter:
@@ -148,25 +181,30 @@ class Meter:
 
 
 class MeterArray:
-    """``meter(size, type)``."""
+    """``meter(size, type)``.  Meters are created on first configuration:
+    an unconfigured meter marks everything GREEN, so none is needed before."""
 
     def __init__(self, name: str, size: int, packets: bool) -> None:
         self.name, self.size, self.packets = name, size, packets
-        self.meters = [Meter(packets) for _ in range(size)]
+        self.meters: dict[int, Meter] = {}
 
     def execute(self, index: int, now_us: int, nbytes: int) -> int:
-        if 0 <= index < self.size:
-            return self.meters[index].execute(now_us, nbytes)
-        return GREEN
+        m = self.meters.get(index)
+        if m is None:
+            return GREEN
+        return m.execute(now_us, nbytes)
 
     def _m(self, index: int) -> Meter:
         if not 0 <= index < self.size:
             raise IndexError(f"meter {self.name!r} index {index} out of range [0, {self.size})")
-        return self.meters[index]
+        m = self.meters.get(index)
+        if m is None:
+            m = self.meters[index] = Meter(self.packets)
+        return m
 
     def set_rates(self, index: int, rates: Sequence[tuple[float, int]], now_us: int) -> None:
         self._m(index).set_rates(rates, now_us)
 
     def set_all_rates(self, rates: Sequence[tuple[float, int]], now_us: int) -> None:
-        for m in self.meters:
-            m.set_rates(rates, now_us)
+        for i in range(self.size):
+            self._m(i).set_rates(rates, now_us)

@@ -1,5 +1,6 @@
 """The P4 switch fast path (shared generated code, queue model consulted
-only when the program reads queue metadata) changes nothing a run reports:
+only when the program reads queue metadata, multicast replicas sharing one
+deparser run when egress left them unchanged) changes nothing a run reports:
 the same seed gives the same summary.json with ``P4MCC_SIM_FASTPATH`` on
 and off, every field but the wall time."""
 
@@ -33,6 +34,9 @@ def summary(tmp: Path, monkeypatch: pytest.MonkeyPatch, fast: str) -> tuple[dict
     sc = tfmcc_tree()
     run = run_scenario(sc, tmp / f"fast{fast}", switch=choose_switch("p4", sc))
     assert all(n.sw._reads_queue == (fast == "0") for n in run.net.switches.values())
+    shared = sum(n.sw.shared_outputs for n in run.net.switches.values())
+    # replicas egress left unchanged share one deparser run, only on the fast path
+    assert (shared > 0) == (fast == "1")
     s = json.loads((tmp / f"fast{fast}" / "summary.json").read_text())
     stats = {name: (dict(n.sw.stats), n.counters) for name, n in run.net.switches.items()}
     return s, stats
