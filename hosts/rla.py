@@ -51,7 +51,10 @@ from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_
 class RlaParams:
     """RLA parameters; sources in ``docs/protocols/rla.md``."""
 
-    packet_size: int = 1000
+    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (20-byte
+    #: RLA header, UDP, IPv4), the size of a TCP segment on such a path.  The
+    #: window counts packets, so at TCP's size the shares match in bytes too.
+    packet_size: int = 1452
     total_packets: int = 0  # 0: send for ever
     receivers: int = 0  # expected receivers; the sender waits for their hello
     eta: float = 20.0
@@ -74,6 +77,10 @@ class RlaParams:
     #: event, cut with probability (receivers that lost it) / num_trouble_rcvr.
     #: False: the paper's draw of 1/num_trouble_rcvr for every signal.
     one_draw_per_loss: bool = True
+    #: One cut per window of data (TCP's rule, RFC 6582 3.2 / RFC 6675 5): a
+    #: signal whose lost packets were all sent before the last cut belongs to
+    #: the congestion that cut answered.  False: the paper's time period alone.
+    one_cut_per_window: bool = True
     hello_interval: float = 1.0
     metric_interval: float = 0.1
 
@@ -146,6 +153,8 @@ class RlaSender(Endpoint):
         self.rexmit_queue: set[int] = set()
         self.last_window_cut = 0.0
         self.recover: int | None = None  # fast recovery until min_last_ack reaches this
+        self.cut_seq = 0  # highest sequence number sent before the last cut
+        self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
         self.fast_rexmit = False
         self.started = False
@@ -349,7 +358,8 @@ class RlaSender(Endpoint):
         prob = 1.0 / max(iv, 1.0)
         return prob > 1.0 / (self.p.eta * max(lo, 1.0))
 
-    def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None) -> None:
+    def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
+                    by_timeout: bool = False) -> None:
         """Rules 2, 3 and 6 for a loss detected at receiver ``r``."""
         if now - r.cperiod_start <= self.p.cperiod_rtts * r.srtt:
             return  # same congestion period (rule 2)
@@ -365,6 +375,10 @@ class RlaSender(Endpoint):
         n = self.num_trouble_rcvr
         if not self._troubled(r):
             self.rare_losses += 1
+            return
+        if self.p.one_cut_per_window and lost and not by_timeout and max(lost) <= self.cut_seq:
+            # Sent before the last cut: the same congestion, already answered.
+            self.absorbed_signals += 1
             return
         if now - self.last_window_cut > 2 * self.awnd * r.srtt:
             self.forced_cuts += 1
@@ -427,6 +441,7 @@ class RlaSender(Endpoint):
         self.ssthresh = max(2.0, self.cwnd)
         self.last_window_cut = now
         self.recover = self.next_seq - 1  # fast recovery until all of this is ACKed
+        self.cut_seq = self.next_seq - 1
 
     def _on_timeout(self, now: float) -> None:
         """Rule 1's other half: packets unACKed for a whole RTO are lost."""
@@ -450,13 +465,14 @@ class RlaSender(Endpoint):
                     self._mark_lost(r, s, sent)
                     lost.append(s)
             if lost:
-                self._congestion(r, now, lost)
+                self._congestion(r, now, lost, by_timeout=True)
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
             self.ssthresh = max(2.0, cwnd_before / 2)
             self.cwnd = 1.0
             self.last_window_cut = now
+            self.cut_seq = self.next_seq - 1
         self.rto_backoff = min(self.rto_backoff + 1, 6)
 
     # Sending ---------------------------------------------------------------

@@ -158,7 +158,7 @@ class VlmccSender(Endpoint):
         self.min_rtt_any: float | None = None
         self.slowstart = True
         self.competing = False
-        self.round_min_rtt = math.inf
+        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         self.rounds = 0  # Vegas/competitive rounds since the last drain probe
         self.probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
         self.drained_probes = 0
@@ -280,7 +280,8 @@ class VlmccSender(Endpoint):
         self.base_rtt = rtt if self.base_rtt is None else min(self.base_rtt, rtt)
         self.base_by_leader[self.leader] = self.base_rtt
         self.min_rtt_any = rtt if self.min_rtt_any is None else min(self.min_rtt_any, rtt)
-        self.round_min_rtt = min(self.round_min_rtt, rtt)
+        self.round_rtt_sum += rtt
+        self.round_rtt_n += 1
         if self.p.dupthresh:
             # Three later packets ACKed: the earlier ones are lost (TCP's rule).
             early = [s for s in self.outstanding if s <= m.seq - self.p.dupthresh]
@@ -298,11 +299,17 @@ class VlmccSender(Endpoint):
         return (self.W / self.base_rtt - self.W / self.rtt) * self.base_rtt
 
     def queue_drained(self) -> bool:
-        """The round's smallest RTT is near base_rtt: no queue is left standing."""
-        if self.base_rtt is None or self.round_min_rtt is math.inf:
+        """The round's mean RTT is near base_rtt: no queue is left standing.
+
+        The mean, not the smallest: a bursty competitor's queue empties for a
+        moment every round trip (between its ACK-clocked bursts), and one
+        paced packet falling in such a gap made the smallest RTT say "drained"
+        while the competitor held most of the queue.
+        """
+        if self.base_rtt is None or not self.round_rtt_n:
             return False
         slack = max(self.p.drain_frac * self.base_rtt, self.p.alpha * self.srtt / max(self.W, 1.0))
-        return self.round_min_rtt - self.base_rtt <= slack
+        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack
 
     def _round(self, now: float) -> None:
         """Once per RTT: the Vegas (or competitive) adjustment, or leadership-loss probing."""
@@ -324,7 +331,7 @@ class VlmccSender(Endpoint):
                     self.rounds = 0
                     self.probe_phase = 1
         self.acks_in_round = 0
-        self.round_min_rtt = math.inf
+        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         if self.leader:
             self.set_timer("round", now + self.srtt)
 
@@ -446,7 +453,7 @@ class VlmccSender(Endpoint):
         self.last_ack = now  # the new leader's silence counts from now
         self.leaderless = False
         self.acks_in_round = 0
-        self.round_min_rtt = math.inf
+        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         self.set_timer("round", now + self.srtt)
 
     def _leader_lost(self, now: float) -> None:

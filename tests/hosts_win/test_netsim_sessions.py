@@ -30,7 +30,7 @@ def _receivers(run) -> list:
 
 
 @pytest.mark.parametrize("proto,params", [
-    ("rla", {"total_packets": 800, "receivers": 4}),
+    ("rla", {"total_packets": 800, "receivers": 4, "packet_size": 1000}),
     ("mtcp", {"total_packets": 800}),
 ])
 def test_reliable_sessions_deliver_everything_through_the_simulator(proto, params):

@@ -52,7 +52,7 @@ def test_sender_waits_for_every_expected_receiver_then_fills_the_window():
     msgs = out(s)
     assert data_seqs(msgs) == [1, 2, 3, 4]
     assert all(dest == (GROUP, PORT) for dest, _ in msgs)
-    assert msgs[0][1].payload == payload_for(1, 1000)
+    assert msgs[0][1].payload == payload_for(1, s.p.packet_size)
 
 
 def test_rule1_loss_needs_a_packet_three_higher_sacked():
@@ -325,3 +325,33 @@ def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
     assert s.congestion_signals == 1
     feed(s, sack(R[0], 1, [(3, 6), (7, 10), (11, 14)]), 1.15, src=R[0])  # 10: a new period
     assert s.congestion_signals == 2
+
+
+def _loss_after_a_cut(one_cut_per_window: bool) -> RlaSender:
+    """A cut at 1.0 s for packet 2, then (two srtt later) a loss of packet 20, which
+    was sent before that cut."""
+    s = sender(initial_cwnd=30, one_cut_per_window=one_cut_per_window)
+    out(s)
+    s.rcvrs[node_id(R[0])].rtt.sample(0.1)
+    feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2: the cut
+    assert s.random_cuts + s.forced_cuts == 1 and s.cut_seq == s.next_seq - 1 >= 20
+    feed(s, sack(R[0], 1, [(3, 20), (21, 24)]), 1.2, src=R[0])  # loses 20
+    return s
+
+
+def test_a_loss_of_a_packet_sent_before_the_last_cut_does_not_cut_again():
+    """Deviation (docs/protocols/rla.md): one cut per window of data, TCP's rule
+    (RFC 6582 3.2, RFC 6675 5).  Rule 2's period alone let a second loss of the
+    same overflow, detected more than one srtt later, halve the window again."""
+    s = _loss_after_a_cut(True)
+    assert s.congestion_signals == 2 and s.absorbed_signals == 1
+    assert s.random_cuts + s.forced_cuts == 1
+    # A packet sent after the cut is a new congestion event.
+    first = s.cut_seq + 1
+    feed(s, sack(R[0], s.cut_seq), 1.3, src=R[0])  # all repaired: new packets go out
+    assert s.next_seq > first + 4
+    feed(s, sack(R[0], first - 1, [(first + 1, first + 5)]), 1.5, src=R[0])
+    assert s.random_cuts + s.forced_cuts == 2
+    # The paper's time period alone: the second loss cuts again.
+    p = _loss_after_a_cut(False)
+    assert p.random_cuts + p.forced_cuts == 2

@@ -30,7 +30,7 @@ def _dumbbell(proto: str, params: dict, *, rate: str, delay: str, queue: int, re
                      "link_defaults": {"rate": "1Gbps", "delay": "1ms", "queue": 1000}, "links": links},
         "sessions": [{"name": "m", "protocol": proto, "sender": "snd", "receivers": ["r*"],
                       "group": "239.9.9.1", "port": PORT, "assistance": False, "params": params}],
-        "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst", "port": 6001, "mss": 1000}],
+        "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst", "port": 6001}],
     })
 
 

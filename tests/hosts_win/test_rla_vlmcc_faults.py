@@ -102,7 +102,7 @@ def _rla(n: int, packets: int) -> tuple[TinyNet, list[Host], RlaSender]:
 
 def _all_bytes(h: Host, packets: int) -> None:
     assert [d.seq for d in h.delivered] == list(range(1, packets + 1)), f"{h.name}: {len(h.delivered)}"
-    assert sum(d.size for d in h.delivered) == packets * 1000 and h.ep.corrupt == 0
+    assert sum(d.size for d in h.delivered) == packets * RlaParams().packet_size and h.ep.corrupt == 0
 
 
 def test_rla_survives_a_receiver_that_crashes_silently():

@@ -415,8 +415,8 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
     s.slowstart = False
     s.W, s.base_rtt, s.rtt = 10.0, 0.1, 0.2  # a standing queue: Vegas would shrink W
 
-    def rnd(t: float, min_rtt: float) -> None:
-        s.acks_in_round, s.round_min_rtt = 3, min_rtt
+    def rnd(t: float, mean_rtt: float) -> None:
+        s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 3, 3 * mean_rtt, 3
         s._round(t)
 
     for i in range(3):
@@ -441,9 +441,30 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
     v = sender(compete=False, probe_rounds=3)
     v.slowstart, v.W, v.base_rtt, v.rtt = False, 10.0, 0.1, 0.2
     for t in range(10):
-        v.acks_in_round, v.round_min_rtt = 3, 0.2
+        v.acks_in_round, v.round_rtt_sum, v.round_rtt_n = 3, 0.6, 3
         v._round(float(t))
     assert not v.competing and v.probe_phase == 0 and v.W == 6  # Vegas: diff = 6 * 0.5 = beta
+
+
+def test_drain_probe_judges_the_queue_by_the_rounds_mean_rtt_not_its_smallest():
+    """A bursty competitor's queue empties for a moment between its bursts: one
+    ACK in the probe round at base_rtt while the rest wait 40 ms is a standing
+    queue, not a drained one (the smallest RTT alone said drained, and on a
+    1-BDP queue with TCP the sender fell back to Vegas at 0.35 of TCP's share)."""
+    s = sender(initial_window=10)
+    out(s)
+    s.slowstart, s.W, s.base_rtt, s.rtt = False, 10.0, 0.05, 0.09
+    for rtt in (0.051, 0.09, 0.09, 0.09, 0.09):
+        s.outstanding[s.next_seq] = 0.0
+        feed(s, leader_ack(s.next_seq, 1.0 - rtt), 1.0, src=L)
+        s.next_seq += 1
+    assert s.round_rtt_n == 5 and not s.queue_drained()
+    s.round_rtt_sum, s.round_rtt_n = 0.0, 0
+    for rtt in (0.051, 0.052, 0.05):
+        s.outstanding[s.next_seq] = 0.0
+        feed(s, leader_ack(s.next_seq, 2.0 - rtt), 2.0, src=L)
+        s.next_seq += 1
+    assert s.queue_drained()
 
 
 def test_followers_emulate_the_rule_the_sender_announces():

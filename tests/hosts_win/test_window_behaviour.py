@@ -54,7 +54,7 @@ def assert_everything_delivered(hosts, packets: int, size: int) -> None:
 
 def test_rla_delivers_every_byte_to_every_receiver_under_one_percent_loss():
     net, hosts = two_branch_net(seed=3, loss=0.01)
-    p = RlaParams(total_packets=1500, receivers=len(hosts))
+    p = RlaParams(total_packets=1500, receivers=len(hosts), packet_size=1000)
     snd = RlaSender(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
