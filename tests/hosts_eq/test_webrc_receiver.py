@@ -287,9 +287,10 @@ def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
 
 
 def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
-    # The start-up exit's loss came after the last join: LOSSP measures the
-    # congestion, so a flat RR neither blocks the join nor resets LOSSP.
-    r = make()
+    # With overflow_lossless_only: the start-up exit's loss came after the
+    # last join, LOSSP measures the congestion, so a flat RR neither blocks
+    # the join nor resets LOSSP.
+    r = make(overflow_lossless_only=True)
     drain(r)
     sc = _startup_with_one_wave(r)
     _steady_state(r, sc)
