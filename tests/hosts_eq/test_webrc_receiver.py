@@ -275,7 +275,7 @@ def _steady_state(r: WebrcReceiver, sc: Script) -> None:
 
 
 def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
-    r = make()
+    r = make(overflow_lossless_only=False)  # the paper's 3.3: whatever the losses
     drain(r)
     sc = _startup_with_one_wave(r)
     _steady_state(r, sc)
@@ -284,6 +284,26 @@ def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
     assert r.blocked_overflow > 0 and r.joins == joins_before
     # LOSSP was reset so that REQN equals the target rate.
     assert r.reqn() == pytest.approx(r.trate(), rel=0.05)
+
+
+def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
+    # With overflow_lossless_only: the start-up exit's loss came after the
+    # last join, LOSSP measures the congestion, so a flat RR neither blocks
+    # the join nor resets LOSSP.
+    r = make(overflow_lossless_only=True)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    joins_before = r.joins
+    t = 6.0
+    while r.joins == joins_before and t < 12.0:
+        sc.steady(t, t + 0.5, 40, [T, 5])  # reception stays flat at its maximum
+        t += 0.5
+    assert r.blocked_overflow == 0 and r.joins == joins_before + 1
+    # Once that join took effect without a loss, 3.3 applies again.
+    cn = r.pending[0]
+    sc.steady(t, t + 6.0, 60, [T, 5, cn])
+    assert r.blocked_overflow > 0
 
 
 def test_join_proceeds_once_reception_falls_below_its_maximum() -> None:
