@@ -9,9 +9,18 @@ Mininet hosts, a netsim host node, or a unit test with a fake clock -- calls:
 * :meth:`Endpoint.handle_timer` when the time :meth:`Endpoint.get_timer`
   returned has come;
 
+* :meth:`Endpoint.close` once when the agent stops (a process exit, a
+  scenario's ``leave_at``/``stop``), so the core can say goodbye (TFMCC's
+  leaving report) and leave its groups;
+
 and after each call drains :meth:`Endpoint.datagrams_to_send` (UDP payloads with
 their destination) and :meth:`Endpoint.next_event` (joins and leaves the driver
-must perform on the host's kernel, metric records, delivered data).
+must perform on the host's kernel, metric records, delivered data).  Two
+queries tell a driver how to set the host up: :attr:`Endpoint.groups` (every
+multicast group the endpoint sends on, when it uses more than its session's
+group) and :attr:`Endpoint.unicast_on_session_port`.  Both drivers (the
+asyncio one in :mod:`hosts.driver`, the simulator's :mod:`netsim.host`) call
+exactly these members and nothing else.
 
 Times are floats in seconds on the driver's clock; only the wire carries
 32-bit microsecond stamps (:func:`hosts.wire.ts_us`).  This shape follows
@@ -25,7 +34,7 @@ from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""
@@ -109,6 +118,17 @@ class Endpoint(ABC):
 
     role = "endpoint"
 
+    #: Every multicast group this endpoint sends on when it uses several
+    #: (WEBRC's channels, base channel last); empty: only the session's group.
+    #: Drivers use it to learn each group's source.
+    groups: Sequence[str] = ()
+
+    #: Whether a receiver's feedback socket binds the session port (an MTCP
+    #: child's ACKs to its agent arrive there).  A core that never receives
+    #: unicast says False and takes an ephemeral port, leaving the session
+    #: port to a sender on the same host (loopback runs).
+    unicast_on_session_port: bool = True
+
     def __init__(self) -> None:
         self._out: deque[Datagram] = deque()
         self._events: deque[Event] = deque()
@@ -140,6 +160,14 @@ class Endpoint(ABC):
             if self._timers.get(t.name) is t:
                 del self._timers[t.name]
             self.on_timer(t.name, now)
+
+    def close(self, now: float) -> None:
+        """Stop at ``now``: the core's own goodbye (a leave report) and its leaves.
+
+        Called once by every driver before it drops the endpoint; the default
+        only moves the clock.  Cores that announce a departure override it.
+        """
+        self.now = max(self.now, now)
 
     def get_timer(self) -> float | None:
         """When the driver must next call :meth:`handle_timer` (None: no timer)."""

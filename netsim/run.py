@@ -117,7 +117,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
         if switch.kind == "model":
             # Model switches need each group's upstream port; a sender using
             # several groups (WEBRC's channels) lists them in ``groups``.
-            for g in getattr(agent, "groups", None) or ():
+            for g in agent.groups:
                 if isinstance(g, str):
                     net.set_group_source(g, s.sender)
         net.hosts[s.sender].add_endpoint(agent, s.port, label=label, start_at=s.start, stop_at=stop)
