@@ -90,7 +90,7 @@ class MtcpParams:
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
     receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
     k: int = 16
-    assisted: bool = False
+    assisted: bool | None = None  # None: the session's (SessionConfig.assisted); set: overrides it
     ack_delay: float = 0.02
     rcv_buffer: int = 4096
     initial_ssthresh: float = 4096.0
@@ -211,6 +211,9 @@ class _Agent(Endpoint):
         self.me = config.local
         self.nid = node_id(config.local)
         self.group: Address = (config.group, config.port)
+        #: The switches fold this session's summaries (flat tree only).
+        self.assisted = self.p.assisted if self.p.assisted is not None else (
+            config.assisted and not self.p.tree)
         try:
             self.tree = mtcp_tree.parse(self.p.tree, config.sender, self.p.k)
         except mtcp_tree.TreeError as e:
@@ -305,7 +308,7 @@ class _Agent(Endpoint):
         A switch fold (and a receiver behind one, known from NACKs only)
         cannot be probed: the switch's membership ageing times those out.
         """
-        return not (self.p.assisted or c.aggregated or c.nack_only)
+        return not (self.assisted or c.aggregated or c.nack_only)
 
     def _start_probing(self, now: float) -> None:
         for c in self.children.values():
@@ -774,7 +777,7 @@ class MtcpSender(_Agent):
 
     def _ready(self) -> bool:
         kids = self._acking()
-        if self.p.assisted:
+        if self.assisted:
             # Folds hide how many receivers there are: one heard summary suffices.
             return any(c.heard for c in kids)
         want = len(self.tree.children_of(self.me)) or self.p.receivers

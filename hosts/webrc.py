@@ -180,6 +180,11 @@ def channel_group(base_group: str, cn: int, t: int) -> str:
     return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base_group)) + 1 + cn))
 
 
+def channel_groups(group: str, params: "WebrcParams") -> tuple[str, ...]:
+    """Every group of a session: the base channel first, then waves T-1 .. 0."""
+    return tuple(channel_group(group, cn, params.t) for cn in range(params.t, -1, -1))
+
+
 # ===========================================================================
 # Sender
 # ===========================================================================
