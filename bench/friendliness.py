@@ -93,10 +93,11 @@ def _cell(u: dict[str, float]) -> dict[str, Any]:
             "receivers": rcv}
 
 
-def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str) -> dict[str, Any]:
+def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
+              protocols: tuple[str, ...] = PROTOCOLS) -> dict[str, Any]:
     """The sweep file: one zipped group over (protocol, cell), crossed with the seeds."""
     cols: dict[str, list[Any]] = defaultdict(list)
-    for proto in PROTOCOLS:
+    for proto in protocols:
         for c in cells:
             rate_bps = int(c["rate_mbps"] * 1e6)
             cols["sessions[0].protocol"].append(proto)
@@ -307,6 +308,29 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
     return files
 
 
+def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
+    """A sweep file for part of the grid, written into the output folder (not into bench/)."""
+    import yaml
+
+    protocols = tuple(p.strip() for p in args.protocols.split(",")) if args.protocols else PROTOCOLS
+    unknown = [p for p in protocols if p not in PROTOCOLS]
+    if unknown:
+        raise SystemExit(f"friendliness: --protocols: unknown {', '.join(unknown)} (known: {', '.join(PROTOCOLS)})")
+    cells = QUICK_CELLS if args.quick else design()
+    if args.cells:
+        try:
+            cells = [cells[int(i)] for i in args.cells.split(",")]
+        except (ValueError, IndexError):
+            raise SystemExit(f"friendliness: --cells: indices 0-{len(cells) - 1} expected, got {args.cells!r}")
+    seeds = list(range(1, (args.seeds or (1 if args.quick else 3)) + 1))
+    duration = args.duration or (60.0 if args.quick else 200.0)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "friendliness-subset.yaml"
+    doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
 
@@ -317,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", action="store_true", help="write the pictures to docs/img/ and print "
                                                          "the Markdown table for docs/friendliness.md")
     ap.add_argument("--write-sweeps", action="store_true", help="regenerate bench/sweeps/friendliness*.yaml")
+    ap.add_argument("--protocols", help="comma-separated subset of the protocols (default: all five)")
+    ap.add_argument("--seeds", type=int, help="seeds 1..N (default: 3, or 1 with --quick)")
+    ap.add_argument("--duration", type=float, help="seconds per run (default: 200, or 60 with --quick)")
+    ap.add_argument("--per-cell", action="store_true", help="also print every cell's figures")
+    ap.add_argument("--cells", help="comma-separated cell indices of the grid (0-23; default: all)")
     args = ap.parse_args(argv)
     if args.write_sweeps:
         write_sweeps()
@@ -324,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sweep_file = QUICK if args.quick else FULL
     out = Path(args.out or ROOT / "results" / "sweeps" / sweep_file.stem)
+    if args.protocols or args.seeds or args.duration or args.cells:
+        sweep_file = _subset_sweep(args, out)
     cmd = [sys.executable, "-m", "topologies.cli", "sweep", str(sweep_file), "--out", str(out)]
     if args.scheduler:
         cmd += ["--scheduler", args.scheduler]
@@ -336,6 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     cells = per_cell(cell_figures(rows, series))
     summary = summary_rows(cells)
     tag = "quick" if args.quick else "full grid"
+    if args.per_cell:
+        for proto, cs in sorted(cells.items()):
+            for c in sorted(cs, key=lambda c: c["cell"]):
+                rate, delay, queue, ntcp, nrcv = c["cell"]
+                t80 = "never" if c["t80"] is None else f"{c['t80']:.1f} s"
+                print(f"{proto:6} {rate / 1e6:6.2f} Mb/s {c['rtt_ms']:6.1f} ms queue {queue:4} tcp {ntcp} "
+                      f"rcv {nrcv:3}: ratio {c['ratio']:.2f} jain {c['jain']:.3f} util {c['util']:.2f} t80 {t80}")
     print_table(summary, f"TCP-friendliness with default parameters ({tag}; steady state = second half)")
     img = ROOT / "docs" / "img" if args.docs else out / "plots"
     files = draw(cells, img, tag)

@@ -7,13 +7,13 @@ measurably with the multicast protocols:
   congestion avoidance with appropriate byte counting (RFC 3465, L = 2);
   loss recovery after three duplicate ACKs (or when three segments above a
   hole are SACKed) following RFC 6675's conservative SACK recovery: cwnd =
-  ssthresh = max(FlightSize/2, 2 segments), retransmit holes first, send new
+  ssthresh = max(cwnd/2, 2 segments), retransmit holes first, send new
   data while the pipe estimate is below cwnd, stay in recovery through
   partial ACKs until the recovery point is acknowledged (NewReno, RFC 6582).
   Retransmission timer per RFC 6298: SRTT/RTTVAR with alpha 1/8, beta 1/4,
   RTO = SRTT + max(G, 4 RTTVAR) bounded below by ``min_rto`` (1 s, the RFC's
   value; Linux uses 200 ms), exponential backoff, Karn's rule (no samples
-  from retransmitted segments).  On timeout: ssthresh = max(FlightSize/2, 2),
+  from retransmitted segments).  On timeout: ssthresh = max(cwnd/2, 2),
   cwnd = 1, every unSACKed segment is retransmitted again.
 * **Receiver.** Cumulative ACK plus up to four SACK blocks (RFC 2018; most
   recent block first); delayed ACKs (RFC 1122/5681): every second full
@@ -151,7 +151,7 @@ class TcpSender:
         if self.una >= self.nxt:
             return
         self.stats.timeouts += 1
-        self.ssthresh = self._halved_flight()
+        self.ssthresh = self._halved_window()
         self.cwnd = 1.0
         self.rto = min(self.rto * 2, self.max_rto)
         self.in_recovery = False
@@ -162,15 +162,18 @@ class TcpSender:
         if self._rto_at is None:
             self._arm_rto()
 
-    def _halved_flight(self) -> float:
-        """RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 segments).
+    def _halved_window(self) -> float:
+        """ssthresh = max(cwnd / 2, 2 segments), as Linux's Reno does.
 
-        FlightSize is everything sent and not yet cumulatively acknowledged
-        (RFC 5681 section 2), SACKed segments included: subtracting them, as
-        the pipe estimate does, would cut a window that lost one packet by
-        more than half.
+        RFC 5681 eq. (4) halves FlightSize, which for a bulk sender limited by
+        its window is the window.  Halving the window itself, not the pipe
+        (flight minus SACKed segments, which cuts a window that lost one
+        packet by more than half) and not the flight (which after a burst of
+        losses still counts every SACKed segment, so a timeout in recovery
+        would set ssthresh far above the path's capacity and slow start would
+        overshoot again, timeout after timeout).
         """
-        return max((self.nxt - self.una) / 2.0, 2.0)
+        return max(self.cwnd / 2.0, 2.0)
 
     def _rtt_sample(self, r: float) -> None:
         self.stats.rtt_samples += 1
@@ -254,7 +257,7 @@ class TcpSender:
             self.in_recovery = True
             self.stats.fast_recoveries += 1
             self.recover = self.nxt - 1
-            self.ssthresh = self._halved_flight()
+            self.ssthresh = self._halved_window()
             self.cwnd = self.ssthresh
 
 

@@ -92,11 +92,11 @@ def test_two_flows_share_a_bottleneck_fairly() -> None:
     assert sum(x) * 8 / 60 > 0.85 * 10e6 * 1460 / 1514
 
 
-def test_fast_recovery_halves_the_whole_flight_not_the_pipe() -> None:
-    """RFC 5681 eq. (4): ssthresh = FlightSize / 2, SACKed segments included.
+def test_fast_recovery_halves_the_window_not_the_pipe() -> None:
+    """ssthresh = cwnd / 2 (RFC 5681 eq. (4) for a window-limited sender; Linux Reno).
 
     One drop in a large window: by the time three segments above the hole are
-    SACKed, the pipe (flight minus SACKed) is smaller than FlightSize, and
+    SACKed, the pipe (flight minus SACKed) is smaller than the window, and
     halving it would cut the window by more than half for a single loss.
     """
     sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
@@ -110,21 +110,31 @@ def test_fast_recovery_halves_the_whole_flight_not_the_pipe() -> None:
             return self.n == 200
 
     fwd.set_loss(DropNth())  # type: ignore[arg-type]
-    entry: list[tuple[int, int]] = []
+    entry: list[tuple[float, int, int]] = []
 
     class Recording(TcpSender):
         def _detect_loss(self) -> None:
             before = self.in_recovery
-            flight, sacked = self.nxt - self.una, len(self.sacked)
+            cwnd, flight, sacked = self.cwnd, self.nxt - self.una, len(self.sacked)
             super()._detect_loss()
             if self.in_recovery and not before:
-                entry.append((flight, sacked))
+                entry.append((cwnd, flight, sacked))
 
     TcpReceiver(sim, net.hosts["tdst1"], 5201)
     snd = Recording(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000)
     sim.at(0.0, snd.start)
     sim.run(until=0.5)
     assert len(entry) == 1 and snd.stats.timeouts == 0
-    flight, sacked = entry[0]
-    assert sacked >= 3  # the pipe really was smaller than the flight
-    assert snd.ssthresh == pytest.approx(flight / 2.0)
+    cwnd, flight, sacked = entry[0]
+    assert sacked >= 3 and flight - sacked < cwnd  # the pipe really was smaller than the window
+    assert snd.ssthresh == pytest.approx(cwnd / 2.0)
+
+
+def test_a_timeout_in_recovery_does_not_reopen_slow_start_past_the_path() -> None:
+    """Slow start's overshoot loses many segments; if a retransmission is lost
+    too, the timeout halves the window (not the flight with all its SACKed
+    segments), so slow start stops near the path's capacity and the next
+    overshoot does not end in a timeout again.  A lone flow fills the link."""
+    snd, rcv, _ = one_flow(0.0, duration=30.0, rate="10Mbps", delay="50ms", queue=50)
+    assert snd.stats.timeouts <= 2
+    assert rcv.delivered_bytes * 8 / 30.0 > 0.85 * 10e6 * 1460 / (1460 + 54)

@@ -6,7 +6,7 @@ from typing import Any
 
 BASE: dict[str, Any] = {
     "name": "tiny",
-    "duration": 3,
+    "duration": 5,
     "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1, "rate": "1Mbps",
                               "delay": "10ms"}},
     "sessions": [{"name": "s", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
