@@ -30,6 +30,7 @@ aioquic's ``QuicConnection``: the same core runs unchanged under every driver.
 from __future__ import annotations
 
 import heapq
+import math
 from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
@@ -99,6 +100,12 @@ class Delivered(Event):
     size: int
 
 
+METRIC_INTERVAL = 0.1
+"""Seconds between an endpoint's metric records, the same for every protocol
+(so their time series line up): at its first event (datagram or timer) at
+least this long after the last record, :meth:`Endpoint.metrics` is asked."""
+
+
 @dataclass(order=True)
 class _Timer:
     when: float
@@ -138,6 +145,7 @@ class Endpoint(ABC):
         self.now = 0.0
         #: Datagrams that failed to decode; counted, never raised.
         self.malformed = 0
+        self._last_metric = -math.inf
 
     # Driver-facing API ----------------------------------------------------
     def start(self, now: float) -> None:
@@ -149,6 +157,7 @@ class Endpoint(ABC):
         """Feed one received UDP payload from ``src``."""
         self.now = max(self.now, now)
         self.on_datagram(data, src, now)
+        self._maybe_metric(now)
 
     def handle_timer(self, now: float) -> None:
         """Fire every timer due at or before ``now``."""
@@ -160,6 +169,16 @@ class Endpoint(ABC):
             if self._timers.get(t.name) is t:
                 del self._timers[t.name]
             self.on_timer(t.name, now)
+        self._maybe_metric(now)
+
+    def _maybe_metric(self, now: float) -> None:
+        """The one metric path: a record every :data:`METRIC_INTERVAL` at most."""
+        if now - self._last_metric < METRIC_INTERVAL:
+            return
+        record = self.metrics(now)
+        if record is not None:
+            self._last_metric = now
+            self.metric(*record)
 
     def close(self, now: float) -> None:
         """Stop at ``now``: the core's own goodbye (a leave report) and its leaves.
@@ -218,6 +237,15 @@ class Endpoint(ABC):
 
     def on_timer(self, name: str, now: float) -> None:  # pragma: no cover - default
         pass
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        """This endpoint's periodic record: (values, state), or None for none now.
+
+        Values a run summarises: ``rate_bps``, ``rtt_s``, ``loss_event_rate``
+        (or ``loss_rate``), ``cwnd``...  One-off records (a tree repair, the
+        end of a transfer) go through :meth:`metric` directly.
+        """
+        return None
 
     def decode_session(self, data: bytes, session_id: int) -> Any:
         """The message in ``data`` if it belongs to ``session_id``, else None.

@@ -47,9 +47,11 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from hosts import mtcp_tree
 from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.estimators import vegas_diff
 from hosts.registry import ParamError, SessionConfig
 from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
 from hosts.wire import (
@@ -104,7 +106,6 @@ class MtcpParams:
     min_rto: float = 1.0
     initial_rto: float = 1.0
     hello_interval: float = 1.0
-    metric_interval: float = 0.1
     probe_interval: float = 2.0
     dead_probes: int = 3
 
@@ -600,7 +601,7 @@ class _Agent(Endpoint):
             return None
         rate = self.round_acked / dur
         diffs = [
-            rate * (c.round_min_rtd - c.rtd.base)
+            vegas_diff(rate, c.round_min_rtd, c.rtd.base)
             for c in self._acking()
             if c.round_min_rtd is not None and c.rtd.base is not None
         ]
@@ -799,7 +800,6 @@ class MtcpSender(_Agent):
         return min(win, room)
 
     def on_start(self, now: float) -> None:
-        self.set_timer("metric", now + self.p.metric_interval)
         self._start_probing(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
@@ -823,10 +823,6 @@ class MtcpSender(_Agent):
                 return
             self._on_probe_timer(now)
             self._pump(now)
-        elif name == "metric":
-            self._metric()
-            if not self.done:
-                self.set_timer("metric", now + self.p.metric_interval)
 
     def _pump(self, now: float) -> None:
         if self.done:
@@ -848,13 +844,15 @@ class MtcpSender(_Agent):
                 payload=payload_for(s, self.p.packet_size)).encode())
             self._buffer(s, ts, self.p.packet_size, now)
         if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:
+            self.metric(self.metrics(now)[0], "done")  # the last record: none once done
             self.done = True
             self.cancel_timer("pkt")
-            self._metric("done")
 
-    def _metric(self, state: str = "") -> None:
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        if self.done:
+            return None
         mc, mt, adv = self.summary()
-        self.metric(
+        return (
             {
                 "cwnd": self.cwnd,
                 "twnd": self.twnd,
@@ -867,7 +865,7 @@ class MtcpSender(_Agent):
                 "dead_children": self.dead_children,
                 "rtt_s": max((c.rtd.srtd or 0.0) for c in self._acking()) if self._acking() else 0.0,
             },
-            state or ("slowstart" if self.cwnd < self.ssthresh else "steady"),
+            "slowstart" if self.cwnd < self.ssthresh else "steady",
         )
 
 

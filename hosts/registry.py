@@ -188,6 +188,11 @@ def register(proto: Protocol) -> None:
     _PROTOCOLS[proto.name] = proto
 
 
+def unregister(name: str) -> None:
+    """Remove a protocol added with :func:`register` (a test's toy protocol)."""
+    _PROTOCOLS.pop(name, None)
+
+
 for _p in _ENTRIES:
     register(_p)
 

@@ -178,8 +178,10 @@ class Message:
     _body_struct: ClassVar[struct.Struct]
 
     @property
-    def proto(self) -> Proto:
-        return Proto(int(self.MSG_TYPE) >> 4)
+    def proto(self) -> Proto | int:
+        """The protocol id (a :class:`Proto` for the protocols declared here)."""
+        pid = int(self.MSG_TYPE) >> 4
+        return Proto(pid) if pid in Proto._value2member_map_ else pid
 
     # Tail hooks -----------------------------------------------------------
     def __post_init__(self) -> None:
@@ -253,13 +255,16 @@ class Message:
 M = TypeVar("M", bound=type[Message])
 
 
-def message(msg_type: MsgType | None, layout: str = "") -> Callable[[M], M]:
+def message(msg_type: int | None, layout: str = "") -> Callable[[M], M]:
     """Declare a message class: its type and its fixed body, each field once.
 
     ``layout`` lists ``name:bits`` (``name:iN`` signed) in wire order; they
     become int dataclass fields ahead of the class's own (tail) fields.  No
     layout: the body of the base class.  ``msg_type`` None declares a shared
-    base, not a message.
+    base, not a message.  A protocol module outside this file may declare its
+    own messages (a protocol id above :class:`Proto`'s in the high nibble):
+    they decode everywhere but stay out of :func:`message_types`, so the P4
+    program, the dissector and the docs describe only the formats here.
     """
 
     def wrap(cls: M) -> M:
@@ -274,6 +279,8 @@ def message(msg_type: MsgType | None, layout: str = "") -> Callable[[M], M]:
         if msg_type is not None:
             out.MSG_TYPE = msg_type
             out._body_struct = struct.Struct("!" + "".join(f.struct_code for f in out.BODY))
+            if _REGISTRY.get(int(msg_type), out).__qualname__ != out.__qualname__:
+                raise ValueError(f"message type 0x{int(msg_type):02x} is already {_REGISTRY[int(msg_type)].__name__}")
             _REGISTRY[int(msg_type)] = out
         return out
 
@@ -287,7 +294,7 @@ def _check(msg: Message, f: WireField) -> None:
         raise WireError(f"{type(msg).__name__}.{f.name}={value!r} does not fit {f.bits} bits")
 
 
-def peek_header(data: bytes) -> tuple[MsgType, int]:
+def peek_header(data: bytes) -> tuple[MsgType | int, int]:
     """Return (message type, session id) without decoding the body."""
     if len(data) < COMMON_LEN:
         raise WireError(f"truncated: {len(data)} bytes, common header needs {COMMON_LEN}")
@@ -298,7 +305,7 @@ def peek_header(data: bytes) -> tuple[MsgType, int]:
         raise WireError(f"unsupported version {version}")
     if mtype not in _REGISTRY or (mtype >> 4) != proto:
         raise WireError(f"unknown message type 0x{mtype:02x} for protocol {proto}")
-    return MsgType(mtype), session
+    return _REGISTRY[mtype].MSG_TYPE, session
 
 
 def decode(data: bytes) -> Message:
@@ -461,8 +468,8 @@ class VlmccStart(Message):
 
 
 def message_types() -> dict[MsgType, type[Message]]:
-    """All registered message classes by type (used by docs, tests and P4 generation)."""
-    return {MsgType(k): v for k, v in sorted(_REGISTRY.items())}
+    """The message classes declared here by type (used by docs, tests and P4 generation)."""
+    return {MsgType(k): v for k, v in sorted(_REGISTRY.items()) if k in MsgType._value2member_map_}
 
 
 def body_size(cls: type[Message]) -> int:
