@@ -140,8 +140,7 @@ class TfmccReceiver(Endpoint):
     """A TFMCC receiver: loss history, RTT, calculated rate and feedback timers."""
 
     role = "tfmcc-receiver"
-    #: Feedback goes out only; the driver leaves the session port to the sender.
-    unicast_on_session_port = False
+    unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__()
@@ -503,10 +502,12 @@ class TfmccReceiver(Endpoint):
         self.emit(LeaveGroup(self.cfg.group))
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        recv = self.recv_meter.peek_bps(self.now)  # a read that changes no measurement
+        calc = self.calculated_rate_bps() if self.loss_event_rate > 0 else recv
         return (
             {
-                "rate_bps": self.receive_rate_bps(),
-                "calc_rate_bps": min(self.calculated_rate_bps(), 1e12),
+                "rate_bps": recv,
+                "calc_rate_bps": min(calc, 1e12),
                 "loss_event_rate": self.loss_event_rate,
                 "rtt_s": self.rtt,
                 "reports": self.reports_sent,

@@ -382,8 +382,7 @@ class WebrcReceiver(Endpoint):
     """A WEBRC receiver (paper 3.1-3.3, Table 2; RFC 3738 3.2)."""
 
     role = "webrc-receiver"
-    #: Feedback goes out only; the driver leaves the session port to the sender.
-    unicast_on_session_port = False
+    unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__()
