@@ -45,26 +45,21 @@ from controller.state import (
 )
 from controller.topology import Topology, TopologyError
 from controller.trees import source_tree, unicast_ports
+from hosts import registry
 
 MAX_MGID = 0xFFFF
 """v1model's ``mcast_grp`` is 16 bits; group 0 means "no multicast"."""
 
 MODES = ("aggregate", "filter", "off")
 
-DEFAULT_MODE = {
-    "mtcp": "aggregate",
-    "tfmcc": "filter",
-    "vlmcc": "filter",
-    "rla": "off",
-    "webrc": "off",
-}
-"""Which assistance each protocol's feedback calls for: MTCP's ACKs and
-window updates fold (the program aggregates them); TFMCC reports and VLMCC
-challenges are worst-receiver feedback (the program filters them); RLA and
-WEBRC get replication only."""
 
-DEFAULT_FILTER_WINDOW_US = {"vlmcc": 100_000}
-"""VLMCC rounds are timed by the switch (TFMCC reports carry their round)."""
+def protocol_entry(protocol: str) -> registry.Protocol | None:
+    """The protocol's registry entry (which owns its mode, groups and filter
+    round), or None for a protocol the registry does not know."""
+    try:
+        return registry.get(protocol.lower())
+    except registry.ParamError:
+        return None
 
 
 class DesiredStateError(ValueError):
@@ -76,8 +71,8 @@ class SessionSpec:
     """What the controller needs to know about one multicast session.
 
     ``receivers`` empty means every host but the source may receive.
-    ``mode`` is ``aggregate``, ``filter``, ``off`` or ``auto`` (from the
-    protocol, see :data:`DEFAULT_MODE`).
+    ``mode`` is ``aggregate``, ``filter``, ``off`` or ``auto`` (the
+    protocol's registry entry, :attr:`hosts.registry.Protocol.mode`).
     """
 
     session_id: int
@@ -93,7 +88,8 @@ class SessionSpec:
     def effective_mode(self) -> str:
         if self.mode != "auto":
             return self.mode
-        return DEFAULT_MODE.get(self.protocol.lower(), "off")
+        entry = protocol_entry(self.protocol)
+        return entry.mode if entry is not None else "off"
 
 
 def session_from_scenario(s: Any) -> SessionSpec:
@@ -112,32 +108,16 @@ def session_from_scenario(s: Any) -> SessionSpec:
 
 
 def session_groups(protocol: str, group: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every group address a session uses.
-
-    Protocols with several channels derive them from the session's group:
-    a protocol module may define ``channel_groups(group, params)``; WEBRC's
-    layout (``channel_group(G, cn, T)`` for ``cn`` in ``0..T``, T wave
-    channels plus the base channel) is read from its module the same way.
-    Unknown protocols use the one group.
-    """
-    import importlib
-
-    try:
-        from hosts import registry
-
-        proto = registry.get(protocol.lower())
-        module = importlib.import_module(proto.module)
-        parsed = proto.parse_params(dict(params))
-    except Exception:  # noqa: BLE001 - unknown protocol or module not built: one group
+    """Every group address a session uses, from the protocol's registry entry
+    (WEBRC: the base channel, then its wave channels).  Unknown protocols and
+    parameters the protocol rejects use the one group."""
+    entry = protocol_entry(protocol)
+    if entry is None:
         return (group,)
-    fn = getattr(module, "channel_groups", None)
-    if fn is not None:
-        return tuple(str(g) for g in fn(group, parsed))
-    one = getattr(module, "channel_group", None)
-    waves = getattr(parsed, "t", None)
-    if one is not None and isinstance(waves, int):
-        return tuple(str(one(group, cn, waves)) for cn in range(waves, -1, -1))  # base channel first
-    return (group,)
+    try:
+        return entry.session_groups(group, dict(params))
+    except (ValueError, ImportError, AttributeError):  # bad params or a broken module: one group
+        return (group,)
 
 
 @dataclass(frozen=True)
@@ -366,7 +346,8 @@ def plan(
             elif mode == "filter":
                 window = s.filter_window_us
                 if window is None:
-                    window = DEFAULT_FILTER_WINDOW_US.get(s.protocol.lower(), 0)
+                    entry = protocol_entry(s.protocol)
+                    window = entry.filter_window_us if entry is not None else 0
                 st.add(TableEntry.make(n.session_table, key, n.filter_action,
                                        {n.session_sidx: sidx[s.session_id], n.session_window: int(window)}))
     return out

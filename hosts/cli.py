@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         r.add_argument("--traffic-interval", type=float, default=0.5, metavar="SECONDS",
                        help="seconds between cumulative byte/message counter records (0: none)")
         r.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices")
+        r.add_argument("--assistance", action="store_true",
+                       help="the switches assist this session as its protocol's mode says "
+                            "(the scenario's 'assistance'; the core is told, e.g. MTCP's folds)")
         r.add_argument("--list-params", action="store_true", help="list the protocol's parameters and exit")
         r.set_defaults(func=run_host)
     p.set_defaults(func=lambda _a: (p.print_help(), EXIT_USAGE)[1])
@@ -91,7 +94,8 @@ def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.
     if not args.traffic_interval >= 0:
         raise registry.ParamError(f"--traffic-interval {args.traffic_interval:g} must be 0 or more")
     cfg = registry.SessionConfig(session_id=args.session, group=args.group, port=args.port,
-                                 sender=sender, local=args.local, params=params, seed=args.seed)
+                                 sender=sender, local=args.local, params=params, seed=args.seed,
+                                 assisted=proto.assisted(args.assistance))
     return proto, cfg
 
 

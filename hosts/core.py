@@ -9,9 +9,18 @@ Mininet hosts, a netsim host node, or a unit test with a fake clock -- calls:
 * :meth:`Endpoint.handle_timer` when the time :meth:`Endpoint.get_timer`
   returned has come;
 
+* :meth:`Endpoint.close` once when the agent stops (a process exit, a
+  scenario's ``leave_at``/``stop``), so the core can say goodbye (TFMCC's
+  leaving report) and leave its groups;
+
 and after each call drains :meth:`Endpoint.datagrams_to_send` (UDP payloads with
 their destination) and :meth:`Endpoint.next_event` (joins and leaves the driver
-must perform on the host's kernel, metric records, delivered data).
+must perform on the host's kernel, metric records, delivered data).  Two
+queries tell a driver how to set the host up: :attr:`Endpoint.groups` (every
+multicast group the endpoint sends on, when it uses more than its session's
+group) and :attr:`Endpoint.unicast_on_session_port`.  Both drivers (the
+asyncio one in :mod:`hosts.driver`, the simulator's :mod:`netsim.host`) call
+exactly these members and nothing else.
 
 Times are floats in seconds on the driver's clock; only the wire carries
 32-bit microsecond stamps (:func:`hosts.wire.ts_us`).  This shape follows
@@ -21,11 +30,12 @@ aioquic's ``QuicConnection``: the same core runs unchanged under every driver.
 from __future__ import annotations
 
 import heapq
+import math
 from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""
@@ -90,6 +100,12 @@ class Delivered(Event):
     size: int
 
 
+METRIC_INTERVAL = 0.1
+"""Seconds between an endpoint's metric records, the same for every protocol
+(so their time series line up): at its first event (datagram or timer) at
+least this long after the last record, :meth:`Endpoint.metrics` is asked."""
+
+
 @dataclass(order=True)
 class _Timer:
     when: float
@@ -109,6 +125,17 @@ class Endpoint(ABC):
 
     role = "endpoint"
 
+    #: Every multicast group this endpoint sends on when it uses several
+    #: (WEBRC's channels, base channel last); empty: only the session's group.
+    #: Drivers use it to learn each group's source.
+    groups: Sequence[str] = ()
+
+    #: Whether a receiver's feedback socket binds the session port (an MTCP
+    #: child's ACKs to its agent arrive there).  A core that never receives
+    #: unicast says False and takes an ephemeral port, leaving the session
+    #: port to a sender on the same host (loopback runs).
+    unicast_on_session_port: bool = True
+
     def __init__(self) -> None:
         self._out: deque[Datagram] = deque()
         self._events: deque[Event] = deque()
@@ -118,6 +145,7 @@ class Endpoint(ABC):
         self.now = 0.0
         #: Datagrams that failed to decode; counted, never raised.
         self.malformed = 0
+        self._last_metric = -math.inf
 
     # Driver-facing API ----------------------------------------------------
     def start(self, now: float) -> None:
@@ -129,6 +157,7 @@ class Endpoint(ABC):
         """Feed one received UDP payload from ``src``."""
         self.now = max(self.now, now)
         self.on_datagram(data, src, now)
+        self._maybe_metric(now)
 
     def handle_timer(self, now: float) -> None:
         """Fire every timer due at or before ``now``."""
@@ -140,6 +169,24 @@ class Endpoint(ABC):
             if self._timers.get(t.name) is t:
                 del self._timers[t.name]
             self.on_timer(t.name, now)
+        self._maybe_metric(now)
+
+    def _maybe_metric(self, now: float) -> None:
+        """The one metric path: a record every :data:`METRIC_INTERVAL` at most."""
+        if now - self._last_metric < METRIC_INTERVAL:
+            return
+        record = self.metrics(now)
+        if record is not None:
+            self._last_metric = now
+            self.metric(*record)
+
+    def close(self, now: float) -> None:
+        """Stop at ``now``: the core's own goodbye (a leave report) and its leaves.
+
+        Called once by every driver before it drops the endpoint; the default
+        only moves the clock.  Cores that announce a departure override it.
+        """
+        self.now = max(self.now, now)
 
     def get_timer(self) -> float | None:
         """When the driver must next call :meth:`handle_timer` (None: no timer)."""
@@ -190,6 +237,15 @@ class Endpoint(ABC):
 
     def on_timer(self, name: str, now: float) -> None:  # pragma: no cover - default
         pass
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        """This endpoint's periodic record: (values, state), or None for none now.
+
+        Values a run summarises: ``rate_bps``, ``rtt_s``, ``loss_event_rate``
+        (or ``loss_rate``), ``cwnd``...  One-off records (a tree repair, the
+        end of a transfer) go through :meth:`metric` directly.
+        """
+        return None
 
     def decode_session(self, data: bytes, session_id: int) -> Any:
         """The message in ``data`` if it belongs to ``session_id``, else None.

@@ -108,11 +108,9 @@ class UdpDriver:
     def _feedback_socket(self) -> socket.socket:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
         # Bound to the session port when free, so unicast to (local, port) -- an
-        # MTCP child's ACKs to its agent -- reaches this receiver too.  A core
-        # that never receives unicast says so (``unicast_on_session_port =
-        # False``) and takes an ephemeral port, leaving the session port to a
-        # sender on the same host (loopback runs).
-        if getattr(self.ep, "unicast_on_session_port", True):
+        # MTCP child's ACKs to its agent -- reaches this receiver too
+        # (:attr:`hosts.core.Endpoint.unicast_on_session_port`).
+        if self.ep.unicast_on_session_port:
             try:
                 s.bind((self.cfg.local, self.cfg.port))
             except OSError:
@@ -158,13 +156,11 @@ class UdpDriver:
 
     def _shutdown(self) -> None:
         assert self.loop is not None
-        close = getattr(self.ep, "close", None)
-        if callable(close):
-            try:
-                close(self.loop.time())
-                self._flush()
-            except Exception as exc:  # a broken close must not hide the summary
-                self._error(exc)
+        try:
+            self.ep.close(self.loop.time())
+            self._flush()
+        except Exception as exc:  # a broken close must not hide the summary
+            self._error(exc)
         if self._timer is not None:
             self._timer.cancel()
         for group in list(self._groups):

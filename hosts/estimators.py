@@ -1,4 +1,6 @@
-"""WEBRC's self-adjusting estimators (WEBRC paper, appendix).
+"""Estimators the cores share: WEBRC's self-adjusting filters, an EWMA, Vegas' Diff.
+
+WEBRC's self-adjusting estimators (WEBRC paper, appendix):
 
 Two filters whose averaging fraction adapts to the data instead of being fixed:
 
@@ -175,3 +177,16 @@ def ewma(old: float | None, sample: float, weight: float) -> float:
     if old is None or math.isnan(old):
         return sample
     return weight * sample + (1 - weight) * old
+
+
+def vegas_diff(rate: float, delay: float, base_delay: float) -> float:
+    """TCP Vegas' Diff, in packets queued on the path: ``rate * (delay - base_delay)``.
+
+    Brakmo and Peterson write it ``(Expected - Actual) * BaseRTT`` with
+    ``Expected = W / BaseRTT`` and ``Actual = W / RTT``; the same number is the
+    achieved rate times the delay above the base, the form used here because
+    MTCP measures one-way relative delays (RTDs) whose zero is arbitrary and a
+    rate rather than a window.  VLMCC (sender and follower emulation) passes
+    ``W / rtt``.
+    """
+    return rate * (delay - base_delay)

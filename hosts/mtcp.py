@@ -52,9 +52,11 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from hosts import mtcp_tree
 from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.estimators import vegas_diff
 from hosts.registry import ParamError, SessionConfig
 from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
 from hosts.wire import (
@@ -95,7 +97,7 @@ class MtcpParams:
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
     receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
     k: int = 16
-    assisted: bool = False
+    assisted: bool | None = None  # None: the session's (SessionConfig.assisted); set: overrides it
     ack_delay: float = 0.02
     rcv_buffer: int = 4096
     initial_ssthresh: float = 4096.0
@@ -109,7 +111,6 @@ class MtcpParams:
     min_rto: float = 1.0
     initial_rto: float = 1.0
     hello_interval: float = 1.0
-    metric_interval: float = 0.1
     probe_interval: float = 2.0
     dead_probes: int = 3
 
@@ -219,6 +220,9 @@ class _Agent(Endpoint):
         self.me = config.local
         self.nid = node_id(config.local)
         self.group: Address = (config.group, config.port)
+        #: The switches fold this session's summaries (flat tree only).
+        self.assisted = self.p.assisted if self.p.assisted is not None else (
+            config.assisted and not self.p.tree)
         try:
             self.tree = mtcp_tree.parse(self.p.tree, config.sender, self.p.k)
         except mtcp_tree.TreeError as e:
@@ -325,7 +329,7 @@ class _Agent(Endpoint):
         A switch fold (and a receiver behind one, known from NACKs only)
         cannot be probed: the switch's membership ageing times those out.
         """
-        return not ((self.p.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
+        return not ((self.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
 
     def _start_probing(self, now: float) -> None:
         for c in self.children.values():
@@ -657,7 +661,7 @@ class _Agent(Endpoint):
             return None
         rate = self.round_acked / dur
         diffs = [
-            rate * (c.round_min_rtd - c.rtd.base)
+            vegas_diff(rate, c.round_min_rtd, c.rtd.base)
             for c in self._acking()
             if c.round_min_rtd is not None and c.rtd.base is not None
         ]
@@ -960,7 +964,7 @@ class MtcpSender(_Agent):
 
     def _ready(self) -> bool:
         kids = self._acking()
-        if self.p.assisted:
+        if self.assisted:
             # Folds hide how many receivers there are: one heard summary suffices.
             return any(c.heard for c in kids)
         want = len(self.tree.children_of(self.me)) or self.p.receivers
@@ -982,7 +986,6 @@ class MtcpSender(_Agent):
         return min(win, room)
 
     def on_start(self, now: float) -> None:
-        self.set_timer("metric", now + self.p.metric_interval)
         self._start_probing(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
@@ -1009,10 +1012,6 @@ class MtcpSender(_Agent):
         elif name == "rollcall":
             self._on_rollcall_timer(now)
             self._pump(now)
-        elif name == "metric":
-            self._metric()
-            if not self.done:
-                self.set_timer("metric", now + self.p.metric_interval)
 
     def _pump(self, now: float) -> None:
         if self.done:
@@ -1034,13 +1033,15 @@ class MtcpSender(_Agent):
                 payload=payload_for(s, self.p.packet_size)).encode())
             self._buffer(s, ts, self.p.packet_size, now)
         if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:
+            self.metric(self.metrics(now)[0], "done")  # the last record: none once done
             self.done = True
             self.cancel_timer("pkt")
-            self._metric("done")
 
-    def _metric(self, state: str = "") -> None:
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        if self.done:
+            return None
         mc, mt, adv = self.summary()
-        self.metric(
+        return (
             {
                 "cwnd": self.cwnd,
                 "twnd": self.twnd,
@@ -1053,7 +1054,7 @@ class MtcpSender(_Agent):
                 "dead_children": self.dead_children,
                 "rtt_s": max((c.rtd.srtd or 0.0) for c in self._acking()) if self._acking() else 0.0,
             },
-            state or ("slowstart" if self.cwnd < self.ssthresh else "steady"),
+            "slowstart" if self.cwnd < self.ssthresh else "steady",
         )
 
 

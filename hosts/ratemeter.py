@@ -42,6 +42,19 @@ class WindowRateMeter:
     def rate_bps(self, now: float) -> float:
         """Bits/s over min(window, time since the first sample); 0 with no data."""
         self._expire(now)
+        return self._rate(now, self._bytes)
+
+    def peek_bps(self, now: float) -> float:
+        """:meth:`rate_bps` without forgetting old samples.
+
+        For observers (metric records): a read must not change what the
+        protocol later measures, and expiring under today's window would drop
+        samples a later, longer window still covers.
+        """
+        cutoff = now - self.window
+        return self._rate(now, sum(b for t, b in self._samples if t > cutoff))
+
+    def _rate(self, now: float, nbytes: int) -> float:
         if self._first is None:
             return 0.0
         span = now - self._first
@@ -49,8 +62,8 @@ class WindowRateMeter:
             return 0.0
         if span < self.window:
             # Young meter: the first packet opens the interval, it is not in it.
-            return 8.0 * (self._bytes - self._first_bytes) / span
-        return 8.0 * self._bytes / self.window
+            return 8.0 * (nbytes - self._first_bytes) / span
+        return 8.0 * nbytes / self.window
 
 
 class IntervalCounter:

@@ -19,7 +19,16 @@ Example::
                                  sender="10.0.0.1", local="10.0.0.2", params=params)
     rcvr = proto.receiver(cfg)
 
-Adding a protocol: append one :class:`Protocol` line to :data:`_ENTRIES`.
+Each entry also owns the protocol's facts other layers need: which switch
+assistance its feedback calls for (``mode``, read by the controller's desired
+state), the multicast groups a session uses (``groups``) and the switch's
+filter round.  Agents get the session's resolved ``assisted`` flag in their
+:class:`SessionConfig`, so a core never needs a parameter set by hand to
+match the switch.
+
+Adding a protocol: append one :class:`Protocol` line to :data:`_ENTRIES` (or
+call :func:`register` from the protocol's own package); see
+``docs/adding-a-protocol.md``.
 """
 
 from __future__ import annotations
@@ -49,6 +58,9 @@ class SessionConfig:
     says.  ``sender`` is the sender's unicast address (where feedback goes);
     ``local`` is this host's own unicast address (its wire node id).
     ``seed`` makes every random choice of the agent reproducible.
+    ``assisted`` says the switches on the session's path fold or filter its
+    feedback (the session's ``assistance`` resolved by
+    :meth:`Protocol.assisted`); a core whose logic depends on it reads it here.
     """
 
     session_id: int
@@ -58,6 +70,7 @@ class SessionConfig:
     local: str
     params: Any = None
     seed: int = 0
+    assisted: bool = False
 
 
 Factory = Callable[[SessionConfig], Endpoint]
@@ -73,6 +86,16 @@ class Protocol:
     sender_class: str
     receiver_class: str
     summary: str = ""
+    mode: str = "off"
+    """The switch assistance its feedback calls for: ``aggregate`` (the
+    program folds summaries), ``filter`` (worst report per round) or ``off``
+    (replication only).  ``docs/assistance.md`` says why for each protocol."""
+    groups: str = ""
+    """Name of a module function ``(group, params) -> groups`` for protocols
+    that use several groups per session (first: the session's group); empty:
+    the session's one group."""
+    filter_window_us: int = 0
+    """The switch's filter round (µs) when the protocol's reports carry none."""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def _attr(self, attr: str) -> Any:
@@ -113,6 +136,18 @@ class Protocol:
             )
         return config
 
+    def assisted(self, assistance: bool) -> bool:
+        """Whether a session with this ``assistance`` flag gets switch help."""
+        return assistance and self.mode != "off"
+
+    def session_groups(self, group: str, params: Any = None) -> tuple[str, ...]:
+        """Every multicast group a session on ``group`` uses (its own first)."""
+        if not self.groups:
+            return (group,)
+        if not isinstance(params, self.params_type):
+            params = self.parse_params(params)
+        return tuple(str(g) for g in self._attr(self.groups)(group, params))
+
     def sender(self, config: SessionConfig) -> Endpoint:
         """Build the sender agent (params None or a dict are accepted too)."""
         return self.sender_factory(self._config(config))
@@ -123,27 +158,25 @@ class Protocol:
 
 
 _ENTRIES: list[Protocol] = [
-    Protocol(
-        "tfmcc", "hosts.tfmcc", "TfmccParams", "TfmccSender", "TfmccReceiver",
-        "TCP-friendly multicast congestion control (single rate, CLR feedback)",
-    ),
-    Protocol(
-        "webrc", "hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
-        "wave and equation based rate control (multi-rate, receiver driven)",
-    ),
-    Protocol(
-        "rla", "hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
-        "random listening algorithm (reliable, window based, SACK feedback)",
-    ),
-    Protocol(
-        "mtcp", "hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",
-        "multicast TCP over a tree of sender's agents (reliable, congestion summaries)",
-    ),
-    Protocol(
-        "vlmcc", "hosts.vlmcc", "VlmccParams", "VlmccSender", "VlmccReceiver",
-        "Vegas-like single-rate streaming toward a leader receiver",
-    ),
+    Protocol("tfmcc", "hosts.tfmcc", "TfmccParams", "TfmccSender", "TfmccReceiver",
+             "TCP-friendly multicast congestion control (single rate, CLR feedback)",
+             mode="filter"),
+    Protocol("webrc", "hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
+             "wave and equation based rate control (multi-rate, receiver driven)",
+             groups="channel_groups"),
+    Protocol("rla", "hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
+             "random listening algorithm (reliable, window based, SACK feedback)"),
+    Protocol("mtcp", "hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",
+             "multicast TCP over a tree of sender's agents (reliable, congestion summaries)",
+             mode="aggregate"),
+    Protocol("vlmcc", "hosts.vlmcc", "VlmccParams", "VlmccSender", "VlmccReceiver",
+             "Vegas-like single-rate streaming toward a leader receiver",
+             mode="filter", filter_window_us=100_000),
 ]
+"""Why these modes: MTCP's ACKs and window updates fold (the program
+aggregates them); TFMCC reports (which carry their round) and VLMCC
+challenges (rounds timed by the switch) are worst-receiver feedback (the
+program filters them); RLA and WEBRC get replication only."""
 
 _PROTOCOLS: dict[str, Protocol] = {}
 
@@ -153,6 +186,11 @@ def register(proto: Protocol) -> None:
     if proto.name in _PROTOCOLS:
         raise ValueError(f"protocol {proto.name!r} is already registered")
     _PROTOCOLS[proto.name] = proto
+
+
+def unregister(name: str) -> None:
+    """Remove a protocol added with :func:`register` (a test's toy protocol)."""
+    _PROTOCOLS.pop(name, None)
 
 
 for _p in _ENTRIES:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.registry import SessionConfig
@@ -82,7 +83,7 @@ class RlaParams:
     #: the congestion that cut answered.  False: the paper's time period alone.
     one_cut_per_window: bool = True
     hello_interval: float = 1.0
-    metric_interval: float = 0.1
+    tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
@@ -198,7 +199,7 @@ class RlaSender(Endpoint):
     # Endpoint hooks --------------------------------------------------------
     def on_start(self, now: float) -> None:
         self.last_window_cut = now
-        self.set_timer("metric", now + self.p.metric_interval)
+        self.set_timer("tick", now + self.p.tick_interval)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
@@ -212,13 +213,12 @@ class RlaSender(Endpoint):
         if name == "rto":
             self._on_timeout(now)
             self._pump(now)
-        elif name == "metric":
+        elif name == "tick":
             self._resolve_event(now)
             if self._drop_silent(now):
                 self._pump(now)
-            self._metric()
             if not self.done:
-                self.set_timer("metric", now + self.p.metric_interval)
+                self.set_timer("tick", now + self.p.tick_interval)
 
     # Feedback --------------------------------------------------------------
     def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
@@ -514,9 +514,9 @@ class RlaSender(Endpoint):
             self._send_new(now)
             pipe += 1
         if self.p.total_packets and self.next_seq > self.p.total_packets and not self.out:
+            self.metric(self.metrics(now)[0], "done")  # the last record: none once done
             self.done = True
             self.cancel_timer("rto")
-            self._metric(state="done")
             return
         self._arm_rto()
 
@@ -581,9 +581,11 @@ class RlaSender(Endpoint):
         if self.timer_at("rto") != when:
             self.set_timer("rto", when)
 
-    def _metric(self, state: str = "") -> None:
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        if self.done:
+            return None
         srtts = [r.srtt for r in self.rcvrs.values()]
-        self.metric(
+        return (
             {
                 "cwnd": self.cwnd,
                 "ssthresh": self.ssthresh,
@@ -596,7 +598,7 @@ class RlaSender(Endpoint):
                 "forced_cuts": self.forced_cuts,
                 "rtt_s": max(srtts) if srtts else 0.0,
             },
-            state or ("recovery" if self.in_recovery else "slowstart" if self.cwnd < self.ssthresh else "steady"),
+            "recovery" if self.in_recovery else "slowstart" if self.cwnd < self.ssthresh else "steady",
         )
 
 

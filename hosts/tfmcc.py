@@ -80,7 +80,6 @@ class TfmccParams:
     #: 10 s first feedback round delayed slowstart.
     initial_rate_bps: float | None = None
     recv_window_rtts: float = 4.0  # receive rate measured over this many RTTs
-    metric_interval: float = 1.0  # seconds between metric records
 
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
@@ -141,8 +140,7 @@ class TfmccReceiver(Endpoint):
     """A TFMCC receiver: loss history, RTT, calculated rate and feedback timers."""
 
     role = "tfmcc-receiver"
-    #: Feedback goes out only; the driver leaves the session port to the sender.
-    unicast_on_session_port = False
+    unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__()
@@ -185,7 +183,6 @@ class TfmccReceiver(Endpoint):
         self.packets = 0
         self.ignored = 0
         self.left = False
-        self._last_metric = -math.inf
 
     # -- measurements -------------------------------------------------------
     @property
@@ -331,7 +328,6 @@ class TfmccReceiver(Endpoint):
             self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
-        self._maybe_metric(now)
 
     def _beta(self) -> float:
         return self.p.beta_clr if self.is_clr else self.p.beta_other
@@ -505,14 +501,13 @@ class TfmccReceiver(Endpoint):
         self.cancel_timer("feedback")
         self.emit(LeaveGroup(self.cfg.group))
 
-    def _maybe_metric(self, now: float) -> None:
-        if now - self._last_metric < self.p.metric_interval:
-            return
-        self._last_metric = now
-        self.metric(
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        recv = self.recv_meter.peek_bps(self.now)  # a read that changes no measurement
+        calc = self.calculated_rate_bps() if self.loss_event_rate > 0 else recv
+        return (
             {
-                "rate_bps": self.receive_rate_bps(),
-                "calc_rate_bps": min(self.calculated_rate_bps(), 1e12),
+                "rate_bps": recv,
+                "calc_rate_bps": min(calc, 1e12),
                 "loss_event_rate": self.loss_event_rate,
                 "rtt_s": self.rtt,
                 "reports": self.reports_sent,
@@ -589,7 +584,6 @@ class TfmccSender(Endpoint):
         self.refused_flood = 0
         self.refused_rates = 0
         self._buckets: dict[int, tuple[float, float]] = {}
-        self._last_metric = -math.inf
         self._payload = bytes(s.packet_size - DATA_HEADER)
 
     # -- helpers ------------------------------------------------------------
@@ -982,18 +976,18 @@ class TfmccSender(Endpoint):
         self.send(self.dest, msg.encode())
         # Pacing: the next packet one packet-time later at the current rate.
         self.set_timer("send", now + self._interval())
-        if now - self._last_metric >= s.metric_interval:
-            self._last_metric = now
-            self.metric(
-                {
-                    "rate_bps": self.rate,
-                    "max_rtt_s": self.r_max,
-                    "clr": float(self.clr or 0),
-                    "reports": self.reports,
-                    "fb_round": self.fb_round,
-                },
-                "slowstart" if self.slowstart else "steady",
-            )
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        return (
+            {
+                "rate_bps": self.rate,
+                "max_rtt_s": self.r_max,
+                "clr": float(self.clr or 0),
+                "reports": self.reports,
+                "fb_round": self.fb_round,
+            },
+            "slowstart" if self.slowstart else "steady",
+        )
 
     def stats(self) -> dict[str, Any]:
         """A snapshot for logs and tests."""

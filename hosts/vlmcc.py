@@ -38,8 +38,10 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.estimators import vegas_diff
 from hosts.registry import SessionConfig
 from hosts.wire import (
     Flags,
@@ -72,7 +74,6 @@ class VlmccParams:
     max_window: float = 10000.0
     leader_ack_delay: float = 0.0
     probe_interval: float = 1.0
-    metric_interval: float = 0.1
     #: Loss detection beyond the paper's timer (docs/protocols/vlmcc.md, "Deviations").
     #: A packet is lost when the leader has ACKed ``dupthresh`` packets sent after it
     #: (TCP's fast-retransmit rule; 0: the timer alone) ...
@@ -213,9 +214,6 @@ class VlmccSender(Endpoint):
         return self.srtt / max(self.W, 1.0)
 
     # Endpoint hooks ------------------------------------------------------------
-    def on_start(self, now: float) -> None:
-        self.set_timer("metric", now + self.p.metric_interval)
-
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if msg is None:
@@ -246,9 +244,6 @@ class VlmccSender(Endpoint):
         elif name == "round":
             self._round(now)
             self._pump(now)
-        elif name == "metric":
-            self._metric()
-            self.set_timer("metric", now + self.p.metric_interval)
 
     # Leader feedback -------------------------------------------------------------
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
@@ -293,10 +288,10 @@ class VlmccSender(Endpoint):
             self.set_timer("round", now + self.srtt)
 
     def vegas_diff(self) -> float | None:
-        """Extra packets queued: (W/base_rtt - W/rtt) * base_rtt."""
+        """Extra packets queued (:func:`hosts.estimators.vegas_diff`)."""
         if self.base_rtt is None or self.rtt is None or self.rtt <= 0:
             return None
-        return (self.W / self.base_rtt - self.W / self.rtt) * self.base_rtt
+        return vegas_diff(self.W / self.rtt, self.rtt, self.base_rtt)
 
     def queue_drained(self) -> bool:
         """The round's mean RTT is near base_rtt: no queue is left standing.
@@ -514,8 +509,8 @@ class VlmccSender(Endpoint):
             if self.timer_at("loss") is None:
                 self._arm_loss()
 
-    def _metric(self) -> None:
-        self.metric(
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        return (
             {
                 "cwnd": self.W,
                 "rate_bps": self.rate_bps,
@@ -665,7 +660,7 @@ class VlmccReceiver(Endpoint):
     def vegas_diff(self) -> float | None:
         if self.rtt_hat is None or self.base_rtt is None or self.rtt_hat <= 0:
             return None
-        return (self.W / self.base_rtt - self.W / self.rtt_hat) * self.base_rtt
+        return vegas_diff(self.W / self.rtt_hat, self.rtt_hat, self.base_rtt)
 
     def _follower_window(self, now: float) -> None:
         """The Vegas rule once per RTT on the follower's own RTT estimate."""

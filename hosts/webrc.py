@@ -22,6 +22,7 @@ import math
 import struct
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 from hosts import wire
 from hosts.core import Address, Endpoint, JoinGroup, LeaveGroup
@@ -102,7 +103,6 @@ class WebrcParams:
     #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0 (default): the paper's
     #: 4·ARTT.  1.0 follows TCP's RFC 6298 RTO floor (see TfmccParams).
     t_rto_min: float = 0.0
-    metric_interval: float = 1.0
 
     def __post_init__(self) -> None:
         if not 0 < self.p < 1:
@@ -189,6 +189,11 @@ def channel_group(base_group: str, cn: int, t: int) -> str:
     return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base_group)) + 1 + cn))
 
 
+def channel_groups(group: str, params: "WebrcParams") -> tuple[str, ...]:
+    """Every group of a session: the base channel first, then waves T-1 .. 0."""
+    return tuple(channel_group(group, cn, params.t) for cn in range(params.t, -1, -1))
+
+
 # ===========================================================================
 # Sender
 # ===========================================================================
@@ -227,7 +232,6 @@ class WebrcSender(Endpoint):
         self.sent_per_channel = [0] * (self.T + 1)
         self.ignored = 0
         self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
-        self._last_metric = -math.inf
 
     # Fluid model -------------------------------------------------------------
     def wave_slot_packets(self, age: int) -> float:
@@ -336,10 +340,9 @@ class WebrcSender(Endpoint):
         self.credit[cn] -= 1.0
         self._send(cn, now)
         self.set_timer("send", now + dt)
-        if now - self._last_metric >= self.p.metric_interval:
-            self._last_metric = now
-            self.metric({"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T,
-                         "packets": self.seq}, "steady")
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        return {"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T, "packets": self.seq}, "steady"
 
     def _end_deficit(self, now: float) -> float:
         """Packets the ending wave still owes beyond what its fluid rate will earn.
@@ -388,8 +391,7 @@ class WebrcReceiver(Endpoint):
     """A WEBRC receiver (paper 3.1-3.3, Table 2; RFC 3738 3.2)."""
 
     role = "webrc-receiver"
-    #: Feedback goes out only; the driver leaves the session port to the sender.
-    unicast_on_session_port = False
+    unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__()
@@ -429,7 +431,6 @@ class WebrcReceiver(Endpoint):
         self.startup_exit: str = ""
         self.blocked_overflow = 0
         self.ignored = 0
-        self._last_metric = -math.inf
 
     # Derived quantities ------------------------------------------------------
     @property
@@ -491,7 +492,6 @@ class WebrcReceiver(Endpoint):
         self._check_loss(msg.cn, msg.psn, now)
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now)
-        self._maybe_metric(now)
 
     def _check_slot(self, tsi: int, now: float) -> None:
         """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave."""
@@ -711,12 +711,9 @@ class WebrcReceiver(Endpoint):
         self.cancel_timer("epoch")
         self.emit(LeaveGroup(self.groups[self.T]))
 
-    def _maybe_metric(self, now: float) -> None:
-        if now - self._last_metric < self.p.metric_interval:
-            return
-        self._last_metric = now
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         bits = 8.0 * self.p.packet_length
-        self.metric(
+        return (
             {
                 "rate_bps": (self.trr or 0.0) * bits,
                 "target_bps": min(self.trate(), 1e12 / bits) * bits,

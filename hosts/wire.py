@@ -7,18 +7,20 @@ must read (session id, message type, the values it folds or compares) sits in
 the common header or at the start of a fixed body, so a P4 parser reaches it
 with plain ``extract`` calls and no loops.
 
-The layout tables below (:data:`COMMON_FIELDS`, ``Message.BODY``) are the single
-source of truth: :mod:`hosts.wire_p4` renders them as P4 header types for
+The layouts below (:data:`COMMON_FIELDS`, each message's :func:`message`
+declaration, which also makes its dataclass fields) are the single source of
+truth: :mod:`hosts.wire_p4` renders them as P4 header types for
 ``p4src/include/wire.p4`` and a test fails when the two drift.  All integers are
 big-endian (network order).  ``docs/wire-format.md`` draws every byte.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import ClassVar
+from typing import Callable, ClassVar, TypeVar
 
 MAGIC = 0x504D  # "PM"
 VERSION = 1
@@ -104,33 +106,23 @@ class WireField:
         return code.lower() if self.signed else code
 
 
-def _u(name: str, bits: int) -> WireField:
-    return WireField(name, bits)
-
-
-def _s(name: str, bits: int) -> WireField:
-    return WireField(name, bits, signed=True)
+def _layout(spec: str) -> tuple[WireField, ...]:
+    """``"rate:32 drift:i32"`` -> fields (``iN``: signed N bits)."""
+    out = []
+    for word in spec.split():
+        name, _, width = word.partition(":")
+        signed = width.startswith("i")
+        out.append(WireField(name, int(width.lstrip("i")), signed))
+    return tuple(out)
 
 
 #: Common header: magic, version, proto, msg_type, flags, length (whole UDP
 #: payload in bytes), session_id, seq, timestamp (sender clock, microseconds
 #: modulo 2**32).
-COMMON_FIELDS: tuple[WireField, ...] = (
-    _u("magic", 16),
-    _u("version", 8),
-    _u("proto", 8),
-    _u("msg_type", 8),
-    _u("flags", 8),
-    _u("length", 16),
-    _u("session_id", 32),
-    _u("seq", 32),
-    _u("timestamp", 32),
-)
+COMMON_FIELDS: tuple[WireField, ...] = _layout(
+    "magic:16 version:8 proto:8 msg_type:8 flags:8 length:16 session_id:32 seq:32 timestamp:32")
 _COMMON = struct.Struct("!" + "".join(f.struct_code for f in COMMON_FIELDS))
 assert _COMMON.size == COMMON_LEN
-
-_SACK_BLOCK = struct.Struct("!II")
-_NACK_SEQ = struct.Struct("!I")
 
 _REGISTRY: dict[int, type["Message"]] = {}
 
@@ -142,12 +134,37 @@ def _limit(bits: int, signed: bool) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class ListTail:
+    """A counted list after the body: ``count_field`` (a body field) items of ``item`` fields.
+
+    ``name`` is the dataclass field holding the items (a tuple of ints when an
+    item has one field, of tuples otherwise), ``limit`` the most a message may
+    carry.
+    """
+
+    name: str
+    count_field: str
+    item: tuple[WireField, ...]
+    item_name: str
+    limit: int
+
+    @property
+    def item_size(self) -> int:
+        return sum(f.bits for f in self.item) // 8
+
+    @functools.cached_property
+    def struct(self) -> struct.Struct:
+        return struct.Struct("!" + "".join(f.struct_code for f in self.item))
+
+
+@dataclass(frozen=True)
 class Message:
     """Base of all messages: the common-header fields every message carries.
 
-    Subclasses declare ``MSG_TYPE`` and ``BODY`` (the fixed body layout, whose
-    fields are also dataclass fields of the subclass) and may carry a variable
-    tail by overriding :meth:`_encode_tail` / :meth:`_decode_tail`.
+    Subclasses are declared with :func:`message`, which names the message
+    type and the fixed body layout once; the layout's fields become dataclass
+    fields (ints, default 0).  A counted-list tail is declared by ``TAIL``; a
+    data message mixes in :class:`_PayloadTail` and a ``payload`` field.
     """
 
     session_id: int = 0
@@ -157,27 +174,53 @@ class Message:
 
     MSG_TYPE: ClassVar[MsgType]
     BODY: ClassVar[tuple[WireField, ...]] = ()
+    TAIL: ClassVar[ListTail | None] = None
     _body_struct: ClassVar[struct.Struct]
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        if "MSG_TYPE" in cls.__dict__:
-            cls._body_struct = struct.Struct("!" + "".join(f.struct_code for f in cls.BODY))
-            _REGISTRY[int(cls.MSG_TYPE)] = cls
-
     @property
-    def proto(self) -> Proto:
-        return Proto(int(self.MSG_TYPE) >> 4)
+    def proto(self) -> Proto | int:
+        """The protocol id (a :class:`Proto` for the protocols declared here)."""
+        pid = int(self.MSG_TYPE) >> 4
+        return Proto(pid) if pid in Proto._value2member_map_ else pid
 
     # Tail hooks -----------------------------------------------------------
+    def __post_init__(self) -> None:
+        t = self.TAIL
+        if t is not None and getattr(self, t.count_field) != len(getattr(self, t.name)):
+            object.__setattr__(self, t.count_field, len(getattr(self, t.name)))
+
     def _encode_tail(self) -> bytes:
-        return b""
+        t = self.TAIL
+        if t is None:
+            return b""
+        items = getattr(self, t.name)
+        if len(items) > t.limit:
+            raise WireError(f"{type(self).__name__}: {len(items)} {t.item_name}s exceed {t.limit}")
+        out = bytearray()
+        for item in items:
+            values = item if isinstance(item, tuple) else (item,)
+            for f, v in zip(t.item, values, strict=True):
+                lo, hi = _limit(f.bits, f.signed)
+                if not isinstance(v, int) or not lo <= v <= hi:
+                    raise WireError(f"{type(self).__name__}: {t.item_name} {f.name} {v!r} does not fit {f.bits} bits")
+            out += t.struct.pack(*values)
+        return bytes(out)
 
     @classmethod
     def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        if tail:
-            raise WireError(f"{cls.__name__}: {len(tail)} unexpected trailing bytes")
-        return {}
+        t = cls.TAIL
+        if t is None:
+            if tail:
+                raise WireError(f"{cls.__name__}: {len(tail)} unexpected trailing bytes")
+            return {}
+        count = int(body[t.count_field])  # type: ignore[call-overload]
+        if count > t.limit:
+            raise WireError(f"{cls.__name__}: {count} {t.item_name}s exceed {t.limit}")
+        size = t.struct.size
+        if len(tail) != count * size:
+            raise WireError(f"{cls.__name__}: {count} {t.item_name}s need {count * size} bytes, got {len(tail)}")
+        items = [t.struct.unpack_from(tail, i * size) for i in range(count)]
+        return {t.name: tuple(v[0] if len(t.item) == 1 else v for v in items)}
 
     # Codec ---------------------------------------------------------------
     def encode(self) -> bytes:
@@ -209,6 +252,41 @@ class Message:
         return head + body + tail
 
 
+M = TypeVar("M", bound=type[Message])
+
+
+def message(msg_type: int | None, layout: str = "") -> Callable[[M], M]:
+    """Declare a message class: its type and its fixed body, each field once.
+
+    ``layout`` lists ``name:bits`` (``name:iN`` signed) in wire order; they
+    become int dataclass fields ahead of the class's own (tail) fields.  No
+    layout: the body of the base class.  ``msg_type`` None declares a shared
+    base, not a message.  A protocol module outside this file may declare its
+    own messages (a protocol id above :class:`Proto`'s in the high nibble):
+    they decode everywhere but stay out of :func:`message_types`, so the P4
+    program, the dissector and the docs describe only the formats here.
+    """
+
+    def wrap(cls: M) -> M:
+        if layout:
+            body = _layout(layout)
+            own = cls.__dict__.get("__annotations__", {})
+            cls.__annotations__ = {**{f.name: "int" for f in body}, **own}
+            for f in body:
+                setattr(cls, f.name, 0)
+            cls.BODY = body
+        out = dataclass(frozen=True)(cls)
+        if msg_type is not None:
+            out.MSG_TYPE = msg_type
+            out._body_struct = struct.Struct("!" + "".join(f.struct_code for f in out.BODY))
+            if _REGISTRY.get(int(msg_type), out).__qualname__ != out.__qualname__:
+                raise ValueError(f"message type 0x{int(msg_type):02x} is already {_REGISTRY[int(msg_type)].__name__}")
+            _REGISTRY[int(msg_type)] = out
+        return out
+
+    return wrap
+
+
 def _check(msg: Message, f: WireField) -> None:
     value = getattr(msg, f.name)
     lo, hi = _limit(f.bits, f.signed)
@@ -216,7 +294,7 @@ def _check(msg: Message, f: WireField) -> None:
         raise WireError(f"{type(msg).__name__}.{f.name}={value!r} does not fit {f.bits} bits")
 
 
-def peek_header(data: bytes) -> tuple[MsgType, int]:
+def peek_header(data: bytes) -> tuple[MsgType | int, int]:
     """Return (message type, session id) without decoding the body."""
     if len(data) < COMMON_LEN:
         raise WireError(f"truncated: {len(data)} bytes, common header needs {COMMON_LEN}")
@@ -227,7 +305,7 @@ def peek_header(data: bytes) -> tuple[MsgType, int]:
         raise WireError(f"unsupported version {version}")
     if mtype not in _REGISTRY or (mtype >> 4) != proto:
         raise WireError(f"unknown message type 0x{mtype:02x} for protocol {proto}")
-    return MsgType(mtype), session
+    return _REGISTRY[mtype].MSG_TYPE, session
 
 
 def decode(data: bytes) -> Message:
@@ -274,15 +352,10 @@ class _PayloadTail:
 WEBRC_LAST_PSN = 0xFFFF
 
 
-@dataclass(frozen=True)
+@message(MsgType.WEBRC_DATA, "cn:16 psn:16 tsi:32")
 class WebrcData(_PayloadTail, Message):
     """WEBRC data on base channel (cn == T) or wave channel cn (0 <= cn < T)."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.WEBRC_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = (_u("cn", 16), _u("psn", 16), _u("tsi", 32))
-    cn: int = 0
-    psn: int = 0
-    tsi: int = 0
     payload: bytes = b""
 
 
@@ -291,61 +364,21 @@ class WebrcData(_PayloadTail, Message):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@message(MsgType.TFMCC_DATA, "supp_rate:32 max_rtt:32 clr_id:32 echo_rcvr_id:32 echo_ts:32"
+                             " echo_offset:32 fb_round:16 dflags:8 reserved:8")
 class TfmccData(_PayloadTail, Message):
     """TFMCC data: rates in bit/s, times in microseconds."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.TFMCC_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("supp_rate", 32),
-        _u("max_rtt", 32),
-        _u("clr_id", 32),
-        _u("echo_rcvr_id", 32),
-        _u("echo_ts", 32),
-        _u("echo_offset", 32),
-        _u("fb_round", 16),
-        _u("dflags", 8),
-        _u("reserved", 8),
-    )
-    supp_rate: int = 0
-    max_rtt: int = 0
-    clr_id: int = 0
-    echo_rcvr_id: int = 0
-    echo_ts: int = 0
-    echo_offset: int = 0
-    fb_round: int = 0
-    dflags: int = 0
-    reserved: int = 0
     payload: bytes = b""
 
 
-@dataclass(frozen=True)
+@message(MsgType.TFMCC_REPORT, "rate:32 fb_round:16 rflags:8 reserved:8 rcvr_id:32 recv_rate:32"
+                               " rtt:32 loss_rate:32 echo_ts:32 echo_offset:32")
 class TfmccReport(Message):
-    """TFMCC receiver report.  ``rate`` first: the switch's filter compares it."""
+    """TFMCC receiver report.  ``rate`` first: the switch's filter compares it.
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.TFMCC_REPORT
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("rate", 32),
-        _u("fb_round", 16),
-        _u("rflags", 8),
-        _u("reserved", 8),
-        _u("rcvr_id", 32),
-        _u("recv_rate", 32),
-        _u("rtt", 32),
-        _u("loss_rate", 32),
-        _u("echo_ts", 32),
-        _u("echo_offset", 32),
-    )
-    rate: int = 0
-    fb_round: int = 0
-    rflags: int = 0
-    reserved: int = 0
-    rcvr_id: int = 0
-    recv_rate: int = 0
-    rtt: int = 0
-    loss_rate: int = 0  # loss event rate p scaled by 2**32 - 1
-    echo_ts: int = 0
-    echo_offset: int = 0
+    ``loss_rate`` is the loss event rate p scaled by 2**32 - 1.
+    """
 
 
 # ---------------------------------------------------------------------------
@@ -353,68 +386,19 @@ class TfmccReport(Message):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@message(MsgType.RLA_DATA)
 class RlaData(_PayloadTail, Message):
     """RLA data; the common ``seq`` is the packet number, ``timestamp`` the send time."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.RLA_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = ()
     payload: bytes = b""
 
 
-def _encode_blocks(blocks: tuple[tuple[int, int], ...]) -> bytes:
-    if len(blocks) > MAX_SACK_BLOCKS:
-        raise WireError(f"{len(blocks)} SACK blocks exceed {MAX_SACK_BLOCKS}")
-    out = bytearray()
-    for start, end in blocks:
-        for v in (start, end):
-            if not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF:
-                raise WireError(f"SACK block edge {v!r} does not fit 32 bits")
-        out += _SACK_BLOCK.pack(start, end)
-    return bytes(out)
-
-
-def _decode_blocks(name: str, count: int, tail: bytes) -> tuple[tuple[int, int], ...]:
-    if count > MAX_SACK_BLOCKS:
-        raise WireError(f"{name}: {count} SACK blocks exceed {MAX_SACK_BLOCKS}")
-    if len(tail) != count * _SACK_BLOCK.size:
-        raise WireError(f"{name}: {count} SACK blocks need {count * 8} bytes, got {len(tail)}")
-    return tuple(_SACK_BLOCK.unpack_from(tail, i * 8) for i in range(count))
-
-
-@dataclass(frozen=True)
+@message(MsgType.RLA_SACK, "cum_ack:32 adv_buf:32 rcvr_id:32 echo_ts:32 nblocks:8 reserved:8 reserved2:16")
 class RlaSack(Message):
     """RLA feedback: cumulative ACK plus SACK blocks [start, end) of packet numbers."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.RLA_SACK
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("cum_ack", 32),
-        _u("adv_buf", 32),
-        _u("rcvr_id", 32),
-        _u("echo_ts", 32),
-        _u("nblocks", 8),
-        _u("reserved", 8),
-        _u("reserved2", 16),
-    )
-    cum_ack: int = 0
-    adv_buf: int = 0
-    rcvr_id: int = 0
-    echo_ts: int = 0
-    nblocks: int = 0
-    reserved: int = 0
-    reserved2: int = 0
+    TAIL = ListTail("blocks", "nblocks", _layout("start:32 end:32"), "block", MAX_SACK_BLOCKS)
     blocks: tuple[tuple[int, int], ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.nblocks != len(self.blocks):
-            object.__setattr__(self, "nblocks", len(self.blocks))
-
-    def _encode_tail(self) -> bytes:
-        return _encode_blocks(self.blocks)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        return {"blocks": _decode_blocks("RlaSack", int(body["nblocks"]), tail)}  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------
@@ -422,27 +406,14 @@ class RlaSack(Message):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@message(MsgType.MTCP_DATA)
 class MtcpData(_PayloadTail, Message):
     """MTCP data; ``timestamp`` is the send time echoed in ACKs."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = ()
     payload: bytes = b""
 
 
-_MTCP_SUMMARY: tuple[WireField, ...] = (
-    _u("cum_ack", 32),
-    _u("min_cwnd", 32),
-    _u("max_twnd", 32),
-    _u("adv_wnd", 32),
-    _u("node_id", 32),
-    _u("echo_ts", 32),
-    _u("sack_bitmap", 32),
-)
-
-
-@dataclass(frozen=True)
+@message(None, "cum_ack:32 min_cwnd:32 max_twnd:32 adv_wnd:32 node_id:32 echo_ts:32 sack_bitmap:32")
 class _MtcpSummary(Message):
     """Fields of every MTCP summary message; the first four are what switches fold.
 
@@ -450,71 +421,23 @@ class _MtcpSummary(Message):
     Windows are in packets.
     """
 
-    BODY: ClassVar[tuple[WireField, ...]] = _MTCP_SUMMARY
-    cum_ack: int = 0
-    min_cwnd: int = 0
-    max_twnd: int = 0
-    adv_wnd: int = 0
-    node_id: int = 0
-    echo_ts: int = 0
-    sack_bitmap: int = 0
 
-
-@dataclass(frozen=True)
+@message(MsgType.MTCP_ACK)
 class MtcpAck(_MtcpSummary):
     """MTCP ACK with congestion summary."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_ACK
 
-
-@dataclass(frozen=True)
+@message(MsgType.MTCP_WUPDATE)
 class MtcpWindowUpdate(_MtcpSummary):
     """Periodic window-update ACK (same layout as an ACK) that breaks the paper's deadlock."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_WUPDATE
 
-
-@dataclass(frozen=True)
+@message(MsgType.MTCP_NACK, "cum_ack:32 node_id:32 count:8 reserved:8 reserved2:16")
 class MtcpNack(Message):
     """MTCP NACK: the packets a node is missing above its cumulative ACK."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.MTCP_NACK
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("cum_ack", 32),
-        _u("node_id", 32),
-        _u("count", 8),
-        _u("reserved", 8),
-        _u("reserved2", 16),
-    )
-    cum_ack: int = 0
-    node_id: int = 0
-    count: int = 0
-    reserved: int = 0
-    reserved2: int = 0
+    TAIL = ListTail("missing", "count", _layout("seq:32"), "seq", MAX_NACK_SEQS)
     missing: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.count != len(self.missing):
-            object.__setattr__(self, "count", len(self.missing))
-
-    def _encode_tail(self) -> bytes:
-        if len(self.missing) > MAX_NACK_SEQS:
-            raise WireError(f"{len(self.missing)} NACKed packets exceed {MAX_NACK_SEQS}")
-        out = bytearray()
-        for s in self.missing:
-            if not isinstance(s, int) or not 0 <= s <= 0xFFFFFFFF:
-                raise WireError(f"NACKed sequence {s!r} does not fit 32 bits")
-            out += _NACK_SEQ.pack(s)
-        return bytes(out)
-
-    @classmethod
-    def _decode_tail(cls, tail: bytes, body: dict[str, object]) -> dict[str, object]:
-        count = int(body["count"])  # type: ignore[arg-type]
-        if count > MAX_NACK_SEQS:
-            raise WireError(f"MtcpNack: {count} sequences exceed {MAX_NACK_SEQS}")
-        if len(tail) != count * _NACK_SEQ.size:
-            raise WireError(f"MtcpNack: {count} sequences need {count * 4} bytes, got {len(tail)}")
-        return {"missing": tuple(_NACK_SEQ.unpack_from(tail, i * 4)[0] for i in range(count))}
 
 
 # ---------------------------------------------------------------------------
@@ -522,69 +445,31 @@ class MtcpNack(Message):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@message(MsgType.VLMCC_DATA, "leader_id:32 drift_prev:i32 rate:32")
 class VlmccData(_PayloadTail, Message):
     """VLMCC data: ``timestamp`` is tstamp; drift_prev in microseconds (signed); rate bit/s."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.VLMCC_DATA
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("leader_id", 32),
-        _s("drift_prev", 32),
-        _u("rate", 32),
-    )
-    leader_id: int = 0
-    drift_prev: int = 0
-    rate: int = 0
     payload: bytes = b""
 
 
-@dataclass(frozen=True)
+@message(MsgType.VLMCC_ACK, "rcvr_id:32 tstamp_comp:32")
 class VlmccAck(Message):
     """Leader's ACK: tstamp_comp is the data tstamp plus the leader's holding time."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.VLMCC_ACK
-    BODY: ClassVar[tuple[WireField, ...]] = (_u("rcvr_id", 32), _u("tstamp_comp", 32))
-    rcvr_id: int = 0
-    tstamp_comp: int = 0
 
-
-@dataclass(frozen=True)
+@message(MsgType.VLMCC_CHALLENGE, "rate:32 rcvr_id:32 rtt:32 win_size:32")
 class VlmccChallenge(Message):
     """A follower's challenge; ``rate`` first: the switch's filter compares it."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.VLMCC_CHALLENGE
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("rate", 32),
-        _u("rcvr_id", 32),
-        _u("rtt", 32),
-        _u("win_size", 32),
-    )
-    rate: int = 0
-    rcvr_id: int = 0
-    rtt: int = 0
-    win_size: int = 0
 
-
-@dataclass(frozen=True)
+@message(MsgType.VLMCC_START, "leader:32 rate:32 win_size:32 tstamp_comp:32")
 class VlmccStart(Message):
     """Sender's answer to a challenge: names the leader and echoes the challenger's tstamp."""
 
-    MSG_TYPE: ClassVar[MsgType] = MsgType.VLMCC_START
-    BODY: ClassVar[tuple[WireField, ...]] = (
-        _u("leader", 32),
-        _u("rate", 32),
-        _u("win_size", 32),
-        _u("tstamp_comp", 32),
-    )
-    leader: int = 0
-    rate: int = 0
-    win_size: int = 0
-    tstamp_comp: int = 0
-
 
 def message_types() -> dict[MsgType, type[Message]]:
-    """All registered message classes by type (used by docs, tests and P4 generation)."""
-    return {MsgType(k): v for k, v in sorted(_REGISTRY.items())}
+    """The message classes declared here by type (used by docs, tests and P4 generation)."""
+    return {MsgType(k): v for k, v in sorted(_REGISTRY.items()) if k in MsgType._value2member_map_}
 
 
 def body_size(cls: type[Message]) -> int:
@@ -607,6 +492,7 @@ __all__ = [
     "COMMON_FIELDS",
     "COMMON_LEN",
     "Flags",
+    "ListTail",
     "MAGIC",
     "MAX_DATAGRAM",
     "Message",
@@ -618,6 +504,7 @@ __all__ = [
     "WireField",
     "body_size",
     "decode",
+    "message",
     "message_types",
     "peek_header",
     "ts_diff_us",

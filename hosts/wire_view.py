@@ -1,16 +1,16 @@
 """How the wire definition reads to a person: tails and flag bits, for the packet tools.
 
-:mod:`hosts.wire` defines every fixed field as data (``COMMON_FIELDS``,
-``Message.BODY``), but the variable *tails* (payload, SACK blocks, NACK lists)
-live in codec methods, and flag bytes are plain integers there.  The Scapy
-layers (:mod:`hosts.scapy_layers`) and the Wireshark dissector
-(:mod:`hosts.wire_lua`) both need those shapes and names as data; this module
-is their one owner, so the two tools can never describe a tail differently.
+:mod:`hosts.wire` declares every field as data (``COMMON_FIELDS``, each
+message's ``BODY`` and counted-list ``TAIL``); flag bytes are plain integers
+there.  The Scapy layers (:mod:`hosts.scapy_layers`) and the Wireshark
+dissector (:mod:`hosts.wire_lua`) both need the tails' shapes and the flag
+bits' names; this module is their one reader, so the two tools can never
+describe a tail differently.
 
 A message whose dataclass has a field that is neither in the common header,
-its ``BODY``, nor a tail known here makes :func:`tail_of` raise, so a new
-message with a new kind of tail fails loudly in the drift tests instead of
-dissecting wrongly.
+its ``BODY``, a payload nor its ``TAIL`` makes :func:`tail_of` raise, so a
+new message with a new kind of tail fails loudly in the drift tests instead
+of dissecting wrongly.
 """
 
 from __future__ import annotations
@@ -20,20 +20,7 @@ import re
 from dataclasses import dataclass
 
 from hosts import wire
-
-
-@dataclass(frozen=True)
-class ListTail:
-    """A counted list after the body: ``count_field`` (a body field) items of ``item`` fields."""
-
-    name: str
-    count_field: str
-    item: tuple[wire.WireField, ...]
-    item_name: str
-
-    @property
-    def item_size(self) -> int:
-        return sum(f.bits for f in self.item) // 8
+from hosts.wire import ListTail
 
 
 @dataclass(frozen=True)
@@ -43,13 +30,6 @@ class Tail:
     kind: str  # "none" | "payload" | "list"
     items: ListTail | None = None
 
-
-#: Counted-list tails by dataclass field name.
-LIST_TAILS: dict[str, ListTail] = {
-    "blocks": ListTail("blocks", "nblocks", (wire.WireField("start", 32), wire.WireField("end", 32)),
-                       "block"),
-    "missing": ListTail("missing", "count", (wire.WireField("seq", 32),), "seq"),
-}
 
 _COMMON_ATTRS = {"session_id", "seq", "timestamp", "flags"}
 
@@ -62,10 +42,10 @@ def tail_of(cls: type[wire.Message]) -> Tail:
         return Tail("none")
     if extra == ["payload"]:
         return Tail("payload")
-    if len(extra) == 1 and extra[0] in LIST_TAILS and LIST_TAILS[extra[0]].count_field in body:
-        return Tail("list", LIST_TAILS[extra[0]])
-    raise TypeError(f"{cls.__name__}: tail field(s) {extra} unknown to hosts/wire_view.py; "
-                    "describe them in LIST_TAILS")
+    if cls.TAIL is not None and extra == [cls.TAIL.name] and cls.TAIL.count_field in body:
+        return Tail("list", cls.TAIL)
+    raise TypeError(f"{cls.__name__}: tail field(s) {extra} are neither a payload nor its TAIL; "
+                    "declare a counted list as TAIL (hosts/wire.py)")
 
 
 def _bits(flag_class: type) -> dict[int, str]:
@@ -85,3 +65,37 @@ BODY_FLAG_BITS: dict[tuple[str, str], dict[int, str]] = {
 def snake(name: str) -> str:
     """``TfmccReport`` -> ``tfmcc_report`` (the same rule as the P4 header names)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def tail_text(cls: type[wire.Message]) -> str:
+    """The tail of ``cls`` in words (``docs/wire-format.md``); empty: no tail."""
+    tail = tail_of(cls)
+    if tail.kind == "payload":
+        return "payload (rest of the datagram)"
+    if tail.kind == "list" and tail.items is not None:
+        it = tail.items
+        each = " then ".join(f"`{f.name}` {'i' if f.signed else 'u'}{f.bits}" for f in it.item)
+        return f"`{it.count_field}` {it.item_name}s, each {each}"
+    return ""
+
+
+WIRE_DOC = "docs/wire-format.md"
+
+
+def splice(document: str, begin: str, end: str, text: str) -> str:
+    """``document`` with the part between the ``begin`` and ``end`` markers replaced by ``text``.
+
+    ``text`` carries the markers itself (generated parts of the docs are
+    delimited by them).
+    """
+    head, _, rest = document.partition(begin)
+    _, _, tail = rest.partition(end)
+    return head + text + tail
+
+
+def rewrite_doc(begin: str, end: str, text: str, doc: str = WIRE_DOC) -> None:
+    """Splice ``text`` into ``doc`` (a path relative to the repository) in place."""
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / doc
+    path.write_text(splice(path.read_text(), begin, end, text))

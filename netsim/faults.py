@@ -192,10 +192,6 @@ class FaultInjector:
         sessions = self._sessions(f, f.target)
         for s in sessions:
             for sl in self._slots(f.target, s.port):
-                close = getattr(sl.endpoint, "close", None)
-                if callable(close):
-                    close(self.run.sim.now)
-                    host._pump(sl)
                 host.stop_endpoint(sl)
         self._ev(f.target, "graceful_leave", ",".join(s.name for s in sessions))
 
@@ -205,7 +201,7 @@ class FaultInjector:
         sessions = self._sessions(f, f.target, sender_too=True)
         for s in sessions:
             for sl in self._slots(f.target, s.port):
-                host.stop_endpoint(sl)
+                host.stop_endpoint(sl, graceful=False)
         self._ev(f.target, "kill", ",".join(s.name for s in sessions))
         if f.duration is not None:
             self.run.sim.after(f.duration, self._restart_agents, f, f.target, sessions)

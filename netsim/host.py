@@ -141,9 +141,19 @@ class HostNode:
         slot.endpoint.start(self.sim.now)
         self._pump(slot)
 
-    def stop_endpoint(self, slot: _Slot) -> None:
+    def stop_endpoint(self, slot: _Slot, *, graceful: bool = True) -> None:
+        """Stop ``slot``'s endpoint as its process would end.
+
+        Graceful (a scheduled stop, ``leave_at``, a ``receiver_leave`` fault):
+        the core's :meth:`~hosts.core.Endpoint.close` runs first and what it
+        sends goes out, as the asyncio driver does on exit.  Not graceful (a
+        SIGKILL): no goodbye.  Either way the kernel then leaves its groups.
+        """
         if not slot.running:
             return
+        if graceful:
+            slot.endpoint.close(self.sim.now)
+            self._pump(slot)
         slot.running = False
         slot.token += 1
         for g in list(slot.groups):

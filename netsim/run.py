@@ -8,6 +8,7 @@ TCP flows, samples throughput/loss/RTT/feedback every metrics interval into a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time as _time
 from dataclasses import dataclass, field
@@ -31,15 +32,21 @@ class SimError(RuntimeError):
     """A scenario that cannot run (unknown protocol, bad parameters, ...)."""
 
 
-def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: str, seed: int) -> Endpoint:
-    """Build an agent through ``hosts.registry`` (the shared way)."""
+def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: str, seed: int,
+                     *, switch_assists: bool = True) -> Endpoint:
+    """Build an agent through ``hosts.registry`` (the shared way).
+
+    ``switch_assists`` False: the switches only replicate (the model switch),
+    so no session is assisted whatever its ``assistance`` says.
+    """
     from hosts import registry
 
     try:
         proto = registry.get(sess.protocol)
         params = proto.parse_params(sess.params)
         cfg = registry.SessionConfig(session_id=sess.session_id, group=sess.group, port=sess.port,
-                                     sender=sender_ip, local=ip, params=params, seed=seed)
+                                     sender=sender_ip, local=ip, params=params, seed=seed,
+                                     assisted=switch_assists and proto.assisted(sess.assistance))
         return proto.sender(cfg) if role == "sender" else proto.receiver(cfg)
     except (registry.ParamError, ImportError, AttributeError) as e:
         raise SimError(f"session {sess.name!r} ({sess.protocol}): {e}") from e
@@ -108,7 +115,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
     run = SimRun(sim, net, rec)
     run.scenario = scenario  # type: ignore[attr-defined]
     run.switch_kind = switch.kind
-    factory = agent_factory or registry_factory
+    factory = agent_factory or functools.partial(registry_factory, switch_assists=switch.kind != "model")
     for s in scenario.sessions:
         sender_ip = net.hosts[s.sender].ip
         stop = s.stop  # None: runs to the end (no leave events at the very end)
@@ -117,7 +124,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
         if switch.kind == "model":
             # Model switches need each group's upstream port; a sender using
             # several groups (WEBRC's channels) lists them in ``groups``.
-            for g in getattr(agent, "groups", None) or ():
+            for g in agent.groups:
                 if isinstance(g, str):
                     net.set_group_source(g, s.sender)
         net.hosts[s.sender].add_endpoint(agent, s.port, label=label, start_at=s.start, stop_at=stop)

@@ -154,6 +154,8 @@ def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, durat
             "--group", s.group, "--port", str(s.port), "--session", str(s.session_id),
             "--local", host.ip, "--sender", sender.ip, "--duration", f"{duration:.3f}",
             "--metrics", metrics, "--seed", str(seed), "--traffic-interval", f"{interval:g}"]
+    if s.assistance:
+        argv.append("--assistance")
     for k, v in sorted(s.params.items()):
         argv += ["--param", f"{k}={v}"]
     return tuple(argv)

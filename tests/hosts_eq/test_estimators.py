@@ -134,3 +134,20 @@ def test_young_history_moves_as_fast_as_a_short_tfrc_history() -> None:
     assert raw.inverse.f - before == pytest.approx(0.125 * 100)
     raw.set_loss_rate(0.01, fresh=False)  # the 3.3 reset keeps the evidence
     assert raw.evidence == 20
+
+
+def test_peeking_at_a_rate_meter_forgets_nothing() -> None:
+    # A metric record reads the receive rate; that read must not expire
+    # samples a later, longer window (the RTT grew) still covers.
+    from hosts.ratemeter import WindowRateMeter
+
+    peeked, read = WindowRateMeter(1.0), WindowRateMeter(1.0)
+    for m in (peeked, read):
+        for i in range(20):
+            m.add(i * 0.1, 100)
+    assert peeked.peek_bps(2.5) == read.rate_bps(2.5)  # the same number ...
+    peeked.window = read.window = 3.0
+    # ... but only the read forgot the samples older than 1 s: with the
+    # longer window the peeked meter still counts those from 1.0 to 1.5 s.
+    assert read.rate_bps(2.6) < peeked.rate_bps(2.6)
+    assert peeked.rate_bps(2.6) - read.rate_bps(2.6) == pytest.approx(8 * 100 * 6 / 2.6, rel=0.2)

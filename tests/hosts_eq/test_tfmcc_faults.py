@@ -1,7 +1,7 @@
 """TFMCC under faults, in the simulator: the CLR disappears, a receiver lies.
 
 * CLR timeout (paper 4.2): the CLR on the slowest tail stops without a word
-  (a crash, which is also what ``leave_at`` does in the simulator).  The
+  (its agent killed: no leaving report; ``leave_at`` would send one).  The
   sender must drop it after its timeout, hear from the loss-free receivers
   (they report while there is no CLR), name one of them, and keep its rate
   instead of halving it in silence.
@@ -61,7 +61,9 @@ def test_clr_timeout_names_a_loss_free_receiver_and_keeps_the_rate() -> None:
         {"a": "s2", "b": "r2", "rate": "4Mbps", "delay": "10ms", "queue": 40},
         {"a": "s2", "b": "r3", "rate": "4Mbps", "delay": "10ms", "queue": 40},
     ]
-    sc = scenario_from_dict(_scenario(links, ["r1", "r2", "r3"], 60, leave_at={"r1": 30}))
+    sc_dict = _scenario(links, ["r1", "r2", "r3"], 60)
+    sc_dict["faults"] = [{"type": "agent_kill", "at": 30, "target": "r1"}]
+    sc = scenario_from_dict(sc_dict)
     run = build_run(sc, switch=model_choice())
     snd = run.agents["tf/snd"]
     assert isinstance(snd, TfmccSender)

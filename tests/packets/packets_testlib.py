@@ -61,7 +61,23 @@ def codec_values(msg: wire.Message) -> dict[str, Any]:
 # tshark with the generated dissector
 # ---------------------------------------------------------------------------
 
-LUA = Path(__file__).resolve().parents[2] / "hosts" / "p4mcc.lua"
+_LUA: list[Path] = []
+
+
+def lua_file() -> Path:
+    """The generated dissector, written once per test run into a private temp folder."""
+    if not _LUA:
+        import atexit
+        import tempfile
+
+        from hosts import wire_lua
+
+        folder = tempfile.TemporaryDirectory(prefix="p4mcc-lua-")
+        atexit.register(folder.cleanup)
+        _LUA.append(wire_lua.write(Path(folder.name)))
+    return _LUA[0]
+
+
 #: Names tshark gives to broken dissection: malformed packets, expert notes, Lua errors.
 TROUBLE = ("_ws.malformed", "_ws.expert", "_ws.lua")
 
@@ -72,7 +88,7 @@ def tshark_frames(pcap: Path) -> list[dict[str, Any]]:
     Values are tshark's raw hex (``value`` attribute), so they compare exactly
     with the codec's integers and bytes.
     """
-    proc = subprocess.run(["tshark", "-r", str(pcap), "-X", f"lua_script:{LUA}", "-T", "pdml"],
+    proc = subprocess.run(["tshark", "-r", str(pcap), "-X", f"lua_script:{lua_file()}", "-T", "pdml"],
                           capture_output=True, text=True, timeout=120, check=True)
     frames = []
     for pkt in ET.fromstring(proc.stdout).iter("packet"):

@@ -1,4 +1,4 @@
-"""The Wireshark dissector: generated from hosts/wire.py, and tshark reads every message with it."""
+"""The Wireshark dissector: generated from hosts/wire.py on demand, and tshark reads every message with it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from packets_testlib import LUA, p4mcc_fields_only, random_message, tshark_expected, tshark_frames
+from packets_testlib import p4mcc_fields_only, random_message, tshark_expected, tshark_frames
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -19,10 +19,12 @@ needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None,
                                   reason="tshark not installed (Debian package tshark; make install adds it)")
 
 
-def test_checked_in_dissector_equals_the_generated_one() -> None:
-    assert LUA.read_text() == wire_lua.render(), (
-        "hosts/p4mcc.lua drifted from hosts/wire.py; regenerate with "
-        "`python -m hosts.wire_lua > hosts/p4mcc.lua`")
+def test_dissector_covers_every_message_type() -> None:
+    lua = wire_lua.render()
+    for mtype, cls in wire.message_types().items():
+        assert f"0x{int(mtype):02x}" in lua.lower(), cls.__name__
+        for f in cls.BODY:
+            assert f'"{f.name}"' in lua, (cls.__name__, f.name)
 
 
 def _frames(msgs: list[wire.Message]) -> list[bytes]:
@@ -58,10 +60,20 @@ def test_tshark_marks_a_truncated_message_malformed(tmp_path: Path) -> None:
     assert any("length" in t or "shorter" in t for t in frames[1]["trouble"])
 
 
-def test_install_copies_the_dissector(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_install_print_and_path_give_the_generated_dissector(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from topologies.cli import main
 
     assert main(["wireshark", "--install", "--dir", str(tmp_path / "plugins")]) == 0
-    assert (tmp_path / "plugins" / "p4mcc.lua").read_text() == LUA.read_text()
+    assert (tmp_path / "plugins" / "p4mcc.lua").read_text() == wire_lua.render()
+    assert main(["wireshark", "--print"]) == 0
+    assert capsys.readouterr().out.endswith(wire_lua.render())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert main(["wireshark"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == str(LUA)
+    path = Path(capsys.readouterr().out.splitlines()[-1])
+    assert path == tmp_path / "cache" / "p4mcc" / "p4mcc.lua"
+    assert path.read_text() == wire_lua.render()
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "p4mcc.lua").mkdir()  # a folder where the file must go: a clear error
+    assert main(["wireshark", "--install", "--dir", str(tmp_path / "ro")]) == 1
+    assert "cannot write" in capsys.readouterr().err
