@@ -89,14 +89,14 @@ def host_budgets(topo: Any, sessions: Iterable[Any]) -> dict[str, tuple[int, int
 
 def scenario_options(scenario: Any, *, default_timeout: float = 0.0) -> tuple[Any, float | None]:
     """The controller's :class:`~controller.desired.DesiredOptions` for a
-    scenario's ``policing:`` and ``membership:`` (``topologies/faults.py``),
+    scenario's ``policing:`` and ``membership:`` (``scenario/faults.py``),
     and the querier period (None: no querier).
 
     ``default_timeout`` is the engine's membership timeout when the scenario
     gives none (``p4mcc run`` ages memberships, the simulator does not).
     """
     from controller.desired import DesiredOptions
-    from topologies.faults import Membership, Policing, query_interval
+    from scenario.faults import Membership, Policing, query_interval
 
     pol = getattr(scenario, "policing", None) or Policing()
     mem = getattr(scenario, "membership", None) or Membership()

@@ -6,7 +6,7 @@ p4lang/tutorials: a link end written ``s1-p2`` is port 2 of switch ``s1``; a
 host end is the host's name (``h1``, its single interface) or ``h1-p0``.
 
 Files -- a p4mcc scenario (YAML or JSON) or a p4lang/tutorials
-``topology.json`` -- are read by :func:`topologies.scenario.load_scenario`
+``topology.json`` -- are read by :func:`scenario.model.load_scenario`
 (one parser, errors naming the field) and converted by
 :func:`from_scenario_topology`; :func:`from_tutorials_dict` builds a topology
 straight from a tutorials-style mapping (tests, benchmarks).
@@ -290,7 +290,7 @@ def from_tutorials_dict(data: Mapping[str, Any], *, base_port: int = DEFAULT_GRP
 
 
 def from_scenario_topology(t: Any) -> Topology:
-    """Adapt a :class:`topologies.scenario.Topology` to a :class:`Topology`.
+    """Adapt a :class:`scenario.model.Topology` to a :class:`Topology`.
 
     Scenario link ends may leave a switch port unnumbered; such ends get the
     lowest port number not otherwise used on that switch, taken in link order.
@@ -343,7 +343,7 @@ def from_scenario_topology(t: Any) -> Topology:
 def load_topology(path: str | Path) -> Topology:
     """Load a scenario file or a tutorials ``topology.json`` into a :class:`Topology`.
 
-    Files are read by :func:`topologies.scenario.load_scenario` (which accepts
+    Files are read by :func:`scenario.model.load_scenario` (which accepts
     both and names the offending field in its errors); the controller then
     numbers ports and checks connectivity.  Errors name the file.
     """
@@ -352,7 +352,7 @@ def load_topology(path: str | Path) -> Topology:
 
 def load_scenario_topology(path: str | Path) -> tuple[Topology, Any]:
     """The :class:`Topology` and the scenario object of a file."""
-    from topologies.scenario import ScenarioError, load_scenario
+    from scenario.model import ScenarioError, load_scenario
 
     p = Path(path)
     try:

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    from topologies.capture import add_pcap_arguments
+    from scenario.capture import add_pcap_arguments
 
     add_pcap_arguments(p)
     p.set_defaults(func=main)
@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
     from topologies import results as R
-    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
+    from scenario.model import ScenarioError, load_scenario, parse_steady_window
 
     console = Console(stderr=False)
     try:
@@ -53,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     except SwitchUnavailable as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return 2
-    from topologies.capture import capture_from_args
+    from scenario.capture import capture_from_args
 
     out = args.out or f"results/{sc.name}"
     try:

@@ -10,7 +10,7 @@ emulation).  While the controller is down (``controller_restart``) nothing
 is restored and no query goes out.
 
 :class:`FaultInjector` schedules every instance of every fault of a
-scenario (``topologies/faults.py``) and records what it did in the run's
+scenario (``scenario/faults.py``) and records what it did in the run's
 events: ``switch_down``/``switch_up``/``restored``, ``link_down``/``link_up``,
 ``link_change``, ``crash``/``restart``/``kill``/``graceful_leave``, ``rogue_start``/
 ``rogue_stop``, ``malformed`` (with the frame count) and
@@ -27,8 +27,8 @@ from netsim import packets as pk
 
 if TYPE_CHECKING:
     from netsim.run import SimRun
-    from topologies.faults import Fault
-    from topologies.scenario import Scenario
+    from scenario.faults import Fault
+    from scenario.model import Scenario
 
 #: Seconds from a switch's restart to the controller's restored state and query.
 RESTORE_DELAY_S = 0.5

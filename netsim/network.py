@@ -1,6 +1,6 @@
 """Build a simulated network (nodes, links, routes) from a scenario topology.
 
-:func:`build_network` turns a :class:`topologies.scenario.Topology` into host
+:func:`build_network` turns a :class:`scenario.model.Topology` into host
 nodes, switch nodes and links on a :class:`~netsim.engine.Simulator`.  Switch
 ports follow the scenario (``s1-p2``) or are numbered 1, 2, ... in link order;
 a host's single interface is its port 0.  Static ARP covers every host (as the
@@ -20,7 +20,7 @@ from netsim.engine import Simulator
 from netsim.host import EventSink, HostNode
 from netsim.link import Link
 from netsim.model_switch import ModelSwitch
-from topologies.scenario import Topology
+from scenario.model import Topology
 
 SwitchFactory = Callable[[Simulator, str], Any]
 

@@ -21,7 +21,7 @@ from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
 from topologies import results as R
-from topologies.scenario import Scenario, Session
+from scenario.model import Scenario, Session
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
 AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
@@ -222,7 +222,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
                  before_run: Callable[[SimRun], None] | None = None) -> SimRun:
     """Run ``scenario`` to its duration; write results into ``out`` if given.
 
-    ``capture`` (a :class:`topologies.capture.CaptureSpec`, default the
+    ``capture`` (a :class:`scenario.capture.CaptureSpec`, default the
     scenario's ``capture:``) writes per-port pcaps into ``out/pcaps``.
     ``before_run(run)`` is called once the network is built and before time
     starts (a sweep's probe schedules its own samples there).
@@ -232,7 +232,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
     pcaps = None
     if capture is not None and out is not None:
         from netsim import capture as C
-        from topologies.capture import FrameFilter
+        from scenario.capture import FrameFilter
 
         pcaps = C.attach(run.net, capture, FrameFilter.for_scenario(capture, scenario), Path(out),
                          end=scenario.duration)
@@ -264,7 +264,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
                 lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
                                "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
     if scenario.faults:
-        from topologies.faults import recovery_events
+        from scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from netsim.network import Network
-    from topologies.scenario import Scenario
+    from scenario.model import Scenario
 
 
 class SwitchUnavailable(RuntimeError):

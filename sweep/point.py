@@ -84,7 +84,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     it returns a function called after the run whose JSON-able result is
     kept beside the point's rows (the ``probes`` table)."""
     from netsim.run import run_scenario
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(task["scenario"], source=task.get("source", ""))
     metrics = Metrics(**{k: tuple(v) if isinstance(v, list) else v for k, v in task["metrics"].items()})

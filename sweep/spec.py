@@ -160,7 +160,7 @@ def code_fingerprint() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for pkg in ("hosts", "netsim", "p4switch", "controller", "topologies", "sweep"):
+    for pkg in ("hosts", "netsim", "p4switch", "controller", "scenario", "topologies", "sweep"):
         try:
             root = Path(importlib.import_module(pkg).__file__ or "").parent
         except ImportError:
@@ -438,7 +438,7 @@ def _axis_of(problem: str, axis_paths: list[str]) -> str | None:
 
 def _check(doc: dict[str, Any], sweep: Sweep) -> list[str]:
     """Scenario-reader and protocol-parameter problems of one scenario document."""
-    from topologies.scenario import ScenarioError, scenario_from_dict
+    from scenario.model import ScenarioError, scenario_from_dict
 
     try:
         sc = scenario_from_dict(copy.deepcopy(doc), base=sweep.base_dir, source=sweep.source)

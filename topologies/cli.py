@@ -54,7 +54,7 @@ def register_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="results directory (default results/<scenario name>)")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    from topologies.capture import add_pcap_arguments
+    from scenario.capture import add_pcap_arguments
 
     add_pcap_arguments(p)
     p.set_defaults(func=_run_command)
@@ -65,7 +65,7 @@ def _run_command(args: argparse.Namespace) -> int:
 
     from topologies.emulation import EmulationError, run_emulation
     from topologies.emulation_plan import PlanError
-    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
+    from scenario.model import ScenarioError, load_scenario, parse_steady_window
 
     try:
         steady = None if args.steady_window is None else parse_steady_window(args.steady_window)
@@ -83,7 +83,7 @@ def _run_command(args: argparse.Namespace) -> int:
         print(f"p4mcc run: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or f"results/{scenario.name}")
-    from topologies.capture import capture_from_args
+    from scenario.capture import capture_from_args
 
     try:
         capture = capture_from_args(args, scenario)

@@ -40,7 +40,7 @@ from topologies.mininet_net import (
     spawn,
 )
 from topologies.runstate import RunRecord
-from topologies.scenario import Scenario
+from scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
 SWITCH_READY_TIMEOUT = 90.0
@@ -89,7 +89,7 @@ class LiveController:
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
         from controller.policing import scenario_options
-        from topologies.faults import RUN_DEFAULT_TIMEOUT
+        from scenario.faults import RUN_DEFAULT_TIMEOUT
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
@@ -249,7 +249,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     ``observe(elapsed_s, net, plan)``, when given, is called at least every
     half second while the run goes on (tests read switch counters with it).
     ``capture`` (default the scenario's ``capture:``) has the switches write
-    pcaps, turned into ``out/pcaps`` with run-relative times (topologies/capture.py).
+    pcaps, turned into ``out/pcaps`` with run-relative times (scenario/capture.py).
     """
     out = Path(out)
     from topologies.emulation_faults import check_supported
@@ -303,7 +303,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     if raw_pcaps is not None:
         rec.extra["captures"] = _finish_captures(plan, capture, raw_pcaps, t0_wall, out)
     if scenario.faults:
-        from topologies.faults import recovery_events
+        from scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
@@ -322,7 +322,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
 
 def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, out: Path) -> dict[str, int]:
     """The switches' own pcaps, filtered and re-stamped from the run's start, into ``out/pcaps``."""
-    from topologies import capture as C
+    from scenario import capture as C
 
     port_of = {iface: (s.name, port) for s in plan.switches.values() for port, iface in s.ports.items()}
     for old in (out / C.PCAP_DIR).glob("*.pcap"):

@@ -205,7 +205,7 @@ class EmuFaults:
 
     # faults ----------------------------------------------------------------
     def _inject(self, f: Any, i: int) -> None:
-        # the "fault" row itself comes from topologies.faults.recovery_events, as in the simulator
+        # the "fault" row itself comes from scenario.faults.recovery_events, as in the simulator
         getattr(self, f"_{f.kind}")(f)
 
     def _agent_kill(self, f: Any) -> None:

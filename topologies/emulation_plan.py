@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from topologies.scenario import GilbertElliott, Link, Scenario, Session, TcpFlow
+from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROGRAM = ROOT / "p4src" / "mcc.p4"

@@ -52,7 +52,7 @@ def captures_table(results: str | Path) -> Any:
     """The run's pcaps (``pcaps/`` of a results folder): frames and time span, or None."""
     from rich.table import Table
 
-    from topologies.capture import list_captures
+    from scenario.capture import list_captures
 
     caps = list_captures(results)
     if not caps:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from topologies.emulation_plan import CPU_PORT, PlanError, link_params, make_plan
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 BASE = {
     "name": "chain",
@@ -88,7 +88,7 @@ def test_bursty_loss_is_refused_naming_the_link(tmp_path: Path) -> None:
 
 
 def test_link_params_without_queue_limit() -> None:
-    from topologies.scenario import Link, LinkEnd
+    from scenario.model import Link, LinkEnd
 
     ln = Link(LinkEnd("s1", 1), LinkEnd("s2", 1), rate_bps=1e6, delay_s=0.0025, queue_packets=None, queue_bytes=15000)
     assert link_params(ln, "x") == "rate=1000000bps,delay=2.5ms,queue=none,queue_bytes=15000"

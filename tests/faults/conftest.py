@@ -17,7 +17,7 @@ def sim_fault():
     """sim_fault(name, switch="p4"|"model") -> (SimRun, events without joins/leaves); cached per module."""
     from netsim.run import run_scenario
     from netsim.switches import choose_switch
-    from topologies.scenario import load_scenario
+    from scenario.model import load_scenario
 
     cache: dict[tuple[str, str], tuple] = {}
 

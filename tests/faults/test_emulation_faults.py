@@ -26,7 +26,7 @@ def emu(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     from topologies.emulation import run_emulation
-    from topologies.scenario import load_scenario
+    from scenario.model import load_scenario
 
     out = tmp_path_factory.mktemp("processes")
     summary = run_emulation(load_scenario(SCENARIO), out, progress=False)

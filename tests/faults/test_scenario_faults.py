@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from topologies.faults import Fault, recovery_times
+from scenario.faults import Fault, recovery_times
 from topologies.results import Sample
-from topologies.scenario import ScenarioError, scenario_from_dict
+from scenario.model import ScenarioError, scenario_from_dict
 
 BASE = {
     "duration": 20,
@@ -105,7 +105,7 @@ def test_recovery_time_is_when_throughput_holds_80_percent_of_its_baseline():
 
 def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
     from controller.policing import scenario_options
-    from topologies.faults import RUN_DEFAULT_TIMEOUT
+    from scenario.faults import RUN_DEFAULT_TIMEOUT
 
     opts, query = scenario_options(scen(), default_timeout=RUN_DEFAULT_TIMEOUT)
     assert opts.membership_timeout_us == 20_000_000 and query == pytest.approx(20 * 125 / 260)

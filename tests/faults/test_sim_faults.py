@@ -146,8 +146,8 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
 
     from netsim.run import build_run
     from netsim.switches import choose_switch
-    from topologies.faults import Membership
-    from topologies.scenario import load_scenario
+    from scenario.faults import Membership
+    from scenario.model import load_scenario
 
     from pathlib import Path
 

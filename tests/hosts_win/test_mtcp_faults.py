@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 
 from netsim.run import build_run
-from netsim.shapes import star
+from scenario.shapes import star
 from netsim.switches import choose_switch
-from topologies.scenario import Scenario, Session
+from scenario.model import Scenario, Session
 
 FAULT_AT = 10.0
 TOTAL = 9000  # the session ends after the fault
@@ -244,7 +244,7 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
 
 
 def _dumbbell(window: str | None, duration: float) -> Scenario:
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     hosts = {"snd": {"ip": "10.0.1.1/24"}, "tsrc": {"ip": "10.0.1.2/24"}, "tdst": {"ip": "10.0.2.9/24"},
              "r1": {"ip": "10.0.2.1/24"}, "r2": {"ip": "10.0.2.2/24"}}

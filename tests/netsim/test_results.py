@@ -14,7 +14,7 @@ from hosts.core import Endpoint, Metric
 from netsim.run import run_scenario
 from netsim_testlib import CbrSender, Sink
 from topologies import results as R
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 RATE_BPS = 2e6  # CBR: 1000-byte datagrams every 4 ms
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.scenario import (
+from scenario.model import (
     GilbertElliott, ScenarioError, load_scenario, parse_fraction, parse_rate, parse_size,
     parse_time, scenario_from_dict,
 )

@@ -9,8 +9,8 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.layers.igmp import IGMP
 
-from topologies.capture import CaptureSpec, FrameFilter, PcapFile, read_frames
-from topologies.scenario import ScenarioError, load_scenario, scenario_from_dict
+from scenario.capture import CaptureSpec, FrameFilter, PcapFile, read_frames
+from scenario.model import ScenarioError, load_scenario, scenario_from_dict
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "captures.yaml"
 

@@ -13,8 +13,8 @@ from scapy.utils import rdpcap
 
 from hosts import scapy_layers as L
 from hosts import wire
-from topologies.capture import read_frames
-from topologies.scenario import scenario_from_dict
+from scenario.capture import read_frames
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 DURATION = 6.0

@@ -43,7 +43,7 @@ def test_one_row_per_point_and_flow_with_every_axis_a_typed_column(serial: Path)
 def test_table_values_are_those_of_a_single_run(serial: Path) -> None:
     from netsim.run import run_scenario
     from netsim.switches import choose_switch
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     pts = validate(sweep_from_dict(sweep_doc()))
     p = pts[5]

@@ -165,9 +165,9 @@ class Scenario:
     metrics_interval: float = 0.5
     #: Where the file came from (for relative paths), if anywhere.
     source: str = ""
-    #: Per-port pcaps to write (``capture:``, see topologies/capture.py); None: none.
+    #: Per-port pcaps to write (``capture:``, see scenario/capture.py); None: none.
     capture: Any = None
-    #: Faults to inject, policing and membership settings (topologies/faults.py).
+    #: Faults to inject, policing and membership settings (scenario/faults.py).
     faults: tuple[Any, ...] = ()
     policing: Any = None
     membership: Any = None
@@ -535,7 +535,7 @@ def _check_topology(ctx: _Ctx, path: str, topo: Topology) -> None:
 def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     if not ctx.expect(path, raw, dict, "a generator spec with a 'kind'"):
         return Topology({}, {}, [])
-    from netsim import shapes  # lazy: the generators live in netsim/shapes.py
+    from scenario import shapes  # lazy: the generators live in scenario/shapes.py
 
     kind = raw.get("kind")
     args = {k: v for k, v in raw.items() if k != "kind"}
@@ -817,12 +817,12 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
             f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
             if f is not None:
                 flows.append(f)
-    from topologies.capture import parse_capture
+    from scenario.capture import parse_capture
 
     capture, cap_problems = parse_capture(raw.get("capture"), set(topo.switches),
                                           {s.name for s in sessions} | {f.name for f in flows})
     ctx.problems += cap_problems
-    from topologies import faults as F
+    from scenario import faults as F
 
     faults = F.parse_faults(ctx, raw.get("faults"), topo, sessions, float(duration or 10.0))
     policing = F.parse_policing(ctx, raw.get("policing"))

@@ -14,7 +14,7 @@ import math
 import random
 from typing import Any, Callable, Sequence
 
-from topologies.scenario import (
+from scenario.model import (
     DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology,
     parse_fraction, parse_rate, parse_size, parse_time,
 )
