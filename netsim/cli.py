@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     from controller.desired import DesiredStateError
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
-    from topologies import results as R
+    from reporting import results as R
     from scenario.model import ScenarioError, load_scenario, parse_steady_window
 
     console = Console(stderr=False)

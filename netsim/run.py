@@ -3,7 +3,7 @@
 :func:`run_scenario` builds the network, creates every session's agents
 through ``hosts.registry`` (the same factories the UDP driver uses), starts
 TCP flows, samples throughput/loss/RTT/feedback every metrics interval into a
-:class:`topologies.results.Recorder`, and writes the shared results layout.
+:class:`reporting.results.Recorder`, and writes the shared results layout.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from netsim.host import HostNode
 from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
-from topologies import results as R
+from reporting import results as R
 from scenario.model import Scenario, Session
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
@@ -278,7 +278,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         rec.extra["captures"] = captured
     run.summary = rec.write(out) if out is not None else rec.summarize()
     if out is not None:
-        from topologies import plots
+        from reporting import plots
 
         plots.render(out)
     return run

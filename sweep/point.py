@@ -5,7 +5,7 @@ files already inlined), the switch kind, the P4 program's source files when
 the switch is ``p4``, and the metric selection.  So a worker needs nothing
 but an installed p4mcc: no scenario files, no source tree.  The result is
 plain data too: the point's table rows (and optional throughput series and
-results files), computed from the same :class:`topologies.results.Recorder`
+results files), computed from the same :class:`reporting.results.Recorder`
 summary that ``p4mcc sim`` writes, so a sweep row and a single run agree.
 
 Nothing here depends on where it runs; a point computed by a remote worker,

@@ -99,7 +99,7 @@ def _run_command(args: argparse.Namespace) -> int:
         return 1
     from rich.console import Console
 
-    from topologies.results import summary_table
+    from reporting.results import summary_table
 
     Console().print(summary_table(summary))
     print(f"results and plots: {out}/")
@@ -118,7 +118,7 @@ def register_report(sub: argparse._SubParsersAction) -> None:
                     help="axes of the heatmap (default: the first two numeric axes)")
 
     def run(args: argparse.Namespace) -> int:
-        from topologies.report import main as report_main
+        from reporting.report import main as report_main
 
         return report_main(args)
 

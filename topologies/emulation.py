@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from topologies import results as R
+from reporting import results as R
 from topologies.emulation_plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
 from topologies import mininet_net
 from topologies.mininet_net import (
@@ -310,7 +310,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     rec.extra.update({"target": target, "controller_ops": ops,
                       "failed_components": [s.process.name for s in failed]})
     summary = rec.write(out)
-    from topologies import plots
+    from reporting import plots
 
     plots.render(out)
     if failed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scenario.faults import Fault, recovery_times
-from topologies.results import Sample
+from reporting.results import Sample
 from scenario.model import ScenarioError, scenario_from_dict
 
 BASE = {

@@ -13,7 +13,7 @@ import pytest
 from hosts.core import Endpoint, Metric
 from netsim.run import run_scenario
 from netsim_testlib import CbrSender, Sink
-from topologies import results as R
+from reporting import results as R
 from scenario.model import scenario_from_dict
 
 RATE_BPS = 2e6  # CBR: 1000-byte datagrams every 4 ms

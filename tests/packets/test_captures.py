@@ -121,7 +121,7 @@ def test_tshark_shows_the_simulated_times(run_dir: Path) -> None:
 
 
 def test_report_lists_the_captures(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from topologies.report import report
+    from reporting.report import report
 
     assert report([str(run_dir)]) == 0
     text = capsys.readouterr().out

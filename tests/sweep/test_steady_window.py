@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from topologies import results as R
+from reporting import results as R
 from scenario.model import (
     ScenarioError, Session, parse_steady_window, scenario_from_dict,
 )

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from topologies import results as R
+from reporting import results as R
 
 
 def _flows(summary: dict[str, Any]) -> dict[str, float | None]:
@@ -69,7 +69,7 @@ def captures_table(results: str | Path) -> Any:
 def report(dirs: list[str]) -> int:
     from rich.console import Console
 
-    from topologies import plots
+    from reporting import plots
 
     console = Console()
     if not 1 <= len(dirs) <= 2:
