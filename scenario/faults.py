@@ -6,7 +6,7 @@ empty, the controller restarts or another one takes over, a link goes down,
 flaps or changes its rate/delay/loss, a receiver misbehaves (floods
 feedback, reports a false rate, claims to be the CLR), or malformed frames
 arrive at a switch port.  Both engines read the same :class:`Fault` list
-(``netsim/faults.py`` injects them in virtual time, ``topologies/emulation``
+(``netsim/faults.py`` injects them in virtual time, ``emulation/run``
 in Mininet) and both record every fault instance and every recovery in
 ``events.csv`` (:func:`recovery_events`).
 

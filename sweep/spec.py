@@ -160,7 +160,7 @@ def code_fingerprint() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for pkg in ("hosts", "netsim", "p4switch", "controller", "scenario", "reporting", "topologies", "sweep"):
+    for pkg in ("hosts", "netsim", "p4switch", "controller", "scenario", "reporting", "emulation", "topologies", "sweep"):
         try:
             root = Path(importlib.import_module(pkg).__file__ or "").parent
         except ImportError:

@@ -63,8 +63,8 @@ def register_run(sub: argparse._SubParsersAction) -> None:
 def _run_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from topologies.emulation import EmulationError, run_emulation
-    from topologies.emulation_plan import PlanError
+    from emulation.run import EmulationError, run_emulation
+    from emulation.plan import PlanError
     from scenario.model import ScenarioError, load_scenario, parse_steady_window
 
     try:

@@ -39,7 +39,7 @@ def _leftovers() -> list[str]:
 def test_a_switch_that_dies_is_restarted_and_the_run_writes_its_results(mininet_ready: None, tmp_path: Path) -> None:
     import csv
 
-    from topologies.emulation import run_emulation
+    from emulation.run import run_emulation
 
     killed: list[float] = []
 

@@ -34,8 +34,8 @@ def scenario():
 
 
 def test_ping_rtt_and_tcp_throughput_match_the_scenario(mininet_ready: None, tmp_path: Path) -> None:
-    from topologies.emulation import IPERF_READY, emulated_network
-    from topologies.mininet_net import spawn
+    from emulation.run import IPERF_READY, emulated_network
+    from emulation.mininet_net import spawn
 
     with emulated_network(scenario(), tmp_path) as (net, _plan, _ops):
         h1, h2 = net["h1"], net["h2"]

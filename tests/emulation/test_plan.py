@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.emulation_plan import CPU_PORT, PlanError, link_params, make_plan
+from emulation.plan import CPU_PORT, PlanError, link_params, make_plan
 from scenario.model import scenario_from_dict
 
 BASE = {

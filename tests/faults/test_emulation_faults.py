@@ -25,7 +25,7 @@ def emu(tmp_path_factory):
     reason = missing()
     if reason:
         pytest.skip(reason)
-    from topologies.emulation import run_emulation
+    from emulation.run import run_emulation
     from scenario.model import load_scenario
 
     out = tmp_path_factory.mktemp("processes")

@@ -120,7 +120,7 @@ def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_i
 
 
 def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
-    from topologies.emulation_faults import check_supported
+    from emulation.faults import check_supported
 
     check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
     check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))

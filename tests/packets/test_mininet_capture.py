@@ -54,7 +54,7 @@ def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path
     if reason:
         pytest.skip(reason)
     from netsim.run import run_scenario
-    from topologies.emulation import run_emulation
+    from emulation.run import run_emulation
 
     sc = _scenario()
     run_emulation(sc, tmp_path / "mn", progress=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.runstate import RunRecord, if_index, start_time
+from emulation.runstate import RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.root, pytest.mark.slow]

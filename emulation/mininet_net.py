@@ -25,12 +25,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from topologies.emulation_plan import ROOT, EmulationPlan, SwitchPlan
+from emulation.plan import ROOT, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 
 #: Called with every process :func:`spawn` starts: the run's record of what
-#: ``p4mcc stop`` may end (see :mod:`topologies.runstate`).
+#: ``p4mcc stop`` may end (see :mod:`emulation.runstate`).
 spawn_hooks: list[Callable[["LoggedProcess"], None]] = []
 
 
@@ -195,7 +195,7 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
     """Create (but do not start) the Mininet network of ``plan``."""
     from mininet.net import Mininet
 
-    from topologies.emulation_plan import DEFAULT_PROGRAM
+    from emulation.plan import DEFAULT_PROGRAM
 
     P4Switch = _switch_class()
     net = Mininet(controller=None, switch=P4Switch, autoSetMacs=False, autoStaticArp=False,

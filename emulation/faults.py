@@ -1,6 +1,6 @@
 """Faults in a Mininet run, and a runner that survives its components dying.
 
-:class:`EmuFaults` is called by ``topologies/emulation._drive`` every time
+:class:`EmuFaults` is called by ``emulation/run._drive`` every time
 the runner wakes up.  It
 
 * supervises: an agent that dies is recorded (``agent_died``) and the run
@@ -161,7 +161,7 @@ class EmuFaults:
         if getattr(node, "target", "builtin") == "builtin":
             # start without the program: the controller pushes the pipeline
             # anyway when it reconnects, so compiling it at start is done twice
-            from topologies.mininet_net import READY, spawn
+            from emulation.mininet_net import READY, spawn
 
             argv = node.plan.command(Path(node.program), seed=node.seed)
             argv[argv.index(str(Path(node.program)))] = "--no-p4"
@@ -308,7 +308,7 @@ class EmuFaults:
         return []
 
     def _rogue(self, f: Any, mode: str) -> None:
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         s = next(x for x in self.scenario.sessions if x.name == f.session)
         h = self.plan.hosts[f.target]
@@ -335,7 +335,7 @@ class EmuFaults:
         self._rogue(f, "spoof_clr")
 
     def _malformed(self, f: Any) -> None:
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         if isinstance(f.target, tuple):
             sw, port = f.target

@@ -5,7 +5,7 @@ The plan is a pure function of the scenario: interface names, port numbers
 so emulation, simulation and the controller agree), the ``p4mcc switch``
 command line of every switch with its link emulation, and the agent and
 iperf3 command lines of every host.  Keeping it pure lets the tests check the
-exact commands without root, and keeps :mod:`topologies.emulation` about
+exact commands without root, and keeps :mod:`emulation.run` about
 processes and time only.
 
 Where each direction of a link is shaped (the machine may have no netem):

@@ -1,6 +1,6 @@
 """``p4mcc run``: a scenario in Mininet, with real Linux hosts, P4 switches and TCP.
 
-The run goes: plan (pure, :mod:`topologies.emulation_plan`) -> Mininet network
+The run goes: plan (pure, :mod:`emulation.plan`) -> Mininet network
 with one switch process per switch -> the controller's desired state pushed
 over P4Runtime (the same function the simulator configures its switches with)
 -> iperf3 servers -> agents and iperf3 clients started at their scenario times
@@ -12,7 +12,7 @@ Cleanup is unconditional: on a normal end, on Ctrl-C and on a crashed
 component every process is stopped and ``net.stop()`` removes every
 namespace and interface; ``make stop`` covers a hard kill of the runner,
 from the run's record of its processes and interfaces
-(:mod:`topologies.runstate`).
+(:mod:`emulation.runstate`).
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from reporting import results as R
-from topologies.emulation_plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
-from topologies import mininet_net
-from topologies.mininet_net import (
+from emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
+from emulation import mininet_net
+from emulation.mininet_net import (
     ComponentError,
     LoggedProcess,
     build_network,
     prepare_hosts,
     spawn,
 )
-from topologies.runstate import RunRecord
+from emulation.runstate import RunRecord
 from scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
@@ -252,7 +252,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     pcaps, turned into ``out/pcaps`` with run-relative times (scenario/capture.py).
     """
     out = Path(out)
-    from topologies.emulation_faults import check_supported
+    from emulation.faults import check_supported
 
     try:
         check_supported(scenario)
@@ -336,8 +336,8 @@ def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, 
 
 def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died: threading.Event,
                     logs: Path, scenario: Scenario, rec: R.Recorder) -> Any:
-    """The run's supervisor and fault injector (topologies/emulation_faults.py)."""
-    from topologies.emulation_faults import EmuFaults
+    """The run's supervisor and fault injector (emulation/faults.py)."""
+    from emulation.faults import EmuFaults
 
     def spawn_agent(a: AgentPlan, now: float) -> None:
         argv = list(a.argv)
