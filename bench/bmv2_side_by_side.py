@@ -179,7 +179,7 @@ def start_switch(kind: str, exe: str | None = None) -> tuple[subprocess.Popen, s
     addr = f"127.0.0.1:{free_port()}"
     ifs = [x for p, dev in sorted(SW_PORTS.items()) for x in ("-i", f"{p}@{dev}")]
     if kind == "p4mcc":
-        cmd = [sys.executable, "-m", "topologies.cli", "switch", str(PROGRAM), "-I", str(INCLUDE),
+        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(PROGRAM), "-I", str(INCLUDE),
                "--grpc-server-addr", addr, "--cpu-port", "510", *ifs]
     else:
         cmd = [exe or "simple_switch_grpc", "--no-p4", *ifs, "--", "--grpc-server-addr", addr, "--cpu-port", "510"]

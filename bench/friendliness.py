@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sweep_file = QUICK if args.quick else FULL
     out = Path(args.out or ROOT / "results" / "sweeps" / sweep_file.stem)
-    cmd = [sys.executable, "-m", "topologies.cli", "sweep", str(sweep_file), "--out", str(out)]
+    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(sweep_file), "--out", str(out)]
     if args.scheduler:
         cmd += ["--scheduler", args.scheduler]
     done = subprocess.run(cmd)

@@ -52,7 +52,7 @@ class SwitchPlan:
     def command(self, program: Path = DEFAULT_PROGRAM, log_file: Path | None = None,
                 seed: int = 1, pcap_dir: Path | None = None) -> list[str]:
         """The ``p4mcc switch`` command line (run in the root namespace)."""
-        cmd = [sys.executable, "-m", "topologies.cli", "switch", str(program),
+        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(program),
                "--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                "--cpu-port", str(CPU_PORT), "--seed", str(seed)]
         for port, iface in sorted(self.ports.items()):
@@ -150,7 +150,7 @@ def link_params(link: Link, where: str) -> str:
 
 def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, duration: float,
                   metrics: str, seed: int, interval: float) -> tuple[str, ...]:
-    argv = [sys.executable, "-m", "topologies.cli", "host", role, "--proto", s.protocol,
+    argv = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", s.protocol,
             "--group", s.group, "--port", str(s.port), "--session", str(s.session_id),
             "--local", host.ip, "--sender", sender.ip, "--duration", f"{duration:.3f}",
             "--metrics", metrics, "--seed", str(seed), "--traffic-interval", f"{interval:g}"]

@@ -31,7 +31,7 @@ def scenario():
 
 def _leftovers() -> list[str]:
     links = [i for i in os.listdir("/sys/class/net") if i.split("-")[0] in ("s1", "s2", "h1", "h2")]
-    procs = subprocess.run(["pgrep", "-af", "topologies.cli (switch|host)"], capture_output=True, text=True)
+    procs = subprocess.run(["pgrep", "-af", "p4mcc_cli.main (switch|host)"], capture_output=True, text=True)
     mine = [ln for ln in procs.stdout.splitlines() if "10.0.7." in ln or "-eth" in ln]
     return links + mine
 

@@ -61,7 +61,7 @@ def test_each_link_direction_is_shaped_exactly_once(tmp_path: Path) -> None:
 
 def test_switch_command_is_p4mcc_switch_with_every_port(tmp_path: Path) -> None:
     cmd = plan_of(BASE, tmp_path).switches["s2"].command(Path("p4src/mcc.p4"))
-    assert cmd[1:5] == ["-m", "topologies.cli", "switch", "p4src/mcc.p4"]
+    assert cmd[1:5] == ["-m", "p4mcc_cli.main", "switch", "p4src/mcc.p4"]
     assert cmd[cmd.index("--grpc-server-addr") + 1] == "127.0.0.1:50052"
     assert cmd[cmd.index("--cpu-port") + 1] == str(CPU_PORT)
     assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "-i"] == ["1@s2-eth1", "2@s2-eth2", "3@s2-eth3"]

@@ -49,7 +49,7 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
         pytest.skip(reason)
     env = dict(os.environ, P4MCC_STATE_DIR=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
     (tmp_path / "s.yaml").write_text(SCENARIO)
-    runner = subprocess.Popen([sys.executable, "-m", "topologies.cli", "run", str(tmp_path / "s.yaml"),
+    runner = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "run", str(tmp_path / "s.yaml"),
                                "--out", str(tmp_path / "out"), "--no-progress"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "runner.err", "w"),
                               start_new_session=True)
@@ -72,7 +72,7 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
         assert any(p.name.startswith("switch ") for p in left), "nothing outlived the runner: the test tests nothing"
         assert any(if_index(i.name) == i.index for i in rec.interfaces)
 
-        r = subprocess.run([sys.executable, "-m", "topologies.cli", "stop"], cwd=ROOT, env=env,
+        r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
         assert [p.name for p in rec.processes if start_time(p.pid) == p.start] == []
@@ -83,4 +83,4 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
             os.kill(runner.pid, signal.SIGKILL)
             runner.wait()
         if rec is not None and rec.path.exists():
-            subprocess.run([sys.executable, "-m", "topologies.cli", "stop"], cwd=ROOT, env=env, timeout=60)
+            subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env, timeout=60)

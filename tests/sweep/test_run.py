@@ -95,7 +95,7 @@ def test_metric_selection_and_series(tmp_path: Path) -> None:
 
 def test_the_command_runs_a_local_cluster_and_matches_serial_runs(serial: Path, tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(sweep_doc()))
-    out = subprocess.run([sys.executable, "-m", "topologies.cli", "sweep", str(tmp_path / "s.yaml"),
+    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "sweep", str(tmp_path / "s.yaml"),
                           "--out", str(tmp_path / "o"), "--workers", "2", "--quiet"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
