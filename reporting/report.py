@@ -1,6 +1,7 @@
 """``p4mcc report DIR [DIR2]``: re-render a results folder, or compare two.
 
-A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`.
+A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`; the
+command (:mod:`p4mcc_cli.report`) decides which of the two a folder is.
 
 With one folder it redraws the plots from ``timeseries.csv``/``events.csv``,
 lists the run's packet captures (``pcaps/``, see docs/captures.md)
@@ -12,7 +13,6 @@ second folder.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,12 +94,3 @@ def report(dirs: list[str]) -> int:
         console.print(f"comparison plot: {out}")
     return 0
 
-
-def main(args: argparse.Namespace) -> int:
-    dirs = list(args.dirs)
-    from sweep.report import is_sweep_dir, report_sweep
-
-    if len(dirs) == 1 and is_sweep_dir(dirs[0]):
-        return report_sweep(dirs[0], metric=getattr(args, "metric", None), x=getattr(args, "x", None),
-                            heatmap=getattr(args, "heatmap", None), kind=getattr(args, "kind", "session"))
-    return report(dirs)
