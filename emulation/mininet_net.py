@@ -162,7 +162,8 @@ def _shaped(flag: str) -> bool:
     """Whether a ``--link PORT:DIR:PARAMS`` flag asks for more than an
     unshaped veth gives (a rate below the default, a delay or a loss):
     BMv2 can run a scenario only when none does."""
-    from scenario.model import DEFAULT_RATE_BPS, parse_rate
+    from p4switch.units import parse_rate
+    from scenario.topology import DEFAULT_RATE_BPS
 
     params = dict(kv.split("=", 1) for kv in flag.split(":", 2)[2].split(",") if "=" in kv)
     if float(params.get("delay", "0ms").removesuffix("ms") or 0) > 0 or float(params.get("loss", 0)) > 0:

@@ -119,7 +119,7 @@ RUN_DEFAULT_TIMEOUT = 20.0
 
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
     """Validate ``faults:``; problems go to ``ctx`` with their field path."""
-    from scenario.model import parse_fraction, parse_rate, parse_time
+    from p4switch.units import parse_fraction, parse_rate, parse_time
 
     if raw is None:
         return []
@@ -318,7 +318,7 @@ def parse_policing(ctx: Any, raw: Any) -> Policing:
 
 
 def parse_membership(ctx: Any, raw: Any) -> Membership:
-    from scenario.model import parse_time
+    from p4switch.units import parse_time
 
     if raw is None:
         return Membership()
