@@ -146,7 +146,7 @@ def _parse_switch_arg(text: str) -> tuple[str, str, int | None]:
 def build_ctx(args: argparse.Namespace) -> Ctx:
     from controller.desired import session_from_scenario
     from controller.fleet import Target
-    from controller.topology import load_scenario_topology
+    from scenario.control import load_scenario_topology
 
     ctx = Ctx(args)
     if args.topology:

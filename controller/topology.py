@@ -22,7 +22,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
 import networkx as nx
@@ -338,28 +337,3 @@ def from_scenario_topology(t: Any) -> Topology:
         )
     topo.validate()
     return topo
-
-
-def load_topology(path: str | Path) -> Topology:
-    """Load a scenario file or a tutorials ``topology.json`` into a :class:`Topology`.
-
-    Files are read by :func:`scenario.model.load_scenario` (which accepts
-    both and names the offending field in its errors); the controller then
-    numbers ports and checks connectivity.  Errors name the file.
-    """
-    return load_scenario_topology(path)[0]
-
-
-def load_scenario_topology(path: str | Path) -> tuple[Topology, Any]:
-    """The :class:`Topology` and the scenario object of a file."""
-    from scenario.model import ScenarioError, load_scenario
-
-    p = Path(path)
-    try:
-        scn = load_scenario(p, known_protocols=None)
-    except ScenarioError as exc:
-        raise TopologyError("; ".join(exc.problems)) from None
-    try:
-        return from_scenario_topology(scn.topology), scn
-    except TopologyError as exc:
-        raise TopologyError(f"{p}: {exc}") from None

@@ -88,7 +88,7 @@ class LiveController:
         from controller.events import EventLog
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
-        from controller.policing import scenario_options
+        from scenario.control import scenario_options
         from scenario.faults import RUN_DEFAULT_TIMEOUT
 
         quiet_finsy()

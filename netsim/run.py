@@ -143,7 +143,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
 
 def _install_faults(run: SimRun, scenario: Scenario, factory: AgentFactory) -> None:
     """The stand-in controller (restores, querier) and the scenario's faults (netsim/faults.py)."""
-    from controller.policing import scenario_options
+    from scenario.control import scenario_options
     from netsim.faults import FaultInjector, SimControl
 
     _, query = scenario_options(scenario)

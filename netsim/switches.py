@@ -64,7 +64,7 @@ def p4_choice(seed: int = 0) -> SwitchChoice:
         return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
 
     def configure(net: "Network", scenario: "Scenario") -> None:
-        from controller.policing import scenario_options
+        from scenario.control import scenario_options
 
         options, _ = scenario_options(scenario)
         net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]

@@ -104,7 +104,7 @@ def test_recovery_time_is_when_throughput_holds_80_percent_of_its_baseline():
 
 
 def test_runs_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
-    from controller.policing import scenario_options
+    from scenario.control import scenario_options
     from scenario.faults import RUN_DEFAULT_TIMEOUT
 
     opts, query = scenario_options(scen(), default_timeout=RUN_DEFAULT_TIMEOUT)
