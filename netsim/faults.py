@@ -21,14 +21,27 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from netsim import packets as pk
 
 if TYPE_CHECKING:
-    from netsim.run import SimRun
+    from hosts.core import Endpoint
+    from netsim.engine import Simulator
+    from netsim.network import Network
+    from reporting.results import Recorder
     from scenario.faults import Fault
     from scenario.model import Scenario
+
+
+class SimRun(Protocol):
+    """What faults use of a run (:class:`netsim.run.SimRun`, which imports this module)."""
+
+    sim: Simulator
+    net: Network
+    recorder: Recorder
+    agents: dict[str, Endpoint]
+    scenario: Scenario
 
 #: Seconds from a switch's restart to the controller's restored state and query.
 RESTORE_DELAY_S = 0.5
