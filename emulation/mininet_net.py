@@ -25,6 +25,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from controller.program import CPU_PORT, P4_SOURCE
 from emulation.plan import ROOT, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
@@ -187,7 +188,7 @@ def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None) 
     if pcap_dir is not None:
         argv.append(f"--pcap={pcap_dir}")
     argv += ["--log-file", str(log_dir / f"{plan.name}.bmv2"), "--",
-             "--grpc-server-addr", plan.grpc_addr, "--cpu-port", "510"]
+             "--grpc-server-addr", plan.grpc_addr, "--cpu-port", str(CPU_PORT)]
     return argv
 
 
@@ -196,8 +197,6 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
     """Create (but do not start) the Mininet network of ``plan``."""
     from mininet.net import Mininet
 
-    from emulation.plan import DEFAULT_PROGRAM
-
     P4Switch = _switch_class()
     net = Mininet(controller=None, switch=P4Switch, autoSetMacs=False, autoStaticArp=False,
                   build=False, waitConnected=False)
@@ -205,7 +204,7 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
         net.addHost(h.name, ip=f"{h.ip}/{h.prefix_len}", mac=h.mac or None)
     for s in plan.switches.values():
         net.addSwitch(s.name, cls=P4Switch, plan=s, log_dir=str(log_dir), target=target,
-                      program=str(program or DEFAULT_PROGRAM), seed=plan.scenario.seed,
+                      program=str(program or P4_SOURCE), seed=plan.scenario.seed,
                       pcap_dir=str(pcap_dir) if pcap_dir else None,
                       dpid=f"{s.device_id + 1:016x}")
     for c in plan.cables:

@@ -26,12 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.program import CPU_PORT, P4_SOURCE
 from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROGRAM = ROOT / "p4src" / "mcc.p4"
-#: CPU port of p4src/mcc.p4 (MCC_CPU_PORT) and of the controller's program names.
-CPU_PORT = 510
 GRPC_BASE_PORT = 50051
 
 
@@ -49,7 +47,7 @@ class SwitchPlan:
     #: ``--link`` values, one per shaped port direction
     link_flags: tuple[str, ...]
 
-    def command(self, program: Path = DEFAULT_PROGRAM, log_file: Path | None = None,
+    def command(self, program: Path = P4_SOURCE, log_file: Path | None = None,
                 seed: int = 1, pcap_dir: Path | None = None) -> list[str]:
         """The ``p4mcc switch`` command line (run in the root namespace)."""
         cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(program),

@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.program import CPU_PORT, P4_SOURCE
+
 if TYPE_CHECKING:
     from netsim.engine import Simulator
     from netsim.link import Channel
-
-PROGRAM = Path(__file__).resolve().parent.parent / "p4src" / "mcc.p4"
-INCLUDE = PROGRAM.parent / "include"
-CPU_PORT = 510
 
 
 #: ``P4MCC_SIM_FASTPATH=0`` turns the interpreter's fast path off for every
@@ -52,7 +50,7 @@ class P4NodeCounters:
     no_link: int = 0
 
 
-def load_program(path: Path = PROGRAM) -> Any:
+def load_program(path: Path = P4_SOURCE) -> Any:
     """Compile the P4 program once (front end), for every node to share."""
     from p4switch.frontend import compile_file
 

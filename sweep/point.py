@@ -29,9 +29,9 @@ _PROGRAMS: dict[str, Any] = {}
 
 def program_sources(main: Path | None = None) -> dict[str, str]:
     """The P4 program's files (main file first, then its include folder) as text."""
-    from netsim import p4_switch
+    from controller.program import P4_SOURCE
 
-    main = main or p4_switch.PROGRAM
+    main = main or P4_SOURCE
     out = {main.name: main.read_text()}
     inc = main.parent / "include"
     if inc.is_dir():

@@ -169,9 +169,9 @@ def code_fingerprint() -> str:
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())
     try:
-        from netsim import p4_switch
+        from controller.program import P4_SOURCE
 
-        for f in sorted(p4_switch.PROGRAM.parent.rglob("*.p4")):
+        for f in sorted(P4_SOURCE.parent.rglob("*.p4")):
             h.update(f.read_bytes())
     except (ImportError, OSError):
         pass

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from emulation.plan import CPU_PORT, PlanError, link_params, make_plan
+from controller.program import CPU_PORT
+from emulation.plan import PlanError, link_params, make_plan
 from scenario.model import scenario_from_dict
 
 BASE = {
