@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -288,6 +288,37 @@ def from_tutorials_dict(data: Mapping[str, Any], *, base_port: int = DEFAULT_GRP
     return topo
 
 
+def number_ports(switches: Iterable[str], links: Sequence[Any]) -> list[tuple[int, int]]:
+    """The port number of each end of each scenario link: ``(a_port, b_port)`` in link order.
+
+    This is the one port numbering of p4mcc: :func:`from_scenario_topology`
+    (hence the controller and the Mininet builder) and the simulator's
+    :func:`netsim.network.build_network` all take it from here.  A host's end
+    is port 0 (its single interface).  A switch end keeps the port the
+    scenario gives it (``s1-p2``); an unnumbered one gets the lowest port
+    number not otherwise used on that switch, taken in link order.  ``links``
+    are scenario links (ends with ``node`` and ``port``, None when unnumbered).
+    """
+    taken: dict[str, set[int]] = {name: set() for name in switches}
+    for ln in links:
+        for end in (ln.a, ln.b):
+            if end.node in taken and end.port is not None:
+                taken[end.node].add(int(end.port))
+
+    def number(end: Any) -> int:
+        if end.node not in taken:
+            return 0
+        if end.port is not None:
+            return int(end.port)
+        port = 1
+        while port in taken[end.node]:
+            port += 1
+        taken[end.node].add(port)
+        return port
+
+    return [(number(ln.a), number(ln.b)) for ln in links]
+
+
 def from_scenario_topology(t: Any) -> Topology:
     """Adapt a :class:`scenario.model.Topology` to a :class:`Topology`.
 
@@ -304,31 +335,14 @@ def from_scenario_topology(t: Any) -> Topology:
     for i, sw in enumerate(t.switches.values()):
         opts = dict(getattr(sw, "options", {}) or {})
         topo.add_switch(_switch_from_options(sw.name, i, opts, DEFAULT_GRPC_BASE_PORT))
-    taken: dict[str, set[int]] = {name: set() for name in t.switches}
-    for ln in t.links:
-        for end in (ln.a, ln.b):
-            if end.node in taken and end.port is not None:
-                taken[end.node].add(int(end.port))
-
-    def number(end: Any) -> int:
-        if end.node not in taken:
-            return 0
-        if end.port is not None:
-            return int(end.port)
-        port = 1
-        while port in taken[end.node]:
-            port += 1
-        taken[end.node].add(port)
-        return port
-
-    for ln in t.links:
+    for ln, (a_port, b_port) in zip(t.links, number_ports(t.switches, t.links)):
         loss = ln.loss if isinstance(ln.loss, (int, float)) else float(ln.loss.mean_loss)
         topo.add_link(
             Link(
                 ln.a.node,
-                number(ln.a),
+                a_port,
                 ln.b.node,
-                number(ln.b),
+                b_port,
                 delay_ms=float(ln.delay_s) * 1e3,
                 bw_mbps=float(ln.rate_bps) / 1e6 if ln.rate_bps else None,
                 loss=float(loss),
