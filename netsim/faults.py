@@ -102,9 +102,9 @@ class SimControl:
             return
         st = self.states.get(switch)
         if st is not None and hasattr(node, "sw"):
-            from netsim.p4_switch import apply_state
+            from controller.local import LocalApplier
 
-            apply_state(node.sw, st)
+            LocalApplier(node.sw, switch).sync(st)
         elif hasattr(node, "upstream"):
             from netsim.switches import _configure_model
 
