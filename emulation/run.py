@@ -50,17 +50,34 @@ class EmulationError(RuntimeError):
     """The run could not go on; the message says which component and why."""
 
 
-def check_environment() -> None:
-    """Root and Mininet are needed; say which is missing."""
+#: Programs a Mininet run calls on the host.
+RUN_TOOLS = ("mnexec", "iperf3", "ethtool")
+
+
+def missing_requirements(extra_tools: tuple[str, ...] = ()) -> str | None:
+    """Why this machine cannot run ``p4mcc run`` (None: it can).
+
+    Root, an importable Mininet and :data:`RUN_TOOLS` (plus ``extra_tools``,
+    e.g. ``ping`` or ``tshark`` for a caller that uses them).  The Mininet
+    tests skip with this reason.
+    """
     if os.geteuid() != 0:
-        raise EmulationError("p4mcc run needs root (Mininet creates network namespaces)")
+        return "p4mcc run needs root (Mininet creates network namespaces)"
     try:
         import mininet.net  # noqa: F401
     except ImportError:
-        raise EmulationError("Mininet is not importable: run `make install`") from None
-    for tool in ("mnexec", "iperf3", "ethtool"):
+        return "Mininet is not importable: run `make install`"
+    for tool in (*RUN_TOOLS, *extra_tools):
         if shutil.which(tool) is None:
-            raise EmulationError(f"{tool} is not on PATH: run `make install`")
+            return f"{tool} is not on PATH: run `make install`"
+    return None
+
+
+def check_environment() -> None:
+    """Root and Mininet are needed; say which is missing."""
+    reason = missing_requirements()
+    if reason:
+        raise EmulationError(reason)
 
 
 @dataclass

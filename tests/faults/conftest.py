@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # tests_emulation_ready
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
 

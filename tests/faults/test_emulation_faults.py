@@ -20,9 +20,9 @@ BOUND_S = 5.0
 
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
-    from tests_emulation_ready import missing
+    from emulation.run import missing_requirements
 
-    reason = missing()
+    reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)
     from emulation.run import run_emulation

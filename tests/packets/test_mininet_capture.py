@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -36,21 +34,10 @@ def _scenario():
     })
 
 
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet creates network namespaces)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (run `make install`)"
-    for tool in ("mnexec", "iperf3", "ethtool", "tshark"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not on PATH (run `make install`)"
-    return None
-
-
 def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path) -> None:
-    reason = _missing()
+    from emulation.run import missing_requirements
+
+    reason = missing_requirements(("tshark",))
     if reason:
         pytest.skip(reason)
     from netsim.run import run_scenario

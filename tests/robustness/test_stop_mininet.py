@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,21 +29,10 @@ sessions:
 """
 
 
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet creates network namespaces)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (run `make install`)"
-    for tool in ("mnexec", "iperf3", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not on PATH (run `make install`)"
-    return None
-
-
 def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
-    reason = _missing()
+    from emulation.run import missing_requirements
+
+    reason = missing_requirements()
     if reason:
         pytest.skip(reason)
     env = dict(os.environ, P4MCC_STATE_DIR=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
