@@ -26,7 +26,6 @@ import functools
 import os
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -131,13 +130,8 @@ class Bmv2Proc:
         raise RuntimeError("simple_switch_grpc did not open its gRPC port")
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return -9
+            return switchproc.stop_process(self.proc)
         finally:
             self._log.close()
 
