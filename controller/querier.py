@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import struct
 
+from controller.igmp import checksum, igmpv2
+
 QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
 QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
 ALL_SYSTEMS = bytes([224, 0, 0, 1])
+IGMP_QUERY = 0x11
 
 REQUERY_COUNT = 2
 REQUERY_GAP_S = 1.0
@@ -26,15 +29,6 @@ lived in the switch's registers, so the hosts must report again (a second
 query covers a lost report, as IGMP's robustness variable does)."""
 
 
-def _checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
     """An Ethernet frame carrying an IGMPv2 general query.
 
@@ -43,12 +37,11 @@ def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
     querier's convention (a switch has no address on the hosts' subnet); the
     IPv4 header carries the Router Alert option and TTL 1 as RFC 2236 asks.
     """
-    igmp = struct.pack("!BBH4s", 0x11, max_resp_ds, 0, bytes(4))
-    igmp = igmp[:2] + struct.pack("!H", _checksum(igmp)) + igmp[4:]
+    igmp = igmpv2(IGMP_QUERY, 0, max_resp_ds)
     options = bytes([0x94, 0x04, 0x00, 0x00])  # Router Alert
     total = 24 + len(igmp)
     ip = struct.pack("!BBHHHBBH4s4s", 0x46, 0xC0, total, 0, 0, 1, 2, 0, source, ALL_SYSTEMS) + options
-    ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
+    ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
     return QUERY_MAC + QUERIER_MAC + b"\x08\x00" + ip + igmp
 
 
