@@ -339,7 +339,7 @@ def parse_rate(text: str | float | int) -> float:
     try:
         return units.parse_rate(text)
     except ValueError as e:
-        raise LinkConfigError(str(e)) from None
+        raise _config_error(e, "rate", text) from None
 
 
 def parse_time(text: str | float | int) -> float:
@@ -347,7 +347,13 @@ def parse_time(text: str | float | int) -> float:
     try:
         return units.parse_time(text, what="delay")
     except ValueError as e:
-        raise LinkConfigError(str(e)) from None
+        raise _config_error(e, "delay", text) from None
+
+
+def _config_error(e: ValueError, what: str, text: str | float | int) -> LinkConfigError:
+    """The units module's complaint, naming the link parameter it was about."""
+    msg = str(e)
+    return LinkConfigError(f"cannot read {what} {text!r}" if msg.startswith("cannot read") else msg)
 
 
 _KEYS = {"rate": "rate_bps", "delay": "delay_s", "queue": "queue_packets", "queue_packets": "queue_packets",
