@@ -77,9 +77,9 @@ bench: install
 # records its processes (with their start times) and its interfaces (with
 # their indexes) in p4mcc's state directory; `p4mcc stop` ends those by
 # process id and deletes those interfaces, and touches nothing else (no name
-# patterns, no Mininet-wide cleanup).  See topologies/runstate.py.
+# patterns, no Mininet-wide cleanup).  See emulation/runstate.py.
 stop:
-	@if [ -x $(PY) ]; then $(PY) -m topologies.cli stop; else echo "make stop: no $(VENV), so no p4mcc run to stop"; fi
+	@if [ -x $(PY) ]; then $(PY) -m p4mcc_cli.main stop; else echo "make stop: no $(VENV), so no p4mcc run to stop"; fi
 
 clean: stop
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info $(RESULTS)

@@ -5,7 +5,7 @@ aggregation) the same scenario runs twice through P4 switch nodes
 (``p4src/mcc.p4`` in the interpreter, configured by the controller's
 desired-state function): once with the session's ``assistance`` on and once
 off (the switches then only replicate).  The topology is a 4-ary tree of
-switches (``netsim.shapes.kary_tree``) with ``n`` receivers; receiver links
+switches (``scenario.shapes.kary_tree``) with ``n`` receivers; receiver links
 carry the TFMCC paper's heterogeneous loss mix (MTCP: none, and 1 % in the
 ``mtcp-loss1`` variant).  Printed side by side, as means over the seeds:
 
@@ -50,7 +50,7 @@ from hosts import wire  # noqa: E402
 from hosts.core import Endpoint  # noqa: E402
 from netsim.run import SimRun, registry_factory, run_scenario  # noqa: E402
 from netsim.switches import choose_switch  # noqa: E402
-from topologies.scenario import Scenario, Session, scenario_from_dict  # noqa: E402
+from scenario.model import Scenario, Session, scenario_from_dict  # noqa: E402
 
 GROUP, PORT = "239.1.1.1", 5001
 

@@ -35,12 +35,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
+from vethlab import add_namespace, add_veth, remove, sh, stop_group  # noqa: E402
 NS_SRC, NS_DST = "p4mcc-vsrc", "p4mcc-vdst"
 SW_PORTS = {1: "p4mcc-v1", 2: "p4mcc-v2", 3: "p4mcc-v3", 4: "p4mcc-v4", 5: "p4mcc-v5"}
 INNER = {1: "p4mcc-vs1", 2: "p4mcc-vd2", 3: "p4mcc-vd3", 4: "p4mcc-vd4", 5: "p4mcc-vd5"}
 GROUP = "239.1.1.1"
-PROGRAM = ROOT / "p4src" / "mcc.p4"
-INCLUDE = ROOT / "p4src" / "include"
+PROGRAM = P4_SOURCE
+INCLUDE = P4_INCLUDE
 
 SENDER = r"""
 import socket, struct, sys, time
@@ -94,32 +97,16 @@ print(n, (last - first) if first and last and last > first else 0.0, med, p99)
 """
 
 
-def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), check=check, capture_output=True, text=True)
-
-
 def setup() -> None:
     teardown()
-    sh("ip", "netns", "add", NS_SRC)
-    sh("ip", "netns", "add", NS_DST)
+    add_namespace(NS_SRC)
+    add_namespace(NS_DST)
     for port, outer in SW_PORTS.items():
-        ns, inner = (NS_SRC if port == 1 else NS_DST), INNER[port]
-        sh("ip", "link", "add", inner, "type", "veth", "peer", "name", outer)
-        sh("ip", "link", "set", inner, "netns", ns)
-        sh("ip", "netns", "exec", ns, "ip", "link", "set", inner, "up")
-        sh("ip", "link", "set", outer, "up")
-        sh("sysctl", "-qw", f"net.ipv6.conf.{outer}.disable_ipv6=1")
-        for dev, where in ((inner, ("ip", "netns", "exec", ns)), (outer, ())):
-            sh(*where, "ethtool", "-K", dev, "tx", "off", "rx", "off", check=False)
-    for ns in (NS_SRC, NS_DST):
-        sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        add_veth(NS_SRC if port == 1 else NS_DST, INNER[port], outer)
 
 
 def teardown() -> None:
-    for ns in (NS_SRC, NS_DST):
-        sh("ip", "netns", "del", ns, check=False)
-    for dev in SW_PORTS.values():
-        sh("ip", "link", "del", dev, check=False)
+    remove((NS_SRC, NS_DST), SW_PORTS.values())
 
 
 # ----------------------------------------------------------------------------- frames
@@ -179,10 +166,10 @@ def start_switch(kind: str, exe: str | None = None) -> tuple[subprocess.Popen, s
     addr = f"127.0.0.1:{free_port()}"
     ifs = [x for p, dev in sorted(SW_PORTS.items()) for x in ("-i", f"{p}@{dev}")]
     if kind == "p4mcc":
-        cmd = [sys.executable, "-m", "topologies.cli", "switch", str(PROGRAM), "-I", str(INCLUDE),
-               "--grpc-server-addr", addr, "--cpu-port", "510", *ifs]
+        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(PROGRAM), "-I", str(INCLUDE),
+               "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT), *ifs]
     else:
-        cmd = [exe or "simple_switch_grpc", "--no-p4", *ifs, "--", "--grpc-server-addr", addr, "--cpu-port", "510"]
+        cmd = [exe or "simple_switch_grpc", "--no-p4", *ifs, "--", "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     host, port = addr.split(":")
@@ -200,12 +187,7 @@ def start_switch(kind: str, exe: str | None = None) -> tuple[subprocess.Popen, s
 
 
 def stop_switch(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    stop_group(proc)
 
 
 async def configure(addr: str, kind: str, build: Path) -> None:

@@ -94,7 +94,7 @@ def main() -> None:
             name = f"s{i}"
             ports[name] = free_port()
             procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--grpc-server-addr",
+                [sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
                  f"127.0.0.1:{ports[name]}", "--cpu-port", "510"],
                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for name, proc in procs.items():

@@ -7,7 +7,7 @@ in the simulator on the P4 switch.  Printed per (fault, protocol):
 * **recover s**: seconds from the end of the fault (its ``for``) until the
   mean throughput of the surviving receivers is back to 80 % of its value
   in the 5 s before the fault and holds there for a second
-  (``topologies.faults.recovery_times``; the worst instance when a fault
+  (``scenario.faults.recovery_times``; the worst instance when a fault
   repeats); ``0`` when throughput never fell below 80 %, ``never`` when it
   had not come back by the end of the run;
 * **lost B** (RLA and MTCP, the reliable ones): bytes the sender had sent
@@ -79,8 +79,8 @@ def _buffer(agent):
 def run_one(name: str, proto: str) -> dict:
     from netsim.run import build_run
     from netsim.switches import choose_switch
-    from topologies.faults import recovery_times
-    from topologies.scenario import load_scenario
+    from scenario.faults import recovery_times
+    from scenario.model import load_scenario
 
     sc = _shift(_swap(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0))
     run = build_run(sc, switch=choose_switch("p4", sc))

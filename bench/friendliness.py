@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or ROOT / "results" / "sweeps" / sweep_file.stem)
     if args.protocols or args.seeds or args.duration or args.cells:
         sweep_file = _subset_sweep(args, out)
-    cmd = [sys.executable, "-m", "topologies.cli", "sweep", str(sweep_file), "--out", str(out)]
+    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(sweep_file), "--out", str(out)]
     if args.scheduler:
         cmd += ["--scheduler", args.scheduler]
     done = subprocess.run(cmd)

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from topologies.scenario import Scenario, load_scenario  # noqa: E402
+from scenario.model import Scenario, load_scenario  # noqa: E402
 
 PAPER_DIR = ROOT / "topologies" / "scenarios" / "paper"
 PKT_BITS = 8000  # 1000-byte payloads: packets per second = payload bit/s / 8000
@@ -281,7 +281,7 @@ class Job:
     def build(self, seed: int = 1, quick: bool = True) -> Scenario:
         """The scenario of one seed, as the sweep file builds it (for checks and single runs)."""
         from sweep.spec import validate
-        from topologies.scenario import scenario_from_dict
+        from scenario.model import scenario_from_dict
 
         sw = self.load_sweep(quick)
         pts = [p for p in validate(sw) if p.scenario.get("seed") == seed]

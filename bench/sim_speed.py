@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from netsim.run import build_run  # noqa: E402
 from netsim.switches import choose_switch  # noqa: E402
-from topologies.scenario import scenario_from_dict  # noqa: E402
+from scenario.model import scenario_from_dict  # noqa: E402
 
 
 def dumbbell_tcp(duration: float):

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from vethlab import add_namespace, add_veth, remove, sh, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 NS_SRC, NS_DST = "p4mcc-bsrc", "p4mcc-bdst"
@@ -88,31 +89,16 @@ print(n, (last - first) if first and last and last > first else 0.0)
 """
 
 
-def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), check=check, capture_output=True, text=True)
-
-
 def setup() -> None:
     teardown()
     for ns, inner, outer in ((NS_SRC, "p4mcc-bs0", PORT1), (NS_DST, "p4mcc-bd0", PORT2)):
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "add", inner, "type", "veth", "peer", "name", outer)
-        sh("ip", "link", "set", inner, "netns", ns)
-        for args in (("ip", "link", "set", inner, "up"), ("ip", "link", "set", "lo", "up"),
-                     ("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")):
-            sh("ip", "netns", "exec", ns, *args)
-        sh("ip", "link", "set", outer, "up")
-        sh("sysctl", "-qw", f"net.ipv6.conf.{outer}.disable_ipv6=1")
-        for dev, where in ((inner, ("ip", "netns", "exec", ns)), (outer, ())):
-            sh(*where, "ethtool", "-K", dev, "tx", "off", "rx", "off", check=False)
+        add_namespace(ns)
+        add_veth(ns, inner, outer)
 
 
 def teardown() -> None:
     sh("ip", "link", "del", BRIDGE, check=False)
-    for ns in (NS_SRC, NS_DST):
-        sh("ip", "netns", "del", ns, check=False)
-    for dev in (PORT1, PORT2):
-        sh("ip", "link", "del", dev, check=False)
+    remove((NS_SRC, NS_DST), (PORT1, PORT2))
 
 
 def offer(seconds: float, size: int) -> tuple[int, int, float]:
@@ -130,7 +116,7 @@ def offer(seconds: float, size: int) -> tuple[int, int, float]:
 
 
 def bench_p4mcc(seconds: float, size: int) -> float:
-    cmd = [sys.executable, "-m", "topologies.cli", "switch", str(PROGRAM), "--grpc-server-addr",
+    cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(PROGRAM), "--grpc-server-addr",
            "127.0.0.1:0", "-i", f"1@{PORT1}", "-i", f"2@{PORT2}"]
     sw = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           start_new_session=True)
@@ -143,8 +129,7 @@ def bench_p4mcc(seconds: float, size: int) -> float:
             raise RuntimeError("p4mcc switch did not start")
         sent, got, span = offer(seconds, size)
     finally:
-        os.killpg(sw.pid, signal.SIGTERM)
-        sw.wait(timeout=20)
+        stop_group(sw)
     rate = got / span if span else 0.0
     print(f"p4mcc switch  (wire.p4, {size} B): offered {sent / seconds:10.0f} pps, delivered {rate:10.0f} pps")
     return rate

@@ -93,7 +93,7 @@ class SessionSpec:
 
 
 def session_from_scenario(s: Any) -> SessionSpec:
-    """A :class:`SessionSpec` from a :class:`topologies.scenario.Session`."""
+    """A :class:`SessionSpec` from a :class:`scenario.model.Session`."""
     groups = session_groups(s.protocol, s.group, getattr(s, "params", {}) or {})
     mode = "auto" if getattr(s, "assistance", True) else "off"
     return SessionSpec(

@@ -85,36 +85,3 @@ def host_budgets(topo: Any, sessions: Iterable[Any]) -> dict[str, tuple[int, int
         budget = max(FLOOR_PPS, int(math.ceil(HEADROOM * pps)))
         out[h] = (budget, max(FLOOR_BURST, budget // 10))
     return out
-
-
-def scenario_options(scenario: Any) -> tuple[Any, float | None]:
-    """The controller's :class:`~controller.desired.DesiredOptions` for a
-    scenario's ``policing:`` and ``membership:`` (``topologies/faults.py``),
-    and the querier period (None: no querier).
-
-    Both engines call it, so they age memberships and query the same way
-    (``topologies.faults.membership_timeout`` owns the default).
-    """
-    from controller.desired import DesiredOptions
-    from topologies.faults import Membership, Policing, membership_timeout, query_interval
-
-    pol = getattr(scenario, "policing", None) or Policing()
-    mem = getattr(scenario, "membership", None) or Membership()
-    timeout = membership_timeout(mem)
-    ageing: dict[str, Any] = {}
-    if timeout:
-        from controller.querier import timings
-
-        ageing = {"membership_timeout_us": int(timeout * 1e6),
-                  "proxy_refresh_us": int(timings(timeout)[1] * 1e6)}
-    if pol.feedback_pps is None:
-        opts = DesiredOptions(feedback_pps=None, **ageing)
-    elif pol.feedback_pps == "auto":
-        budgets = host_budgets(scenario.topology, scenario.sessions)
-        if pol.burst is not None:
-            budgets = {h: (p, pol.burst) for h, (p, _) in budgets.items()}
-        opts = DesiredOptions(feedback_pps=None, feedback_by_host=budgets, **ageing)
-    else:
-        pps = int(pol.feedback_pps)
-        opts = DesiredOptions(feedback_pps=pps, feedback_burst=pol.burst or max(FLOOR_BURST, pps // 10), **ageing)
-    return opts, query_interval(mem, timeout)

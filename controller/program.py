@@ -7,6 +7,10 @@ desired-state function, the appliers and the CLI never spell a P4 name.
 
 :func:`check_names` compares these names with a P4Info so drift fails loudly,
 naming what is missing.
+
+This module also owns where the program is (:data:`P4_SOURCE`, its includes,
+the p4c outputs for BMv2) and its CPU port (:data:`CPU_PORT`); the simulator,
+the Mininet runtime and the sweep fingerprint read them from here.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ P4_SOURCE = REPO / "p4src" / "mcc.p4"
 P4_INCLUDE = REPO / "p4src" / "include"
 BMV2_JSON = REPO / "build" / "mcc.json"
 BMV2_P4INFO = REPO / "build" / "mcc.p4info.txtpb"
+#: The program's CPU port (``MCC_CPU_PORT`` in ``p4src/include/defs.p4``): packet-in and
+#: packet-out to the controller.  Every engine starts its switches with it.
+CPU_PORT = 510
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,7 @@ class ProgramNames:
     digest_leave: int = 2
 
     # Sizes compiled into the program (include/defs.p4).
-    cpu_port: int = 510
+    cpu_port: int = CPU_PORT
     member_ports: int = 64
     max_groups: int = 256
     max_sessions: int = 64

@@ -8,7 +8,7 @@ answer with reports that refresh their ports.  Timings follow IGMPv2's
 defaults (RFC 2236 sec. 8) in proportion: query interval 125 s and query
 response interval 10 s for a 260 s membership timeout (the Group Membership
 Interval, robustness 2 x 125 s + 10 s), proxy refresh 100 s.  With p4mcc's
-20 s default timeout (``topologies.faults.DEFAULT_TIMEOUT``) that is a query
+20 s default timeout (``scenario.faults.DEFAULT_TIMEOUT``) that is a query
 every 9.6 s asking for reports within 0.7 s: one lost query or report still
 leaves the port in place, as the robustness variable intends.
 """
@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import struct
 
+from controller.igmp import checksum, igmpv2
+
 QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
 QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
 ALL_SYSTEMS = bytes([224, 0, 0, 1])
+IGMP_QUERY = 0x11
 
 REQUERY_COUNT = 2
 REQUERY_GAP_S = 1.0
@@ -30,15 +33,6 @@ lived in the switch's registers, so the hosts must report again (a second
 query covers a lost report, as IGMP's robustness variable does)."""
 
 
-def _checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
     """An Ethernet frame carrying an IGMPv2 general query.
 
@@ -47,12 +41,11 @@ def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
     querier's convention (a switch has no address on the hosts' subnet); the
     IPv4 header carries the Router Alert option and TTL 1 as RFC 2236 asks.
     """
-    igmp = struct.pack("!BBH4s", 0x11, max_resp_ds, 0, bytes(4))
-    igmp = igmp[:2] + struct.pack("!H", _checksum(igmp)) + igmp[4:]
+    igmp = igmpv2(IGMP_QUERY, 0, max_resp_ds)
     options = bytes([0x94, 0x04, 0x00, 0x00])  # Router Alert
     total = 24 + len(igmp)
     ip = struct.pack("!BBHHHBBH4s4s", 0x46, 0xC0, total, 0, 0, 1, 2, 0, source, ALL_SYSTEMS) + options
-    ip = ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:]
+    ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
     return QUERY_MAC + QUERIER_MAC + b"\x08\x00" + ip + igmp
 
 

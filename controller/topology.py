@@ -6,7 +6,7 @@ p4lang/tutorials: a link end written ``s1-p2`` is port 2 of switch ``s1``; a
 host end is the host's name (``h1``, its single interface) or ``h1-p0``.
 
 Files -- a p4mcc scenario (YAML or JSON) or a p4lang/tutorials
-``topology.json`` -- are read by :func:`topologies.scenario.load_scenario`
+``topology.json`` -- are read by :func:`scenario.model.load_scenario`
 (one parser, errors naming the field) and converted by
 :func:`from_scenario_topology`; :func:`from_tutorials_dict` builds a topology
 straight from a tutorials-style mapping (tests, benchmarks).
@@ -22,8 +22,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -289,24 +288,19 @@ def from_tutorials_dict(data: Mapping[str, Any], *, base_port: int = DEFAULT_GRP
     return topo
 
 
-def from_scenario_topology(t: Any) -> Topology:
-    """Adapt a :class:`topologies.scenario.Topology` to a :class:`Topology`.
+def number_ports(switches: Iterable[str], links: Sequence[Any]) -> list[tuple[int, int]]:
+    """The port number of each end of each scenario link: ``(a_port, b_port)`` in link order.
 
-    Scenario link ends may leave a switch port unnumbered; such ends get the
-    lowest port number not otherwise used on that switch, taken in link order.
-    This is the one numbering every engine uses (the simulator and the
-    Mininet builder configure their switches from this object).
-    Switch ``options`` may carry ``address``, ``grpc_port``, ``device_id`` and
-    ``cpu_port``; otherwise switch i listens on ``127.0.0.1:50051+i``.
+    This is the one port numbering of p4mcc: :func:`from_scenario_topology`
+    (hence the controller and the Mininet builder) and the simulator's
+    :func:`netsim.network.build_network` all take it from here.  A host's end
+    is port 0 (its single interface).  A switch end keeps the port the
+    scenario gives it (``s1-p2``); an unnumbered one gets the lowest port
+    number not otherwise used on that switch, taken in link order.  ``links``
+    are scenario links (ends with ``node`` and ``port``, None when unnumbered).
     """
-    topo = Topology()
-    for h in t.hosts.values():
-        topo.add_host(Host(h.name, h.ip, (h.mac or "").lower()))
-    for i, sw in enumerate(t.switches.values()):
-        opts = dict(getattr(sw, "options", {}) or {})
-        topo.add_switch(_switch_from_options(sw.name, i, opts, DEFAULT_GRPC_BASE_PORT))
-    taken: dict[str, set[int]] = {name: set() for name in t.switches}
-    for ln in t.links:
+    taken: dict[str, set[int]] = {name: set() for name in switches}
+    for ln in links:
         for end in (ln.a, ln.b):
             if end.node in taken and end.port is not None:
                 taken[end.node].add(int(end.port))
@@ -322,14 +316,33 @@ def from_scenario_topology(t: Any) -> Topology:
         taken[end.node].add(port)
         return port
 
-    for ln in t.links:
+    return [(number(ln.a), number(ln.b)) for ln in links]
+
+
+def from_scenario_topology(t: Any) -> Topology:
+    """Adapt a :class:`scenario.model.Topology` to a :class:`Topology`.
+
+    Scenario link ends may leave a switch port unnumbered; such ends get the
+    lowest port number not otherwise used on that switch, taken in link order.
+    This is the one numbering every engine uses (the simulator and the
+    Mininet builder configure their switches from this object).
+    Switch ``options`` may carry ``address``, ``grpc_port``, ``device_id`` and
+    ``cpu_port``; otherwise switch i listens on ``127.0.0.1:50051+i``.
+    """
+    topo = Topology()
+    for h in t.hosts.values():
+        topo.add_host(Host(h.name, h.ip, (h.mac or "").lower()))
+    for i, sw in enumerate(t.switches.values()):
+        opts = dict(getattr(sw, "options", {}) or {})
+        topo.add_switch(_switch_from_options(sw.name, i, opts, DEFAULT_GRPC_BASE_PORT))
+    for ln, (a_port, b_port) in zip(t.links, number_ports(t.switches, t.links)):
         loss = ln.loss if isinstance(ln.loss, (int, float)) else float(ln.loss.mean_loss)
         topo.add_link(
             Link(
                 ln.a.node,
-                number(ln.a),
+                a_port,
                 ln.b.node,
-                number(ln.b),
+                b_port,
                 delay_ms=float(ln.delay_s) * 1e3,
                 bw_mbps=float(ln.rate_bps) / 1e6 if ln.rate_bps else None,
                 loss=float(loss),
@@ -338,28 +351,3 @@ def from_scenario_topology(t: Any) -> Topology:
         )
     topo.validate()
     return topo
-
-
-def load_topology(path: str | Path) -> Topology:
-    """Load a scenario file or a tutorials ``topology.json`` into a :class:`Topology`.
-
-    Files are read by :func:`topologies.scenario.load_scenario` (which accepts
-    both and names the offending field in its errors); the controller then
-    numbers ports and checks connectivity.  Errors name the file.
-    """
-    return load_scenario_topology(path)[0]
-
-
-def load_scenario_topology(path: str | Path) -> tuple[Topology, Any]:
-    """The :class:`Topology` and the scenario object of a file."""
-    from topologies.scenario import ScenarioError, load_scenario
-
-    p = Path(path)
-    try:
-        scn = load_scenario(p, known_protocols=None)
-    except ScenarioError as exc:
-        raise TopologyError("; ".join(exc.problems)) from None
-    try:
-        return from_scenario_topology(scn.topology), scn
-    except TopologyError as exc:
-        raise TopologyError(f"{p}: {exc}") from None

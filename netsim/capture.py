@@ -2,7 +2,7 @@
 
 Every switch port gets the two files the built-in switch writes in Mininet
 (``s1-eth2_in.pcap``, ``s1-eth2_out.pcap``; layout and filters in
-:mod:`topologies.capture`).  The files are filled from the link channels'
+:mod:`scenario.capture`).  The files are filled from the link channels'
 taps, so capturing changes nothing in the run:
 
 - ``_out``: a frame the switch put on the wire, stamped when its
@@ -23,7 +23,7 @@ from typing import Any
 from netsim.host import HostNode
 from netsim.link import Channel
 from netsim.network import Network
-from topologies.capture import PCAP_DIR, CaptureSpec, FrameFilter, PcapFile
+from scenario.capture import PCAP_DIR, CaptureSpec, FrameFilter, PcapFile
 
 
 @dataclass

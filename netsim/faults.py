@@ -10,7 +10,7 @@ emulation).  While the controller is down (``controller_restart``) nothing
 is restored and no query goes out.
 
 :class:`FaultInjector` schedules every instance of every fault of a
-scenario (``topologies/faults.py``) and records what it did in the run's
+scenario (``scenario/faults.py``) and records what it did in the run's
 events: ``switch_down``/``switch_up``/``restored``, ``link_down``/``link_up``,
 ``link_change``, ``crash``/``restart``/``kill``/``graceful_leave``, ``rogue_start``/
 ``rogue_stop``, ``malformed`` (with the frame count) and
@@ -21,14 +21,27 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from netsim import packets as pk
 
 if TYPE_CHECKING:
-    from netsim.run import SimRun
-    from topologies.faults import Fault
-    from topologies.scenario import Scenario
+    from hosts.core import Endpoint
+    from netsim.engine import Simulator
+    from netsim.network import Network
+    from reporting.results import Recorder
+    from scenario.faults import Fault
+    from scenario.model import Scenario
+
+
+class SimRun(Protocol):
+    """What faults use of a run (:class:`netsim.run.SimRun`, which imports this module)."""
+
+    sim: Simulator
+    net: Network
+    recorder: Recorder
+    agents: dict[str, Endpoint]
+    scenario: Scenario
 
 #: Seconds from a switch's restart to the controller's restored state and query.
 RESTORE_DELAY_S = 0.5
@@ -91,9 +104,9 @@ class SimControl:
             return
         st = self.states.get(switch)
         if st is not None and hasattr(node, "sw"):
-            from netsim.p4_switch import apply_state
+            from controller.local import LocalApplier
 
-            apply_state(node.sw, st)
+            LocalApplier(node.sw, switch).sync(st)
         elif hasattr(node, "upstream"):
             from netsim.switches import _configure_model
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
 
-from topologies.scenario import GilbertElliott
+from scenario.model import GilbertElliott
 
 if TYPE_CHECKING:
     from netsim.engine import Simulator

@@ -1,9 +1,10 @@
 """Build a simulated network (nodes, links, routes) from a scenario topology.
 
-:func:`build_network` turns a :class:`topologies.scenario.Topology` into host
+:func:`build_network` turns a :class:`scenario.model.Topology` into host
 nodes, switch nodes and links on a :class:`~netsim.engine.Simulator`.  Switch
-ports follow the scenario (``s1-p2``) or are numbered 1, 2, ... in link order;
-a host's single interface is its port 0.  Static ARP covers every host (as the
+ports are numbered by the controller's topology
+(:func:`controller.topology.number_ports`: as the scenario says, ``s1-p2``, or
+1, 2, ... in link order; a host's single interface is its port 0).  Static ARP covers every host (as the
 tutorials' host ``commands`` do).  For switches that need routes (the model
 switch), :meth:`Network.install_routes` fills shortest-path host routes and
 :meth:`Network.set_group_source` the port toward each group's sender.
@@ -15,12 +16,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from controller.topology import number_ports
 from netsim import packets as pk
 from netsim.engine import Simulator
 from netsim.host import EventSink, HostNode
 from netsim.link import Link
 from netsim.model_switch import ModelSwitch
-from topologies.scenario import Topology
+from scenario.model import Topology
 
 SwitchFactory = Callable[[Simulator, str], Any]
 
@@ -90,25 +92,7 @@ def build_network(sim: Simulator, topo: Topology, *, sink: EventSink | None = No
     factory = switch_factory or ModelSwitch
     for s in topo.switches.values():
         net.switches[s.name] = factory(sim, s.name)
-    used: dict[str, set[int]] = {n: set() for n in topo.nodes()}
-    for l in topo.links:
-        for e in (l.a, l.b):
-            if e.port is not None and e.node in topo.switches:
-                used[e.node].add(e.port)
-
-    def port_for(node: str, explicit: int | None) -> int:
-        if node in topo.hosts:
-            return 0
-        if explicit is not None:
-            return explicit
-        p = 1
-        while p in used[node]:
-            p += 1
-        used[node].add(p)
-        return p
-
-    for l in topo.links:
-        pa, pb = port_for(l.a.node, l.a.port), port_for(l.b.node, l.b.port)
+    for l, (pa, pb) in zip(topo.links, number_ports(topo.switches, topo.links)):
         na = net.hosts.get(l.a.node) or net.switches[l.a.node]
         nb = net.hosts.get(l.b.node) or net.switches[l.b.node]
         link = Link(sim, l.name, na, pa, nb, pb, rate_bps=l.rate_bps, delay_s=l.delay_s,

@@ -8,9 +8,10 @@ now)``; each returned ``Egress`` goes out on the link at that port.
 Configuration has exactly one source: the controller's desired-state
 function (``controller.desired.desired_state``) over the same topology (via
 ``controller.topology.from_scenario_topology``, whose port numbering
-``netsim.network`` shares) and the scenario's sessions.  :func:`apply_state`
-writes a ``SwitchState`` into the interpreter with the runtime API
-(tables, default actions, PRE groups, clone sessions, meters); digests and
+``netsim.network`` shares) and the scenario's sessions.  It is written by
+the controller's in-process applier (``controller.local.LocalApplier``, the
+same one the controller's tests drive), through the interpreter's runtime
+API (tables, default actions, PRE groups, clone sessions, meters); digests and
 packets to the CPU port are counted and dropped (the data plane keeps join
 state itself; no controller runs inside the simulation).
 
@@ -25,13 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.program import CPU_PORT, P4_SOURCE
+
 if TYPE_CHECKING:
     from netsim.engine import Simulator
     from netsim.link import Channel
-
-PROGRAM = Path(__file__).resolve().parent.parent / "p4src" / "mcc.p4"
-INCLUDE = PROGRAM.parent / "include"
-CPU_PORT = 510
 
 
 #: ``P4MCC_SIM_FASTPATH=0`` turns the interpreter's fast path off for every
@@ -52,65 +51,11 @@ class P4NodeCounters:
     no_link: int = 0
 
 
-def load_program(path: Path = PROGRAM) -> Any:
+def load_program(path: Path = P4_SOURCE) -> Any:
     """Compile the P4 program once (front end), for every node to share."""
     from p4switch.frontend import compile_file
 
     return compile_file(str(path), include_dirs=[str(path.parent / "include")])
-
-
-def _match_value(kind: str, v: Any) -> Any:
-    from p4switch.runtime import tables as T
-
-    if kind == "lpm":
-        return T.Lpm(*v) if isinstance(v, tuple) else T.Lpm(v, 32)
-    if kind == "ternary":
-        return T.Ternary(*v) if isinstance(v, tuple) else v
-    if kind == "range":
-        return T.Range(*v) if isinstance(v, tuple) else v
-    if kind == "optional":
-        return T.Optional(v)
-    return T.Exact(v) if not isinstance(v, tuple) else T.Exact(v[0])
-
-
-def _key_kinds(sw: Any, table: str) -> dict[str, str]:
-    """Key field name -> match kind, from the switch's info (best effort)."""
-    info = getattr(sw, "info", None)
-    tables = getattr(info, "tables", {}) if info is not None else {}
-    desc = tables.get(table)
-    if desc is None:
-        for name, d in tables.items():
-            if name.endswith("." + table) or name == table:
-                desc = d
-                break
-    out: dict[str, str] = {}
-    for k in getattr(desc, "keys", None) or (desc.get("keys", []) if isinstance(desc, dict) else []):
-        name = getattr(k, "name", None) or (k.get("name") if isinstance(k, dict) else None)
-        kind = getattr(k, "match_kind", None) or getattr(k, "kind", None) or (
-            k.get("match_kind") or k.get("kind") if isinstance(k, dict) else None)
-        if name:
-            out[str(name)] = str(kind or "exact")
-    return out
-
-
-def apply_state(sw: Any, state: Any) -> None:
-    """Write a controller ``SwitchState`` into interpreter switch ``sw``."""
-    for g in state.groups.values():
-        sw.set_multicast_group(g.group_id, list(g.replicas))
-    for c in state.clones.values():
-        sw.set_clone_session(c.session_id, list(c.replicas), packet_length=c.packet_length)
-    for d in state.defaults.values():
-        sw.table_set_default(d.table, d.action, dict(d.params))
-    kinds_of: dict[str, dict[str, str]] = {}  # per table: ``sw.info`` rebuilds every table's description
-    for e in sorted(state.entries.values(), key=lambda e: repr(e.key)):
-        kinds = kinds_of.get(e.table)
-        if kinds is None:
-            kinds = kinds_of[e.table] = _key_kinds(sw, e.table)
-        keys = {k: _match_value(kinds.get(k, "lpm" if isinstance(v, tuple) else "exact"), v)
-                for k, v in e.match}
-        sw.table_add(e.table, keys, e.action, dict(e.params), priority=e.priority or None)
-    for m in state.meters.values():
-        sw.meter_set_rates(m.meter, m.index, [(m.cir, m.cburst), (m.pir, m.pburst)])
 
 
 class P4SwitchNode:
@@ -172,10 +117,11 @@ def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]
     """Apply the controller's desired state for ``sessions`` to every node;
     returns it (switch -> ``SwitchState``) for restores after a restart."""
     from controller.desired import DesiredOptions, desired_state, session_from_scenario
+    from controller.local import LocalApplier
     from controller.topology import from_scenario_topology
 
     ctopo = from_scenario_topology(topology)
     states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options or DesiredOptions())
     for name, node in nodes.items():
-        apply_state(node.sw, states[name])
+        LocalApplier(node.sw, name).sync(states[name])
     return states

@@ -18,6 +18,8 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
+from controller.igmp import checksum, igmpv2  # noqa: F401 - the one encoder; netsim callers use pk.igmpv2
+
 ETH_IPV4 = 0x0800
 PROTO_IGMP = 2
 PROTO_TCP = 6
@@ -73,16 +75,6 @@ def is_multicast(ip: int) -> bool:
     return (ip >> 28) == 0xE
 
 
-def checksum(data: bytes) -> int:
-    """The Internet checksum (RFC 1071) of ``data``."""
-    if len(data) % 2:
-        data += b"\x00"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
 def _ip_header(src: int, dst: int, proto: int, payload_len: int, ttl: int, ident: int,
                tos: int = 0, options: bytes = b"") -> bytes:
     ihl = 5 + len(options) // 4
@@ -123,13 +115,6 @@ def igmpv3_report(records: list[tuple[int, int]]) -> bytes:
     """IGMPv3 Membership Report with ``(record_type, group)`` records, no sources."""
     body = b"".join(struct.pack("!BBH4s", rt, 0, 0, g.to_bytes(4, "big")) for rt, g in records)
     msg = struct.pack("!BBHHH", IGMPV3_REPORT, 0, 0, 0, len(records)) + body
-    c = checksum(msg)
-    return msg[:2] + c.to_bytes(2, "big") + msg[4:]
-
-
-def igmpv2(msg_type: int, group: int, max_resp: int = 0) -> bytes:
-    """IGMPv2 report (0x16), leave (0x17) or query (0x11)."""
-    msg = struct.pack("!BBH4s", msg_type, max_resp, 0, group.to_bytes(4, "big"))
     c = checksum(msg)
     return msg[:2] + c.to_bytes(2, "big") + msg[4:]
 

@@ -3,7 +3,7 @@
 :func:`run_scenario` builds the network, creates every session's agents
 through ``hosts.registry`` (the same factories the UDP driver uses), starts
 TCP flows, samples throughput/loss/RTT/feedback every metrics interval into a
-:class:`topologies.results.Recorder`, and writes the shared results layout.
+:class:`reporting.results.Recorder`, and writes the shared results layout.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from netsim.host import HostNode
 from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
-from topologies import results as R
-from topologies.scenario import Scenario, Session
+from reporting import results as R
+from scenario.model import Scenario, Session
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
 AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
@@ -150,7 +150,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
 
 def _install_faults(run: SimRun, scenario: Scenario, factory: AgentFactory) -> None:
     """The stand-in controller (restores, querier) and the scenario's faults (netsim/faults.py)."""
-    from controller.policing import scenario_options
+    from scenario.control import scenario_options
     from netsim.faults import FaultInjector, SimControl
 
     _, query = scenario_options(scenario)
@@ -229,7 +229,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
                  before_run: Callable[[SimRun], None] | None = None) -> SimRun:
     """Run ``scenario`` to its duration; write results into ``out`` if given.
 
-    ``capture`` (a :class:`topologies.capture.CaptureSpec`, default the
+    ``capture`` (a :class:`scenario.capture.CaptureSpec`, default the
     scenario's ``capture:``) writes per-port pcaps into ``out/pcaps``.
     ``before_run(run)`` is called once the network is built and before time
     starts (a sweep's probe schedules its own samples there).
@@ -239,7 +239,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
     pcaps = None
     if capture is not None and out is not None:
         from netsim import capture as C
-        from topologies.capture import FrameFilter
+        from scenario.capture import FrameFilter
 
         pcaps = C.attach(run.net, capture, FrameFilter.for_scenario(capture, scenario), Path(out),
                          end=scenario.duration)
@@ -271,7 +271,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
                 lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
                                "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
     if scenario.faults:
-        from topologies.faults import recovery_events
+        from scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
@@ -285,7 +285,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         rec.extra["captures"] = captured
     run.summary = rec.write(out) if out is not None else rec.summarize()
     if out is not None:
-        from topologies import plots
+        from reporting import plots
 
         plots.render(out)
     return run

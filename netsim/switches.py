@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from netsim.network import Network
-    from topologies.scenario import Scenario
+    from scenario.model import Scenario
 
 
 class SwitchUnavailable(RuntimeError):
@@ -53,18 +53,19 @@ def model_choice() -> SwitchChoice:
 def p4_choice(seed: int = 0) -> SwitchChoice:
     from netsim import p4_switch
 
+    from controller.program import P4_SOURCE
     from p4switch.frontend import P4Error
 
     try:
         program = p4_switch.load_program()
     except (P4Error, OSError) as e:  # front-end errors carry file:line:col
-        raise SwitchUnavailable(f"cannot compile {p4_switch.PROGRAM}: {e}") from e
+        raise SwitchUnavailable(f"cannot compile {P4_SOURCE}: {e}") from e
 
     def factory(sim: Any, name: str) -> Any:
         return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
 
     def configure(net: "Network", scenario: "Scenario") -> None:
-        from controller.policing import scenario_options
+        from scenario.control import scenario_options
 
         options, _ = scenario_options(scenario)
         net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]

@@ -33,6 +33,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Generic, TypeVar
 
+from p4switch import units
+
 T = TypeVar("T")
 LOG = logging.getLogger("p4switch.links")
 
@@ -346,35 +348,26 @@ def departure_time(meta: QueueMeta, epoch: float) -> float:
 # Configuration parsing: --port-config FILE and per-port flags.
 # ---------------------------------------------------------------------------
 
-_UNITS_RATE = {"": 1.0, "bps": 1.0, "k": 1e3, "kbps": 1e3, "kbit": 1e3, "m": 1e6, "mbps": 1e6,
-               "mbit": 1e6, "g": 1e9, "gbps": 1e9, "gbit": 1e9}
-_UNITS_TIME = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
-
-
 def parse_rate(text: str | float | int) -> float:
-    """``"10Mbps"``, ``"1.5m"``, ``"2e6"`` or a number -> bit/s."""
-    return _parse_unit(text, _UNITS_RATE, "rate")
+    """``"10Mbps"``, ``"1.5m"``, ``"2e6"`` or a number -> bit/s (read by :mod:`p4switch.units`)."""
+    try:
+        return units.parse_rate(text)
+    except ValueError as e:
+        raise _config_error(e, "rate", text) from None
 
 
 def parse_time(text: str | float | int) -> float:
-    """``"5ms"``, ``"200us"``, ``"0.01"`` or a number (seconds) -> seconds."""
-    return _parse_unit(text, _UNITS_TIME, "delay")
-
-
-def _parse_unit(text: str | float | int, units: dict[str, float], what: str) -> float:
-    if isinstance(text, (int, float)):
-        return float(text)
-    s = text.strip().lower()
-    i = len(s)
-    while i > 0 and s[i - 1].isalpha():
-        i -= 1
-    num, unit = s[:i], s[i:]
-    if unit not in units:
-        raise LinkConfigError(f"unknown {what} unit {unit!r} in {text!r} (use {', '.join(u for u in units if u)})")
+    """``"5ms"``, ``"200us"``, ``"0.01"`` or a number (seconds) -> seconds (read by :mod:`p4switch.units`)."""
     try:
-        return float(num) * units[unit]
-    except ValueError:
-        raise LinkConfigError(f"cannot read {what} {text!r}") from None
+        return units.parse_time(text, what="delay")
+    except ValueError as e:
+        raise _config_error(e, "delay", text) from None
+
+
+def _config_error(e: ValueError, what: str, text: str | float | int) -> LinkConfigError:
+    """The units module's complaint, naming the link parameter it was about."""
+    msg = str(e)
+    return LinkConfigError(f"cannot read {what} {text!r}" if msg.startswith("cannot read") else msg)
 
 
 _KEYS = {"rate": "rate_bps", "delay": "delay_s", "queue": "queue_packets", "queue_packets": "queue_packets",

@@ -176,7 +176,7 @@ class Dataplane:
             port, frame, now = self._ready.popleft()
             self.process(port, frame, now)
         for line in self.timing.report(self.clock()):
-            # the run reads these lines back (topologies/emulation.py, link_timing events)
+            # the run reads these lines back (emulation/run.py, link_timing events)
             LOG.warning("link timing: %s at %.3f", line, time.time())
 
     def pump(self, now: float) -> None:

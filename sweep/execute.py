@@ -246,7 +246,7 @@ def _progress(name: str, total: int, done: int, enabled: bool, console: Any) -> 
 
 def _render_kept(store: Store, points: list[Point]) -> None:
     """Plots for the kept per-point results folders (drawn here, not on the workers)."""
-    from topologies import plots
+    from reporting import plots
 
     for p in points:
         d = store.points / p.id

@@ -5,7 +5,7 @@ files already inlined), the switch kind, the P4 program's source files when
 the switch is ``p4``, and the metric selection.  So a worker needs nothing
 but an installed p4mcc: no scenario files, no source tree.  The result is
 plain data too: the point's table rows (and optional throughput series and
-results files), computed from the same :class:`topologies.results.Recorder`
+results files), computed from the same :class:`reporting.results.Recorder`
 summary that ``p4mcc sim`` writes, so a sweep row and a single run agree.
 
 Nothing here depends on where it runs; a point computed by a remote worker,
@@ -29,9 +29,9 @@ _PROGRAMS: dict[str, Any] = {}
 
 def program_sources(main: Path | None = None) -> dict[str, str]:
     """The P4 program's files (main file first, then its include folder) as text."""
-    from netsim import p4_switch
+    from controller.program import P4_SOURCE
 
-    main = main or p4_switch.PROGRAM
+    main = main or P4_SOURCE
     out = {main.name: main.read_text()}
     inc = main.parent / "include"
     if inc.is_dir():
@@ -65,7 +65,7 @@ def warm_up(sources: dict[str, str] | None) -> None:
     with the simulator imported and the program compiled.
     """
     import netsim.run  # noqa: F401  (the import is the warm-up)
-    import topologies.scenario  # noqa: F401
+    import scenario.model  # noqa: F401
 
     if sources:
         _compiled(sources)
@@ -97,7 +97,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     it returns a function called after the run whose JSON-able result is
     kept beside the point's rows (the ``probes`` table)."""
     from netsim.run import run_scenario
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(task["scenario"], source=task.get("source", ""))
     metrics = Metrics(**{k: tuple(v) if isinstance(v, list) else v for k, v in task["metrics"].items()})

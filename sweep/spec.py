@@ -160,7 +160,7 @@ def code_fingerprint() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for pkg in ("hosts", "netsim", "p4switch", "controller", "topologies", "sweep"):
+    for pkg in ("hosts", "netsim", "p4switch", "controller", "scenario", "reporting", "emulation", "topologies", "sweep"):
         try:
             root = Path(importlib.import_module(pkg).__file__ or "").parent
         except ImportError:
@@ -169,9 +169,9 @@ def code_fingerprint() -> str:
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())
     try:
-        from netsim import p4_switch
+        from controller.program import P4_SOURCE
 
-        for f in sorted(p4_switch.PROGRAM.parent.rglob("*.p4")):
+        for f in sorted(P4_SOURCE.parent.rglob("*.p4")):
             h.update(f.read_bytes())
     except (ImportError, OSError):
         pass
@@ -438,7 +438,7 @@ def _axis_of(problem: str, axis_paths: list[str]) -> str | None:
 
 def _check(doc: dict[str, Any], sweep: Sweep) -> list[str]:
     """Scenario-reader and protocol-parameter problems of one scenario document."""
-    from topologies.scenario import ScenarioError, scenario_from_dict
+    from scenario.model import ScenarioError, scenario_from_dict
 
     try:
         sc = scenario_from_dict(copy.deepcopy(doc), base=sweep.base_dir, source=sweep.source)

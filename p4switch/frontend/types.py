@@ -12,10 +12,15 @@ type it names.  A ``type`` declaration is a distinct type (``NewType``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:  # pragma: no cover - imported for annotations only
-    from . import ast
+#: Declarations of the syntax tree (``p4switch.frontend.ast`` nodes) that a
+#: type points back to.  The syntax tree imports this module for the types its
+#: nodes carry, so this one names them without importing it (no import cycle).
+DeclNode = Any
+ExternDeclNode = Any
+TableDeclNode = Any
+AnnotationNode = Any
 
 
 class P4Type:
@@ -139,7 +144,7 @@ class FieldInfo:
 
     name: str
     type: P4Type
-    annotations: list["ast.Annotation"] = field(default_factory=list)
+    annotations: list[AnnotationNode] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -148,7 +153,7 @@ class StructLikeType(P4Type):
 
     name: str
     fields: list[FieldInfo]
-    decl: Optional["ast.Node"] = None
+    decl: Optional[DeclNode] = None
 
     def field(self, name: str) -> Optional[FieldInfo]:
         for f in self.fields:
@@ -191,7 +196,7 @@ class EnumType(P4Type):
     members: list[str]
     underlying: Optional[BitsType] = None
     values: dict[str, int] = field(default_factory=dict)  # serializable only
-    decl: Optional["ast.Node"] = None
+    decl: Optional[DeclNode] = None
 
     def __str__(self) -> str:
         return self.name
@@ -205,7 +210,7 @@ class NewType(P4Type):
 
     name: str
     base: P4Type
-    decl: Optional["ast.Node"] = None
+    decl: Optional[DeclNode] = None
 
     def __str__(self) -> str:
         return self.name
@@ -229,7 +234,7 @@ class TypeVar(P4Type):
 class ExternType(P4Type):
     """An extern object type, possibly specialised (``register<bit<32>>``)."""
 
-    decl: "ast.ExternDecl"
+    decl: ExternDeclNode
     type_args: tuple[P4Type, ...] = ()
 
     @property
@@ -256,7 +261,7 @@ class ExternType(P4Type):
 class BlockType(P4Type):
     """Type of a parser, control or package (a declaration or its type prototype)."""
 
-    decl: "ast.Node"
+    decl: DeclNode
     type_args: tuple[P4Type, ...] = ()
 
     @property
@@ -281,7 +286,7 @@ class BlockType(P4Type):
 class TableType(P4Type):
     """Type of a table name; ``apply()`` on it yields ``ApplyResultType``."""
 
-    decl: "ast.TableDecl"
+    decl: TableDeclNode
 
     def __str__(self) -> str:
         return f"table {self.decl.name}"
@@ -291,7 +296,7 @@ class TableType(P4Type):
 class ApplyResultType(P4Type):
     """Result of ``t.apply()``: has ``hit``, ``miss`` and ``action_run``."""
 
-    table: "ast.TableDecl"
+    table: TableDeclNode
 
     def __str__(self) -> str:
         return f"{self.table.name}.apply() result"
@@ -301,7 +306,7 @@ class ApplyResultType(P4Type):
 class ActionEnumType(P4Type):
     """Type of ``t.apply().action_run``: one member per action of the table."""
 
-    table: "ast.TableDecl"
+    table: TableDeclNode
 
     def __str__(self) -> str:
         return f"action_list({self.table.name})"
@@ -311,7 +316,7 @@ class ActionEnumType(P4Type):
 class CallableType(P4Type):
     """Type of a name that can only be called: action, function, method."""
 
-    decl: "ast.Node"
+    decl: DeclNode
 
     def __str__(self) -> str:
         return f"callable {getattr(self.decl, 'name', '?')}"

@@ -15,7 +15,7 @@ from hosts import wire
 from hosts.core import Endpoint
 from netsim.run import SimRun, registry_factory, run_scenario
 from netsim.switches import SwitchChoice
-from topologies.scenario import Session, scenario_from_dict
+from scenario.model import Session, scenario_from_dict
 
 GROUP, PORT = "239.1.1.1", 5001
 

@@ -26,7 +26,6 @@ import functools
 import os
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -42,11 +41,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "p4switch_p4rt"))
 
 import netlab  # noqa: E402
+from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
 import switchproc  # noqa: E402
 
-PROGRAM = ROOT / "p4src" / "mcc.p4"
-INCLUDE = ROOT / "p4src" / "include"
-CPU_PORT = 510
+PROGRAM = P4_SOURCE
+INCLUDE = P4_INCLUDE
 DEVICE_ID = 1
 OUTPUT_DEADLINE = 5.0  # s: a busy 2-core machine still forwards well within this
 GRACE = 0.05  # s: extra frames after the expected ones arrive within this
@@ -131,13 +130,8 @@ class Bmv2Proc:
         raise RuntimeError("simple_switch_grpc did not open its gRPC port")
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return -9
+            return switchproc.stop_process(self.proc)
         finally:
             self._log.close()
 

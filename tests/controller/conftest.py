@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-P4MCC = [sys.executable, "-m", "topologies.cli"]
+P4MCC = [sys.executable, "-m", "p4mcc_cli.main"]
 
 
 def free_port() -> int:
@@ -126,7 +126,7 @@ def run_ctl(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedP
     import contextlib
     import io
 
-    from topologies.cli import main
+    from p4mcc_cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()

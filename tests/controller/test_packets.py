@@ -33,7 +33,7 @@ from controller import fleet
 from controller.desired import desired_state, session_from_scenario
 from controller.events import EventLog
 from controller.pipeline import builtin_pipeline
-from controller.topology import load_scenario_topology
+from scenario.control import load_scenario_topology
 
 GROUP = "239.1.2.3"
 PORT = 5123

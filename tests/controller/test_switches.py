@@ -19,7 +19,7 @@ from controller.desired import desired_state, session_from_scenario
 from controller.events import EventLog
 from controller.finsy_codec import canonical
 from controller.pipeline import builtin_pipeline
-from controller.topology import load_scenario_topology
+from scenario.control import load_scenario_topology
 
 
 run_ctl = None  # set by the ``net`` fixture (conftest helpers)

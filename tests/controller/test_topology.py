@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.topology import TopologyError, from_tutorials_dict, load_topology, parse_endpoint
+from controller.topology import TopologyError, from_tutorials_dict, parse_endpoint
+from scenario.control import load_topology
 
 DATA = Path(__file__).parent / "data"
 

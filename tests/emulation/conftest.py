@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
-
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet creates network namespaces)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (run `make install`)"
-    for tool in ("mnexec", "iperf3", "ethtool", "ping"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not on PATH (run `make install`)"
-    return None
+from emulation.run import missing_requirements
 
 
 @pytest.fixture
 def mininet_ready() -> None:
-    reason = _missing()
+    reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)

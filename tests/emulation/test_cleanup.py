@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -31,7 +31,7 @@ def scenario():
 
 def _leftovers() -> list[str]:
     links = [i for i in os.listdir("/sys/class/net") if i.split("-")[0] in ("s1", "s2", "h1", "h2")]
-    procs = subprocess.run(["pgrep", "-af", "topologies.cli (switch|host)"], capture_output=True, text=True)
+    procs = subprocess.run(["pgrep", "-af", "p4mcc_cli.main (switch|host)"], capture_output=True, text=True)
     mine = [ln for ln in procs.stdout.splitlines() if "10.0.7." in ln or "-eth" in ln]
     return links + mine
 
@@ -39,7 +39,7 @@ def _leftovers() -> list[str]:
 def test_a_switch_that_dies_is_restarted_and_the_run_writes_its_results(mininet_ready: None, tmp_path: Path) -> None:
     import csv
 
-    from topologies.emulation import run_emulation
+    from emulation.run import run_emulation
 
     killed: list[float] = []
 

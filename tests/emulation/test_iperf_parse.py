@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topologies.emulation import server_intervals
+from emulation.run import server_intervals
 
 REPORT = """Accepted connection from 10.0.1.3, port 36124
 [  7] local 10.0.2.8 port 5201 connected to 10.0.1.3 port 36132

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -52,8 +52,8 @@ def median_ping_rtt(host, count: int = 12) -> tuple[float, str]:
 
 
 def test_ping_rtt_and_tcp_throughput_match_the_scenario(mininet_ready: None, tmp_path: Path) -> None:
-    from topologies.emulation import IPERF_READY, emulated_network
-    from topologies.mininet_net import spawn
+    from emulation.run import IPERF_READY, emulated_network
+    from emulation.mininet_net import spawn
 
     with emulated_network(scenario(), tmp_path) as (net, _plan, _ops):
         h1, h2 = net["h1"], net["h2"]
@@ -79,7 +79,7 @@ def test_ping_rtt_holds_with_every_core_busy(mininet_ready: None, tmp_path: Path
     (p4switch/linkemu.py, ``realtime_thread``); without it the median RTT
     here was 22.2-22.4 ms against 20.4 ms expected.
     """
-    from topologies.emulation import emulated_network
+    from emulation.run import emulated_network
 
     with emulated_network(scenario(), tmp_path) as (net, _plan, _ops):
         hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])

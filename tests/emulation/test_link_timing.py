@@ -57,8 +57,8 @@ def test_realtime_priority_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_the_run_turns_switch_timing_warnings_into_events(tmp_path: Path) -> None:
-    from topologies import results as R
-    from topologies.emulation import _link_timing
+    from reporting import results as R
+    from emulation.run import _link_timing
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from topologies.emulation_plan import CPU_PORT, PlanError, link_params, make_plan
-from topologies.scenario import scenario_from_dict
+from controller.program import CPU_PORT
+from emulation.plan import PlanError, link_params, make_plan
+from scenario.model import scenario_from_dict
 
 BASE = {
     "name": "chain",
@@ -61,7 +62,7 @@ def test_each_link_direction_is_shaped_exactly_once(tmp_path: Path) -> None:
 
 def test_switch_command_is_p4mcc_switch_with_every_port(tmp_path: Path) -> None:
     cmd = plan_of(BASE, tmp_path).switches["s2"].command(Path("p4src/mcc.p4"))
-    assert cmd[1:5] == ["-m", "topologies.cli", "switch", "p4src/mcc.p4"]
+    assert cmd[1:5] == ["-m", "p4mcc_cli.main", "switch", "p4src/mcc.p4"]
     assert cmd[cmd.index("--grpc-server-addr") + 1] == "127.0.0.1:50052"
     assert cmd[cmd.index("--cpu-port") + 1] == str(CPU_PORT)
     assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "-i"] == ["1@s2-eth1", "2@s2-eth2", "3@s2-eth3"]
@@ -88,7 +89,7 @@ def test_bursty_loss_is_refused_naming_the_link(tmp_path: Path) -> None:
 
 
 def test_link_params_without_queue_limit() -> None:
-    from topologies.scenario import Link, LinkEnd
+    from scenario.model import Link, LinkEnd
 
     ln = Link(LinkEnd("s1", 1), LinkEnd("s2", 1), rate_bps=1e6, delay_s=0.0025, queue_packets=None, queue_bytes=15000)
     assert link_params(ln, "x") == "rate=1000000bps,delay=2.5ms,queue=none,queue_bytes=15000"

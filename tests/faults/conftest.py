@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # tests_emulation_ready
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
 
@@ -17,7 +14,7 @@ def sim_fault():
     """sim_fault(name, switch="p4"|"model") -> (SimRun, events without joins/leaves); cached per module."""
     from netsim.run import run_scenario
     from netsim.switches import choose_switch
-    from topologies.scenario import load_scenario
+    from scenario.model import load_scenario
 
     cache: dict[tuple[str, str], tuple] = {}
 

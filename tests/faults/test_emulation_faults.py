@@ -22,13 +22,13 @@ BOUND_S = 5.0
 
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
-    from tests_emulation_ready import missing
+    from emulation.run import missing_requirements
 
-    reason = missing()
+    reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)
-    from topologies.emulation import run_emulation
-    from topologies.scenario import load_scenario
+    from emulation.run import run_emulation
+    from scenario.model import load_scenario
 
     out = tmp_path_factory.mktemp("processes")
     summary = run_emulation(load_scenario(SCENARIO), out, progress=False)

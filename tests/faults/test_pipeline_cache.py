@@ -50,7 +50,7 @@ def _switch(*extra: str):
     import subprocess
     import sys
 
-    return subprocess.Popen([sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--standby",
+    return subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--standby",
                              "--grpc-server-addr", "127.0.0.1:0", *extra],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

@@ -71,7 +71,7 @@ def test_policing_budgets_follow_each_protocols_feedback_rule():
     from controller.policing import host_budgets
     from controller.topology import from_scenario_topology
     from controller.desired import session_from_scenario
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     sc = scenario_from_dict({
         "topology": {"hosts": ["h1", "r1", "r2", "r3"], "switches": ["s1"],

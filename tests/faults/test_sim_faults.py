@@ -146,8 +146,8 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
 
     from netsim.run import build_run
     from netsim.switches import choose_switch
-    from topologies.faults import Membership
-    from topologies.scenario import load_scenario
+    from scenario.faults import Membership
+    from scenario.model import load_scenario
 
     from pathlib import Path
 
@@ -174,19 +174,19 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
 def test_the_simulator_ages_and_queries_by_default_as_p4mcc_run_does():
     """No ``membership:`` in the scenario: the simulated P4 switches get the
     same ageing and the stand-in controller the same querier as a Mininet run
-    (``topologies.faults.membership_timeout`` is the one default)."""
+    (``scenario.faults.membership_timeout`` is the one default)."""
     from controller.policing import scenario_options
     from netsim.run import build_run
     from netsim.switches import choose_switch
-    from topologies.faults import DEFAULT_TIMEOUT
-    from topologies.scenario import load_scenario
+    from scenario.faults import DEFAULT_TIMEOUT
+    from scenario.model import load_scenario
 
     from pathlib import Path
 
     sc = load_scenario(Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "receiver-crash.yaml")
     assert sc.membership.timeout is None
     run = build_run(sc, switch=choose_switch("p4", sc))
-    emu_options, emu_query = scenario_options(sc)  # what topologies.emulation.LiveController gets
+    emu_options, emu_query = scenario_options(sc)  # what emulation.run.LiveController gets
     assert run.control.query_interval == emu_query == pytest.approx(DEFAULT_TIMEOUT * 125 / 260)
     for name, st in run.net.desired_states.items():
         params = dict(st.defaults["MccIngress.switch_config"].params)

@@ -23,7 +23,7 @@ from hosts import registry
 from hosts.core import node_id
 from netsim.run import run_scenario
 from netsim.switches import model_choice
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-protocol.md"
 

@@ -24,7 +24,7 @@ from hosts.webrc import DATA_HEADER as WEBRC_HEADER
 from hosts.webrc import WebrcParams, channel_group
 from netsim.engine import Simulator
 from netsim.network import build_network
-from netsim.shapes import star
+from scenario.shapes import star
 
 SENDER = "10.0.0.1"
 

@@ -39,7 +39,7 @@ def _group() -> str:
 
 def _host(role: str, proto: str, group: str, port: int, metrics: Path, duration: float,
           *params: str) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "topologies.cli", "host", role, "--proto", proto,
+    args = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", proto,
             "--group", group, "--port", str(port), "--local", LO, "--sender", LO,
             "--duration", str(duration), "--metrics", str(metrics)]
     for p in params:
@@ -120,17 +120,17 @@ def test_malformed_datagrams_are_counted_and_the_driver_keeps_running() -> None:
 
 
 def test_cli_rejects_bad_parameters_with_a_clear_message() -> None:
-    out = subprocess.run([sys.executable, "-m", "topologies.cli", "host", "recv", "--proto", "webrc",
+    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "webrc",
                           "--sender", LO, "--param", "p=2"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 2
     assert "p must be in (0, 1)" in out.stderr
-    out = subprocess.run([sys.executable, "-m", "topologies.cli", "host", "recv", "--proto", "tfmcc"],
+    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "tfmcc"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--sender" in out.stderr
 
 
 @pytest.mark.parametrize("role", ["send", "recv"])
 def test_cli_lists_parameters(role: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "topologies.cli", "host", role, "--proto", "tfmcc",
+    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", "tfmcc",
                           "--list-params"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "fb_theta" in out.stdout and "0.1" in out.stdout

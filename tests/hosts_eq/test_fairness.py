@@ -18,9 +18,9 @@ from __future__ import annotations
 import pytest
 
 from netsim.run import build_run
-from netsim.shapes import dumbbell
+from scenario.shapes import dumbbell
 from netsim.switches import model_choice
-from topologies.scenario import Scenario, Session, TcpFlow
+from scenario.model import Scenario, Session, TcpFlow
 
 RATE = 4e6
 DURATION = 60.0

@@ -22,7 +22,7 @@ from hosts.driver import UdpDriver
 from hosts.wire import TfmccReport, TfmccReportFlags
 from netsim.run import build_run
 from netsim.switches import model_choice
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 PARAMS = {"packet_size": 200, "initial_rate_bps": 32_000}
 LEAVE_AT, END = 1.5, 2.5

@@ -23,7 +23,7 @@ from hosts.tfmcc import TfmccSender
 from hosts.wire import TfmccData, TfmccReport, TfmccReportFlags
 from netsim.run import build_run, registry_factory
 from netsim.switches import model_choice
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 GROUP, PORT = "239.5.5.1", 5500
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from netsim.run import build_run
 from netsim.switches import model_choice
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 SCENARIO = {
     "name": "webrc-churn", "duration": 60, "seed": 5,

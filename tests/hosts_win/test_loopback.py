@@ -45,7 +45,7 @@ pytestmark = pytest.mark.skipif(not _loopback_multicast(), reason="no multicast 
 
 def _agent(role: str, proto: str, local: str, port: int, group: str, metrics: Path, duration: float,
            params: list[str]) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "topologies.cli", "host", role, "--proto", proto, "--group", group,
+    cmd = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", proto, "--group", group,
            "--port", str(port), "--local", local, "--sender", SENDER, "--duration", str(duration),
            "--metrics", str(metrics), "--seed", "3"]
     for p in params:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 
 from netsim.run import build_run
-from netsim.shapes import star
+from scenario.shapes import star
 from netsim.switches import choose_switch
-from topologies.scenario import Scenario, Session
+from scenario.model import Scenario, Session
 
 FAULT_AT = 10.0
 TOTAL = 9000  # the session ends after the fault
@@ -245,7 +245,7 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
 
 
 def _dumbbell(window: str | None, duration: float) -> Scenario:
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     hosts = {"snd": {"ip": "10.0.1.1/24"}, "tsrc": {"ip": "10.0.1.2/24"}, "tdst": {"ip": "10.0.2.9/24"},
              "r1": {"ip": "10.0.2.1/24"}, "r2": {"ip": "10.0.2.2/24"}}
@@ -289,7 +289,7 @@ def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership
     """The switch folds ACKs; a member that crashes silently keeps its port in the fold
     (no ageing here), so its last summary would hold the fold's cum_ack for ever.
     The sender's roll call finds the stall and unfolds the session."""
-    from topologies.faults import Membership
+    from scenario.faults import Membership
 
     run = _run(None, "r2", crash=True, assisted=True, membership=Membership(timeout=0.0))
     survivors = ["r1", "r3", "r4"]
@@ -473,7 +473,7 @@ def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
     survivors are back above 80 % of their pre-fault rate within 5 s."""
     from pathlib import Path
 
-    from topologies.scenario import load_scenario
+    from scenario.model import load_scenario
 
     path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
     sc = load_scenario(path)

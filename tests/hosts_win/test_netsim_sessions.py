@@ -12,9 +12,9 @@ import pytest
 
 from hosts.mtcp import FOLD_ID
 from netsim.run import run_scenario
-from netsim.shapes import star
+from scenario.shapes import star
 from netsim.switches import choose_switch
-from topologies.scenario import Scenario, Session
+from scenario.model import Scenario, Session
 
 
 def _scenario(proto: str, params: dict, *, loss: float, assistance: bool, duration: float = 30.0) -> Scenario:
@@ -65,7 +65,7 @@ def test_mtcp_switch_assisted_sender_sees_one_summary_per_switch():
 
 def _fig5_with_tcp() -> Scenario:
     """The paper's Fig. 5 topology and Fig. 6 timing, with TCP cross traffic."""
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     hosts = ["vsrc", "tsrc", "v1", "v2", "t1", "v3", "v4", "t2"]
     edge = {"rate": "10Mbps", "delay": "1ms"}

@@ -13,7 +13,7 @@ import pytest
 
 from netsim.run import build_run
 from netsim.switches import choose_switch
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 PORT = 5999
 

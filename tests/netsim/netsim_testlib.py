@@ -5,7 +5,7 @@ from __future__ import annotations
 from hosts.core import Endpoint, JoinGroup, LeaveGroup
 from netsim.engine import Simulator
 from netsim.network import Network, build_network
-from topologies.scenario import Topology
+from scenario.model import Topology
 
 
 class CbrSender(Endpoint):

@@ -8,7 +8,7 @@ import pytest
 
 from netsim_testlib import CbrSender, Sink, network
 from netsim.engine import Simulator
-from netsim.shapes import kary_tree
+from scenario.shapes import kary_tree
 
 
 def test_events_run_in_time_then_insertion_order() -> None:

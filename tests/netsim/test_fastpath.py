@@ -14,7 +14,7 @@ import pytest
 from netsim.p4_switch import FASTPATH_ENV
 from netsim.run import run_scenario
 from netsim.switches import choose_switch
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 
 def tfmcc_tree():

@@ -8,7 +8,7 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
 from netsim import packets as pk
-from netsim.shapes import dumbbell, star
+from scenario.shapes import dumbbell, star
 from netsim_testlib import CbrSender, Sink, network
 
 GROUP = "239.1.2.3"

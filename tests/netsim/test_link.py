@@ -8,7 +8,7 @@ import pytest
 
 from netsim.engine import Simulator
 from netsim.link import Bernoulli, Channel, GilbertElliottLoss, LossModel, NoLoss
-from topologies.scenario import GilbertElliott
+from scenario.model import GilbertElliott
 
 
 class Catch:

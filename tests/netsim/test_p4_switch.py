@@ -12,7 +12,7 @@ from netsim.engine import Simulator
 from netsim.network import build_network
 from netsim.switches import choose_switch
 from netsim_testlib import CbrSender, Sink
-from topologies.scenario import scenario_from_dict
+from scenario.model import scenario_from_dict
 
 GROUP = "239.7.7.7"
 

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from topologies.scenario import (
-    GilbertElliott, ScenarioError, load_scenario, parse_fraction, parse_rate, parse_size,
-    parse_time, scenario_from_dict,
-)
+from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from scenario.model import GilbertElliott, ScenarioError, load_scenario, scenario_from_dict
 
 TOPO = {
     "hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"},

@@ -9,8 +9,8 @@ import pytest
 
 from netsim.engine import Simulator
 from netsim.network import build_network
-from netsim.shapes import dumbbell, heterogeneous_losses, kary_tree, star
-from topologies.scenario import scenario_from_dict
+from scenario.shapes import dumbbell, heterogeneous_losses, kary_tree, star
+from scenario.model import scenario_from_dict
 
 
 def test_dumbbell_shape_and_default_queue_is_one_bdp() -> None:

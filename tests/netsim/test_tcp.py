@@ -6,7 +6,7 @@ import pytest
 
 from hosts.tfrc import tcp_rate
 from netsim.link import Bernoulli
-from netsim.shapes import dumbbell
+from scenario.shapes import dumbbell
 from netsim.tcp import TcpReceiver, TcpSender
 from netsim_testlib import network
 

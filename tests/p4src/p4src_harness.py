@@ -24,12 +24,12 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.layers.inet import IPOption_Router_Alert
 from scapy.packet import Raw
 
+from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE
 from hosts import wire
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROGRAM = os.path.join(REPO, "p4src", "mcc.p4")
-INCLUDE = os.path.join(REPO, "p4src", "include")
-CPU_PORT = 510
+PROGRAM = str(P4_SOURCE)
+INCLUDE = str(P4_INCLUDE)
 FLOOD_MGID = 1
 AGG_K = 16
 

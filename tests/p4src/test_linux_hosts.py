@@ -25,7 +25,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "p4switch_p4rt"))
 
-from p4src_harness import INCLUDE, PROGRAM, ip2int  # noqa: E402
+from p4src_harness import CPU_PORT, INCLUDE, PROGRAM, ip2int  # noqa: E402
 
 from hosts import wire  # noqa: E402
 
@@ -38,7 +38,6 @@ pytestmark = [pytest.mark.root,
 
 GROUP = "239.1.2.3"
 UDP_PORT = 5001
-CPU_PORT = 510
 SESSION = 1
 
 

@@ -10,7 +10,7 @@ from fe_util import FEATURES, position_of, v1
 
 from p4switch.frontend import compile_file
 from p4switch.frontend.bmv2 import bmv2_errors
-from topologies.cli import main
+from p4mcc_cli.main import main
 
 
 def errors(tmp_path: Path, src: str) -> list[tuple[int, int, str]]:

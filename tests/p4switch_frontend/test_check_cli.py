@@ -8,7 +8,7 @@ import os
 import pytest
 from fe_util import FEATURES, v1
 
-from topologies.cli import main
+from p4mcc_cli.main import main
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -140,7 +140,7 @@ def test_direct_meter_through_api() -> None:
 
 
 def test_p4mcc_stf_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from topologies.cli import main
+    from p4mcc_cli.main import main
 
     p4 = str(STF_DIR / "forward.p4")
     assert main(["stf", p4, str(STF_DIR / "forward.stf")]) == 0

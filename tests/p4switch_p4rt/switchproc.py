@@ -20,9 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 15.0) -> int:
+    """SIGTERM a process this test started, then its exit status (-9 if it had to be killed)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return -9
+
+
 class SwitchProc:
     def __init__(self, *args: str, netns: str | None = None, timeout: float = 30.0) -> None:
-        cmd = [sys.executable, "-m", "topologies.cli", "switch", "--grpc-server-addr", "127.0.0.1:0", *args]
+        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", "--grpc-server-addr", "127.0.0.1:0", *args]
         if netns:
             cmd = ["ip", "netns", "exec", netns, *cmd]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -55,13 +66,8 @@ class SwitchProc:
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (the switch must stop cleanly)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return -9
+            return stop_process(self.proc)
         finally:
             self._drain.join(timeout=5)
             for f in (self.proc.stdout, self.proc.stderr):

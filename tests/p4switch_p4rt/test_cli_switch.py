@@ -9,7 +9,7 @@ import finsy as fy
 import pytest
 
 from switchproc import SwitchProc
-from topologies.cli import main
+from p4mcc_cli.main import main
 
 from p4switch.frontend import compile_file
 from p4switch.p4rt.device import make_bundle

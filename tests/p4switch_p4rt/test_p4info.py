@@ -142,7 +142,7 @@ def test_l2_program_objects():
 
 def test_check_command_writes_p4info(tmp_path):
     out = tmp_path / "l2.p4info.txtpb"
-    r = subprocess.run([sys.executable, "-m", "topologies.cli", "check", str(L2), "--p4info", str(out)],
+    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "check", str(L2), "--p4info", str(out)],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     info = text_format.Parse(out.read_text(), p4i.P4Info())

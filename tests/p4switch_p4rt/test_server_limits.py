@@ -170,7 +170,7 @@ def test_a_hundred_idle_streams_leave_writes_and_reads_answered_within_a_second(
 def test_a_second_switch_on_a_used_address_exits_with_one_clear_line():
     first = SwitchProc("--no-p4")
     try:
-        r = subprocess.run([sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--grpc-server-addr",
+        r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
                             first.address], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert r.returncode == 1
         lines = r.stderr.strip().splitlines()
@@ -191,7 +191,7 @@ def test_a_second_switch_on_a_used_address_exits_with_one_clear_line():
     ("127.0.0.1:http", "port 'http' is not a number"),
 ])
 def test_bad_grpc_addresses_get_one_clear_line(addr, needle, capsys):
-    from topologies.cli import main
+    from p4mcc_cli.main import main
 
     assert main(["switch", "--no-p4", "--grpc-server-addr", addr]) == 2
     err = capsys.readouterr().err.strip()
@@ -199,7 +199,7 @@ def test_bad_grpc_addresses_get_one_clear_line(addr, needle, capsys):
 
 
 def test_a_cpu_port_the_program_does_not_use_is_refused(capsys):
-    from topologies.cli import main
+    from p4mcc_cli.main import main
 
     mcc = ROOT / "p4src" / "mcc.p4"
     rc = main(["switch", str(mcc), "-I", str(ROOT / "p4src" / "include"), "--cpu-port", "64",

@@ -17,7 +17,7 @@ from scapy.utils import rdpcap
 
 from hosts import scapy_layers as L
 from hosts import wire
-from topologies.capture import read_frames
+from scenario.capture import read_frames
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "captures.yaml"
 DURATION = 4.0
@@ -30,7 +30,7 @@ needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None,
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from netsim.run import run_scenario
     from netsim.switches import choose_switch
-    from topologies.scenario import load_scenario
+    from scenario.model import load_scenario
 
     sc = load_scenario(SCENARIO).with_overrides(duration=DURATION)
     out = tmp_path_factory.mktemp("captures")
@@ -121,7 +121,7 @@ def test_tshark_shows_the_simulated_times(run_dir: Path) -> None:
 
 
 def test_report_lists_the_captures(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from topologies.report import report
+    from reporting.report import report
 
     assert report([str(run_dir)]) == 0
     text = capsys.readouterr().out

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +11,8 @@ from scapy.utils import rdpcap
 
 from hosts import scapy_layers as L
 from hosts import wire
-from topologies.capture import read_frames
-from topologies.scenario import scenario_from_dict
+from scenario.capture import read_frames
+from scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 DURATION = 6.0
@@ -36,25 +34,14 @@ def _scenario():
     })
 
 
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet creates network namespaces)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (run `make install`)"
-    for tool in ("mnexec", "iperf3", "ethtool", "tshark"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not on PATH (run `make install`)"
-    return None
-
-
 def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path) -> None:
-    reason = _missing()
+    from emulation.run import missing_requirements
+
+    reason = missing_requirements(("tshark",))
     if reason:
         pytest.skip(reason)
     from netsim.run import run_scenario
-    from topologies.emulation import run_emulation
+    from emulation.run import run_emulation
 
     sc = _scenario()
     run_emulation(sc, tmp_path / "mn", progress=False)

@@ -1,6 +1,6 @@
 """Every bad input the users found gets one clear line and a nonzero exit, never a traceback.
 
-Each case runs the real command line (``topologies.cli.main``) in process; one
+Each case runs the real command line (``p4mcc_cli.main.main``) in process; one
 case per command also runs as a subprocess, the way a user meets it.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.cli import main
+from p4mcc_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,7 +117,7 @@ def test_an_oversized_p4_source_is_refused(tmp_path, capsys, monkeypatch):
 
 
 def test_check_dev_zero_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "topologies.cli", "check", "/dev/zero"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "check", "/dev/zero"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 2 and r.stderr.strip() == "p4mcc check: /dev/zero: not a regular file"
 
@@ -137,7 +137,7 @@ def test_bad_host_flags_stop_before_the_agent_runs(argv, needle, capsys):
 
 
 def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "topologies.cli", "host", "recv", "--proto", "tfmcc",
+    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "tfmcc",
                         "--group", "10.0.0.1", "--sender", "127.0.0.1", "--duration", "2"],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
@@ -148,7 +148,7 @@ def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
 #    tests/p4switch_p4rt/test_server_limits.py) --------------------------------
 
 def test_switch_bad_address_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "topologies.cli", "switch", "--no-p4", "--grpc-server-addr",
+    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
                         "nohost.invalid:1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("p4mcc switch: --grpc-server-addr 'nohost.invalid:1': cannot resolve host")

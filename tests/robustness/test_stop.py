@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from topologies.runstate import ProcessEntry, RunRecord, if_index, start_time
+from emulation.runstate import ProcessEntry, RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (interfaces)")
 
 KILLED_RUN = """
 import subprocess, sys, time
-from topologies.runstate import RunRecord
+from emulation.runstate import RunRecord
 rec = RunRecord.create("results/x")
 agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
 rec.add_process(agent.pid, "recv s r1", group=True)

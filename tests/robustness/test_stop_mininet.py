@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from topologies.runstate import RunRecord, if_index, start_time
+from emulation.runstate import RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -30,26 +29,15 @@ sessions:
 """
 
 
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet creates network namespaces)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (run `make install`)"
-    for tool in ("mnexec", "iperf3", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not on PATH (run `make install`)"
-    return None
-
-
 def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
-    reason = _missing()
+    from emulation.run import missing_requirements
+
+    reason = missing_requirements()
     if reason:
         pytest.skip(reason)
     env = dict(os.environ, P4MCC_STATE_DIR=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
     (tmp_path / "s.yaml").write_text(SCENARIO)
-    runner = subprocess.Popen([sys.executable, "-m", "topologies.cli", "run", str(tmp_path / "s.yaml"),
+    runner = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "run", str(tmp_path / "s.yaml"),
                                "--out", str(tmp_path / "out"), "--no-progress"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "runner.err", "w"),
                               start_new_session=True)
@@ -72,7 +60,7 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
         assert any(p.name.startswith("switch ") for p in left), "nothing outlived the runner: the test tests nothing"
         assert any(if_index(i.name) == i.index for i in rec.interfaces)
 
-        r = subprocess.run([sys.executable, "-m", "topologies.cli", "stop"], cwd=ROOT, env=env,
+        r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
         assert [p.name for p in rec.processes if start_time(p.pid) == p.start] == []
@@ -83,4 +71,4 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
             os.kill(runner.pid, signal.SIGKILL)
             runner.wait()
         if rec is not None and rec.path.exists():
-            subprocess.run([sys.executable, "-m", "topologies.cli", "stop"], cwd=ROOT, env=env, timeout=60)
+            subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env, timeout=60)

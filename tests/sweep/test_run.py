@@ -43,7 +43,7 @@ def test_one_row_per_point_and_flow_with_every_axis_a_typed_column(serial: Path)
 def test_table_values_are_those_of_a_single_run(serial: Path) -> None:
     from netsim.run import run_scenario
     from netsim.switches import choose_switch
-    from topologies.scenario import scenario_from_dict
+    from scenario.model import scenario_from_dict
 
     pts = validate(sweep_from_dict(sweep_doc()))
     p = pts[5]
@@ -95,7 +95,7 @@ def test_metric_selection_and_series(tmp_path: Path) -> None:
 
 def test_the_command_runs_a_local_cluster_and_matches_serial_runs(serial: Path, tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(sweep_doc()))
-    out = subprocess.run([sys.executable, "-m", "topologies.cli", "sweep", str(tmp_path / "s.yaml"),
+    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "sweep", str(tmp_path / "s.yaml"),
                           "--out", str(tmp_path / "o"), "--workers", "2", "--quiet"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from topologies import results as R
-from topologies.scenario import (
+from reporting import results as R
+from scenario.model import (
     ScenarioError, Session, parse_steady_window, scenario_from_dict,
 )
 

@@ -1,6 +1,6 @@
 """``p4mcc run``: a scenario in Mininet, with real Linux hosts, P4 switches and TCP.
 
-The run goes: plan (pure, :mod:`topologies.emulation_plan`) -> Mininet network
+The run goes: plan (pure, :mod:`emulation.plan`) -> Mininet network
 with one switch process per switch -> the controller's desired state pushed
 over P4Runtime (the same function the simulator configures its switches with)
 -> iperf3 servers -> agents and iperf3 clients started at their scenario times
@@ -12,7 +12,7 @@ Cleanup is unconditional: on a normal end, on Ctrl-C and on a crashed
 component every process is stopped and ``net.stop()`` removes every
 namespace and interface; ``make stop`` covers a hard kill of the runner,
 from the run's record of its processes and interfaces
-(:mod:`topologies.runstate`).
+(:mod:`emulation.runstate`).
 """
 
 from __future__ import annotations
@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from topologies import results as R
-from topologies.emulation_plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
-from topologies import mininet_net
-from topologies.mininet_net import (
+from reporting import results as R
+from emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
+from emulation import mininet_net
+from emulation.mininet_net import (
     ComponentError,
     LoggedProcess,
     build_network,
     prepare_hosts,
     spawn,
 )
-from topologies.runstate import RunRecord
-from topologies.scenario import Scenario
+from emulation.runstate import RunRecord
+from scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
 SWITCH_READY_TIMEOUT = 90.0
@@ -50,17 +50,34 @@ class EmulationError(RuntimeError):
     """The run could not go on; the message says which component and why."""
 
 
-def check_environment() -> None:
-    """Root and Mininet are needed; say which is missing."""
+#: Programs a Mininet run calls on the host.
+RUN_TOOLS = ("mnexec", "iperf3", "ethtool")
+
+
+def missing_requirements(extra_tools: tuple[str, ...] = ()) -> str | None:
+    """Why this machine cannot run ``p4mcc run`` (None: it can).
+
+    Root, an importable Mininet and :data:`RUN_TOOLS` (plus ``extra_tools``,
+    e.g. ``ping`` or ``tshark`` for a caller that uses them).  The Mininet
+    tests skip with this reason.
+    """
     if os.geteuid() != 0:
-        raise EmulationError("p4mcc run needs root (Mininet creates network namespaces)")
+        return "p4mcc run needs root (Mininet creates network namespaces)"
     try:
         import mininet.net  # noqa: F401
     except ImportError:
-        raise EmulationError("Mininet is not importable: run `make install`") from None
-    for tool in ("mnexec", "iperf3", "ethtool"):
+        return "Mininet is not importable: run `make install`"
+    for tool in (*RUN_TOOLS, *extra_tools):
         if shutil.which(tool) is None:
-            raise EmulationError(f"{tool} is not on PATH: run `make install`")
+            return f"{tool} is not on PATH: run `make install`"
+    return None
+
+
+def check_environment() -> None:
+    """Root and Mininet are needed; say which is missing."""
+    reason = missing_requirements()
+    if reason:
+        raise EmulationError(reason)
 
 
 @dataclass
@@ -88,7 +105,7 @@ class LiveController:
         from controller.events import EventLog
         from controller.fleet import Controller, Target, quiet_finsy
         from controller.pipeline import pipeline_for
-        from controller.policing import scenario_options
+        from scenario.control import scenario_options
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
@@ -254,10 +271,10 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     ``observe(elapsed_s, net, plan)``, when given, is called at least every
     half second while the run goes on (tests read switch counters with it).
     ``capture`` (default the scenario's ``capture:``) has the switches write
-    pcaps, turned into ``out/pcaps`` with run-relative times (topologies/capture.py).
+    pcaps, turned into ``out/pcaps`` with run-relative times (scenario/capture.py).
     """
     out = Path(out)
-    from topologies.emulation_faults import check_supported
+    from emulation.faults import check_supported
 
     try:
         check_supported(scenario)
@@ -309,7 +326,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     if raw_pcaps is not None:
         rec.extra["captures"] = _finish_captures(plan, capture, raw_pcaps, t0_wall, out)
     if scenario.faults:
-        from topologies.faults import recovery_events
+        from scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
@@ -317,7 +334,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                       "failed_components": [s.process.name for s in failed]})
     rec.extra["link_timing_warnings"] = _link_timing(plan, logs, t0_wall, rec)
     summary = rec.write(out)
-    from topologies import plots
+    from reporting import plots
 
     plots.render(out)
     if failed:
@@ -355,7 +372,7 @@ def _link_timing(plan: EmulationPlan, logs: Path, t0_wall: float, rec: R.Recorde
 
 def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, out: Path) -> dict[str, int]:
     """The switches' own pcaps, filtered and re-stamped from the run's start, into ``out/pcaps``."""
-    from topologies import capture as C
+    from scenario import capture as C
 
     port_of = {iface: (s.name, port) for s in plan.switches.values() for port, iface in s.ports.items()}
     for old in (out / C.PCAP_DIR).glob("*.pcap"):
@@ -369,17 +386,17 @@ def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, 
 
 def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died: threading.Event,
                     logs: Path, scenario: Scenario, rec: R.Recorder) -> Any:
-    """The run's supervisor and fault injector (topologies/emulation_faults.py)."""
-    from topologies.emulation_faults import EmuFaults
+    """The run's supervisor and fault injector (emulation/faults.py)."""
+    from emulation.faults import EmuFaults
 
     def spawn_agent(a: AgentPlan, now: float, gate: LoggedProcess | None = None) -> None:
         argv = list(a.argv)
         i = argv.index("--duration")
         argv[i + 1] = f"{max(0.1, a.stop - now):.3f}"
         if gate is not None:
-            # a warm replacement (topologies/agent_gate.py) runs the command line now
+            # a warm replacement (p4mcc_cli/agent_gate.py) runs the command line now
             try:
-                gate.proc.stdin.write((json.dumps(argv[argv.index("topologies.cli") + 1:]) + "\n").encode())
+                gate.proc.stdin.write((json.dumps(argv[argv.index("p4mcc_cli.main") + 1:]) + "\n").encode())
                 gate.proc.stdin.close()
             except (BrokenPipeError, OSError, ValueError):
                 gate = None

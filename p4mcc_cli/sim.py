@@ -5,22 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
+                                     capture_or_none, load_from_args, out_dir)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sim", help="run a scenario in the discrete-event simulator")
-    p.add_argument("scenario", help="scenario file (YAML or JSON)")
-    p.add_argument("--out", help="results directory (default results/<scenario name>)")
-    p.add_argument("--seed", type=int, help="override the scenario's seed")
-    p.add_argument("--duration", type=float, help="override the scenario's duration (s)")
-    p.add_argument("--steady-window", metavar="W",
-                   help="steady-state window reported beside the whole run: a fraction of the run "
-                        "(0.5: the second half, the default) or START:END seconds")
+    add_scenario_arguments(p)
     p.add_argument("--switch", choices=["p4", "model"], default="p4",
                    help="switch nodes: the P4 program through the interpreter (p4, default) "
                         "or the Python model switch (model: faster, replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    from topologies.capture import add_pcap_arguments
-
     add_pcap_arguments(p)
     p.set_defaults(func=main)
 
@@ -31,41 +26,26 @@ def main(args: argparse.Namespace) -> int:
     from controller.desired import DesiredStateError
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
-    from topologies import results as R
-    from topologies.scenario import ScenarioError, load_scenario, parse_steady_window
+    from reporting import results as R
 
     console = Console(stderr=False)
-    try:
-        steady = None if args.steady_window is None else parse_steady_window(args.steady_window)
-    except ValueError as e:
-        print(f"p4mcc sim: --steady-window: {e}", file=sys.stderr)
-        return 2
-    try:
-        sc = load_scenario(args.scenario).with_overrides(seed=args.seed, duration=args.duration,
-                                                         steady_window=steady)
-    except ScenarioError as e:
-        print(f"p4mcc sim: {args.scenario}: invalid scenario:", file=sys.stderr)
-        for prob in e.problems:
-            print(f"  {prob}", file=sys.stderr)
-        return 2
+    sc = load_from_args(args, "p4mcc sim")
+    if sc is None:
+        return EXIT_BAD_INPUT
     try:
         choice = choose_switch(args.switch, sc)
     except SwitchUnavailable as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
-        return 2
-    from topologies.capture import capture_from_args
-
-    out = args.out or f"results/{sc.name}"
-    try:
-        capture = capture_from_args(args, sc)
-    except ValueError as e:
-        print(f"p4mcc sim: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    out = out_dir(args, sc)
+    ok, capture = capture_or_none(args, sc, "p4mcc sim")
+    if not ok:
+        return EXIT_BAD_INPUT
     try:
         run = run_scenario(sc, out, progress=not args.quiet, switch=choice, capture=capture)
     except (SimError, DesiredStateError) as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if not args.quiet:
         console.print(R.summary_table(run.summary))
         console.print(f"{run.sim.events} events in {run.wall_s:.1f} s wall "

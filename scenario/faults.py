@@ -6,7 +6,7 @@ empty, the controller restarts or another one takes over, a link goes down,
 flaps or changes its rate/delay/loss, a receiver misbehaves (floods
 feedback, reports a false rate, claims to be the CLR), or malformed frames
 arrive at a switch port.  Both engines read the same :class:`Fault` list
-(``netsim/faults.py`` injects them in virtual time, ``topologies/emulation``
+(``netsim/faults.py`` injects them in virtual time, ``emulation/run``
 in Mininet) and both record every fault instance and every recovery in
 ``events.csv`` (:func:`recovery_events`).
 
@@ -130,7 +130,7 @@ def membership_timeout(m: "Membership | None") -> float:
 
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
     """Validate ``faults:``; problems go to ``ctx`` with their field path."""
-    from topologies.scenario import parse_fraction, parse_rate, parse_time
+    from p4switch.units import parse_fraction, parse_rate, parse_time
 
     if raw is None:
         return []
@@ -329,7 +329,7 @@ def parse_policing(ctx: Any, raw: Any) -> Policing:
 
 
 def parse_membership(ctx: Any, raw: Any) -> Membership:
-    from topologies.scenario import parse_time
+    from p4switch.units import parse_time
 
     if raw is None:
         return Membership()

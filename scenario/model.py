@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-#: Link defaults when the scenario does not say (Linux veth-like: fast, short).
-DEFAULT_RATE_BPS = 1e9
-DEFAULT_QUEUE_PACKETS = 1000
+from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
+                               Switch, Topology)
 
 
 class ScenarioError(ValueError):
@@ -39,80 +39,7 @@ class ScenarioError(ValueError):
 
 
 # ---------------------------------------------------------------------------
-# Dataclasses
-
-
-@dataclass(frozen=True)
-class GilbertElliott:
-    """Two-state bursty loss: per packet, move good->bad with ``p_gb`` and
-    bad->good with ``p_bg``; lose with ``loss_good`` / ``loss_bad`` in each."""
-
-    p_gb: float
-    p_bg: float
-    loss_good: float = 0.0
-    loss_bad: float = 1.0
-
-    @property
-    def mean_loss(self) -> float:
-        """Stationary loss rate (what a long run measures)."""
-        pi_bad = self.p_gb / (self.p_gb + self.p_bg) if self.p_gb + self.p_bg > 0 else 0.0
-        return (1 - pi_bad) * self.loss_good + pi_bad * self.loss_bad
-
-
-@dataclass(frozen=True)
-class Host:
-    name: str
-    ip: str
-    prefix_len: int = 24
-    mac: str = ""
-    commands: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Switch:
-    name: str
-    #: Free-form per-switch options (e.g. tutorials' ``runtime_json``); engines
-    #: ignore keys they do not know.
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class LinkEnd:
-    node: str
-    #: Switch port number; None lets the engine number ports in link order
-    #: (hosts always use their single interface).
-    port: int | None = None
-
-    def __str__(self) -> str:
-        return self.node if self.port is None else f"{self.node}-p{self.port}"
-
-
-@dataclass(frozen=True)
-class Link:
-    """A full-duplex link; the parameters apply to each direction."""
-
-    a: LinkEnd
-    b: LinkEnd
-    rate_bps: float = DEFAULT_RATE_BPS
-    delay_s: float = 0.0
-    #: Bernoulli loss probability per packet, or a Gilbert-Elliott model.
-    loss: float | GilbertElliott = 0.0
-    queue_packets: int | None = DEFAULT_QUEUE_PACKETS
-    queue_bytes: int | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.a}--{self.b}"
-
-
-@dataclass(frozen=True)
-class Topology:
-    hosts: dict[str, Host]
-    switches: dict[str, Switch]
-    links: list[Link]
-
-    def nodes(self) -> set[str]:
-        return set(self.hosts) | set(self.switches)
+# Dataclasses (the network's are in scenario/topology.py)
 
 
 @dataclass(frozen=True)
@@ -165,9 +92,9 @@ class Scenario:
     metrics_interval: float = 0.5
     #: Where the file came from (for relative paths), if anywhere.
     source: str = ""
-    #: Per-port pcaps to write (``capture:``, see topologies/capture.py); None: none.
+    #: Per-port pcaps to write (``capture:``, see scenario/capture.py); None: none.
     capture: Any = None
-    #: Faults to inject, policing and membership settings (topologies/faults.py).
+    #: Faults to inject, policing and membership settings (scenario/faults.py).
     faults: tuple[Any, ...] = ()
     policing: Any = None
     membership: Any = None
@@ -218,74 +145,6 @@ def parse_steady_window(value: Any) -> float | tuple[float, float]:
     if frac >= 1:
         raise ValueError(f"a fraction of the run below 1 (0.5: the second half), got {value!r}")
     return frac
-
-
-# ---------------------------------------------------------------------------
-# Units
-
-_RATE_UNITS = {
-    "bps": 1.0, "bit": 1.0, "b": 1.0,
-    "kbps": 1e3, "kbit": 1e3, "k": 1e3,
-    "mbps": 1e6, "mbit": 1e6, "m": 1e6,
-    "gbps": 1e9, "gbit": 1e9, "g": 1e9,
-}
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-_SIZE_UNITS = {
-    "b": 1, "": 1, "kb": 1000, "mb": 1000_000, "kib": 1024, "mib": 1024 * 1024,
-    "k": 1000, "m": 1000_000,
-}
-_NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z%]*)\s*$")
-
-
-def _split(value: Any) -> tuple[float, str]:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value), ""
-    if isinstance(value, str):
-        m = _NUM_UNIT.match(value)
-        if m:
-            return float(m.group(1)), m.group(2).lower()
-    raise ValueError(f"cannot read {value!r} as a number with a unit")
-
-
-def parse_rate(value: Any) -> float:
-    """``'10Mbps'``, ``'1Gbit'``, ``'500kbps'`` or a number of bit/s."""
-    num, unit = _split(value)
-    if unit == "":
-        return num
-    if unit not in _RATE_UNITS:
-        raise ValueError(f"unknown rate unit {unit!r} in {value!r} (use bps, kbps, Mbps, Gbps)")
-    return num * _RATE_UNITS[unit]
-
-
-def parse_time(value: Any, bare_unit: str = "s") -> float:
-    """``'20ms'``, ``'5us'``, ``'1.5s'``, or a number in ``bare_unit``."""
-    num, unit = _split(value)
-    unit = unit or bare_unit
-    if unit not in _TIME_UNITS:
-        raise ValueError(f"unknown time unit {unit!r} in {value!r} (use s, ms, us)")
-    return num * _TIME_UNITS[unit]
-
-
-def parse_fraction(value: Any) -> float:
-    """``'1%'``, ``0.01``: a probability in [0, 1]."""
-    num, unit = _split(value)
-    if unit == "%":
-        num /= 100.0
-    elif unit:
-        raise ValueError(f"unknown unit {unit!r} in {value!r} (use a fraction or %)")
-    if not 0.0 <= num <= 1.0:
-        raise ValueError(f"{value!r} is not a probability in [0, 1]")
-    return num
-
-
-def parse_size(value: Any) -> int:
-    """``'150KB'``, ``'64KiB'``, ``1500``: bytes."""
-    num, unit = _split(value)
-    if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown size unit {unit!r} in {value!r} (use B, KB, KiB, MB, MiB)")
-    return int(num * _SIZE_UNITS[unit])
 
 
 # ---------------------------------------------------------------------------
@@ -535,7 +394,7 @@ def _check_topology(ctx: _Ctx, path: str, topo: Topology) -> None:
 def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     if not ctx.expect(path, raw, dict, "a generator spec with a 'kind'"):
         return Topology({}, {}, [])
-    from netsim import shapes  # lazy: the generators live in netsim/shapes.py
+    from scenario import shapes  # lazy: the generators live in scenario/shapes.py
 
     kind = raw.get("kind")
     args = {k: v for k, v in raw.items() if k != "kind"}
@@ -817,12 +676,12 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
             f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
             if f is not None:
                 flows.append(f)
-    from topologies.capture import parse_capture
+    from scenario.capture import parse_capture
 
     capture, cap_problems = parse_capture(raw.get("capture"), set(topo.switches),
                                           {s.name for s in sessions} | {f.name for f in flows})
     ctx.problems += cap_problems
-    from topologies import faults as F
+    from scenario import faults as F
 
     faults = F.parse_faults(ctx, raw.get("faults"), topo, sessions, float(duration or 10.0))
     policing = F.parse_policing(ctx, raw.get("policing"))

@@ -24,7 +24,7 @@ folder holds:
 ``metrics.jsonl``
     the agents' own metric records, one JSON object a line.
 ``*.png``
-    plots (``topologies/plots.py``).
+    plots (``reporting/plots.py``).
 
 Throughput of a multicast receiver is measured by the engine (UDP payload
 bytes reaching the session's port on that host), not taken from the agent,

@@ -1,6 +1,7 @@
 """``p4mcc report DIR [DIR2]``: re-render a results folder, or compare two.
 
-A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`.
+A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`; the
+command (:mod:`p4mcc_cli.report`) decides which of the two a folder is.
 
 With one folder it redraws the plots from ``timeseries.csv``/``events.csv``,
 lists the run's packet captures (``pcaps/``, see docs/captures.md)
@@ -12,12 +13,11 @@ second folder.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
-from topologies import results as R
+from reporting import results as R
 
 
 def _flows(summary: dict[str, Any]) -> dict[str, float | None]:
@@ -52,7 +52,7 @@ def captures_table(results: str | Path) -> Any:
     """The run's pcaps (``pcaps/`` of a results folder): frames and time span, or None."""
     from rich.table import Table
 
-    from topologies.capture import list_captures
+    from scenario.capture import list_captures
 
     caps = list_captures(results)
     if not caps:
@@ -69,7 +69,7 @@ def captures_table(results: str | Path) -> Any:
 def report(dirs: list[str]) -> int:
     from rich.console import Console
 
-    from topologies import plots
+    from reporting import plots
 
     console = Console()
     if not 1 <= len(dirs) <= 2:
@@ -94,12 +94,3 @@ def report(dirs: list[str]) -> int:
         console.print(f"comparison plot: {out}")
     return 0
 
-
-def main(args: argparse.Namespace) -> int:
-    dirs = list(args.dirs)
-    from sweep.report import is_sweep_dir, report_sweep
-
-    if len(dirs) == 1 and is_sweep_dir(dirs[0]):
-        return report_sweep(dirs[0], metric=getattr(args, "metric", None), x=getattr(args, "x", None),
-                            heatmap=getattr(args, "heatmap", None), kind=getattr(args, "kind", "session"))
-    return report(dirs)

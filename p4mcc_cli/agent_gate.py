@@ -2,7 +2,7 @@
 
 ``p4mcc run`` starts one in the host's namespace the moment ``agent_kill``
 or ``receiver_crash`` ends an agent that will be restarted
-(``topologies/emulation_faults.py``).  It imports the ``p4mcc`` command
+(``emulation/faults.py``).  It imports the ``p4mcc`` command
 line, the host driver and the protocol's cores -- the seconds a Python
 process spends before it can send a packet on a busy machine -- then prints
 one line and waits.  At the restart time the runner writes the agent's
@@ -10,7 +10,7 @@ command line (a JSON list of the arguments after ``p4mcc``) on its stdin and
 the agent runs in this process, as if started then.  End of input without a
 command line: exit 0, nothing run.
 
-Run: ``python -m topologies.agent_gate PROTOCOL`` (inside the host).
+Run: ``python -m p4mcc_cli.agent_gate PROTOCOL`` (inside the host).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ READY_LINE = "agent standby: waiting for its command line on stdin"
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    from topologies.cli import build_parser
-    from topologies.cli import main as p4mcc
+    from p4mcc_cli.main import build_parser
+    from p4mcc_cli.main import main as p4mcc
 
     build_parser()  # imports every registered command
     importlib.import_module("hosts.driver")

@@ -1,4 +1,4 @@
-"""PNG plots of a results folder (both engines' layout, ``topologies/results.py``).
+"""PNG plots of a results folder (both engines' layout, ``reporting/results.py``).
 
 ``render(dir)`` writes ``throughput.png`` (per receiver and TCP flow, the
 sender's send rate dashed), ``loss.png``, ``rtt.png``, ``feedback.png``
@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from topologies import results as R
+from reporting import results as R
 
 MAX_LINES = 12
 

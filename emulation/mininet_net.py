@@ -25,7 +25,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from topologies.emulation_plan import ROOT, EmulationPlan, SwitchPlan
+from controller.program import CPU_PORT, P4_SOURCE
+from emulation.plan import ROOT, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 #: The run's compiled pipelines (p4switch/pipecache.py), under its log folder:
@@ -33,7 +34,7 @@ READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 PIPELINE_CACHE = "pipeline-cache"
 
 #: Called with every process :func:`spawn` starts: the run's record of what
-#: ``p4mcc stop`` may end (see :mod:`topologies.runstate`).
+#: ``p4mcc stop`` may end (see :mod:`emulation.runstate`).
 spawn_hooks: list[Callable[["LoggedProcess"], None]] = []
 
 
@@ -189,7 +190,8 @@ def _shaped(flag: str) -> bool:
     """Whether a ``--link PORT:DIR:PARAMS`` flag asks for more than an
     unshaped veth gives (a rate below the default, a delay or a loss):
     BMv2 can run a scenario only when none does."""
-    from topologies.scenario import DEFAULT_RATE_BPS, parse_rate
+    from p4switch.units import parse_rate
+    from scenario.topology import DEFAULT_RATE_BPS
 
     params = dict(kv.split("=", 1) for kv in flag.split(":", 2)[2].split(",") if "=" in kv)
     if float(params.get("delay", "0ms").removesuffix("ms") or 0) > 0 or float(params.get("loss", 0)) > 0:
@@ -213,7 +215,7 @@ def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None) 
     if pcap_dir is not None:
         argv.append(f"--pcap={pcap_dir}")
     argv += ["--log-file", str(log_dir / f"{plan.name}.bmv2"), "--",
-             "--grpc-server-addr", plan.grpc_addr, "--cpu-port", "510"]
+             "--grpc-server-addr", plan.grpc_addr, "--cpu-port", str(CPU_PORT)]
     return argv
 
 
@@ -222,8 +224,6 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
     """Create (but do not start) the Mininet network of ``plan``."""
     from mininet.net import Mininet
 
-    from topologies.emulation_plan import DEFAULT_PROGRAM
-
     P4Switch = _switch_class()
     net = Mininet(controller=None, switch=P4Switch, autoSetMacs=False, autoStaticArp=False,
                   build=False, waitConnected=False)
@@ -231,7 +231,7 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
         net.addHost(h.name, ip=f"{h.ip}/{h.prefix_len}", mac=h.mac or None)
     for s in plan.switches.values():
         net.addSwitch(s.name, cls=P4Switch, plan=s, log_dir=str(log_dir), target=target,
-                      program=str(program or DEFAULT_PROGRAM), seed=plan.scenario.seed,
+                      program=str(program or P4_SOURCE), seed=plan.scenario.seed,
                       pcap_dir=str(pcap_dir) if pcap_dir else None,
                       dpid=f"{s.device_id + 1:016x}")
     for c in plan.cables:

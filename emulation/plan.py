@@ -5,7 +5,7 @@ The plan is a pure function of the scenario: interface names, port numbers
 so emulation, simulation and the controller agree), the ``p4mcc switch``
 command line of every switch with its link emulation, and the agent and
 iperf3 command lines of every host.  Keeping it pure lets the tests check the
-exact commands without root, and keeps :mod:`topologies.emulation` about
+exact commands without root, and keeps :mod:`emulation.run` about
 processes and time only.
 
 Where each direction of a link is shaped (the machine may have no netem):
@@ -26,12 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from topologies.scenario import GilbertElliott, Link, Scenario, Session, TcpFlow
+from controller.program import CPU_PORT, P4_SOURCE
+from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PROGRAM = ROOT / "p4src" / "mcc.p4"
-#: CPU port of p4src/mcc.p4 (MCC_CPU_PORT) and of the controller's program names.
-CPU_PORT = 510
 GRPC_BASE_PORT = 50051
 
 
@@ -49,10 +47,10 @@ class SwitchPlan:
     #: ``--link`` values, one per shaped port direction
     link_flags: tuple[str, ...]
 
-    def command(self, program: Path = DEFAULT_PROGRAM, log_file: Path | None = None,
+    def command(self, program: Path = P4_SOURCE, log_file: Path | None = None,
                 seed: int = 1, pcap_dir: Path | None = None) -> list[str]:
         """The ``p4mcc switch`` command line (run in the root namespace)."""
-        cmd = [sys.executable, "-m", "topologies.cli", "switch", str(program),
+        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(program),
                "--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                "--cpu-port", str(CPU_PORT), "--seed", str(seed)]
         for port, iface in sorted(self.ports.items()):
@@ -150,7 +148,7 @@ def link_params(link: Link, where: str) -> str:
 
 def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, duration: float,
                   metrics: str, seed: int, interval: float) -> tuple[str, ...]:
-    argv = [sys.executable, "-m", "topologies.cli", "host", role, "--proto", s.protocol,
+    argv = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", s.protocol,
             "--group", s.group, "--port", str(s.port), "--session", str(s.session_id),
             "--local", host.ip, "--sender", sender.ip, "--duration", f"{duration:.3f}",
             "--metrics", metrics, "--seed", str(seed), "--traffic-interval", f"{interval:g}"]

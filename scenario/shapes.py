@@ -14,10 +14,8 @@ import math
 import random
 from typing import Any, Callable, Sequence
 
-from topologies.scenario import (
-    DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology,
-    parse_fraction, parse_rate, parse_size, parse_time,
-)
+from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from scenario.topology import DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology
 
 
 class _Builder:

@@ -1,6 +1,6 @@
 """Faults in a Mininet run, and a runner that survives its components dying.
 
-:class:`EmuFaults` is called by ``topologies/emulation._drive`` every time
+:class:`EmuFaults` is called by ``emulation/run._drive`` every time
 the runner wakes up.  It
 
 * supervises: an agent that dies is recorded (``agent_died``) and the run
@@ -108,7 +108,7 @@ class EmuFaults:
         self.now = 0.0
         #: switch -> a warm replacement process waiting for "go" (see :meth:`prepare`)
         self.standby: dict[str, Any] = {}
-        #: killed agent's process id -> its warm replacement (topologies/agent_gate.py)
+        #: killed agent's process id -> its warm replacement (p4mcc_cli/agent_gate.py)
         self.gates: dict[int, Any] = {}
         self._standbys_made = 0
         self.actions: list[_Action] = []
@@ -149,7 +149,7 @@ class EmuFaults:
         """The switch's own command line for a restart: no program (the
         controller pushes it), the run's pipeline cache (it loads the
         compiled program instead of compiling it)."""
-        from topologies.mininet_net import PIPELINE_CACHE
+        from emulation.mininet_net import PIPELINE_CACHE
 
         node = self.net[name]
         argv = node.plan.command(Path(node.program), seed=node.seed)
@@ -157,7 +157,7 @@ class EmuFaults:
         return argv + ["--pipeline-cache", str(Path(node.log_dir) / PIPELINE_CACHE)]
 
     def _spawn_standby(self, name: str) -> None:
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         self._standbys_made += 1
         self.standby[name] = spawn(f"switch {name}", self._switch_argv(name) + ["--standby"],
@@ -224,7 +224,7 @@ class EmuFaults:
             node.process = spare
             how = "standby"
         elif getattr(node, "target", "builtin") == "builtin":
-            from topologies.mininet_net import READY, spawn
+            from emulation.mininet_net import READY, spawn
 
             log = self.logs / f"{name}.log"
             if log.exists():
@@ -270,14 +270,14 @@ class EmuFaults:
     def _gate(self, items: list[Any]) -> None:
         """Start the killed agents' replacements now, warm by their restart
         (a Python process takes seconds to start on a busy machine)."""
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         for s in items:
             a = s.plan
             argv = list(a.argv)
             proto = argv[argv.index("--proto") + 1] if "--proto" in argv else ""
             self.gates[s.process.proc.pid] = spawn(
-                s.process.name, [sys.executable, "-m", "topologies.agent_gate", proto],
+                s.process.name, [sys.executable, "-m", "p4mcc_cli.agent_gate", proto],
                 self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
                 node=self.net[a.host], stdin=True, realtime=True)
 
@@ -305,7 +305,7 @@ class EmuFaults:
 
     # faults ----------------------------------------------------------------
     def _inject(self, f: Any, i: int) -> None:
-        # the "fault" row itself comes from topologies.faults.recovery_events, as in the simulator
+        # the "fault" row itself comes from scenario.faults.recovery_events, as in the simulator
         getattr(self, f"_{f.kind}")(f)
 
     def _agent_kill(self, f: Any) -> None:
@@ -410,7 +410,7 @@ class EmuFaults:
         return []
 
     def _rogue(self, f: Any, mode: str) -> None:
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         s = next(x for x in self.scenario.sessions if x.name == f.session)
         h = self.plan.hosts[f.target]
@@ -437,7 +437,7 @@ class EmuFaults:
         self._rogue(f, "spoof_clr")
 
     def _malformed(self, f: Any) -> None:
-        from topologies.mininet_net import spawn
+        from emulation.mininet_net import spawn
 
         if isinstance(f.target, tuple):
             sw, port = f.target

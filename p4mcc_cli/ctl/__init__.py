@@ -1,0 +1,1 @@
+"""``p4mcc ctl``: the controller's command line (arguments, commands, output)."""

@@ -1,0 +1,47 @@
+"""``p4mcc run SCENARIO``: run a scenario in Mininet emulation (needs root)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
+                                     capture_or_none, load_from_args, out_dir)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a scenario in Mininet emulation (root)")
+    add_scenario_arguments(p)
+    p.add_argument("--target", choices=["builtin", "bmv2"], default="builtin",
+                   help="switch implementation: built-in p4mcc switch or BMv2 simple_switch_grpc")
+    p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_pcap_arguments(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from emulation.plan import PlanError
+    from emulation.run import EmulationError, run_emulation
+    from reporting.results import summary_table
+
+    scenario = load_from_args(args, "p4mcc run")
+    if scenario is None:
+        return EXIT_BAD_INPUT
+    out = Path(out_dir(args, scenario))
+    ok, capture = capture_or_none(args, scenario, "p4mcc run")
+    if not ok:
+        return EXIT_BAD_INPUT
+    try:
+        summary = run_emulation(scenario, out, target=args.target,
+                                program=Path(args.program) if args.program else None,
+                                progress=not args.no_progress, capture=capture)
+    except (EmulationError, PlanError) as exc:
+        print(f"p4mcc run: {exc}", file=sys.stderr)
+        return 1
+    Console().print(summary_table(summary))
+    print(f"results and plots: {out}/")
+    return 0
