@@ -175,7 +175,7 @@ def test_the_simulator_ages_and_queries_by_default_as_p4mcc_run_does():
     """No ``membership:`` in the scenario: the simulated P4 switches get the
     same ageing and the stand-in controller the same querier as a Mininet run
     (``scenario.faults.membership_timeout`` is the one default)."""
-    from controller.policing import scenario_options
+    from scenario.control import scenario_options
     from netsim.run import build_run
     from netsim.switches import choose_switch
     from scenario.faults import DEFAULT_TIMEOUT
