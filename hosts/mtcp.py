@@ -58,7 +58,7 @@ from hosts import mtcp_tree
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.estimators import vegas_diff
 from hosts.registry import ParamError, SessionConfig
-from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
+from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, ack_from_one_more, payload_for
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -560,12 +560,7 @@ class _Agent(Endpoint):
             c.last_tx.pop(s, None)
             c.rexmits.pop(s, None)
             c.nacks.pop(s, None)
-            b = self.buf.get(s)
-            if b is None:
-                continue
-            b.acks += 1
-            if b.acks >= n:
-                del self.buf[s]
+            if ack_from_one_more(self.buf, s, n):
                 self._acked_by_all(s, now)
 
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Any
 
 from hosts.core import Delivered
 
@@ -41,6 +42,24 @@ def blocks_from_set(seqs: set[int] | frozenset[int]) -> list[tuple[int, int]]:
         else:
             out.append((s, s + 1))
     return out
+
+
+def ack_from_one_more(buffer: dict[int, Any], seq: int, receivers: int) -> bool:
+    """Count one more receiver's acknowledgement of ``seq`` in a sender's buffer.
+
+    A reliable multicast sender keeps each packet until every receiver has
+    acknowledged it (RLA and MTCP both do).  Returns True, with the packet
+    dropped from ``buffer``, when this acknowledgement was the last one
+    needed; False when more are needed or the packet is no longer held.
+    """
+    entry = buffer.get(seq)
+    if entry is None:
+        return False
+    entry.acks += 1
+    if entry.acks < receivers:
+        return False
+    del buffer[seq]
+    return True
 
 
 class ReceiveBuffer:

@@ -44,7 +44,7 @@ from typing import Any
 
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.registry import SessionConfig
-from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, payload_for
+from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, ack_from_one_more, payload_for
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
@@ -259,12 +259,7 @@ class RlaSender(Endpoint):
             r.lost_pending.discard(s)
             r.lost_since.pop(s, None)
             r.rexmit_at.pop(s, None)
-            o = self.out.get(s)
-            if o is None:
-                continue
-            o.acks += 1
-            if o.acks >= n:
-                del self.out[s]
+            if ack_from_one_more(self.out, s, n):
                 self.rexmit_queue.discard(s)
                 self._acked_by_all(s, now)
         if self.recover is not None and self.min_last_ack >= self.recover:
