@@ -220,7 +220,11 @@ def _warm_local_cluster(n: int, program: dict[str, str] | None) -> Any:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
         warm_up(program)
-    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+    # Dask's statistical profiler samples every worker thread 100 times a
+    # second; a sweep never reads its profiles, and the sampling took about a
+    # tenth of each point's CPU time.
+    with dask.config.set({"distributed.worker.multiprocessing-method": method,
+                          "distributed.worker.profile.enabled": False}):
         return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                             dashboard_address=None, silence_logs=logging.ERROR)
 
