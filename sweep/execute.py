@@ -203,8 +203,8 @@ def _warm_local_cluster(n: int, program: dict[str, str] | None) -> Any:
     """A LocalCluster whose workers start warm: forked from this process.
 
     Dask spawns its worker processes by default, so every worker imports the
-    simulator and compiles the P4 program again before its first point (about
-    a tenth of a short sweep's CPU on two cores).  Here this process imports
+    simulator and compiles the P4 program again before its first point.  Here
+    this process imports
     and compiles once, then the workers are forked from it and inherit both:
     the compiled program sits in :data:`sweep.point._PROGRAMS` under the hash
     of its sources, which is how each task finds it.  Forking is only
