@@ -1,11 +1,15 @@
-"""Fake-clock helpers: drive a core by hand and collect what it does."""
+"""Fake-clock helpers: drive a core by hand and collect what it does; loopback ports for the UDP driver tests."""
 
 from __future__ import annotations
 
+import random
+import socket
 from dataclasses import dataclass, field
 
 from hosts import wire
 from hosts.core import Datagram, Endpoint, Event, JoinGroup, LeaveGroup, Metric
+
+LO = "127.0.0.1"
 
 
 @dataclass
@@ -47,3 +51,16 @@ def run_until(ep: Endpoint, until: float) -> Out:
 def feed(ep: Endpoint, msg: wire.Message, now: float, src: tuple[str, int] = ("10.0.0.1", 5000)) -> Out:
     ep.receive_datagram(msg.encode(), src, now)
     return drain(ep)
+
+
+def free_port() -> int:
+    """A free port below the ephemeral range (feedback sockets take ephemeral ones)."""
+    rng = random.Random()
+    while True:
+        port = rng.randint(20000, 30000)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind((LO, port))
+            except OSError:
+                continue
+            return port

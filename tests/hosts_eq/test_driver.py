@@ -16,20 +16,7 @@ import pytest
 from hosts import registry
 from hosts.driver import UdpDriver
 
-LO = "127.0.0.1"
-
-
-def _free_port() -> int:
-    """A free port below the ephemeral range (feedback sockets take ephemeral ones)."""
-    rng = random.Random()
-    while True:
-        port = rng.randint(20000, 30000)
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            try:
-                s.bind((LO, port))
-            except OSError:
-                continue
-            return port
+from fakes import LO, free_port
 
 
 def _group() -> str:
@@ -57,7 +44,7 @@ def _summary(path: Path) -> dict:
 
 
 def test_tfmcc_sender_and_receiver_processes_over_loopback_multicast(tmp_path: Path) -> None:
-    port, group = _free_port(), _group()
+    port, group = free_port(), _group()
     rm, sm = tmp_path / "recv.jsonl", tmp_path / "send.jsonl"
     # The receiver stops first: its leave notice reaches the running sender.
     recv = _host("recv", "tfmcc", group, port, rm, 2.5, "packet_size=200")
@@ -76,7 +63,7 @@ def test_tfmcc_sender_and_receiver_processes_over_loopback_multicast(tmp_path: P
 
 
 def test_webrc_receiver_joins_wave_groups_over_loopback(tmp_path: Path) -> None:
-    port, group = _free_port(), _group()
+    port, group = free_port(), _group()
     rm, sm = tmp_path / "recv.jsonl", tmp_path / "send.jsonl"
     params = ("session_rate_bps=800000", "base_rate_pps=50", "tsd=2.0", "quiescent_slots=3",
               "packet_length=200")
@@ -92,7 +79,7 @@ def test_webrc_receiver_joins_wave_groups_over_loopback(tmp_path: Path) -> None:
 
 
 def test_malformed_datagrams_are_counted_and_the_driver_keeps_running() -> None:
-    port, group = _free_port(), _group()
+    port, group = free_port(), _group()
     proto = registry.get("tfmcc")
     cfg = registry.SessionConfig(1, group, port, LO, LO, proto.default_params())
     ep = proto.receiver(cfg)

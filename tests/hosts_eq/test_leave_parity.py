@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
 from typing import Any
 
 from hosts import registry, wire
@@ -24,9 +23,10 @@ from netsim.run import build_run
 from netsim.switches import model_choice
 from scenario.model import scenario_from_dict
 
+from fakes import LO, free_port
+
 PARAMS = {"packet_size": 200, "initial_rate_bps": 32_000}
 LEAVE_AT, END = 1.5, 2.5
-LO = "127.0.0.1"
 
 
 def _record_reports(ep: Endpoint) -> list[TfmccReport]:
@@ -72,23 +72,11 @@ def _simulated() -> tuple[tuple[int, int, bool, int], list[TfmccReport]]:
     return _leave_report(reports, node_id(run.net.hosts["r1"].ip)), reports
 
 
-def _free_port() -> int:
-    rng = random.Random()
-    while True:
-        port = rng.randint(20000, 30000)
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            try:
-                s.bind((LO, port))
-            except OSError:
-                continue
-            return port
-
-
 def _over_udp() -> tuple[tuple[int, int, bool, int], list[TfmccReport]]:
     rng = random.Random()
     group = f"239.{rng.randint(100, 200)}.{rng.randint(0, 255)}.{rng.choice([1, 65, 129])}"
     proto = registry.get("tfmcc")
-    cfg = registry.SessionConfig(1, group, _free_port(), LO, LO, proto.parse_params(PARAMS))
+    cfg = registry.SessionConfig(1, group, free_port(), LO, LO, proto.parse_params(PARAMS))
     snd, rcv = proto.sender(cfg), proto.receiver(cfg)
     reports = _record_reports(snd)
 
