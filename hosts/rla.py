@@ -44,7 +44,8 @@ from typing import Any
 
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.registry import SessionConfig
-from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, ack_from_one_more, payload_for
+from hosts.reliable import ReceiveBuffer, Scoreboard, ack_from_one_more, payload_for
+from hosts.rtt import SmoothedRtt
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
@@ -108,7 +109,7 @@ class _Receiver:
     rid: int
     addr: Address
     sb: Scoreboard = field(default_factory=Scoreboard)
-    rtt: RttEstimator = field(default_factory=RttEstimator)
+    rtt: SmoothedRtt = field(default_factory=SmoothedRtt)
     adv_buf: int = 0
     cperiod_start: float = -math.inf
     signals: int = 0
