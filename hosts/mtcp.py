@@ -12,7 +12,7 @@ the subtree -- so the sender, itself the root SA, never sends more than
 Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
 
 * relative time delay (RTD): SA clock at ACK arrival minus the sender's clock
-  at transmission, so SAs need no clock synchronisation (:class:`_Rtd`);
+  at transmission, so SAs need no clock synchronisation (:func:`_rtd_estimator`);
 * per-packet retransmission timers: first ``send time + RTO_RTD``, then
   ``RTO_RTT`` doubling on each expiry (:meth:`_Agent._on_packet_timer`);
 * SACK (bitmap) ACKs delayed by ``ack_delay`` and NACKs to the parent;
@@ -50,6 +50,7 @@ describes one receiver and would release packets other receivers still lack.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +59,8 @@ from hosts import mtcp_tree
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.estimators import vegas_diff
 from hosts.registry import ParamError, SessionConfig
-from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, ack_from_one_more, payload_for
+from hosts.reliable import ReceiveBuffer, Scoreboard, ack_from_one_more, payload_for
+from hosts.rtt import SmoothedRtt, lowest
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -135,33 +137,15 @@ class MtcpParams:
             mtcp_tree.parse(self.tree, mtcp_tree.root_of(self.tree), self.k)  # TreeError is a ValueError
 
 
-class _Rtd:
-    """Relative time delay estimator (TCP's srtt/rttvar rules on RTD samples).
+def _rtd_estimator(min_rto: float) -> SmoothedRtt:
+    """Relative time delay estimator: TCP's srtt/rttvar rules on RTD samples.
 
     RTD samples may be negative (the clocks are not synchronised); only their
     differences matter, so the timeout is ``srtd + max(4 * rtdvar, min_rto)``
-    on the sender's time axis and the minimum is Vegas' base.
+    on the sender's time axis (``min_rto`` as RFC 6298's G, no floor) and the
+    smallest sample is Vegas' base.
     """
-
-    def __init__(self, min_rto: float) -> None:
-        self.srtd: float | None = None
-        self.rtdvar = 0.0
-        self.base: float | None = None
-        self.min_rto = min_rto
-
-    def sample(self, rtd: float) -> None:
-        if self.srtd is None:
-            self.srtd, self.rtdvar = rtd, abs(rtd) / 2
-        else:
-            self.rtdvar += 0.25 * (abs(self.srtd - rtd) - self.rtdvar)
-            self.srtd += 0.125 * (rtd - self.srtd)
-        self.base = rtd if self.base is None else min(self.base, rtd)
-
-    @property
-    def rto(self) -> float | None:
-        if self.srtd is None:
-            return None
-        return self.srtd + max(4 * self.rtdvar, self.min_rto)
+    return SmoothedRtt(min_rto=-math.inf, max_rto=math.inf, granularity=min_rto, relative=True, incremental=True)
 
 
 @dataclass
@@ -170,8 +154,8 @@ class _Child:
 
     nid: int
     addr: Address
-    rtd: _Rtd
-    rtt: RttEstimator
+    rtd: SmoothedRtt
+    rtt: SmoothedRtt
     sb: Scoreboard = field(default_factory=Scoreboard)
     heard: bool = False
     aggregated: bool = False
@@ -277,8 +261,8 @@ class _Agent(Endpoint):
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
-            rtt = RttEstimator(initial_rto=self.p.initial_rto, min_rto=self.p.min_rto)
-            c = _Child(nid, addr, _Rtd(self.p.min_rto), rtt, rssthresh=self.p.initial_ssthresh)
+            rtt = SmoothedRtt(initial_rto=self.p.initial_rto, min_rto=self.p.min_rto)
+            c = _Child(nid, addr, _rtd_estimator(self.p.min_rto), rtt, rssthresh=self.p.initial_ssthresh)
             self.children[nid] = c
             self.departed.discard(nid)
             if now is not None:
@@ -301,7 +285,7 @@ class _Agent(Endpoint):
 
     def rto_rtd(self) -> float:
         """Section 3.4: an SA's RTO_RTD is the maximum over its children."""
-        vals = [c.rtd.rto for c in self._acking() if c.rtd.rto is not None]
+        vals = [c.rtd.rto for c in self._acking() if c.rtd.srtt is not None]
         return max(vals) if vals else self.p.initial_rto
 
     def rto_rtt(self) -> float:
@@ -536,7 +520,7 @@ class _Agent(Endpoint):
         if msg.echo_ts and isinstance(msg, MtcpAck):
             rtd = ts_diff_us(ts_us(now), msg.echo_ts) / 1e6
             c.rtd.sample(rtd)
-            c.round_min_rtd = rtd if c.round_min_rtd is None else min(c.round_min_rtd, rtd)
+            c.round_min_rtd = lowest(c.round_min_rtd, rtd)
         newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
         self._acknowledged(c, newly, now)
         self._pump_repairs(c, now)
@@ -1047,7 +1031,7 @@ class MtcpSender(_Agent):
                 "timeouts": self.timeouts,
                 "summaries_in": self.summaries_in,
                 "dead_children": self.dead_children,
-                "rtt_s": max((c.rtd.srtd or 0.0) for c in self._acking()) if self._acking() else 0.0,
+                "rtt_s": max((c.rtd.srtt or 0.0) for c in self._acking()) if self._acking() else 0.0,
             },
             "slowstart" if self.cwnd < self.ssthresh else "steady",
         )
