@@ -11,15 +11,15 @@ special case and ``0`` fits the unsigned wire field.
 * :class:`Scoreboard` -- a sender's (or MTCP agent's) view of one receiver:
   what it has acknowledged cumulatively or selectively, merged over reports so
   a block left out of one report is not forgotten.
-* :class:`RttEstimator` -- RFC 6298 smoothed RTT, variance, RTO and back-off.
 * :func:`payload_for` -- the deterministic application bytes of packet ``seq``,
   so a receiver can check every delivered byte without the sender storing data.
+
+Their RTT estimator, RFC 6298's, is :class:`hosts.rtt.SmoothedRtt`.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 from typing import Any
 
 from hosts.core import Delivered
@@ -219,54 +219,3 @@ class Scoreboard:
         """
         limit = self.highest - dupthresh
         return [s for s in range(self.cum_ack + 1, limit + 1) if s not in self.sacked]
-
-
-@dataclass
-class RttEstimator:
-    """RFC 6298 estimator: srtt, rttvar and RTO with exponential back-off.
-
-    ``min_rto``/``max_rto`` bound the timeout (RFC 6298 recommends 1 s as the
-    minimum for the Internet; p4mcc uses a smaller default because the same
-    cores run on sub-millisecond emulated links, and records it in the
-    protocol docs).
-    """
-
-    initial_rto: float = 1.0
-    min_rto: float = 0.2
-    max_rto: float = 60.0
-    alpha: float = 1 / 8
-    beta: float = 1 / 4
-    k: float = 4.0
-    srtt: float | None = None
-    rttvar: float = 0.0
-    backoff: int = field(default=0)
-    samples: int = 0
-
-    def sample(self, rtt: float) -> None:
-        """Feed one measurement (seconds); resets the back-off (RFC 6298 5.7)."""
-        if rtt < 0:
-            return
-        if self.srtt is None:
-            self.srtt = rtt
-            self.rttvar = rtt / 2
-        else:
-            self.rttvar = (1 - self.beta) * self.rttvar + self.beta * abs(self.srtt - rtt)
-            self.srtt = (1 - self.alpha) * self.srtt + self.alpha * rtt
-        self.samples += 1
-        self.backoff = 0
-
-    @property
-    def base_rto(self) -> float:
-        if self.srtt is None:
-            return self.initial_rto
-        return min(self.max_rto, max(self.min_rto, self.srtt + self.k * self.rttvar))
-
-    @property
-    def rto(self) -> float:
-        """Current timeout including back-off."""
-        return min(self.max_rto, self.base_rto * (2 ** self.backoff))
-
-    def back_off(self) -> None:
-        """Double the timeout after it expired (RFC 6298 5.5)."""
-        if self.base_rto * (2 ** self.backoff) < self.max_rto:
-            self.backoff += 1

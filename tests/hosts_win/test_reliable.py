@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hosts.core import Delivered
-from hosts.reliable import ReceiveBuffer, RttEstimator, Scoreboard, blocks_from_set, payload_for
+from hosts.reliable import ReceiveBuffer, Scoreboard, blocks_from_set, payload_for
 
 
 def test_receive_buffer_delivers_in_order_only():
@@ -52,22 +52,6 @@ def test_scoreboard_merges_reports_and_finds_losses_three_above():
     assert sb.update(0) == []  # an old cumulative ACK never moves it back
     assert sb.update(2) == [2] and sb.cum_ack == 3  # 3 was SACKed: folded in
     assert sb.update_bitmap(3, 0b101) == [4, 6]
-
-
-def test_rtt_estimator_follows_rfc6298():
-    e = RttEstimator(initial_rto=1.0, min_rto=0.2)
-    assert e.rto == 1.0
-    e.sample(0.1)
-    assert e.srtt == pytest.approx(0.1) and e.rttvar == pytest.approx(0.05)
-    assert e.rto == pytest.approx(0.3)
-    e.sample(0.2)
-    assert e.rttvar == pytest.approx(0.75 * 0.05 + 0.25 * 0.1)
-    assert e.srtt == pytest.approx(0.875 * 0.1 + 0.125 * 0.2)
-    e.back_off()
-    e.back_off()
-    assert e.rto == pytest.approx(4 * e.base_rto)
-    e.sample(0.1)
-    assert e.backoff == 0
 
 
 @given(st.permutations(list(range(1, 30))))
