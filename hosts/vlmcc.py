@@ -43,6 +43,7 @@ from typing import Any
 from hosts.core import Address, Endpoint, JoinGroup, node_id
 from hosts.estimators import vegas_diff
 from hosts.registry import SessionConfig
+from hosts.rtt import SmoothedRtt, ewma, lowest
 from hosts.wire import (
     Flags,
     VlmccAck,
@@ -151,8 +152,8 @@ class VlmccSender(Endpoint):
         self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
         self.group: Address = (config.group, config.port)
         self.W = float(self.p.initial_window)
-        self.rtt: float | None = None
-        self.dev = 0.0
+        #: Equations (1) and (2): rtt and its deviation, g = g_sigma = 0.1.
+        self.est = SmoothedRtt(alpha=self.p.g, beta=self.p.g_dev, mean_first=True)
         self.base_rtt: float | None = None
         #: Smallest RTT measured on each leader's path, and on any path.
         self.base_by_leader: dict[int, float] = {}
@@ -188,6 +189,22 @@ class VlmccSender(Endpoint):
         self.refused = 0  # feedback whose receiver id is not its source address
         self.compete_entries = 0
         self.leader_log: list[tuple[float, int]] = []
+
+    @property
+    def rtt(self) -> float | None:
+        return self.est.srtt
+
+    @rtt.setter
+    def rtt(self, value: float | None) -> None:
+        self.est.srtt = value
+
+    @property
+    def dev(self) -> float:
+        return self.est.rttvar
+
+    @dev.setter
+    def dev(self, value: float) -> None:
+        self.est.rttvar = value
 
     @property
     def srtt(self) -> float:
@@ -266,15 +283,10 @@ class VlmccSender(Endpoint):
         # The leader cannot make the path look longer than the ACK really took.
         rtt = min(rtt, now - sent)
         self.acks_in_round += 1
-        if self.rtt is None:
-            self.rtt, self.dev = rtt, rtt / 2
-        else:
-            # Equations (1) and (2), g = g_sigma = 0.1.
-            self.rtt = (1 - self.p.g) * self.rtt + self.p.g * rtt
-            self.dev = (1 - self.p.g_dev) * self.dev + self.p.g_dev * abs(self.rtt - rtt)
-        self.base_rtt = rtt if self.base_rtt is None else min(self.base_rtt, rtt)
+        self.est.sample(rtt)
+        self.base_rtt = lowest(self.base_rtt, rtt)
         self.base_by_leader[self.leader] = self.base_rtt
-        self.min_rtt_any = rtt if self.min_rtt_any is None else min(self.min_rtt_any, rtt)
+        self.min_rtt_any = lowest(self.min_rtt_any, rtt)
         self.round_rtt_sum += rtt
         self.round_rtt_n += 1
         if self.p.dupthresh:
@@ -634,8 +646,8 @@ class VlmccReceiver(Endpoint):
             delta = now - (self.last_arrival + spacing)
             self.rtt = max(1e-6, self.rtt + delta)
             assert self.rtt_hat is not None and self.base_rtt is not None
-            self.rtt_hat = (1 - self.p.g) * self.rtt_hat + self.p.g * self.rtt
-            self.base_rtt = min(self.base_rtt, self.rtt)
+            self.rtt_hat = ewma(self.rtt_hat, self.rtt, self.p.g)
+            self.base_rtt = lowest(self.base_rtt, self.rtt)
         self.competing = bool(m.flags & Flags.COMPETING)
         self.last_seq = m.seq
         self.last_arrival = now
