@@ -22,6 +22,7 @@ from hosts import wire
 from hosts.core import Address, Endpoint, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
+from hosts.rtt import ewma
 from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags, WireError
 
@@ -343,8 +344,7 @@ class TfmccReceiver(Endpoint):
             # Losses grouped with the initial RTT are regrouped with the real one (app. A).
             self.history.remodel(inst)
         else:
-            beta = self._beta()
-            self.rtt = beta * inst + (1 - beta) * self.rtt
+            self.rtt = ewma(self.rtt, inst, self._beta())
 
     def _init_first_interval(self) -> None:
         """l_0 = 1/p with p the loss event rate whose equation rate is X_recv.
