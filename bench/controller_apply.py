@@ -34,6 +34,7 @@ from controller import fleet  # noqa: E402
 from controller.desired import SessionSpec, plan  # noqa: E402
 from controller.diff import summarize  # noqa: E402
 from controller.pipeline import builtin_pipeline  # noqa: E402
+from controller.program import CPU_PORT  # noqa: E402
 from controller.topology import from_tutorials_dict  # noqa: E402
 
 PROTOCOLS = ("mtcp", "tfmcc", "vlmcc", "webrc", "rla")
@@ -95,7 +96,7 @@ def main() -> None:
             ports[name] = free_port()
             procs[name] = subprocess.Popen(
                 [sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
-                 f"127.0.0.1:{ports[name]}", "--cpu-port", "510"],
+                 f"127.0.0.1:{ports[name]}", "--cpu-port", str(CPU_PORT)],
                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for name, proc in procs.items():
             wait_listening(ports[name], proc)

@@ -20,6 +20,8 @@ from typing import Callable, Iterator
 
 import pytest
 
+from controller.program import CPU_PORT
+
 REPO = Path(__file__).resolve().parents[2]
 P4MCC = [sys.executable, "-m", "p4mcc_cli.main"]
 
@@ -58,7 +60,7 @@ class SwitchProc:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [*P4MCC, "switch", "--no-p4", "--grpc-server-addr", self.address, "--cpu-port", "510", *self.args],
+            [*P4MCC, "switch", "--no-p4", "--grpc-server-addr", self.address, "--cpu-port", str(CPU_PORT), *self.args],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         wait_listening(self.port, self.proc)
