@@ -32,6 +32,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from controller.igmp import igmpv2
 from hosts.core import Endpoint, JoinGroup, LeaveGroup
 from netsim import packets as pk
 
@@ -283,11 +284,11 @@ class HostNode:
     def _state_change(self, g: int, joined: bool) -> None:
         if self.igmp_version == 2:
             if joined:
-                self._send_igmp(pk.igmpv2(pk.IGMPV2_REPORT, g), g)
+                self._send_igmp(igmpv2(pk.IGMPV2_REPORT, g), g)
                 self.sim.after(self._rng.uniform(0, self.IGMPV2_UNSOLICITED_INTERVAL),
                                self._v2_repeat, g)
             else:
-                self._send_igmp(pk.igmpv2(pk.IGMPV2_LEAVE, g), pk.ALL_ROUTERS)
+                self._send_igmp(igmpv2(pk.IGMPV2_LEAVE, g), pk.ALL_ROUTERS)
             return
         # v3: report now (merged with other pending changes), then repeat.
         self._pending[g] = self.ROBUSTNESS
@@ -295,7 +296,7 @@ class HostNode:
 
     def _v2_repeat(self, g: int) -> None:
         if g in self.groups:
-            self._send_igmp(pk.igmpv2(pk.IGMPV2_REPORT, g), g)
+            self._send_igmp(igmpv2(pk.IGMPV2_REPORT, g), g)
 
     def _send_state_changes(self) -> None:
         records = []

@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from controller.igmp import checksum, igmpv2  # noqa: F401 - the one encoder; netsim callers use pk.igmpv2
+from controller.igmp import checksum
 
 ETH_IPV4 = 0x0800
 PROTO_IGMP = 2
