@@ -57,14 +57,17 @@ class Switch:
 
 @dataclass(frozen=True)
 class Link:
-    """One cable; ``*_port`` is the port number on a switch end (0 on a host)."""
+    """One cable; ``*_port`` is the port number on a switch end (0 on a host).
+
+    No rate: the controller never needs one (a tutorials ``bw`` is accepted
+    and not kept); the simulator and Mininet read rates from the scenario.
+    """
 
     a: str
     a_port: int
     b: str
     b_port: int
     delay_ms: float = 0.0
-    bw_mbps: float | None = None
     loss: float = 0.0
     queue: int | None = None
 
@@ -261,14 +264,13 @@ def from_tutorials_dict(data: Mapping[str, Any], *, base_port: int = DEFAULT_GRP
         if isinstance(raw, Mapping):
             ends = [raw.get("a") or raw.get("node1"), raw.get("b") or raw.get("node2")]
             extra = raw
-            lat, bw = raw.get("latency", raw.get("delay")), raw.get("bw", raw.get("bandwidth"))
+            lat = raw.get("latency", raw.get("delay"))
         else:
             if not isinstance(raw, (list, tuple)) or len(raw) < 2:
                 raise TopologyError(f"link {raw!r}: expected [a, b] or [a, b, latency, bw]")
             ends = list(raw[:2])
             extra = {}
             lat = raw[2] if len(raw) > 2 else None
-            bw = raw[3] if len(raw) > 3 else None
         (a, ap), (b, bp) = parse_endpoint(ends[0]), parse_endpoint(ends[1])
         ap, bp = (max(ap, 0) if a in topo.hosts else ap), (max(bp, 0) if b in topo.hosts else bp)
         where = f"link {ends[0]}-{ends[1]}"
@@ -279,7 +281,6 @@ def from_tutorials_dict(data: Mapping[str, Any], *, base_port: int = DEFAULT_GRP
                 b,
                 bp,
                 delay_ms=_parse_delay_ms(lat, where),
-                bw_mbps=float(bw) if bw is not None else None,
                 loss=float(extra.get("loss", 0.0)),
                 queue=extra.get("queue"),
             )
@@ -344,7 +345,6 @@ def from_scenario_topology(t: Any) -> Topology:
                 ln.b.node,
                 b_port,
                 delay_ms=float(ln.delay_s) * 1e3,
-                bw_mbps=float(ln.rate_bps) / 1e6 if ln.rate_bps else None,
                 loss=float(loss),
                 queue=ln.queue_packets,
             )
