@@ -1,4 +1,6 @@
-"""Estimators the cores share: WEBRC's self-adjusting filters, an EWMA, Vegas' Diff.
+"""Estimators the cores share: WEBRC's self-adjusting filters and Vegas' Diff.
+
+RTT estimators (the EWMA, RFC 6298, the running minimum) live in :mod:`hosts.rtt`.
 
 WEBRC's self-adjusting estimators (WEBRC paper, appendix):
 
@@ -19,7 +21,6 @@ Two filters whose averaging fraction adapts to the data instead of being fixed:
 
 from __future__ import annotations
 
-import math
 
 
 class SelfAdjustingEwma:
@@ -170,13 +171,6 @@ class TwoStageLossFilter:
     @property
     def loss_rate(self) -> float:
         return self.inverse.loss_rate if self.initialised else 0.0
-
-
-def ewma(old: float | None, sample: float, weight: float) -> float:
-    """Plain EWMA with the sample's weight; the first sample is taken as is."""
-    if old is None or math.isnan(old):
-        return sample
-    return weight * sample + (1 - weight) * old
 
 
 def vegas_diff(rate: float, delay: float, base_delay: float) -> float:
