@@ -22,7 +22,6 @@ Two filters whose averaging fraction adapts to the data instead of being fixed:
 from __future__ import annotations
 
 
-
 class SelfAdjustingEwma:
     """a_i = (1-c)·a_{i-1} + c·m_i, v_i = (1-c)·v_{i-1} + c·m_i², c = α·a²/v.
 

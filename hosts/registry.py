@@ -76,6 +76,38 @@ class SessionConfig:
 Factory = Callable[[SessionConfig], Endpoint]
 
 
+P = typing.TypeVar("P")
+
+
+class SessionEndpoint(Endpoint, typing.Generic[P]):
+    """A protocol core built from a :class:`SessionConfig`, with its parameters resolved once.
+
+    Every registered sender and receiver starts the same way: keep the
+    session's configuration as ``cfg`` and its parameters as ``p`` (the
+    protocol's defaults when the session gives none).  A core names its
+    parameter class and role where it is declared::
+
+        class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
+    """
+
+    params_type: typing.ClassVar[Callable[[], Any]]
+    cfg: SessionConfig
+    p: P
+
+    def __init_subclass__(cls, role: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if role is not None:
+            cls.role = role
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is SessionEndpoint:
+                cls.params_type = typing.get_args(base)[0]
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__()
+        self.cfg = config
+        self.p = config.params if config.params is not None else self.params_type()
+
+
 @dataclass(frozen=True)
 class Protocol:
     """A registry entry: where the protocol's parameter class and cores live."""
