@@ -145,6 +145,8 @@ class Endpoint(ABC):
         self.now = 0.0
         #: Datagrams that failed to decode; counted, never raised.
         self.malformed = 0
+        #: Well-formed datagrams of another session, or of a kind this core does not take.
+        self.ignored = 0
         self._last_metric = -math.inf
 
     # Driver-facing API ----------------------------------------------------
@@ -247,11 +249,12 @@ class Endpoint(ABC):
         """
         return None
 
-    def decode_session(self, data: bytes, session_id: int) -> Any:
-        """The message in ``data`` if it belongs to ``session_id``, else None.
+    def decode_session(self, data: bytes, session_id: int, *kinds: type) -> Any:
+        """The message in ``data`` if it belongs to ``session_id`` (and is one of ``kinds``), else None.
 
         Malformed datagrams are counted in :attr:`malformed` (never raised):
-        a core must survive whatever arrives on its port.
+        a core must survive whatever arrives on its port.  With ``kinds``,
+        messages of another session or kind are counted in :attr:`ignored`.
         """
         from hosts.wire import WireError, decode
 
@@ -260,7 +263,12 @@ class Endpoint(ABC):
         except WireError:
             self.malformed += 1
             return None
-        return msg if msg.session_id == session_id else None
+        if not kinds:
+            return msg if msg.session_id == session_id else None
+        if not isinstance(msg, kinds) or msg.session_id != session_id:
+            self.ignored += 1
+            return None
+        return msg
 
     def metric(self, values: dict[str, Any], state: str = "") -> None:
         self.emit(Metric(self.now, self.role, {k: float(v) for k, v in values.items()}, state))
