@@ -11,6 +11,8 @@ special case and ``0`` fits the unsigned wire field.
 * :class:`Scoreboard` -- a sender's (or MTCP agent's) view of one receiver:
   what it has acknowledged cumulatively or selectively, merged over reports so
   a block left out of one report is not forgotten.
+* :class:`SendGate` -- when a sender may send: once its receivers are known,
+  never after it is done.
 * :func:`payload_for` -- the deterministic application bytes of packet ``seq``,
   so a receiver can check every delivered byte without the sender storing data.
 
@@ -31,6 +33,35 @@ def payload_for(seq: int, size: int) -> bytes:
         return b""
     unit = seq.to_bytes(4, "big")
     return (unit * (size // 4 + 1))[:size]
+
+
+class SendGate:
+    """A reliable sender's start and end, asked first by every send pump (RLA, MTCP).
+
+    The sender sends nothing before :meth:`_ready` says its receivers are
+    known (the first data must not outrun the window they advertise) and
+    nothing once ``done``.  :meth:`_started` runs once, at the first pump
+    that finds it ready.
+    """
+
+    started: bool = False
+    done: bool = False
+
+    def _ready(self) -> bool:
+        return True
+
+    def _started(self, now: float) -> None:
+        """Hook: sending begins at ``now``."""
+
+    def _may_send(self, now: float) -> bool:
+        if self.done:
+            return False
+        if not self.started:
+            if not self._ready():
+                return False
+            self.started = True
+            self._started(now)
+        return True
 
 
 def blocks_from_set(seqs: set[int] | frozenset[int]) -> list[tuple[int, int]]:
