@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hosts import wire
-from hosts.core import Address, Endpoint, node_id
+from hosts.core import Address, node_id
 from hosts.ratemeter import WindowRateMeter
-from hosts.registry import SessionConfig
+from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import ewma
 from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
-from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags, WireError
+from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 U32 = 0xFFFFFFFF
 #: Data packet overhead before the payload (common header + TFMCC data body).
@@ -137,16 +137,13 @@ def _u32(x: float) -> int:
 # ===========================================================================
 
 
-class TfmccReceiver(Endpoint):
+class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     """A TFMCC receiver: loss history, RTT, calculated rate and feedback timers."""
 
-    role = "tfmcc-receiver"
     unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: TfmccParams = config.params or TfmccParams()
+        super().__init__(config)
         self.me = node_id(config.local)
         self.sender_addr: Address = (config.sender, config.port)
         self.rng = random.Random((config.seed << 32) ^ self.me)
@@ -182,7 +179,6 @@ class TfmccReceiver(Endpoint):
         self.reports_sent = 0
         self.suppressed = 0
         self.packets = 0
-        self.ignored = 0
         self.left = False
 
     # -- measurements -------------------------------------------------------
@@ -238,15 +234,9 @@ class TfmccReceiver(Endpoint):
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         if self.left:
             return
-        try:
-            msg = wire.decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if not isinstance(msg, TfmccData) or msg.session_id != self.cfg.session_id:
-            self.ignored += 1
-            return
-        self._on_data(msg, len(data), now)
+        msg = self.decode_session(data, self.cfg.session_id, TfmccData)
+        if msg is not None:
+            self._on_data(msg, len(data), now)
 
     def _implausible(self, msg: TfmccData) -> bool:
         """A sequence jump the sender cannot have made since the last packet.
@@ -533,15 +523,11 @@ class _Echo:
     received: float
 
 
-class TfmccSender(Endpoint):
+class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
     """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
 
-    role = "tfmcc-sender"
-
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: TfmccParams = config.params or TfmccParams()
+        super().__init__(config)
         self.dest: Address = (config.group, config.port)
         s = self.p
         self.r_max = s.initial_rtt
@@ -572,7 +558,6 @@ class TfmccSender(Endpoint):
         self.reports_this_round = 0
         #: Non-CLR reports per finished round (for scaling figures).
         self.round_report_counts: list[int] = []
-        self.ignored = 0
         self.rmax_measured = False
         self.silent_latched = False
         #: Increase limited to one packet per RTT (after a CLR change or leave).
@@ -605,15 +590,9 @@ class TfmccSender(Endpoint):
 
     # -- reports ------------------------------------------------------------
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = wire.decode(data)
-        except WireError:
-            self.malformed += 1
-            return
-        if not isinstance(msg, TfmccReport) or msg.session_id != self.cfg.session_id:
-            self.ignored += 1
-            return
-        self._on_report(msg, now)
+        msg = self.decode_session(data, self.cfg.session_id, TfmccReport)
+        if msg is not None:
+            self._on_report(msg, now)
 
     def _police(self, rep: TfmccReport, now: float) -> bool:
         """Refuse what one receiver cannot legitimately send (documented in tfmcc.md).
