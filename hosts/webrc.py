@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hosts import wire
-from hosts.core import Address, Endpoint, JoinGroup, LeaveGroup
+from hosts.core import Address, JoinGroup, LeaveGroup
 from hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
-from hosts.registry import SessionConfig
+from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
@@ -199,7 +199,7 @@ def channel_groups(group: str, params: "WebrcParams") -> tuple[str, ...]:
 # ===========================================================================
 
 
-class WebrcSender(Endpoint):
+class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
     """Sends SR packets/s over the base and wave channels with the fluid wave shape.
 
     Discrete scheduling: every 1/SR seconds one packet leaves; each channel
@@ -210,12 +210,8 @@ class WebrcSender(Endpoint):
     any budget left when the wave ends is sent at once.
     """
 
-    role = "webrc-sender"
-
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: WebrcParams = config.params or WebrcParams()
+        super().__init__(config)
         s = self.p
         self.N, self.T, self.Q = s.n, s.t, s.q
         self.sr = s.session_rate_pps
@@ -230,7 +226,6 @@ class WebrcSender(Endpoint):
         self._coef: list[tuple[int, float]] = []
         self._newest = 0
         self.sent_per_channel = [0] * (self.T + 1)
-        self.ignored = 0
         self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
 
     # Fluid model -------------------------------------------------------------
@@ -387,16 +382,13 @@ class WebrcSender(Endpoint):
 # ===========================================================================
 
 
-class WebrcReceiver(Endpoint):
+class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     """A WEBRC receiver (paper 3.1-3.3, Table 2; RFC 3738 3.2)."""
 
-    role = "webrc-receiver"
     unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: WebrcParams = config.params or WebrcParams()
+        super().__init__(config)
         s = self.p
         self.N, self.T = s.n, s.t
         self.groups = [channel_group(config.group, cn, self.T) for cn in range(self.T + 1)]
@@ -430,7 +422,6 @@ class WebrcReceiver(Endpoint):
         self.bytes_received = 0
         self.startup_exit: str = ""
         self.blocked_overflow = 0
-        self.ignored = 0
 
     # Derived quantities ------------------------------------------------------
     @property
@@ -471,12 +462,10 @@ class WebrcReceiver(Endpoint):
         self.set_timer("epoch", now + self.p.epoch)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        try:
-            msg = wire.decode(data)
-        except WireError:
-            self.malformed += 1
+        msg = self.decode_session(data, self.cfg.session_id, WebrcData)
+        if msg is None:
             return
-        if not isinstance(msg, WebrcData) or msg.session_id != self.cfg.session_id or msg.cn > self.T:
+        if msg.cn > self.T:
             self.ignored += 1
             return
         if msg.cn != self.T and msg.cn not in self.joined:
