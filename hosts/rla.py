@@ -42,9 +42,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from hosts.core import Address, Endpoint, JoinGroup, node_id
-from hosts.registry import SessionConfig
-from hosts.reliable import ReceiveBuffer, Scoreboard, ack_from_one_more, payload_for
+from hosts.core import Address, JoinGroup, node_id
+from hosts.registry import SessionConfig, SessionEndpoint
+from hosts.reliable import ReceiveBuffer, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
@@ -134,15 +134,11 @@ class _Out:
     acks: int = 0
 
 
-class RlaSender(Endpoint):
+class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     """The RLA sender: one window for the group, random listening to congestion."""
 
-    role = "rla-sender"
-
     def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: RlaParams = config.params if config.params is not None else RlaParams()
+        super().__init__(config)
         self.rng = rng if rng is not None else random.Random(config.seed)
         self.group: Address = (config.group, config.port)
         self.rcvrs: dict[int, _Receiver] = {}
@@ -159,8 +155,6 @@ class RlaSender(Endpoint):
         self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
         self.fast_rexmit = False
-        self.started = False
-        self.done = False
         # Counters for metrics and tests.
         self.congestion_signals = 0
         self.forced_cuts = 0
@@ -487,14 +481,12 @@ class RlaSender(Endpoint):
             return 0
         return min(r.sb.cum_ack + max(r.adv_buf, 0) for r in self.rcvrs.values())
 
+    def _started(self, now: float) -> None:
+        self.last_window_cut = now
+
     def _pump(self, now: float) -> None:
-        if self.done:
+        if not self._may_send(now):
             return
-        if not self.started:
-            if not self._ready():
-                return
-            self.started = True
-            self.last_window_cut = now
         pipe = self._pipe()
         # Retransmissions first, in order.
         for s in sorted(self.rexmit_queue):
@@ -598,15 +590,11 @@ class RlaSender(Endpoint):
         )
 
 
-class RlaReceiver(Endpoint):
+class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     """An RLA receiver: in-order delivery and a SACK for every data packet."""
 
-    role = "rla-receiver"
-
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: RlaParams = config.params if config.params is not None else RlaParams()
+        super().__init__(config)
         self.rid = node_id(config.local)
         self.sender: Address = (config.sender, config.port)
         self.buf = ReceiveBuffer(self.p.rcv_buffer)
