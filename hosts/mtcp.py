@@ -56,10 +56,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hosts import mtcp_tree
-from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.core import Address, JoinGroup, node_id
 from hosts.estimators import vegas_diff
-from hosts.registry import ParamError, SessionConfig
-from hosts.reliable import ReceiveBuffer, Scoreboard, ack_from_one_more, payload_for
+from hosts.registry import ParamError, SessionConfig, SessionEndpoint
+from hosts.reliable import ReceiveBuffer, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
 from hosts.wire import (
     MAX_NACK_SEQS,
@@ -194,13 +194,11 @@ class _Buffered:
     stage: int = 0  # 0: RTD-based timer; n: RTT-based, backed off 2**(n-1)
 
 
-class _Agent(Endpoint):
+class _Agent(SessionEndpoint[MtcpParams]):
     """What the sender and every SA share: children, buffer, timers, windows."""
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: MtcpParams = config.params if config.params is not None else MtcpParams()
+        super().__init__(config)
         self.me = config.local
         self.nid = node_id(config.local)
         self.group: Address = (config.group, config.port)
@@ -787,10 +785,8 @@ class _Agent(Endpoint):
         return {"min_cwnd": min(mc, NO_CWND), "max_twnd": min(mt, NO_CWND), "adv_wnd": adv}
 
 
-class MtcpSender(_Agent):
+class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     """The root of the tree: multicasts data under the tree's summaries."""
-
-    role = "mtcp-sender"
 
     def _ack_limit(self) -> int:
         return self.next_seq - 1
@@ -826,8 +822,6 @@ class MtcpSender(_Agent):
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.next_seq = 1
-        self.started = False
-        self.done = False
         self.sent_ts: dict[int, int] = {}
 
     # Roll calls: a fold held by a silent member (docs/protocols/mtcp.md, "Faults") ---------
@@ -980,25 +974,16 @@ class MtcpSender(_Agent):
         self._pump(now)
 
     def on_timer(self, name: str, now: float) -> None:
-        if name == "pkt":
-            self._on_packet_timer(now)
-            self._pump(now)
-        elif name == "probe":
-            if self.done:
-                return
-            self._on_probe_timer(now)
-            self._pump(now)
-        elif name == "rollcall":
-            self._on_rollcall_timer(now)
-            self._pump(now)
+        handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
+        handler = handlers.get(name)
+        if handler is None or (name == "probe" and self.done):
+            return
+        handler(now)
+        self._pump(now)
 
     def _pump(self, now: float) -> None:
-        if self.done:
+        if not self._may_send(now):
             return
-        if not self.started:
-            if not self._ready():
-                return
-            self.started = True
         allowance = self.current_window()
         while allowance >= 1:
             if self.p.total_packets and self.next_seq > self.p.total_packets:
@@ -1037,10 +1022,8 @@ class MtcpSender(_Agent):
         )
 
 
-class MtcpReceiver(_Agent):
+class MtcpReceiver(_Agent, role="mtcp-receiver"):
     """A receiver; with children in the tree it is also a sender's agent."""
-
-    role = "mtcp-receiver"
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
