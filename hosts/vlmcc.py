@@ -40,9 +40,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from hosts.core import Address, Endpoint, JoinGroup, node_id
+from hosts.core import Address, JoinGroup, node_id
 from hosts.estimators import vegas_diff
-from hosts.registry import SessionConfig
+from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import SmoothedRtt, ewma, lowest
 from hosts.wire import (
     Flags,
@@ -141,15 +141,11 @@ def _rate_bps(window: float, rtt: float, size: int) -> float:
     return window * size * 8 / max(rtt, 1e-6)
 
 
-class VlmccSender(Endpoint):
+class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     """The sender: Vegas toward the leader, challenge arbitration, leadership recovery."""
 
-    role = "vlmcc-sender"
-
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
+        super().__init__(config)
         self.group: Address = (config.group, config.port)
         self.W = float(self.p.initial_window)
         #: Equations (1) and (2): rtt and its deviation, g = g_sigma = 0.1.
@@ -538,15 +534,11 @@ class VlmccSender(Endpoint):
         )
 
 
-class VlmccReceiver(Endpoint):
+class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
 
-    role = "vlmcc-receiver"
-
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__()
-        self.cfg = config
-        self.p: VlmccParams = config.params if config.params is not None else VlmccParams()
+        super().__init__(config)
         self.me = node_id(config.local)
         # Per-receiver stream from the session seed: reproducible, not in step.
         self.rng = random.Random((config.seed << 32) ^ self.me)
