@@ -25,7 +25,7 @@ import asyncio
 import ipaddress
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 import finsy as fy
@@ -314,6 +314,7 @@ async def for_each(
     return res
 
 
+@dataclass(eq=False)
 class Controller:
     """A long-running controller: keeps every switch at its desired state.
 
@@ -322,34 +323,26 @@ class Controller:
     re-synchronises.  Membership digests and packet-ins go to the event log.
     """
 
-    def __init__(
-        self,
-        targets: Sequence[Target],
-        desired: dict[str, SwitchState],
-        pipeline: PipelineSpec | None,
-        log: EventLog,
-        *,
-        names: ProgramNames = MCC,
-        election_id: int = 10,
-        on_sync: Callable[[str, list[Op]], None] | None = None,
-        reconnect_throttle: float = 1.0,
-        query_interval: float | None = None,
-    ) -> None:
-        self.targets = list(targets)
-        self.desired = desired
-        self.pipeline = pipeline
-        self.log = log
-        self.names = names
-        self.election_id = election_id
-        self.on_sync = on_sync
-        self.query_interval = query_interval
-        self.synced: dict[str, int] = {}
-        self.switches: dict[str, fy.Switch] = {}
+    targets: Sequence[Target]
+    desired: dict[str, SwitchState]
+    pipeline: PipelineSpec | None
+    log: EventLog
+    _: KW_ONLY
+    names: ProgramNames = MCC
+    election_id: int = 10
+    on_sync: Callable[[str, list[Op]], None] | None = None
+    reconnect_throttle: float = 1.0
+    query_interval: float | None = None
+    synced: dict[str, int] = field(default_factory=dict, init=False)
+    switches: dict[str, fy.Switch] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.targets = list(self.targets)
         # finsy waits 10 s before reconnecting a switch whose session lasted
         # under 2 s; a restarted switch should get its state back sooner.
         import finsy.switch as _fsw
 
-        _fsw._FAIL_THROTTLE_SECS = min(_fsw._FAIL_THROTTLE_SECS, reconnect_throttle)
+        _fsw._FAIL_THROTTLE_SECS = min(_fsw._FAIL_THROTTLE_SECS, self.reconnect_throttle)
         _reconnect_promptly()
 
     async def _ready(self, sw: fy.Switch) -> None:
