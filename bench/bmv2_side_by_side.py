@@ -36,65 +36,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from controller.igmp import checksum  # noqa: E402
 from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
-from vethlab import add_namespace, add_veth, remove, sh, stop_group  # noqa: E402
+from vethlab import add_namespace, add_veth, eth, ipv4, received, remove, send_frames, sh, start_receiver, stop_group  # noqa: E402
 NS_SRC, NS_DST = "p4mcc-vsrc", "p4mcc-vdst"
 SW_PORTS = {1: "p4mcc-v1", 2: "p4mcc-v2", 3: "p4mcc-v3", 4: "p4mcc-v4", 5: "p4mcc-v5"}
 INNER = {1: "p4mcc-vs1", 2: "p4mcc-vd2", 3: "p4mcc-vd3", 4: "p4mcc-vd4", 5: "p4mcc-vd5"}
 GROUP = "239.1.1.1"
 PROGRAM = P4_SOURCE
 INCLUDE = P4_INCLUDE
-
-SENDER = r"""
-import socket, struct, sys, time
-iface, seconds, kind, pps = sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((iface, 0))
-frame = bytes.fromhex(sys.argv[5])
-n, end = 0, time.monotonic() + seconds
-if pps > 0:   # paced, each frame stamped with its send time (bytes 42..49: UDP payload start + 8)
-    gap, nxt = 1.0 / pps, time.monotonic()
-    while time.monotonic() < end:
-        f = bytearray(frame); f[-8:] = struct.pack("!q", time.time_ns()); s.send(bytes(f)); n += 1
-        nxt += gap
-        while time.monotonic() < nxt: pass
-else:
-    while time.monotonic() < end:
-        for _ in range(256):
-            try:
-                s.send(frame); n += 1
-            except OSError:
-                pass
-print(n)
-"""
-
-RECEIVER = r"""
-import select, socket, struct, sys, time
-seconds, mark = float(sys.argv[1]), bytes.fromhex(sys.argv[2])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 25)
-print("ready", flush=True)
-n, first, last, lat = 0, None, None, []
-end = time.monotonic() + seconds
-while True:
-    left = end - time.monotonic()
-    if left <= 0: break
-    r, _, _ = select.select([s], [], [], left)
-    if not r: break
-    while True:
-        try:
-            data, addr = s.recvfrom(2048, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            break
-        if addr[2] == 4 or mark not in data: continue
-        now = time.monotonic(); first = first or now; last = now; n += 1
-        sent = struct.unpack("!q", data[-8:])[0]
-        if sent: lat.append(time.time_ns() - sent)   # only paced frames carry a send time
-lat.sort()
-med = lat[len(lat) // 2] / 1e3 if lat else 0.0
-p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] / 1e3 if lat else 0.0
-print(n, (last - first) if first and last and last > first else 0.0, med, p99)
-"""
 
 
 def setup() -> None:
@@ -110,25 +60,6 @@ def teardown() -> None:
 
 
 # ----------------------------------------------------------------------------- frames
-
-def _csum(b: bytes) -> int:
-    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while t >> 16:
-        t = (t & 0xFFFF) + (t >> 16)
-    return ~t & 0xFFFF
-
-
-def ipv4(src: str, dst: str, proto: int, payload: bytes, ttl: int = 64, options: bytes = b"") -> bytes:
-    ihl = 5 + len(options) // 4
-    hdr = bytearray(struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 20 + len(options) + len(payload), 1, 0, ttl,
-                                proto, 0, socket.inet_aton(src), socket.inet_aton(dst)) + options)
-    hdr[10:12] = struct.pack("!H", _csum(bytes(hdr)))
-    return bytes(hdr) + payload
-
-
-def eth(dst: str, src: str, payload: bytes) -> bytes:
-    return bytes.fromhex(dst.replace(":", "") + src.replace(":", "") + "0800") + payload
-
 
 MARK = b"p4mccvs"
 
@@ -149,7 +80,7 @@ def mcast_frame() -> bytes:
 
 def igmpv2_report(src: str) -> bytes:
     igmp = bytearray(struct.pack("!BBH4s", 0x16, 0, 0, socket.inet_aton(GROUP)))
-    igmp[2:4] = struct.pack("!H", _csum(bytes(igmp)))
+    igmp[2:4] = struct.pack("!H", checksum(bytes(igmp)))
     return eth("01:00:5e:01:01:01", "02:00:00:00:00:09", ipv4(src, GROUP, 2, bytes(igmp), ttl=1,
                                                             options=bytes.fromhex("94040000")))
 
@@ -232,16 +163,9 @@ def join_all() -> None:
 
 def offer(frame: bytes, seconds: float, pps: float = 0.0) -> tuple[int, int, float, float, float]:
     """(sent, received, receive span s, median latency us, p99 latency us)."""
-    rx = subprocess.Popen(["ip", "netns", "exec", NS_DST, "/usr/bin/python3", "-c", RECEIVER,
-                           str(seconds + 3), MARK.hex()], stdout=subprocess.PIPE, text=True)
-    assert rx.stdout is not None
-    if rx.stdout.readline().strip() != "ready":
-        raise RuntimeError("receiver did not start")
-    tx = sh("ip", "netns", "exec", NS_SRC, "/usr/bin/python3", "-c", SENDER, INNER[1], str(seconds),
-            "paced" if pps else "flood", str(pps), frame.hex())
-    out, _ = rx.communicate(timeout=seconds + 30)
-    got, span, med, p99 = out.split()
-    return int(tx.stdout.strip()), int(got), float(span), float(med), float(p99)
+    rx = start_receiver(NS_DST, MARK, seconds + 3)
+    sent = send_frames(NS_SRC, INNER[1], frame, seconds, pps)
+    return (sent, *received(rx, seconds + 30))
 
 
 def measure(kind: str, exe: str | None, build: Path, seconds: float) -> dict[str, float]:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
-from vethlab import add_namespace, add_veth, remove, sh, stop_group
+from vethlab import add_namespace, add_veth, eth, ipv4, received, remove, send_frames, sh, start_receiver, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 NS_SRC, NS_DST = "p4mcc-bsrc", "p4mcc-bdst"
@@ -34,59 +35,11 @@ PORT1, PORT2 = "p4mcc-b1", "p4mcc-b2"
 BRIDGE = "p4mcc-bbr"
 PROGRAM = ROOT / "bench" / "programs" / "wire.p4"
 
-# Sender and receiver run under the system Python in the namespaces: they only
-# need the standard library.
-SENDER = r"""
-import socket, struct, sys, time
-iface, seconds, size = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((iface, 0))
-def csum(b):
-    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while t >> 16: t = (t & 0xFFFF) + (t >> 16)
-    return ~t & 0xFFFF
-total = size - 14
-ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 1, 0, 64, 17, 0,
-               socket.inet_aton("10.9.0.1"), socket.inet_aton("10.9.0.2")))
-ip[10:12] = struct.pack("!H", csum(bytes(ip)))
-udp = struct.pack("!HHHH", 9000, 9001, total - 20, 0)
-frame = bytes.fromhex("020000000002" "020000000001" "0800") + bytes(ip) + udp + b"p4mccbench" + bytes(total - 38)
-n, end = 0, time.monotonic() + seconds
-while time.monotonic() < end:
-    for _ in range(256):
-        try:
-            s.send(frame); n += 1
-        except OSError:
-            pass
-print(n)
-"""
-
-RECEIVER = r"""
-import select, socket, sys, time
-iface, seconds = sys.argv[1], float(sys.argv[2])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-s.bind((iface, 0))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
-print("ready", flush=True)
-n, first, last = 0, None, None
-end = time.monotonic() + seconds
-while True:
-    left = end - time.monotonic()
-    if left <= 0: break
-    r, _, _ = select.select([s], [], [], left)
-    if not r: break
-    while True:
-        try:
-            data = s.recv(2048, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            break
-        if b"p4mccbench" in data:
-            now = time.monotonic()
-            first = first or now
-            last = now
-            n += 1
-print(n, (last - first) if first and last and last > first else 0.0)
-"""
+def bench_frame(size: int) -> bytes:
+    """A ``size``-byte UDP frame 10.9.0.1:9000 -> 10.9.0.2:9001 marked for the receiver."""
+    total = size - 14
+    udp = struct.pack("!HHHH", 9000, 9001, total - 20, 0) + b"p4mccbench" + bytes(total - 38)
+    return eth("02:00:00:00:00:02", "02:00:00:00:00:01", ipv4("10.9.0.1", "10.9.0.2", 17, udp))
 
 
 def setup() -> None:
@@ -103,16 +56,10 @@ def teardown() -> None:
 
 def offer(seconds: float, size: int) -> tuple[int, int, float]:
     """Run receiver and sender; returns (sent, received, receive span s)."""
-    rx = subprocess.Popen(["ip", "netns", "exec", NS_DST, "/usr/bin/python3", "-c", RECEIVER,
-                           "p4mcc-bd0", str(seconds + 3)], stdout=subprocess.PIPE, text=True)
-    assert rx.stdout is not None
-    if rx.stdout.readline().strip() != "ready":
-        raise RuntimeError("receiver did not start")
-    tx = sh("ip", "netns", "exec", NS_SRC, "/usr/bin/python3", "-c", SENDER, "p4mcc-bs0",
-            str(seconds), str(size))
-    out, _ = rx.communicate(timeout=seconds + 30)
-    got, span = out.split()
-    return int(tx.stdout.strip()), int(got), float(span)
+    rx = start_receiver(NS_DST, b"p4mccbench", seconds + 3, "p4mcc-bd0")
+    sent = send_frames(NS_SRC, "p4mcc-bs0", bench_frame(size), seconds)
+    got, span, _, _ = received(rx, seconds + 30)
+    return sent, got, span
 
 
 def bench_p4mcc(seconds: float, size: int) -> float:
