@@ -44,7 +44,8 @@ from controller.state import (
     _freeze,
 )
 from controller.topology import Topology, TopologyError
-from controller.trees import source_tree, unicast_ports
+from controller.routes import RoutesTooLarge, host_routes
+from controller.trees import source_tree
 from hosts import registry
 
 MAX_MGID = 0xFFFF
@@ -292,18 +293,7 @@ def plan(
             )
 
     if options.forwarding:
-        addr = {
-            name: (_ip(h.ip, f"host {name}"), _mac(h.mac, f"host {name}") if h.mac else None)
-            for name, h in topo.hosts.items()
-        }
-        for sw, per_host in unicast_ports(topo).items():
-            for host, port in sorted(per_host.items()):
-                ip, mac = addr[host]
-                states[sw].add(
-                    TableEntry.make(n.fwd_table, {n.fwd_key: (ip, 32)}, n.fwd_action, {n.fwd_port: port})
-                )
-                if mac is not None:
-                    states[sw].add(TableEntry.make(n.arp_table, {n.arp_key: ip}, n.arp_action, {n.arp_mac: mac}))
+        _add_forwarding(topo, states, n)
 
     for s in sessions:
         receivers = s.receivers or tuple(h for h in sorted(topo.hosts) if h != s.source)
@@ -351,3 +341,34 @@ def plan(
                 st.add(TableEntry.make(n.session_table, key, n.filter_action,
                                        {n.session_sidx: sidx[s.session_id], n.session_window: int(window)}))
     return out
+
+
+def _add_forwarding(topo: Topology, states: dict[str, SwitchState], n: ProgramNames) -> None:
+    """Unicast routes and ARP answers on every switch.
+
+    Up to the program's table size every switch routes and answers ARP for
+    every host.  Beyond it the routes are compressed (:mod:`controller.routes`)
+    and each switch answers ARP only for the hosts cabled to it; a request
+    for any other host misses and is flooded, and the target answers it, as
+    on a plain Ethernet.
+    """
+    try:
+        routes = host_routes(topo, n.host_table_size)
+    except RoutesTooLarge as exc:
+        raise DesiredStateError(str(exc)) from None
+    for sw, table in routes.items():
+        for r in table:
+            if r.port is None:
+                states[sw].add(TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_drop_action, {}))
+            else:
+                states[sw].add(TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_action,
+                                               {n.fwd_port: r.port}))
+    compressed = len(topo.hosts) > n.host_table_size
+    for sw in topo.switches:
+        local = set(topo.port_map(sw).values())
+        for host in sorted(topo.hosts):
+            h = topo.hosts[host]
+            if h.mac is None or (compressed and host not in local):
+                continue
+            states[sw].add(TableEntry.make(n.arp_table, {n.arp_key: _ip(h.ip, f"host {host}")}, n.arp_action,
+                                           {n.arp_mac: _mac(h.mac, f"host {host}")}))

@@ -45,6 +45,7 @@ class ProgramNames:
     fwd_key: str = "dst_addr"
     fwd_action: str = "MccIngress.forward"
     fwd_port: str = "port"
+    fwd_drop_action: str = "MccIngress.drop_packet"
 
     # ARP answered by the switch.
     arp_table: str = "MccIngress.arp_proxy"
@@ -96,6 +97,7 @@ class ProgramNames:
     max_sessions: int = 64
     agg_k: int = 16
     port_space: int = 512
+    host_table_size: int = 1024  # ipv4_fwd and arp_proxy (include/ingress.p4)
 
     # PRE group that floods ARP and packet_out(flood=1); session groups follow it.
     flood_mgid: int = 1
@@ -105,7 +107,7 @@ class ProgramNames:
 
     def actions(self) -> list[str]:
         return [
-            self.config_action, self.fwd_action, self.arp_action, *self.group_actions,
+            self.config_action, self.fwd_action, self.fwd_drop_action, self.arp_action, *self.group_actions,
             self.aggregate_action, self.filter_action, self.none_action,
         ]
 
