@@ -31,8 +31,11 @@ until every packet outstanding at a cut is ACKed by all receivers.
 Beyond the paper (each a parameter; why and measured effect in the docs):
 one random draw per lost packet instead of one per signal
 (``one_draw_per_loss``), a congestion period of one ``srtt_i``
-(``cperiod_rtts``), RFC 6298's 1 s RTO floor, and receivers that stop
-acknowledging are dropped from the group (``dead_min``, ``dead_rtts``).
+(``cperiod_rtts``), RFC 6298's 1 s RTO floor, receivers that stop
+acknowledging are dropped from the group (``dead_min``, ``dead_rtts``), a
+timeout marks everything unacknowledged lost (``rto_marks_all``), and a
+receiver that joins or restarts mid-session takes the stream from the
+transmit window's trailing edge (``late_join_history``).
 """
 
 from __future__ import annotations
@@ -94,6 +97,12 @@ class RlaParams:
     #: window waits for it).
     late_join_history: bool = False
     hello_interval: float = 1.0
+    #: Receivers' hellos are spread: the first comes after a random wait of up
+    #: to ``hello_spread`` seconds, the next ones after ``hello_interval`` times
+    #: a random factor in [0.5, 1.5].  0: all in step (the former rule: 32
+    #: receivers that start together send 32 hellos at once, every second,
+    #: into the same reverse queue, which kept the same ones out for ever).
+    hello_spread: float = 0.1
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
@@ -687,16 +696,23 @@ class RlaReceiver(Endpoint):
         self.got_data = False
         self.corrupt = 0
         self.sacks_sent = 0
+        self.rng = random.Random(config.seed * 2**32 + self.rid)
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
-        self._sack(0, now)
-        self.set_timer("hello", now + self.p.hello_interval)
+        if self.p.hello_spread > 0:
+            self.set_timer("hello", now + self.rng.uniform(0, self.p.hello_spread))
+        else:
+            self._hello(now)
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "hello" and not self.got_data:
-            self._sack(0, now)
-            self.set_timer("hello", now + self.p.hello_interval)
+            self._hello(now)
+
+    def _hello(self, now: float) -> None:
+        self._sack(0, now)
+        factor = self.rng.uniform(0.5, 1.5) if self.p.hello_spread > 0 else 1.0
+        self.set_timer("hello", now + self.p.hello_interval * factor)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)

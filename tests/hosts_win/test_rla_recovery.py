@@ -119,3 +119,31 @@ def test_a_receiver_buffer_starts_at_the_sync_mark():
     assert rc.buf.cum_ack == 503 and rc.buf.delivered_packets == 3
     feed(rc, data(600, Flags.SYNC), 0.2)  # a later mark moves nothing once data was delivered
     assert rc.buf.cum_ack == 503
+
+
+def test_receivers_that_start_together_spread_their_hellos():
+    """32 receivers joining at once sent 32 hellos in step, every second, into one
+    10-packet reverse queue: the same 21 were never heard (docs/protocols/rla.md)."""
+    from hosts.rla import RlaReceiver
+
+    def hello_times(**kw) -> list[list[float]]:
+        times = []
+        for i in range(32):
+            rc = RlaReceiver(cfg(RlaParams(**kw), local=f"10.0.2.{i + 1}"))
+            rc.start(0.0)
+            ts = [0.0] if out(rc) else []
+            while (t := rc.get_timer()) is not None and t < 3.0:
+                rc.handle_timer(t)
+                if out(rc):
+                    ts.append(t)
+            times.append(ts)
+        return times
+
+    spread = hello_times()
+    firsts = sorted(ts[0] for ts in spread)
+    assert all(0 <= t <= 0.1 for t in firsts) and len(set(firsts)) == 32
+    # fewer than a 10-packet queue holds within any 10 ms, first hello or a repeat
+    every = sorted(t for ts in spread for t in ts)
+    assert max(sum(1 for u in every if t <= u < t + 0.01) for t in every) <= 8
+    in_step = hello_times(hello_spread=0)
+    assert all(ts == [0.0, 1.0, 2.0] for ts in in_step)
