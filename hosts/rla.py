@@ -86,7 +86,7 @@ class RlaParams:
     #: the congestion that cut answered.  False: the paper's time period alone.
     one_cut_per_window: bool = True
     #: An RTO marks every packet the receiver has not acknowledged lost (TCP's
-    #: go-back after a timeout, RFC 5681 3.1) and ends fast recovery.  False:
+    #: go-back after a timeout, RFC 5681 3.1).  False:
     #: only the packets older than one RTO (the former rule, which stalled
     #: after a link outage; docs/protocols/rla.md).
     rto_marks_all: bool = True
@@ -270,10 +270,10 @@ class RlaSender(Endpoint):
     def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
         r = self.rcvrs.get(m.rcvr_id)
         if self.started and self.next_seq > 1 and m.cum_ack == 0 and not self.p.late_join_history:
-            hello = not m.blocks and not m.echo_ts
-            if r is not None and hello and r.synced and r.sb.cum_ack > 0:
+            if r is not None and r.synced and r.sb.cum_ack > 0:
                 # A known receiver that starts again with no state (its agent
-                # restarted): its old scoreboard describes somebody else.
+                # restarted; a cumulative ACK never goes back otherwise): its
+                # old scoreboard describes somebody else.
                 self.restarts += 1
                 self._forget([r.rid])
                 r = None
@@ -537,15 +537,13 @@ class RlaSender(Endpoint):
             self.cwnd = 1.0
             self.last_window_cut = now
             self.cut_seq = self.next_seq - 1
-            if self.p.rto_marks_all:
-                # The retransmissions after a timeout run in slow start, not in
-                # fast recovery (RFC 6582 4: a timeout ends recovery), and the
-                # loss event the signals above opened is this response: it is
-                # not drawn for again later.
-                self.recover = None
-                if self.event is not None:
-                    self.drawn = (self.event[0], self.event[1])
-                    self.event = None
+            if self.p.rto_marks_all and self.event is not None:
+                # The loss event the signals above opened is this response: it
+                # is not drawn for again later.  (Fast recovery's hold on the
+                # window stays until the repaired window is ACKed: more cautious
+                # than TCP's slow start after a timeout; docs/protocols/rla.md.)
+                self.drawn = (self.event[0], self.event[1])
+                self.event = None
         self.rto_backoff = min(self.rto_backoff + 1, 6)
 
     # Sending ---------------------------------------------------------------

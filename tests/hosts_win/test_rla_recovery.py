@@ -46,10 +46,10 @@ def test_a_timeout_marks_every_unacknowledged_packet_lost_and_repairs_at_once():
     """An outage swallows a whole window; the RTO of its oldest packet finds them all
     lost (RFC 5681 3.1 go-back, RFC 6675 5.1), so the one-packet window sends a repair."""
     s = _outage()
-    assert s.cwnd == 1 and s.recover is None  # slow start, not fast recovery
+    assert s.cwnd == 1
     assert repairs(s) == [6]
     assert s.rexmit_queue == set(range(7, 16))
-    # Each ACK then clocks out more repairs in slow start.
+    # ACKs then clock out more repairs (no cut is pending here: slow start).
     feed(s, sack(R[0], 6), 1.1, src=R[0])
     assert s.cwnd == 2 and repairs(s) == [7, 8]
 
@@ -88,7 +88,7 @@ def test_with_the_history_rule_a_late_joiner_is_owed_every_packet():
     assert s.rcvrs[node_id(R[1])].sb.cum_ack == 0 and s.min_last_ack == 0
 
 
-def test_a_known_receiver_that_says_hello_again_is_a_restart():
+def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
     s = sender(n=2, initial_ssthresh=2)
     out(s)
     for r in R:
@@ -96,6 +96,14 @@ def test_a_known_receiver_that_says_hello_again_is_a_restart():
     out(s)
     feed(s, sack(R[1], 0), 0.6, src=R[1])  # r2's agent came back empty
     assert s.restarts == 1 and s.rcvrs[node_id(R[1])].join == 11
+    # ... also when its first word is a SACK of data (its hello still waiting).
+    s3 = sender(n=2, initial_ssthresh=2)
+    out(s3)
+    for r in R:
+        feed(s3, sack(r, 10), 0.5, src=r)
+    out(s3)
+    feed(s3, sack(R[1], 0, [(12, 13)], echo=1), 0.6, src=R[1])
+    assert s3.restarts == 1 and s3.rcvrs[node_id(R[1])].join == 11
     # A hello before any data is no restart.
     s2 = sender(n=2)
     feed(s2, sack(R[1], 0), 0.0, src=R[1])
