@@ -46,9 +46,13 @@ DRAIN_S = 4.0
 
 
 def _swap(sc, proto: str):
-    """The scenario with its session's protocol replaced (name too)."""
+    """The scenario with its session's protocol replaced (name too).
+
+    A session's parameters belong to its own protocol (``mtcp-receiver-crash``
+    sets MTCP's ``assisted``): another protocol runs with its defaults."""
     old = sc.sessions[0].name
-    sessions = [dataclasses.replace(s, protocol=proto, name=proto) for s in sc.sessions]
+    sessions = [dataclasses.replace(s, protocol=proto, name=proto,
+                                    params=s.params if s.protocol == proto else {}) for s in sc.sessions]
     faults = tuple(dataclasses.replace(f, session=proto if f.session == old else f.session) for f in sc.faults)
     return dataclasses.replace(sc, sessions=sessions, faults=faults, name=f"{sc.name}-{proto}")
 
@@ -107,7 +111,8 @@ def run_one(name: str, proto: str) -> dict:
     lost = None
     if proto in RELIABLE and "seq" in cut:
         gone = {f.target for f in sc.faults if f.kind in ("receiver_crash", "receiver_leave", "agent_kill")}
-        size = int((s.params or {}).get("packet_size", 1000))
+        # the protocol's own packet size (its parameters' default unless the scenario sets it)
+        size = getattr(getattr(run.agents[f"{s.name}/{s.sender}"], "p", None), "packet_size", 1000)
         lost = 0
         for r in s.receivers:
             if r in gone:

@@ -141,6 +141,22 @@ class ReceiveBuffer:
         self.last_arrival = seq
         self._held[seq] = size
         bisect.insort(self._sorted, seq)
+        return True, self._in_order()
+
+    def rebase(self, cum_ack: int) -> list[Delivered]:
+        """Start the stream after ``cum_ack`` (a receiver that joined a session
+        mid-way): what is held at or below it is dropped, what now follows it
+        in order is delivered.  Only before anything was delivered."""
+        if self.delivered_packets or cum_ack <= self.cum_ack:
+            return []
+        self.cum_ack = cum_ack
+        for s in [s for s in self._sorted if s <= cum_ack]:
+            del self._held[s]
+        self._sorted = [s for s in self._sorted if s > cum_ack]
+        return self._in_order()
+
+    def _in_order(self) -> list[Delivered]:
+        """Deliver what now follows the cumulative ACK without a gap."""
         out: list[Delivered] = []
         while self.cum_ack + 1 in self._held:
             self.cum_ack += 1
@@ -149,7 +165,7 @@ class ReceiveBuffer:
             self.delivered_packets += 1
             self.delivered_bytes += sz
             out.append(Delivered(self.cum_ack, sz))
-        return True, out
+        return out
 
     def missing(self, limit: int = 64) -> list[int]:
         """Holes below the highest packet received, lowest first (for NACKs)."""

@@ -31,8 +31,11 @@ until every packet outstanding at a cut is ACKed by all receivers.
 Beyond the paper (each a parameter; why and measured effect in the docs):
 one random draw per lost packet instead of one per signal
 (``one_draw_per_loss``), a congestion period of one ``srtt_i``
-(``cperiod_rtts``), RFC 6298's 1 s RTO floor, and receivers that stop
-acknowledging are dropped from the group (``dead_min``, ``dead_rtts``).
+(``cperiod_rtts``), RFC 6298's 1 s RTO floor, receivers that stop
+acknowledging are dropped from the group (``dead_min``, ``dead_rtts``), a
+timeout marks everything unacknowledged lost (``rto_marks_all``), and a
+receiver that joins or restarts mid-session takes the stream from the
+transmit window's trailing edge (``late_join_history``).
 """
 
 from __future__ import annotations
@@ -83,7 +86,24 @@ class RlaParams:
     #: signal whose lost packets were all sent before the last cut belongs to
     #: the congestion that cut answered.  False: the paper's time period alone.
     one_cut_per_window: bool = True
+    #: An RTO marks every packet the receiver has not acknowledged lost (TCP's
+    #: go-back after a timeout, RFC 5681 3.1).  False:
+    #: only the packets older than one RTO (the former rule, which stalled
+    #: after a link outage; docs/protocols/rla.md).
+    rto_marks_all: bool = True
+    #: A receiver that joins after data started (or comes back with no state,
+    #: its agent restarted) takes the stream from the sender's current packet,
+    #: which is unicast to it with ``Flags.SYNC``.  True: it is owed every
+    #: packet from 1 (the former rule: the whole history is repaired while the
+    #: window waits for it).
+    late_join_history: bool = False
     hello_interval: float = 1.0
+    #: Receivers' hellos are spread: the first comes after a random wait of up
+    #: to ``hello_spread`` seconds, the next ones after ``hello_interval`` times
+    #: a random factor in [0.5, 1.5].  0: all in step (the former rule: 32
+    #: receivers that start together send 32 hellos at once, every second,
+    #: into the same reverse queue, which kept the same ones out for ever).
+    hello_spread: float = 0.1
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
@@ -119,6 +139,8 @@ class _Receiver:
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
     last_heard: float = 0.0
+    join: int = 1  # the first packet it is owed
+    synced: bool = True  # False until it acknowledged ``join`` (its SYNC may be lost)
 
     @property
     def srtt(self) -> float:
@@ -166,6 +188,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.ucast_rexmits = 0
         self.feedback = 0
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
+        self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
+        self.restarts = 0  # known receivers that came back with no state
         #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
         self.event: tuple[int, int, float] | None = None
         #: The lost packets of the last event drawn: later signals for them are absorbed.
@@ -239,6 +263,17 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return r
 
     def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
+        r = self.rcvrs.get(m.rcvr_id)
+        if self.started and self.next_seq > 1 and m.cum_ack == 0 and not self.p.late_join_history:
+            if r is not None and r.synced and r.sb.cum_ack > 0:
+                # A known receiver that starts again with no state (its agent
+                # restarted; a cumulative ACK never goes back otherwise): its
+                # old scoreboard describes somebody else.
+                self.restarts += 1
+                self._forget([r.rid])
+                r = None
+            if r is None:
+                r = self._join(m.rcvr_id, src, now)
         r = self._receiver(m.rcvr_id, src, m.cum_ack)
         r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
@@ -249,6 +284,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 r.rtt.sample(rtt)
                 self.rto_backoff = 0
         newly = r.sb.update(m.cum_ack, m.blocks, limit=self.next_seq - 1)
+        if not r.synced and m.cum_ack >= r.join:
+            r.synced = True
         n = len(self.rcvrs)
         for s in newly:
             r.lost_pending.discard(s)
@@ -271,6 +308,26 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
 
+    def _join(self, rid: int, src: Address, now: float) -> _Receiver:
+        """Beyond the paper: admit a receiver that joins mid-session from now on.
+
+        It is owed what the sender still holds (the oldest packet not yet
+        ACKed by every receiver, or the last one sent) and everything after:
+        the trailing edge of the transmit window, where PGM (RFC 3208) starts
+        a late joiner.  Unless that is packet 1, the first one is repaired to
+        it alone with ``Flags.SYNC``, which tells its buffer where its stream
+        starts (a receiver cannot tell the packets sent before it joined from
+        packets it lost).
+        """
+        first = min(self.out) if self.out else self.next_seq - 1
+        r = self._receiver(rid, src, first - 1)
+        r.join = first
+        if first > 1:
+            r.synced = False
+            self._mark_lost(r, first, -math.inf)
+        self.joined.append((now, rid, first))
+        return r
+
     def dead_after(self, r: _Receiver) -> float:
         return max(self.p.dead_min, self.p.dead_rtts * r.srtt)
 
@@ -290,11 +347,22 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 continue  # owes nothing: silence is normal
             if now - max(r.last_heard, owed) > self.dead_after(r):
                 gone.append(r.rid)
-        if not gone or len(gone) == len(self.rcvrs):
-            return False  # nobody left to listen to: keep waiting for someone
-        for rid in gone:
+        if not gone:
+            return False
+        # Only while some other receiver is heard: when all fall silent
+        # together, the path is down (a link or switch outage), not they.
+        heard = [r for r in self.rcvrs.values() if r.rid not in gone
+                 and now - r.last_heard <= self.dead_after(r) / 2]
+        if not heard:
+            return False
+        self.dropped.extend((now, rid) for rid in gone)
+        self._forget(gone)
+        return True
+
+    def _forget(self, rids: list[int]) -> None:
+        """Remove receivers; release what every remaining one has acknowledged."""
+        for rid in rids:
             del self.rcvrs[rid]
-            self.dropped.append((now, rid))
         n = len(self.rcvrs)
         for s in list(self.out):
             o = self.out[s]
@@ -305,7 +373,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None
         self.rto_backoff = 0
-        return True
 
     def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
         r.lost_pending.add(s)
@@ -441,21 +508,23 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         nobody_acked_oldest = oldest is not None
         for r in self.rcvrs.values():
             rto = r.rtt.rto * (2 ** self.rto_backoff)
-            lost: list[int] = []
-            for s, o in self.out.items():
-                if r.sb.acked(s):
-                    if s == oldest:
-                        nobody_acked_oldest = False
-                    continue
-                if s in r.lost_pending:
-                    continue
-                sent = r.rexmit_at.get(s, o.last_sent)
-                if sent + rto <= now:
-                    # Marked lost as of its send time: a whole RTO was waited already.
-                    self._mark_lost(r, s, sent)
-                    lost.append(s)
-            if lost:
-                self._congestion(r, now, lost, by_timeout=True)
+            pending = [s for s in self.out if not r.sb.acked(s) and s not in r.lost_pending]
+            if oldest is not None and r.sb.acked(oldest):
+                nobody_acked_oldest = False
+            expired = [s for s in pending if r.rexmit_at.get(s, self.out[s].last_sent) + rto <= now]
+            if not expired:
+                continue
+            # TCP after a timeout (RFC 5681 3.1, RFC 6675 5.1): everything this
+            # receiver has not acknowledged is lost, not only what is older than
+            # one RTO.  Marking only the expired packets left the rest of a window
+            # that an outage swallowed counted in the pipe for ever, so with the
+            # window back at one packet no repair could be sent (link flap).
+            lost = pending if self.p.rto_marks_all else expired
+            for s in lost:
+                # A loss by timeout needs no wait before its repair (a whole RTO
+                # was waited already; see "Retransmission timing" in the docs).
+                self._mark_lost(r, s, -math.inf)
+            self._congestion(r, now, lost, by_timeout=True)
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
@@ -463,6 +532,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.cwnd = 1.0
             self.last_window_cut = now
             self.cut_seq = self.next_seq - 1
+            if self.p.rto_marks_all and self.event is not None:
+                # The loss event the signals above opened is this response: it
+                # is not drawn for again later.  (Fast recovery's hold on the
+                # window stays until the repaired window is ACKed: more cautious
+                # than TCP's slow start after a timeout; docs/protocols/rla.md.)
+                self.drawn = (self.event[0], self.event[1])
+                self.event = None
         self.rto_backoff = min(self.rto_backoff + 1, 6)
 
     # Sending ---------------------------------------------------------------
@@ -537,11 +613,17 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if not heard_all and waited < max(r.srtt for r in self.rcvrs.values()):
             return False
         data = self._data(s, now, Flags.RETRANSMIT)
-        if len(want) > self.p.rexmit_thresh:
+        # A late joiner's first packet goes to it alone, marked as its start.
+        sync = [r for r in want if not r.synced and s == r.join]
+        rest = [r for r in want if r.synced or s != r.join]
+        for r in sync:
+            self.send(r.addr, self._data(s, now, Flags.RETRANSMIT | Flags.SYNC))
+            self.ucast_rexmits += 1
+        if len(rest) > self.p.rexmit_thresh:
             self.send(self.group, data)
             self.mcast_rexmits += 1
         else:
-            for r in want:
+            for r in rest:
                 self.send(r.addr, data)
                 self.ucast_rexmits += 1
         for r in want:
@@ -601,16 +683,23 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.got_data = False
         self.corrupt = 0
         self.sacks_sent = 0
+        self.rng = random.Random(config.seed * 2**32 + self.rid)
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
-        self._sack(0, now)
-        self.set_timer("hello", now + self.p.hello_interval)
+        if self.p.hello_spread > 0:
+            self.set_timer("hello", now + self.rng.uniform(0, self.p.hello_spread))
+        else:
+            self._hello(now)
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "hello" and not self.got_data:
-            self._sack(0, now)
-            self.set_timer("hello", now + self.p.hello_interval)
+            self._hello(now)
+
+    def _hello(self, now: float) -> None:
+        self._sack(0, now)
+        factor = self.rng.uniform(0.5, 1.5) if self.p.hello_spread > 0 else 1.0
+        self.set_timer("hello", now + self.p.hello_interval * factor)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
@@ -622,6 +711,11 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if not self.got_data:
             self.got_data = True
             self.cancel_timer("hello")
+        if msg.flags & Flags.SYNC:
+            # The sender's mark of where a late joiner's stream starts; only
+            # before anything was delivered (ReceiveBuffer.rebase).
+            for d in self.buf.rebase(msg.seq - 1):
+                self.emit(d)
         _new, delivered = self.buf.add(msg.seq, len(msg.payload))
         for d in delivered:
             self.emit(d)

@@ -73,6 +73,7 @@ class Flags:
     AGGREGATED = 0x02  # feedback: a switch folded this summary from several ports
     FILTERED = 0x04  # feedback: a switch forwarded this as the worst of its round
     COMPETING = 0x08  # VLMCC data: the sender runs its TCP-competitive window rule
+    SYNC = 0x10  # RLA data: a receiver that joined mid-session starts its stream here
 
 
 class TfmccReportFlags:

@@ -253,6 +253,9 @@ def test_receiver_joins_says_hello_and_sacks_every_packet():
     r = RlaReceiver(cfg(RlaParams(), local=R[0]))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
+    t = r.get_timer()
+    assert t is not None and t <= r.p.hello_spread  # the first hello within the spread
+    r.handle_timer(t)
     [(dest, hello)] = out(r)
     assert dest == (SENDER, PORT) and isinstance(hello, RlaSack) and hello.cum_ack == 0
     for seq, t in ((1, 0.1), (3, 0.2), (4, 0.3)):

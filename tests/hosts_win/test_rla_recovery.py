@@ -1,0 +1,157 @@
+"""RLA recovery rules beyond the paper (issue 14): what a timeout marks lost, and
+how a receiver that joins or restarts mid-session is synchronised.  Fake clock,
+scripted SACKs; the end-to-end bounds are in tests/faults/test_rla_faults.py."""
+
+from __future__ import annotations
+
+from win_util import cfg, feed, out
+
+from hosts.core import node_id
+from hosts.rla import RlaParams, RlaSender
+from hosts.wire import Flags, RlaData, RlaSack
+
+R = ["10.0.1.1", "10.0.1.2"]
+
+
+def sack(rcvr: str, cum: int, blocks=(), adv: int = 256, echo: int = 0) -> RlaSack:
+    return RlaSack(session_id=9, cum_ack=cum, adv_buf=adv, rcvr_id=node_id(rcvr), echo_ts=echo,
+                   blocks=tuple(blocks))
+
+
+def sender(n: int = 1, **kw) -> RlaSender:
+    params = RlaParams(receivers=n, **{"initial_cwnd": 10, "initial_ssthresh": 100, **kw})
+    s = RlaSender(cfg(params))
+    s.start(0.0)
+    for r in R[:n]:
+        feed(s, sack(r, 0), 0.0, src=r)
+    return s
+
+
+def repairs(s: RlaSender) -> list[int]:
+    return [m.seq for _d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.RETRANSMIT]
+
+
+def _outage(**kw) -> RlaSender:
+    """1..10 sent at 0; 1..5 ACKed at 0.5 (11..15 go out then); then silence."""
+    s = sender(initial_ssthresh=2, **kw)  # congestion avoidance: the window stays 10
+    out(s)
+    feed(s, sack(R[0], 5), 0.5, src=R[0])
+    assert [m.seq for _d, m in out(s)] == list(range(11, 16))
+    assert s.timer_at("rto") == 1.0  # one RTO (1 s, the floor) after packet 6
+    s.handle_timer(1.0)
+    return s
+
+
+def test_a_timeout_marks_every_unacknowledged_packet_lost_and_repairs_at_once():
+    """An outage swallows a whole window; the RTO of its oldest packet finds them all
+    lost (RFC 5681 3.1 go-back, RFC 6675 5.1), so the one-packet window sends a repair."""
+    s = _outage()
+    assert s.cwnd == 1
+    assert repairs(s) == [6]
+    assert s.rexmit_queue == set(range(7, 16))
+    # ACKs then clock out more repairs (no cut is pending here: slow start).
+    feed(s, sack(R[0], 6), 1.1, src=R[0])
+    assert s.cwnd == 2 and repairs(s) == [7, 8]
+
+
+def test_without_the_rule_a_timeout_after_an_outage_sends_nothing():
+    s = _outage(rto_marks_all=False)
+    assert s.rexmit_queue == set(range(6, 11))  # only what was older than one RTO
+    assert repairs(s) == []  # 11..15 still fill the one-packet pipe
+
+
+# A receiver that joins, or comes back with no state, mid-session ---------------------
+
+
+def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_alone():
+    s = sender(initial_ssthresh=2)
+    out(s)
+    feed(s, sack(R[0], 10), 0.5, src=R[0])
+    out(s)
+    assert min(s.out) == 11  # the trailing edge of the transmit window
+    feed(s, sack(R[1], 0), 0.6, src=R[1])  # hello of a receiver nobody expected
+    j = s.rcvrs[node_id(R[1])]
+    assert (j.sb.cum_ack, j.join, j.synced) == (10, 11, False)
+    assert s.min_last_ack == 10  # it owes nothing the first receiver has not ACKed
+    msgs = [(d, m) for d, m in out(s) if isinstance(m, RlaData)]
+    assert [(d[0], m.seq, m.flags) for d, m in msgs] == [(R[1], 11, Flags.RETRANSMIT | Flags.SYNC)]
+    feed(s, sack(R[1], 11), 0.7, src=R[1])
+    assert j.synced
+
+
+def test_with_the_history_rule_a_late_joiner_is_owed_every_packet():
+    s = sender(initial_ssthresh=2, late_join_history=True)
+    out(s)
+    feed(s, sack(R[0], 10), 0.5, src=R[0])
+    out(s)
+    feed(s, sack(R[1], 0), 0.6, src=R[1])
+    assert s.rcvrs[node_id(R[1])].sb.cum_ack == 0 and s.min_last_ack == 0
+
+
+def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
+    s = sender(n=2, initial_ssthresh=2)
+    out(s)
+    for r in R:
+        feed(s, sack(r, 10), 0.5, src=r)
+    out(s)
+    feed(s, sack(R[1], 0), 0.6, src=R[1])  # r2's agent came back empty
+    assert s.restarts == 1 and s.rcvrs[node_id(R[1])].join == 11
+    # ... also when its first word is a SACK of data (its hello still waiting).
+    s3 = sender(n=2, initial_ssthresh=2)
+    out(s3)
+    for r in R:
+        feed(s3, sack(r, 10), 0.5, src=r)
+    out(s3)
+    feed(s3, sack(R[1], 0, [(12, 13)], echo=1), 0.6, src=R[1])
+    assert s3.restarts == 1 and s3.rcvrs[node_id(R[1])].join == 11
+    # A hello before any data is no restart.
+    s2 = sender(n=2)
+    feed(s2, sack(R[1], 0), 0.0, src=R[1])
+    assert s2.restarts == 0 and not s2.joined
+
+
+def test_a_receiver_buffer_starts_at_the_sync_mark():
+    from hosts.reliable import payload_for
+    from hosts.rla import RlaReceiver
+
+    rc = RlaReceiver(cfg(RlaParams(), local=R[1]))
+    rc.start(0.0)
+    out(rc)
+
+    def data(seq: int, flags: int = 0) -> RlaData:
+        return RlaData(session_id=9, seq=seq, timestamp=1, flags=flags, payload=payload_for(seq, 100))
+
+    feed(rc, data(502), 0.1)  # multicast data overtaking the unicast start mark
+    feed(rc, data(501, Flags.RETRANSMIT | Flags.SYNC), 0.11)
+    feed(rc, data(503), 0.12)
+    assert rc.buf.cum_ack == 503 and rc.buf.delivered_packets == 3
+    feed(rc, data(600, Flags.SYNC), 0.2)  # a later mark moves nothing once data was delivered
+    assert rc.buf.cum_ack == 503
+
+
+def test_receivers_that_start_together_spread_their_hellos():
+    """32 receivers joining at once sent 32 hellos in step, every second, into one
+    10-packet reverse queue: the same 21 were never heard (docs/protocols/rla.md)."""
+    from hosts.rla import RlaReceiver
+
+    def hello_times(**kw) -> list[list[float]]:
+        times = []
+        for i in range(32):
+            rc = RlaReceiver(cfg(RlaParams(**kw), local=f"10.0.2.{i + 1}"))
+            rc.start(0.0)
+            ts = [0.0] if out(rc) else []
+            while (t := rc.get_timer()) is not None and t < 3.0:
+                rc.handle_timer(t)
+                if out(rc):
+                    ts.append(t)
+            times.append(ts)
+        return times
+
+    spread = hello_times()
+    firsts = sorted(ts[0] for ts in spread)
+    assert all(0 <= t <= 0.1 for t in firsts) and len(set(firsts)) == 32
+    # fewer than a 10-packet queue holds within any 10 ms, first hello or a repeat
+    every = sorted(t for ts in spread for t in ts)
+    assert max(sum(1 for u in every if t <= u < t + 0.01) for t in every) <= 8
+    in_step = hello_times(hello_spread=0)
+    assert all(ts == [0.0, 1.0, 2.0] for ts in in_step)
