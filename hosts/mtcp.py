@@ -260,6 +260,7 @@ class _Agent(Endpoint):
         self.stream_repairs = 0
         self.mcast_repairs = 0
         self.deferred_timeouts = 0
+        self.late_joins = 0
         # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
         # switch fold held by a silent member and unfolds the session.
         self.unfolded = False
@@ -446,6 +447,42 @@ class _Agent(Endpoint):
         """Can this node send packet ``seq`` (buffered, or in the stream it holds)?"""
         return seq in self.buf
 
+    def _next_point(self) -> int:
+        """The packet after everything this agent's children all hold (nothing buffered)."""
+        return self.highest_buffered + 1
+
+    def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
+        """Bring in a child that has received nothing (``cum_ack`` 0) while the session runs.
+
+        A receiver that joins late, or restarts with fresh state, reports
+        ``cum_ack`` 0.  Packets this agent released were acknowledged by all
+        the children it had then, so they are not owed to the newcomer: its
+        stream begins at the oldest packet still buffered (or, for a child
+        that was known before, just after what it acknowledged then, which
+        its previous run delivered), and a *join* -- a NACK from the parent,
+        ``cum_ack`` = the packet before that point -- tells it so.  Without
+        this it NACKs from packet 1 and the tree waits for it for ever
+        (p4mcc; the paper has no late joiners; docs/protocols/mtcp.md).
+        """
+        if cum_ack != 0 or c.aggregated:
+            return False
+        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
+        if start <= 1:
+            return False  # the session is at its first packet: nothing to skip
+        c.sb = Scoreboard()
+        c.sb.update(start - 1)
+        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks):
+            d.clear()
+        c.rqueue.clear()
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+        self.late_joins += 1
+        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                   cum_ack=start - 1, node_id=self.nid).encode())
+        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
     def _roll_call(self, now: float) -> None:
         """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
 
@@ -524,6 +561,7 @@ class _Agent(Endpoint):
                 return  # a late report of a child timed out as dead
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
+            self._late_join(c, msg.cum_ack, now)
         c.nack_only = False
         if c.probe_due is None:
             c.probe_due = now + self._jittered(self.p.probe_interval)
@@ -566,8 +604,10 @@ class _Agent(Endpoint):
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:
-            if msg.node_id in self.departed:
+            if msg.node_id in self.departed and msg.cum_ack != 0:
                 return  # a late NACK of a child timed out as dead
+            # (cum_ack 0: it came back with fresh state -- a late joiner, brought in below.)
+            self.departed.discard(msg.node_id)
             # Behind a folding switch: repair it directly, without counting it as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
@@ -584,6 +624,10 @@ class _Agent(Endpoint):
             if msg.timestamp == self.rollcall_ts:
                 self._rollcall_answer(c, now)
         self._heard(c, now)
+        if self._late_join(c, msg.cum_ack, now):
+            c.addr = src
+            self._arm_packet_timer()
+            return  # what it lists lies before its stream's start
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
         else:
@@ -814,6 +858,9 @@ class MtcpSender(_Agent):
     def _has(self, seq: int) -> bool:
         # The sender holds the application's whole stream (payload_for regenerates it).
         return 1 <= seq < self.next_seq
+
+    def _next_point(self) -> int:
+        return self.next_seq
 
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
         """Children that lack ``s`` too: then the sender repairs by multicast, once.
@@ -1073,6 +1120,7 @@ class MtcpReceiver(_Agent):
             a = self.tree.parent_of(a)
         self.ancestors.add(config.sender)
         self.reattached = 0
+        self.late_joined = 0  # where our stream began, if we joined a running session
         self.got_data = False
         self.corrupt = 0
         self.acks_sent = 0
@@ -1088,6 +1136,9 @@ class MtcpReceiver(_Agent):
     def _has(self, seq: int) -> bool:
         # What this receiver got (its application holds it; payload_for regenerates it).
         return seq in self.buf or self.rbuf.has(seq)
+
+    def _next_point(self) -> int:
+        return self.rbuf.cum_ack + 1
 
     @property
     def is_agent(self) -> bool:
@@ -1117,6 +1168,10 @@ class MtcpReceiver(_Agent):
                 if msg.node_id not in self.departed:
                     self._on_probe(msg, src, now)
                     return
+            elif (isinstance(msg, MtcpNack) and src[0] == self.parent[0]
+                    and msg.node_id == node_id(src[0]) and msg.node_id not in self.children):
+                self._on_join(msg, now)
+                return
             elif msg.node_id not in self.children:
                 return  # only our children in the tree report to us
             if isinstance(msg, MtcpNack):
@@ -1158,6 +1213,21 @@ class MtcpReceiver(_Agent):
         missing = self.rbuf.missing(MAX_NACK_SEQS)
         if missing and self.reattached and not self.solo:
             self._nack(missing, now)
+
+    def _on_join(self, msg: MtcpNack, now: float) -> None:
+        """Our parent's join (:meth:`_Agent._late_join`): our stream starts after ``cum_ack``.
+
+        Only a receiver that has delivered nothing takes it: one that has
+        delivered data owes its application every later packet.
+        """
+        if self.rbuf.delivered_packets or msg.cum_ack == 0:
+            return
+        for d in self.rbuf.start_at(msg.cum_ack + 1):
+            self.emit(d)
+        self.late_joined = msg.cum_ack + 1
+        self.metric({"start": msg.cum_ack + 1}, "late-join")
+        if self.timer_at("ack") is None:
+            self.set_timer("ack", now + self.p.ack_delay)
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
