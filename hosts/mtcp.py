@@ -86,13 +86,18 @@ TIMER_JITTER = 0.5
 WINDOW_MODES = ("reno", "vegas")
 #: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
 PROBE_ANSWER_MIN = 0.1
+#: A hole is NACKed again after this many NACK-to-repair times (the repair of
+#: the last NACK is still on its way before that) ...
+NACK_HOLDOFF_RTTS = 2.0
+#: ... or, before the first sample, after this long (s).
+NACK_HOLDOFF_INITIAL = 0.25
 
 
 @dataclass
 class MtcpParams:
     """MTCP parameters; sources in ``docs/protocols/mtcp.md``."""
 
-    packet_size: int = 1000
+    packet_size: int = 1452  # a 1500-byte IP packet, as TCP's full segments (docs)
     total_packets: int = 0  # 0: send for ever
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
     receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
@@ -113,11 +118,18 @@ class MtcpParams:
     hello_interval: float = 1.0
     probe_interval: float = 2.0
     dead_probes: int = 3
+    #: In a switch-assisted session a receiver NACKs a hole again only after
+    #: ``NACK_HOLDOFF_RTTS`` times its NACK-to-repair time (``NACK_HOLDOFF_INITIAL``
+    #: before a sample); False: a NACK with every ACK while a hole is open.
+    nack_holdoff: bool = True
+    #: A receiver NACKs a new hole once this many packets above it arrived (TCP's
+    #: three duplicate ACKs, RFC 5681 3.2); 1: at the first (the paper's rule).
+    nack_dupthresh: int = 3
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1:
+        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1 or self.nack_dupthresh < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
         if self.window not in WINDOW_MODES:
             raise ValueError(f"window must be one of {', '.join(WINDOW_MODES)}, got {self.window!r}")
@@ -1129,6 +1141,10 @@ class MtcpReceiver(_Agent):
         self.last_summary: dict[str, int] = {}
         #: Reports by NACK only (which no switch folds) since the sender's roll call.
         self.solo = False
+        #: Holes NACKed: seq -> (time of the last NACK, NACKed once only).
+        self.nacked: dict[int, tuple[float, bool]] = {}
+        self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
+        self.nacks_held = 0
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -1151,6 +1167,18 @@ class MtcpReceiver(_Agent):
         # group join the switch forwards upstream).
         self.set_timer("wupdate", now + self.rng.uniform(0.0, 0.5 * self.wupdate_period))
         self._start_probing(now)
+
+    def _ack_wait(self) -> float:
+        """The ACK delay, jittered by ``TIMER_JITTER`` (p4mcc).
+
+        Receivers behind one bottleneck get each packet at the same moment;
+        with a fixed delay all their ACKs and NACKs reached the switch in
+        the same microsecond, and a 10-packet reverse queue dropped all but
+        ten of them, the fold's ACK among them (32 receivers: 1,937 of
+        4,614 reverse packets dropped in 20 s, the session at 0.11 of TCP).
+        The echo carries the holding time, so the parent's RTD is unchanged.
+        """
+        return self.p.ack_delay * (1.0 + TIMER_JITTER * (2.0 * self.rng.random() - 1.0))
 
     def _arm_wupdate(self, now: float) -> None:
         """Next window update (hello before data) one jittered period from now."""
@@ -1181,7 +1209,7 @@ class MtcpReceiver(_Agent):
                 # Section 3.9: ACKs wait so an agent can fold its children's
                 # reports in; a changed summary goes up in the next ACK round.
                 if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self.p.ack_delay)
+                    self.set_timer("ack", now + self._ack_wait())
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent, or from an ancestor adopting us: answer at once.
@@ -1227,7 +1255,7 @@ class MtcpReceiver(_Agent):
         self.late_joined = msg.cum_ack + 1
         self.metric({"start": msg.cum_ack + 1}, "late-join")
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self.p.ack_delay)
+            self.set_timer("ack", now + self._ack_wait())
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
@@ -1240,6 +1268,12 @@ class MtcpReceiver(_Agent):
             self.emit(d)
         if not new:
             return
+        hole = self.nacked.pop(m.seq, None)
+        if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
+            x = now - hole[0]
+            self.nack_rtt = x if self.nack_rtt is None else 0.875 * self.nack_rtt + 0.125 * x
+        if len(self.nacked) > 4 * MAX_NACK_SEQS:
+            self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
         self.got_data = True
         retransmitted = bool(m.flags & Flags.RETRANSMIT)
         if not retransmitted:
@@ -1254,14 +1288,15 @@ class MtcpReceiver(_Agent):
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self.p.ack_delay)
+            self.set_timer("ack", now + self._ack_wait())
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack":
             self._feedback(MtcpAck, now)
             missing = self.rbuf.missing(MAX_NACK_SEQS)
-            if missing and not self.solo:
-                self._nack(missing, now)
+            due = self._nack_due(missing, now) if missing and not self.solo else []
+            if due:
+                self._nack(due, now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
             self._feedback(MtcpWindowUpdate, now)
@@ -1274,12 +1309,50 @@ class MtcpReceiver(_Agent):
             before = self._summary_fields()
             self._on_probe_timer(now)
             if self._summary_fields() != before and self.timer_at("ack") is None:
-                self.set_timer("ack", now + self.p.ack_delay)
+                self.set_timer("ack", now + self._ack_wait())
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        """The holes to NACK now (none: no NACK): ``missing`` up to the last hole
+        that is new with ``nack_dupthresh`` packets above it, or whose last NACK's
+        repair is overdue.
+
+        The ACK timer fires after every data packet, and a NACK with each
+        while a hole stays open sent a window of NACKs per loss per receiver
+        (32 receivers behind one fold: 32 per packet) into the reverse
+        path's queue, where they crowded out the fold's ACKs and the
+        session stalled on timeouts.  In a switch-assisted session (every
+        receiver NACKs the sender directly) a hole is NACKed when found and
+        again only when its repair is overdue (p4mcc; docs/protocols/mtcp.md).
+        In a tree an SA's child NACKs with every ACK: there the holdoff
+        slowed the repairs down a chain of agents.
+        A new hole is NACKed only once ``nack_dupthresh`` packets above it
+        arrived, as TCP fast-retransmits only on three duplicate ACKs: with
+        fewer (windows of a few packets) the parent's packet timer repairs it
+        and cuts cwnd to 1, TCP's retransmission timeout.  Every NACK lists
+        every hole below its last one (a NACK acknowledges what it does not
+        list below its last hole); holes with fewer packets above them are the
+        highest ones, so they are left off the end.
+        """
+        if self.p.nack_dupthresh > 1:
+            ripe = [s for s in missing if s in self.nacked
+                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh]
+            if not ripe:
+                return []
+            missing = missing[:missing.index(ripe[-1]) + 1]
+        if not (self.p.nack_holdoff and self.assisted):
+            return missing
+        wait = NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
+        if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
+            return missing
+        self.nacks_held += 1
+        return []
 
     def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
         """NACK to the parent; ``echo``: the answer to a roll call carries the call's
         timestamp instead of our clock (the sender takes it as an RTT sample)."""
         self.nacks_sent += 1
+        for s in missing:
+            self.nacked[s] = (now, s not in self.nacked)
         self.send(self.parent, MtcpNack(
             session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
             node_id=self.nid, missing=tuple(missing)).encode())

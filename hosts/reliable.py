@@ -143,6 +143,10 @@ class ReceiveBuffer:
             out.append(Delivered(self.cum_ack, sz))
         return out
 
+    def received_above(self, seq: int) -> int:
+        """How many packets above ``seq`` are held (TCP would have sent that many duplicate ACKs)."""
+        return len(self._sorted) - bisect.bisect_right(self._sorted, seq)
+
     def missing(self, limit: int = 64) -> list[int]:
         """Holes below the highest packet received, lowest first (for NACKs)."""
         out: list[int] = []

@@ -19,7 +19,7 @@ from netsim.switches import choose_switch
 from scenario.model import Scenario, Session
 
 FAULT_AT = 10.0
-TOTAL = 9000  # the session ends after the fault
+TOTAL = 6200  # the session ends after the fault (9 MB)
 
 
 def _ips(run) -> dict[str, str]:
@@ -103,7 +103,7 @@ def test_mtcp_survivors_get_every_byte_and_recover_within_5_s(name, tree, victim
     snd = run.agents["s/snd"]
     agents = {label.split("/")[1]: a for label, a in run.agents.items()}
     for r in survivors:  # bytes never delivered: 0
-        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * 1000
+        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * MtcpParams().packet_size
         assert agents[r].corrupt == 0
     assert snd.done
     assert sum(a.dead_children for a in run.agents.values()) == 1
@@ -240,7 +240,7 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
     feed(s, MtcpNack(session_id=9, cum_ack=1, node_id=node_id(B), missing=(2,)), 1.0, src=B)
     rep = [(d, m) for d, m in out(s) if isinstance(m, MtcpData)]
     assert [(d, m.seq) for d, m in rep] == [((B, PORT), 2)]
-    assert rep[0][1].payload == b"\0\0\0\2" * 250
+    assert rep[0][1].payload == b"\0\0\0\2" * (MtcpParams().packet_size // 4)
     assert GROUP  # the repair is unicast, not to the group
 
 
@@ -296,7 +296,7 @@ def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership
     prog = _progress(run, survivors, until=40.0)
     agents = {label.split("/")[1]: a for label, a in run.agents.items()}
     for r in survivors:  # bytes never delivered: 0
-        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * 1000
+        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * MtcpParams().packet_size
     snd = run.agents["s/snd"]
     assert snd.done and snd.unfolds == 1
     assert _recovery(prog) <= 5.0
