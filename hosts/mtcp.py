@@ -88,13 +88,18 @@ TIMER_JITTER = 0.5
 WINDOW_MODES = ("reno", "vegas")
 #: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
 PROBE_ANSWER_MIN = 0.1
+#: A hole is NACKed again after this many NACK-to-repair times (the repair of
+#: the last NACK is still on its way before that) ...
+NACK_HOLDOFF_RTTS = 2.0
+#: ... or, before the first sample, after this long (s).
+NACK_HOLDOFF_INITIAL = 0.25
 
 
 @dataclass
 class MtcpParams:
     """MTCP parameters; sources in ``docs/protocols/mtcp.md``."""
 
-    packet_size: int = 1000
+    packet_size: int = 1452  # a 1500-byte IP packet, as TCP's full segments (docs)
     total_packets: int = 0  # 0: send for ever
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
     receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
@@ -115,11 +120,18 @@ class MtcpParams:
     hello_interval: float = 1.0
     probe_interval: float = 2.0
     dead_probes: int = 3
+    #: In a switch-assisted session a receiver NACKs a hole again only after
+    #: ``NACK_HOLDOFF_RTTS`` times its NACK-to-repair time (``NACK_HOLDOFF_INITIAL``
+    #: before a sample); False: a NACK with every ACK while a hole is open.
+    nack_holdoff: bool = True
+    #: A receiver NACKs a new hole once this many packets above it arrived (TCP's
+    #: three duplicate ACKs, RFC 5681 3.2); 1: at the first (the paper's rule).
+    nack_dupthresh: int = 3
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1:
+        if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1 or self.nack_dupthresh < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
         if self.window not in WINDOW_MODES:
             raise ValueError(f"window must be one of {', '.join(WINDOW_MODES)}, got {self.window!r}")
@@ -242,6 +254,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.stream_repairs = 0
         self.mcast_repairs = 0
         self.deferred_timeouts = 0
+        self.late_joins = 0
         # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
         # switch fold held by a silent member and unfolds the session.
         self.unfolded = False
@@ -428,6 +441,42 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """Can this node send packet ``seq`` (buffered, or in the stream it holds)?"""
         return seq in self.buf
 
+    def _next_point(self) -> int:
+        """The packet after everything this agent's children all hold (nothing buffered)."""
+        return self.highest_buffered + 1
+
+    def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
+        """Bring in a child that has received nothing (``cum_ack`` 0) while the session runs.
+
+        A receiver that joins late, or restarts with fresh state, reports
+        ``cum_ack`` 0.  Packets this agent released were acknowledged by all
+        the children it had then, so they are not owed to the newcomer: its
+        stream begins at the oldest packet still buffered (or, for a child
+        that was known before, just after what it acknowledged then, which
+        its previous run delivered), and a *join* -- a NACK from the parent,
+        ``cum_ack`` = the packet before that point -- tells it so.  Without
+        this it NACKs from packet 1 and the tree waits for it for ever
+        (p4mcc; the paper has no late joiners; docs/protocols/mtcp.md).
+        """
+        if cum_ack != 0 or c.aggregated:
+            return False
+        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
+        if start <= 1:
+            return False  # the session is at its first packet: nothing to skip
+        c.sb = Scoreboard()
+        c.sb.update(start - 1)
+        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks):
+            d.clear()
+        c.rqueue.clear()
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+        self.late_joins += 1
+        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                   cum_ack=start - 1, node_id=self.nid).encode())
+        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
     def _roll_call(self, now: float) -> None:
         """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
 
@@ -506,6 +555,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 return  # a late report of a child timed out as dead
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
+            self._late_join(c, msg.cum_ack, now)
         c.nack_only = False
         if c.probe_due is None:
             c.probe_due = now + self._jittered(self.p.probe_interval)
@@ -548,8 +598,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:
-            if msg.node_id in self.departed:
+            if msg.node_id in self.departed and msg.cum_ack != 0:
                 return  # a late NACK of a child timed out as dead
+            # (cum_ack 0: it came back with fresh state -- a late joiner, brought in below.)
+            self.departed.discard(msg.node_id)
             # Behind a folding switch: repair it directly, without counting it as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
@@ -566,6 +618,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if msg.timestamp == self.rollcall_ts:
                 self._rollcall_answer(c, now)
         self._heard(c, now)
+        if self._late_join(c, msg.cum_ack, now):
+            c.addr = src
+            self._arm_packet_timer()
+            return  # what it lists lies before its stream's start
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
         else:
@@ -794,6 +850,9 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def _has(self, seq: int) -> bool:
         # The sender holds the application's whole stream (payload_for regenerates it).
         return 1 <= seq < self.next_seq
+
+    def _next_point(self) -> int:
+        return self.next_seq
 
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
         """Children that lack ``s`` too: then the sender repairs by multicast, once.
@@ -1040,6 +1099,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             a = self.tree.parent_of(a)
         self.ancestors.add(config.sender)
         self.reattached = 0
+        self.late_joined = 0  # where our stream began, if we joined a running session
         self.got_data = False
         self.corrupt = 0
         self.acks_sent = 0
@@ -1048,6 +1108,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.last_summary: dict[str, int] = {}
         #: Reports by NACK only (which no switch folds) since the sender's roll call.
         self.solo = False
+        #: Holes NACKed: seq -> (time of the last NACK, NACKed once only).
+        self.nacked: dict[int, tuple[float, bool]] = {}
+        self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
+        self.nacks_held = 0
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -1055,6 +1119,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _has(self, seq: int) -> bool:
         # What this receiver got (its application holds it; payload_for regenerates it).
         return seq in self.buf or self.rbuf.has(seq)
+
+    def _next_point(self) -> int:
+        return self.rbuf.cum_ack + 1
 
     @property
     def is_agent(self) -> bool:
@@ -1067,6 +1134,18 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         # group join the switch forwards upstream).
         self.set_timer("wupdate", now + self.rng.uniform(0.0, 0.5 * self.wupdate_period))
         self._start_probing(now)
+
+    def _ack_wait(self) -> float:
+        """The ACK delay, jittered by ``TIMER_JITTER`` (p4mcc).
+
+        Receivers behind one bottleneck get each packet at the same moment;
+        with a fixed delay all their ACKs and NACKs reached the switch in
+        the same microsecond, and a 10-packet reverse queue dropped all but
+        ten of them, the fold's ACK among them (32 receivers: 1,937 of
+        4,614 reverse packets dropped in 20 s, the session at 0.11 of TCP).
+        The echo carries the holding time, so the parent's RTD is unchanged.
+        """
+        return self.p.ack_delay * (1.0 + TIMER_JITTER * (2.0 * self.rng.random() - 1.0))
 
     def _arm_wupdate(self, now: float) -> None:
         """Next window update (hello before data) one jittered period from now."""
@@ -1084,6 +1163,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                 if msg.node_id not in self.departed:
                     self._on_probe(msg, src, now)
                     return
+            elif (isinstance(msg, MtcpNack) and src[0] == self.parent[0]
+                    and msg.node_id == node_id(src[0]) and msg.node_id not in self.children):
+                self._on_join(msg, now)
+                return
             elif msg.node_id not in self.children:
                 return  # only our children in the tree report to us
             if isinstance(msg, MtcpNack):
@@ -1093,7 +1176,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                 # Section 3.9: ACKs wait so an agent can fold its children's
                 # reports in; a changed summary goes up in the next ACK round.
                 if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self.p.ack_delay)
+                    self.set_timer("ack", now + self._ack_wait())
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent, or from an ancestor adopting us: answer at once.
@@ -1126,6 +1209,21 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if missing and self.reattached and not self.solo:
             self._nack(missing, now)
 
+    def _on_join(self, msg: MtcpNack, now: float) -> None:
+        """Our parent's join (:meth:`_Agent._late_join`): our stream starts after ``cum_ack``.
+
+        Only a receiver that has delivered nothing takes it: one that has
+        delivered data owes its application every later packet.
+        """
+        if self.rbuf.delivered_packets or msg.cum_ack == 0:
+            return
+        for d in self.rbuf.start_at(msg.cum_ack + 1):
+            self.emit(d)
+        self.late_joined = msg.cum_ack + 1
+        self.metric({"start": msg.cum_ack + 1}, "late-join")
+        if self.timer_at("ack") is None:
+            self.set_timer("ack", now + self._ack_wait())
+
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
             return
@@ -1137,6 +1235,12 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.emit(d)
         if not new:
             return
+        hole = self.nacked.pop(m.seq, None)
+        if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
+            x = now - hole[0]
+            self.nack_rtt = x if self.nack_rtt is None else 0.875 * self.nack_rtt + 0.125 * x
+        if len(self.nacked) > 4 * MAX_NACK_SEQS:
+            self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
         self.got_data = True
         retransmitted = bool(m.flags & Flags.RETRANSMIT)
         if not retransmitted:
@@ -1151,14 +1255,15 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self.p.ack_delay)
+            self.set_timer("ack", now + self._ack_wait())
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack":
             self._feedback(MtcpAck, now)
             missing = self.rbuf.missing(MAX_NACK_SEQS)
-            if missing and not self.solo:
-                self._nack(missing, now)
+            due = self._nack_due(missing, now) if missing and not self.solo else []
+            if due:
+                self._nack(due, now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
             self._feedback(MtcpWindowUpdate, now)
@@ -1171,12 +1276,50 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             before = self._summary_fields()
             self._on_probe_timer(now)
             if self._summary_fields() != before and self.timer_at("ack") is None:
-                self.set_timer("ack", now + self.p.ack_delay)
+                self.set_timer("ack", now + self._ack_wait())
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        """The holes to NACK now (none: no NACK): ``missing`` up to the last hole
+        that is new with ``nack_dupthresh`` packets above it, or whose last NACK's
+        repair is overdue.
+
+        The ACK timer fires after every data packet, and a NACK with each
+        while a hole stays open sent a window of NACKs per loss per receiver
+        (32 receivers behind one fold: 32 per packet) into the reverse
+        path's queue, where they crowded out the fold's ACKs and the
+        session stalled on timeouts.  In a switch-assisted session (every
+        receiver NACKs the sender directly) a hole is NACKed when found and
+        again only when its repair is overdue (p4mcc; docs/protocols/mtcp.md).
+        In a tree an SA's child NACKs with every ACK: there the holdoff
+        slowed the repairs down a chain of agents.
+        A new hole is NACKed only once ``nack_dupthresh`` packets above it
+        arrived, as TCP fast-retransmits only on three duplicate ACKs: with
+        fewer (windows of a few packets) the parent's packet timer repairs it
+        and cuts cwnd to 1, TCP's retransmission timeout.  Every NACK lists
+        every hole below its last one (a NACK acknowledges what it does not
+        list below its last hole); holes with fewer packets above them are the
+        highest ones, so they are left off the end.
+        """
+        if self.p.nack_dupthresh > 1:
+            ripe = [s for s in missing if s in self.nacked
+                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh]
+            if not ripe:
+                return []
+            missing = missing[:missing.index(ripe[-1]) + 1]
+        if not (self.p.nack_holdoff and self.assisted):
+            return missing
+        wait = NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
+        if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
+            return missing
+        self.nacks_held += 1
+        return []
 
     def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
         """NACK to the parent; ``echo``: the answer to a roll call carries the call's
         timestamp instead of our clock (the sender takes it as an RTT sample)."""
         self.nacks_sent += 1
+        for s in missing:
+            self.nacked[s] = (now, s not in self.nacked)
         self.send(self.parent, MtcpNack(
             session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
             node_id=self.nid, missing=tuple(missing)).encode())

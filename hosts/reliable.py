@@ -167,6 +167,33 @@ class ReceiveBuffer:
             out.append(Delivered(self.cum_ack, sz))
         return out
 
+    def start_at(self, seq: int) -> list[Delivered]:
+        """A late joiner's stream begins at ``seq``: nothing below it is owed.
+
+        Only for a buffer that has delivered nothing yet (a receiver that
+        joins a running session); packets held below ``seq`` are dropped and
+        those from ``seq`` on that are now in order are returned.
+        """
+        if self.delivered_packets or seq <= self.cum_ack + 1:
+            return []
+        self.cum_ack = seq - 1
+        for s in [s for s in self._sorted if s < seq]:
+            del self._held[s]
+        self._sorted = [s for s in self._sorted if s >= seq]
+        out: list[Delivered] = []
+        while self.cum_ack + 1 in self._held:
+            self.cum_ack += 1
+            sz = self._held.pop(self.cum_ack)
+            self._sorted.pop(0)
+            self.delivered_packets += 1
+            self.delivered_bytes += sz
+            out.append(Delivered(self.cum_ack, sz))
+        return out
+
+    def received_above(self, seq: int) -> int:
+        """How many packets above ``seq`` are held (TCP would have sent that many duplicate ACKs)."""
+        return len(self._sorted) - bisect.bisect_right(self._sorted, seq)
+
     def missing(self, limit: int = 64) -> list[int]:
         """Holes below the highest packet received, lowest first (for NACKs)."""
         out: list[int] = []

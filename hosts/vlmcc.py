@@ -87,6 +87,15 @@ class VlmccParams:
     #: instead of the Vegas rule, until ``compete_exit_probes`` probes in a row see
     #: the queue drain.  False: the paper's pure Vegas behaviour.
     compete: bool = True
+    #: While competing, a loss found by the timer (fewer than ``dupthresh`` later
+    #: packets ACKed: no three duplicate ACKs for TCP) is what a TCP flow sees as a
+    #: retransmission timeout: W goes to 1, nothing is sent until one RTO
+    #: (``max(compete_min_rto, rtt + 4*dev)``, RFC 6298 2.4's 1 s floor) after the
+    #: lost packet left, doubled on each timeout in a row, then W slow-starts to
+    #: half the window it had.
+    #: False: a loss only halves W (the rule before).
+    compete_timeouts: bool = True
+    compete_min_rto: float = 1.0
     probe_rounds: int = 20
     compete_exit_probes: int = 2
     #: While competing, a challenge must claim less than this share of the rate.
@@ -115,6 +124,8 @@ class VlmccParams:
             raise ValueError("dupthresh, loss_floor_rtts >= 0, probe_rounds >= 3, compete_exit_probes >= 1")
         if not 0 <= self.drain_frac <= 1 or self.leader_bar < 0 or not 0 < self.compete_accept_ratio <= 1:
             raise ValueError("drain_frac must be in [0, 1] and leader_bar >= 0")
+        if self.compete_min_rto < 0:
+            raise ValueError(f"compete_min_rto must be >= 0, got {self.compete_min_rto}")
         if not 0 < self.filter_window_us < 1 << 48:
             raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")
 
@@ -184,6 +195,13 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.rejected = 0
         self.refused = 0  # feedback whose receiver id is not its source address
         self.compete_entries = 0
+        # The competitive mode's timeouts (compete_timeouts): no data before
+        # ``paused_until``; ``backoff`` doubles per timeout in a row; slow start
+        # toward ``compete_ssthresh`` afterwards.
+        self.paused_until = -math.inf
+        self.backoff = 1
+        self.compete_ssthresh = 0.0
+        self.compete_timeouts = 0
         self.leader_log: list[tuple[float, int]] = []
 
     @property
@@ -273,6 +291,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self.leaderless = False  # the leader was only quiet: it leads on
         if sent is None:
             return
+        if sent >= self.paused_until:
+            self.backoff = 1  # new data got through: the backoff ends (RFC 6298 5.7's spirit)
         rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
         if rtt < 0:
             return
@@ -325,7 +345,10 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
                 self.probe_phase = 0
                 self._probe_result(self.queue_drained())
             elif self.competing:
-                self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
+                if self.W < self.compete_ssthresh:  # slow start after a timeout
+                    self.W = min(self.p.max_window, self.compete_ssthresh, 2 * self.W)
+                else:
+                    self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
             else:
                 self._vegas()
             if self.p.compete and not self.slowstart and self.probe_phase == 0:
@@ -344,6 +367,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             if not drained:
                 self.competing = True
                 self.compete_entries += 1
+                self.compete_ssthresh = 0.0
                 self.drained_probes = 0
             return
         self.drained_probes = self.drained_probes + 1 if drained else 0
@@ -373,19 +397,54 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         while len(self.late) > max(64, 2 * int(self.W)):
             del self.late[next(iter(self.late))]
         if lost:
-            self._lost(len(lost), now)
+            self._lost(len(lost), now, since=min(self.late[s] for s in lost))
         self._arm_loss()
 
-    def _lost(self, n: int, now: float) -> None:
-        """Packets lost on the leader's path: halve W at most once per RTT."""
+    def _lost(self, n: int, now: float, since: float | None = None) -> None:
+        """Packets lost on the leader's path: halve W at most once per RTT.
+
+        ``since``: found by the loss timer (no ``dupthresh`` later packets were
+        ACKed), the send time of the oldest; while competing that is TCP's
+        retransmission timeout (:meth:`_timeout`).
+        """
         if self.leaderless:
             return
         self.losses += n
+        if since is not None and self.competing and self.p.compete_timeouts:
+            self._timeout(now, since)
+            return
         if now - self.last_halve >= self.srtt:  # at most once per RTT
             self.W = max(1.0, self.W / 2)
             self.slowstart = False
             self.last_halve = now
             self.halvings += 1
+
+    def _timeout(self, now: float, since: float) -> None:
+        """A competitive-mode loss TCP could not have fast-retransmitted: its RTO.
+
+        TCP needs three duplicate ACKs; a loss with too few later packets
+        ACKed (small windows) waits for the retransmission timer: cwnd goes
+        to 1, ssthresh to half the flight, and nothing new goes out until an
+        RTO of at least 1 s (RFC 6298 2.4) after the lost packet was sent,
+        doubled while timeouts follow each other (5.5).  On a path of a few
+        packets per RTT that is most of what a TCP flow does; a rate-paced
+        window that only halved kept three times TCP's share there.
+        """
+        if now < self.paused_until:
+            return
+        self.compete_timeouts += 1
+        self.halvings += 1
+        self.last_halve = now
+        self.compete_ssthresh = max(2.0, self.W / 2)
+        self.W = 1.0
+        self.slowstart = False
+        rto = max(self.p.compete_min_rto, self.srtt + 4 * self.dev)
+        self.paused_until = max(now, since + rto * self.backoff)
+        self.backoff = min(self.backoff * 2, 64)
+        self.outstanding.clear()  # the flight is given up, as TCP's after an RTO
+        self.sent_since_ack = 0
+        self.last_ack = self.paused_until  # the pause is not the leader's silence
+        self.next_tx = max(self.next_tx, self.paused_until)
 
     def _arm_loss(self) -> None:
         if self.outstanding:

@@ -536,6 +536,13 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
             assistance = True
     params = raw.get("params", raw.get("parameters", {})) or {}
     ctx.expect(f"{path}.params", params, dict, "a mapping of protocol parameters")
+    if proto == "mtcp" and isinstance(params, dict) and params.get("tree"):
+        # A logical tree of agents: a switch fold would hide each agent's children
+        # from it (docs/protocols/mtcp.md, "Switch-assisted mode"), so no assistance.
+        if raw.get("assistance") not in (None, False, "off"):
+            ctx.err(f"{path}.assistance", "an MTCP session with a tree cannot be switch-assisted "
+                    "(set assistance: false or drop params.tree)")
+        assistance = False
     sid = raw.get("session_id", index + 1)
     if not (isinstance(sid, int) and 0 < sid < 2**16):
         ctx.err(f"{path}.session_id", f"expected an integer 1..65535, got {sid!r}")

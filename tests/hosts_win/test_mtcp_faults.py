@@ -19,7 +19,7 @@ from netsim.switches import choose_switch
 from scenario.model import Scenario, Session
 
 FAULT_AT = 10.0
-TOTAL = 9000  # the session ends after the fault
+TOTAL = 6200  # the session ends after the fault (9 MB)
 
 
 def _ips(run) -> dict[str, str]:
@@ -103,7 +103,7 @@ def test_mtcp_survivors_get_every_byte_and_recover_within_5_s(name, tree, victim
     snd = run.agents["s/snd"]
     agents = {label.split("/")[1]: a for label, a in run.agents.items()}
     for r in survivors:  # bytes never delivered: 0
-        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * 1000
+        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * MtcpParams().packet_size
         assert agents[r].corrupt == 0
     assert snd.done
     assert sum(a.dead_children for a in run.agents.values()) == 1
@@ -240,7 +240,7 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
     feed(s, MtcpNack(session_id=9, cum_ack=1, node_id=node_id(B), missing=(2,)), 1.0, src=B)
     rep = [(d, m) for d, m in out(s) if isinstance(m, MtcpData)]
     assert [(d, m.seq) for d, m in rep] == [((B, PORT), 2)]
-    assert rep[0][1].payload == b"\0\0\0\2" * 250
+    assert rep[0][1].payload == b"\0\0\0\2" * (MtcpParams().packet_size // 4)
     assert GROUP  # the repair is unicast, not to the group
 
 
@@ -296,7 +296,7 @@ def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership
     prog = _progress(run, survivors, until=40.0)
     agents = {label.split("/")[1]: a for label, a in run.agents.items()}
     for r in survivors:  # bytes never delivered: 0
-        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * 1000
+        assert agents[r].rbuf.cum_ack == TOTAL and agents[r].rbuf.delivered_bytes == TOTAL * MtcpParams().packet_size
     snd = run.agents["s/snd"]
     assert snd.done and snd.unfolds == 1
     assert _recovery(prog) <= 5.0
@@ -497,3 +497,90 @@ def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
     back = next((t for t, _c in prog if t >= crash + 1.0 and rate(t - 1.0, t) >= 0.8 * before), None)
     assert back is not None and back - crash <= 5.0
     assert agents["h1"].unfolds == 1 and agents["r1"].rbuf.cum_ack < agents["r2"].rbuf.cum_ack
+
+
+# Late joiners: a receiver with fresh state in a running session ------------------------------
+
+
+def test_a_fresh_child_of_a_running_session_is_told_where_its_stream_starts():
+    s = _started_sender(f"{A}>{SENDER}")
+    for seq in range(1, 4):  # A acknowledges 1..3: released, never to be sent again
+        feed(s, _report(A, seq), 0.1 * seq, src=A)
+    out(s)
+    low = min(s.buf)
+    assert low == 4
+    # A restarts with fresh state: it has nothing, and NACKs from packet 1.
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(A), missing=(1, 2, 3, 4, 5)), 1.0, src=A)
+    msgs = out(s)
+    joins = [(d, m) for d, m in msgs if isinstance(m, MtcpNack)]
+    assert joins == [((A, PORT), joins[0][1])] and joins[0][1].cum_ack == low - 1
+    assert joins[0][1].node_id == node_id(SENDER)
+    assert not [m for _d, m in msgs if isinstance(m, MtcpData) and m.seq < low]  # no replay of the past
+    assert s.children[node_id(A)].sb.cum_ack == low - 1 and s.late_joins == 1
+    # A report with data (cum_ack > 0) is never a join.
+    feed(s, MtcpNack(session_id=9, cum_ack=low, node_id=node_id(A), missing=(low + 1,)), 1.1, src=A)
+    assert not [m for _d, m in out(s) if isinstance(m, MtcpNack)] and s.late_joins == 1
+
+
+def test_sender_starts_nobody_late_at_the_sessions_first_packet():
+    s = _started_sender(f"{A}>{SENDER}")
+    out(s)
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(A), missing=(1,)), 0.5, src=A)
+    assert not [m for _d, m in out(s) if isinstance(m, MtcpNack)] and s.late_joins == 0
+
+
+def _data(seq: int, t: float) -> MtcpData:
+    return MtcpData(session_id=9, seq=seq, timestamp=ts_us(t), payload=seq.to_bytes(4, "big") * 250)
+
+
+def test_a_fresh_receiver_takes_its_parents_join_and_one_with_data_does_not():
+    r = MtcpReceiver(cfg(MtcpParams(tree=f"{A}>{SENDER}"), local=A))
+    r.start(0.0)
+    for seq in (7, 8):
+        feed(r, _data(seq, 1.0), 1.0, src=SENDER)
+    assert r.rbuf.cum_ack == 0
+    feed(r, MtcpNack(session_id=9, cum_ack=4, node_id=node_id(SENDER)), 1.1, src=SENDER)
+    assert r.rbuf.cum_ack == 4 and r.late_joined == 5  # 5 and 6 still owed, then 7, 8
+    feed(r, _data(5, 1.2), 1.2, src=SENDER)
+    feed(r, _data(6, 1.2), 1.2, src=SENDER)
+    assert r.rbuf.cum_ack == 8 and r.rbuf.delivered_packets == 4
+    # Once it delivered data, a join (forged or stale) cannot make it skip anything.
+    feed(r, MtcpNack(session_id=9, cum_ack=20, node_id=node_id(SENDER)), 1.3, src=SENDER)
+    assert r.rbuf.cum_ack == 8
+    # Nor can anyone but its parent.
+    r2 = MtcpReceiver(cfg(MtcpParams(tree=f"{A}>{SENDER}"), local=A))
+    r2.start(0.0)
+    feed(r2, _data(7, 1.0), 1.0, src=SENDER)
+    feed(r2, MtcpNack(session_id=9, cum_ack=6, node_id=node_id(B)), 1.1, src=B)
+    assert r2.rbuf.cum_ack == 0
+
+
+@pytest.mark.parametrize("fault", ["agent-kill", "receiver-crash"])
+def test_a_restarted_receiver_is_brought_in_and_nobody_loses_a_byte(fault):
+    """The shipped scenarios with MTCP: r2's agent killed at 6 s and restarted
+    fresh at 8 s; r1 crashed silently at 6 s and rebooted at 9 s.  The
+    restarted receiver joins from the current point and gets every packet from
+    there on, within 3 s; the others get every packet."""
+    import dataclasses
+    from pathlib import Path
+
+    from scenario.model import load_scenario
+
+    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / f"{fault}.yaml"
+    sc = load_scenario(path)
+    sc = dataclasses.replace(sc, sessions=[dataclasses.replace(sc.sessions[0], protocol="mtcp", name="m")])
+    f = sc.faults[0]
+    back = f.at + f.duration
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    run.sim.run(until=back + 3.0)
+    victim = run.agents[f"m/{f.target}"]
+    snd = run.agents[f"m/{sc.sessions[0].sender}"]
+    assert victim.late_joined > 0 and victim.rbuf.delivered_packets > 0
+    mark = snd.next_seq - 1  # what the sender has sent 3 s after the restart
+    run.sim.run(until=back + 5.0)
+    for r in sc.sessions[0].receivers:
+        a = run.agents[f"m/{r}"]
+        # Every packet from its stream's start up to ``mark`` delivered, in order.
+        assert a.rbuf.cum_ack >= mark, r
+        assert a.rbuf.delivered_packets == a.rbuf.cum_ack - max(0, a.late_joined - 1), r
+    assert snd.next_seq - 1 - mark > 250  # still moving: above 1 Mb/s of a 4 Mb/s path

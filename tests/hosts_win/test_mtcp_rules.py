@@ -269,7 +269,7 @@ def rdata(seq: int, t: float, flags: int = 0) -> MtcpData:
 
 
 def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02), local=A))
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1), local=A))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
     run_timers(r, r.timer_at("wupdate"))
@@ -279,8 +279,8 @@ def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
     r.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
     r.receive_datagram(rdata(3, 0.3).encode(), (SENDER, PORT), 0.31)
     assert out(r) == []
-    t_ack = r.timer_at("ack")  # ack_delay after the first unacknowledged arrival
-    assert t_ack == pytest.approx(0.32)
+    t_ack = r.timer_at("ack")  # ack_delay (jittered +-50 %) after the first unacknowledged arrival
+    assert 0.31 <= t_ack <= 0.33
     run_timers(r, t_ack)
     msgs = [m for _d, m in out(r)]
     a = next(m for m in msgs if isinstance(m, MtcpAck))
@@ -499,3 +499,39 @@ def test_packet_timer_waits_while_its_repair_is_paced_by_the_retransmission_wind
     assert s.deferred_timeouts >= 2 and s.buf[3].stage == 0 and s.buf[4].stage == 0
     assert s.buf[3].deadline > deadline
     assert s.p.initial_ssthresh >= s.p.rcv_buffer  # RFC 5681 3.1: ssthresh starts arbitrarily high
+
+
+def test_ack_delays_are_jittered_so_receivers_do_not_report_in_step():
+    """Receivers behind one bottleneck get a packet at the same moment; their
+    ACK timers must spread over [0.5, 1.5] x ack_delay (TIMER_JITTER)."""
+    waits = []
+    for i in range(40):
+        r = MtcpReceiver(cfg(MtcpParams(receivers=1, ack_delay=0.02), local=f"10.0.7.{i + 1}"))
+        r.start(0.0)
+        r.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
+        waits.append(r.timer_at("ack") - 0.3)
+    assert all(0.01 - 1e-9 <= w <= 0.03 + 1e-9 for w in waits)
+    assert max(waits) - min(waits) > 0.012  # spread over most of the 20 ms window
+
+
+def test_a_new_hole_is_nacked_once_three_packets_above_it_arrived():
+    """TCP fast-retransmits on three duplicate ACKs; a hole with fewer packets
+    above it waits for the parent's timer (TCP's retransmission timeout)."""
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2), local=A))
+    r.start(0.0)
+    out(r)
+    t = 0.3
+    nacks = []
+    for seq in (1, 3, 4, 5):
+        r.receive_datagram(rdata(seq, t).encode(), (SENDER, PORT), t)
+        run_timers(r, t + 0.05)
+        nacks.append([m.missing for _d, m in out(r) if isinstance(m, MtcpNack)])
+        t += 0.1
+    assert nacks == [[], [], [], [(2,)]]  # after 3, 4: no NACK; after 5 (three above 2): NACK
+    r1 = MtcpReceiver(cfg(MtcpParams(tree=TREE2, nack_dupthresh=1), local=A))
+    r1.start(0.0)
+    out(r1)
+    for seq in (1, 3):
+        r1.receive_datagram(rdata(seq, 0.3).encode(), (SENDER, PORT), 0.3)
+    run_timers(r1, 0.4)
+    assert [m.missing for _d, m in out(r1) if isinstance(m, MtcpNack)] == [(2,)]  # the paper's rule

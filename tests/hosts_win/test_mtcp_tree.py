@@ -91,3 +91,32 @@ def test_parameter_strings_are_validated_up_front():
         MtcpParams(tree="b>a,c>a", k=1)
     with pytest.raises(ParamError, match="the sender is 10.0.0.9"):
         MtcpSender(SessionConfig(1, "239.1.1.1", 5000, "10.0.0.9", "10.0.0.9", MtcpParams(tree="b>a")))
+
+
+def test_a_session_with_a_tree_is_not_folded_and_delivers_on_the_paper_network():
+    """The switches fold MTCP ACKs of assisted sessions, and a fold would hide
+    each agent's tree children from it: the sender never heard its children
+    and sent nothing (mtcp-interfairness-4 delivered 0 bytes). A session with a
+    ``tree`` is unassisted by default; asking for assistance is an error."""
+    import dataclasses
+    from pathlib import Path
+
+    import yaml
+
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+    from scenario.model import ScenarioError, load_scenario, scenario_from_dict
+
+    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "paper" / "mtcp-interfairness-4.yaml"
+    sc = load_scenario(path)
+    assert all(not s.assistance for s in sc.sessions)
+    sc = dataclasses.replace(sc, duration=8.0)
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    run.sim.run(until=8.0)
+    for s in sc.sessions:
+        for r in s.receivers:
+            assert run.agents[f"{s.name}/{r}"].rbuf.cum_ack > 50, (s.name, r)  # > 50 kb/s each
+    raw = yaml.safe_load(path.read_text())
+    raw["sessions"][0]["assistance"] = True
+    with pytest.raises(ScenarioError, match="cannot be switch-assisted"):
+        scenario_from_dict(raw)

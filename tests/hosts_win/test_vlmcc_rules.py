@@ -492,3 +492,47 @@ def test_before_the_first_rtt_sample_the_loss_timer_is_one_second():
     assert s.losses == 1 and 1 in s.late
     feed(s, leader_ack(1, 0.0), 1.2, src=L)  # a late ACK still gives the RTT
     assert s.rtt == pytest.approx(1.2)
+
+
+def test_competing_a_timer_loss_is_tcps_timeout_window_one_and_backoff():
+    s = sender(initial_window=3)
+    out(s)
+    s.competing, s.slowstart = True, False
+    s.rtt, s.dev, s.W = 0.1, 0.01, 3.0
+    s.outstanding = {1: 0.0, 2: 0.0, 3: 0.0}
+    s.next_seq = 4
+    s._check_losses(0.3)  # no ACK within the loss timer: no three later ACKs either
+    assert s.W == 1.0 and s.compete_timeouts == 1 and s.compete_ssthresh == 2.0  # half the flight, at least 2
+    assert s.paused_until == pytest.approx(1.0)  # RFC 6298's 1 s after the lost packet left
+    s._pump(0.5)
+    assert sent_data(s) == []  # nothing new during the RTO
+    run_timers(s, 1.0)
+    d = sent_data(s)
+    assert [m.seq for m in d] == [4]  # then one packet: W = 1
+    # That one is lost too: the next RTO is doubled.
+    s._check_losses(1.5)
+    assert s.compete_timeouts == 2 and s.paused_until == pytest.approx(1.0 + 2.0)
+    run_timers(s, 3.0)
+    (p,) = sent_data(s)
+    # An ACK of data sent after the pause ends the backoff; W slow-starts back.
+    feed(s, leader_ack(p.seq, 3.0), 3.1, src=L)
+    assert s.backoff == 1
+    # Without the rule (the former one) a timer loss only halves W.
+    t = sender(initial_window=3, compete_timeouts=False)
+    out(t)
+    t.competing, t.slowstart = True, False
+    t.rtt, t.dev, t.W = 0.1, 0.01, 3.0
+    t.outstanding = {1: 0.0}
+    t._check_losses(0.3)
+    assert t.W == 1.5 and t.compete_timeouts == 0
+
+
+def test_competing_a_loss_found_by_three_later_acks_only_halves():
+    s = sender(initial_window=10)
+    out(s)
+    s.competing, s.slowstart = True, False
+    s.W, s.rtt, s.dev = 10.0, 0.1, 0.01
+    s.outstanding = {i: 0.01 * i for i in range(1, 8)}
+    s.next_seq = 100
+    feed(s, leader_ack(5, 0.05), 0.15, src=L)
+    assert s.W == 5 and s.compete_timeouts == 0 and s.paused_until < 0
