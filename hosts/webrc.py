@@ -101,18 +101,18 @@ class WebrcParams:
     #: needed ~100 s to climb from its start-up exit to its share.  False:
     #: the appendix's fixed δ.
     loss_young_history: bool = True
-    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0: the paper's 4·ARTT.  0.5 s
-    #: (default) as TfmccParams.t_rto_min: TCP's retransmission timer has a
-    #: floor, so on short paths 4·ARTT credits TCP with recoveries it does not
-    #: make (RFC 5348 4.3 allows a more accurate t_RTO).
-    t_rto_min: float = 0.5
+    #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0 (default): the paper's
+    #: 4·ARTT.  0.5 s as TfmccParams.t_rto_min (TCP's retransmission timer has
+    #: a floor); with ``pacing_jitter`` measured mixed on the grid, so off.
+    t_rto_min: float = 0.0
     #: Each packet leaves at its tick of the schedule (every 1/SR) plus an
     #: offset uniform in ±jitter/2 of a gap, so gaps lie in (1 ± jitter)/SR and
     #: the schedule and rate stay exact; 0: strictly periodic.  A periodic stream through a drop-tail
     #: queue phase-locks with its departures and sees far fewer losses than
     #: ACK-clocked TCP next to it (Floyd & Jacobson's traffic phase effects),
     #: so the equation overrates its share on short paths (as TfmccParams).
-    pacing_jitter: float = 0.95
+    #: Measured mixed for WEBRC (docs/protocols/webrc.md), so off by default.
+    pacing_jitter: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.p < 1:

@@ -1,5 +1,7 @@
 """The equation-based senders' jittered pacing and the t_RTO floor (issue 13).
 
+TFMCC has both by default; WEBRC has them as parameters (off by default).
+
 Both are deviations from the papers, documented in docs/protocols/tfmcc.md
 and webrc.md: a periodic sender phase-locks with a drop-tail queue and sees
 far fewer losses than TCP next to it, so the departures are jittered around
@@ -69,7 +71,8 @@ def _webrc_sent(params: WebrcParams, until: float) -> list[tuple[float, WebrcDat
 
 
 def test_webrc_departures_are_jittered_and_the_wave_schedule_is_unchanged() -> None:
-    base = WebrcParams(session_rate_bps=200_000, packet_length=1024, tsd=1.0, quiescent_slots=3)
+    base = WebrcParams(session_rate_bps=200_000, packet_length=1024, tsd=1.0, quiescent_slots=3,
+                       pacing_jitter=0.95)
     jittered = _webrc_sent(base, 6.0)
     periodic = _webrc_sent(dataclasses.replace(base, pacing_jitter=0.0), 6.0)
     gap = 1.0 / base.session_rate_pps
@@ -98,7 +101,7 @@ def test_tfmcc_equation_uses_the_t_rto_floor() -> None:
 
 def test_webrc_equation_uses_the_t_rto_floor() -> None:
     rcv = registry.get("webrc").receiver(
-        registry.SessionConfig(1, "239.2.0.0", 7000, "10.0.0.1", "10.0.1.1", WebrcParams()))
+        registry.SessionConfig(1, "239.2.0.0", 7000, "10.0.0.1", "10.0.1.1", WebrcParams(t_rto_min=0.5)))
     rcv.artt, rcv.have_artt = SelfAdjustingEwma(0.25, initial=0.05), True
     rcv.lossp.set_loss_rate(0.05)
     assert rcv.reqn() == pytest.approx(tcp_rate_webrc_pps(0.05, 0.05, 0.5))
