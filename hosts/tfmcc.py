@@ -91,7 +91,7 @@ class TfmccParams:
     #: is taken (Floyd & Jacobson's traffic phase effects): TFMCC then measures
     #: a loss event rate far below TCP's and computes a rate several times
     #: TCP's.  Random gaps make its arrivals sample the queue as TCP's do.
-    pacing_jitter: float = 1.9
+    pacing_jitter: float = 0.95
 
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
