@@ -64,12 +64,14 @@ class TfmccParams:
     #: CLR's rate is followed at once.  "always": every increase is limited
     #: (RFC 4654 3.3).
     increase_limit: str = "clr_change"
-    #: t_RTO in the equation = max(4·RTT, t_rto_min).  0 (default): the
-    #: paper's and RFC 5348 4.3's 4·RTT.  1.0 follows TCP's RFC 6298 RTO
-    #: floor (RFC 5348 4.3 allows a more accurate t_RTO): measured, it helped
-    #: on one shallow-queue dumbbell (2.21 -> 1.97 of TCP) and hurt on two
-    #: (0.65 -> 0.37, 0.87 -> 0.05), so it is not the default.
-    t_rto_min: float = 0.0
+    #: t_RTO in the equation = max(4·RTT, t_rto_min).  0: the paper's and
+    #: RFC 5348 4.3's 4·RTT.  A TCP flow's retransmission timer has a floor
+    #: (1 s in RFC 6298, 0.2 s in Linux), so on short paths at the loss rates
+    #: of a shallow queue 4·RTT credits TCP with recoveries it does not make
+    #: (RFC 5348 4.3 allows a more accurate t_RTO).  0.5 s: measured on the
+    #: friendliness grid (docs/protocols/tfmcc.md), 1.0 halved TFMCC next to
+    #: TCP flows that recover by SACK on a 2.55 Mbit/s, 31 ms path.
+    t_rto_min: float = 0.5
     police_burst: float = 4.0  # reports one receiver may send back to back (then one per RTT/2)
     rtt_check_factor: float = 4.0  # a claimed RTT may exceed the sender's own sample by this factor
     clr_timeout_rounds: float = 10.0  # 4.2: CLR silent for 10 feedback delays
@@ -81,6 +83,16 @@ class TfmccParams:
     #: 10 s first feedback round delayed slowstart.
     initial_rate_bps: float | None = None
     recv_window_rtts: float = 4.0  # receive rate measured over this many RTTs
+    #: Each data packet leaves at its pacing tick (one packet-time apart at the
+    #: current rate) plus an offset uniform in ±jitter/2 packet-times, never
+    #: before the previous packet; the rate is unchanged.  0: strictly
+    #: periodic pacing.  A periodic flow through a
+    #: drop-tail queue phase-locks with the queue's departures and finds a free
+    #: slot nearly every time, while ACK-clocked TCP arrives just after the slot
+    #: is taken (Floyd & Jacobson's traffic phase effects): TFMCC then measures
+    #: a loss event rate far below TCP's and computes a rate several times
+    #: TCP's.  Random gaps make its arrivals sample the queue as TCP's do.
+    pacing_jitter: float = 0.95
 
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
@@ -97,6 +109,8 @@ class TfmccParams:
             raise ValueError("slowstart_mode must be 'clr' or 'round'")
         if self.increase_limit not in ("clr_change", "always"):
             raise ValueError("increase_limit must be 'clr_change' or 'always'")
+        if not 0 <= self.pacing_jitter < 2:
+            raise ValueError("pacing_jitter must be in [0, 2)")
 
     @property
     def min_rate_bps(self) -> float:
@@ -570,6 +584,11 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.refused_rates = 0
         self._buckets: dict[int, tuple[float, float]] = {}
         self._payload = bytes(s.packet_size - DATA_HEADER)
+        self.rng = random.Random((config.seed << 32) ^ 0x7F3A)
+        #: The pacing schedule's time of the next packet; it leaves at this
+        #: tick plus a random offset (``pacing_jitter``) and carries the tick
+        #: as its timestamp, so receivers still read the sending rate exactly.
+        self._tick = 0.0
 
     # -- helpers ------------------------------------------------------------
     def T(self) -> float:
@@ -586,6 +605,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.last_increase = now
         self.ss_ramp_start = now
         self.ss_step_at = now
+        self._tick = now
         self.set_timer("send", now)
 
     # -- reports ------------------------------------------------------------
@@ -940,7 +960,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         msg = TfmccData(
             session_id=self.cfg.session_id,
             seq=self.seq & U32,
-            timestamp=wire.ts_us(now),
+            timestamp=wire.ts_us(self._tick),
             supp_rate=_u32(self.supp_rate),
             max_rtt=_u32(self.r_max * 1e6),
             clr_id=self.clr or 0,
@@ -953,8 +973,13 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         )
         self.seq += 1
         self.send(self.dest, msg.encode())
-        # Pacing: the next packet one packet-time later at the current rate.
-        self.set_timer("send", now + self._interval())
+        # Pacing: the next tick one packet-time later at the current rate; the
+        # packet leaves within ±jitter/2 packet-times of it.
+        gap = self._interval()
+        self._tick = max(self._tick + gap, now - 0.5 * gap)
+        j = s.pacing_jitter
+        offset = j * (self.rng.random() - 0.5) * gap if j else 0.0
+        self.set_timer("send", max(now, self._tick + offset))
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         return (

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import random
 import struct
 from collections import deque
 from dataclasses import dataclass
@@ -101,8 +102,17 @@ class WebrcParams:
     #: the appendix's fixed δ.
     loss_young_history: bool = True
     #: Eq. 6's t_RTO = max(4·ARTT, t_rto_min); 0 (default): the paper's
-    #: 4·ARTT.  1.0 follows TCP's RFC 6298 RTO floor (see TfmccParams).
+    #: 4·ARTT.  0.5 s as TfmccParams.t_rto_min (TCP's retransmission timer has
+    #: a floor); with ``pacing_jitter`` measured mixed on the grid, so off.
     t_rto_min: float = 0.0
+    #: Each packet leaves at its tick of the schedule (every 1/SR) plus an
+    #: offset uniform in ±jitter/2 of a gap, so gaps lie in (1 ± jitter)/SR and
+    #: the schedule and rate stay exact; 0: strictly periodic.  A periodic stream through a drop-tail
+    #: queue phase-locks with its departures and sees far fewer losses than
+    #: ACK-clocked TCP next to it (Floyd & Jacobson's traffic phase effects),
+    #: so the equation overrates its share on short paths (as TfmccParams).
+    #: Measured mixed for WEBRC (docs/protocols/webrc.md), so off by default.
+    pacing_jitter: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.p < 1:
@@ -113,6 +123,8 @@ class WebrcParams:
             raise ValueError("packet_length out of range")
         if self.session_rate_pps <= self.base_rate_pps * (1 + 1 / self.p):
             raise ValueError("session_rate_bps too small for one wave above the base rate")
+        if not 0 <= self.pacing_jitter < 1:
+            raise ValueError("pacing_jitter must be in [0, 1)")
         if self.trr_mode not in ("recent", "ewma") or self.trr_epochs < 1:
             raise ValueError("trr_mode must be 'recent' or 'ewma' and trr_epochs >= 1")
 
@@ -227,6 +239,11 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self._newest = 0
         self.sent_per_channel = [0] * (self.T + 1)
         self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
+        self.rng = random.Random((config.seed << 32) ^ 0x3EB7)
+        #: The schedule's own clock: ticks every 1/SR; each packet leaves at its
+        #: tick plus a random offset (``pacing_jitter``), so the wave schedule
+        #: and the rate stay exact.
+        self._tick = 0.0
 
     # Fluid model -------------------------------------------------------------
     def wave_slot_packets(self, age: int) -> float:
@@ -286,6 +303,7 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
             age = self.age_of(cn, 0)
             if age is not None:
                 self._start_wave(cn, age)
+        self._tick = now
         self.set_timer("send", now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
@@ -301,6 +319,7 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
     def on_timer(self, name: str, now: float) -> None:
         if name != "send":
             return
+        sent_at, now = now, self._tick  # the schedule runs on the tick's time
         slot = math.floor((now - self.t0) / self.p.tsd + 1e-12)
         while self.slot < slot:
             self._slot_boundary(now)
@@ -333,8 +352,11 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
             if self.budget[ending] >= ticks_left:
                 cn = ending  # the wave must finish (PSN 65535) inside its slot
         self.credit[cn] -= 1.0
-        self._send(cn, now)
-        self.set_timer("send", now + dt)
+        self._send(cn, sent_at)
+        self._tick = now + dt
+        j = s.pacing_jitter
+        offset = j * (self.rng.random() - 0.5) * dt if j else 0.0
+        self.set_timer("send", max(sent_at, self._tick + offset))
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         return {"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T, "packets": self.seq}, "steady"

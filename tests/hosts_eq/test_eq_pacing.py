@@ -1,0 +1,108 @@
+"""The equation-based senders' jittered pacing and the t_RTO floor (issue 13).
+
+TFMCC has both by default; WEBRC has them as parameters (off by default).
+
+Both are deviations from the papers, documented in docs/protocols/tfmcc.md
+and webrc.md: a periodic sender phase-locks with a drop-tail queue and sees
+far fewer losses than TCP next to it, so the departures are jittered around
+an exact schedule; and the equation's t_RTO is at least ``t_rto_min``
+because TCP's retransmission timer has a floor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import Counter
+
+import pytest
+from fakes import drain
+
+from hosts import registry, wire
+from hosts.tfmcc import TfmccParams, TfmccReceiver
+from hosts.tfrc import tcp_rate, tcp_rate_webrc_pps
+from hosts.estimators import SelfAdjustingEwma
+from hosts.webrc import WebrcParams
+from hosts.wire import TfmccData, WebrcData
+
+
+def _departures(ep, until: float) -> list[tuple[float, wire.Message]]:
+    """Fire the core's timers up to ``until``; each datagram with the time it left."""
+    ep.start(0.0)
+    sent = [(0.0, d) for d in drain(ep).datagrams]
+    while (t := ep.get_timer()) is not None and t <= until:
+        ep.handle_timer(t)
+        sent += [(t, d) for d in drain(ep).datagrams]
+    return [(t, wire.decode(d.data)) for t, d in sent]
+
+
+def _tfmcc_departures(params: TfmccParams, until: float) -> list[tuple[float, TfmccData]]:
+    s = registry.get("tfmcc").sender(
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", params, seed=3))
+    return [(t, m) for t, m in _departures(s, until) if isinstance(m, TfmccData)]
+
+
+def test_tfmcc_departures_are_jittered_around_an_exact_schedule() -> None:
+    # Slowstart without reports keeps the initial rate: 4 packets per 0.5 s.
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0), 20.0)
+    times = [t for t, _ in sent]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    tick = 8 * 1000 / 80_000.0
+    assert min(gaps) >= 0.0  # never reordered
+    assert statistics.fmean(gaps) == pytest.approx(tick, rel=0.02)  # the rate is unchanged
+    # Offsets uniform in ±0.475 ticks: gaps spread over (0.05, 1.95) ticks.
+    assert statistics.pstdev(gaps) > 0.3 * tick
+    assert all(abs(t - m.timestamp / 1e6) <= 0.475 * tick + 1e-6 for t, m in sent)
+    # The timestamps are the ticks: a receiver reads the rate exactly.
+    stamps = [m.timestamp / 1e6 for _, m in sent]
+    assert [b - a for a, b in zip(stamps, stamps[1:])] == pytest.approx([tick] * (len(stamps) - 1), abs=2e-6)
+
+
+def test_tfmcc_without_jitter_paces_periodically() -> None:
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_jitter=0.0), 5.0)
+    times = [t for t, _ in sent]
+    assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([0.1] * (len(times) - 1))
+
+
+def _webrc_sent(params: WebrcParams, until: float) -> list[tuple[float, WebrcData]]:
+    s = registry.get("webrc").sender(
+        registry.SessionConfig(1, "239.2.0.0", 7000, "10.0.0.1", "10.0.0.1", params, seed=3))
+    return [(t, m) for t, m in _departures(s, until) if isinstance(m, WebrcData)]
+
+
+def test_webrc_departures_are_jittered_and_the_wave_schedule_is_unchanged() -> None:
+    base = WebrcParams(session_rate_bps=200_000, packet_length=1024, tsd=1.0, quiescent_slots=3,
+                       pacing_jitter=0.95)
+    jittered = _webrc_sent(base, 6.0)
+    periodic = _webrc_sent(dataclasses.replace(base, pacing_jitter=0.0), 6.0)
+    gap = 1.0 / base.session_rate_pps
+    gaps = [b[0] - a[0] for a, b in zip(jittered, jittered[1:])]
+    assert min(gaps) >= 0.0
+    assert statistics.pstdev(gaps) > 0.3 * gap
+    assert statistics.pstdev(b[0] - a[0] for a, b in zip(periodic, periodic[1:])) < 1e-6
+    # Same packets on the same channels: only the departure times moved.
+    assert Counter(m.cn for _, m in jittered) == Counter(m.cn for _, m in periodic)
+    assert [(m.cn, m.psn) for _, m in jittered] == [(m.cn, m.psn) for _, m in periodic]
+
+
+def test_tfmcc_equation_uses_the_t_rto_floor() -> None:
+    rcv = TfmccReceiver(registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.1.1",
+                                               TfmccParams(packet_size=1000)))
+    rcv.rtt, p = 0.05, 0.05
+    rcv.history.set_first_interval(1 / p)
+    rcv.history.on_packet(0, 0.0, rcv.rtt)
+    rcv.history.on_packet(2, 0.01, rcv.rtt)  # one loss: the first interval counts
+    p = rcv.loss_event_rate
+    assert p > 0
+    got = rcv.calculated_rate_bps()
+    assert got == pytest.approx(8 * tcp_rate(1000, 0.05, p, 0.5))  # max(4R = 0.2 s, 0.5 s)
+    assert got < 0.8 * 8 * tcp_rate(1000, 0.05, p)  # 4R alone would give more
+
+
+def test_webrc_equation_uses_the_t_rto_floor() -> None:
+    rcv = registry.get("webrc").receiver(
+        registry.SessionConfig(1, "239.2.0.0", 7000, "10.0.0.1", "10.0.1.1", WebrcParams(t_rto_min=0.5)))
+    rcv.artt, rcv.have_artt = SelfAdjustingEwma(0.25, initial=0.05), True
+    rcv.lossp.set_loss_rate(0.05)
+    assert rcv.reqn() == pytest.approx(tcp_rate_webrc_pps(0.05, 0.05, 0.5))
+    assert rcv.reqn() < 0.8 * tcp_rate_webrc_pps(0.05, 0.05)
