@@ -121,8 +121,8 @@ def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]
     from controller.topology import from_scenario_topology
 
     options = options or DesiredOptions()
-    if options.forwarding:
-        check_host_tables(nodes, len(topology.hosts), options.names)
+    if options.forwarding and nodes:
+        check_host_tables(next(iter(nodes.values())).sw.tables, len(topology.hosts), options.names)
     ctopo = from_scenario_topology(topology)
     states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options)
     for name, node in nodes.items():
@@ -134,21 +134,18 @@ class TopologyTooLarge(ValueError):
     """The program's tables cannot hold the entries this topology needs."""
 
 
-def check_host_tables(nodes: dict[str, P4SwitchNode], hosts: int, names: Any) -> None:
-    """Fail before the (long) desired-state computation when every switch
-    would need more per-host entries than the program's tables hold: the
-    controller installs one route (``fwd_table``) and one ARP answer
+def check_host_tables(tables: dict[str, Any], hosts: int, names: Any) -> None:
+    """Refuse a topology whose per-host entries overflow the program's
+    tables (``tables``: one switch's, by name), before anything is built:
+    the controller installs one route (``fwd_table``) and one ARP answer
     (``arp_table``) per host on every switch, and ``mcc.p4`` declares both
     with ``size = 1024``; the interpreter, like BMv2, refuses an entry
     beyond a table's size."""
     from p4switch.interp.switch import resolve_name
 
-    node = next(iter(nodes.values()), None)
-    if node is None:
-        return
     for table in (names.fwd_table, names.arp_table):
         try:
-            t = node.sw.tables[resolve_name(node.sw.tables, table, "table")]
+            t = tables[resolve_name(tables, table, "table")]
         except KeyError:
             continue
         if t.size is not None and hosts > t.size:

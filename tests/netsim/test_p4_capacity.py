@@ -1,10 +1,10 @@
 """A topology whose per-host entries overflow the program's tables is refused
-up front with one clear line, before the desired state is computed.
+up front with one clear line, before any switch node is built.
 
 ``mcc.p4`` gets one route (``ipv4_fwd``) and one ARP answer (``arp_proxy``)
 per host on every switch, in tables of 1024 entries; the interpreter, like
 BMv2, refuses an entry beyond a table's size.  The test shrinks the route
-table of every node to two entries, so a three-host topology overflows it.
+table of every switch to three entries, so a four-host topology overflows it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from netsim import p4_switch
 from netsim.run import build_run
 from netsim.switches import SwitchUnavailable, choose_switch
 from scenario.model import scenario_from_dict
@@ -31,19 +30,20 @@ def _scenario(receivers: int):
 
 @pytest.fixture
 def small_route_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    init = p4_switch.P4SwitchNode.__init__
+    import p4switch.interp
 
-    def shrunk(self, *a, **kw) -> None:  # type: ignore[no-untyped-def]
-        init(self, *a, **kw)
-        self.sw.tables["MccIngress.ipv4_fwd"].size = 3
+    class Small(p4switch.interp.Switch):
+        def __init__(self, *a, **kw) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*a, **kw)
+            self.tables["MccIngress.ipv4_fwd"].size = 3
 
-    monkeypatch.setattr(p4_switch.P4SwitchNode, "__init__", shrunk)
+    monkeypatch.setattr(p4switch.interp, "Switch", Small)
 
 
 def test_more_hosts_than_route_entries_is_refused_with_one_line(small_route_table: None) -> None:
     sc = _scenario(3)  # 4 hosts: the sender and three receivers
     with pytest.raises(SwitchUnavailable) as exc:
-        build_run(sc, switch=choose_switch("p4", sc))
+        choose_switch("p4", sc)  # before any node is built
     msg = str(exc.value)
     assert "\n" not in msg
     assert "4 hosts need 4 entries in MccIngress.ipv4_fwd" in msg and "holds 3" in msg
