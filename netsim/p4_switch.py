@@ -1,7 +1,8 @@
 """Switch nodes that run the real P4 program through p4switch's interpreter.
 
 A :class:`P4SwitchNode` wraps one ``p4switch.interp.Switch`` (one compiled
-program shared by all nodes: the front end runs once per simulation) and
+program shared by all nodes: the front end runs once per simulation, and the
+lowering once per program, ``p4switch/interp/shared.py``) and
 forwards every frame a link delivers through ``Switch.process(port, frame,
 now)``; each returned ``Egress`` goes out on the link at that port.
 
