@@ -43,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         run = run_scenario(sc, out, progress=not args.quiet, switch=choice, capture=capture)
-    except (SimError, DesiredStateError) as e:
+    except (SimError, DesiredStateError, SwitchUnavailable) as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not args.quiet:

@@ -26,6 +26,7 @@ from ..runtime.pre import MAX_MIRROR_SESSION_ID, MirrorSession, Pre, PreError
 from ..runtime.tables import ActionCall, Table, TableEntry, TableError
 from . import values as V
 from .codegen import FieldList, Lowering, UnsupportedError
+from .shared import instance as shared_instance
 from .values import ExitSignal, PacketIn, PacketOut, ParserError
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
@@ -107,8 +108,11 @@ class Switch:
                  fast: bool = True) -> None:
         # fast=False: this switch compiles its own copy of the generated code
         # and always asks the queue model (the reference for fast-path checks)
-        self._low = Lowering(program, seed, share_code=fast)
-        p = self._low.build()
+        if fast:  # one lowering per program, shared code and classes (shared.py)
+            self._low, p = shared_instance(program, seed)
+        else:
+            self._low = Lowering(program, seed, share_code=False)
+            p = self._low.build()
         self._parser = p["parser"]
         self._verify = p["verify"]
         self._ingress = p["ingress"]

@@ -1,4 +1,4 @@
-"""The P4 switch fast path (shared generated code, queue model consulted
+"""The P4 switch fast path (one lowering shared by all nodes, queue model consulted
 only when the program reads queue metadata, multicast replicas sharing one
 deparser run when egress left them unchanged) changes nothing a run reports:
 the same seed gives the same summary.json with ``P4MCC_SIM_FASTPATH`` on
@@ -35,6 +35,9 @@ def summary(tmp: Path, monkeypatch: pytest.MonkeyPatch, fast: str) -> tuple[dict
     run = run_scenario(sc, tmp / f"fast{fast}", switch=choose_switch("p4", sc))
     assert all(n.sw._reads_queue == (fast == "0") for n in run.net.switches.values())
     shared = sum(n.sw.shared_outputs for n in run.net.switches.values())
+    # one lowering shared by every node on the fast path, one each without it
+    codes = {id(n.sw._ingress.__code__) for n in run.net.switches.values()}
+    assert len(codes) == (1 if fast == "1" else len(run.net.switches)) and len(run.net.switches) > 1
     # replicas egress left unchanged share one deparser run, only on the fast path
     assert (shared > 0) == (fast == "1")
     s = json.loads((tmp / f"fast{fast}" / "summary.json").read_text())
