@@ -121,37 +121,8 @@ def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]
     from controller.topology import from_scenario_topology
 
     options = options or DesiredOptions()
-    if options.forwarding:
-        check_host_tables(nodes, len(topology.hosts), options.names)
     ctopo = from_scenario_topology(topology)
     states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options)
     for name, node in nodes.items():
         LocalApplier(node.sw, name).sync(states[name])
     return states
-
-
-class TopologyTooLarge(ValueError):
-    """The program's tables cannot hold the entries this topology needs."""
-
-
-def check_host_tables(nodes: dict[str, P4SwitchNode], hosts: int, names: Any) -> None:
-    """Fail before the (long) desired-state computation when every switch
-    would need more per-host entries than the program's tables hold: the
-    controller installs one route (``fwd_table``) and one ARP answer
-    (``arp_table``) per host on every switch, and ``mcc.p4`` declares both
-    with ``size = 1024``; the interpreter, like BMv2, refuses an entry
-    beyond a table's size."""
-    from p4switch.interp.switch import resolve_name
-
-    node = next(iter(nodes.values()), None)
-    if node is None:
-        return
-    for table in (names.fwd_table, names.arp_table):
-        try:
-            t = node.sw.tables[resolve_name(node.sw.tables, table, "table")]
-        except KeyError:
-            continue
-        if t.size is not None and hosts > t.size:
-            raise TopologyTooLarge(
-                f"{hosts} hosts need {hosts} entries in {table} on every switch, which holds {t.size} "
-                f"(one route and one ARP entry per host); use model switches (--switch model) for this topology")

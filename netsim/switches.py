@@ -67,16 +67,14 @@ def p4_choice(seed: int = 0) -> SwitchChoice:
     def configure(net: "Network", scenario: "Scenario") -> None:
         from scenario.control import scenario_options
 
-        from controller.desired import DesiredOptions
+        from controller.desired import DesiredStateError
 
-        # fail fast, before the policing budgets and the desired state are computed
-        try:
-            p4_switch.check_host_tables(net.switches, len(scenario.topology.hosts), DesiredOptions().names)
-        except p4_switch.TopologyTooLarge as e:
-            raise SwitchUnavailable(f"P4 switch nodes cannot run this topology: {e}") from None
         options, _ = scenario_options(scenario)
-        net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]
-                                                 scenario.sessions, options)
+        try:
+            net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]
+                                                     scenario.sessions, options)
+        except DesiredStateError as e:  # e.g. more routes than a switch's table holds
+            raise SwitchUnavailable(f"P4 switch nodes cannot run this topology: {e}") from None
 
     return SwitchChoice("p4", factory, configure)
 
