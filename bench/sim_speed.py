@@ -14,8 +14,9 @@ Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|
 
 10^4 receivers: ``--receivers 10000 --duration 60 --switch both --progress 1``
 (``--switch both`` runs the P4 nodes first at that size, then the model).
-P4 switch nodes need one route and one ARP entry per host in ``mcc.p4``'s
-1024-entry tables, so a topology with more hosts is reported as not run.
+Beyond the 1024 hosts ``mcc.p4``'s route table holds, the controller
+compresses the routes of the tree (``controller/routes.py``); a topology a
+switch still cannot hold is reported as not run.
 
 Peak memory is the process's peak RSS so far: with ``--switch both`` the
 model run goes first (up to 1000 receivers), so the figure printed after
@@ -193,7 +194,7 @@ def main() -> int:
             sc = tfmcc_tree(args.duration, args.receivers)
             try:
                 b = measure(sc, kind, args.progress)
-            except SwitchUnavailable as e:  # e.g. more hosts than mcc.p4's per-host tables hold
+            except SwitchUnavailable as e:  # e.g. more routes than a switch's table holds
                 print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {kind} switches: "
                       f"not run: {e}", flush=True)
                 continue

@@ -1,8 +1,7 @@
 """Switch nodes that run the real P4 program through p4switch's interpreter.
 
 A :class:`P4SwitchNode` wraps one ``p4switch.interp.Switch`` (one compiled
-program shared by all nodes: the front end runs once per simulation, and the
-lowering once per program, ``p4switch/interp/shared.py``) and
+program shared by all nodes: the front end runs once per simulation) and
 forwards every frame a link delivers through ``Switch.process(port, frame,
 now)``; each returned ``Egress`` goes out on the link at that port.
 
@@ -122,34 +121,8 @@ def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]
     from controller.topology import from_scenario_topology
 
     options = options or DesiredOptions()
-    if options.forwarding and nodes:
-        check_host_tables(next(iter(nodes.values())).sw.tables, len(topology.hosts), options.names)
     ctopo = from_scenario_topology(topology)
     states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options)
     for name, node in nodes.items():
         LocalApplier(node.sw, name).sync(states[name])
     return states
-
-
-class TopologyTooLarge(ValueError):
-    """The program's tables cannot hold the entries this topology needs."""
-
-
-def check_host_tables(tables: dict[str, Any], hosts: int, names: Any) -> None:
-    """Refuse a topology whose per-host entries overflow the program's
-    tables (``tables``: one switch's, by name), before anything is built:
-    the controller installs one route (``fwd_table``) and one ARP answer
-    (``arp_table``) per host on every switch, and ``mcc.p4`` declares both
-    with ``size = 1024``; the interpreter, like BMv2, refuses an entry
-    beyond a table's size."""
-    from p4switch.interp.switch import resolve_name
-
-    for table in (names.fwd_table, names.arp_table):
-        try:
-            t = tables[resolve_name(tables, table, "table")]
-        except KeyError:
-            continue
-        if t.size is not None and hosts > t.size:
-            raise TopologyTooLarge(
-                f"{hosts} hosts need {hosts} entries in {table} on every switch, which holds {t.size} "
-                f"(one route and one ARP entry per host); use model switches (--switch model) for this topology")

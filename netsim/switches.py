@@ -50,26 +50,19 @@ def model_choice() -> SwitchChoice:
     return SwitchChoice("model", None, _configure_model)
 
 
-def p4_choice(seed: int = 0, hosts: int = 0) -> SwitchChoice:
-    """P4 switch nodes; ``hosts``: the topology's host count, refused here,
-    before any node is built, when the program's per-host tables cannot
-    hold them (``p4_switch.check_host_tables``)."""
+def p4_choice(seed: int = 0) -> SwitchChoice:
+    """P4 switch nodes running ``mcc.p4``, configured by the controller's
+    desired state (a topology whose routes a switch cannot hold is refused
+    in one line when the run is configured)."""
     from netsim import p4_switch
 
-    from controller.desired import DesiredOptions
-    from controller.program import CPU_PORT, P4_SOURCE
+    from controller.program import P4_SOURCE
     from p4switch.frontend import P4Error
-    from p4switch.interp import Switch
 
     try:
         program = p4_switch.load_program()
     except (P4Error, OSError) as e:  # front-end errors carry file:line:col
         raise SwitchUnavailable(f"cannot compile {P4_SOURCE}: {e}") from e
-    try:
-        p4_switch.check_host_tables(Switch(program, cpu_port=CPU_PORT, seed=seed).tables, hosts,
-                                    DesiredOptions().names)
-    except p4_switch.TopologyTooLarge as e:
-        raise SwitchUnavailable(f"P4 switch nodes cannot run this topology: {e}") from None
 
     def factory(sim: Any, name: str) -> Any:
         return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
@@ -77,9 +70,14 @@ def p4_choice(seed: int = 0, hosts: int = 0) -> SwitchChoice:
     def configure(net: "Network", scenario: "Scenario") -> None:
         from scenario.control import scenario_options
 
+        from controller.desired import DesiredStateError
+
         options, _ = scenario_options(scenario)
-        net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]
-                                                 scenario.sessions, options)
+        try:
+            net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]
+                                                     scenario.sessions, options)
+        except DesiredStateError as e:  # e.g. more routes than a switch's table holds
+            raise SwitchUnavailable(f"P4 switch nodes cannot run this topology: {e}") from None
 
     return SwitchChoice("p4", factory, configure)
 
@@ -89,5 +87,5 @@ def choose_switch(kind: str, scenario: "Scenario | None" = None) -> SwitchChoice
     if kind == "model":
         return model_choice()
     if kind == "p4":
-        return p4_choice(seed, len(scenario.topology.hosts) if scenario is not None else 0)
+        return p4_choice(seed)
     raise ValueError(f"unknown switch kind {kind!r} (p4, model)")

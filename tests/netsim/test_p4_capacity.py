@@ -1,18 +1,22 @@
-"""A topology whose per-host entries overflow the program's tables is refused
-up front with one clear line, before any switch node is built.
+"""Topologies with more hosts than the program's route table holds.
 
-``mcc.p4`` gets one route (``ipv4_fwd``) and one ARP answer (``arp_proxy``)
-per host on every switch, in tables of 1024 entries; the interpreter, like
-BMv2, refuses an entry beyond a table's size.  The test shrinks the route
-table of every switch to three entries, so a four-host topology overflows it.
+``mcc.p4``'s ``ipv4_fwd`` and ``arp_proxy`` hold 1024 entries.  Beyond one
+/32 per host, the controller compresses the routes of a tree of switches
+(``controller/routes.py``); a switch that would still overflow is refused
+up front with one clear line.  The tests shrink the tables (the program's
+and the controller's view of them) to a few entries so a small tree
+stands in for a 10^4-receiver one.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
+from controller.program import MCC
+from netsim import p4_switch
 from netsim.run import build_run
 from netsim.switches import SwitchUnavailable, choose_switch
 from scenario.model import scenario_from_dict
@@ -20,7 +24,7 @@ from scenario.model import scenario_from_dict
 
 def _scenario(receivers: int):
     return scenario_from_dict({
-        "name": "capacity", "duration": 1.0, "seed": 1,
+        "name": "capacity", "duration": 3.0, "seed": 1,
         "topology": {"generate": {"kind": "kary_tree", "k": 2, "receivers": receivers, "rate": "10Mbps",
                                   "delay": "2ms"}},
         "sessions": [{"name": "tfmcc", "protocol": "tfmcc", "sender": "snd", "receivers": ["r*"],
@@ -28,35 +32,53 @@ def _scenario(receivers: int):
     }, known_protocols=None)
 
 
+def _shrink(monkeypatch: pytest.MonkeyPatch, entries: int) -> Iterator[None]:
+    init = p4_switch.P4SwitchNode.__init__
+
+    def shrunk(self, *a, **kw) -> None:  # type: ignore[no-untyped-def]
+        init(self, *a, **kw)
+        self.sw.tables["MccIngress.ipv4_fwd"].size = entries
+        self.sw.tables["MccIngress.arp_proxy"].size = entries
+
+    monkeypatch.setattr(p4_switch.P4SwitchNode, "__init__", shrunk)
+    old = MCC.host_table_size
+    object.__setattr__(MCC, "host_table_size", entries)  # the controller's view of the same program
+    try:
+        yield
+    finally:
+        object.__setattr__(MCC, "host_table_size", old)
+
+
 @pytest.fixture
-def small_route_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    import p4switch.interp
-
-    class Small(p4switch.interp.Switch):
-        def __init__(self, *a, **kw) -> None:  # type: ignore[no-untyped-def]
-            super().__init__(*a, **kw)
-            self.tables["MccIngress.ipv4_fwd"].size = 3
-
-    monkeypatch.setattr(p4switch.interp, "Switch", Small)
+def nine_entries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from _shrink(monkeypatch, 9)
 
 
-def test_more_hosts_than_route_entries_is_refused_with_one_line(small_route_table: None) -> None:
-    sc = _scenario(3)  # 4 hosts: the sender and three receivers
-    with pytest.raises(SwitchUnavailable) as exc:
-        choose_switch("p4", sc)  # before any node is built
-    msg = str(exc.value)
-    assert "\n" not in msg
-    assert "4 hosts need 4 entries in MccIngress.ipv4_fwd" in msg and "holds 3" in msg
+@pytest.fixture
+def one_entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from _shrink(monkeypatch, 1)
 
 
-def test_a_topology_that_fits_is_configured(small_route_table: None) -> None:
-    sc = _scenario(2)  # 3 hosts fill the 3 entries exactly
+def test_more_hosts_than_route_entries_run_on_compressed_routes(nine_entries: None) -> None:
+    sc = _scenario(16)  # 17 hosts on a tree of 15 switches, 9 routes each at most
     run = build_run(sc, switch=choose_switch("p4", sc))
     for node in run.net.switches.values():
-        assert len(node.sw.tables["MccIngress.ipv4_fwd"].entries) == 3
+        assert len(node.sw.tables["MccIngress.ipv4_fwd"].entries) <= 9
+    run.sim.run(until=sc.duration)
+    got = {r: run.net.hosts[r].rx_mcast_bytes.get(5001, 0) for r in sc.topology.hosts if r.startswith("r")}
+    assert len(got) == 16 and all(b > 0 for b in got.values()), got  # data down, joins and feedback up
 
 
-def test_cli_reports_it_without_a_traceback(small_route_table: None, tmp_path: Path,
+def test_a_switch_that_still_overflows_is_refused_with_one_line(one_entry: None) -> None:
+    sc = _scenario(3)
+    with pytest.raises(SwitchUnavailable) as exc:
+        build_run(sc, switch=choose_switch("p4", sc))
+    msg = str(exc.value)
+    assert "\n" not in msg
+    assert msg.startswith("P4 switch nodes cannot run this topology: switch ") and "holds 1" in msg
+
+
+def test_cli_reports_it_without_a_traceback(one_entry: None, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     import yaml
 
@@ -72,4 +94,4 @@ def test_cli_reports_it_without_a_traceback(small_route_table: None, tmp_path: P
     rc = main(["sim", str(path), "--switch", "p4", "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert rc != 0 and "Traceback" not in err
-    assert err.strip().startswith("p4mcc sim: P4 switch nodes cannot run this topology: 4 hosts need 4 entries")
+    assert err.strip().startswith("p4mcc sim: P4 switch nodes cannot run this topology: switch ")
