@@ -55,6 +55,13 @@ from hosts.wire import (
 )
 
 
+SILENT_ROUNDS = 4
+"""Leaderless rounds without a challenge before the window backs off: a
+receiver volunteers within an RTT of data naming no leader but at most once
+per two of its RTTs (:meth:`VlmccReceiver._volunteer`), so a silence of four
+rounds is no longer a quiet group."""
+
+
 @dataclass
 class VlmccParams:
     """VLMCC parameters; sources in ``docs/protocols/vlmcc.md``."""
@@ -96,6 +103,14 @@ class VlmccParams:
     #: False: a loss only halves W (the rule before).
     compete_timeouts: bool = True
     compete_min_rto: float = 1.0
+    #: Leaderless, the window grows by one per round only while some receiver
+    #: is still heard: the growth is there to provoke a challenge (Section 2.4).
+    #: SILENT_ROUNDS rounds in a row without any challenge halve it each round
+    #: instead, as TCP backs off when no ACK comes back (RFC 5681 3.1, RFC 6298
+    #: 5.5): a sender nobody hears must not speed up. False: the paper's
+    #: unconditional growth (with 32 receivers behind a 1 Mb/s link it once
+    #: grew to 40-60 Mb/s with nothing delivered).
+    leaderless_backoff: bool = True
     probe_rounds: int = 20
     compete_exit_probes: int = 2
     #: While competing, a challenge must claim less than this share of the rate.
@@ -175,6 +190,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.leader_addr: str | None = None
         self.leader_since = -math.inf
         self.leaderless = False
+        self.challenges_at_round = 0  # ``challenges`` at the last leaderless round
+        self.silent_rounds = 0  # leaderless rounds in a row without a challenge
         self.barred: dict[int, tuple[float, float]] = {}  # rid -> (until, last bar length)
         self.next_seq = 1
         self.outstanding: dict[int, float] = {}
@@ -337,7 +354,15 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     def _round(self, now: float) -> None:
         """Once per RTT: the Vegas (or competitive) adjustment, or leadership-loss probing."""
         if self.leaderless:
-            self.W = min(self.p.max_window, self.W + 1)  # provoke a challenge
+            if self.challenges > self.challenges_at_round:
+                self.silent_rounds = 0
+            else:
+                self.silent_rounds += 1
+            self.challenges_at_round = self.challenges
+            if self.silent_rounds < SILENT_ROUNDS or not self.p.leaderless_backoff:
+                self.W = min(self.p.max_window, self.W + 1)  # provoke a challenge
+            else:
+                self.W = max(1.0, self.W / 2)  # nobody heard for rounds on end: back off
         elif self.acks_in_round:
             if self.probe_phase == 1:
                 self.probe_phase = 2  # the half window's effect shows from this round on
@@ -521,6 +546,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     def _leader_lost(self, now: float) -> None:
         """Section 2.4: a whole window without a single ACK -- the leader is gone."""
         self.leaderless = True
+        self.challenges_at_round = self.challenges
+        self.silent_rounds = 0
         self.leader_losses += 1
         self.outstanding.clear()
         prev = self.barred.get(self.leader)

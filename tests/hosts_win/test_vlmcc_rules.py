@@ -152,7 +152,8 @@ def test_challenge_acceptance_policy():
 
 
 def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
-    s = sender(initial_window=3, initial_rtt=0.1)
+    # The paper's rule: W grows by one per round while leaderless, heard or not.
+    s = sender(initial_window=3, initial_rtt=0.1, leaderless_backoff=False)
     out(s)
     run_timers(s, 1.05)  # a window and (no RTT yet) the initial 1 s without an ACK
     assert s.leaderless
@@ -166,6 +167,20 @@ def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
     # Any challenge names a new leader at once, even right after the loss.
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=320_000),
          2.1, src=F)
+    assert s.leader == node_id(F) and not s.leaderless
+
+
+def test_a_leaderless_sender_nobody_hears_backs_off_instead_of_growing():
+    s = sender(initial_window=16, initial_rtt=0.1)
+    out(s)
+    run_timers(s, 1.05)
+    assert s.leaderless
+    w = s.W
+    run_timers(s, 1.05 + 0.8)  # about eight rounds without a word from any receiver
+    assert s.W <= max(1.0, w / 4)
+    # a challenge ends it at once
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=2, rate=160_000),
+         1.9, src=F)
     assert s.leader == node_id(F) and not s.leaderless
 
 
