@@ -50,17 +50,19 @@ def model_choice() -> SwitchChoice:
     return SwitchChoice("model", None, _configure_model)
 
 
-def p4_choice(seed: int = 0) -> SwitchChoice:
-    """P4 switch nodes running ``mcc.p4``, configured by the controller's
-    desired state (a topology whose routes a switch cannot hold is refused
-    in one line when the run is configured)."""
+def p4_choice(seed: int = 0, program: Any = None) -> SwitchChoice:
+    """P4 switch nodes running ``mcc.p4`` (or ``program``, already compiled),
+    configured by the controller's desired state with the scenario's options
+    (policing, membership ageing): the one P4 choice that ``p4mcc sim`` and
+    sweep points share.  A topology whose routes a switch cannot hold is
+    refused in one line when the run is configured."""
     from netsim import p4_switch
 
     from controller.program import P4_SOURCE
     from p4switch.frontend import P4Error
 
     try:
-        program = p4_switch.load_program()
+        program = program if program is not None else p4_switch.load_program()
     except (P4Error, OSError) as e:  # front-end errors carry file:line:col
         raise SwitchUnavailable(f"cannot compile {P4_SOURCE}: {e}") from e
 

@@ -72,21 +72,12 @@ def warm_up(sources: dict[str, str] | None) -> None:
 
 
 def _switch(kind: str, sources: dict[str, str] | None, seed: int) -> Any:
-    from netsim.switches import SwitchChoice, model_choice
+    """The switch choice ``p4mcc sim`` makes, with the sweep's program when it has one."""
+    from netsim.switches import model_choice, p4_choice
 
     if kind == "model":
         return model_choice()
-    from netsim import p4_switch
-
-    program = _compiled(sources) if sources else p4_switch.load_program()
-
-    def factory(sim: Any, name: str) -> Any:
-        return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
-
-    def configure(net: Any, scenario: Any) -> None:
-        p4_switch.configure(net.switches, scenario.topology, scenario.sessions)
-
-    return SwitchChoice("p4", factory, configure)
+    return p4_choice(seed, _compiled(sources) if sources else None)
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:

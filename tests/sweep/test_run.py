@@ -101,3 +101,28 @@ def test_the_command_runs_a_local_cluster_and_matches_serial_runs(serial: Path, 
     assert out.returncode == 0, out.stderr
     assert "8 points: 8 run, 0 already done, 0 failed" in out.stdout
     assert pq.read_table(tmp_path / "o" / RESULTS).equals(pq.read_table(serial / RESULTS))
+
+
+def test_a_p4_point_configures_its_switches_as_p4mcc_sim_does() -> None:
+    """A sweep point with P4 switches gets the scenario's own switch options
+    (per-host feedback policing, membership ageing) and the desired state the
+    run restores after a switch restart, exactly as ``p4mcc sim`` does."""
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+    from scenario.model import scenario_from_dict
+    from sweep.point import _switch
+
+    doc = {"name": "p4-point", "duration": 1.0, "seed": 3,
+           "topology": {"generate": {"kind": "dumbbell", "receivers": 3, "tcp_pairs": 1, "rate": "2Mbps"}},
+           "membership": {"timeout": 12.0},
+           "sessions": [{"name": "v", "protocol": "vlmcc", "sender": "snd1", "receivers": ["r*"]}]}
+    sc = scenario_from_dict(doc)
+    cli = build_run(sc, switch=choose_switch("p4", sc))
+    point = build_run(scenario_from_dict(doc), switch=_switch("p4", None, sc.seed))
+    want = cli.net.desired_states
+    got = getattr(point.net, "desired_states", None)
+    assert got is not None and set(got) == set(want)
+    for sw in want:
+        assert got[sw].meters == want[sw].meters and got[sw].defaults == want[sw].defaults
+        assert got[sw].entries == want[sw].entries
+    assert any(st.meters for st in want.values())  # the policing budgets are really there
