@@ -68,10 +68,11 @@ class TfmccParams:
     #: RFC 5348 4.3's 4·RTT.  A TCP flow's retransmission timer has a floor
     #: (1 s in RFC 6298, 0.2 s in Linux), so on short paths at the loss rates
     #: of a shallow queue 4·RTT credits TCP with recoveries it does not make
-    #: (RFC 5348 4.3 allows a more accurate t_RTO).  0.5 s: measured on the
-    #: friendliness grid (docs/protocols/tfmcc.md), 1.0 halved TFMCC next to
-    #: TCP flows that recover by SACK on a 2.55 Mbit/s, 31 ms path.
-    t_rto_min: float = 0.5
+    #: (RFC 5348 4.3 allows a more accurate t_RTO).  Off by default: 0.5 s
+    #: moved the friendliness grid little (docs/protocols/tfmcc.md) and kept
+    #: TFMCC from climbing back after a 1 s link outage (bench/faults.py
+    #: link-flap: never, against 2.0 s without it).
+    t_rto_min: float = 0.0
     police_burst: float = 4.0  # reports one receiver may send back to back (then one per RTT/2)
     rtt_check_factor: float = 4.0  # a claimed RTT may exceed the sender's own sample by this factor
     clr_timeout_rounds: float = 10.0  # 4.2: CLR silent for 10 feedback delays

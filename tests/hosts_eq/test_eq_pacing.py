@@ -87,7 +87,7 @@ def test_webrc_departures_are_jittered_and_the_wave_schedule_is_unchanged() -> N
 
 def test_tfmcc_equation_uses_the_t_rto_floor() -> None:
     rcv = TfmccReceiver(registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.1.1",
-                                               TfmccParams(packet_size=1000)))
+                                               TfmccParams(packet_size=1000, t_rto_min=0.5)))
     rcv.rtt, p = 0.05, 0.05
     rcv.history.set_first_interval(1 / p)
     rcv.history.on_packet(0, 0.0, rcv.rtt)
