@@ -47,13 +47,23 @@ def _packet_size(s: Any) -> int:
         return 1000
 
 
-def _path(topo: Any, a: str, b: str) -> list[Any]:
-    """Links of a shortest (hop count) path from node ``a`` to node ``b``."""
+def _graph(topo: Any) -> Any:
+    """The scenario topology as a graph whose edges carry their links."""
     import networkx as nx
 
     g = nx.Graph()
     for l in topo.links:
         g.add_edge(l.a.node, l.b.node, link=l)
+    return g
+
+
+def _path(topo: Any, a: str, b: str, graph: Any = None) -> list[Any]:
+    """Links of a shortest (hop count) path from node ``a`` to node ``b``
+    (``graph``: :func:`_graph` of ``topo``, built once by callers that ask
+    for many paths)."""
+    import networkx as nx
+
+    g = graph if graph is not None else _graph(topo)
     try:
         nodes = nx.shortest_path(g, a, b)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
@@ -61,10 +71,10 @@ def _path(topo: Any, a: str, b: str) -> list[Any]:
     return [g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
 
 
-def session_pps(topo: Any, s: Any, host: str) -> float:
+def session_pps(topo: Any, s: Any, host: str, graph: Any = None) -> float:
     """Honest feedback packets/s of ``host`` in session ``s`` (before headroom)."""
     proto = s.protocol.lower()
-    path = _path(topo, s.sender, host)
+    path = _path(topo, s.sender, host, graph)
     if not path:
         return 0.0
     if proto in PER_PACKET:
@@ -79,9 +89,10 @@ def session_pps(topo: Any, s: Any, host: str) -> float:
 def host_budgets(topo: Any, sessions: Iterable[Any]) -> dict[str, tuple[int, int]]:
     """host -> (packets/s, burst packets) for every host of the scenario topology."""
     sessions = list(sessions)
+    graph = _graph(topo)
     out: dict[str, tuple[int, int]] = {}
     for h in topo.hosts:
-        pps = sum(session_pps(topo, s, h) for s in sessions if h in s.receivers)
+        pps = sum(session_pps(topo, s, h, graph) for s in sessions if h in s.receivers)
         budget = max(FLOOR_PPS, int(math.ceil(HEADROOM * pps)))
         out[h] = (budget, max(FLOOR_BURST, budget // 10))
     return out
