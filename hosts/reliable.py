@@ -174,21 +174,7 @@ class ReceiveBuffer:
         joins a running session); packets held below ``seq`` are dropped and
         those from ``seq`` on that are now in order are returned.
         """
-        if self.delivered_packets or seq <= self.cum_ack + 1:
-            return []
-        self.cum_ack = seq - 1
-        for s in [s for s in self._sorted if s < seq]:
-            del self._held[s]
-        self._sorted = [s for s in self._sorted if s >= seq]
-        out: list[Delivered] = []
-        while self.cum_ack + 1 in self._held:
-            self.cum_ack += 1
-            sz = self._held.pop(self.cum_ack)
-            self._sorted.pop(0)
-            self.delivered_packets += 1
-            self.delivered_bytes += sz
-            out.append(Delivered(self.cum_ack, sz))
-        return out
+        return self.rebase(seq - 1)
 
     def received_above(self, seq: int) -> int:
         """How many packets above ``seq`` are held (TCP would have sent that many duplicate ACKs)."""
