@@ -38,10 +38,6 @@ import networkx as nx
 from controller.topology import Topology
 from controller.trees import bfs_parents, unicast_ports
 
-UP = -1
-"""Label of a host reached through the parent (outside this switch's subtree)."""
-
-
 @dataclass(frozen=True, order=True)
 class Route:
     """One LPM route: ``prefix/length`` to ``port``, or dropped when ``port`` is None."""

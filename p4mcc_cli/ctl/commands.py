@@ -32,6 +32,7 @@ from p4mcc_cli.ctl.output import (faults_exit, fmt_param, fmt_value, format_even
                                   print_json, text_table)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from controller.intent import Intent
     import finsy as fy
 
 
@@ -91,7 +92,7 @@ def cmd_apply(ctx: Ctx) -> int:
 
 
 def cmd_groups(ctx: Ctx) -> int:
-    from controller.intent import load_intent, save_intent
+    from controller.intent import load_intent
 
     a = ctx.args
     if a.action == "list":
@@ -118,9 +119,16 @@ def cmd_groups(ctx: Ctx) -> int:
         if a.group not in intent.groups:
             raise CliError(f"group {a.group}: not a hand-made group (see p4mcc ctl groups)")
         del intent.groups[a.group]
+    return _save_and_apply(ctx, intent, f"group {a.group} {'added' if a.action == 'add' else 'deleted'}")
+
+
+def _save_and_apply(ctx: Ctx, intent: "Intent", what: str) -> int:
+    """Check the edited intent yields a valid desired state, keep it, apply it."""
+    from controller.intent import save_intent
+
     desired_plan(ctx, intent)  # validate before saving
     save_intent(ctx.intent_path, intent)
-    return _apply_quiet(ctx, f"group {a.group} {'added' if a.action == 'add' else 'deleted'}")
+    return _apply_quiet(ctx, what)
 
 
 def _apply_quiet(ctx: Ctx, what: str) -> int:
@@ -133,7 +141,7 @@ def _apply_quiet(ctx: Ctx, what: str) -> int:
 
 def cmd_sessions(ctx: Ctx) -> int:
     from controller.desired import SessionSpec
-    from controller.intent import load_intent, save_intent
+    from controller.intent import load_intent
     from controller.program import MCC
 
     a = ctx.args
@@ -179,9 +187,7 @@ def cmd_sessions(ctx: Ctx) -> int:
         if a.session not in intent.sessions:
             raise CliError(f"session {a.session}: not added by hand (scenario sessions change with the scenario)")
         del intent.sessions[a.session]
-    desired_plan(ctx, intent)  # validate before saving
-    save_intent(ctx.intent_path, intent)
-    return _apply_quiet(ctx, f"session {a.session} {'added' if a.action == 'add' else 'deleted'}")
+    return _save_and_apply(ctx, intent, f"session {a.session} {'added' if a.action == 'add' else 'deleted'}")
 
 
 def cmd_members(ctx: Ctx) -> int:

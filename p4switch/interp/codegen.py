@@ -1065,17 +1065,7 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         t = st(t)
         touched: Optional[set[str]] = None
         if isinstance(t, T.StructType) and not isinstance(t, (T.HeaderType, T.HeaderUnionType)):
-            touched = set()
-            for role in ("egress", "compute"):
-                params = [q for q in roles[role].decl.params if not isinstance(st(q.type), T.ExternType)]
-                if index >= len(params):
-                    continue
-                a, b = spans[role]
-                found = touched_members("\n".join(self.out[a:b]), params[index].name)
-                if found is None:
-                    touched = None
-                    break
-                touched |= found
+            touched = self._touched(index, roles, spans, ("egress", "compute"))
         members = [(f.name, is_aggregate(f.type), isinstance(st(f.type), T.VarbitType))
                    for f in getattr(t, "fields", ())]
         shared = False

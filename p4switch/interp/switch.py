@@ -377,14 +377,8 @@ class Switch:
                 self.shared_outputs += 1
         else:
             if recirc is not None:
-                try:
-                    hdr, meta = self._compute(hdr, meta)
-                except ExitSignal as x:
-                    hdr, meta = x.outs or (hdr, meta)
-                O = PacketOut()
-                self._deparser(O, hdr)
-                n = O.n
-                pkt = (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
+                hdr, meta = self._checksummed(hdr, meta)  # recirculation carries them on
+                pkt = self._emit(hdr, payload)
             else:
                 pkt = self._deparse(hdr, meta, payload)
         if recirc is not None:
@@ -395,16 +389,23 @@ class Switch:
             pkt = pkt[:trunc]
         out.append(_new_tuple(Egress, (port, pkt, sm.f_instance_type)))  # Egress(...) minus one call
 
-    def _deparse(self, hdr: Any, meta: Any, payload: bytes) -> bytes:
-        """computeChecksum, then the deparser: the packet's bytes."""
+    def _checksummed(self, hdr: Any, meta: Any) -> tuple[Any, Any]:
+        """Headers and metadata after computeChecksum."""
         try:
-            hdr, meta = self._compute(hdr, meta)
+            return self._compute(hdr, meta)
         except ExitSignal as x:
-            hdr, meta = x.outs or (hdr, meta)
+            return x.outs or (hdr, meta)
+
+    def _emit(self, hdr: Any, payload: bytes) -> bytes:
+        """The deparser: the packet's bytes."""
         O = PacketOut()
         self._deparser(O, hdr)
         n = O.n  # PacketOut.to_bytes inline
         return (O.acc << (-n & 7)).to_bytes((n + 7) >> 3, "big") + payload
+
+    def _deparse(self, hdr: Any, meta: Any, payload: bytes) -> bytes:
+        """computeChecksum, then the deparser: the packet's bytes."""
+        return self._emit(self._checksummed(hdr, meta)[0], payload)
 
     @property
     def on_log(self) -> Optional[Callable[[str], None]]:
