@@ -10,10 +10,16 @@ measurably with the multicast protocols:
   ssthresh = max(cwnd/2, 2 segments), retransmit holes first, send new
   data while the pipe estimate is below cwnd, stay in recovery through
   partial ACKs until the recovery point is acknowledged (NewReno, RFC 6582).
-  Retransmission timer per RFC 6298: SRTT/RTTVAR with alpha 1/8, beta 1/4,
-  RTO = SRTT + max(G, 4 RTTVAR) bounded below by ``min_rto`` (1 s, the RFC's
-  value; Linux uses 200 ms), exponential backoff, Karn's rule (no samples
-  from retransmitted segments).  On timeout: ssthresh = max(cwnd/2, 2),
+  Retransmission timer after RFC 6298 (SRTT/RTTVAR with alpha 1/8, beta
+  1/4, exponential backoff, Karn's rule: no samples from retransmitted
+  segments), with the floor where Linux puts it (``rto="linux"``, the
+  default): RTO = SRTT + max(G, 4 RTTVAR, ``min_rto``), ``min_rto`` 200 ms
+  (Linux's ``TCP_RTO_MIN``, applied to the variance term in
+  ``tcp_rtt_estimator``), which is what iperf3 runs in Mininet.
+  ``rto="rfc6298"``: RTO = max(SRTT + max(G, 4 RTTVAR), ``min_rto``) with the
+  RFC's 1 s floor (2.4), the model before; on paths whose bandwidth-delay
+  product is a few packets, where TCP lives in timeouts, it leaves TCP with
+  a fraction of what Linux gets.  On timeout: ssthresh = max(cwnd/2, 2),
   cwnd = 1, every unSACKed segment is retransmitted again.
 * **Receiver.** Cumulative ACK plus up to four SACK blocks (RFC 2018; most
   recent block first); delayed ACKs (RFC 1122/5681): every second full
@@ -32,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netsim import packets as pk
+from scenario.model import TCP_RTO_RULES as RTO_RULES
 
 if TYPE_CHECKING:
     from netsim.engine import Simulator
@@ -56,7 +63,10 @@ class TcpSender:
 
     def __init__(self, sim: "Simulator", host: "HostNode", dst_ip: str, dport: int, sport: int, *,
                  mss: int = 1460, rwnd: int = 4 * 1024 * 1024, init_cwnd: int = 10,
-                 min_rto: float = 1.0, max_rto: float = 60.0, label: str = "") -> None:
+                 rto: str = "linux", min_rto: float | None = None, max_rto: float = 60.0,
+                 label: str = "") -> None:
+        if rto not in RTO_RULES:
+            raise ValueError(f"rto must be one of {sorted(RTO_RULES)}, got {rto!r}")
         self.sim, self.host = sim, host
         self.label = label or f"{host.name}:{sport}"
         self.dst = pk.ip_int(dst_ip)
@@ -65,7 +75,9 @@ class TcpSender:
         self.rwnd_segs = max(2, rwnd // mss)
         self.cwnd = float(init_cwnd)
         self.ssthresh = float("inf")
-        self.min_rto, self.max_rto = min_rto, max_rto
+        self.rto_rule = rto
+        self.min_rto = RTO_RULES[rto] if min_rto is None else min_rto
+        self.max_rto = max_rto
         self.srtt: float | None = None
         self.rttvar = 0.0
         self.rto = 1.0  # RFC 6298 initial RTO
@@ -183,7 +195,11 @@ class TcpSender:
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
-        self.rto = min(max(self.srtt + max(self.G, 4 * self.rttvar), self.min_rto), self.max_rto)
+        if self.rto_rule == "linux":
+            rto = self.srtt + max(self.G, 4 * self.rttvar, self.min_rto)
+        else:
+            rto = max(self.srtt + max(self.G, 4 * self.rttvar), self.min_rto)
+        self.rto = min(rto, self.max_rto)
 
     # Receiving ACKs ------------------------------------------------------
     def on_segment(self, p: pk.Parsed) -> None:

@@ -78,6 +78,16 @@ class TcpFlow:
     mss: int = 1460
     #: Receive window in bytes (the sender never has more in flight).
     rwnd: int = 4 * 1024 * 1024
+    #: The simulator's retransmission-timeout rule (a key of ``TCP_RTO_RULES``);
+    #: Mininet runs the kernel's TCP, whose rule is "linux".
+    rto: str = "linux"
+
+
+#: The simulator's TCP retransmission-timeout rules and their floors (s):
+#: "linux" puts the floor on the variance term, RTO = SRTT + max(4 RTTVAR,
+#: 200 ms), as the kernel that Mininet runs does; "rfc6298" floors the whole
+#: RTO at RFC 6298 2.4's 1 s.
+TCP_RTO_RULES = {"linux": 0.2, "rfc6298": 1.0}
 
 
 @dataclass(frozen=True)
@@ -576,7 +586,7 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
 def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> TcpFlow | None:
     if not ctx.expect(path, raw, dict, "a TCP flow mapping"):
         return None
-    ctx.unknown_keys(path, raw, {"name", "src", "dst", "start", "stop", "port", "mss", "rwnd"})
+    ctx.unknown_keys(path, raw, {"name", "src", "dst", "start", "stop", "port", "mss", "rwnd", "rto"})
     ok = True
     for k in ("src", "dst"):
         if k not in raw:
@@ -600,10 +610,14 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
         ctx.err(f"{path}.port", f"expected a TCP port 1..65535, got {port!r}")
         port = 5201 + index
     rwnd = ctx.conv(f"{path}.rwnd", parse_size, raw.get("rwnd", 4 * 1024 * 1024), 4 * 1024 * 1024)
+    rto = raw.get("rto", "linux")
+    if rto not in TCP_RTO_RULES:
+        ctx.err(f"{path}.rto", f"expected one of {', '.join(TCP_RTO_RULES)}, got {rto!r}")
+        rto = "linux"
     if not ok:
         return None
     return TcpFlow(str(raw.get("name", f"tcp{index + 1}")), raw["src"], raw["dst"],
-                   start or 0.0, stop, int(port), int(mss), int(rwnd))
+                   start or 0.0, stop, int(port), int(mss), int(rwnd), str(rto))
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",

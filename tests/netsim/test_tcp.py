@@ -138,3 +138,25 @@ def test_a_timeout_in_recovery_does_not_reopen_slow_start_past_the_path() -> Non
     snd, rcv, _ = one_flow(0.0, duration=30.0, rate="10Mbps", delay="50ms", queue=50)
     assert snd.stats.timeouts <= 2
     assert rcv.delivered_bytes * 8 / 30.0 > 0.85 * 10e6 * 1460 / (1460 + 54)
+
+
+def test_linux_rto_floors_the_variance_term_not_the_whole_timeout() -> None:
+    """Linux's rule (tcp_rtt_estimator): RTO = SRTT + max(4 RTTVAR, 200 ms).
+
+    On a 20 ms path with a steady RTT the RTO is about 220 ms, where RFC 6298's
+    1 s floor would hold it at 1 s; the RFC rule stays available as ``rto="rfc6298"``.
+    """
+    snd, _, _ = one_flow(0.0, duration=5.0, rate="20Mbps", queue=100, delay="10ms")
+    assert snd.rto_rule == "linux"
+    assert snd.srtt is not None and snd.srtt < 0.1
+    assert snd.rto == pytest.approx(snd.srtt + max(4 * snd.rttvar, 0.2), rel=1e-9)
+    assert 0.2 < snd.rto < 0.35
+
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="20Mbps", delay="10ms", queue=100))
+    TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    rfc = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rto="rfc6298")
+    sim.at(0.0, rfc.start)
+    sim.run(until=5.0)
+    assert rfc.rto == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="rto must be one of"):
+        TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40001, rto="bsd")
