@@ -10,6 +10,7 @@ from hosts.estimators import (
     InverseLossEstimator,
     SelfAdjustingEwma,
     SqrtInverseLossEstimator,
+    IntervalLossFilter,
     TwoStageLossFilter,
 )
 from hosts.ratemeter import IntervalCounter, WindowRateMeter
@@ -151,3 +152,27 @@ def test_peeking_at_a_rate_meter_forgets_nothing() -> None:
     # longer window the peeked meter still counts those from 1.0 to 1.5 s.
     assert read.rate_bps(2.6) < peeked.rate_bps(2.6)
     assert peeked.rate_bps(2.6) - read.rate_bps(2.6) == pytest.approx(8 * 100 * 6 / 2.6, rel=0.2)
+
+
+def test_interval_filter_is_tfrcs_weighted_mean_of_eight_intervals() -> None:
+    # RFC 5348 5.4: weights 1,1,1,1,0.8,0.6,0.4,0.2 over the newest eight
+    # intervals; the open interval counts only when it raises the mean.
+    f = IntervalLossFilter()
+    assert f.loss_rate == 0.0  # nothing before start-up ends
+    f.set_loss_rate(0.01)  # RFC 5348 6.3.1: one synthetic interval of 1/p
+    assert f.loss_rate == pytest.approx(0.01)
+    f.on_event()  # a short open interval (0 packets) does not raise p
+    lengths = [100, 200, 300, 400, 500, 600, 700, 800]
+    for n in lengths[:-1]:
+        f.on_packets(n)
+        f.on_event()
+    f.on_packets(lengths[-1])
+    closed = [700, 600, 500, 400, 300, 200, 100, 1]  # newest first; the open event had 0 (counted as 1)
+    w = [1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2]
+    with_open = [800, *closed[:7]]
+    mean = max(sum(a * b for a, b in zip(w, closed)), sum(a * b for a, b in zip(w, with_open))) / sum(w)
+    assert f.loss_rate == pytest.approx(1 / mean)
+    # A loss-free stretch lowers p at once (the open interval), with no epoch lag.
+    before = f.loss_rate
+    f.on_packets(5000)
+    assert f.loss_rate < before / 2

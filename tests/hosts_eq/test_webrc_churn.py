@@ -50,11 +50,14 @@ def test_receivers_leaving_and_joining_do_not_disturb_the_others() -> None:
     after = (_bytes(run, "r1") - b1) / 20.0
     late = (_bytes(run, "r3") - b3) / 10.0
     assert after >= 0.8 * before  # r2's departure costs r1 nothing
-    # r3 got going and keeps climbing toward r1's rate (it converges over
-    # about a minute: its equation starts from the rate it had when its
-    # start-up ended, the paper's "second session increases much slower").
+    # r3 got going and has reached r1's rate or keeps climbing toward it
+    # (its equation starts from the rate it had when its start-up ended, the
+    # paper's "second session increases much slower"; with TFRC's loss
+    # intervals it converges within ~10 s, with the appendix's filter in
+    # about a minute).
     r3 = run.agents["wb/r3"]
-    assert not r3.startup and late > 1.1 * mid3 and late >= 0.2 * after
+    assert not r3.startup and late >= 0.2 * after
+    assert late > 1.1 * mid3 or late >= 0.8 * after
     # r2 left every group: no port of s2 toward r2 is a member any more.
     r2 = run.net.hosts["r2"]
     assert not r2.membership_log or r2.membership_log[-1][1] == "leave"

@@ -163,7 +163,8 @@ def test_losses_at_the_end_of_a_wave_are_detected_on_leaving() -> None:
 
 
 def test_loss_event_lasts_artt() -> None:
-    r = make()
+    # Footnote 4 (the paper's rule): a loss event lasts ARTT from its first loss.
+    r = make(loss_event_episode=False)
     drain(r)
     sc = _startup_with_one_wave(r)
     artt = r.artt_value
@@ -172,6 +173,25 @@ def test_loss_event_lasts_artt() -> None:
     assert r.loss_events == 1
     sc.pkt(T, 2.0 + 1.5 * artt, skip=1)
     assert r.loss_events == 2 and r.lost == 3
+
+
+def test_losses_of_one_episode_are_one_event_up_to_the_cap() -> None:
+    # The default: a loss within ARTT of the event's last loss extends the
+    # event (one overflow, one event, as TCP cuts once per window of losses),
+    # but never beyond loss_event_max_rtts ARTTs from its first loss.
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    artt, cap = r.artt_value, r.p.loss_event_max_rtts
+    t = 2.0
+    for _ in range(int(cap / 0.75)):  # losses 0.75 ARTT apart, up to the cap
+        sc.pkt(T, t, skip=1)
+        t += 0.75 * artt
+    assert r.loss_events == 1
+    sc.pkt(T, 2.0 + (cap + 0.1) * artt, skip=1)  # within ARTT of the last, past the cap
+    assert r.loss_events == 2
+    sc.pkt(T, 2.0 + (cap + 1.2) * artt, skip=1)  # more than ARTT after the last
+    assert r.loss_events == 3
 
 
 def test_no_join_during_a_loss_event() -> None:
