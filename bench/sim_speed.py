@@ -20,7 +20,10 @@ switch still cannot hold is reported as not run.
 
 Peak memory is the process's peak RSS so far: with ``--switch both`` the
 model run goes first (up to 1000 receivers), so the figure printed after
-the P4 run is the P4 run's peak (the larger of the two).  ``P4MCC_SIM_FASTPATH=0`` runs P4
+the P4 run is the P4 run's peak (the larger of the two).  With assistance (the default)
+P4 nodes aggregate TFMCC's feedback and the model switch cannot, so the
+two runs follow different trajectories; ``--no-assistance`` makes the P4
+nodes replicate only, the model's work, for a like-for-like CPU ratio.  ``P4MCC_SIM_FASTPATH=0`` runs P4
 nodes without their fast path (docs/performance.md).
 """
 
@@ -49,14 +52,14 @@ def dumbbell_tcp(duration: float):
     }, known_protocols=None)
 
 
-def tfmcc_tree(duration: float, receivers: int):
+def tfmcc_tree(duration: float, receivers: int, assistance: bool = True):
     return scenario_from_dict({
         "name": f"tfmcc-{receivers}", "duration": duration, "seed": 1, "metrics_interval": 1.0,
         "topology": {"generate": {"kind": "kary_tree", "k": 4, "receivers": receivers, "rate": "100Mbps",
                                   "delay": "2ms", "leaf_rate": "10Mbps", "leaf_delay": "5ms",
                                   "loss_distribution": "tfmcc"}},
         "sessions": [{"name": "tfmcc", "protocol": "tfmcc", "sender": "snd", "receivers": ["r*"],
-                      "group": "239.1.1.1", "port": 5001}],
+                      "group": "239.1.1.1", "port": 5001, "assistance": assistance}],
     }, known_protocols=None)
 
 
@@ -178,6 +181,10 @@ def main() -> int:
     ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")
     ap.add_argument("--skip-ns3", action="store_true")
+    ap.add_argument("--no-assistance", action="store_true",
+                    help="TFMCC session without switch assistance: P4 nodes only replicate, as the model "
+                         "switch does, so both kinds run the same trajectory and their CPU times compare "
+                         "like for like")
     ap.add_argument("--progress", type=float, default=0.0, metavar="S",
                     help="TFMCC runs: print progress every S simulated seconds")
     args = ap.parse_args()
@@ -191,7 +198,7 @@ def main() -> int:
         cpu: dict[str, float] = {}
         events: dict[str, int] = {}
         for kind in kinds:
-            sc = tfmcc_tree(args.duration, args.receivers)
+            sc = tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance)
             try:
                 b = measure(sc, kind, args.progress)
             except SwitchUnavailable as e:  # e.g. more routes than a switch's table holds
