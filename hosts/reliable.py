@@ -28,7 +28,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any
 
-from hosts.core import Delivered
+from hosts.core import Counters, Delivered
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, MIN_RTO
 
@@ -132,7 +132,7 @@ def ack_from_one_more(buffer: dict[int, Any], seq: int, receivers: int) -> bool:
     return True
 
 
-class ReceiveBuffer:
+class ReceiveBuffer(Counters):
     """A receiver's reorder buffer with in-order delivery.
 
     ``capacity`` is the number of out-of-order packets it can hold; what is
@@ -140,6 +140,10 @@ class ReceiveBuffer:
     dropped and counted (the sender will retransmit them), never delivered out
     of order.
     """
+
+    #: Packets and bytes delivered in order; arrivals already held or
+    #: delivered (``duplicates``); arrivals that did not fit (``overflow``).
+    COUNTERS = ("delivered_packets", "delivered_bytes", "duplicates", "overflow")
 
     def __init__(self, capacity: int = 256) -> None:
         if capacity < 1:
@@ -149,10 +153,7 @@ class ReceiveBuffer:
         self._held: dict[int, int] = {}  # seq -> size, all > cum_ack
         self._sorted: list[int] = []
         self.last_arrival: int | None = None
-        self.delivered_packets = 0
-        self.delivered_bytes = 0
-        self.duplicates = 0
-        self.overflow = 0
+        self.zero_counters()
 
     @property
     def free(self) -> int:

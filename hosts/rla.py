@@ -156,6 +156,10 @@ class _Out:
 class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     """The RLA sender: one window for the group, random listening to congestion."""
 
+    #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
+    COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
+                "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback")
+
     def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
         super().__init__(config)
         self.rng = rng if rng is not None else random.Random(config.seed)
@@ -174,16 +178,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
         self.fast_rexmit = False
-        # Counters for metrics and tests.
-        self.congestion_signals = 0
-        self.forced_cuts = 0
-        self.random_cuts = 0
-        self.ignored_signals = 0
-        self.rare_losses = 0
-        self.timeouts = 0
-        self.mcast_rexmits = 0
-        self.ucast_rexmits = 0
-        self.feedback = 0
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
         self.restarts = 0  # known receivers that came back with no state

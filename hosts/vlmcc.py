@@ -630,6 +630,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
 class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
 
+    #: Data packets received, packets lost (sequence gaps), challenges and ACKs sent.
+    COUNTERS = ("received", "lost", "challenges_sent", "acks_sent")
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.me = node_id(config.local)
@@ -651,11 +654,6 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_challenge = -math.inf
         self.competing = False  # the sender says it runs its competitive rule
         self.pending_acks: list[tuple[int, int, float]] = []
-        # Counters.
-        self.received = 0
-        self.lost = 0
-        self.challenges_sent = 0
-        self.acks_sent = 0
 
     @property
     def is_leader(self) -> bool:
