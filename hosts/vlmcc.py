@@ -680,12 +680,10 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self._send_challenge(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        msg = self.decode_session(data, self.cfg.session_id)
-        if msg is None:
-            return
+        msg = self.decode_session(data, self.cfg.session_id, VlmccStart, VlmccData)
         if isinstance(msg, VlmccStart):
             self._on_start_msg(msg, now)
-        elif isinstance(msg, VlmccData):
+        elif msg is not None:
             self._on_data(msg, now)
 
     def _on_start_msg(self, m: VlmccStart, now: float) -> None:
