@@ -35,7 +35,7 @@ from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""
@@ -114,7 +114,35 @@ class _Timer:
     cancelled: bool = field(default=False, compare=False)
 
 
-class Endpoint(ABC):
+class Counters:
+    """Event counters declared in one place: each name in ``COUNTERS`` is an int attribute.
+
+    A class lists what it counts in its ``COUNTERS`` (subclasses add to their
+    bases'); :meth:`zero_counters` sets every one to 0 and :meth:`counts`
+    reads them all, for logs, tests and reports.  Code counts an event as
+    ``self.timeouts += 1`` and reads it as ``sender.timeouts``.
+    """
+
+    COUNTERS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def counter_names(cls) -> tuple[str, ...]:
+        """Every counter of this class, its bases' first, each once."""
+        names: dict[str, None] = {}
+        for klass in reversed(cls.__mro__):
+            names.update(dict.fromkeys(vars(klass).get("COUNTERS", ())))
+        return tuple(names)
+
+    def zero_counters(self) -> None:
+        for name in self.counter_names():
+            setattr(self, name, 0)
+
+    def counts(self) -> dict[str, int]:
+        """Each counter's value, by name."""
+        return {name: getattr(self, name) for name in self.counter_names()}
+
+
+class Endpoint(Counters, ABC):
     """Base class giving protocol cores the driver-facing calls and plumbing.
 
     Subclasses implement :meth:`on_start`, :meth:`on_datagram` and
@@ -136,6 +164,11 @@ class Endpoint(ABC):
     #: port to a sender on the same host (loopback runs).
     unicast_on_session_port: bool = True
 
+    #: ``malformed``: datagrams that failed to decode (counted, never raised);
+    #: ``ignored``: well-formed datagrams of another session, or of a kind this
+    #: core does not take.  Each core adds its own events (:class:`Counters`).
+    COUNTERS = ("malformed", "ignored")
+
     def __init__(self) -> None:
         self._out: deque[Datagram] = deque()
         self._events: deque[Event] = deque()
@@ -143,10 +176,7 @@ class Endpoint(ABC):
         self._timers: dict[str, _Timer] = {}
         self._order = 0
         self.now = 0.0
-        #: Datagrams that failed to decode; counted, never raised.
-        self.malformed = 0
-        #: Well-formed datagrams of another session, or of a kind this core does not take.
-        self.ignored = 0
+        self.zero_counters()
         self._last_metric = -math.inf
 
     # Driver-facing API ----------------------------------------------------

@@ -1,6 +1,7 @@
-"""Estimators the cores share: WEBRC's self-adjusting filters and Vegas' Diff.
+"""Estimators the cores share: WEBRC's self-adjusting filters.
 
-RTT estimators (the EWMA, RFC 6298, the running minimum) live in :mod:`hosts.rtt`.
+RTT estimators (the EWMA, RFC 6298, the running minimum) live in :mod:`hosts.rtt`;
+TCP Vegas' Diff and thresholds in :mod:`hosts.tcp_rules`.
 
 WEBRC's self-adjusting estimators (WEBRC paper, appendix):
 
@@ -236,16 +237,3 @@ class IntervalLossFilter:
         closed = list(self.intervals)
         avg = max(self._mean(closed), self._mean([self.open, *closed][: self.n]))
         return 1.0 / avg
-
-
-def vegas_diff(rate: float, delay: float, base_delay: float) -> float:
-    """TCP Vegas' Diff, in packets queued on the path: ``rate * (delay - base_delay)``.
-
-    Brakmo and Peterson write it ``(Expected - Actual) * BaseRTT`` with
-    ``Expected = W / BaseRTT`` and ``Actual = W / RTT``; the same number is the
-    achieved rate times the delay above the base, the form used here because
-    MTCP measures one-way relative delays (RTDs) whose zero is arbitrary and a
-    rate rather than a window.  VLMCC (sender and follower emulation) passes
-    ``W / rtt``.
-    """
-    return rate * (delay - base_delay)

@@ -57,10 +57,10 @@ from typing import Any
 
 from hosts import mtcp_tree
 from hosts.core import Address, JoinGroup, node_id
-from hosts.estimators import vegas_diff
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from hosts.reliable import ReceiveBuffer, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
+from hosts.tcp_rules import DUPTHRESH, VEGAS, Vegas, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -96,57 +96,61 @@ NACK_HOLDOFF_INITIAL = 0.25
 
 
 @dataclass
-class MtcpParams:
-    """MTCP parameters; sources in ``docs/protocols/mtcp.md``."""
+class MtcpParams(ReliableParams):
+    """MTCP parameters; sources in ``docs/protocols/mtcp.md``.
 
-    packet_size: int = 1452  # a 1500-byte IP packet, as TCP's full segments (docs)
-    total_packets: int = 0  # 0: send for ever
+    The stream (``packet_size``, ``total_packets``), ``receivers`` (flat tree,
+    no assistance: how many children the sender waits for) and RFC 6298's
+    timer (``initial_rto``, ``min_rto``) are
+    :class:`hosts.reliable.ReliableParams`, shared with RLA.
+    """
+
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
-    receivers: int = 0  # flat tree, no assistance: how many children the sender waits for
     k: int = 16
     assisted: bool | None = None  # None: the session's (SessionConfig.assisted); set: overrides it
     ack_delay: float = 0.02
     rcv_buffer: int = 4096
     initial_ssthresh: float = 4096.0
-    vegas_alpha: float = 1.0
-    vegas_beta: float = 3.0
-    vegas_gamma: float = 1.0
-    dup_nack_thresh: int = 3
-    window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
     wupdate_initial: float = 0.5
     wupdate_step: float = 1.0
-    min_rto: float = 1.0
-    initial_rto: float = 1.0
     hello_interval: float = 1.0
     probe_interval: float = 2.0
     dead_probes: int = 3
+    window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
+    #: TCP Vegas' thresholds for ``window="vegas"`` (:class:`hosts.tcp_rules.Vegas`).
+    vegas_alpha: float = VEGAS.alpha
+    vegas_beta: float = VEGAS.beta
+    vegas_gamma: float = VEGAS.gamma
+    #: NACKs of one packet that count as congestion (TCP's three duplicate ACKs).
+    dup_nack_thresh: int = DUPTHRESH
     #: In a switch-assisted session a receiver NACKs a hole again only after
     #: ``NACK_HOLDOFF_RTTS`` times its NACK-to-repair time (``NACK_HOLDOFF_INITIAL``
     #: before a sample); False: a NACK with every ACK while a hole is open.
     nack_holdoff: bool = True
     #: A receiver NACKs a new hole once this many packets above it arrived (TCP's
     #: three duplicate ACKs, RFC 5681 3.2); 1: at the first (the paper's rule).
-    nack_dupthresh: int = 3
+    nack_dupthresh: int = DUPTHRESH
 
     def __post_init__(self) -> None:
-        if not 0 < self.packet_size <= 8000:
-            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        super().__post_init__()
         if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1 or self.nack_dupthresh < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
         if self.window not in WINDOW_MODES:
             raise ValueError(f"window must be one of {', '.join(WINDOW_MODES)}, got {self.window!r}")
-        if self.min_rto <= 0:
-            raise ValueError(f"min_rto must be positive, got {self.min_rto}")
         if self.probe_interval <= 0:
             raise ValueError(f"probe_interval must be positive, got {self.probe_interval}")
         if self.ack_delay < 0 or self.wupdate_initial <= 0 or self.wupdate_step < 0:
             raise ValueError("ack_delay, wupdate_initial and wupdate_step must be positive")
-        if not 0 <= self.vegas_alpha <= self.vegas_beta:
-            raise ValueError("need 0 <= vegas_alpha <= vegas_beta")
+        _ = self.vegas  # a Vegas checks its own thresholds
         if self.assisted and self.tree:
             raise ValueError("switch-assisted sessions use the flat tree (leave 'tree' empty)")
         if self.tree:
             mtcp_tree.parse(self.tree, mtcp_tree.root_of(self.tree), self.k)  # TreeError is a ValueError
+
+    @property
+    def vegas(self) -> Vegas:
+        """The Vegas rule with this session's thresholds."""
+        return Vegas(self.vegas_alpha, self.vegas_beta, self.vegas_gamma)
 
 
 def _rtd_estimator(min_rto: float) -> SmoothedRtt:
@@ -272,8 +276,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
-            rtt = SmoothedRtt(initial_rto=self.p.initial_rto, min_rto=self.p.min_rto)
-            c = _Child(nid, addr, _rtd_estimator(self.p.min_rto), rtt, rssthresh=self.p.initial_ssthresh)
+            c = _Child(nid, addr, _rtd_estimator(self.p.min_rto), self.p.rtt_estimator(),
+                       rssthresh=self.p.initial_ssthresh)
             self.children[nid] = c
             self.departed.discard(nid)
             if now is not None:
@@ -703,15 +707,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _end_round(self, now: float) -> None:
         diff = self.vegas_diff(now) if self.p.window == "vegas" else None
         if diff is not None:
-            if self.cwnd < self.ssthresh:
-                if diff > self.p.vegas_gamma:  # Vegas leaves slow start early
-                    self.ssthresh = self.cwnd
-            if diff < self.p.vegas_alpha:
-                self.trend = 1
-            elif diff > self.p.vegas_beta:
-                self.trend = -1
-            else:
-                self.trend = 0
+            vegas = self.p.vegas
+            if self.cwnd < self.ssthresh and vegas.leaves_slow_start(diff):
+                self.ssthresh = self.cwnd  # Vegas leaves slow start early
+            self.trend = vegas.step(diff)
         for c in self.children.values():
             c.round_min_rtd = None
         self.round_acked = 0

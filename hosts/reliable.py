@@ -13,6 +13,9 @@ special case and ``0`` fits the unsigned wire field.
   a block left out of one report is not forgotten.
 * :class:`SendGate` -- when a sender may send: once its receivers are known,
   never after it is done.
+* :class:`ReliableParams` -- the parameters both protocols read under the same
+  names (the stream, the receivers a sender waits for, RFC 6298's timer);
+  ``RlaParams`` and ``MtcpParams`` extend it.
 * :func:`payload_for` -- the deterministic application bytes of packet ``seq``,
   so a receiver can check every delivered byte without the sender storing data.
 
@@ -22,9 +25,12 @@ Their RTT estimator, RFC 6298's, is :class:`hosts.rtt.SmoothedRtt`.
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 from typing import Any
 
-from hosts.core import Delivered
+from hosts.core import Counters, Delivered
+from hosts.rtt import SmoothedRtt
+from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, MIN_RTO
 
 
 def payload_for(seq: int, size: int) -> bytes:
@@ -33,6 +39,39 @@ def payload_for(seq: int, size: int) -> bytes:
         return b""
     unit = seq.to_bytes(4, "big")
     return (unit * (size // 4 + 1))[:size]
+
+
+@dataclass
+class ReliableParams:
+    """The parameters RLA and MTCP share; each protocol's dataclass adds its own.
+
+    Sources in ``docs/protocols/rla.md`` and ``docs/protocols/mtcp.md``.
+    """
+
+    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (a 20-byte
+    #: header, UDP, IPv4), the size of a TCP segment on such a path.  The
+    #: windows count packets, so at TCP's size the shares match in bytes too.
+    packet_size: int = 1452
+    #: Packets in the transfer; 0: send for ever.
+    total_packets: int = 0
+    #: Receivers the sender hears from before it sends (:meth:`SendGate._ready`).
+    receivers: int = 0
+    #: RFC 6298's retransmission timer on each receiver's RTT
+    #: (:meth:`rtt_estimator`): the timeout before a sample and its floor.
+    initial_rto: float = INITIAL_RTO
+    min_rto: float = MIN_RTO
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.total_packets < 0 or self.receivers < 0:
+            raise ValueError("total_packets and receivers must be >= 0")
+        if self.min_rto <= 0 or self.initial_rto <= 0:
+            raise ValueError(f"min_rto and initial_rto must be > 0, got {self.min_rto} and {self.initial_rto}")
+
+    def rtt_estimator(self) -> SmoothedRtt:
+        """A receiver's RTT estimator and retransmission timer under these parameters."""
+        return SmoothedRtt(initial_rto=self.initial_rto, min_rto=self.min_rto)
 
 
 class SendGate:
@@ -93,7 +132,7 @@ def ack_from_one_more(buffer: dict[int, Any], seq: int, receivers: int) -> bool:
     return True
 
 
-class ReceiveBuffer:
+class ReceiveBuffer(Counters):
     """A receiver's reorder buffer with in-order delivery.
 
     ``capacity`` is the number of out-of-order packets it can hold; what is
@@ -101,6 +140,10 @@ class ReceiveBuffer:
     dropped and counted (the sender will retransmit them), never delivered out
     of order.
     """
+
+    #: Packets and bytes delivered in order; arrivals already held or
+    #: delivered (``duplicates``); arrivals that did not fit (``overflow``).
+    COUNTERS = ("delivered_packets", "delivered_bytes", "duplicates", "overflow")
 
     def __init__(self, capacity: int = 256) -> None:
         if capacity < 1:
@@ -110,10 +153,7 @@ class ReceiveBuffer:
         self._held: dict[int, int] = {}  # seq -> size, all > cum_ack
         self._sorted: list[int] = []
         self.last_arrival: int | None = None
-        self.delivered_packets = 0
-        self.delivered_bytes = 0
-        self.duplicates = 0
-        self.overflow = 0
+        self.zero_counters()
 
     @property
     def free(self) -> int:
@@ -271,7 +311,7 @@ class Scoreboard:
     def acked(self, seq: int) -> bool:
         return seq <= self.cum_ack or seq in self.sacked
 
-    def lost(self, dupthresh: int = 3) -> list[int]:
+    def lost(self, dupthresh: int = DUPTHRESH) -> list[int]:
         """Packets deemed lost: unacknowledged with one at least ``dupthresh`` higher SACKed.
 
         This is RLA's rule 1 (and TCP SACK's): reordering of fewer than

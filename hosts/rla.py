@@ -47,30 +47,29 @@ from typing import Any
 
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.reliable import ReceiveBuffer, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
+from hosts.tcp_rules import DUPTHRESH
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
 @dataclass
-class RlaParams:
-    """RLA parameters; sources in ``docs/protocols/rla.md``."""
+class RlaParams(ReliableParams):
+    """RLA parameters; sources in ``docs/protocols/rla.md``.
 
-    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (20-byte
-    #: RLA header, UDP, IPv4), the size of a TCP segment on such a path.  The
-    #: window counts packets, so at TCP's size the shares match in bytes too.
-    packet_size: int = 1452
-    total_packets: int = 0  # 0: send for ever
-    receivers: int = 0  # expected receivers; the sender waits for their hello
+    The stream (``packet_size``, ``total_packets``), the ``receivers`` whose
+    hello the sender waits for and RFC 6298's timer (``initial_rto``,
+    ``min_rto``) are :class:`hosts.reliable.ReliableParams`, shared with MTCP.
+    """
+
     eta: float = 20.0
     rexmit_thresh: int = 0
-    dupthresh: int = 3
+    dupthresh: int = DUPTHRESH
     initial_cwnd: float = 1.0
     initial_ssthresh: float = 64.0
     rcv_buffer: int = 256
     interval_gain: float = 0.25
     awnd_gain: float = 1 / 32
-    min_rto: float = 1.0
     #: A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes an
     #: ACK is dropped from the group (crash or leave; docs/protocols/rla.md).
     #: Rule 2's congestion period, in the receiver's smoothed RTTs.
@@ -107,19 +106,17 @@ class RlaParams:
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
-        if not 0 < self.packet_size <= 8000:
-            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        super().__post_init__()
         if self.eta <= 0:
             raise ValueError(f"eta must be > 0, got {self.eta}")
-        for name in ("total_packets", "receivers", "rexmit_thresh"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
+        if self.rexmit_thresh < 0:
+            raise ValueError("rexmit_thresh must be >= 0")
         if self.dupthresh < 1 or self.rcv_buffer < 1 or self.initial_cwnd < 1:
             raise ValueError("dupthresh, rcv_buffer and initial_cwnd must be >= 1")
         if not 0 < self.interval_gain <= 1 or not 0 < self.awnd_gain <= 1:
             raise ValueError("gains must be in (0, 1]")
-        if self.min_rto <= 0 or self.dead_min <= 0 or self.dead_rtts <= 0:
-            raise ValueError("min_rto, dead_min and dead_rtts must be > 0")
+        if self.dead_min <= 0 or self.dead_rtts <= 0:
+            raise ValueError("dead_min and dead_rtts must be > 0")
 
 
 @dataclass
@@ -159,6 +156,10 @@ class _Out:
 class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     """The RLA sender: one window for the group, random listening to congestion."""
 
+    #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
+    COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
+                "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback")
+
     def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
         super().__init__(config)
         self.rng = rng if rng is not None else random.Random(config.seed)
@@ -177,16 +178,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
         self.fast_rexmit = False
-        # Counters for metrics and tests.
-        self.congestion_signals = 0
-        self.forced_cuts = 0
-        self.random_cuts = 0
-        self.ignored_signals = 0
-        self.rare_losses = 0
-        self.timeouts = 0
-        self.mcast_rexmits = 0
-        self.ucast_rexmits = 0
-        self.feedback = 0
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
         self.restarts = 0  # known receivers that came back with no state
@@ -243,8 +234,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
         r = self.rcvrs.get(rid)
         if r is None:
-            r = _Receiver(rid, src)
-            r.rtt.min_rto = self.p.min_rto
+            r = _Receiver(rid, src, rtt=self.p.rtt_estimator())
             r.adv_buf = self.p.rcv_buffer
             r.last_signal_pkts = self.packets_sent
             r.last_heard = self.now

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hosts.tcp_rules import INITIAL_RTO
+
 
 def ewma(old: float | None, sample: float, weight: float) -> float:
     """``weight·sample + (1 − weight)·old``; the first sample (``old`` None or NaN) is taken as is."""
@@ -46,8 +48,9 @@ class SmoothedRtt:
     """RFC 6298 estimator: srtt, rttvar, RTO with back-off, and the smallest sample.
 
     ``min_rto``/``max_rto`` bound the timeout.  RFC 6298 (2.4) recommends 1 s
-    as the floor on the Internet; cores that also run on sub-millisecond
-    emulated links choose their own and record it in their protocol page.
+    as the floor on the Internet (:data:`hosts.tcp_rules.MIN_RTO`, the
+    window protocols' default); a core passes the floor it runs with, and
+    its protocol page records it.
     ``granularity`` is the clock granularity G of 2.3 (0: an ideal clock).
 
     ``mean_first`` updates SRTT before measuring the deviation against it
@@ -58,7 +61,7 @@ class SmoothedRtt:
     it, so its runs reproduce exactly.
     """
 
-    initial_rto: float = 1.0
+    initial_rto: float = INITIAL_RTO
     min_rto: float = 0.2
     max_rto: float = 60.0
     alpha: float = 1 / 8

@@ -541,6 +541,10 @@ class _Echo:
 class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
     """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
 
+    #: CLRs dropped, and reports refused by the policing rules of :meth:`_police`
+    #: (:class:`hosts.core.Counters`).
+    COUNTERS = ("clr_drops", "refused_clr_claims", "refused_flood", "refused_rates")
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.dest: Address = (config.group, config.port)
@@ -578,11 +582,6 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         #: Increase limited to one packet per RTT (after a CLR change or leave).
         self.limited = False
         self.ss_step_at = 0.0
-        self.clr_drops = 0
-        #: Reports refused (the policing rules in :meth:`_police`).
-        self.refused_clr_claims = 0
-        self.refused_flood = 0
-        self.refused_rates = 0
         self._buckets: dict[int, tuple[float, float]] = {}
         self._payload = bytes(s.packet_size - DATA_HEADER)
         self.rng = random.Random((config.seed << 32) ^ 0x7F3A)

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hosts.core import Address, JoinGroup, node_id
-from hosts.estimators import vegas_diff
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import SmoothedRtt, ewma, lowest
+from hosts.tcp_rules import DUPTHRESH, MIN_RTO, VEGAS, Vegas, vegas_diff
 from hosts.wire import (
     Flags,
     VlmccAck,
@@ -67,27 +67,38 @@ class VlmccParams:
     """VLMCC parameters; sources in ``docs/protocols/vlmcc.md``."""
 
     packet_size: int = 1000
+    #: TCP Vegas' thresholds (:class:`hosts.tcp_rules.Vegas`).
+    alpha: float = VEGAS.alpha
+    beta: float = VEGAS.beta
+    gamma: float = VEGAS.gamma
     g: float = 0.1
     g_dev: float = 0.1
-    alpha: float = 1.0
-    beta: float = 3.0
-    gamma: float = 1.0
     max_burst: int = 2
     initial_window: float = 2.0
     initial_rtt: float = 0.1
+    min_rate_bps: float = 16000.0
+    max_window: float = 10000.0
     n_extra: float = 4.0
     gap_gain: float = 0.1
     holdoff_rtts: float = 4.0
-    min_rate_bps: float = 16000.0
-    max_window: float = 10000.0
     leader_ack_delay: float = 0.0
     probe_interval: float = 1.0
     #: Loss detection beyond the paper's timer (docs/protocols/vlmcc.md, "Deviations").
     #: A packet is lost when the leader has ACKed ``dupthresh`` packets sent after it
     #: (TCP's fast-retransmit rule; 0: the timer alone) ...
-    dupthresh: int = 3
+    dupthresh: int = DUPTHRESH
     #: ... and the timer ``rtt + 4*dev`` never fires before ``loss_floor_rtts * rtt``.
     loss_floor_rtts: float = 2.0
+    #: Leaderless, the window grows by one per round only while some receiver
+    #: is still heard: the growth is there to provoke a challenge (Section 2.4).
+    #: SILENT_ROUNDS rounds in a row without any challenge halve it each round
+    #: instead, as TCP backs off when no ACK comes back (RFC 5681 3.1, RFC 6298
+    #: 5.5): a sender nobody hears must not speed up. False: the paper's
+    #: unconditional growth (with 32 receivers behind a 1 Mb/s link it once
+    #: grew to 40-60 Mb/s with nothing delivered).
+    leaderless_backoff: bool = True
+    #: A leader that fell silent cannot lead again for this long (doubling on repeat).
+    leader_bar: float = 5.0
     #: Competitive mode: every ``probe_rounds`` RTTs the sender sends half its
     #: window for two RTTs; if the queue does not drain, a buffer-filling competitor
     #: holds it, and W grows by one per RTT and halves on loss (TCP Reno's rule)
@@ -102,15 +113,7 @@ class VlmccParams:
     #: half the window it had.
     #: False: a loss only halves W (the rule before).
     compete_timeouts: bool = True
-    compete_min_rto: float = 1.0
-    #: Leaderless, the window grows by one per round only while some receiver
-    #: is still heard: the growth is there to provoke a challenge (Section 2.4).
-    #: SILENT_ROUNDS rounds in a row without any challenge halve it each round
-    #: instead, as TCP backs off when no ACK comes back (RFC 5681 3.1, RFC 6298
-    #: 5.5): a sender nobody hears must not speed up. False: the paper's
-    #: unconditional growth (with 32 receivers behind a 1 Mb/s link it once
-    #: grew to 40-60 Mb/s with nothing delivered).
-    leaderless_backoff: bool = True
+    compete_min_rto: float = MIN_RTO
     probe_rounds: int = 20
     compete_exit_probes: int = 2
     #: While competing, a challenge must claim less than this share of the rate.
@@ -118,8 +121,6 @@ class VlmccParams:
     #: Queue counted as drained when the probe's smallest RTT is within this
     #: fraction of base_rtt (or within alpha packets at the current rate).
     drain_frac: float = 0.1
-    #: A leader that fell silent cannot lead again for this long (doubling on repeat).
-    leader_bar: float = 5.0
     #: The switches' challenge-filter window (µs): read by the controller from the
     #: session's parameters (``assist_filter``'s ``window_us``); the hosts ignore it.
     filter_window_us: int = 100_000
@@ -129,8 +130,7 @@ class VlmccParams:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
         if not 0 < self.g <= 1 or not 0 < self.g_dev <= 1 or not 0 < self.gap_gain <= 1:
             raise ValueError("gains must be in (0, 1]")
-        if not 0 <= self.alpha <= self.beta:
-            raise ValueError("need 0 <= alpha <= beta")
+        _ = self.vegas  # a Vegas checks its own thresholds
         if self.max_burst < 1 or self.initial_window < 1 or self.initial_rtt <= 0:
             raise ValueError("max_burst and initial_window must be >= 1, initial_rtt > 0")
         if self.probe_interval <= 0:
@@ -143,6 +143,11 @@ class VlmccParams:
             raise ValueError(f"compete_min_rto must be >= 0, got {self.compete_min_rto}")
         if not 0 < self.filter_window_us < 1 << 48:
             raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")
+
+    @property
+    def vegas(self) -> Vegas:
+        """The Vegas rule with this session's thresholds."""
+        return Vegas(self.alpha, self.beta, self.gamma)
 
 
 #: Periodic feedback timers fire after ``period * uniform(1 - J, 1 + J)``: receivers
@@ -333,7 +338,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self.set_timer("round", now + self.srtt)
 
     def vegas_diff(self) -> float | None:
-        """Extra packets queued (:func:`hosts.estimators.vegas_diff`)."""
+        """Extra packets queued (:func:`hosts.tcp_rules.vegas_diff`)."""
         if self.base_rtt is None or self.rtt is None or self.rtt <= 0:
             return None
         return vegas_diff(self.W / self.rtt, self.rtt, self.base_rtt)
@@ -403,15 +408,17 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         diff = self.vegas_diff()
         if diff is None:
             return
+        vegas = self.p.vegas
         if self.slowstart:
-            if diff > self.p.gamma:
+            if vegas.leaves_slow_start(diff):
                 self.slowstart = False
             else:
                 self.W = min(self.p.max_window, self.W * 2)
         if not self.slowstart:
-            if diff < self.p.alpha:
+            step = vegas.step(diff)
+            if step > 0:
                 self.W = min(self.p.max_window, self.W + 1)
-            elif diff > self.p.beta:
+            elif step < 0:
                 self.W = max(1.0, self.W - 1)
 
     def _check_losses(self, now: float) -> None:
@@ -623,6 +630,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
 class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
 
+    #: Data packets received, packets lost (sequence gaps), challenges and ACKs sent.
+    COUNTERS = ("received", "lost", "challenges_sent", "acks_sent")
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.me = node_id(config.local)
@@ -644,11 +654,6 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_challenge = -math.inf
         self.competing = False  # the sender says it runs its competitive rule
         self.pending_acks: list[tuple[int, int, float]] = []
-        # Counters.
-        self.received = 0
-        self.lost = 0
-        self.challenges_sent = 0
-        self.acks_sent = 0
 
     @property
     def is_leader(self) -> bool:
@@ -675,12 +680,10 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self._send_challenge(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
-        msg = self.decode_session(data, self.cfg.session_id)
-        if msg is None:
-            return
+        msg = self.decode_session(data, self.cfg.session_id, VlmccStart, VlmccData)
         if isinstance(msg, VlmccStart):
             self._on_start_msg(msg, now)
-        elif isinstance(msg, VlmccData):
+        elif msg is not None:
             self._on_data(msg, now)
 
     def _on_start_msg(self, m: VlmccStart, now: float) -> None:
@@ -763,10 +766,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         else:
             diff = self.vegas_diff()
             if diff is not None:
-                if diff < self.p.alpha:
-                    self.W += 1
-                elif diff > self.p.beta:
-                    self.W = max(1.0, self.W - 1)
+                self.W = max(1.0, self.W + self.p.vegas.step(diff))
         # An emulated connection cannot open beyond what the sender actually
         # sends it (plus the slack the challenge test allows).
         cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1

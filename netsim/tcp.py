@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
@@ -80,7 +81,7 @@ class TcpSender:
         self.max_rto = max_rto
         self.srtt: float | None = None
         self.rttvar = 0.0
-        self.rto = 1.0  # RFC 6298 initial RTO
+        self.rto = INITIAL_RTO
         self.una = 0  # oldest unacknowledged segment
         self.nxt = 0  # next new segment
         self.sacked: set[int] = set()
@@ -251,20 +252,20 @@ class TcpSender:
         self._send_what_we_can()
 
     def _detect_loss(self) -> None:
-        """RFC 6675 IsLost: three SACKed segments above a hole (or 3 dupacks)."""
+        """RFC 6675 IsLost: ``DUPTHRESH`` (three) SACKed segments above a hole, or as many dupacks."""
         if self.una >= self.nxt:
             return
-        if not self.sacked and self.dupacks < 3:
+        if not self.sacked and self.dupacks < DUPTHRESH:
             return
         sacked_sorted = sorted(self.sacked)
         newly_lost = []
         # Holes below the third-highest SACKed segment are lost.
-        if len(sacked_sorted) >= 3:
-            limit = sacked_sorted[-3]
+        if len(sacked_sorted) >= DUPTHRESH:
+            limit = sacked_sorted[-DUPTHRESH]
             for s in range(self.una, limit):
                 if s not in self.sacked and s not in self.retx and s not in self.lost:
                     newly_lost.append(s)
-        elif self.dupacks >= 3 and self.una not in self.retx and self.una not in self.lost:
+        elif self.dupacks >= DUPTHRESH and self.una not in self.retx and self.una not in self.lost:
             newly_lost.append(self.una)
         if not newly_lost:
             return

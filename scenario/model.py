@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
                                Switch, Topology)
@@ -86,8 +87,8 @@ class TcpFlow:
 #: The simulator's TCP retransmission-timeout rules and their floors (s):
 #: "linux" puts the floor on the variance term, RTO = SRTT + max(4 RTTVAR,
 #: 200 ms), as the kernel that Mininet runs does; "rfc6298" floors the whole
-#: RTO at RFC 6298 2.4's 1 s.
-TCP_RTO_RULES = {"linux": 0.2, "rfc6298": 1.0}
+#: RTO at RFC 6298 2.4's 1 s (``hosts.tcp_rules.MIN_RTO``).
+TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
 
 
 @dataclass(frozen=True)

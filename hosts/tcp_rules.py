@@ -1,0 +1,77 @@
+"""What the window protocols take from TCP, each rule and number written once.
+
+RLA, MTCP and VLMCC each behave like TCP in places their papers leave open
+or point to TCP for.  The facts they share live here, with their source;
+each protocol's parameters default to these (under the protocol's own
+parameter names) and its page in ``docs/protocols/`` says where it uses them:
+
+* RFC 6298's retransmission timer: :data:`INITIAL_RTO` before any sample
+  (2.1) and the :data:`MIN_RTO` floor it recommends on the Internet (2.4).
+  The estimator that runs them is :class:`hosts.rtt.SmoothedRtt`.
+* RFC 5681's loss rule: a packet is lost once :data:`DUPTHRESH` packets
+  sent after it are acknowledged (three duplicate ACKs, 3.2; RFC 6675's
+  IsLost counts SACKed packets the same way).
+* TCP Vegas (Brakmo, O'Malley and Peterson, 1994): :func:`vegas_diff`, the
+  packets a flow keeps queued on its path, and :class:`Vegas`, the
+  thresholds that turn it into a window step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: RFC 6298 2.1: the retransmission timeout before the first RTT sample (s).
+INITIAL_RTO = 1.0
+#: RFC 6298 2.4: the floor on the retransmission timeout (s), there against
+#: spurious retransmissions on the Internet.
+MIN_RTO = 1.0
+#: RFC 5681 3.2: later packets acknowledged before one is deemed lost.
+DUPTHRESH = 3
+
+
+def vegas_diff(rate: float, delay: float, base_delay: float) -> float:
+    """TCP Vegas' Diff, in packets queued on the path: ``rate * (delay - base_delay)``.
+
+    Brakmo and Peterson write it ``(Expected - Actual) * BaseRTT`` with
+    ``Expected = W / BaseRTT`` and ``Actual = W / RTT``; the same number is the
+    achieved rate times the delay above the base, the form used here because
+    MTCP measures one-way relative delays (RTDs) whose zero is arbitrary and a
+    rate rather than a window.  VLMCC (sender and follower emulation) passes
+    ``W / rtt``.
+    """
+    return rate * (delay - base_delay)
+
+
+@dataclass(frozen=True)
+class Vegas:
+    """TCP Vegas' thresholds on :func:`vegas_diff`, in packets queued on the path.
+
+    Once per round trip, congestion avoidance grows the window by one packet
+    while fewer than ``alpha`` are queued and shrinks it by one while more than
+    ``beta`` are (:meth:`step`); slow start ends once more than ``gamma`` are
+    (:meth:`leaves_slow_start`).  The defaults are Vegas' own, 1, 3 and 1.
+    """
+
+    alpha: float = 1.0
+    beta: float = 3.0
+    gamma: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.alpha <= self.beta:
+            raise ValueError(f"Vegas needs 0 <= alpha <= beta, got {self.alpha} and {self.beta}")
+
+    def step(self, diff: float) -> int:
+        """The window's move this round: +1 below ``alpha``, -1 above ``beta``, else 0."""
+        if diff < self.alpha:
+            return 1
+        if diff > self.beta:
+            return -1
+        return 0
+
+    def leaves_slow_start(self, diff: float) -> bool:
+        """Slow start ends: more than ``gamma`` packets are queued."""
+        return diff > self.gamma
+
+
+#: Vegas with its published thresholds: the defaults of every core's parameters.
+VEGAS = Vegas()

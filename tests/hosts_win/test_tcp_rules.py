@@ -1,0 +1,56 @@
+"""TCP's rules the window protocols share (hosts.tcp_rules), and that each protocol reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from hosts import tcp_rules
+from hosts.mtcp import MtcpParams
+from hosts.reliable import ReliableParams, Scoreboard
+from hosts.rla import RlaParams
+from hosts.rtt import SmoothedRtt
+from hosts.tcp_rules import VEGAS, Vegas, vegas_diff
+from hosts.vlmcc import VlmccParams
+
+
+def test_vegas_steps_the_window_by_the_packets_queued() -> None:
+    v = Vegas(alpha=1.0, beta=3.0, gamma=1.0)
+    assert [v.step(d) for d in (0.5, 1.0, 2.0, 3.0, 3.5)] == [1, 0, 0, 0, -1]
+    assert not v.leaves_slow_start(1.0) and v.leaves_slow_start(1.01)
+    assert vegas_diff(rate=100.0, delay=0.05, base_delay=0.04) == pytest.approx(1.0)
+
+
+def test_vegas_refuses_thresholds_out_of_order() -> None:
+    with pytest.raises(ValueError):
+        Vegas(alpha=3.0, beta=1.0)
+    with pytest.raises(ValueError):
+        MtcpParams(vegas_alpha=4.0)
+    with pytest.raises(ValueError):
+        VlmccParams(alpha=-1.0)
+
+
+def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
+    rla, mtcp, vlmcc = RlaParams(), MtcpParams(), VlmccParams()
+    assert rla.min_rto == mtcp.min_rto == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
+    assert rla.initial_rto == mtcp.initial_rto == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
+    assert rla.dupthresh == vlmcc.dupthresh == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
+    assert mtcp.vegas == vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
+
+
+def test_the_reliable_senders_share_their_stream_and_timer_parameters() -> None:
+    for cls in (RlaParams, MtcpParams):
+        p = cls(packet_size=1000, total_packets=5, receivers=2, initial_rto=2.0, min_rto=0.5)
+        assert isinstance(p, ReliableParams)
+        rtt = p.rtt_estimator()
+        assert (rtt.initial_rto, rtt.min_rto) == (2.0, 0.5)
+        for bad in ({"packet_size": 0}, {"receivers": -1}, {"min_rto": 0.0}, {"initial_rto": -1.0}):
+            with pytest.raises(ValueError):
+                cls(**bad)
+
+
+def test_scoreboard_loss_rule_defaults_to_three_later_packets() -> None:
+    sb = Scoreboard()
+    sb.update(0, [(2, 4)])
+    assert sb.lost() == []  # two later packets SACKed: not yet
+    sb.update(0, [(2, 5)])
+    assert sb.lost() == [1]
