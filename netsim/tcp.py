@@ -20,11 +20,21 @@ measurably with the multicast protocols:
   RFC's 1 s floor (2.4), the model before; on paths whose bandwidth-delay
   product is a few packets, where TCP lives in timeouts, it leaves TCP with
   a fraction of what Linux gets.  On timeout: ssthresh = max(cwnd/2, 2),
-  cwnd = 1, every unSACKed segment is retransmitted again.
+  cwnd = 1, every unSACKed segment is retransmitted again.  A timeout the
+  receiver shows to be spurious is undone as Linux undoes it
+  (``tcp_try_undo_loss``, RFC 3708's D-SACK detection): once every segment
+  the timeout retransmitted has come back in a D-SACK (the original had
+  arrived), cwnd and ssthresh return to their values before the timeout.
+  Without it, the 200 ms floor on the variance term fired on every queue
+  that grew faster than RTTVAR followed (a 1 Mb/s path with a 50-packet
+  queue: 7 % of segments retransmitted, TCP at 0.21 of 1 Mb/s where
+  Linux took 0.44).
 * **Receiver.** Cumulative ACK plus up to four SACK blocks (RFC 2018; most
   recent block first); delayed ACKs (RFC 1122/5681): every second full
   segment, or after ``ack_delay`` (40 ms, Linux's minimum delayed-ACK
   timeout), and at once for out-of-order data or data that fills a hole.
+  A duplicate segment is reported in a D-SACK block, the first block of
+  the next ACK (RFC 2883), as Linux does.
 
 No handshake is modelled: the flow starts sending at its start time (a
 connection already open), and the receive window is fixed.  Sequence numbers
@@ -55,6 +65,7 @@ class TcpStats:
     acked_bytes: int = 0
     rtt_samples: int = 0
     rtt_sum: float = 0.0
+    spurious_timeouts: int = 0  # timeouts undone on D-SACK evidence
 
 
 class TcpSender:
@@ -96,6 +107,12 @@ class TcpSender:
         self.running = False
         self._rto_token = 0
         self._rto_at: float | None = None
+        #: After a timeout: (cwnd, ssthresh) before it, the segments it
+        #: retransmitted that no D-SACK has shown spurious yet, and the
+        #: highest segment sent when it fired (the episode ends past it).
+        self._undo: tuple[float, float] | None = None
+        self._undo_retrans: set[int] = set()
+        self._undo_high = 0
         self.stats = TcpStats()
         self._dmac = host.arp.get(self.dst, b"\xff" * 6)
         host.bind_tcp(sport, self)
@@ -120,6 +137,8 @@ class TcpSender:
             self.stats.retransmits += 1
             self.retx.add(seg)
             self.ever_retx.add(seg)
+            if self._undo is not None:
+                self._undo_retrans.add(seg)
         self.sent_at[seg] = self.sim.now
         h.send_frame(frame)
         if self._rto_at is None:
@@ -164,6 +183,12 @@ class TcpSender:
         if self.una >= self.nxt:
             return
         self.stats.timeouts += 1
+        if self._undo is None or self.una > self._undo_high:
+            # A new episode (a timeout after the last one's data was all
+            # acknowledged, or the first): remember what to undo to.
+            self._undo = (self.cwnd, self.ssthresh)
+            self._undo_retrans = set()
+        self._undo_high = self.nxt - 1
         self.ssthresh = self._halved_window()
         self.cwnd = 1.0
         self.rto = min(self.rto * 2, self.max_rto)
@@ -208,6 +233,8 @@ class TcpSender:
             return
         mss = self.mss
         ack = p.ack // mss
+        if p.sack and self._undo is not None:
+            self._on_dsack(p.sack, ack)
         for l, r in p.sack:
             for s in range(max(l // mss, self.una), min(r // mss, self.nxt)):
                 if s not in self.sacked:
@@ -250,6 +277,27 @@ class TcpSender:
             self.dupacks += 1
         self._detect_loss()
         self._send_what_we_can()
+
+    def _on_dsack(self, blocks: tuple[tuple[int, int], ...], ack: int) -> None:
+        """RFC 2883: a first block below the cumulative ACK, or inside the
+        second block, reports a duplicate; a duplicate of a segment the
+        timeout retransmitted means the original got there.  When every such
+        retransmission is reported (Linux's ``undo_retrans`` reaching 0) the
+        timeout was spurious: undo it (RFC 3708 detection, Linux's response)."""
+        l, r = blocks[0]
+        if not (r // self.mss <= ack or (len(blocks) > 1 and blocks[1][0] <= l and r <= blocks[1][1])):
+            return
+        for seg in range(l // self.mss, r // self.mss):
+            self._undo_retrans.discard(seg)
+        if self._undo_retrans or self._undo is None:
+            return
+        cwnd, ssthresh = self._undo
+        self._undo = None
+        self.stats.spurious_timeouts += 1
+        self.cwnd = max(self.cwnd, cwnd)
+        self.ssthresh = max(self.ssthresh, ssthresh)
+        self.in_recovery = False
+        self.lost.clear()  # what the timeout marked lost was not (tcp_undo_loss)
 
     def _detect_loss(self) -> None:
         """RFC 6675 IsLost: ``DUPTHRESH`` (three) SACKed segments above a hole, or as many dupacks."""
@@ -295,6 +343,8 @@ class TcpReceiver:
         self._unacked = 0
         self._delack_token = 0
         self._recent: list[int] = []  # most recently touched SACK block starts
+        self._dsack: tuple[int, int] | None = None  # a duplicate to report (RFC 2883)
+        self.duplicates = 0
         self._peer: tuple[int, int] | None = None
         host.bind_tcp(port, self)
 
@@ -321,7 +371,13 @@ class TcpReceiver:
                 self._delack_token += 1
                 self.sim.after(self.ack_delay, self._delack, self._delack_token)
         else:
-            if seg > self.nxt:
+            if seg < self.nxt or seg in self.ooo:
+                self.duplicates += 1
+                self._dsack = (seg * self.mss, (seg + 1) * self.mss)
+                if seg in self.ooo:  # its block goes second, as RFC 2883 asks
+                    self._recent.insert(0, seg)
+                    del self._recent[8:]
+            else:
                 self.ooo.add(seg)
                 self._recent.insert(0, seg)
                 del self._recent[8:]
@@ -332,9 +388,13 @@ class TcpReceiver:
             self._ack_now()
 
     def _blocks(self) -> tuple[tuple[int, int], ...]:
-        if not self.ooo:
-            return ()
+        """SACK blocks, most recent first, after a D-SACK block if one is due."""
         blocks: list[tuple[int, int]] = []
+        if self._dsack is not None:
+            blocks.append(self._dsack)
+            self._dsack = None
+        if not self.ooo:
+            return tuple(blocks)
         seen_starts: set[int] = set()
         for s in self._recent:
             if s not in self.ooo:

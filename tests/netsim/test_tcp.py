@@ -160,3 +160,32 @@ def test_linux_rto_floors_the_variance_term_not_the_whole_timeout() -> None:
     assert rfc.rto == pytest.approx(1.0)
     with pytest.raises(ValueError, match="rto must be one of"):
         TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40001, rto="bsd")
+
+
+def test_a_spurious_timeout_is_undone_on_dsack() -> None:
+    """A timeout that the receiver's D-SACKs show to be spurious is undone.
+
+    The ACK path stalls for 0.6 s (longer than the ~0.24 s RTO) while no
+    segment is lost: the timeout fires, retransmits what the receiver
+    already has, the receiver reports each duplicate in a D-SACK block
+    (RFC 2883), and the sender restores cwnd and ssthresh (RFC 3708
+    detection, Linux's ``tcp_try_undo_loss``).  The flow is window-limited
+    (64 KiB) on a 100-packet queue, so nothing is ever dropped and
+    ssthresh stays unset unless the timeout's halving sticks.
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="20Mbps", delay="10ms", queue=100))
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=64 * 1024)
+    sim.at(0.0, snd.start)
+    sim.run(until=3.0)
+    assert snd.stats.timeouts == 0 and snd.stats.retransmits == 0
+    cwnd_before = snd.cwnd
+    acks = net.links["s1--s2"].ba
+    base = acks.delay_s
+    sim.at(3.0, setattr, acks, "delay_s", base + 0.6)
+    sim.at(3.05, setattr, acks, "delay_s", base)
+    sim.run(until=5.0)
+    assert snd.stats.timeouts >= 1
+    assert rcv.duplicates >= 1  # the retransmissions were not needed
+    assert snd.stats.spurious_timeouts >= 1
+    assert snd.ssthresh == float("inf") and snd.cwnd >= cwnd_before
