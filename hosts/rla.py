@@ -70,9 +70,20 @@ class RlaParams:
     eta: float = 20.0
     rexmit_thresh: int = 0
     dupthresh: int = 3
-    initial_cwnd: float = 1.0
-    initial_ssthresh: float = 64.0
-    rcv_buffer: int = 256
+    #: RFC 6928's initial window of 10 segments, the simulator's TCP's: with
+    #: the paper's 1 (RFC 2001) RLA entered a long-RTT path ten times behind a
+    #: TCP flow started with it and lost its share in the first overflow.
+    initial_cwnd: float = 10.0
+    #: RFC 5681 3.1: the initial ssthresh "SHOULD be set arbitrarily high
+    #: (e.g., to the size of the largest possible advertised window)": the
+    #: receive buffer.  64 ended slow start far below a 20 Mb/s, 200 ms path's
+    #: window, which congestion avoidance then took most of a minute to reach.
+    initial_ssthresh: float = 2888.0
+    #: Receive buffer (rule 5's advertised buffer), in packets: 4 MiB of
+    #: 1452-byte packets, the simulator's TCP receive window
+    #: (scenario.model's ``rwnd``).  256 capped the window below the
+    #: bandwidth-delay product of a 20 Mb/s, 200 ms path (333 packets).
+    rcv_buffer: int = 2888
     interval_gain: float = 0.25
     awnd_gain: float = 1 / 32
     min_rto: float = 1.0

@@ -251,3 +251,33 @@ def test_a_report_sent_before_the_repair_arrived_is_not_a_lost_repair():
     newest = max(s.out)  # sent at 0.10 with the repair
     feed(s, _sack(a, 1, [(3, newest + 1)]), 0.15, src=a)
     assert _repairs(s) == [] and s.lost_repairs == 0
+
+
+def test_slow_start_and_the_buffer_reach_a_long_fat_paths_window():
+    """RFC 5681 3.1: ssthresh starts "arbitrarily high (e.g., the size of the
+    largest possible advertised window)", and the advertised buffer must cover
+    the bandwidth-delay product: 20 Mb/s x 200 ms is 333 packets of 1500 bytes,
+    plus a queue of up to 2 BDP in the friendliness grid."""
+    p = RlaParams()
+    bdp = 20e6 * 0.2 / 8 / 1500
+    assert p.initial_ssthresh >= p.rcv_buffer >= 3 * bdp
+    s = RlaSender(cfg(RlaParams(receivers=1)))  # the defaults
+    s.start(0.0)
+    feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=p.rcv_buffer, rcvr_id=node_id(R[0])), 0.0, src=R[0])
+    out(s)
+    t, acked = 0.1, 0
+    while s.cwnd < 3 * bdp and t < 2.0:  # one slow-start round per 0.1 s
+        top = s.next_seq - 1
+        feed(s, RlaSack(session_id=9, cum_ack=top, adv_buf=p.rcv_buffer, rcvr_id=node_id(R[0])), t, src=R[0])
+        out(s)
+        acked, t = top, t + 0.1
+    assert s.cwnd >= 3 * bdp and s.cwnd < s.ssthresh  # still in slow start
+    assert s.next_seq - 1 - acked >= 3 * bdp  # and the buffer lets the window out
+
+
+def test_the_first_window_is_rfc_6928s_ten_packets():
+    """RFC 6928: an initial window of 10 segments (the simulator's TCP's)."""
+    s = RlaSender(cfg(RlaParams(receivers=1)))
+    s.start(0.0)
+    feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(R[0])), 0.0, src=R[0])
+    assert [m.seq for _d, m in out(s) if isinstance(m, RlaData)] == list(range(1, 11))
