@@ -347,8 +347,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         newly = r.sb.update(m.cum_ack, m.blocks, limit=self.next_seq - 1)
         if not r.synced and m.cum_ack >= r.join:
             r.synced = True
-        # The latest send time among what r acknowledges now (RFC 8985's RACK.xmit_ts).
-        delivered_sent = max((self.out[s].last_sent for s in newly if s in self.out), default=-math.inf)
+        # The latest send time among what r acknowledges now (RFC 8985's
+        # RACK.xmit_ts), from packets sent once only: which copy of a repaired
+        # packet arrived is unknown (RFC 8985 6.2 step 2 skips them likewise).
+        delivered_sent = max((o.first_sent for s in newly if (o := self.out.get(s)) is not None
+                              and o.last_sent == o.first_sent), default=-math.inf)
         n = len(self.rcvrs)
         for s in newly:
             r.lost_pending.discard(s)
