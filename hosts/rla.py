@@ -802,7 +802,10 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         # A separate stream, so the hello schedule does not depend on the ACK rule.
         ack_rng = random.Random(f"rla-ack-{config.seed}-{self.rid}")
         #: Packets received since the last SACK; it starts at a random offset,
-        #: so receivers acknowledge different packets (not all the even ones).
+        #: so receivers of a group marked large from its first packet
+        #: acknowledge different packets (not all the even ones).  A group that
+        #: grows large mid-stream counts from each receiver's last SACK of the
+        #: unmarked packets, so there its receivers acknowledge the same ones.
         self.unacked = ack_rng.randrange(self.p.ack_every)
         self.phase = ack_rng.uniform(0, self.p.ack_spread)
         self.pending_echo: int | None = None  # send time of the first packet not yet acknowledged
