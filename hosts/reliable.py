@@ -216,6 +216,19 @@ class ReceiveBuffer(Counters):
         """
         return self.rebase(seq - 1)
 
+    def first_hole_above(self, seq: int) -> int | None:
+        """The lowest packet above ``seq`` that is missing below the highest held, if any.
+
+        A receiver that thins its acknowledgements (RLA) uses it to tell a hole
+        the sender has not heard of from one it reported already.
+        """
+        s = max(seq, self.cum_ack) + 1
+        i = bisect.bisect_left(self._sorted, s)
+        while i < len(self._sorted) and self._sorted[i] == s:
+            s += 1
+            i += 1
+        return s if s < self.highest else None
+
     def received_above(self, seq: int) -> int:
         """How many packets above ``seq`` are held (TCP would have sent that many duplicate ACKs)."""
         return len(self._sorted) - bisect.bisect_right(self._sorted, seq)

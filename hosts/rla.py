@@ -33,9 +33,14 @@ one random draw per lost packet instead of one per signal
 (``one_draw_per_loss``), a congestion period of one ``srtt_i``
 (``cperiod_rtts``), RFC 6298's 1 s RTO floor, receivers that stop
 acknowledging are dropped from the group (``dead_min``, ``dead_rtts``), a
-timeout marks everything unacknowledged lost (``rto_marks_all``), and a
+timeout marks everything unacknowledged lost (``rto_marks_all``), a
 receiver that joins or restarts mid-session takes the stream from the
-transmit window's trailing edge (``late_join_history``).
+transmit window's trailing edge (``late_join_history``), receivers of a
+large group thin and spread their SACKs as TCP receivers delay their ACKs
+(``thin_min_receivers``, ``ack_every``, ``ack_delay``, ``ack_spread``), a
+lost packet is repaired to the group once, not once per receiver that
+reports it (``one_repair_per_loss``), and a lost repair is found by a later
+packet, not by a timeout (``detect_lost_repairs``).
 """
 
 from __future__ import annotations
@@ -65,9 +70,20 @@ class RlaParams(ReliableParams):
     eta: float = 20.0
     rexmit_thresh: int = 0
     dupthresh: int = DUPTHRESH
-    initial_cwnd: float = 1.0
-    initial_ssthresh: float = 64.0
-    rcv_buffer: int = 256
+    #: RFC 6928's initial window of 10 segments, the simulator's TCP's: with
+    #: the paper's 1 (RFC 2001) RLA entered a long-RTT path ten times behind a
+    #: TCP flow started with it and lost its share in the first overflow.
+    initial_cwnd: float = 10.0
+    #: RFC 5681 3.1: the initial ssthresh "SHOULD be set arbitrarily high
+    #: (e.g., to the size of the largest possible advertised window)": the
+    #: receive buffer.  64 ended slow start far below a 20 Mb/s, 200 ms path's
+    #: window, which congestion avoidance then took most of a minute to reach.
+    initial_ssthresh: float = 2888.0
+    #: Receive buffer (rule 5's advertised buffer), in packets: 4 MiB of
+    #: 1452-byte packets, the simulator's TCP receive window
+    #: (scenario.model's ``rwnd``).  256 capped the window below the
+    #: bandwidth-delay product of a 20 Mb/s, 200 ms path (333 packets).
+    rcv_buffer: int = 2888
     interval_gain: float = 0.25
     awnd_gain: float = 1 / 32
     #: A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes an
@@ -96,6 +112,20 @@ class RlaParams(ReliableParams):
     #: packet from 1 (the former rule: the whole history is repaired while the
     #: window waits for it).
     late_join_history: bool = False
+    #: One multicast repair per lost packet: a repair waits until every
+    #: receiver has acknowledged the packet or is known to miss it (footnote
+    #: 8's "hears from all the receivers"), and a receiver whose loss report
+    #: was overtaken by a multicast repair waits for that repair.  False: the
+    #: former rule (wait until every receiver reported a packet at or above
+    #: it), which sent the group a copy for each receiver whose report came
+    #: after the first repair.
+    one_repair_per_loss: bool = True
+    #: A repair is lost for a receiver that acknowledges a packet sent more
+    #: than a quarter of its srtt after the repair while still missing the
+    #: repaired one (RFC 8985's time-based rule, 6.2, with its reordering
+    #: window of min_RTT/4): it is repaired again at once.  False: a lost
+    #: repair waits for the retransmission timeout (at least ``min_rto``).
+    detect_lost_repairs: bool = True
     hello_interval: float = 1.0
     #: Receivers' hellos are spread: the first comes after a random wait of up
     #: to ``hello_spread`` seconds, the next ones after ``hello_interval`` times
@@ -103,6 +133,31 @@ class RlaParams(ReliableParams):
     #: receivers that start together send 32 hellos at once, every second,
     #: into the same reverse queue, which kept the same ones out for ever).
     hello_spread: float = 0.1
+    #: The sender marks its data ``Flags.THIN_ACKS`` while the group has at
+    #: least this many receivers; only then do receivers thin and spread
+    #: their SACKs (below).  Eight SACKs of about 100 bytes per data packet
+    #: are half a data packet's bytes on the reverse path; with fewer the
+    #: paper's SACK per packet costs little, and thinned, spread SACKs made
+    #: RLA's packets burstier (pairs) or smoother (spread) than TCP's at the
+    #: bottleneck, which a drop-tail queue rewards or punishes
+    #: (docs/protocols/rla.md).  0: always; a huge number: never (the paper).
+    thin_min_receivers: int = 8
+    #: Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
+    #: 1122 4.2.3.2): a regular SACK for every ``ack_every`` packets, or
+    #: ``ack_delay`` s after the first one it has not acknowledged; at once
+    #: when a hole becomes detectable as lost (``dupthresh`` packets above
+    #: it), when a packet fills a hole and for a SYNC.  A duplicate waits like
+    #: any packet: it is most often a multicast repair for another receiver,
+    #: and n immediate answers to it were the burst this avoids.  1: the
+    #: paper's SACK for every packet.
+    ack_every: int = 2
+    ack_delay: float = 0.04
+    #: Each receiver of a thinned group holds every SACK it owes for its own
+    #: fixed fraction (a random phase in [0, ``ack_spread``)) of the smoothed
+    #: gap between data packets, so the SACKs a multicast packet triggers at
+    #: n receivers reach the reverse path spread over that gap, not as one
+    #: burst.  0: at once.
+    ack_spread: float = 1.0
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
@@ -117,6 +172,10 @@ class RlaParams(ReliableParams):
             raise ValueError("gains must be in (0, 1]")
         if self.dead_min <= 0 or self.dead_rtts <= 0:
             raise ValueError("dead_min and dead_rtts must be > 0")
+        if self.ack_every < 1 or self.ack_delay <= 0 or not 0 <= self.ack_spread <= 1:
+            raise ValueError("ack_every must be >= 1, ack_delay > 0, ack_spread in [0, 1]")
+        if self.thin_min_receivers < 0:
+            raise ValueError("thin_min_receivers must be >= 0")
 
 
 @dataclass
@@ -151,6 +210,7 @@ class _Out:
     first_sent: float
     last_sent: float
     acks: int = 0
+    mcast_at: float = -math.inf  # when it was last repaired to the whole group
 
 
 class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
@@ -158,7 +218,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
     COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
-                "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback")
+                "timeouts", "mcast_rexmits", "ucast_rexmits", "lost_repairs", "feedback")
 
     def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
         super().__init__(config)
@@ -276,6 +336,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         newly = r.sb.update(m.cum_ack, m.blocks, limit=self.next_seq - 1)
         if not r.synced and m.cum_ack >= r.join:
             r.synced = True
+        # The latest send time among what r acknowledges now (RFC 8985's
+        # RACK.xmit_ts), from packets sent once only: which copy of a repaired
+        # packet arrived is unknown (RFC 8985 6.2 step 2 skips them likewise).
+        delivered_sent = max((o.first_sent for s in newly if (o := self.out.get(s)) is not None
+                              and o.last_sent == o.first_sent), default=-math.inf)
         n = len(self.rcvrs)
         for s in newly:
             r.lost_pending.discard(s)
@@ -286,6 +351,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 self._acked_by_all(s, now)
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None  # fast recovery ends
+        if self.p.detect_lost_repairs and r.rexmit_at:
+            self._lost_repairs(r, delivered_sent, now)
         self._resolve_event(now)
         # Rule 1: three higher packets SACKed means lost.
         new_losses = [
@@ -294,9 +361,35 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         ]
         if new_losses:
             for s in new_losses:
+                o = self.out.get(s)
+                if (self.p.one_repair_per_loss and o is not None
+                        and now - o.mcast_at < r.srtt + self.p.ack_delay):
+                    # A repair multicast since this report left r is on its way
+                    # to r as well: wait for it (its RTO covers its loss), do not
+                    # send the group another copy.
+                    r.rexmit_at[s] = o.mcast_at
+                    continue
                 self._mark_lost(r, s, now)
             self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
+
+    def _lost_repairs(self, r: _Receiver, delivered_sent: float, now: float) -> None:
+        """Mark lost the repairs r should have had before what it acknowledges now.
+
+        Packets to a receiver travel one path in order, so a packet sent after
+        a repair that reached r while the repair did not means the repair was
+        lost (RFC 8985 6.2; a quarter of r's srtt tolerates reordering).
+        Without this a lost repair -- and a multicast repair that overtook r's
+        own report, which r then waits for -- cost an RTO of at least
+        ``min_rto``, each a congestion signal at every receiver missing it.
+        It is not a new congestion signal: the repair belongs to the loss
+        event its packet's first loss signalled.
+        """
+        reo = r.srtt / 4
+        for s, at in list(r.rexmit_at.items()):
+            if at + reo < delivered_sent and s in self.out and not r.sb.acked(s):
+                self.lost_repairs += 1
+                self._mark_lost(r, s, now)
 
     def _join(self, rid: int, src: Address, now: float) -> _Receiver:
         """Beyond the paper: admit a receiver that joins mid-session from now on.
@@ -575,6 +668,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self._arm_rto()
 
     def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
+        if len(self.rcvrs) >= self.p.thin_min_receivers:
+            flags |= Flags.THIN_ACKS  # a large group: receivers thin and spread their SACKs
         return RlaData(
             session_id=self.cfg.session_id,
             seq=seq,
@@ -599,7 +694,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         # Wait to hear from every receiver about s (so the multicast/unicast
         # choice counts them all), but never longer than the largest srtt.
         waited = now - min(r.lost_since.get(s, now) for r in want)
-        heard_all = all(r.sb.highest >= s for r in self.rcvrs.values())
+        if self.p.one_repair_per_loss:
+            # Heard from all: each receiver has it, or is known to miss it
+            # (rule 1 or a timeout marked it lost, or a repair is on its way).
+            heard_all = all(r.sb.acked(s) or s in r.lost_pending or s in r.rexmit_at
+                            for r in self.rcvrs.values())
+        else:
+            heard_all = all(r.sb.highest >= s for r in self.rcvrs.values())
         if not heard_all and waited < max(r.srtt for r in self.rcvrs.values()):
             return False
         data = self._data(s, now, Flags.RETRANSMIT)
@@ -612,6 +713,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if len(rest) > self.p.rexmit_thresh:
             self.send(self.group, data)
             self.mcast_rexmits += 1
+            self.out[s].mcast_at = now
         else:
             for r in rest:
                 self.send(r.addr, data)
@@ -663,7 +765,19 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
 
 class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
-    """An RLA receiver: in-order delivery and a SACK for every data packet."""
+    """An RLA receiver: in-order delivery and SACKs, thinned in a large group.
+
+    The paper's receivers "use selective acknowledgments using the same format
+    as SACK TCP receivers"; a SACK for every data packet from each of n
+    receivers put n feedback packets per data packet, in one burst, onto a
+    reverse path that TCP's ACKs share (docs/protocols/rla.md).  So when the
+    sender marks its data ``Flags.THIN_ACKS`` (``thin_min_receivers``) a
+    regular SACK goes for every ``ack_every`` packets or ``ack_delay`` after
+    the first unacknowledged one (RFC 5681 4.2's delayed ACK); what the sender must hear
+    promptly -- a hole it can now call lost, a hole filled, a late joiner's
+    start -- is acknowledged at once.  Every SACK leaves after the receiver's
+    own phase of the data packets' gap.
+    """
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -674,6 +788,20 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.corrupt = 0
         self.sacks_sent = 0
         self.rng = random.Random(config.seed * 2**32 + self.rid)
+        # A separate stream, so the hello schedule does not depend on the ACK rule.
+        ack_rng = random.Random(f"rla-ack-{config.seed}-{self.rid}")
+        #: Packets received since the last SACK; it starts at a random offset,
+        #: so receivers of a group marked large from its first packet
+        #: acknowledge different packets (not all the even ones).  A group that
+        #: grows large mid-stream counts from each receiver's last SACK of the
+        #: unmarked packets, so there its receivers acknowledge the same ones.
+        self.unacked = ack_rng.randrange(self.p.ack_every)
+        self.phase = ack_rng.uniform(0, self.p.ack_spread)
+        self.pending_echo: int | None = None  # send time of the first packet not yet acknowledged
+        self.pending_since = 0.0
+        self.told_lost = 0  # holes up to here were reported as detectable already
+        self.gap: float | None = None  # smoothed interval between data packets
+        self.last_data_at: float | None = None
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
@@ -685,9 +813,11 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     def on_timer(self, name: str, now: float) -> None:
         if name == "hello" and not self.got_data:
             self._hello(now)
+        elif name == "ack" and self.pending_echo is not None:
+            self._sack(self.pending_echo, now)
 
     def _hello(self, now: float) -> None:
-        self._sack(0, now)
+        self._sack(0, now, hello=True)
         factor = self.rng.uniform(0.5, 1.5) if self.p.hello_spread > 0 else 1.0
         self.set_timer("hello", now + self.p.hello_interval * factor)
 
@@ -701,18 +831,65 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if not self.got_data:
             self.got_data = True
             self.cancel_timer("hello")
+        if self.last_data_at is not None:
+            g = now - self.last_data_at
+            self.gap = g if self.gap is None else self.gap + (g - self.gap) / 8
+        self.last_data_at = now
+        urgent = bool(msg.flags & Flags.SYNC)
         if msg.flags & Flags.SYNC:
             # The sender's mark of where a late joiner's stream starts; only
             # before anything was delivered (ReceiveBuffer.rebase).
             for d in self.buf.rebase(msg.seq - 1):
                 self.emit(d)
-        _new, delivered = self.buf.add(msg.seq, len(msg.payload))
+        had_holes = self.buf.highest > self.buf.cum_ack
+        cum_before = self.buf.cum_ack
+        new, delivered = self.buf.add(msg.seq, len(msg.payload))
         for d in delivered:
             self.emit(d)
-        self._sack(msg.timestamp, now)
+        if not new:
+            pass  # a duplicate (a repair for another receiver, most likely): no hurry
+        elif had_holes and self.buf.cum_ack > cum_before:
+            urgent = True  # it fills a hole (RFC 5681 4.2)
+        else:
+            hole = self.buf.first_hole_above(self.told_lost)
+            if hole is not None and hole + self.p.dupthresh <= self.buf.highest:
+                # Rule 1 now lets the sender call this hole lost: tell it at once.
+                urgent = True
+                self.told_lost = self.buf.highest - self.p.dupthresh
+        if self.pending_echo is None:
+            self.pending_echo = msg.timestamp
+            self.pending_since = now
+        self.unacked += 1
+        if not msg.flags & Flags.THIN_ACKS:
+            self._sack(self.pending_echo, now)  # a small group: the paper's SACK per packet
+            return
+        # Every receiver saw this packet at nearly the same instant: each holds
+        # its SACK for its own phase of the gap between data packets, so the
+        # n/ack_every SACKs one packet triggers reach the reverse queue spread
+        # over the gap, not at once.  The hold is at most half of
+        # ``ack_delay`` and a lone packet's SACK is due after the other half:
+        # no packet waits longer than ``ack_delay``.
+        half = self.p.ack_delay / 2
+        due = now if urgent or self.unacked >= self.p.ack_every else self.pending_since + half
+        width = half if self.gap is None else min(self.gap, half)
+        when = due + self.phase * width
+        t = self.timer_at("ack")
+        if when <= now:
+            self._sack(self.pending_echo, now)
+        elif t is None or when < t:
+            self.set_timer("ack", when)
 
-    def _sack(self, echo_ts: int, now: float) -> None:
+    def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
+        """Send one SACK; the echo is the first packet it acknowledges (RFC 7323 3.4).
+
+        A hello acknowledges no data, so it leaves the count (and its random
+        starting offset) alone.
+        """
         self.sacks_sent += 1
+        if not hello:
+            self.unacked = 0
+            self.pending_echo = None
+            self.cancel_timer("ack")
         self.send(
             self.sender,
             RlaSack(

@@ -74,6 +74,7 @@ class Flags:
     FILTERED = 0x04  # feedback: a switch forwarded this as the worst of its round
     COMPETING = 0x08  # VLMCC data: the sender runs its TCP-competitive window rule
     SYNC = 0x10  # RLA data: a receiver that joined mid-session starts its stream here
+    THIN_ACKS = 0x20  # RLA data: the group is large, receivers thin and spread their SACKs
 
 
 class TfmccReportFlags:

@@ -265,7 +265,7 @@ def test_receiver_joins_says_hello_and_sacks_every_packet():
     assert [m.cum_ack for m in msgs] == [1, 1, 1]
     assert msgs[-1].blocks == ((3, 5),)
     assert msgs[-1].echo_ts == ts_us(0.29)
-    assert msgs[-1].adv_buf == 256 - 2
+    assert msgs[-1].adv_buf == r.p.rcv_buffer - 2
     assert [e for e in events(r) if isinstance(e, Delivered)] == [Delivered(1, 100)]
     r.receive_datagram(RlaData(session_id=9, seq=2, timestamp=1, payload=payload_for(2, 100)).encode(),
                        (SENDER, PORT), 0.4)

@@ -1,0 +1,283 @@
+"""RLA feedback with many receivers: thinned, spread SACKs and one repair per loss.
+
+A SACK for every packet from every receiver put n feedback packets per data
+packet, in one burst, onto the reverse path TCP's ACKs share; and a lost
+packet was repaired to the group once for each receiver whose report came
+after the first repair (docs/protocols/rla.md, "Feedback from many
+receivers").  Fake clock, scripted packets.
+"""
+
+from __future__ import annotations
+
+import pytest
+from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
+
+from hosts.core import node_id
+from hosts.reliable import payload_for
+from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.wire import Flags, RlaData, RlaSack, ts_us
+
+R = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
+PAPER_ACKS = {"ack_every": 1, "ack_spread": 0.0}  # a SACK for every packet, at once
+
+
+def data(seq: int, sent: float, flags: int = Flags.THIN_ACKS) -> RlaData:
+    """A data packet of a large group (the sender marks it ``THIN_ACKS``)."""
+    return RlaData(session_id=9, seq=seq, timestamp=ts_us(sent), flags=flags, payload=payload_for(seq, 100))
+
+
+def receiver(local: str = R[0], **kw) -> RlaReceiver:
+    rc = RlaReceiver(cfg(RlaParams(**kw), local=local))
+    rc.start(0.0)
+    run_timers(rc, 0.2)  # the first hello
+    out(rc)
+    return rc
+
+
+def stream(rc: RlaReceiver, arrivals: list[tuple[int, float]], until: float) -> list[tuple[float, RlaSack]]:
+    """Deliver (seq, time) in order, firing the receiver's timers in between;
+    return every SACK with the time it left."""
+    sacks: list[tuple[float, RlaSack]] = []
+
+    def drain(now: float) -> None:
+        sacks.extend((now, m) for _d, m in out(rc) if isinstance(m, RlaSack))
+
+    for seq, t in arrivals:
+        while (due := rc.get_timer()) is not None and due <= t:
+            rc.handle_timer(due)
+            drain(due)
+        feed(rc, data(seq, t - 0.01), t, src=SENDER)
+        drain(t)
+    while (due := rc.get_timer()) is not None and due <= until:
+        rc.handle_timer(due)
+        drain(due)
+    return sacks
+
+
+def test_a_receiver_acknowledges_every_second_packet_and_within_the_delay():
+    """RFC 5681 4.2: an ACK for at least every second full-sized segment, and
+    within the delayed-ACK bound after the first unacknowledged one."""
+    gap = 0.01
+    rc = receiver()
+    arrivals = [(s, 1.0 + s * gap) for s in range(1, 41)]
+    sacks = stream(rc, arrivals, until=3.0)
+    assert len(sacks) <= 40 // rc.p.ack_every + 1
+    assert sacks[-1][1].cum_ack == 40
+    for seq, t in arrivals:  # every packet is acknowledged soon enough
+        first = next(at for at, m in sacks if m.cum_ack >= seq)
+        assert first - t <= rc.p.ack_delay + 1e-9
+    # The paper's receiver: one SACK per packet, at once.
+    paper = stream(receiver(**PAPER_ACKS), arrivals, until=3.0)
+    assert len(paper) == 40 and all(at == t for (at, _m), (_s, t) in zip(paper, arrivals))
+
+
+def test_only_a_large_group_thins_its_sacks():
+    """The sender marks its data THIN_ACKS from ``thin_min_receivers``
+    receivers on; unmarked data gets the paper's SACK for every packet, at once."""
+    arrivals = [(s, 1.0 + s * 0.01) for s in range(1, 21)]
+    rc = receiver()
+    small = []
+    for seq, t in arrivals:
+        feed(rc, data(seq, t - 0.01, flags=0), t, src=SENDER)
+        small += [(t, m.cum_ack) for _d, m in out(rc) if isinstance(m, RlaSack)]
+    assert small == [(t, seq) for seq, t in arrivals] and rc.get_timer() is None
+    for n, marked in ((3, False), (8, True)):
+        s = RlaSender(cfg(RlaParams(receivers=n, thin_min_receivers=8)))
+        s.start(0.0)
+        for i in range(n):
+            feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
+                 0.0, src=f"10.0.3.{i + 1}")
+        sent = [m for _d, m in out(s) if isinstance(m, RlaData)]
+        assert sent and all(bool(m.flags & Flags.THIN_ACKS) == marked for m in sent)
+
+
+def test_a_lone_packet_is_acknowledged_after_the_delay():
+    rc = receiver(ack_spread=0.0)
+    rc.unacked = 0  # whatever its phase, the first packet does not complete a pair
+    sacks = stream(rc, [(1, 1.0)], until=2.0)
+    assert [m.cum_ack for _at, m in sacks] == [1] and 1.0 < sacks[0][0] <= 1.0 + rc.p.ack_delay
+
+
+def test_a_hole_is_reported_once_the_sender_can_call_it_lost():
+    """Loss reports go at once: the SACK that lets the sender apply rule 1
+    (a packet dupthresh higher received) is not held for the pair or the delay."""
+    rc = receiver(ack_spread=0.0, ack_every=8, ack_delay=0.4)
+    sacks = stream(rc, [(1, 1.0), (3, 1.01), (4, 1.02), (5, 1.03)], until=1.0301)
+    assert [(at, m.cum_ack, m.blocks) for at, m in sacks] == [(1.03, 1, ((3, 6),))]
+    # The repair filling the hole is acknowledged at once too (RFC 5681 4.2).
+    more = stream(rc, [(2, 1.2)], until=1.2)
+    assert [(at, m.cum_ack) for at, m in more] == [(1.2, 5)]
+
+
+def test_the_echo_is_the_first_packet_a_sack_acknowledges():
+    """RFC 7323 3.4: the echoed time is that of the earliest unacknowledged
+    packet, so the sender's RTT (and RTO) cover the receiver's delay."""
+    rc = receiver(ack_spread=0.0)
+    rc.unacked = 0
+    sacks = stream(rc, [(1, 1.0), (2, 1.01)], until=1.5)
+    assert [(m.cum_ack, m.echo_ts) for _at, m in sacks] == [(2, ts_us(0.99))]
+
+
+def test_many_receivers_spread_the_sacks_one_packet_triggers():
+    """32 receivers that get the same packets at the same instants: their SACKs
+    reach the reverse path spread over the gap between data packets, not as one
+    burst per packet (bound: fewer SACKs within a tenth of a gap than the
+    grid's smallest reverse queue, 10 packets, holds; in step, half the group
+    leaves at the same instant)."""
+    gap = 0.012  # 1500-byte packets at 1 Mb/s
+    arrivals = [(s, 1.0 + s * gap) for s in range(1, 101)]
+
+    def sack_times(**kw) -> list[float]:
+        times = []
+        for i in range(32):
+            sacks = stream(receiver(f"10.0.2.{i + 1}", **kw), arrivals, until=3.0)
+            # Once the receivers know the gap (not the hellos, not the first packets).
+            times += [at for at, m in sacks if m.cum_ack > 4]
+        return sorted(times)
+
+    def densest(times: list[float], width: float) -> int:
+        return max(sum(1 for u in times if t <= u < t + width) for t in times)
+
+    spread = sack_times()
+    assert densest(spread, gap / 10) < 10
+    assert len(spread) <= 32 * (100 // 2 + 1)  # thinned: about one SACK per receiver per two packets
+    assert densest(spread, gap / 10) <= 2 * densest(sack_times(ack_spread=0.0), gap) / 10 + 2
+    in_step = sack_times(ack_spread=0.0)
+    assert densest(in_step, gap / 10) >= 32 // 2 - 4
+
+
+def _sender(n: int = 3, **kw) -> RlaSender:
+    s = RlaSender(cfg(RlaParams(receivers=n, initial_cwnd=10, initial_ssthresh=100, **kw)))
+    s.start(0.0)
+    for r in R[:n]:
+        feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(r)), 0.0, src=r)
+    for rr in s.rcvrs.values():
+        rr.rtt.sample(0.1)
+    out(s)
+    return s
+
+
+def _sack(r: str, cum: int, blocks=()) -> RlaSack:
+    return RlaSack(session_id=9, cum_ack=cum, adv_buf=256, rcvr_id=node_id(r), blocks=tuple(blocks))
+
+
+def _repairs(s: RlaSender) -> list[tuple[tuple[str, int], int]]:
+    return [(d, m.seq) for d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.RETRANSMIT]
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_a_packet_lost_behind_a_shared_bottleneck_is_repaired_to_the_group_once(rule):
+    """Footnote 8: the sender "waits until it hears from all the receivers" and
+    multicasts the repair.  Three receivers lose packet 2; their reports come
+    one after another.  With the rule the group gets one repair; without it
+    (the former wait for a report at or above the packet) one per receiver."""
+    s = _sender(one_repair_per_loss=rule)
+    a, b, c = R
+    feed(s, _sack(b, 1, [(3, 4)]), 0.10, src=b)  # b has 3: it cannot call 2 lost yet
+    feed(s, _sack(c, 1, [(3, 4)]), 0.10, src=c)
+    feed(s, _sack(a, 1, [(3, 6)]), 0.11, src=a)  # a: 2 lost
+    first = _repairs(s)
+    feed(s, _sack(b, 1, [(3, 6)]), 0.12, src=b)  # b and c: 2 lost as well
+    feed(s, _sack(c, 1, [(3, 6)]), 0.13, src=c)
+    later = _repairs(s)
+    if rule:
+        assert first == [] and later == [((GROUP, PORT), 2)]
+        assert all(2 in r.rexmit_at for r in s.rcvrs.values())
+    else:
+        assert len(first + later) == 3
+
+
+def test_a_report_overtaken_by_a_multicast_repair_waits_for_it():
+    """A receiver whose report of the loss left it before the group's repair
+    reached it is covered by that repair; a report an RTT later is not."""
+    s = _sender()
+    a, b, c = R
+    feed(s, _sack(b, 6), 0.10, src=b)
+    feed(s, _sack(a, 1, [(3, 6)]), 0.10, src=a)
+    feed(s, _sack(c, 1, [(3, 5)]), 0.10, src=c)  # c: 2 not yet called lost
+    assert _repairs(s) == []
+    s.on_timer("tick", 0.25)  # no word from c for an srtt: the repair goes
+    s._pump(0.25)
+    assert _repairs(s) == [((GROUP, PORT), 2)]
+    feed(s, _sack(c, 1, [(3, 7)]), 0.27, src=c)  # sent before the repair reached c
+    assert _repairs(s) == [] and 2 in s.rcvrs[node_id(c)].rexmit_at
+
+
+def test_a_cumulative_ack_grows_the_window_by_the_packets_it_acknowledges():
+    """RFC 3465: with fewer ACKs the window grows per packet ACKed by all, not
+    per ACK (rule 4 counts packets)."""
+    s = _sender(n=1)
+    before = s.cwnd
+    feed(s, _sack(R[0], 2), 0.1, src=R[0])  # one SACK for two packets, slow start
+    assert s.cwnd == before + 2
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_a_lost_repair_is_found_by_a_later_packet_and_sent_again(rule):
+    """RFC 8985 6.2: a packet sent after the repair reached the receiver and
+    the repair did not, so the repair is lost: it goes again at once, not
+    after a retransmission timeout (at least ``min_rto``)."""
+    s = _sender(detect_lost_repairs=rule)
+    a, b, c = R
+    feed(s, _sack(b, 10), 0.10, src=b)
+    feed(s, _sack(c, 10), 0.10, src=c)
+    feed(s, _sack(a, 1, [(3, 11)]), 0.10, src=a)  # a lost 2
+    assert _repairs(s) == [((GROUP, PORT), 2)]
+    # Packets sent with the repair reach everyone: the window moves on, new
+    # packets leave at 0.30 (a's report of them is no news about the repair).
+    feed(s, _sack(b, 14), 0.30, src=b)
+    feed(s, _sack(c, 14), 0.30, src=c)
+    feed(s, _sack(a, 1, [(3, 15)]), 0.30, src=a)
+    assert s.lost_repairs == 0
+    out(s)
+    later = min(q for q, o in s.out.items() if o.first_sent >= 0.30)
+    # a acknowledges a packet sent 0.2 s after the repair, still without 2.
+    feed(s, _sack(a, 1, [(3, later + 1)]), 0.45, src=a)
+    assert s.timer_at("rto") > 0.45 + s.p.min_rto / 2  # no timeout came in between
+    if rule:
+        assert _repairs(s) == [((GROUP, PORT), 2)] and s.lost_repairs == 1
+    else:
+        assert _repairs(s) == [] and 2 in s.rcvrs[node_id(a)].rexmit_at
+
+
+def test_a_report_sent_before_the_repair_arrived_is_not_a_lost_repair():
+    """Within the reordering window (a quarter of the srtt) nothing is repaired again."""
+    s = _sender()
+    a, b, c = R
+    feed(s, _sack(b, 10), 0.10, src=b)
+    feed(s, _sack(c, 10), 0.10, src=c)
+    feed(s, _sack(a, 1, [(3, 11)]), 0.10, src=a)
+    assert _repairs(s) == [((GROUP, PORT), 2)]
+    newest = max(s.out)  # sent at 0.10 with the repair
+    feed(s, _sack(a, 1, [(3, newest + 1)]), 0.15, src=a)
+    assert _repairs(s) == [] and s.lost_repairs == 0
+
+
+def test_slow_start_and_the_buffer_reach_a_long_fat_paths_window():
+    """RFC 5681 3.1: ssthresh starts "arbitrarily high (e.g., the size of the
+    largest possible advertised window)", and the advertised buffer must cover
+    the bandwidth-delay product: 20 Mb/s x 200 ms is 333 packets of 1500 bytes,
+    plus a queue of up to 2 BDP in the friendliness grid."""
+    p = RlaParams()
+    bdp = 20e6 * 0.2 / 8 / 1500
+    assert p.initial_ssthresh >= p.rcv_buffer >= 3 * bdp
+    s = RlaSender(cfg(RlaParams(receivers=1)))  # the defaults
+    s.start(0.0)
+    feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=p.rcv_buffer, rcvr_id=node_id(R[0])), 0.0, src=R[0])
+    out(s)
+    t, acked = 0.1, 0
+    while s.cwnd < 3 * bdp and t < 2.0:  # one slow-start round per 0.1 s
+        top = s.next_seq - 1
+        feed(s, RlaSack(session_id=9, cum_ack=top, adv_buf=p.rcv_buffer, rcvr_id=node_id(R[0])), t, src=R[0])
+        out(s)
+        acked, t = top, t + 0.1
+    assert s.cwnd >= 3 * bdp and s.cwnd < s.ssthresh  # still in slow start
+    assert s.next_seq - 1 - acked >= 3 * bdp  # and the buffer lets the window out
+
+
+def test_the_first_window_is_rfc_6928s_ten_packets():
+    """RFC 6928: an initial window of 10 segments (the simulator's TCP's)."""
+    s = RlaSender(cfg(RlaParams(receivers=1)))
+    s.start(0.0)
+    feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(R[0])), 0.0, src=R[0])
+    assert [m.seq for _d, m in out(s) if isinstance(m, RlaData)] == list(range(1, 11))
