@@ -46,6 +46,15 @@ class TfmccParams:
     owd_beta_scale: float = 1.0  # 2.4.3: one-way-delay weight, per RTT of packets, relative to beta
     loss_intervals: int = 8  # 2.3: m, weights {5,5,5,5,4,3,2,1}
     history_discounting: bool = False  # RFC 5348 5.5, optional
+    #: A loss event lasts one RTT from its first loss (paper 2.3, RFC 5348
+    #: 5.2).  With ``loss_event_episode`` a loss within one RTT of the
+    #: event's last loss extends it, up to ``loss_event_max_rtts`` RTTs from
+    #: its first: next to TCP on a drop-tail queue one overflow lasts several
+    #: RTTs, and TCP cuts once for the losses of one window (RFC 6582 3.2)
+    #: where the one-RTT rule counted it as several events.  False: the
+    #: paper's rule.
+    loss_event_episode: bool = True
+    loss_event_max_rtts: float = 4.0
     fb_receivers: int = 10000  # 2.5.1: N
     fb_b: float = 4.0  # 2.5.1/2.5.4: T = b·max RTT
     fb_gamma: float = 0.25  # 2.5.4: offset fraction of T
@@ -110,6 +119,8 @@ class TfmccParams:
             raise ValueError("slowstart_mode must be 'clr' or 'round'")
         if self.increase_limit not in ("clr_change", "always"):
             raise ValueError("increase_limit must be 'clr_change' or 'always'")
+        if self.loss_event_max_rtts < 1:
+            raise ValueError("loss_event_max_rtts must be at least 1")
         if not 0 <= self.pacing_jitter < 2:
             raise ValueError("pacing_jitter must be in [0, 2)")
 
@@ -163,7 +174,9 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.sender_addr: Address = (config.sender, config.port)
         self.rng = random.Random((config.seed << 32) ^ self.me)
         s = self.p
-        self.history = LossHistory(s.loss_intervals, s.history_discounting)
+        self.history = LossHistory(
+            s.loss_intervals, s.history_discounting,
+            s.loss_event_max_rtts if s.loss_event_episode else None)
         self.rtt = s.initial_rtt
         self.have_rtt = False
         self._first_interval_synthetic = False

@@ -249,14 +249,17 @@ def test_malformed_and_foreign_datagrams_are_counted_not_raised() -> None:
     assert r.malformed == 2 and r.ignored == 1 and r.packets == 0
 
 
-def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
-    r = make()
+@pytest.mark.parametrize("episode, merged", [(False, 2), (True, 1)])
+def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt(episode: bool, merged: int) -> None:
+    r = make(loss_event_episode=episode)
     seqs = [i for i in range(100) if i % 20 != 19]  # a loss every 0.2 s at 100 pkt/s
     stream(r, seqs, 0.0, 0.01)
-    assert len(r.history.events) == 2  # losses at 0.19..0.79 s: the 0.5 s RTT merges them
+    # Losses at 0.19..0.79 s: the 0.5 s RTT merges them into one event per
+    # 0.5 s (paper 2.3), or into one episode (each within 0.5 s of the last).
+    assert len(r.history.events) == merged
     (rep,) = reports(feed(r, data(100, 1.0, clr=True), 1.0))
     feed(r, data(101, 1.1, clr=True, echo=rep), 1.1)  # RTT 0.1 s measured
-    assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99
+    assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99: 0.2 s > one RTT apart
 
 
 def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None:
@@ -308,3 +311,17 @@ def test_equation_can_use_tcps_one_second_rto_floor() -> None:
     p = r.loss_event_rate
     assert r.calculated_rate_bps() == pytest.approx(8 * tcp_rate(S, 0.05, p, 1.0))
     assert r.calculated_rate_bps() < 8 * tcp_rate(S, 0.05, p)
+
+
+def test_by_default_one_overflow_episode_is_one_loss_event() -> None:
+    # Losses 0.4 RTT apart over 1.2 RTTs (RTT 0.5 s, the initial value): the
+    # paper's rule (2.3) opens a second event one RTT after the first loss;
+    # the default episode rule keeps them one event while each loss follows
+    # the last within an RTT (RFC 6582 3.2: TCP cuts once per window's losses).
+    def events(**kw) -> int:
+        r = make(**kw)
+        stream(r, [i for i in range(100) if i % 20 != 19], 0.0, 0.01)
+        return len(r.history.events)
+
+    assert events(loss_event_episode=False) == 2
+    assert events() == 1
