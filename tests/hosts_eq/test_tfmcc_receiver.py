@@ -313,15 +313,19 @@ def test_equation_can_use_tcps_one_second_rto_floor() -> None:
     assert r.calculated_rate_bps() < 8 * tcp_rate(S, 0.05, p)
 
 
-def test_by_default_one_overflow_episode_is_one_loss_event() -> None:
+def test_episode_option_counts_one_overflow_once_and_the_default_is_the_papers_rule() -> None:
     # Losses 0.4 RTT apart over 1.2 RTTs (RTT 0.5 s, the initial value): the
-    # paper's rule (2.3) opens a second event one RTT after the first loss;
-    # the default episode rule keeps them one event while each loss follows
-    # the last within an RTT (RFC 6582 3.2: TCP cuts once per window's losses).
+    # paper's rule (2.3), the default, opens a second event one RTT after the
+    # first loss; ``loss_event_episode`` keeps them one event while each loss
+    # follows the last within an RTT (RFC 6582 3.2: TCP cuts once per
+    # window's losses).
     def events(**kw) -> int:
         r = make(**kw)
         stream(r, [i for i in range(100) if i % 20 != 19], 0.0, 0.01)
         return len(r.history.events)
 
+    assert events() == 2
     assert events(loss_event_episode=False) == 2
-    assert events() == 1
+    assert events(loss_event_episode=True) == 1
+    with pytest.raises(ValueError):
+        TfmccParams(loss_event_max_rtts=0.5)
