@@ -15,7 +15,7 @@ from hosts.tfmcc import (
     feedback_delay,
     feedback_time,
 )
-from hosts.tfrc import tcp_rate
+from hosts.tfrc import tcp_rate, tfrc_weights
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 ME = "10.0.0.2"
@@ -329,3 +329,27 @@ def test_episode_option_counts_one_overflow_once_and_the_default_is_the_papers_r
     assert events(loss_event_episode=True) == 1
     with pytest.raises(ValueError):
         TfmccParams(loss_event_max_rtts=0.5)
+
+
+def test_history_discounting_is_on_and_bounded_by_rfc5348() -> None:
+    # RFC 5348 5.5: after a loss-free stretch longer than twice the average
+    # interval, older intervals are discounted by DF = max(0.5, 2·avg/I_0):
+    # the calculated rate climbs faster than the plain average allows (the
+    # paper's 2.2 "roughly 0.3 packets per RTT"), but never faster than with
+    # DF = 0.5.
+    lossy = [i for i in range(200) if i % 20 != 19]  # one loss per second at 20 pkt/s
+
+    def p_after_quiet(**kw) -> float:
+        r = make(**kw)
+        stream(r, lossy + list(range(200, 600)), 0.0, 0.05)  # then 400 loss-free packets
+        return r.loss_event_rate
+
+    plain, default = p_after_quiet(history_discounting=False), p_after_quiet()
+    assert default < plain
+    r = make()
+    stream(r, lossy + list(range(200, 600)), 0.0, 0.05)
+    closed = list(r.history.intervals)
+    w = tfrc_weights(8)
+    i0 = r.history.open_interval()
+    floor_avg = (i0 + 0.5 * sum(wi * x for wi, x in zip(w[1:], closed))) / (1 + 0.5 * sum(w[1:len(closed) + 1]))
+    assert default >= 1 / floor_avg - 1e-12
