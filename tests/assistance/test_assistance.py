@@ -45,10 +45,12 @@ def p4():
 def not_worse_reports(t: Tapped) -> tuple[int, int]:
     """(reports, reports that should have been filtered) in the sender's arrival order.
 
-    A round runs while consecutive reports carry the same ``fb_round`` (the
-    switch opens a new one on any other value).  Its first report is free;
-    after it, a report that is neither IS_CLR nor LEAVING must be strictly
-    below every non-leaving report already heard in the round.
+    A round runs while consecutive ranked reports carry the same ``fb_round``
+    (the switch opens a new one on any other value).  IS_CLR and LEAVING
+    reports always pass and neither open a round nor change its lowest rate
+    (``p4src/include/filtering.p4``).  A round's first ranked report is
+    free; after it, a ranked report must be strictly below every ranked
+    report already heard in the round.
     """
     reports = violations = 0
     cur: int | None = None
@@ -57,14 +59,14 @@ def not_worse_reports(t: Tapped) -> tuple[int, int]:
         if not isinstance(m, wire.TfmccReport):
             continue
         reports += 1
-        leaving = bool(m.rflags & F.LEAVING)
-        if m.fb_round != cur:
-            cur, low = m.fb_round, None if leaving else m.rate
+        if m.rflags & (F.IS_CLR | F.LEAVING):
             continue
-        if not m.rflags & (F.IS_CLR | F.LEAVING) and low is not None and m.rate >= low:
+        if m.fb_round != cur:
+            cur, low = m.fb_round, m.rate
+            continue
+        if low is not None and m.rate >= low:
             violations += 1
-        if not leaving:
-            low = m.rate if low is None else min(low, m.rate)
+        low = m.rate if low is None else min(low, m.rate)
     return reports, violations
 
 

@@ -15,7 +15,7 @@ from hosts.tfmcc import (
     feedback_delay,
     feedback_time,
 )
-from hosts.tfrc import tcp_rate
+from hosts.tfrc import tcp_rate, tfrc_weights
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 ME = "10.0.0.2"
@@ -249,14 +249,17 @@ def test_malformed_and_foreign_datagrams_are_counted_not_raised() -> None:
     assert r.malformed == 2 and r.ignored == 1 and r.packets == 0
 
 
-def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
-    r = make()
+@pytest.mark.parametrize("episode, merged", [(False, 2), (True, 1)])
+def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt(episode: bool, merged: int) -> None:
+    r = make(loss_event_episode=episode)
     seqs = [i for i in range(100) if i % 20 != 19]  # a loss every 0.2 s at 100 pkt/s
     stream(r, seqs, 0.0, 0.01)
-    assert len(r.history.events) == 2  # losses at 0.19..0.79 s: the 0.5 s RTT merges them
+    # Losses at 0.19..0.79 s: the 0.5 s RTT merges them into one event per
+    # 0.5 s (paper 2.3), or into one episode (each within 0.5 s of the last).
+    assert len(r.history.events) == merged
     (rep,) = reports(feed(r, data(100, 1.0, clr=True), 1.0))
     feed(r, data(101, 1.1, clr=True, echo=rep), 1.1)  # RTT 0.1 s measured
-    assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99
+    assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99: 0.2 s > one RTT apart
 
 
 def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None:
@@ -308,3 +311,45 @@ def test_equation_can_use_tcps_one_second_rto_floor() -> None:
     p = r.loss_event_rate
     assert r.calculated_rate_bps() == pytest.approx(8 * tcp_rate(S, 0.05, p, 1.0))
     assert r.calculated_rate_bps() < 8 * tcp_rate(S, 0.05, p)
+
+
+def test_episode_option_counts_one_overflow_once_and_the_default_is_the_papers_rule() -> None:
+    # Losses 0.4 RTT apart over 1.2 RTTs (RTT 0.5 s, the initial value): the
+    # paper's rule (2.3), the default, opens a second event one RTT after the
+    # first loss; ``loss_event_episode`` keeps them one event while each loss
+    # follows the last within an RTT (RFC 6582 3.2: TCP cuts once per
+    # window's losses).
+    def events(**kw) -> int:
+        r = make(**kw)
+        stream(r, [i for i in range(100) if i % 20 != 19], 0.0, 0.01)
+        return len(r.history.events)
+
+    assert events() == 2
+    assert events(loss_event_episode=False) == 2
+    assert events(loss_event_episode=True) == 1
+    with pytest.raises(ValueError):
+        TfmccParams(loss_event_max_rtts=0.5)
+
+
+def test_history_discounting_is_on_and_bounded_by_rfc5348() -> None:
+    # RFC 5348 5.5: after a loss-free stretch longer than twice the average
+    # interval, older intervals are discounted by DF = max(0.5, 2·avg/I_0):
+    # the calculated rate climbs faster than the plain average allows (the
+    # paper's 2.2 "roughly 0.3 packets per RTT"), but never faster than with
+    # DF = 0.5.
+    lossy = [i for i in range(200) if i % 20 != 19]  # one loss per second at 20 pkt/s
+
+    def p_after_quiet(**kw) -> float:
+        r = make(**kw)
+        stream(r, lossy + list(range(200, 600)), 0.0, 0.05)  # then 400 loss-free packets
+        return r.loss_event_rate
+
+    plain, default = p_after_quiet(history_discounting=False), p_after_quiet()
+    assert default < plain
+    r = make()
+    stream(r, lossy + list(range(200, 600)), 0.0, 0.05)
+    closed = list(r.history.intervals)
+    w = tfrc_weights(8)
+    i0 = r.history.open_interval()
+    floor_avg = (i0 + 0.5 * sum(wi * x for wi, x in zip(w[1:], closed))) / (1 + 0.5 * sum(w[1:len(closed) + 1]))
+    assert default >= 1 / floor_avg - 1e-12
