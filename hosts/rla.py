@@ -54,7 +54,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DUPTHRESH
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
@@ -70,94 +70,96 @@ class RlaParams(ReliableParams):
     eta: float = 20.0
     rexmit_thresh: int = 0
     dupthresh: int = DUPTHRESH
-    #: RFC 6928's initial window of 10 segments, the simulator's TCP's: with
-    #: the paper's 1 (RFC 2001) RLA entered a long-RTT path ten times behind a
-    #: TCP flow started with it and lost its share in the first overflow.
     initial_cwnd: float = 10.0
-    #: RFC 5681 3.1: the initial ssthresh "SHOULD be set arbitrarily high
-    #: (e.g., to the size of the largest possible advertised window)": the
-    #: receive buffer.  64 ended slow start far below a 20 Mb/s, 200 ms path's
-    #: window, which congestion avoidance then took most of a minute to reach.
+    """RFC 6928's initial window of 10 segments, the simulator's TCP's: with
+    the paper's 1 (RFC 2001) RLA entered a long-RTT path ten times behind a
+    TCP flow started with it and lost its share in the first overflow."""
     initial_ssthresh: float = 2888.0
-    #: Receive buffer (rule 5's advertised buffer), in packets: 4 MiB of
-    #: 1452-byte packets, the simulator's TCP receive window
-    #: (scenario.model's ``rwnd``).  256 capped the window below the
-    #: bandwidth-delay product of a 20 Mb/s, 200 ms path (333 packets).
+    """RFC 5681 3.1: the initial ssthresh "SHOULD be set arbitrarily high
+    (e.g., to the size of the largest possible advertised window)": the
+    receive buffer.  64 ended slow start far below a 20 Mb/s, 200 ms path's
+    window, which congestion avoidance then took most of a minute to reach."""
     rcv_buffer: int = 2888
+    """Receive buffer (rule 5's advertised buffer), in packets: 4 MiB of
+    1452-byte packets, the simulator's TCP receive window (scenario.model's
+    ``rwnd``).  256 capped the window below the bandwidth-delay product of
+    a 20 Mb/s, 200 ms path (333 packets)."""
     interval_gain: float = 0.25
     awnd_gain: float = 1 / 32
-    #: A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes an
-    #: ACK is dropped from the group (crash or leave; docs/protocols/rla.md).
-    #: Rule 2's congestion period, in the receiver's smoothed RTTs.
     cperiod_rtts: float = 1.0
+    """Rule 2's congestion period, in the receiver's smoothed RTTs."""
     dead_min: float = 2.0
     dead_rtts: float = 4.0
-    #: One random draw per lost packet instead of one per receiver's signal: the
-    #: signals of receivers that lost the same packet (a shared bottleneck) are one
-    #: event, cut with probability (receivers that lost it) / num_trouble_rcvr.
-    #: False: the paper's draw of 1/num_trouble_rcvr for every signal.
+    """A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes
+    an ACK is dropped from the group (crash or leave; docs/protocols/rla.md)."""
     one_draw_per_loss: bool = True
-    #: One cut per window of data (TCP's rule, RFC 6582 3.2 / RFC 6675 5): a
-    #: signal whose lost packets were all sent before the last cut belongs to
-    #: the congestion that cut answered.  False: the paper's time period alone.
+    """One random draw per lost packet instead of one per receiver's signal:
+    the signals of receivers that lost the same packet (a shared
+    bottleneck) are one event, cut with probability (receivers that lost
+    it) / num_trouble_rcvr. False: the paper's draw of 1/num_trouble_rcvr
+    for every signal."""
     one_cut_per_window: bool = True
-    #: An RTO marks every packet the receiver has not acknowledged lost (TCP's
-    #: go-back after a timeout, RFC 5681 3.1).  False:
-    #: only the packets older than one RTO (the former rule, which stalled
-    #: after a link outage; docs/protocols/rla.md).
+    """One cut per window of data (TCP's rule, RFC 6582 3.2 / RFC 6675 5): a
+    signal whose lost packets were all sent before the last cut belongs to
+    the congestion that cut answered.  False: the paper's time period
+    alone."""
     rto_marks_all: bool = True
-    #: A receiver that joins after data started (or comes back with no state,
-    #: its agent restarted) takes the stream from the sender's current packet,
-    #: which is unicast to it with ``Flags.SYNC``.  True: it is owed every
-    #: packet from 1 (the former rule: the whole history is repaired while the
-    #: window waits for it).
+    """An RTO marks every packet the receiver has not acknowledged lost (TCP's
+    go-back after a timeout, RFC 5681 3.1).  False: only the packets older
+    than one RTO (the former rule, which stalled after a link outage;
+    docs/protocols/rla.md)."""
     late_join_history: bool = False
-    #: One multicast repair per lost packet: a repair waits until every
-    #: receiver has acknowledged the packet or is known to miss it (footnote
-    #: 8's "hears from all the receivers"), and a receiver whose loss report
-    #: was overtaken by a multicast repair waits for that repair.  False: the
-    #: former rule (wait until every receiver reported a packet at or above
-    #: it), which sent the group a copy for each receiver whose report came
-    #: after the first repair.
+    """A receiver that joins after data started (or comes back with no state,
+    its agent restarted) takes the stream from the sender's current packet,
+    which is unicast to it with ``Flags.SYNC``.  True: it is owed every
+    packet from 1 (the former rule: the whole history is repaired while the
+    window waits for it)."""
     one_repair_per_loss: bool = True
-    #: A repair is lost for a receiver that acknowledges a packet sent more
-    #: than a quarter of its srtt after the repair while still missing the
-    #: repaired one (RFC 8985's time-based rule, 6.2, with its reordering
-    #: window of min_RTT/4): it is repaired again at once.  False: a lost
-    #: repair waits for the retransmission timeout (at least ``min_rto``).
+    """One multicast repair per lost packet: a repair waits until every
+    receiver has acknowledged the packet or is known to miss it (footnote
+    8's "hears from all the receivers"), and a receiver whose loss report
+    was overtaken by a multicast repair waits for that repair.  False: the
+    former rule (wait until every receiver reported a packet at or above
+    it), which sent the group a copy for each receiver whose report came
+    after the first repair."""
     detect_lost_repairs: bool = True
+    """A repair is lost for a receiver that acknowledges a packet sent more
+    than a quarter of its srtt after the repair while still missing the
+    repaired one (RFC 8985's time-based rule, 6.2, with its reordering
+    window of min_RTT/4): it is repaired again at once.  False: a lost
+    repair waits for the retransmission timeout (at least ``min_rto``)."""
     hello_interval: float = 1.0
-    #: Receivers' hellos are spread: the first comes after a random wait of up
-    #: to ``hello_spread`` seconds, the next ones after ``hello_interval`` times
-    #: a random factor in [0.5, 1.5].  0: all in step (the former rule: 32
-    #: receivers that start together send 32 hellos at once, every second,
-    #: into the same reverse queue, which kept the same ones out for ever).
     hello_spread: float = 0.1
-    #: The sender marks its data ``Flags.THIN_ACKS`` while the group has at
-    #: least this many receivers; only then do receivers thin and spread
-    #: their SACKs (below).  Eight SACKs of about 100 bytes per data packet
-    #: are half a data packet's bytes on the reverse path; with fewer the
-    #: paper's SACK per packet costs little, and thinned, spread SACKs made
-    #: RLA's packets burstier (pairs) or smoother (spread) than TCP's at the
-    #: bottleneck, which a drop-tail queue rewards or punishes
-    #: (docs/protocols/rla.md).  0: always; a huge number: never (the paper).
+    """Receivers' hellos are spread: the first comes after a random wait of up
+    to ``hello_spread`` seconds, the next ones after ``hello_interval``
+    times a random factor in [0.5, 1.5].  0: all in step (the former rule:
+    32 receivers that start together send 32 hellos at once, every second,
+    into the same reverse queue, which kept the same ones out for ever)."""
     thin_min_receivers: int = 8
-    #: Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
-    #: 1122 4.2.3.2): a regular SACK for every ``ack_every`` packets, or
-    #: ``ack_delay`` s after the first one it has not acknowledged; at once
-    #: when a hole becomes detectable as lost (``dupthresh`` packets above
-    #: it), when a packet fills a hole and for a SYNC.  A duplicate waits like
-    #: any packet: it is most often a multicast repair for another receiver,
-    #: and n immediate answers to it were the burst this avoids.  1: the
-    #: paper's SACK for every packet.
-    ack_every: int = 2
-    ack_delay: float = 0.04
-    #: Each receiver of a thinned group holds every SACK it owes for its own
-    #: fixed fraction (a random phase in [0, ``ack_spread``)) of the smoothed
-    #: gap between data packets, so the SACKs a multicast packet triggers at
-    #: n receivers reach the reverse path spread over that gap, not as one
-    #: burst.  0: at once.
+    """The sender marks its data ``Flags.THIN_ACKS`` while the group has at
+    least this many receivers; only then do receivers thin and spread their
+    SACKs (below).  Eight SACKs of about 100 bytes per data packet are half
+    a data packet's bytes on the reverse path; with fewer the paper's SACK
+    per packet costs little, and thinned, spread SACKs made RLA's packets
+    burstier (pairs) or smoother (spread) than TCP's at the bottleneck,
+    which a drop-tail queue rewards or punishes (docs/protocols/rla.md).
+    0: always; a huge number: never (the paper)."""
+    ack_every: int = DELAYED_ACK_PACKETS
+    ack_delay: float = DELAYED_ACK_TIMEOUT
+    """Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
+    1122 4.2.3.2; :mod:`hosts.tcp_rules`): a regular SACK for every
+    ``ack_every`` packets, or ``ack_delay`` s after the first one it has not
+    acknowledged; at once when a hole becomes detectable as lost
+    (``dupthresh`` packets above it), when a packet fills a hole and for a
+    SYNC.  A duplicate waits like any packet: it is most often a multicast
+    repair for another receiver, and n immediate answers to it were the
+    burst this avoids.  ``ack_every`` 1: the paper's SACK for every packet."""
     ack_spread: float = 1.0
+    """Each receiver of a thinned group holds every SACK it owes for its own
+    fixed fraction (a random phase in [0, ``ack_spread``)) of the smoothed gap
+    between data packets, so the SACKs a multicast packet triggers at n
+    receivers reach the reverse path spread over that gap, not as one burst.
+    0: at once."""
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:

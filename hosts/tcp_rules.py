@@ -11,6 +11,11 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
 * RFC 5681's loss rule: a packet is lost once :data:`DUPTHRESH` packets
   sent after it are acknowledged (three duplicate ACKs, 3.2; RFC 6675's
   IsLost counts SACKed packets the same way).
+* Delayed acknowledgements: an ACK for at least every
+  :data:`DELAYED_ACK_PACKETS` full-sized segments (RFC 5681 4.2) and within
+  :data:`DELAYED_ACK_TIMEOUT` of the first unacknowledged one (Linux's
+  minimum delayed-ACK timeout, well inside RFC 1122's 0.5 s).  RLA's thinned
+  SACKs and the simulator's TCP receiver use them.
 * TCP Vegas (Brakmo, O'Malley and Peterson, 1994): :func:`vegas_diff`, the
   packets a flow keeps queued on its path, and :class:`Vegas`, the
   thresholds that turn it into a window step.
@@ -27,6 +32,11 @@ INITIAL_RTO = 1.0
 MIN_RTO = 1.0
 #: RFC 5681 3.2: later packets acknowledged before one is deemed lost.
 DUPTHRESH = 3
+#: RFC 5681 4.2: an ACK SHOULD go for at least every second full-sized segment.
+DELAYED_ACK_PACKETS = 2
+#: Linux's TCP_DELACK_MIN (s): a delayed ACK leaves at most this long after
+#: the first segment it acknowledges (RFC 1122 4.2.3.2 allows up to 0.5 s).
+DELAYED_ACK_TIMEOUT = 0.04
 
 
 def vegas_diff(rate: float, delay: float, base_delay: float) -> float:

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
@@ -330,7 +330,7 @@ class TcpReceiver:
     """Receiver side: cumulative ACK, SACK blocks, delayed ACKs."""
 
     def __init__(self, sim: "Simulator", host: "HostNode", port: int, *, mss: int = 1460,
-                 ack_delay: float = 0.040, label: str = "") -> None:
+                 ack_delay: float = DELAYED_ACK_TIMEOUT, label: str = "") -> None:
         self.sim, self.host = sim, host
         self.port, self.mss = port, mss
         self.label = label or f"{host.name}:{port}"
@@ -365,7 +365,7 @@ class TcpReceiver:
                 self._ack_now()
                 return
             self._unacked += 1
-            if self._unacked >= 2:
+            if self._unacked >= DELAYED_ACK_PACKETS:
                 self._ack_now()
             elif self._unacked == 1:
                 self._delack_token += 1
