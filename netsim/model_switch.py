@@ -21,6 +21,7 @@ Counters record what it did; malformed frames are counted and dropped.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,6 +49,12 @@ class ModelSwitch:
     """See the module docstring.  Ports are small integers (1..n)."""
 
     is_model = True
+    #: A group's first upstream join is sent again this many seconds later
+    #: (RFC 3376 8.11's Unsolicited Report Interval; RFC 4605 proxies repeat
+    #: their reports), and a member's later report goes upstream once the
+    #: last join sent is at least this old: a join lost on a full upstream
+    #: queue no longer leaves the group cut off until the next query.
+    JOIN_REFRESH = 1.0
 
     def __init__(self, sim: "Simulator", name: str) -> None:
         self.sim = sim
@@ -59,6 +66,8 @@ class ModelSwitch:
         self.upstream: dict[int, int] = {}
         #: group (int) -> member ports
         self.members: dict[int, set[int]] = {}
+        #: group (int) -> when this switch last sent a join for it upstream
+        self.joined_upstream_at: dict[int, float] = {}
         self.counters = SwitchCounters()
 
     def attach(self, port: int, channel: "Channel") -> None:
@@ -97,6 +106,13 @@ class ModelSwitch:
         self._out(out, frame)
 
     # IGMP snooping ---------------------------------------------------------
+    def _repeat_join(self, g: int, up: int, frame: bytes) -> None:
+        """The robustness repeat of a group's first upstream join, if it still has members."""
+        if self.members.get(g) and self.upstream.get(g) == up:
+            self.counters.joins_forwarded += 1
+            self.joined_upstream_at[g] = self.sim.now
+            self._out(up, frame)
+
     def _igmp(self, port: int, frame: bytes) -> None:
         c = self.counters
         c.igmp += 1
@@ -134,12 +150,24 @@ class ModelSwitch:
                 m.add(port)
             else:
                 m.discard(port)
-            if before != bool(m) and self.upstream.get(g) not in (None, port):
+            if self.upstream.get(g) in (None, port):
+                continue
+            # A join goes up when the group gains its first member, and again
+            # with a later report once the last one sent is older than
+            # JOIN_REFRESH (as the P4 program's proxy refresh does): a first
+            # join lost on a full upstream queue is then repaired by the
+            # hosts' repeated reports instead of never.
+            stale = self.sim.now - self.joined_upstream_at.get(g, -math.inf) >= self.JOIN_REFRESH
+            if before != bool(m) or (join and stale):
                 forward = True
                 if join:
                     c.joins_forwarded += 1
+                    self.joined_upstream_at[g] = self.sim.now
+                    if not before:  # RFC 4605 / RFC 3376 robustness: say it once more
+                        self.sim.after(self.JOIN_REFRESH, self._repeat_join, g, self.upstream[g], frame)
                 else:
                     c.leaves_forwarded += 1
+                    self.joined_upstream_at.pop(g, None)
         if forward:
             ups = {self.upstream[g] for g, _ in changes if self.upstream.get(g) not in (None, port)}
             for up in sorted(ups):

@@ -123,8 +123,11 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
         agent = factory(s, "sender", s.sender, sender_ip, sender_ip, _seed_for(scenario.seed, label))
         if switch.kind == "model":
             # Model switches need each group's upstream port; a sender using
-            # several groups (WEBRC's channels) lists them in ``groups``.
-            for g in agent.groups:
+            # several groups (WEBRC's channels) lists them in ``groups``, and
+            # an empty list means the session's group alone (Endpoint.groups).
+            # Without it a join reached the first switch only, and the
+            # session's traffic reached nobody until a later query's reports.
+            for g in agent.groups or (s.group,):
                 if isinstance(g, str):
                     net.set_group_source(g, s.sender)
         net.hosts[s.sender].add_endpoint(agent, s.port, label=label, start_at=s.start, stop_at=stop)

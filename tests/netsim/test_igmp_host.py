@@ -162,3 +162,25 @@ def test_malformed_frames_are_counted_not_raised() -> None:
     sw = net.switches["s1"]
     sw.receive(1, b"\x01\x02")
     assert sw.counters.malformed == 1
+
+
+def test_a_join_lost_upstream_is_repeated_by_the_switch() -> None:
+    """A model switch says a group's first upstream join again after the
+    Unsolicited Report Interval (RFC 3376 8.11, as RFC 4605 proxies repeat
+    theirs): a first join lost on the path toward the source no longer cuts
+    the group off until a query (the bare network here has no querier)."""
+    from netsim.link import Bernoulli, NoLoss
+
+    sim, net = network(dumbbell(receivers=1, rate="100Mbps", delay="5ms"))
+    net.set_group_source(GROUP, "snd1")
+    up = net.links["s1--s2"].ba  # s2 toward s1: where s2 forwards the join
+    up.set_loss(Bernoulli(1.0, sim.rng("drop-all")))
+    sim.at(0.3, up.set_loss, NoLoss())
+    snd = CbrSender((GROUP, 5000), 500, 0.01, 300)  # 0.5-3.5 s
+    net.hosts["snd1"].add_endpoint(snd, 5000, start_at=0.5)
+    sink = net.hosts["r1"].add_endpoint(Sink(GROUP), 5000)
+    sim.run(until=4.0)
+    assert net.switches["s2"].counters.joins_forwarded >= 2
+    first = min(t for t, _ in sink.got)
+    assert 1.0 <= first <= 1.1  # the repeat at 1 s, one round of the path later
+    assert len(sink.got) >= 240
