@@ -42,10 +42,9 @@ downstream ports (minimum ``cum_ack``, ``min_cwnd`` and ``adv_wnd``, maximum
 ``max_twnd``) and sends one upstream with ``Flags.AGGREGATED``.  The sender's
 logic does not change: a folded source is one more child whose repairs go by
 multicast, since the sender cannot tell which receivers behind it lack a packet.
-A fold's ``sack_bitmap`` is the AND of every port's bitmap, each moved to
-the fold's ``cum_ack``: a packet SACKed there is held by every receiver
-behind the switch, so the sender releases it as from any child, and a hole
-at one receiver no longer stops the fold's ACK clock for the packets above.
+A fold acknowledges by ``cum_ack`` only: the switch clears ``sack_bitmap``
+and the sender ignores SACK bits on ``AGGREGATED`` messages, because a bitmap
+describes one receiver and would release packets other receivers still lack.
 """
 
 from __future__ import annotations
@@ -552,9 +551,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 # answer is behind (or silent). Call again; a NACK shows which.
                 self._roll_call(now)
             c.aggregated = True
-            # Its SACK bits are the fold's: the switch ANDs every port's bitmap
-            # (moved to the fold's cum_ack), so a bit set is a packet every
-            # receiver below holds (p4src/include/aggregation.p4).
+            # Its SACK bits (if a switch left any) are one receiver's view, not
+            # the fold's: releasing on them would drop packets others still lack.
+            sack_bitmap = 0
         else:
             if msg.node_id in self.departed and not isinstance(msg, MtcpWindowUpdate):
                 return  # a late report of a child timed out as dead

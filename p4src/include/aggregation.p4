@@ -10,13 +10,10 @@
  * and sends upstream one message carrying the fold (flag AGGREGATED) only
  * when the fold differs from the last one it sent; otherwise the message is
  * absorbed. The message keeps its type, node_id and echo_ts (those of the
- * receiver that triggered it). Its sack_bitmap is the fold's: bit i (packet
- * cum_ack + 1 + i) is set only when every counted port holds that packet --
- * each port's bitmap is moved to the fold's cum_ack (the packets between the
- * two cumulative ACKs are held by that port) and the bitmaps are ANDed; a
- * member that has not reported makes it 0. So the sender may release what
- * the fold SACKs, and a hole at one receiver no longer stops the ACK clock:
- * packets above it reach every port, the bitmap changes, the fold goes up.
+ * receiver that triggered it). Its sack_bitmap is always cleared: it lists
+ * what one receiver holds, and the fold speaks for every port, so a bitmap
+ * left in place would let the sender release packets other receivers still
+ * lack. A fold acknowledges by cum_ack alone (losses are repaired on NACKs).
  * NACKs are never folded: they pass upstream so no reported loss is lost. */
 #ifndef P4MCC_AGGREGATION_P4
 #define P4MCC_AGGREGATION_P4
@@ -41,9 +38,7 @@ control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<8>
             }
             if (fresh && unheard) {
                 f.cum_ack = 0;
-                f.unheard = 1;
             } else if (fresh) {
-                f.included = f.included | (16w1 << slot);
                 bit<128> s;
                 agg_summary.read(s, base + (bit<32>)slot);
                 if (s[127:96] < f.cum_ack) { f.cum_ack = s[127:96]; }
@@ -51,28 +46,6 @@ control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<8>
                 if (s[63:32] > f.max_twnd) { f.max_twnd = s[63:32]; }
                 if (s[31:0] < f.adv_wnd) { f.adv_wnd = s[31:0]; }
             }
-        }
-    }
-}
-
-/* The second pass of the fold: port slot's SACK bitmap moved to the fold's
- * cum_ack and ANDed into sack. d = the port's cum_ack - the fold's; packets
- * cum+1 .. cum+d are held by the port (its cumulative ACK covers them), so
- * the moved bitmap is (bitmap << d) | ((1 << d) - 1), all ones from d = 32. */
-control FoldSackSlot(in bit<32> base, in bit<16> included, in bit<8> slot, in bit<32> cum_ack,
-                     inout bit<32> sack) {
-    apply {
-        if (((included >> slot) & 16w1) == 16w1) {
-            bit<128> s;
-            bit<32> bits;
-            agg_summary.read(s, base + (bit<32>)slot);
-            agg_sack.read(bits, base + (bit<32>)slot);
-            bit<32> d = s[127:96] - cum_ack;
-            bit<32> moved = 0xffffffff;
-            if (d < 32) {
-                moved = (bits << (bit<8>)d) | ((32w1 << (bit<8>)d) - 1);
-            }
-            sack = sack & moved;
         }
     }
 }
@@ -95,22 +68,6 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
     FoldSlot() fold13;
     FoldSlot() fold14;
     FoldSlot() fold15;
-    FoldSackSlot() sack0;
-    FoldSackSlot() sack1;
-    FoldSackSlot() sack2;
-    FoldSackSlot() sack3;
-    FoldSackSlot() sack4;
-    FoldSackSlot() sack5;
-    FoldSackSlot() sack6;
-    FoldSackSlot() sack7;
-    FoldSackSlot() sack8;
-    FoldSackSlot() sack9;
-    FoldSackSlot() sack10;
-    FoldSackSlot() sack11;
-    FoldSackSlot() sack12;
-    FoldSackSlot() sack13;
-    FoldSackSlot() sack14;
-    FoldSackSlot() sack15;
 
     apply {
         if (meta.in_port < AGG_PORT_LIMIT && meta.sidx < MAX_SESSIONS) {
@@ -118,7 +75,6 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             agg_summary.write(base + (bit<32>)meta.in_port,
                 hdr.mtcp_ack.cum_ack ++ hdr.mtcp_ack.min_cwnd
                 ++ hdr.mtcp_ack.max_twnd ++ hdr.mtcp_ack.adv_wnd);
-            agg_sack.write(base + (bit<32>)meta.in_port, hdr.mtcp_ack.sack_bitmap);
             bit<16> pbit = 16w1 << (bit<8>)meta.in_port;   /* in_port < 16: fits a BMv2 shift */
             bit<16> valid;
             agg_valid.read(valid, meta.sidx);
@@ -138,8 +94,6 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             f.min_cwnd = 0xffffffff;
             f.max_twnd = 0;
             f.adv_wnd = 0xffffffff;
-            f.included = 0;
-            f.unheard = 0;
             fold0.apply(base, mask, pending, 0, meta, f);
             fold1.apply(base, mask, pending, 1, meta, f);
             fold2.apply(base, mask, pending, 2, meta, f);
@@ -157,29 +111,8 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             fold14.apply(base, mask, pending, 14, meta, f);
             fold15.apply(base, mask, pending, 15, meta, f);
 
-            bit<32> sack = 0;
-            if (f.unheard == 0) {
-                sack = 0xffffffff;
-                sack0.apply(base, f.included, 0, f.cum_ack, sack);
-                sack1.apply(base, f.included, 1, f.cum_ack, sack);
-                sack2.apply(base, f.included, 2, f.cum_ack, sack);
-                sack3.apply(base, f.included, 3, f.cum_ack, sack);
-                sack4.apply(base, f.included, 4, f.cum_ack, sack);
-                sack5.apply(base, f.included, 5, f.cum_ack, sack);
-                sack6.apply(base, f.included, 6, f.cum_ack, sack);
-                sack7.apply(base, f.included, 7, f.cum_ack, sack);
-                sack8.apply(base, f.included, 8, f.cum_ack, sack);
-                sack9.apply(base, f.included, 9, f.cum_ack, sack);
-                sack10.apply(base, f.included, 10, f.cum_ack, sack);
-                sack11.apply(base, f.included, 11, f.cum_ack, sack);
-                sack12.apply(base, f.included, 12, f.cum_ack, sack);
-                sack13.apply(base, f.included, 13, f.cum_ack, sack);
-                sack14.apply(base, f.included, 14, f.cum_ack, sack);
-                sack15.apply(base, f.included, 15, f.cum_ack, sack);
-            }
-
-            bit<160> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd ++ sack;
-            bit<160> last;
+            bit<128> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd;
+            bit<128> last;
             bit<1> sent;
             agg_last_sent.read(last, meta.sidx);
             agg_sent_valid.read(sent, meta.sidx);
@@ -190,7 +123,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             } else {
                 agg_last_sent.write(meta.sidx, folded);
                 agg_sent_valid.write(meta.sidx, 1);
-                hdr.mtcp_ack.sack_bitmap = sack;   /* what every counted port holds */
+                hdr.mtcp_ack.sack_bitmap = 0;   /* one receiver's SACKs are not the fold's */
                 hdr.mtcp_ack.cum_ack = f.cum_ack;
                 hdr.mtcp_ack.min_cwnd = f.min_cwnd;
                 hdr.mtcp_ack.max_twnd = f.max_twnd;

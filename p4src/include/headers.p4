@@ -135,8 +135,6 @@ struct fold_t {
     bit<32> min_cwnd;  /* min */
     bit<32> max_twnd;  /* max */
     bit<32> adv_wnd;   /* min */
-    bit<16> included;  /* bit p: port p's summary is in the fold */
-    bit<1>  unheard;   /* a member port has not reported: nothing is held by all */
 }
 
 struct metadata_t {

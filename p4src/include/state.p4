@@ -25,12 +25,10 @@ register<bit<48>>(MAX_GROUPS) upstream_last_join;
 /* Latest summary from port p for session sidx: cum_ack ++ min_cwnd ++
  * max_twnd ++ adv_wnd. Index sidx * AGG_K + p. */
 register<bit<128>>(MAX_SESSIONS * AGG_K) agg_summary;
-/* Latest sack_bitmap from port p (bit i: cum_ack + 1 + i held), same index. */
-register<bit<32>>(MAX_SESSIONS * AGG_K) agg_sack;
 /* Bit p set: agg_summary holds a summary from port p. Index sidx. */
 register<bit<16>>(MAX_SESSIONS) agg_valid;
-/* The fold last sent upstream (same packing, then its sack_bitmap). Index sidx. */
-register<bit<160>>(MAX_SESSIONS) agg_last_sent;
+/* The fold last sent upstream (same packing). Index sidx. */
+register<bit<128>>(MAX_SESSIONS) agg_last_sent;
 /* 1 once agg_last_sent holds a fold. Index sidx. */
 register<bit<1>>(MAX_SESSIONS) agg_sent_valid;
 
