@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from hosts.tfrc import average_loss_interval, tfrc_weights
+
 
 class SelfAdjustingEwma:
     """a_i = (1-c)·a_{i-1} + c·m_i, v_i = (1-c)·v_{i-1} + c·m_i², c = α·a²/v.
@@ -150,6 +152,12 @@ class TwoStageLossFilter:
         self.inverse.update(self.smoothed, packets, d)
         self.evidence += events
 
+    def on_packets(self, count: int) -> None:
+        """Nothing to do: this filter counts per epoch (:meth:`end_epoch`)."""
+
+    def on_event(self) -> None:
+        """Nothing to do: this filter counts per epoch (:meth:`end_epoch`)."""
+
     def set_loss_rate(self, p: float, fresh: bool = True) -> None:
         """Set the estimate to ``p`` (WEBRC's start-up exit and 3.3 reset).
 
@@ -186,16 +194,15 @@ class IntervalLossFilter:
     follow: WEBRC with it climbed from its start-up exit to its share next to
     TCP in 100-150 s on a 20 Mb/s path (docs/protocols/webrc.md).
 
-    Same interface as :class:`TwoStageLossFilter`; the receiver also feeds
-    every packet (:meth:`on_packets`) and every loss event's start
-    (:meth:`on_event`), which this filter counts and the other ignores.
+    Same interface as :class:`TwoStageLossFilter`: the receiver feeds both
+    every packet (:meth:`on_packets`), every loss event's start
+    (:meth:`on_event`) and every epoch (:meth:`end_epoch`); each filter
+    counts what it averages.  The mean is
+    :func:`hosts.tfrc.average_loss_interval`, TFMCC's.
     """
 
     def __init__(self, n: int = 8) -> None:
-        from hosts.tfrc import tfrc_weights
-
         self.weights = tfrc_weights(n)
-        self.n = n
         self.intervals: deque[float] = deque(maxlen=n)  # newest first
         self.open = 0.0
         self.initialised = False
@@ -226,14 +233,8 @@ class IntervalLossFilter:
         self.open = 0.0
         self.initialised = True
 
-    def _mean(self, values: list[float]) -> float:
-        w = self.weights[: len(values)]
-        return sum(wi * v for wi, v in zip(w, values)) / sum(w)
-
     @property
     def loss_rate(self) -> float:
         if not self.initialised or not self.intervals:
             return 0.0
-        closed = list(self.intervals)
-        avg = max(self._mean(closed), self._mean([self.open, *closed][: self.n]))
-        return 1.0 / avg
+        return 1.0 / average_loss_interval(self.weights, list(self.intervals), self.open)

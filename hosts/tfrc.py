@@ -134,6 +134,36 @@ def tfrc_weights(n: int = 8) -> tuple[float, ...]:
     return tuple(1.0 if i < half else 1.0 - (i - (half - 1)) / (half + 1) for i in range(n))
 
 
+def _weighted_mean(weights: tuple[float, ...], values: list[float]) -> float:
+    w = weights[: len(values)]
+    return sum(wi * v for wi, v in zip(w, values)) / sum(w)
+
+
+def average_loss_interval(weights: tuple[float, ...], closed: list[float], open_interval: float,
+                          discounting: bool = False) -> float:
+    """RFC 5348 5.4: max(l_avg(k), l_avg(k-1)) over ``closed`` (newest first, not empty).
+
+    ``l_avg(k-1)`` weighs the closed intervals alone, ``l_avg(k)`` the open
+    one in front of them, so a loss-free stretch raises the average as soon
+    as it is longer than the intervals before it.  ``discounting``: RFC 5348
+    5.5, older intervals weigh less once the open one exceeds twice the
+    average.  TFMCC's :class:`LossHistory` and WEBRC's
+    :class:`hosts.estimators.IntervalLossFilter` both average this way.
+    """
+    n = len(weights)
+    avg_closed = _weighted_mean(weights, closed[:n])
+    with_open = [open_interval, *closed][:n]
+    if discounting and avg_closed > 0 and open_interval > 2 * avg_closed:
+        # RFC 5348 5.5: a long loss-free stretch discounts older intervals.
+        df = max(0.5, 2 * avg_closed / open_interval)
+        w = weights[: len(with_open)]
+        wd = [w[0]] + [wi * df for wi in w[1:]]
+        avg_open = sum(wi * v for wi, v in zip(wd, with_open)) / sum(wd)
+    else:
+        avg_open = _weighted_mean(weights, with_open)
+    return max(avg_open, avg_closed)
+
+
 @dataclass
 class LossEvent:
     """A loss event: first lost sequence number and its (interpolated) time."""
@@ -223,7 +253,7 @@ class LossHistory:
                 t = when(k)
                 # Losses skipped below lie within one RTT of each other.
                 prev = self.last_loss_time if k == 1 else when(k - 1)
-                if self._starts_event(t, prev, rtt):
+                if self._starts_event(t, prev, self.events[-1].time if self.events else None, rtt):
                     self._start_event(hs + k, t)
                     new_event = True
                 if span <= 0:
@@ -243,11 +273,12 @@ class LossHistory:
         self.highest_seq, self.highest_time = seq, now
         return new_event
 
-    def _starts_event(self, t: float, prev_loss: float, rtt: float) -> bool:
-        """Whether a loss at ``t`` (the loss before it at ``prev_loss``) opens a new event."""
-        if not self.events:
+    def _starts_event(self, t: float, prev_loss: float, event_start: float | None, rtt: float) -> bool:
+        """Whether a loss at ``t`` opens a new event, the loss before it at
+        ``prev_loss`` and the current event begun at ``event_start`` (None: none yet)."""
+        if event_start is None:
             return True
-        since_first = t - self.events[-1].time
+        since_first = t - event_start
         if self.episode_max_rtts is None:
             return since_first > rtt  # RFC 5348 5.2, TFMCC 2.3
         return t - prev_loss > rtt or since_first > self.episode_max_rtts * rtt
@@ -290,12 +321,7 @@ class LossHistory:
         events: list[LossEvent] = []
         prev = -math.inf
         for seq, t in self.losses:
-            if not events:
-                events.append(LossEvent(seq, t))
-            elif self.episode_max_rtts is None:
-                if t - events[-1].time > rtt:
-                    events.append(LossEvent(seq, t))
-            elif t - prev > rtt or t - events[-1].time > self.episode_max_rtts * rtt:
+            if self._starts_event(t, prev, events[-1].time if events else None, rtt):
                 events.append(LossEvent(seq, t))
             prev = t
         closed = [float(b.seq - a.seq) for a, b in zip(events, events[1:])]
@@ -304,27 +330,12 @@ class LossHistory:
         self.events = deque(events[-(self.n + 1):], maxlen=self.n + 1)
         self.intervals = deque(reversed(closed[-self.n:]), maxlen=self.n)
 
-    def _avg(self, values: list[float]) -> float:
-        w = self.weights[: len(values)]
-        return sum(wi * v for wi, v in zip(w, values)) / sum(w)
-
     def average_interval(self) -> float:
         """max(l_avg(k), l_avg(k-1)); 0 before the first loss event."""
         if not self.intervals:
             return 0.0
-        closed = list(self.intervals)
-        avg_closed = self._avg(closed[: self.n])
-        i0 = self.open_interval()
-        with_open = [i0, *closed][: self.n]
-        if self.discounting and avg_closed > 0 and i0 > 2 * avg_closed:
-            # RFC 5348 5.5: a long loss-free stretch discounts older intervals.
-            df = max(0.5, 2 * avg_closed / i0)
-            w = self.weights[: len(with_open)]
-            wd = [w[0]] + [wi * df for wi in w[1:]]
-            avg_open = sum(wi * v for wi, v in zip(wd, with_open)) / sum(wd)
-        else:
-            avg_open = self._avg(with_open)
-        return max(avg_open, avg_closed)
+        return average_loss_interval(self.weights, list(self.intervals), self.open_interval(),
+                                     self.discounting)
 
     def loss_event_rate(self) -> float:
         """p = 1 / max(l_avg(k), l_avg(k-1)); 0 before any loss event."""

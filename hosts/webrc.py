@@ -518,8 +518,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         self.received += 1
         self.rr_epoch += 1
-        if isinstance(self.lossp, IntervalLossFilter):
-            self.lossp.on_packets(1)
+        self.lossp.on_packets(1)
         self.bytes_received += size
         self._check_slot(msg.tsi % self.T, now)
         self._check_loss(msg.cn, msg.psn, now)
@@ -576,7 +575,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         self.lost += count
         self.lost_epoch += count
-        interval_filter = self.lossp if isinstance(self.lossp, IntervalLossFilter) else None
         if self.in_loss_event(now):
             if self.p.loss_event_episode:
                 self.loss_event_until = min(now + self.artt_value, self.loss_event_cap)
@@ -584,15 +582,13 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             # A loss event lasts ARTT from its first loss (footnote 4).
             self.loss_event_until = now + self.artt_value
             self.loss_event_cap = now + self.p.loss_event_max_rtts * self.artt_value
-            if interval_filter is not None:
-                interval_filter.on_event()
+            self.lossp.on_event()
             self.events_epoch += 1
             self.loss_events += 1
             self.events_since_join += 1
             if self.startup:
                 self._exit_startup("loss")
-        if interval_filter is not None:
-            interval_filter.on_packets(count)
+        self.lossp.on_packets(count)
 
     def _first_packet(self, now: float) -> None:
         """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
