@@ -341,8 +341,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         # The latest send time among what r acknowledges now (RFC 8985's
         # RACK.xmit_ts), from packets sent once only: which copy of a repaired
         # packet arrived is unknown (RFC 8985 6.2 step 2 skips them likewise).
-        delivered_sent = max((o.first_sent for s in newly if (o := self.out.get(s)) is not None
-                              and o.last_sent == o.first_sent), default=-math.inf)
+        # Only worth the scan while repairs to r are outstanding.
+        delivered_sent = -math.inf
+        if self.p.detect_lost_repairs and r.rexmit_at:
+            delivered_sent = max((o.first_sent for s in newly if (o := self.out.get(s)) is not None
+                                  and o.last_sent == o.first_sent), default=-math.inf)
         n = len(self.rcvrs)
         for s in newly:
             r.lost_pending.discard(s)
@@ -848,6 +851,13 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         new, delivered = self.buf.add(msg.seq, len(msg.payload))
         for d in delivered:
             self.emit(d)
+        if self.pending_echo is None:
+            self.pending_echo = msg.timestamp
+            self.pending_since = now
+        self.unacked += 1
+        if not msg.flags & Flags.THIN_ACKS:
+            self._sack(self.pending_echo, now)  # a small group: the paper's SACK per packet
+            return
         if not new:
             pass  # a duplicate (a repair for another receiver, most likely): no hurry
         elif had_holes and self.buf.cum_ack > cum_before:
@@ -858,13 +868,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
                 # Rule 1 now lets the sender call this hole lost: tell it at once.
                 urgent = True
                 self.told_lost = self.buf.highest - self.p.dupthresh
-        if self.pending_echo is None:
-            self.pending_echo = msg.timestamp
-            self.pending_since = now
-        self.unacked += 1
-        if not msg.flags & Flags.THIN_ACKS:
-            self._sack(self.pending_echo, now)  # a small group: the paper's SACK per packet
-            return
         # Every receiver saw this packet at nearly the same instant: each holds
         # its SACK for its own phase of the gap between data packets, so the
         # n/ack_every SACKs one packet triggers reach the reverse queue spread
