@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
@@ -89,10 +90,15 @@ class TcpSender:
         self.ssthresh = float("inf")
         self.rto_rule = rto
         self.min_rto = RTO_RULES[rto] if min_rto is None else min_rto
-        self.max_rto = max_rto
-        self.srtt: float | None = None
-        self.rttvar = 0.0
-        self.rto = INITIAL_RTO
+        # RFC 6298's estimator (hosts.rtt, as the window protocols run it).
+        # Linux floors the variance term, which is G in RFC 6298's formula;
+        # RFC 6298 2.4 floors the whole timeout.
+        if rto == "linux":
+            self.rtt = SmoothedRtt(initial_rto=INITIAL_RTO, min_rto=0.0, max_rto=max_rto,
+                                   granularity=max(self.G, self.min_rto))
+        else:
+            self.rtt = SmoothedRtt(initial_rto=INITIAL_RTO, min_rto=self.min_rto, max_rto=max_rto,
+                                   granularity=self.G)
         self.una = 0  # oldest unacknowledged segment
         self.nxt = 0  # next new segment
         self.sacked: set[int] = set()
@@ -137,8 +143,8 @@ class TcpSender:
             self.stats.retransmits += 1
             self.retx.add(seg)
             self.ever_retx.add(seg)
-            if self._undo is not None:
-                self._undo_retrans.add(seg)
+            if self._undo is not None and seg <= self._undo_high:
+                self._undo_retrans.add(seg)  # the timeout's go-back, not a later recovery
         self.sent_at[seg] = self.sim.now
         h.send_frame(frame)
         if self._rto_at is None:
@@ -191,7 +197,7 @@ class TcpSender:
         self._undo_high = self.nxt - 1
         self.ssthresh = self._halved_window()
         self.cwnd = 1.0
-        self.rto = min(self.rto * 2, self.max_rto)
+        self.rtt.back_off()
         self.in_recovery = False
         self.dupacks = 0
         self.retx.clear()
@@ -213,19 +219,23 @@ class TcpSender:
         """
         return max(self.cwnd / 2.0, 2.0)
 
+    @property
+    def srtt(self) -> float | None:
+        return self.rtt.srtt
+
+    @property
+    def rttvar(self) -> float:
+        return self.rtt.rttvar
+
+    @property
+    def rto(self) -> float:
+        """The retransmission timeout now, back-off included."""
+        return self.rtt.rto
+
     def _rtt_sample(self, r: float) -> None:
         self.stats.rtt_samples += 1
         self.stats.rtt_sum += r
-        if self.srtt is None:
-            self.srtt, self.rttvar = r, r / 2
-        else:
-            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
-            self.srtt = 0.875 * self.srtt + 0.125 * r
-        if self.rto_rule == "linux":
-            rto = self.srtt + max(self.G, 4 * self.rttvar, self.min_rto)
-        else:
-            rto = max(self.srtt + max(self.G, 4 * self.rttvar), self.min_rto)
-        self.rto = min(rto, self.max_rto)
+        self.rtt.sample(r)
 
     # Receiving ACKs ------------------------------------------------------
     def on_segment(self, p: pk.Parsed) -> None:
