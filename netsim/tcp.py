@@ -245,21 +245,31 @@ class TcpSender:
         ack = p.ack // mss
         if p.sack and self._undo is not None:
             self._on_dsack(p.sack, ack)
+        if ack > self.nxt:
+            return  # acknowledges what we never sent: ignore
+        # The RTT sample (Linux's tcp_clean_rtx_queue and tcp_sacktag): from
+        # the oldest segment this ACK newly acknowledges, cumulatively or by
+        # SACK, that was never retransmitted (Karn) and not SACKed before.  A
+        # cumulative ACK that moves over segments SACKed long ago (a hole just
+        # repaired) says nothing about the path's delay now: sampling the
+        # highest of them measured the whole recovery (seconds on a 90 ms
+        # path), and the inflated RTO then starved the flow in back-off.
+        sampled_at: float | None = None
+        for s in range(self.una, min(ack, self.nxt)):
+            if s not in self.sacked:
+                sampled_at = self._oldest_clean(s, sampled_at)
         for l, r in p.sack:
-            for s in range(max(l // mss, self.una), min(r // mss, self.nxt)):
+            for s in range(max(l // mss, self.una, ack), min(r // mss, self.nxt)):
                 if s not in self.sacked:
+                    sampled_at = self._oldest_clean(s, sampled_at)
                     self.sacked.add(s)
                     self.lost.discard(s)
                     if s > self.high_sacked:
                         self.high_sacked = s
-        if ack > self.nxt:
-            return  # acknowledges what we never sent: ignore
+        if sampled_at is not None:
+            self._rtt_sample(self.sim.now - sampled_at)
         if ack > self.una:
             newly = ack - self.una
-            # Karn: sample only from a segment never retransmitted.
-            last = ack - 1
-            if last not in self.ever_retx and last in self.sent_at:
-                self._rtt_sample(self.sim.now - self.sent_at[last])
             for s in range(self.una, ack):
                 self.sent_at.pop(s, None)
                 self.sacked.discard(s)
@@ -287,6 +297,15 @@ class TcpSender:
             self.dupacks += 1
         self._detect_loss()
         self._send_what_we_can()
+
+    def _oldest_clean(self, seg: int, oldest: float | None) -> float | None:
+        """The earlier of ``oldest`` and ``seg``'s send time, if ``seg`` was sent once only."""
+        if seg in self.ever_retx:
+            return oldest
+        at = self.sent_at.get(seg)
+        if at is None or (oldest is not None and oldest <= at):
+            return oldest
+        return at
 
     def _on_dsack(self, blocks: tuple[tuple[int, int], ...], ack: int) -> None:
         """RFC 2883: a first block below the cumulative ACK, or inside the

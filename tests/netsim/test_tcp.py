@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from hosts.tcp_rules import DELAYED_ACK_TIMEOUT
 from hosts.tfrc import tcp_rate
 from netsim.link import Bernoulli
 from scenario.shapes import dumbbell
@@ -189,3 +190,45 @@ def test_a_spurious_timeout_is_undone_on_dsack() -> None:
     assert rcv.duplicates >= 1  # the retransmissions were not needed
     assert snd.stats.spurious_timeouts >= 1
     assert snd.ssthresh == float("inf") and snd.cwnd >= cwnd_before
+
+
+def test_rtt_samples_come_only_from_segments_newly_acknowledged() -> None:
+    """A cumulative ACK that moves over segments SACKed earlier is no RTT sample.
+
+    One segment of a window-limited flow (64 KiB, so the queue stays empty)
+    is dropped, and so is its fast retransmission: it is repaired by the
+    retransmission timeout.  Meanwhile the segments above it are SACKed; the
+    ACK for the repair then covers them all, and timing the highest of them
+    measures the whole recovery (the RTO and more), not the path.  Linux
+    (``tcp_clean_rtx_queue``) samples only segments not SACKed before and
+    never retransmitted, so no sample exceeds the path's round trip plus
+    the receiver's delayed-ACK timeout (RFC 5681 4.2).
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
+    fwd = net.links["s1--s2"].ab
+    victim = (300 * 1460).to_bytes(4, "big")
+    copies = []
+    send = fwd.send
+
+    def drop_two_copies(frame: bytes) -> bool:
+        if frame[23] == 6 and frame[38:42] == victim and len(copies) < 2:
+            copies.append(sim.now)
+            return False
+        return send(frame)
+
+    fwd.send = drop_two_copies  # type: ignore[method-assign]
+    samples: list[float] = []
+
+    class Recording(TcpSender):
+        def _rtt_sample(self, r: float) -> None:
+            samples.append(r)
+            super()._rtt_sample(r)
+
+    TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = Recording(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=64 * 1024)
+    sim.at(0.0, snd.start)
+    sim.run(until=3.0)
+    assert len(copies) == 2 and snd.stats.timeouts == 1
+    base = min(samples)
+    assert 0.02 < base < 0.03  # 2 x 10 ms bottleneck + access links and serialization
+    assert max(samples) < base + DELAYED_ACK_TIMEOUT < snd.rto
