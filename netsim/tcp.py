@@ -119,6 +119,15 @@ class TcpSender:
         self._undo: tuple[float, float] | None = None
         self._undo_retrans: set[int] = set()
         self._undo_high = 0
+        #: RFC 8985's RACK.xmit_ts: the latest send time among the segments
+        #: acknowledged so far (sent once only, so the send time is unambiguous).
+        self.rack_xmit_ts = -1.0
+        #: RACK.rtt: the round trip of the segment that set ``rack_xmit_ts``.
+        self.rack_rtt = 0.0
+        #: RACK.end_seq: the segment that set ``rack_xmit_ts`` (ties between
+        #: segments sent at one instant go by sequence, RFC 8985 6.2).
+        self.rack_seg = -1
+        self._rack_token = 0
         self.stats = TcpStats()
         self._dmac = host.arp.get(self.dst, b"\xff" * 6)
         host.bind_tcp(sport, self)
@@ -255,17 +264,22 @@ class TcpSender:
         # highest of them measured the whole recovery (seconds on a 90 ms
         # path), and the inflated RTO then starved the flow in back-off.
         sampled_at: float | None = None
-        for s in range(self.una, min(ack, self.nxt)):
-            if s not in self.sacked:
-                sampled_at = self._oldest_clean(s, sampled_at)
+        newly_acked = [s for s in range(self.una, min(ack, self.nxt)) if s not in self.sacked]
         for l, r in p.sack:
             for s in range(max(l // mss, self.una, ack), min(r // mss, self.nxt)):
                 if s not in self.sacked:
-                    sampled_at = self._oldest_clean(s, sampled_at)
+                    newly_acked.append(s)
                     self.sacked.add(s)
                     self.lost.discard(s)
                     if s > self.high_sacked:
                         self.high_sacked = s
+        for s in newly_acked:
+            if s not in self.ever_retx and (at := self.sent_at.get(s)) is not None:
+                if sampled_at is None or at < sampled_at:
+                    sampled_at = at
+                if at > self.rack_xmit_ts or (at == self.rack_xmit_ts and s > self.rack_seg):
+                    self.rack_xmit_ts, self.rack_seg = at, s
+                    self.rack_rtt = self.sim.now - at
         if sampled_at is not None:
             self._rtt_sample(self.sim.now - sampled_at)
         if ack > self.una:
@@ -298,15 +312,6 @@ class TcpSender:
         self._detect_loss()
         self._send_what_we_can()
 
-    def _oldest_clean(self, seg: int, oldest: float | None) -> float | None:
-        """The earlier of ``oldest`` and ``seg``'s send time, if ``seg`` was sent once only."""
-        if seg in self.ever_retx:
-            return oldest
-        at = self.sent_at.get(seg)
-        if at is None or (oldest is not None and oldest <= at):
-            return oldest
-        return at
-
     def _on_dsack(self, blocks: tuple[tuple[int, int], ...], ack: int) -> None:
         """RFC 2883: a first block below the cumulative ACK, or inside the
         second block, reports a duplicate; a duplicate of a segment the
@@ -329,23 +334,34 @@ class TcpSender:
         self.lost.clear()  # what the timeout marked lost was not (tcp_undo_loss)
 
     def _detect_loss(self) -> None:
-        """RFC 6675 IsLost: ``DUPTHRESH`` (three) SACKed segments above a hole, or as many dupacks."""
+        """Mark segments lost: RFC 6675 IsLost, then RFC 8985's RACK.
+
+        IsLost: holes below ``DUPTHRESH`` (three) SACKed segments, or as many
+        dupacks.  RACK (Linux's default loss detection): a segment, original
+        or retransmission, sent before one that has since been delivered is
+        lost once the delivered one's round trip and a reordering window
+        have passed since it left.  That finds a loss in a window of two or
+        three segments, too small for three dupacks, and a lost
+        retransmission, which otherwise only the RTO finds: on paths whose
+        windows are a few packets those were most of TCP's timeouts.
+        """
         if self.una >= self.nxt:
             return
-        if not self.sacked and self.dupacks < DUPTHRESH:
-            return
-        sacked_sorted = sorted(self.sacked)
         newly_lost = []
-        # Holes below the third-highest SACKed segment are lost.
-        if len(sacked_sorted) >= DUPTHRESH:
-            limit = sacked_sorted[-DUPTHRESH]
-            for s in range(self.una, limit):
-                if s not in self.sacked and s not in self.retx and s not in self.lost:
-                    newly_lost.append(s)
-        elif self.dupacks >= DUPTHRESH and self.una not in self.retx and self.una not in self.lost:
-            newly_lost.append(self.una)
+        if self.sacked or self.dupacks >= DUPTHRESH:
+            sacked_sorted = sorted(self.sacked)
+            # Holes below the third-highest SACKed segment are lost.
+            if len(sacked_sorted) >= DUPTHRESH:
+                limit = sacked_sorted[-DUPTHRESH]
+                for s in range(self.una, limit):
+                    if s not in self.sacked and s not in self.retx and s not in self.lost:
+                        newly_lost.append(s)
+            elif self.dupacks >= DUPTHRESH and self.una not in self.retx and self.una not in self.lost:
+                newly_lost.append(self.una)
+        newly_lost += self._rack_lost(set(newly_lost))
         if not newly_lost:
             return
+        self.retx.difference_update(newly_lost)
         self.lost.update(newly_lost)
         if not self.in_recovery:
             self.in_recovery = True
@@ -353,6 +369,58 @@ class TcpSender:
             self.recover = self.nxt - 1
             self.ssthresh = self._halved_window()
             self.cwnd = self.ssthresh
+
+    def _rack_lost(self, already: set[int]) -> list[int]:
+        """RFC 8985 6.2 RACK_detect_loss; arms the reordering timer for what is not due yet.
+
+        The reordering window is min_rtt / 4, and 0 in recovery or once
+        ``DUPTHRESH`` segments are SACKed (RFC 8985 6.2.4, Linux's
+        ``tcp_rack_reo_wnd``); min_rtt is the estimator's smallest sample.
+        """
+        base = self.rtt.base
+        if base is None or self.rack_xmit_ts < 0:
+            return []
+        reo = 0.0 if (self.in_recovery or len(self.sacked) >= DUPTHRESH) else base / 4
+        now = self.sim.now
+        wait = self.rack_rtt + reo
+        lost: list[int] = []
+        due: float | None = None
+        candidates = sorted(self.retx) if self.retx else []
+        for s in candidates:  # retransmissions: their send times are out of sequence order
+            at = self.sent_at.get(s)
+            if at is not None and self._sent_before_rack(at, s) and s not in self.lost and s not in already:
+                if at + wait <= now:
+                    lost.append(s)
+                elif due is None or at + wait < due:
+                    due = at + wait
+        for s in range(self.una, self.nxt):  # originals leave in sequence order
+            if s in self.sacked or s in self.retx:
+                continue
+            at = self.sent_at.get(s)
+            if at is None or not self._sent_before_rack(at, s):
+                break
+            if s in self.lost or s in already:
+                continue
+            if at + wait <= now:
+                lost.append(s)
+            else:
+                if due is None or at + wait < due:
+                    due = at + wait
+                break
+        if due is not None:
+            self._rack_token += 1
+            self.sim.at(due, self._on_reorder_timer, self._rack_token)
+        return lost
+
+    def _sent_before_rack(self, at: float, seg: int) -> bool:
+        """RFC 8985's RACK_sent_after(RACK, segment): sent earlier, or at once and lower."""
+        return at < self.rack_xmit_ts or (at == self.rack_xmit_ts and seg < self.rack_seg)
+
+    def _on_reorder_timer(self, token: int) -> None:
+        if token != self._rack_token or not self.running:
+            return
+        self._detect_loss()
+        self._send_what_we_can()
 
 
 class TcpReceiver:

@@ -192,6 +192,61 @@ def test_a_spurious_timeout_is_undone_on_dsack() -> None:
     assert snd.ssthresh == float("inf") and snd.cwnd >= cwnd_before
 
 
+def _drop_copies(sim, channel, seg: int, copies: int, mss: int = 1460) -> list[float]:
+    """Drop the first ``copies`` frames on ``channel`` that carry TCP segment ``seg``."""
+    victim = (seg * mss).to_bytes(4, "big")
+    dropped: list[float] = []
+    send = channel.send
+
+    def dropping(frame: bytes) -> bool:
+        if frame[23] == 6 and frame[38:42] == victim and len(dropped) < copies:
+            dropped.append(sim.now)
+            return False
+        return send(frame)
+
+    channel.send = dropping
+    return dropped
+
+
+def test_a_lost_retransmission_is_found_by_rack_not_the_rto() -> None:
+    """RFC 8985 6.2: a retransmission older than a delivered segment is lost too.
+
+    One segment and its fast retransmission are dropped on a flow whose
+    window keeps new data going during recovery.  The new segments sent after
+    the retransmission are SACKed, which tells RACK the retransmission was
+    lost: it is sent again at once.  Without RACK only the retransmission
+    timeout found it (cwnd 1 and slow start from there).
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="200Mbps", delay="10ms", queue=2000))
+    dropped = _drop_copies(sim, net.links["s1--s2"].ab, 400, 2)
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000)
+    sim.at(0.0, snd.start)
+    sim.run(until=1.0)
+    assert len(dropped) == 2
+    assert rcv.nxt > 401  # the segment got through in the end
+    assert snd.stats.timeouts == 0 and snd.stats.fast_recoveries == 1
+    assert snd.stats.retransmits == 2
+
+
+def test_a_loss_in_a_window_of_two_is_found_without_three_dupacks() -> None:
+    """RACK's time rule (RFC 8985 6.2, reordering timer 6.3): one SACK suffices.
+
+    A flow held to two segments (a 2-segment receive window) cannot get three
+    duplicate ACKs.  When one of its segments is dropped, the SACK for the
+    other one arms RACK's reordering timer, which marks the hole lost a
+    quarter of min_rtt later; RFC 6675's rule alone left it to the RTO.
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="20Mbps", delay="10ms", queue=100))
+    dropped = _drop_copies(sim, net.links["s1--s2"].ab, 200, 1)
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=2 * 1460)
+    sim.at(0.0, snd.start)
+    sim.run(until=5.0)
+    assert dropped and rcv.nxt > 201
+    assert snd.stats.timeouts == 0 and snd.stats.fast_recoveries == 1
+
+
 def test_rtt_samples_come_only_from_segments_newly_acknowledged() -> None:
     """A cumulative ACK that moves over segments SACKed earlier is no RTT sample.
 
@@ -205,18 +260,7 @@ def test_rtt_samples_come_only_from_segments_newly_acknowledged() -> None:
     the receiver's delayed-ACK timeout (RFC 5681 4.2).
     """
     sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
-    fwd = net.links["s1--s2"].ab
-    victim = (300 * 1460).to_bytes(4, "big")
-    copies = []
-    send = fwd.send
-
-    def drop_two_copies(frame: bytes) -> bool:
-        if frame[23] == 6 and frame[38:42] == victim and len(copies) < 2:
-            copies.append(sim.now)
-            return False
-        return send(frame)
-
-    fwd.send = drop_two_copies  # type: ignore[method-assign]
+    copies = _drop_copies(sim, net.links["s1--s2"].ab, 300, 2)
     samples: list[float] = []
 
     class Recording(TcpSender):
