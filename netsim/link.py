@@ -136,6 +136,27 @@ class Channel:
         #: {"enqueue", "drop", "lost"}; for tests and pcaps.
         self.taps: list = []
 
+    #: Upper bound of a uniform random wait before a frame may start on the
+    #: wire: the sending host's processing time (``Scenario.host_jitter``,
+    #: set on a host's interface only); 0: none.  Frames keep their order.
+    jitter_s = 0.0
+    _jitter_rng: random.Random | None = None
+
+    def set_jitter(self, jitter_s: float, rng: random.Random) -> None:
+        """Delay each frame by a uniform random time in ``[0, jitter_s]`` before it may start.
+
+        A simulator's clock is exact, so ACK-clocked and paced flows meeting
+        at a drop-tail queue lock into fixed phases, and one of them loses
+        every overflow while the other loses none (Floyd and Jacobson, *On
+        traffic phase effects in packet-switched gateways*, 1992; their
+        remedy is this random processing time at the sources).  Real hosts
+        have it from their schedulers and NICs.
+        """
+        if jitter_s < 0:
+            raise ValueError(f"{self.name}: jitter must be non-negative")
+        self.jitter_s = jitter_s
+        self._jitter_rng = rng
+
     #: False while the link is down (a fault): frames offered or in flight are lost.
     up = True
     _epoch = 0
@@ -207,6 +228,8 @@ class Channel:
         else:
             start = now
             waiting = waiting_bytes = 0
+        if self.jitter_s:
+            start = max(start, now + self._jitter_rng.random() * self.jitter_s)  # type: ignore[union-attr]
         departure = start + size * self._sec_per_byte
         q.append((departure, size))
         self._inflight_bytes += size

@@ -39,6 +39,12 @@ class Network:
     #: node -> {port: peer node}
     adjacency: dict[str, dict[int, str]] = field(default_factory=dict)
 
+    def set_send_jitter(self, host: str, jitter_s: float) -> None:
+        """Frames ``host`` sends wait up to ``jitter_s`` (uniform) before they may start."""
+        link = self.host_link(host)
+        channel = link.ab if link.a is self.hosts[host] else link.ba
+        channel.set_jitter(jitter_s, self.sim.rng(f"host/{host}/jitter"))
+
     def host_link(self, host: str) -> Link:
         """The link that attaches ``host`` to its switch."""
         for l in self.links.values():

@@ -139,6 +139,9 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
             net.hosts[r].add_endpoint(agent, s.port, label=label, start_at=s.join_at.get(r, s.start),
                                       stop_at=s.leave_at.get(r, stop))
             run.agents[label] = agent
+    if scenario.tcp_jitter:
+        for host in sorted({h for f in scenario.tcp_flows for h in (f.src, f.dst)}):
+            net.set_send_jitter(host, scenario.tcp_jitter)
     for i, f in enumerate(scenario.tcp_flows):
         recv = TcpReceiver(sim, net.hosts[f.dst], f.port, mss=f.mss, label=f.name)
         snd = TcpSender(sim, net.hosts[f.src], net.hosts[f.dst].ip, f.port, 40000 + i,

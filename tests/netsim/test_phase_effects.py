@@ -1,0 +1,50 @@
+"""Phase effects: an exact clock must not decide who loses at a drop-tail queue.
+
+Floyd and Jacobson (*On traffic phase effects in packet-switched gateways*,
+1992) showed that in a simulator with exact timing, flows that meet at a
+drop-tail queue lock into fixed phases, so that one of them loses every
+overflow and the other none; a small random processing time at the sources
+breaks the lock.  p4mcc's simulator gives TCP flows such a send-path time
+(``tcp_jitter``, 0.5 ms by default).  The cell below is where the lock
+showed: RLA with two receivers and one TCP flow on a 4 Mb/s, 30 ms
+dumbbell with a 20-packet queue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from netsim.run import build_run
+from netsim.switches import model_choice
+from scenario.model import TCP_JITTER, scenario_from_dict
+
+DURATION = 60.0
+
+
+def _ratio(tcp_jitter: float) -> tuple[float, int]:
+    doc = {
+        "name": "phase", "duration": DURATION, "seed": 1,
+        "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
+                                  "rate": 4_000_000, "delay": 0.013, "queue": 20}},
+        "sessions": [{"name": "mc", "protocol": "rla", "sender": "snd1", "receivers": ["r*"]}],
+        "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
+    }
+    sc = dataclasses.replace(scenario_from_dict(doc), tcp_jitter=tcp_jitter)
+    run = build_run(sc, switch=model_choice())
+    run.sim.run(DURATION / 2)
+    rx0 = {r: run.agents[f"mc/{r}"].buf.delivered_bytes for r in ("r1", "r2")}
+    tcp0 = run.tcp["tcp1"].receiver.delivered_bytes
+    run.sim.run(DURATION)
+    rx = sum(run.agents[f"mc/{r}"].buf.delivered_bytes - rx0[r] for r in rx0) / 2
+    tcp = run.tcp["tcp1"].receiver.delivered_bytes - tcp0
+    return rx / max(tcp, 1), run.tcp["tcp1"].sender.stats.timeouts
+
+
+def test_tcp_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
+    assert TCP_JITTER > 0  # the default a scenario gets
+    locked, locked_timeouts = _ratio(0.0)
+    free, free_timeouts = _ratio(TCP_JITTER)
+    # With the exact clock TCP loses every overflow and lives in timeouts.
+    assert locked > 4 and locked_timeouts > 20
+    # With the send-path time, RLA and TCP share within TFRC's band.
+    assert 0.5 <= free <= 2.0 and free_timeouts <= 5
