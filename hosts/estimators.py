@@ -18,6 +18,10 @@ Two filters whose averaging fraction adapts to the data instead of being fixed:
   epoch-smoothed loss-event fraction (:class:`TwoStageLossFilter`).
 * :class:`SqrtInverseLossEstimator` is the appendix's variant estimating
   sqrt(1/p) directly.
+
+Beyond the appendix, :class:`PrecisionWeightedMean` averages measurements
+whose spread is known one by one (WEBRC's MRTT samples, each blurred by the
+wait for its channel's next packet).
 """
 
 from __future__ import annotations
@@ -57,6 +61,41 @@ class SelfAdjustingEwma:
     @property
     def value(self) -> float:
         return self.a
+
+
+class PrecisionWeightedMean:
+    """An exponentially forgetting mean in which each sample weighs 1/variance.
+
+    ``N <- lam·N + m/var``, ``D <- lam·D + 1/var``, mean ``N/D``, ``lam = 1 - alpha``.
+    With equal variances this is an EWMA whose fraction falls from 1 (the
+    first sample) to ``alpha``.  A sample far less precise than the others
+    barely moves the mean; a precise one after imprecise ones takes over at
+    once.  That is what WEBRC's MRTT samples need: the first packet after a
+    join comes after the multicast RTT plus a wait of up to one packet gap of
+    the channel, so a sample from the 1 packet/s base channel spreads over a
+    second while one from a busy wave is exact to a few milliseconds.
+    """
+
+    def __init__(self, alpha: float) -> None:
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        self.alpha = alpha
+        self.num = 0.0
+        self.den = 0.0
+        self.samples = 0
+
+    def update(self, m: float, variance: float) -> float:
+        if variance <= 0:
+            raise ValueError("a sample's variance must be positive")
+        lam = 1.0 - self.alpha
+        self.num = lam * self.num + m / variance
+        self.den = lam * self.den + 1.0 / variance
+        self.samples += 1
+        return self.value
+
+    @property
+    def value(self) -> float:
+        return self.num / self.den if self.den > 0 else 0.0
 
 
 class InverseLossEstimator:

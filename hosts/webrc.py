@@ -27,7 +27,7 @@ from typing import Any
 
 from hosts import wire
 from hosts.core import Address, JoinGroup, LeaveGroup
-from hosts.estimators import IntervalLossFilter, SelfAdjustingEwma, TwoStageLossFilter
+from hosts.estimators import PrecisionWeightedMean, IntervalLossFilter, SelfAdjustingEwma, TwoStageLossFilter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
@@ -57,6 +57,13 @@ class WebrcParams:
     max_rate_bps: float = math.inf  # MRR_b: receiver's maximum reception rate
     initial_rtt: float = 0.5  # ARTT before the first MRTT (as TFMCC 2.4.1)
     artt_alpha: float = 0.25  # appendix: ARTT estimator smoothing constant (our choice)
+    #: "precision": ARTT weighs each MRTT sample by the inverse of its spread
+    #: (the unknown wait of up to one packet gap for the joined channel's next
+    #: packet, plus ``mrtt_noise``), so samples from sparse channels (the
+    #: 1 packet/s base channel, young waves) no longer set ARTT for minutes;
+    #: "appendix": the appendix's self-adjusting EWMA, every sample alike.
+    artt_estimator: str = "precision"
+    mrtt_noise: float = 0.005  # s: the spread of a sample from a busy channel (our choice)
     loss_delta: float = 0.125  # appendix: F estimator constant (our choice: ~8 events, as TFRC)
     loss_epoch_beta: float = 0.025  # appendix: first-stage EWMA per epoch (time constant 2·TSD)
     rate_ewma: float = 0.25  # appendix: fixed fraction for ARR/TRR per epoch
@@ -140,6 +147,10 @@ class WebrcParams:
             raise ValueError("session_rate_bps too small for one wave above the base rate")
         if not 0 <= self.pacing_jitter < 1:
             raise ValueError("pacing_jitter must be in [0, 1)")
+        if self.artt_estimator not in ("precision", "appendix"):
+            raise ValueError("artt_estimator must be 'precision' or 'appendix'")
+        if not self.mrtt_noise > 0:
+            raise ValueError("mrtt_noise must be positive")
         if self.loss_estimator not in ("intervals", "appendix"):
             raise ValueError("loss_estimator must be 'intervals' or 'appendix'")
         if self.trr_mode not in ("recent", "ewma") or self.trr_epochs < 1:
@@ -437,7 +448,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.pending: tuple[int, float, float] | None = None  # (cn, join time, gap)
         self.expect: dict[int, int] = {}  # next PSN per channel
         self.last_psn: dict[int, int] = {}
-        self.artt = SelfAdjustingEwma(s.artt_alpha)
+        self.artt: SelfAdjustingEwma | PrecisionWeightedMean = (
+            PrecisionWeightedMean(s.artt_alpha) if s.artt_estimator == "precision"
+            else SelfAdjustingEwma(s.artt_alpha))
         self.have_artt = False
         self.last_mrtt: float | None = None
         self.lossp: TwoStageLossFilter | IntervalLossFilter = (
@@ -601,7 +614,12 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
-        if not self.have_artt:
+        if isinstance(self.artt, PrecisionWeightedMean):
+            # The wait for the channel's next packet is uniform in [0, gap]
+            # (variance gap²/12), on top of a floor for the path's own jitter.
+            self.artt.update(mrtt, gap * gap / 12.0 + self.p.mrtt_noise ** 2)
+            self.have_artt = True
+        elif not self.have_artt:
             self.artt = SelfAdjustingEwma(self.p.artt_alpha, initial=mrtt)
             self.have_artt = True
         else:

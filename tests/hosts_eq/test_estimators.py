@@ -8,6 +8,7 @@ import pytest
 
 from hosts.estimators import (
     InverseLossEstimator,
+    PrecisionWeightedMean,
     SelfAdjustingEwma,
     SqrtInverseLossEstimator,
     IntervalLossFilter,
@@ -36,6 +37,30 @@ def test_self_adjusting_fraction_shrinks_with_variance() -> None:
     assert steady.fraction == pytest.approx(0.2)
     assert noisy.fraction < 0.15
     assert noisy.value == pytest.approx(0.2, abs=0.05)
+
+
+def test_precision_weighted_mean_is_an_ewma_when_samples_are_alike() -> None:
+    e = PrecisionWeightedMean(0.25)
+    assert e.update(0.4, 0.01) == pytest.approx(0.4)  # the first sample is the mean
+    lam = 0.75
+    num, den = 0.4 / 0.01, 1 / 0.01
+    for m in (0.2, 0.3, 0.1):
+        num, den = lam * num + m / 0.01, lam * den + 1 / 0.01
+        assert e.update(m, 0.01) == pytest.approx(num / den)
+    with pytest.raises(ValueError):
+        e.update(0.1, 0.0)
+
+
+def test_precision_weighted_mean_lets_a_precise_sample_outweigh_a_vague_one() -> None:
+    # A sample spread over a second (variance 1/12) then one good to 5 ms:
+    # the mean lands within a percent of the precise one.
+    e = PrecisionWeightedMean(0.25)
+    e.update(1.0, 1 / 12)
+    e.update(0.05, 0.005 ** 2)
+    assert e.value == pytest.approx(0.05, rel=0.01)
+    # ... and a later vague sample barely moves it.
+    e.update(0.9, 1 / 12)
+    assert e.value == pytest.approx(0.05, rel=0.02)
 
 
 def test_inverse_loss_estimator_expectation() -> None:

@@ -8,6 +8,7 @@ import pytest
 from fakes import drain, feed, run_until
 
 from hosts import registry
+from hosts.estimators import SelfAdjustingEwma
 from hosts.tfrc import tcp_rate_webrc_pps
 from hosts.webrc import WebrcParams, WebrcReceiver, channel_group, gamma
 from hosts.wire import WEBRC_LAST_PSN, WebrcData
@@ -127,10 +128,8 @@ def test_mrtt_from_join_to_first_packet_with_spacing_correction() -> None:
     assert r.pending is None
 
 
-def test_artt_uses_the_self_adjusting_estimator() -> None:
-    from hosts.estimators import SelfAdjustingEwma
-
-    r = make()
+def test_artt_appendix_mode_uses_the_self_adjusting_estimator() -> None:
+    r = make(artt_estimator="appendix")
     drain(r)
     sc = _startup_with_one_wave(r)
     e = SelfAdjustingEwma(r.p.artt_alpha, initial=r.mrtt_samples[0])
@@ -139,6 +138,29 @@ def test_artt_uses_the_self_adjusting_estimator() -> None:
     assert r.artt_value == pytest.approx(e.value)
     assert len(r.mrtt_samples) == 2
     del sc
+
+
+def test_artt_weighs_each_mrtt_sample_by_its_channels_packet_gap() -> None:
+    """An MRTT sample is the path's multicast RTT plus a wait of up to one packet
+    gap of the joined channel.  The base channel's sample (gap 1 s) says little
+    about a 50 ms path; a busy wave's (gap 5 ms) says it: ARTT follows the
+    second.  The appendix's EWMA counted both alike and kept ARTT near the
+    first for many joins.
+    """
+    def artt_after_two_joins(estimator: str) -> float:
+        r = make(artt_estimator=estimator)
+        drain(r)
+        sc = Script(r, tsi=5)
+        sc.pkt(T, 1.0)  # base channel: join at 0, first packet 1 s later (MRTT 0.5 s)
+        sc.steady(1.0, 2.0, 20, [T])
+        cn, t_join, _ = r.pending
+        r.pending = (cn, t_join, 0.005)  # a busy wave: one packet every 5 ms
+        sc.pkt(cn, t_join + 0.0525)  # MRTT 50 ms
+        assert r.mrtt_samples == [pytest.approx(0.5), pytest.approx(0.05)]
+        return r.artt_value
+
+    assert artt_after_two_joins("precision") == pytest.approx(0.05, rel=0.02)
+    assert artt_after_two_joins("appendix") > 0.3
 
 
 def test_leaves_the_oldest_wave_when_its_slot_ends() -> None:
@@ -247,7 +269,7 @@ def test_startup_target_uses_gamma_cubed_then_gamma() -> None:
 def test_reqn_is_eq_6() -> None:
     r = make(t_rto_min=0.0)  # the paper's t_RTO = 4·ARTT
     r.lossp.set_loss_rate(0.01)
-    r.artt = type(r.artt)(0.1, initial=0.2)
+    r.artt = SelfAdjustingEwma(0.1, initial=0.2)
     r.have_artt = True
     lp = 0.01
     assert r.reqn() == pytest.approx(math.sqrt(1.5) / (0.2 * math.sqrt(lp) * (1 + 9 * lp * (1 + 32 * lp * lp))))
@@ -427,7 +449,7 @@ def test_reqn_can_take_tcps_one_second_rto_floor() -> None:
     # t_RTO = max(4·ARTT, 1 s): at ARTT 0.2 s the 9p term grows by 1/0.8.
     r = make(t_rto_min=1.0)
     r.lossp.set_loss_rate(0.01)
-    r.artt = type(r.artt)(0.1, initial=0.2)
+    r.artt = SelfAdjustingEwma(0.1, initial=0.2)
     r.have_artt = True
     lp = 0.01
     assert r.reqn() == pytest.approx(
