@@ -49,6 +49,9 @@ from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO
+
+#: RFC 8985 7.2's WCDelAckT: the worst-case delayed ACK a one-segment flight waits for.
+TLP_WORST_DELAYED_ACK = 0.2
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
@@ -67,6 +70,7 @@ class TcpStats:
     rtt_samples: int = 0
     rtt_sum: float = 0.0
     spurious_timeouts: int = 0  # timeouts undone on D-SACK evidence
+    tail_loss_probes: int = 0  # RFC 8985 7 probes sent
 
 
 class TcpSender:
@@ -128,6 +132,10 @@ class TcpSender:
         #: segments sent at one instant go by sequence, RFC 8985 6.2).
         self.rack_seg = -1
         self._rack_token = 0
+        #: RFC 8985 7 (TLP): the probe timer's token, and whether a probe is
+        #: out (one per episode, until an ACK acknowledges new data).
+        self._pto_token = 0
+        self._tlp_out = False
         self.stats = TcpStats()
         self._dmac = host.arp.get(self.dst, b"\xff" * 6)
         host.bind_tcp(sport, self)
@@ -186,6 +194,35 @@ class TcpSender:
             self._emit(seg, False)
 
     # Timer ---------------------------------------------------------------
+    def _arm_pto(self) -> None:
+        """RFC 8985 7.2: a probe timeout of 2 SRTT (plus the worst-case delayed
+        ACK, 200 ms, when one segment is out), if it comes before the RTO."""
+        self._pto_token += 1
+        srtt = self.rtt.srtt
+        if (srtt is None or self._tlp_out or self.in_recovery or self.una >= self.nxt
+                or self._rto_at is None or self._undo is not None):
+            return
+        pto = 2 * srtt + (TLP_WORST_DELAYED_ACK if self.nxt - self.una == 1 else 0.0)
+        at = self.sim.now + pto
+        if at < self._rto_at:
+            self.sim.at(at, self._on_pto, self._pto_token)
+
+    def _on_pto(self, token: int) -> None:
+        """RFC 8985 7.3: send one probe, new data if the window allows, else the
+        last segment sent again; its ACK lets RACK find a tail loss the RTO
+        would otherwise have had to."""
+        if token != self._pto_token or not self.running or self.una >= self.nxt or self.in_recovery:
+            return
+        self._tlp_out = True
+        self.stats.tail_loss_probes += 1
+        if self.nxt - self.una < self.rwnd_segs:
+            seg = self.nxt
+            self.nxt += 1
+            self._emit(seg, False)
+        else:
+            self._emit(self.nxt - 1, True)
+        self._arm_rto()
+
     def _arm_rto(self) -> None:
         self._rto_token += 1
         self._rto_at = self.sim.now + self.rto
@@ -273,13 +310,23 @@ class TcpSender:
                     self.lost.discard(s)
                     if s > self.high_sacked:
                         self.high_sacked = s
+        now = self.sim.now
+        min_rtt = self.rtt.base
         for s in newly_acked:
-            if s not in self.ever_retx and (at := self.sent_at.get(s)) is not None:
-                if sampled_at is None or at < sampled_at:
-                    sampled_at = at
-                if at > self.rack_xmit_ts or (at == self.rack_xmit_ts and s > self.rack_seg):
-                    self.rack_xmit_ts, self.rack_seg = at, s
-                    self.rack_rtt = self.sim.now - at
+            at = self.sent_at.get(s)
+            if at is None:
+                continue
+            if s in self.ever_retx:
+                # RFC 8985 6.2 step 2: a retransmitted segment dates the
+                # delivery only when its round trip rules out the original
+                # having been the copy that arrived (to the clock's granularity).
+                if min_rtt is None or now - at < min_rtt - self.G:
+                    continue
+            elif sampled_at is None or at < sampled_at:
+                sampled_at = at
+            if at > self.rack_xmit_ts or (at == self.rack_xmit_ts and s > self.rack_seg):
+                self.rack_xmit_ts, self.rack_seg = at, s
+                self.rack_rtt = now - at
         if sampled_at is not None:
             self._rtt_sample(self.sim.now - sampled_at)
         if ack > self.una:
@@ -293,6 +340,7 @@ class TcpSender:
             self.stats.acked_bytes += newly * mss
             self.una = ack
             self.dupacks = 0
+            self._tlp_out = False
             if self.in_recovery:
                 if ack > self.recover:
                     self.in_recovery = False
@@ -311,6 +359,7 @@ class TcpSender:
             self.dupacks += 1
         self._detect_loss()
         self._send_what_we_can()
+        self._arm_pto()
 
     def _on_dsack(self, blocks: tuple[tuple[int, int], ...], ack: int) -> None:
         """RFC 2883: a first block below the cumulative ACK, or inside the

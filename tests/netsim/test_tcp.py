@@ -166,8 +166,8 @@ def test_linux_rto_floors_the_variance_term_not_the_whole_timeout() -> None:
 def test_a_spurious_timeout_is_undone_on_dsack() -> None:
     """A timeout that the receiver's D-SACKs show to be spurious is undone.
 
-    The ACK path stalls for 0.6 s (longer than the ~0.24 s RTO) while no
-    segment is lost: the timeout fires, retransmits what the receiver
+    The ACK path stalls for 0.6 s (longer than the ~0.24 s RTO, and than a
+    tail loss probe's 2 SRTT plus it) while no segment is lost: the timeout fires, retransmits what the receiver
     already has, the receiver reports each duplicate in a D-SACK block
     (RFC 2883), and the sender restores cwnd and ssthresh (RFC 3708
     detection, Linux's ``tcp_try_undo_loss``).  The flow is window-limited
@@ -184,7 +184,7 @@ def test_a_spurious_timeout_is_undone_on_dsack() -> None:
     acks = net.links["s1--s2"].ba
     base = acks.delay_s
     sim.at(3.0, setattr, acks, "delay_s", base + 0.6)
-    sim.at(3.05, setattr, acks, "delay_s", base)
+    sim.at(3.6, setattr, acks, "delay_s", base)  # every ACK sent in the stall is late, a probe's too
     sim.run(until=5.0)
     assert snd.stats.timeouts >= 1
     assert rcv.duplicates >= 1  # the retransmissions were not needed
@@ -244,6 +244,25 @@ def test_a_loss_in_a_window_of_two_is_found_without_three_dupacks() -> None:
     sim.at(0.0, snd.start)
     sim.run(until=5.0)
     assert dropped and rcv.nxt > 201
+    assert snd.stats.timeouts == 0 and snd.stats.fast_recoveries == 1
+
+
+def test_a_tail_loss_is_found_by_a_probe_not_the_rto() -> None:
+    """RFC 8985 7 (TLP, Linux's default): the last two segments of a flight are
+    lost, so no ACK comes back.  After 2 SRTT the sender sends a probe (the
+    last segment again: its window is full); the probe's SACK lets RACK call
+    the other segment lost, and fast recovery repairs it.  Without the probe
+    only the RTO found them (cwnd 1).
+    """
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="20Mbps", delay="10ms", queue=100))
+    fwd = net.links["s1--s2"].ab
+    first, second = _drop_copies(sim, fwd, 300, 1), _drop_copies(sim, fwd, 301, 1)
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=2 * 1460)
+    sim.at(0.0, snd.start)
+    sim.run(until=5.0)
+    assert len(first) == len(second) == 1 and rcv.nxt > 302
+    assert snd.stats.tail_loss_probes >= 1
     assert snd.stats.timeouts == 0 and snd.stats.fast_recoveries == 1
 
 
