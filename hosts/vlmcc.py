@@ -66,7 +66,13 @@ rounds is no longer a quiet group."""
 class VlmccParams:
     """VLMCC parameters; sources in ``docs/protocols/vlmcc.md``."""
 
-    packet_size: int = 1000
+    #: Payload bytes per data packet: 1440 fills a 1500-byte IP packet (the
+    #: 32-byte VLMCC data header, UDP, IPv4), a TCP segment's size on such a
+    #: path.  W counts packets and drop-tail queues drop packets, so at TCP's
+    #: size equal windows carry equal bytes; with the paper's 1000 bytes
+    #: (section 3, footnote 3, where TCP's segments are 1000 bytes too) VLMCC
+    #: got 1000/1460 of a 1460-byte TCP flow's bytes at the same window.
+    packet_size: int = 1440
     #: TCP Vegas' thresholds (:class:`hosts.tcp_rules.Vegas`).
     alpha: float = VEGAS.alpha
     beta: float = VEGAS.beta
@@ -114,6 +120,12 @@ class VlmccParams:
     #: False: a loss only halves W (the rule before).
     compete_timeouts: bool = True
     compete_min_rto: float = MIN_RTO
+    #: While competing, a loss of a packet sent before the last cut of W is
+    #: that cut's congestion, not a new one (TCP's recovery point, RFC 6582
+    #: 3.2: one reduction per window of data).  False: at most one halving
+    #: per RTT of time, the paper's rule, which cut again for the same overflow
+    #: when its losses came to light over more than one RTT.
+    one_cut_per_window: bool = True
     probe_rounds: int = 20
     compete_exit_probes: int = 2
     #: While competing, a challenge must claim less than this share of the rate.
@@ -206,6 +218,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.burst = 0
         self.next_tx = 0.0
         self.last_halve = -math.inf
+        #: The next sequence number when W was last cut: losses below it belong to that cut.
+        self.cut_seq = 0
+        self.absorbed_losses = 0
         self.last_ack = -math.inf
         self.acks_in_round = 0
         # Counters.
@@ -333,7 +348,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             if early:
                 for s in early:
                     del self.outstanding[s]
-                self._lost(len(early), now)
+                self._lost(len(early), now, newest=max(early))
         if self.timer_at("round") is None:
             self.set_timer("round", now + self.srtt)
 
@@ -429,19 +444,26 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         while len(self.late) > max(64, 2 * int(self.W)):
             del self.late[next(iter(self.late))]
         if lost:
-            self._lost(len(lost), now, since=min(self.late[s] for s in lost))
+            self._lost(len(lost), now, since=min(self.late[s] for s in lost), newest=max(lost))
         self._arm_loss()
 
-    def _lost(self, n: int, now: float, since: float | None = None) -> None:
+    def _lost(self, n: int, now: float, since: float | None = None, newest: int | None = None) -> None:
         """Packets lost on the leader's path: halve W at most once per RTT.
 
         ``since``: found by the loss timer (no ``dupthresh`` later packets were
         ACKed), the send time of the oldest; while competing that is TCP's
-        retransmission timeout (:meth:`_timeout`).
+        retransmission timeout (:meth:`_timeout`).  ``newest``: the highest
+        lost sequence number; while competing, losses of packets sent before
+        the last cut are that cut's congestion (TCP's recovery point, RFC 6582
+        3.2: one window reduction per window of data), not a new one.
         """
         if self.leaderless:
             return
         self.losses += n
+        if (self.competing and self.p.one_cut_per_window and newest is not None
+                and newest < self.cut_seq):
+            self.absorbed_losses += n
+            return
         if since is not None and self.competing and self.p.compete_timeouts:
             self._timeout(now, since)
             return
@@ -449,6 +471,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self.W = max(1.0, self.W / 2)
             self.slowstart = False
             self.last_halve = now
+            self.cut_seq = self.next_seq
             self.halvings += 1
 
     def _timeout(self, now: float, since: float) -> None:
@@ -467,6 +490,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.compete_timeouts += 1
         self.halvings += 1
         self.last_halve = now
+        self.cut_seq = self.next_seq
         self.compete_ssthresh = max(2.0, self.W / 2)
         self.W = 1.0
         self.slowstart = False

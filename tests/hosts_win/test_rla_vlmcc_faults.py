@@ -13,7 +13,7 @@ from hosts.core import Endpoint, node_id
 from hosts.registry import SessionConfig
 from hosts.rla import RlaParams, RlaReceiver, RlaSender
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
-from hosts.wire import RlaData, VlmccChallenge, VlmccData, decode, ts_us
+from hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
 
 GROUP, PORT, SND = "239.1.1.1", 6000, "10.0.0.1"
 
@@ -195,7 +195,8 @@ def test_vlmcc_loss_timer_counts_no_losses_on_a_clean_path():
     drops = net.channel("R1", "R2").counters.queue_drops
     assert drops <= 10  # slow start's overshoot at most
     assert snd.losses <= drops + 2
-    assert snd.next_seq > 0.7 * 2e6 / 8 / 1042 * 20  # and the path is used
+    frame = p.packet_size + COMMON_LEN + body_size(VlmccData) + 42  # + UDP, IPv4, Ethernet
+    assert snd.next_seq > 0.7 * 2e6 / 8 / frame * 20  # and the path is used
 
 
 # VLMCC: a rogue receiver -------------------------------------------------------------------

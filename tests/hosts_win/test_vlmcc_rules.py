@@ -23,8 +23,13 @@ def leader_ack(seq: int, sent: float, rcvr: str = L) -> VlmccAck:
     return VlmccAck(session_id=9, seq=seq, rcvr_id=node_id(rcvr), tstamp_comp=ts_us(sent))
 
 
+#: The rules do not depend on the packet size; the scripted rates below are
+#: written for the paper's 1000-byte packets (section 3, footnote 3).
+PAPER_PACKET = {"packet_size": 1000}
+
+
 def sender(**kw) -> VlmccSender:
-    s = VlmccSender(cfg(VlmccParams(**kw)))
+    s = VlmccSender(cfg(VlmccParams(**{**PAPER_PACKET, **kw})))
     s.start(0.0)
     feed(s, probe(L, 0.0), 0.0, src=L)
     return s
@@ -193,7 +198,7 @@ def dpkt(seq: int, sent: float, drift: float, leader: str = L, rate_w: float = 1
 
 
 def follower(local: str = F, **kw) -> VlmccReceiver:
-    r = VlmccReceiver(cfg(VlmccParams(**kw), local=local))
+    r = VlmccReceiver(cfg(VlmccParams(**{**PAPER_PACKET, **kw}), local=local))
     r.start(0.0)
     return r
 
@@ -551,3 +556,38 @@ def test_competing_a_loss_found_by_three_later_acks_only_halves():
     s.next_seq = 100
     feed(s, leader_ack(5, 0.05), 0.15, src=L)
     assert s.W == 5 and s.compete_timeouts == 0 and s.paused_until < 0
+
+
+def test_competing_losses_before_the_last_cut_do_not_cut_again():
+    """RFC 6582 3.2's recovery point: one cut per window of data while competing.
+
+    Packets 1 and 2 are found lost by three later ACKs: W halves and the cut
+    remembers the next sequence number (100).  More than an RTT later packet 3,
+    sent before that cut, is found lost too: the same overflow, no second cut.
+    A loss of a packet sent after the cut (101) halves again.
+    """
+    s = sender(initial_window=10)
+    out(s)
+    s.competing, s.slowstart = True, False
+    s.W, s.rtt, s.dev = 16.0, 0.1, 0.01
+    s.outstanding = {i: 0.01 * i for i in range(1, 8)}
+    s.next_seq = 100
+    feed(s, leader_ack(5, 0.05), 0.15, src=L)  # 1 and 2 lost
+    assert s.W == 8 and s.cut_seq >= 100
+    s.outstanding.update({3: 0.03, 101: 0.4, 102: 0.4, 103: 0.4, 104: 0.4})
+    s.next_seq = 105
+    feed(s, leader_ack(6, 0.4), 0.45, src=L)  # 3 lost, 0.3 s (3 RTTs) after the cut
+    assert s.W == 8 and s.absorbed_losses == 1
+    feed(s, leader_ack(104, 0.5), 0.6, src=L)  # 101 lost: sent after the cut
+    assert s.W == 4 and s.cut_seq > 104
+    # The paper's rule (once per RTT of time) cuts for packet 3 as well.
+    p = sender(initial_window=10, one_cut_per_window=False)
+    out(p)
+    p.competing, p.slowstart = True, False
+    p.W, p.rtt, p.dev = 16.0, 0.1, 0.01
+    p.outstanding = {i: 0.01 * i for i in range(1, 8)}
+    p.next_seq = 100
+    feed(p, leader_ack(5, 0.05), 0.15, src=L)
+    p.outstanding.update({3: 0.03})
+    feed(p, leader_ack(6, 0.4), 0.45, src=L)
+    assert p.W == 4
