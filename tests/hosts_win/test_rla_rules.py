@@ -358,3 +358,26 @@ def test_a_loss_of_a_packet_sent_before_the_last_cut_does_not_cut_again():
     # The paper's time period alone: the second loss cuts again.
     p = _loss_after_a_cut(False)
     assert p.random_cuts + p.forced_cuts == 2
+
+
+def test_a_timeout_ends_fast_recovery_and_the_window_slow_starts():
+    """RFC 5681 3.1: after a timeout, one packet, then slow start as ACKs come.
+
+    A cut puts the sender in fast recovery (the window held until the cut's
+    flight is repaired); a timeout with nobody acknowledging the oldest packet
+    then sets the window to one.  ACKs for the repairs must open it again, one
+    packet per packet acknowledged: held at one, a flight of hundreds of
+    losses was repaired at one packet per round trip.
+    """
+    s = sender(initial_cwnd=8, initial_ssthresh=100)
+    out(s)
+    s.rcvrs[node_id(R[0])].interval_avg = 10.0
+    feed(s, sack(R[0], 1, [(3, 6)]), 0.1, src=R[0])  # 2 lost -> cut, fast recovery
+    assert s.in_recovery
+    s.handle_timer(s.timer_at("rto"))  # nobody acknowledged packet 2 for an RTO
+    assert s.timeouts == 1 and s.cwnd == 1 and not s.in_recovery
+    t = s.timer_at("rto")
+    feed(s, sack(R[0], 2, [(3, 6)]), t + 0.1, src=R[0])  # the repair of 2 arrives
+    assert s.cwnd == 2
+    feed(s, sack(R[0], 6), t + 0.2, src=R[0])
+    assert s.cwnd == 3
