@@ -558,6 +558,17 @@ def test_competing_a_loss_found_by_three_later_acks_only_halves():
     assert s.W == 5 and s.compete_timeouts == 0 and s.paused_until < 0
 
 
+def _competing_with_a_flight(**kw) -> VlmccSender:
+    """A competing sender with W = 16 and packets 1-7 out (next sequence number 100)."""
+    s = sender(initial_window=10, **kw)
+    out(s)
+    s.competing, s.slowstart = True, False
+    s.W, s.rtt, s.dev = 16.0, 0.1, 0.01
+    s.outstanding = {i: 0.01 * i for i in range(1, 8)}
+    s.next_seq = 100
+    return s
+
+
 def test_competing_losses_before_the_last_cut_do_not_cut_again():
     """RFC 6582 3.2's recovery point: one cut per window of data while competing.
 
@@ -566,12 +577,7 @@ def test_competing_losses_before_the_last_cut_do_not_cut_again():
     sent before that cut, is found lost too: the same overflow, no second cut.
     A loss of a packet sent after the cut (101) halves again.
     """
-    s = sender(initial_window=10)
-    out(s)
-    s.competing, s.slowstart = True, False
-    s.W, s.rtt, s.dev = 16.0, 0.1, 0.01
-    s.outstanding = {i: 0.01 * i for i in range(1, 8)}
-    s.next_seq = 100
+    s = _competing_with_a_flight()
     feed(s, leader_ack(5, 0.05), 0.15, src=L)  # 1 and 2 lost
     assert s.W == 8 and s.cut_seq >= 100
     s.outstanding.update({3: 0.03, 101: 0.4, 102: 0.4, 103: 0.4, 104: 0.4})
@@ -581,12 +587,7 @@ def test_competing_losses_before_the_last_cut_do_not_cut_again():
     feed(s, leader_ack(104, 0.5), 0.6, src=L)  # 101 lost: sent after the cut
     assert s.W == 4 and s.cut_seq > 104
     # The paper's rule (once per RTT of time) cuts for packet 3 as well.
-    p = sender(initial_window=10, one_cut_per_window=False)
-    out(p)
-    p.competing, p.slowstart = True, False
-    p.W, p.rtt, p.dev = 16.0, 0.1, 0.01
-    p.outstanding = {i: 0.01 * i for i in range(1, 8)}
-    p.next_seq = 100
+    p = _competing_with_a_flight(one_cut_per_window=False)
     feed(p, leader_ack(5, 0.05), 0.15, src=L)
     p.outstanding.update({3: 0.03})
     feed(p, leader_ack(6, 0.4), 0.45, src=L)
