@@ -49,11 +49,11 @@ from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO
+from netsim import packets as pk
+from scenario.model import TCP_RTO_RULES as RTO_RULES
 
 #: RFC 8985 7.2's WCDelAckT: the worst-case delayed ACK a one-segment flight waits for.
 TLP_WORST_DELAYED_ACK = 0.2
-from netsim import packets as pk
-from scenario.model import TCP_RTO_RULES as RTO_RULES
 
 if TYPE_CHECKING:
     from netsim.engine import Simulator
@@ -124,7 +124,8 @@ class TcpSender:
         self._undo_retrans: set[int] = set()
         self._undo_high = 0
         #: RFC 8985's RACK.xmit_ts: the latest send time among the segments
-        #: acknowledged so far (sent once only, so the send time is unambiguous).
+        #: acknowledged so far (a retransmission's only when its round trip
+        #: shows which copy arrived).
         self.rack_xmit_ts = -1.0
         #: RACK.rtt: the round trip of the segment that set ``rack_xmit_ts``.
         self.rack_rtt = 0.0
@@ -132,8 +133,13 @@ class TcpSender:
         #: segments sent at one instant go by sequence, RFC 8985 6.2).
         self.rack_seg = -1
         self._rack_token = 0
-        #: RFC 8985 7 (TLP): the probe timer's token, and whether a probe is
-        #: out (one per episode, until an ACK acknowledges new data).
+        #: RFC 8985 7 (TLP): when the probe is due (None: no probe armed), the
+        #: instant its pending timer event fires, that event's token, and
+        #: whether a probe is out (one per episode, until an ACK acknowledges
+        #: new data).  Every ACK moves the deadline; the one pending event
+        #: follows it when it fires, so ACKs add no timer events.
+        self._pto_deadline: float | None = None
+        self._pto_event_at: float | None = None
         self._pto_token = 0
         self._tlp_out = False
         self.stats = TcpStats()
@@ -197,22 +203,37 @@ class TcpSender:
     def _arm_pto(self) -> None:
         """RFC 8985 7.2: a probe timeout of 2 SRTT (plus the worst-case delayed
         ACK, 200 ms, when one segment is out), if it comes before the RTO."""
-        self._pto_token += 1
+        self._pto_deadline = None
         srtt = self.rtt.srtt
         if (srtt is None or self._tlp_out or self.in_recovery or self.una >= self.nxt
                 or self._rto_at is None or self._undo is not None):
             return
-        pto = 2 * srtt + (TLP_WORST_DELAYED_ACK if self.nxt - self.una == 1 else 0.0)
-        at = self.sim.now + pto
-        if at < self._rto_at:
-            self.sim.at(at, self._on_pto, self._pto_token)
+        at = self.sim.now + 2 * srtt + (TLP_WORST_DELAYED_ACK if self.nxt - self.una == 1 else 0.0)
+        if at >= self._rto_at:
+            return
+        self._pto_deadline = at
+        if self._pto_event_at is None or at < self._pto_event_at:
+            self._schedule_pto(at)
+
+    def _schedule_pto(self, at: float) -> None:
+        self._pto_token += 1
+        self._pto_event_at = at
+        self.sim.at(at, self._on_pto, self._pto_token)
 
     def _on_pto(self, token: int) -> None:
         """RFC 8985 7.3: send one probe, new data if the window allows, else the
         last segment sent again; its ACK lets RACK find a tail loss the RTO
         would otherwise have had to."""
-        if token != self._pto_token or not self.running or self.una >= self.nxt or self.in_recovery:
+        if token != self._pto_token:
             return
+        self._pto_event_at = None
+        due = self._pto_deadline
+        if due is None or not self.running or self.una >= self.nxt or self.in_recovery:
+            return
+        if self.sim.now < due:  # ACKs moved the deadline since this event was set
+            self._schedule_pto(due)
+            return
+        self._pto_deadline = None
         self._tlp_out = True
         self.stats.tail_loss_probes += 1
         if self.nxt - self.una < self.rwnd_segs:
