@@ -137,7 +137,7 @@ class Channel:
         self.taps: list = []
 
     #: Upper bound of a uniform random wait before a frame may start on the
-    #: wire: the sending host's processing time (``Scenario.host_jitter``,
+    #: wire: the sending host's processing time (``Scenario.tcp_jitter``,
     #: set on a host's interface only); 0: none.  Frames keep their order.
     jitter_s = 0.0
     _jitter_rng: random.Random | None = None
