@@ -82,7 +82,6 @@ class PrecisionWeightedMean:
         self.alpha = alpha
         self.num = 0.0
         self.den = 0.0
-        self.samples = 0
 
     def update(self, m: float, variance: float) -> float:
         if variance <= 0:
@@ -90,7 +89,6 @@ class PrecisionWeightedMean:
         lam = 1.0 - self.alpha
         self.num = lam * self.num + m / variance
         self.den = lam * self.den + 1.0 / variance
-        self.samples += 1
         return self.value
 
     @property

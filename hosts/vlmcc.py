@@ -220,11 +220,11 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.last_halve = -math.inf
         #: The next sequence number when W was last cut: losses below it belong to that cut.
         self.cut_seq = 0
-        self.absorbed_losses = 0
         self.last_ack = -math.inf
         self.acks_in_round = 0
         # Counters.
         self.losses = 0
+        self.absorbed_losses = 0  # losses of packets sent before the last cut (one_cut_per_window)
         self.halvings = 0
         self.leader_changes = 0
         self.leader_losses = 0

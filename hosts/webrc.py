@@ -27,7 +27,7 @@ from typing import Any
 
 from hosts import wire
 from hosts.core import Address, JoinGroup, LeaveGroup
-from hosts.estimators import PrecisionWeightedMean, IntervalLossFilter, SelfAdjustingEwma, TwoStageLossFilter
+from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean, SelfAdjustingEwma, TwoStageLossFilter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError

@@ -12,8 +12,6 @@ dumbbell with a 20-packet queue.
 
 from __future__ import annotations
 
-import dataclasses
-
 from netsim.run import build_run
 from netsim.switches import model_choice
 from scenario.model import TCP_JITTER, scenario_from_dict
@@ -23,14 +21,13 @@ DURATION = 60.0
 
 def _ratio(tcp_jitter: float) -> tuple[float, int]:
     doc = {
-        "name": "phase", "duration": DURATION, "seed": 1,
+        "name": "phase", "duration": DURATION, "seed": 1, "tcp_jitter": tcp_jitter,
         "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
                                   "rate": 4_000_000, "delay": 0.013, "queue": 20}},
         "sessions": [{"name": "mc", "protocol": "rla", "sender": "snd1", "receivers": ["r*"]}],
         "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
     }
-    sc = dataclasses.replace(scenario_from_dict(doc), tcp_jitter=tcp_jitter)
-    run = build_run(sc, switch=model_choice())
+    run = build_run(scenario_from_dict(doc), switch=model_choice())
     run.sim.run(DURATION / 2)
     rx0 = {r: run.agents[f"mc/{r}"].buf.delivered_bytes for r in ("r1", "r2")}
     tcp0 = run.tcp["tcp1"].receiver.delivered_bytes
