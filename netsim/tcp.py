@@ -123,6 +123,8 @@ class TcpSender:
         self._undo: tuple[float, float] | None = None
         self._undo_retrans: set[int] = set()
         self._undo_high = 0
+        #: una when the retransmission timer last fired (-1: never).
+        self._rto_una = -1
         #: RFC 8985's RACK.xmit_ts: the latest send time among the segments
         #: acknowledged so far (a retransmission's only when its round trip
         #: shows which copy arrived).
@@ -262,7 +264,13 @@ class TcpSender:
             self._undo = (self.cwnd, self.ssthresh)
             self._undo_retrans = set()
         self._undo_high = self.nxt - 1
-        self.ssthresh = self._halved_window()
+        if self.una != self._rto_una:
+            # RFC 5681 3.1 (and Linux's tcp_enter_loss): ssthresh is held
+            # constant when the timer fires again for a segment it already
+            # retransmitted; halving cwnd = 1 again left ssthresh at 2 and
+            # every outage longer than two RTOs a climb of +1 per RTT.
+            self.ssthresh = self._halved_window()
+        self._rto_una = self.una
         self.cwnd = 1.0
         self.rtt.back_off()
         self.in_recovery = False

@@ -141,6 +141,29 @@ def test_a_timeout_in_recovery_does_not_reopen_slow_start_past_the_path() -> Non
     assert rcv.delivered_bytes * 8 / 30.0 > 0.85 * 10e6 * 1460 / (1460 + 54)
 
 
+def test_a_second_timeout_of_the_same_segment_holds_ssthresh() -> None:
+    """RFC 5681 3.1: ssthresh is held when the timer fires again for a segment
+    it already retransmitted (Linux's tcp_enter_loss reduces it on the first
+    timeout of a loss episode only).  The data path drops everything for
+    1.5 s, several RTOs: the first timeout halves the window, the later
+    ones leave ssthresh there instead of setting it to 2 from cwnd = 1."""
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="10Mbps", delay="10ms", queue=100))
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=64 * 1024)
+    sim.at(0.0, snd.start)
+    sim.run(until=3.0)
+    assert snd.stats.timeouts == 0 and snd.cwnd > 8
+    fwd = net.links["s1--s2"].ab
+    send = fwd.send
+    fwd.send = lambda frame: False if 3.0 <= sim.now < 4.5 else send(frame)
+    halved = snd.cwnd / 2
+    sim.run(until=4.5)
+    assert snd.stats.timeouts >= 2
+    assert snd.ssthresh == pytest.approx(halved, rel=0.2)
+    sim.run(until=8.0)
+    assert rcv.delivered_bytes > 0 and snd.una > snd.nxt - 50
+
+
 def test_linux_rto_floors_the_variance_term_not_the_whole_timeout() -> None:
     """Linux's rule (tcp_rtt_estimator): RTO = SRTT + max(4 RTTVAR, 200 ms).
 
