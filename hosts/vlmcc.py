@@ -43,7 +43,7 @@ from typing import Any
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import SmoothedRtt, ewma, lowest
-from hosts.tcp_rules import DUPTHRESH, MIN_RTO, VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, MIN_RTO, VEGAS, Vegas, vegas_diff
 from hosts.wire import (
     Flags,
     VlmccAck,
@@ -87,7 +87,20 @@ class VlmccParams:
     n_extra: float = 4.0
     gap_gain: float = 0.1
     holdoff_rtts: float = 4.0
-    leader_ack_delay: float = 0.0
+    #: The leader ACKs as a TCP receiver does (RFC 5681 4.2): once
+    #: ``leader_ack_every`` packets are unacknowledged, at once for a packet out
+    #: of order, else ``leader_ack_delay`` after the first one held.  The sender
+    #: then releases packets in pairs, as a TCP sender does; ACKing every packet
+    #: (``leader_ack_every: 1``, the paper) clocked out single packets that a
+    #: full drop-tail queue took where it dropped TCP's second one, and the
+    #: session took up to 2.5x TCP's share (docs/protocols/vlmcc.md).
+    leader_ack_delay: float = DELAYED_ACK_TIMEOUT
+    leader_ack_every: int = DELAYED_ACK_PACKETS
+    #: Entering the competitive mode, W slow-starts until the first loss
+    #: (RFC 5681 3.1: a flow new to a path), then Reno's +1 per RTT.  False:
+    #: +1 per RTT at once, which a competitor found late on a long path
+    #: (holding hundreds of packets) left at 0.2 of TCP for minutes.
+    compete_slow_start: bool = True
     probe_interval: float = 1.0
     #: Loss detection beyond the paper's timer (docs/protocols/vlmcc.md, "Deviations").
     #: A packet is lost when the leader has ACKed ``dupthresh`` packets sent after it
@@ -137,6 +150,14 @@ class VlmccParams:
     #: session's parameters (``assist_filter``'s ``window_us``); the hosts ignore it.
     filter_window_us: int = 100_000
 
+    @property
+    def ack_hold(self) -> float:
+        """The longest the leader holds an ACK back (0 when it ACKs every packet).
+
+        RTT samples leave the hold out (``tstamp_comp``), so the loss timer
+        adds it: a lone packet's ACK comes up to this much after its RTT."""
+        return self.leader_ack_delay if self.leader_ack_every > 1 else 0.0
+
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
@@ -153,6 +174,8 @@ class VlmccParams:
             raise ValueError("drain_frac must be in [0, 1] and leader_bar >= 0")
         if self.compete_min_rto < 0:
             raise ValueError(f"compete_min_rto must be >= 0, got {self.compete_min_rto}")
+        if self.leader_ack_every < 1 or self.leader_ack_delay < 0:
+            raise ValueError("leader_ack_every must be >= 1 and leader_ack_delay >= 0")
         if not 0 < self.filter_window_us < 1 << 48:
             raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")
 
@@ -275,7 +298,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         """
         if self.rtt is None:
             return INITIAL_LOSS_TIMEOUT
-        return max(self.srtt + 4 * self.dev, self.p.loss_floor_rtts * self.srtt)
+        return max(self.srtt + 4 * self.dev, self.p.loss_floor_rtts * self.srtt) + self.p.ack_hold
 
     def pacing_delay(self) -> float:
         """Equation (3): ``rtt * MaxSegment / W`` between bursts."""
@@ -412,7 +435,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             if not drained:
                 self.competing = True
                 self.compete_entries += 1
-                self.compete_ssthresh = 0.0
+                self.compete_ssthresh = self.p.max_window if self.p.compete_slow_start else 0.0
                 self.drained_probes = 0
             return
         self.drained_probes = self.drained_probes + 1 if drained else 0
@@ -469,6 +492,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             return
         if now - self.last_halve >= self.srtt:  # at most once per RTT
             self.W = max(1.0, self.W / 2)
+            if self.competing:
+                self.compete_ssthresh = self.W  # fast recovery ends slow start (RFC 5681 3.2)
             self.slowstart = False
             self.last_halve = now
             self.cut_seq = self.next_seq
@@ -728,11 +753,12 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self.cancel_timer("volunteer")
         if m.leader_id == self.me:
             self.pending_acks.append((m.seq, m.timestamp, now))
-            if self.p.leader_ack_delay > 0:
-                if self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self.p.leader_ack_delay)
-            else:
+            in_order = m.seq == self.last_seq + 1 or not self.last_seq
+            if len(self.pending_acks) >= self.p.leader_ack_every or not in_order or self.p.leader_ack_delay <= 0:
+                self.cancel_timer("ack")
                 self._flush_acks(now)
+            elif self.timer_at("ack") is None:
+                self.set_timer("ack", now + self.p.leader_ack_delay)
         if m.seq <= self.last_seq:
             return  # reordered or duplicated: too late to say anything about the path
         if m.seq > self.last_seq + 1 and self.last_seq:

@@ -116,7 +116,7 @@ def test_slow_start_doubles_until_the_queue_grows():
 
 
 def test_loss_is_no_ack_within_rtt_plus_four_deviations_and_halves_once_per_rtt():
-    s = sender(initial_window=10, loss_floor_rtts=0)  # the paper's bare timer
+    s = sender(initial_window=10, loss_floor_rtts=0, leader_ack_every=1)  # the paper's bare timer
     out(s)
     s.rtt, s.dev, s.W = 0.1, 0.01, 10.0
     s._arm_loss()
@@ -271,8 +271,39 @@ def test_follower_rtt_moves_by_delta_from_drift_prev():
     assert r.lost == 1
 
 
+def test_leader_acks_every_second_packet_at_once_and_a_lone_or_out_of_order_one_soon():
+    """RFC 5681 4.2, as a TCP receiver: an ACK for every second packet, none
+    held longer than 40 ms, and an out-of-order packet ACKed at once."""
+    r = _started(local=L)
+    r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
+    assert out(r) == [] and r.timer_at("ack") == pytest.approx(1.05 + 0.04)
+    r.receive_datagram(dpkt(2, 1.001, 0.001).encode(), (SENDER, PORT), 1.052)
+    assert [m.seq for _d, m in out(r)] == [1, 2] and r.timer_at("ack") is None
+    r.receive_datagram(dpkt(3, 1.002, 0.001).encode(), (SENDER, PORT), 1.06)
+    assert out(r) == []
+    run_timers(r, 1.2)
+    lone = [m for _d, m in out(r)]
+    assert [a.seq for a in lone] == [3] and lone[0].tstamp_comp == ts_us(1.002) + 40000
+    r.receive_datagram(dpkt(5, 1.3, 0.001).encode(), (SENDER, PORT), 1.35)  # 4 is missing
+    assert [m.seq for _d, m in out(r)] == [5]
+    paper = _started(local=L, leader_ack_every=1)
+    paper.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
+    assert [m.seq for _d, m in out(paper)] == [1]
+
+
+def test_the_loss_timer_waits_for_a_held_ack():
+    """A lone packet's ACK may come 40 ms after its RTT (the hold leaves the
+    samples): the timer adds it, or a clean short path counts losses."""
+    s = sender()
+    s.rtt, s.dev = 0.01, 0.0
+    assert s.loss_timeout() == pytest.approx(2 * 0.01 + 0.04)
+    p = sender(leader_ack_every=1)
+    p.rtt, p.dev = 0.01, 0.0
+    assert p.loss_timeout() == pytest.approx(2 * 0.01)
+
+
 def test_leader_acks_every_packet_with_processing_time_added():
-    r = _started(local=L, leader_ack_delay=0.004)
+    r = _started(local=L, leader_ack_delay=0.004, leader_ack_every=3)
     r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
     r.receive_datagram(dpkt(2, 1.001, 0.001).encode(), (SENDER, PORT), 1.052)
     assert out(r) == []
@@ -333,7 +364,7 @@ def test_leader_does_not_challenge_and_bad_datagrams_are_counted():
 def test_loss_timer_never_fires_before_twice_the_rtt_when_the_deviation_decays():
     """rtt + 4*dev alone fires on jitter once dev decays to 0 (issue: 593 of 3,085
     packets counted lost on a clean path); the floor is loss_floor_rtts * rtt."""
-    s = sender(initial_window=10)
+    s = sender(initial_window=10, leader_ack_every=1)  # no ACK hold to add
     out(s)
     s.rtt, s.dev, s.W = 0.1, 0.0, 10.0
     assert s.loss_timeout() == pytest.approx(0.2)
@@ -447,7 +478,10 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
     rnd(5, 0.2)  # the probe's second round: queue still there
     assert s.competing and s.compete_entries == 1 and s.W == 7
     rnd(6, 0.2)
-    assert s.W == 8  # Reno's additive increase despite the queue
+    assert s.W == 14  # a TCP flow's slow start on entry, despite the queue
+    s.compete_ssthresh = s.W  # (its first loss ends it: the next test)
+    rnd(6.5, 0.2)
+    assert s.W == 15  # then Reno's additive increase
     s.outstanding.clear()
     s.next_tx = 0.0
     s._pump(6.0)
@@ -464,6 +498,43 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
         v.acks_in_round, v.round_rtt_sum, v.round_rtt_n = 3, 0.6, 3
         v._round(float(t))
     assert not v.competing and v.probe_phase == 0 and v.W == 6  # Vegas: diff = 6 * 0.5 = beta
+
+
+def test_entering_the_competitive_mode_slow_starts_until_the_first_loss():
+    """A buffer-filling competitor found late (the first probe comes after
+    ``probe_rounds`` RTTs) holds most of a long path; entering, the sender
+    starts as a TCP flow would (RFC 5681 3.1: slow start until a loss), and
+    the loss's halving ends slow start (3.2), so Reno's +1 per RTT follows.
+    ``compete_slow_start: false`` enters with +1 per RTT at once."""
+    def entered(**kw) -> VlmccSender:
+        s = sender(probe_rounds=3, initial_window=10, **kw)
+        out(s)
+        s.slowstart = False
+        s.W, s.base_rtt, s.rtt, s.dev = 10.0, 0.1, 0.2, 0.01
+        for t in (1.0, 2.0, 3.0, 3.2, 3.4):  # three Vegas rounds, then the probe's two
+            s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 3, 0.6, 3
+            s._round(t)
+        assert s.competing
+        return s
+
+    s = entered()
+    w0 = s.W
+    assert w0 == 7
+    s.acks_in_round = 3
+    s._round(4.0)
+    assert s.W == 2 * w0
+    s.outstanding = {i: 3.0 + 0.01 * i for i in range(1, 8)}
+    s.next_seq = 100
+    feed(s, leader_ack(5, 3.05), 4.1, src=L)  # 1 and 2 lost: three later packets ACKed
+    assert s.W == w0 and s.compete_ssthresh == w0 and s.compete_timeouts == 0
+    s.acks_in_round = 3
+    s._round(4.3)
+    assert s.W == w0 + 1
+    plain = entered(compete_slow_start=False)
+    w0 = plain.W
+    plain.acks_in_round = 3
+    plain._round(4.0)
+    assert plain.W == w0 + 1
 
 
 def test_drain_probe_judges_the_queue_by_the_rounds_mean_rtt_not_its_smallest():
