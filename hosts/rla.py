@@ -108,6 +108,11 @@ class RlaParams(ReliableParams):
     go-back after a timeout, RFC 5681 3.1).  False: only the packets older
     than one RTO (the former rule, which stalled after a link outage;
     docs/protocols/rla.md)."""
+    rto_holds_ssthresh: bool = True
+    """A timeout of a packet the retransmission timer resent already holds
+    ssthresh (RFC 5681 3.1); only the first timeout of a packet halves the
+    window into it.  False: every timeout halves it (the former rule: after
+    an outage of more than one RTO, ssthresh 2; docs/protocols/rla.md)."""
     late_join_history: bool = False
     """A receiver that joins after data started (or comes back with no state,
     its agent restarted) takes the stream from the sender's current packet,
@@ -239,6 +244,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.cut_seq = 0  # highest sequence number sent before the last cut
         self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
+        self.rto_seq: int | None = None  # the oldest packet at the last timeout that reset the window
         self.fast_rexmit = False
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
@@ -616,7 +622,15 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
-            self.ssthresh = max(2.0, cwnd_before / 2)
+            if not (self.p.rto_holds_ssthresh and oldest == self.rto_seq):
+                # RFC 5681 3.1: ssthresh falls at the first timeout of a packet;
+                # "when ... the given segment has already been retransmitted by
+                # way of the retransmission timer at least once, the value of
+                # ssthresh is held constant".  Halving the one-packet window
+                # again set ssthresh to 2 after any outage longer than one RTO,
+                # and the window then climbed back linearly from 2.
+                self.ssthresh = max(2.0, cwnd_before / 2)
+            self.rto_seq = oldest
             self.cwnd = 1.0
             self.last_window_cut = now
             self.cut_seq = self.next_seq - 1

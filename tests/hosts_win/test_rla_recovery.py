@@ -4,7 +4,7 @@ scripted SACKs; the end-to-end bounds are in tests/faults/test_rla_faults.py."""
 
 from __future__ import annotations
 
-from win_util import cfg, feed, out
+from win_util import cfg, feed, out, run_timers
 
 from hosts.core import node_id
 from hosts.rla import RlaParams, RlaSender
@@ -58,6 +58,32 @@ def test_without_the_rule_a_timeout_after_an_outage_sends_nothing():
     s = _outage(rto_marks_all=False)
     assert s.rexmit_queue == set(range(6, 11))  # only what was older than one RTO
     assert repairs(s) == []  # 11..15 still fill the one-packet pipe
+
+
+def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
+    """RFC 5681 3.1: only the first timeout of a packet halves the window into
+    ssthresh; when the packet "has already been retransmitted by way of the
+    retransmission timer at least once, the value of ssthresh is held
+    constant".  Halving the one-packet window again left ssthresh at 2 after
+    any outage longer than one RTO (link flap: 6.5 s to recover with thinned
+    SACKs, the window climbing linearly from 2)."""
+    s = _outage()
+    halved = s.ssthresh
+    assert s.cwnd == 1 and 5 < halved < 5.5  # the first timeout: half of the window (10.5)
+    out(s)
+    s.handle_timer(3.0)  # the repair of 6 was lost too: RTO backed off to 2 s
+    assert s.timeouts == 2 and (s.cwnd, s.ssthresh) == (1, halved)
+    old = _outage(rto_holds_ssthresh=False)
+    out(old)
+    old.handle_timer(3.0)
+    assert old.timeouts == 2 and (old.cwnd, old.ssthresh) == (1, 2)
+    # A later timeout of another packet is a new one: it halves the window again.
+    feed(s, sack(R[0], 15), 3.1, src=R[0])
+    out(s)
+    assert s.out and min(s.out) == 16
+    before = s.cwnd
+    run_timers(s, s.timer_at("rto"))
+    assert s.timeouts == 3 and (s.cwnd, s.ssthresh) == (1, max(2, before / 2))
 
 
 # A receiver that joins, or comes back with no state, mid-session ---------------------
