@@ -249,6 +249,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
         self.restarts = 0  # known receivers that came back with no state
+        self.last_feedback = -math.inf  # when any receiver was last heard
+        #: When feedback came back after the whole group was silent for
+        #: ``dead_min / 2`` or more (a path outage): no receiver's silence
+        #: before this counts towards dropping it.
+        self.heard_again = -math.inf
         #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
         self.event: tuple[int, int, float] | None = None
         #: The lost packets of the last event drawn: later signals for them are absorbed.
@@ -333,6 +338,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             if r is None:
                 r = self._join(m.rcvr_id, src, now)
         r = self._receiver(m.rcvr_id, src, m.cum_ack)
+        if now - self.last_feedback >= self.p.dead_min / 2:
+            self.heard_again = now  # the first word after the whole group fell silent
+        self.last_feedback = now
         r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
@@ -433,13 +441,21 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         session for good.  A receiver that owes an ACK for longer than
         ``dead_after`` is dropped; if it speaks again it is re-admitted from its
         cumulative ACK, like a late joiner.
+
+        A receiver's silence counts only from when the group was heard again
+        after all of it fell silent (``heard_again``): while the path was
+        down nobody could answer, and once it is up again each receiver
+        answers the first repair in its own time (a thinned SACK waits up to
+        ``ack_delay``).  Counted from before the outage, a receiver whose
+        answer reached the sender a few milliseconds after the others' was
+        dropped (link flap: 1 s down, the first repair through 2 s later).
         """
         gone = []
         for r in self.rcvrs.values():
             owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
             if owed is None:
                 continue  # owes nothing: silence is normal
-            if now - max(r.last_heard, owed) > self.dead_after(r):
+            if now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r):
                 gone.append(r.rid)
         if not gone:
             return False

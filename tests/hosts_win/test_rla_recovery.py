@@ -86,6 +86,42 @@ def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
     assert s.timeouts == 3 and (s.cwnd, s.ssthresh) == (1, max(2, before / 2))
 
 
+def test_silence_while_the_whole_group_was_unheard_does_not_drop_a_receiver():
+    """A path outage silences every receiver.  When it is back, the first repair
+    reaches them all, and each answers in its own time (a thinned SACK waits its
+    phase): the one heard a little after the others is not dropped for the
+    outage's silence.  A receiver silent while the others are heard still is."""
+    rs = R + ["10.0.1.3"]
+    # dead_after = dead_min (2 s), as on a short path (no RTT sample here: srtt_i = 1 s)
+    s = RlaSender(cfg(RlaParams(receivers=3, initial_cwnd=10, initial_ssthresh=2, dead_rtts=1)))
+    s.start(0.0)
+    for r in rs:
+        feed(s, sack(r, 0), 0.0, src=r)
+    out(s)
+    for r in rs:
+        feed(s, sack(r, 5), 0.5, src=r)
+    out(s)
+    run_timers(s, 3.0)  # down from 0.5 to 3.0: timeouts, nobody heard
+    out(s)
+    assert s.timeouts >= 1 and not s.dropped
+    for r in rs[:2]:
+        feed(s, sack(r, 15), 3.0, src=r)  # their answers to the first repairs through
+    run_timers(s, 3.1)
+    assert not s.dropped  # the third's answer is on its way
+    feed(s, sack(rs[2], 15), 3.11, src=rs[2])
+    assert not s.dropped
+    # Then the third falls silent while the other two acknowledge everything.
+    t = 3.11
+    while t < 6.0 and not s.dropped:
+        t = round(t + 0.05, 2)
+        out(s)
+        for r in rs[:2]:
+            feed(s, sack(r, s.next_seq - 1), t, src=r)
+        run_timers(s, t)
+    assert [rid for _t, rid in s.dropped] == [node_id(rs[2])]
+    assert 5.1 < s.dropped[0][0] <= 5.3  # dead_after (2 s) after it was last heard
+
+
 # A receiver that joins, or comes back with no state, mid-session ---------------------
 
 
