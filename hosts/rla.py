@@ -35,8 +35,8 @@ one random draw per lost packet instead of one per signal
 acknowledging are dropped from the group (``dead_min``, ``dead_rtts``), a
 timeout marks everything unacknowledged lost (``rto_marks_all``), a
 receiver that joins or restarts mid-session takes the stream from the
-transmit window's trailing edge (``late_join_history``), receivers of a
-large group thin and spread their SACKs as TCP receivers delay their ACKs
+transmit window's trailing edge (``late_join_history``), receivers thin
+and spread their SACKs as TCP receivers delay their ACKs
 (``thin_min_receivers``, ``ack_every``, ``ack_delay``, ``ack_spread``), a
 lost packet is repaired to the group once, not once per receiver that
 reports it (``one_repair_per_loss``), and a lost repair is found by a later
@@ -140,15 +140,14 @@ class RlaParams(ReliableParams):
     times a random factor in [0.5, 1.5].  0: all in step (the former rule:
     32 receivers that start together send 32 hellos at once, every second,
     into the same reverse queue, which kept the same ones out for ever)."""
-    thin_min_receivers: int = 8
+    thin_min_receivers: int = 0
     """The sender marks its data ``Flags.THIN_ACKS`` while the group has at
-    least this many receivers; only then do receivers thin and spread their
-    SACKs (below).  Eight SACKs of about 100 bytes per data packet are half
-    a data packet's bytes on the reverse path; with fewer the paper's SACK
-    per packet costs little, and thinned, spread SACKs made RLA's packets
-    burstier (pairs) or smoother (spread) than TCP's at the bottleneck,
-    which a drop-tail queue rewards or punishes (docs/protocols/rla.md).
-    0: always; a huge number: never (the paper)."""
+    least this many receivers; then receivers thin and spread their SACKs
+    (below).  0, the default: every group, as every TCP receiver delays its
+    ACKs (RFC 5681 4.2), the TCP flows RLA shares a path with included.
+    With a SACK per packet in groups under 8 RLA took 1.3x TCP's share in
+    the friendliness grid's median cell (docs/protocols/rla.md).  A huge
+    number: never (the paper's SACK per packet)."""
     ack_every: int = DELAYED_ACK_PACKETS
     ack_delay: float = DELAYED_ACK_TIMEOUT
     """Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
@@ -710,7 +709,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
         if len(self.rcvrs) >= self.p.thin_min_receivers:
-            flags |= Flags.THIN_ACKS  # a large group: receivers thin and spread their SACKs
+            flags |= Flags.THIN_ACKS  # receivers thin and spread their SACKs
         return RlaData(
             session_id=self.cfg.session_id,
             seq=seq,
@@ -806,7 +805,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
 
 class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
-    """An RLA receiver: in-order delivery and SACKs, thinned in a large group.
+    """An RLA receiver: in-order delivery and SACKs, thinned as TCP's ACKs are.
 
     The paper's receivers "use selective acknowledgments using the same format
     as SACK TCP receivers"; a SACK for every data packet from each of n
@@ -892,7 +891,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.pending_since = now
         self.unacked += 1
         if not msg.flags & Flags.THIN_ACKS:
-            self._sack(self.pending_echo, now)  # a small group: the paper's SACK per packet
+            self._sack(self.pending_echo, now)  # unmarked: the paper's SACK per packet
             return
         if not new:
             pass  # a duplicate (a repair for another receiver, most likely): no hurry
