@@ -145,9 +145,10 @@ class RlaParams(ReliableParams):
     least this many receivers; then receivers thin and spread their SACKs
     (below).  0, the default: every group, as every TCP receiver delays its
     ACKs (RFC 5681 4.2), the TCP flows RLA shares a path with included.
-    With a SACK per packet in groups under 8 RLA took 1.3x TCP's share in
-    the friendliness grid's median cell (docs/protocols/rla.md).  A huge
-    number: never (the paper's SACK per packet)."""
+    8 (a SACK per packet in smaller groups, whose SACKs cost the reverse
+    path little) gave a friendliness-grid median of 1.29x TCP's share, 0
+    gives 1.22x (docs/protocols/rla.md).  A huge number: never (the
+    paper's SACK per packet)."""
     ack_every: int = DELAYED_ACK_PACKETS
     ack_delay: float = DELAYED_ACK_TIMEOUT
     """Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
