@@ -35,8 +35,8 @@ one random draw per lost packet instead of one per signal
 acknowledging are dropped from the group (``dead_min``, ``dead_rtts``), a
 timeout marks everything unacknowledged lost (``rto_marks_all``), a
 receiver that joins or restarts mid-session takes the stream from the
-transmit window's trailing edge (``late_join_history``), receivers of a
-large group thin and spread their SACKs as TCP receivers delay their ACKs
+transmit window's trailing edge (``late_join_history``), receivers thin
+and spread their SACKs as TCP receivers delay their ACKs
 (``thin_min_receivers``, ``ack_every``, ``ack_delay``, ``ack_spread``), a
 lost packet is repaired to the group once, not once per receiver that
 reports it (``one_repair_per_loss``), and a lost repair is found by a later
@@ -108,6 +108,11 @@ class RlaParams(ReliableParams):
     go-back after a timeout, RFC 5681 3.1).  False: only the packets older
     than one RTO (the former rule, which stalled after a link outage;
     docs/protocols/rla.md)."""
+    rto_holds_ssthresh: bool = True
+    """A timeout of a packet the retransmission timer resent already holds
+    ssthresh (RFC 5681 3.1); only the first timeout of a packet halves the
+    window into it.  False: every timeout halves it (the former rule: after
+    an outage of more than one RTO, ssthresh 2; docs/protocols/rla.md)."""
     late_join_history: bool = False
     """A receiver that joins after data started (or comes back with no state,
     its agent restarted) takes the stream from the sender's current packet,
@@ -135,15 +140,15 @@ class RlaParams(ReliableParams):
     times a random factor in [0.5, 1.5].  0: all in step (the former rule:
     32 receivers that start together send 32 hellos at once, every second,
     into the same reverse queue, which kept the same ones out for ever)."""
-    thin_min_receivers: int = 8
+    thin_min_receivers: int = 0
     """The sender marks its data ``Flags.THIN_ACKS`` while the group has at
-    least this many receivers; only then do receivers thin and spread their
-    SACKs (below).  Eight SACKs of about 100 bytes per data packet are half
-    a data packet's bytes on the reverse path; with fewer the paper's SACK
-    per packet costs little, and thinned, spread SACKs made RLA's packets
-    burstier (pairs) or smoother (spread) than TCP's at the bottleneck,
-    which a drop-tail queue rewards or punishes (docs/protocols/rla.md).
-    0: always; a huge number: never (the paper)."""
+    least this many receivers; then receivers thin and spread their SACKs
+    (below).  0, the default: every group, as every TCP receiver delays its
+    ACKs (RFC 5681 4.2), the TCP flows RLA shares a path with included.
+    8 (a SACK per packet in smaller groups, whose SACKs cost the reverse
+    path little) gave a friendliness-grid median of 1.29x TCP's share, 0
+    gives 1.22x (docs/protocols/rla.md).  A huge number: never (the
+    paper's SACK per packet)."""
     ack_every: int = DELAYED_ACK_PACKETS
     ack_delay: float = DELAYED_ACK_TIMEOUT
     """Thinned SACKs, as a TCP receiver delays its ACKs (RFC 5681 4.2, RFC
@@ -239,10 +244,16 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.cut_seq = 0  # highest sequence number sent before the last cut
         self.absorbed_signals = 0  # signals for packets sent before the last cut
         self.rto_backoff = 0
+        self.rto_seq: int | None = None  # the oldest packet at the last timeout that reset the window
         self.fast_rexmit = False
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
         self.restarts = 0  # known receivers that came back with no state
+        self.last_feedback = -math.inf  # when any receiver was last heard
+        #: When feedback came back after the whole group was silent for
+        #: ``dead_min / 2`` or more (a path outage): no receiver's silence
+        #: before this counts towards dropping it.
+        self.heard_again = -math.inf
         #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
         self.event: tuple[int, int, float] | None = None
         #: The lost packets of the last event drawn: later signals for them are absorbed.
@@ -327,6 +338,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             if r is None:
                 r = self._join(m.rcvr_id, src, now)
         r = self._receiver(m.rcvr_id, src, m.cum_ack)
+        if now - self.last_feedback >= self.p.dead_min / 2:
+            self.heard_again = now  # the first word after the whole group fell silent
+        self.last_feedback = now
         r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
@@ -427,13 +441,21 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         session for good.  A receiver that owes an ACK for longer than
         ``dead_after`` is dropped; if it speaks again it is re-admitted from its
         cumulative ACK, like a late joiner.
+
+        A receiver's silence counts only from when the group was heard again
+        after all of it fell silent (``heard_again``): while the path was
+        down nobody could answer, and once it is up again each receiver
+        answers the first repair in its own time (a thinned SACK waits up to
+        ``ack_delay``).  Counted from before the outage, a receiver whose
+        answer reached the sender a few milliseconds after the others' was
+        dropped (link flap: 1 s down, the first repair through 2 s later).
         """
         gone = []
         for r in self.rcvrs.values():
             owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
             if owed is None:
                 continue  # owes nothing: silence is normal
-            if now - max(r.last_heard, owed) > self.dead_after(r):
+            if now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r):
                 gone.append(r.rid)
         if not gone:
             return False
@@ -616,7 +638,15 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
-            self.ssthresh = max(2.0, cwnd_before / 2)
+            if not (self.p.rto_holds_ssthresh and oldest == self.rto_seq):
+                # RFC 5681 3.1: ssthresh falls at the first timeout of a packet;
+                # "when ... the given segment has already been retransmitted by
+                # way of the retransmission timer at least once, the value of
+                # ssthresh is held constant".  Halving the one-packet window
+                # again set ssthresh to 2 after any outage longer than one RTO,
+                # and the window then climbed back linearly from 2.
+                self.ssthresh = max(2.0, cwnd_before / 2)
+            self.rto_seq = oldest
             self.cwnd = 1.0
             self.last_window_cut = now
             self.cut_seq = self.next_seq - 1
@@ -680,7 +710,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
         if len(self.rcvrs) >= self.p.thin_min_receivers:
-            flags |= Flags.THIN_ACKS  # a large group: receivers thin and spread their SACKs
+            flags |= Flags.THIN_ACKS  # receivers thin and spread their SACKs
         return RlaData(
             session_id=self.cfg.session_id,
             seq=seq,
@@ -776,7 +806,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
 
 class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
-    """An RLA receiver: in-order delivery and SACKs, thinned in a large group.
+    """An RLA receiver: in-order delivery and SACKs, thinned as TCP's ACKs are.
 
     The paper's receivers "use selective acknowledgments using the same format
     as SACK TCP receivers"; a SACK for every data packet from each of n
@@ -862,7 +892,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.pending_since = now
         self.unacked += 1
         if not msg.flags & Flags.THIN_ACKS:
-            self._sack(self.pending_echo, now)  # a small group: the paper's SACK per packet
+            self._sack(self.pending_echo, now)  # unmarked: the paper's SACK per packet
             return
         if not new:
             pass  # a duplicate (a repair for another receiver, most likely): no hurry

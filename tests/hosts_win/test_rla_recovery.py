@@ -4,7 +4,7 @@ scripted SACKs; the end-to-end bounds are in tests/faults/test_rla_faults.py."""
 
 from __future__ import annotations
 
-from win_util import cfg, feed, out
+from win_util import cfg, feed, out, run_timers
 
 from hosts.core import node_id
 from hosts.rla import RlaParams, RlaSender
@@ -60,6 +60,68 @@ def test_without_the_rule_a_timeout_after_an_outage_sends_nothing():
     assert repairs(s) == []  # 11..15 still fill the one-packet pipe
 
 
+def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
+    """RFC 5681 3.1: only the first timeout of a packet halves the window into
+    ssthresh; when the packet "has already been retransmitted by way of the
+    retransmission timer at least once, the value of ssthresh is held
+    constant".  Halving the one-packet window again left ssthresh at 2 after
+    any outage longer than one RTO (link flap: 6.5 s to recover with thinned
+    SACKs, the window climbing linearly from 2)."""
+    s = _outage()
+    halved = s.ssthresh
+    assert s.cwnd == 1 and 5 < halved < 5.5  # the first timeout: half of the window (10.5)
+    out(s)
+    s.handle_timer(3.0)  # the repair of 6 was lost too: RTO backed off to 2 s
+    assert s.timeouts == 2 and (s.cwnd, s.ssthresh) == (1, halved)
+    old = _outage(rto_holds_ssthresh=False)
+    out(old)
+    old.handle_timer(3.0)
+    assert old.timeouts == 2 and (old.cwnd, old.ssthresh) == (1, 2)
+    # A later timeout of another packet is a new one: it halves the window again.
+    feed(s, sack(R[0], 15), 3.1, src=R[0])
+    out(s)
+    assert s.out and min(s.out) == 16
+    before = s.cwnd
+    run_timers(s, s.timer_at("rto"))
+    assert s.timeouts == 3 and (s.cwnd, s.ssthresh) == (1, max(2, before / 2))
+
+
+def test_silence_while_the_whole_group_was_unheard_does_not_drop_a_receiver():
+    """A path outage silences every receiver.  When it is back, the first repair
+    reaches them all, and each answers in its own time (a thinned SACK waits its
+    phase): the one heard a little after the others is not dropped for the
+    outage's silence.  A receiver silent while the others are heard still is."""
+    rs = R + ["10.0.1.3"]
+    # dead_after = dead_min (2 s), as on a short path (no RTT sample here: srtt_i = 1 s)
+    s = RlaSender(cfg(RlaParams(receivers=3, initial_cwnd=10, initial_ssthresh=2, dead_rtts=1)))
+    s.start(0.0)
+    for r in rs:
+        feed(s, sack(r, 0), 0.0, src=r)
+    out(s)
+    for r in rs:
+        feed(s, sack(r, 5), 0.5, src=r)
+    out(s)
+    run_timers(s, 3.0)  # down from 0.5 to 3.0: timeouts, nobody heard
+    out(s)
+    assert s.timeouts >= 1 and not s.dropped
+    for r in rs[:2]:
+        feed(s, sack(r, 15), 3.0, src=r)  # their answers to the first repairs through
+    run_timers(s, 3.1)
+    assert not s.dropped  # the third's answer is on its way
+    feed(s, sack(rs[2], 15), 3.11, src=rs[2])
+    assert not s.dropped
+    # Then the third falls silent while the other two acknowledge everything.
+    t = 3.11
+    while t < 6.0 and not s.dropped:
+        t = round(t + 0.05, 2)
+        out(s)
+        for r in rs[:2]:
+            feed(s, sack(r, s.next_seq - 1), t, src=r)
+        run_timers(s, t)
+    assert [rid for _t, rid in s.dropped] == [node_id(rs[2])]
+    assert 5.1 < s.dropped[0][0] <= 5.3  # dead_after (2 s) after it was last heard
+
+
 # A receiver that joins, or comes back with no state, mid-session ---------------------
 
 
@@ -74,7 +136,8 @@ def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_al
     assert (j.sb.cum_ack, j.join, j.synced) == (10, 11, False)
     assert s.min_last_ack == 10  # it owes nothing the first receiver has not ACKed
     msgs = [(d, m) for d, m in out(s) if isinstance(m, RlaData)]
-    assert [(d[0], m.seq, m.flags) for d, m in msgs] == [(R[1], 11, Flags.RETRANSMIT | Flags.SYNC)]
+    # Its start alone, marked SYNC (THIN_ACKS, how its SACKs are spaced, is beside the point).
+    assert [(d[0], m.seq, m.flags & ~Flags.THIN_ACKS) for d, m in msgs] == [(R[1], 11, Flags.RETRANSMIT | Flags.SYNC)]
     feed(s, sack(R[1], 11), 0.7, src=R[1])
     assert j.synced
 
