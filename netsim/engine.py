@@ -10,6 +10,7 @@ master seed, so adding a component does not perturb the others' draws.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import heapq
 import random
@@ -96,7 +97,29 @@ class Simulator:
 
         ``progress(now)`` is called at most every ``progress_every`` simulated
         seconds (for a progress bar); it never changes the event order.
+
+        While it runs, every object that existed before it (the network, its
+        nodes' tables and generated code, the agents: millions of objects
+        with 10^4 receivers) is moved out of the garbage collector's reach
+        (``gc.freeze``) and handed back when it returns: the cyclic
+        collector's full passes over them found nothing to free and took
+        5 of 29 CPU s in the first 2 simulated seconds of 10^4 receivers
+        behind P4 nodes.  Objects made during the run are collected as
+        before, and the collector frees nothing the program can still
+        reach, so the run is unchanged.  Not done when something else has
+        frozen objects already (whose freeze this must not undo).
         """
+        freeze = gc.isenabled() and gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
+        try:
+            self._run(until, progress, progress_every)
+        finally:
+            if freeze:
+                gc.unfreeze()
+
+    def _run(self, until: float | None, progress: Callable[[float], None] | None,
+             progress_every: float) -> None:
         heap = self._heap
         pop = heapq.heappop
         trace = self.trace

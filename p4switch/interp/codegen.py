@@ -949,6 +949,7 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         # in: the apply function reads it from its argument, not the frame.
         rebinds = rebound_params(inst_text)
         text = _alias_params(text, [p.name for p in decl.params if not is_packet(p) and p.name not in rebinds])
+        text = _drop_unused_frame(text, frame)
         self.out.append(frame_class(frame, inst_text))
         self.out.append(text)
         return fname
@@ -1106,6 +1107,28 @@ def _compiled(source: str) -> tuple[str, Any]:
 
 
 _BINDING = re.compile(r"^(\s*)a_(\w+) = a_\2$", re.M)
+_FRAME_BINDING = re.compile(r"^\s*E\.p_(\w+) = a_\1$")
+_FRAME_USE = re.compile(r"\bE\b")
+
+
+def _drop_unused_frame(text: str, frame: str) -> str:
+    """``text`` (an apply function) without its frame when nothing uses it.
+
+    Once parameters are read from the arguments (``_alias_params``), an
+    apply function whose body names no action, table, local or parser
+    state (mcc.p4's egress, checksum and deparser controls) builds the
+    frame and binds its parameters only to drop them: half a million
+    frames every 2 simulated seconds with 10^4 receivers.  The frame is a
+    fresh object that only ``E`` refers to, so leaving it out changes
+    nothing else; any other ``E`` in the text (also in a string) keeps it.
+    """
+    lines = text.split("\n")
+    create = f"E = {frame}()"
+    keep = [ln for ln in lines if ln.strip() != create and not _FRAME_BINDING.match(ln)]
+    if (len(keep) == len(lines) or any(_FRAME_USE.search(ln) for ln in keep)
+            or not any(ln.strip() for ln in keep[1:])):  # a body must stay
+        return text
+    return "\n".join(keep)
 
 
 def _alias_params(text: str, names: list[str]) -> str:
