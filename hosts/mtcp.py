@@ -60,7 +60,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DUPTHRESH, VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -109,6 +109,11 @@ class MtcpParams(ReliableParams):
     k: int = 16
     assisted: bool | None = None  # None: the session's (SessionConfig.assisted); set: overrides it
     ack_delay: float = 0.02
+    #: A leaf ACKs at once when this many new packets are unacknowledged, or a
+    #: packet arrives out of order (or fills a hole), as a TCP receiver does
+    #: (RFC 5681 4.2); else ``ack_delay`` (jittered) after the first one held.
+    #: Agents (nodes with children) and 0: by time only (the paper's 3.1).
+    ack_every: int = DELAYED_ACK_PACKETS
     rcv_buffer: int = 4096
     initial_ssthresh: float = 4096.0
     wupdate_initial: float = 0.5
@@ -133,6 +138,8 @@ class MtcpParams(ReliableParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.ack_every < 0:
+            raise ValueError(f"ack_every must be >= 0, got {self.ack_every}")
         if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1 or self.nack_dupthresh < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
         if self.window not in WINDOW_MODES:
@@ -589,7 +596,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         for s in newly:
             sent = c.rinflight.pop(s, None)
             if sent is not None:
-                if c.rexmits.get(s, 0) == 1:  # Karn: only unambiguous samples
+                # Karn: only unambiguous samples (a packet repaired once), and
+                # only from the lowest packet the report newly covers -- the one
+                # whose arrival sent it.  A cumulative ACK (a fold's) that covers
+                # a repair only once a lower hole is filled would time that hole
+                # as well: on 1 Mb/s with four TCP flows such samples took
+                # RTO_RTT to 8-11 s and held every repair back for seconds.
+                if c.rexmits.get(s, 0) == 1 and s == newly[0]:
                     c.rtt.sample(now - sent)
                 self._rwnd_grow(c)
             c.rqueue.discard(s)
@@ -774,6 +787,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 c.rqueue.discard(s)
                 return
             fold.last_tx[s] = now
+            # The fold's own timer repair of s (if any) is now ambiguous (Karn).
+            fold.rexmits[s] = fold.rexmits.get(s, 0) + 1
         also = self._also_lacking(c, s, now)
         self.send(self.group if c.aggregated or also or fold is not None else c.addr, data)
         if also or fold is not None:
@@ -1111,6 +1126,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.nacked: dict[int, tuple[float, bool]] = {}
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
         self.nacks_held = 0
+        self.unacked = 0  # new packets since our last ACK (``ack_every``)
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -1229,6 +1245,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if m.payload != payload_for(m.seq, len(m.payload)):
             self.corrupt += 1
             return
+        in_order = m.seq == self.rbuf.cum_ack + 1 and self.rbuf.highest <= self.rbuf.cum_ack
         new, delivered = self.rbuf.add(m.seq, len(m.payload))
         for d in delivered:
             self.emit(d)
@@ -1253,16 +1270,29 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             for c in self._acking():
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
-        if self.timer_at("ack") is None:
+        self.unacked += 1
+        if self.p.ack_every and not self.is_agent and (self.unacked >= self.p.ack_every or not in_order):
+            # RFC 5681 4.2: a leaf ACKs every second full-sized packet, and at
+            # once one out of order or filling a hole (TCP's receiver). An
+            # agent's ACK waits ``ack_delay`` to fold its children's reports in
+            # (section 3.1).
+            self.cancel_timer("ack")
+            self._ack(now)
+        elif self.timer_at("ack") is None:
             self.set_timer("ack", now + self._ack_wait())
+
+    def _ack(self, now: float) -> None:
+        """The ACK (and, when due, the NACK) to the parent."""
+        self.unacked = 0
+        self._feedback(MtcpAck, now)
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        due = self._nack_due(missing, now) if missing and not self.solo else []
+        if due:
+            self._nack(due, now)
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack":
-            self._feedback(MtcpAck, now)
-            missing = self.rbuf.missing(MAX_NACK_SEQS)
-            due = self._nack_due(missing, now) if missing and not self.solo else []
-            if due:
-                self._nack(due, now)
+            self._ack(now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
             self._feedback(MtcpWindowUpdate, now)

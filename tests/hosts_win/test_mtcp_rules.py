@@ -269,7 +269,7 @@ def rdata(seq: int, t: float, flags: int = 0) -> MtcpData:
 
 
 def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1), local=A))
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1, ack_every=0), local=A))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
     run_timers(r, r.timer_at("wupdate"))
