@@ -135,6 +135,11 @@ class MtcpParams(ReliableParams):
     #: A receiver NACKs a new hole once this many packets above it arrived (TCP's
     #: three duplicate ACKs, RFC 5681 3.2); 1: at the first (the paper's rule).
     nack_dupthresh: int = DUPTHRESH
+    #: A hole with fewer than ``nack_dupthresh`` packets above it is NACKed once
+    #: a packet above it arrived a reordering window ago (RFC 8985's RACK: a
+    #: quarter of the NACK-to-repair time, ``ack_delay`` before a sample).
+    #: False: only the count (RFC 5681 3.2 alone).
+    nack_rack: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -644,11 +649,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         else:
             self._nack_acknowledges(c, msg)
         congested = False
+        # A receiver behind a fold is timed by the fold's repairs and roll calls.
+        srtt = c.rtt.srtt if c.rtt.srtt is not None or fold is None or not c.nack_only else fold.rtt.srtt
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
             last = c.last_tx.get(s)
-            window = (c.rtt.srtt if c.rtt.srtt is not None else self.p.initial_rto) + self.p.ack_delay
+            window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
             if last is not None and now - last < window:
                 self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
                 continue
@@ -1127,6 +1134,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
         self.nacks_held = 0
         self.unacked = 0  # new packets since our last ACK (``ack_every``)
+        self.hole_at: dict[int, float] = {}  # hole -> when a packet above it first arrived (``nack_rack``)
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -1251,6 +1259,13 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.emit(d)
         if not new:
             return
+        self.hole_at.pop(m.seq, None)
+        if self.p.nack_rack and self.p.nack_dupthresh > 1 and m.seq > self.rbuf.cum_ack:
+            fresh = [s for s in self.rbuf.missing(MAX_NACK_SEQS) if s not in self.hole_at]
+            for s in fresh:
+                self.hole_at[s] = now
+            if fresh and self.timer_at("nack") is None:
+                self.set_timer("nack", now + self._reo_wnd() + 1e-9)
         hole = self.nacked.pop(m.seq, None)
         if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
             x = now - hole[0]
@@ -1290,8 +1305,24 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if due:
             self._nack(due, now)
 
+    def _reo_wnd(self) -> float:
+        """RFC 8985's reordering window: a quarter of the round trip (here the
+        NACK-to-repair time, which this receiver measures); ``ack_delay`` before a sample."""
+        return self.p.ack_delay if self.nack_rtt is None else self.nack_rtt / 4
+
     def on_timer(self, name: str, now: float) -> None:
-        if name == "ack":
+        if name == "nack":
+            self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
+            missing = self.rbuf.missing(MAX_NACK_SEQS)
+            due = self._nack_due(missing, now) if missing and not self.solo else []
+            if due:
+                self._nack(due, now)
+            wait = [self.hole_at[s] for s in missing if s in self.hole_at and s not in self.nacked]
+            if wait:
+                reo = self._reo_wnd()
+                at = min(wait) + reo + 1e-9
+                self.set_timer("nack", at if at > now else now + reo)
+        elif name == "ack":
             self._ack(now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
@@ -1330,8 +1361,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         highest ones, so they are left off the end.
         """
         if self.p.nack_dupthresh > 1:
+            reo = self._reo_wnd()
             ripe = [s for s in missing if s in self.nacked
-                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh]
+                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh
+                    or (self.p.nack_rack and now - self.hole_at.get(s, now) >= reo)]
             if not ripe:
                 return []
             missing = missing[:missing.index(ripe[-1]) + 1]

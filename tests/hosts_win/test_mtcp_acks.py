@@ -101,3 +101,47 @@ def test_a_multicast_repair_on_a_nack_makes_the_folds_timer_repair_ambiguous():
     assert fold.rexmits[1] == 2
     feed(s, _fold(2), t + 1.6, src=FOLDER)
     assert fold.rtt.srtt is None
+
+
+def _nacks(msgs) -> list[tuple[int, ...]]:
+    return [m.missing for _d, m in msgs if isinstance(m, MtcpNack)]
+
+
+def test_a_hole_with_one_packet_above_it_is_nacked_after_a_reordering_window():
+    """RFC 8985 (RACK): a packet is lost once one sent after it arrived and a
+    reordering window passed, whatever the count.  With windows of 2-3
+    packets no hole ever has three above it, and every loss waited for the
+    1 s packet timer (1 Mb/s, 20 ms, 10 packets, 4 TCP: 239 timeouts in 60 s)."""
+    r = _leaf()
+    r.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
+    r.receive_datagram(rdata(3, 0.3).encode(), (SENDER, PORT), 0.31)  # hole 2, one above it
+    assert _nacks(out(r)) == []  # not yet: reordering is possible
+    reo = r._reo_wnd()
+    assert reo == r.p.ack_delay  # before a NACK-to-repair sample
+    run_timers(r, 0.31 + reo + 0.001)
+    assert _nacks(out(r)) == [(2,)]
+    # The count rule alone (RFC 5681 3.2) leaves it to the parent's timer.
+    r0 = _leaf(nack_rack=False)
+    r0.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
+    r0.receive_datagram(rdata(3, 0.3).encode(), (SENDER, PORT), 0.31)
+    run_timers(r0, 1.0)
+    assert _nacks(out(r0)) == []
+
+
+def test_the_reordering_window_is_a_quarter_of_the_nack_to_repair_time():
+    r = _leaf()
+    r.nack_rtt = 0.2
+    assert r._reo_wnd() == 0.05
+
+
+def test_a_nack_from_behind_a_fold_is_suppressed_for_the_folds_rtt_not_the_initial_rto():
+    """The receiver's NACK repeats once its repair is overdue; the sender timed the
+    fold, not that receiver, and waited a 1 s initial RTO before resending."""
+    s = _folded_sender(2.0)
+    fold = s.children[FOLD_ID]
+    fold.rtt.sample(0.1)
+    member = "10.0.5.5"
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), 0.2, src=member)
+    assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), 0.5, src=member)
+    assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]  # 0.3 s > RTT + ack_delay
