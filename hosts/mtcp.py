@@ -1134,9 +1134,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
         self.nacks_held = 0
         self.unacked = 0  # new packets since our last ACK (``ack_every``)
-        # ``_ack_soon``; its own stream, so the timers drawn from ``rng`` stay as they were.
-        self.ack_offset = self.p.ack_delay * TIMER_JITTER * random.Random(
-            ((config.seed << 32) ^ self.nid) + (1 << 64)).random()
         self.hole_at: dict[int, float] = {}  # hole -> when a packet above it first arrived (``nack_rack``)
 
     def _ack_limit(self) -> int:
@@ -1172,21 +1169,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         The echo carries the holding time, so the parent's RTD is unchanged.
         """
         return self.p.ack_delay * (1.0 + TIMER_JITTER * (2.0 * self.rng.random() - 1.0))
-
-    def _ack_soon(self) -> float:
-        """The wait of an ACK that goes without the delay (``ack_every``): this
-        receiver's own offset, drawn once, uniform in ``[0, TIMER_JITTER * ack_delay]``.
-
-        Receivers behind one bottleneck get every packet at the same moment;
-        sent at once, the ACKs of 32 receivers (16 of which the switch does not
-        fold, ``AGG_K``) reached the reverse bottleneck together and its
-        10-packet queue dropped 7,257 of 19,003 packets in 60 s, the fold's
-        ACKs among them (MTCP/TCP 0.18).  A fixed offset per receiver spreads
-        them and keeps each receiver's ACK clock exact: a fresh random wait per
-        ACK (as ``_ack_wait``) put single MTCP packets back between TCP's
-        pairs (1 Mb/s, 20 ms, 1 TCP: 2.21, against 1.54 with the fixed offset).
-        """
-        return self.ack_offset
 
     def _arm_wupdate(self, now: float) -> None:
         """Next window update (hello before data) one jittered period from now."""
@@ -1305,14 +1287,12 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                     self._pump_repairs(c, now)
         self.unacked += 1
         if self.p.ack_every and not self.is_agent and (self.unacked >= self.p.ack_every or not in_order):
-            # RFC 5681 4.2: a leaf ACKs every second full-sized packet, and
-            # one out of order or filling a hole, without the delay (TCP's
-            # receiver). An agent's ACK waits ``ack_delay`` to fold its
-            # children's reports in (section 3.1).
-            at = now + self._ack_soon()
-            pending = self.timer_at("ack")
-            if pending is None or pending > at:
-                self.set_timer("ack", at)
+            # RFC 5681 4.2: a leaf ACKs every second full-sized packet, and at
+            # once one out of order or filling a hole (TCP's receiver). An
+            # agent's ACK waits ``ack_delay`` to fold its children's reports in
+            # (section 3.1).
+            self.cancel_timer("ack")
+            self._ack(now)
         elif self.timer_at("ack") is None:
             self.set_timer("ack", now + self._ack_wait())
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
 
-from hosts.mtcp import FOLD_ID, TIMER_JITTER, MtcpParams, MtcpReceiver, MtcpSender
+from hosts.mtcp import FOLD_ID, MtcpParams, MtcpReceiver, MtcpSender
 from hosts.reliable import payload_for
 from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
@@ -30,25 +30,18 @@ def _leaf(**kw) -> MtcpReceiver:
 
 def test_a_leaf_acks_every_second_packet_and_out_of_order_ones_at_once():
     """RFC 5681 4.2, as the simulator's TCP receiver: the sender clocks out pairs
-    (TCP's pattern), not single packets that take every slot a drop-tail queue frees.
-    "Without the delay" is after the receiver's fixed offset (``_ack_soon``)."""
+    (TCP's pattern), not single packets that take every slot a drop-tail queue frees."""
     r = _leaf()
     r.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
     assert out(r) == [] and r.timer_at("ack") is not None  # the first one waits
-    soon = r.ack_offset  # this receiver's fixed offset, well under the delay
-    assert 0 <= soon <= TIMER_JITTER * r.p.ack_delay
     r.receive_datagram(rdata(2, 0.295).encode(), (SENDER, PORT), 0.305)
-    assert r.timer_at("ack") == 0.305 + soon  # the second goes without the delay
-    run_timers(r, 0.305 + soon)
-    [a] = acks(out(r))
+    [a] = acks(out(r))  # the second goes at once
     assert a.cum_ack == 2 and r.timer_at("ack") is None
     r.receive_datagram(rdata(4, 0.3).encode(), (SENDER, PORT), 0.31)
-    run_timers(r, 0.31 + soon)
-    [a] = acks(out(r))  # out of order: without the delay
+    [a] = acks(out(r))  # out of order: at once
     assert a.cum_ack == 2 and a.sack_bitmap == 0b10
     r.receive_datagram(rdata(3, 0.3).encode(), (SENDER, PORT), 0.32)
-    run_timers(r, 0.32 + soon)
-    [a] = acks(out(r))  # fills the hole: without the delay
+    [a] = acks(out(r))  # fills the hole: at once
     assert a.cum_ack == 4
     r.receive_datagram(rdata(5, 0.31).encode(), (SENDER, PORT), 0.33)
     assert out(r) == []
@@ -152,13 +145,3 @@ def test_a_nack_from_behind_a_fold_is_suppressed_for_the_folds_rtt_not_the_initi
     assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]
     feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), 0.5, src=member)
     assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]  # 0.3 s > RTT + ack_delay
-
-
-def test_receivers_ack_pairs_after_offsets_of_their_own():
-    """Receivers that get a packet together do not ACK it together (the reverse
-    bottleneck's queue), and each keeps one offset (an exact ACK clock)."""
-    offs = {MtcpReceiver(cfg(MtcpParams(), local=f"10.0.2.{i}")).ack_offset for i in range(1, 17)}
-    assert len(offs) == 16
-    r = _leaf()
-    first = r._ack_soon()
-    assert all(r._ack_soon() == first for _ in range(5))
