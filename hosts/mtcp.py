@@ -60,7 +60,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DUPTHRESH, VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -109,6 +109,11 @@ class MtcpParams(ReliableParams):
     k: int = 16
     assisted: bool | None = None  # None: the session's (SessionConfig.assisted); set: overrides it
     ack_delay: float = 0.02
+    #: A leaf ACKs at once when this many new packets are unacknowledged, or a
+    #: packet arrives out of order (or fills a hole), as a TCP receiver does
+    #: (RFC 5681 4.2); else ``ack_delay`` (jittered) after the first one held.
+    #: Agents (nodes with children) and 0: by time only (the paper's 3.1).
+    ack_every: int = DELAYED_ACK_PACKETS
     rcv_buffer: int = 4096
     initial_ssthresh: float = 4096.0
     wupdate_initial: float = 0.5
@@ -130,9 +135,16 @@ class MtcpParams(ReliableParams):
     #: A receiver NACKs a new hole once this many packets above it arrived (TCP's
     #: three duplicate ACKs, RFC 5681 3.2); 1: at the first (the paper's rule).
     nack_dupthresh: int = DUPTHRESH
+    #: A hole with fewer than ``nack_dupthresh`` packets above it is NACKed once
+    #: a packet above it arrived a reordering window ago (RFC 8985's RACK: a
+    #: quarter of the NACK-to-repair time, ``ack_delay`` before a sample).
+    #: False: only the count (RFC 5681 3.2 alone).
+    nack_rack: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.ack_every < 0:
+            raise ValueError(f"ack_every must be >= 0, got {self.ack_every}")
         if self.k < 1 or self.rcv_buffer < 1 or self.dup_nack_thresh < 1 or self.dead_probes < 1 or self.nack_dupthresh < 1:
             raise ValueError("k, rcv_buffer, dup_nack_thresh and dead_probes must be >= 1")
         if self.window not in WINDOW_MODES:
@@ -589,7 +601,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         for s in newly:
             sent = c.rinflight.pop(s, None)
             if sent is not None:
-                if c.rexmits.get(s, 0) == 1:  # Karn: only unambiguous samples
+                # Karn: only unambiguous samples (a packet repaired once), and
+                # only from the lowest packet the report newly covers -- the one
+                # whose arrival sent it.  A cumulative ACK (a fold's) that covers
+                # a repair only once a lower hole is filled would time that hole
+                # as well: on 1 Mb/s with four TCP flows such samples took
+                # RTO_RTT to 8-11 s and held every repair back for seconds.
+                if c.rexmits.get(s, 0) == 1 and s == newly[0]:
                     c.rtt.sample(now - sent)
                 self._rwnd_grow(c)
             c.rqueue.discard(s)
@@ -631,11 +649,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         else:
             self._nack_acknowledges(c, msg)
         congested = False
+        # A receiver behind a fold is timed by the fold's repairs and roll calls.
+        srtt = c.rtt.srtt if c.rtt.srtt is not None or fold is None or not c.nack_only else fold.rtt.srtt
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
             last = c.last_tx.get(s)
-            window = (c.rtt.srtt if c.rtt.srtt is not None else self.p.initial_rto) + self.p.ack_delay
+            window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
             if last is not None and now - last < window:
                 self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
                 continue
@@ -774,6 +794,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 c.rqueue.discard(s)
                 return
             fold.last_tx[s] = now
+            # The fold's own timer repair of s (if any) is now ambiguous (Karn).
+            fold.rexmits[s] = fold.rexmits.get(s, 0) + 1
         also = self._also_lacking(c, s, now)
         self.send(self.group if c.aggregated or also or fold is not None else c.addr, data)
         if also or fold is not None:
@@ -1111,6 +1133,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.nacked: dict[int, tuple[float, bool]] = {}
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
         self.nacks_held = 0
+        self.unacked = 0  # new packets since our last ACK (``ack_every``)
+        self.hole_at: dict[int, float] = {}  # hole -> when a packet above it first arrived (``nack_rack``)
 
     def _ack_limit(self) -> int:
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
@@ -1229,11 +1253,19 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if m.payload != payload_for(m.seq, len(m.payload)):
             self.corrupt += 1
             return
+        in_order = m.seq == self.rbuf.cum_ack + 1 and self.rbuf.highest <= self.rbuf.cum_ack
         new, delivered = self.rbuf.add(m.seq, len(m.payload))
         for d in delivered:
             self.emit(d)
         if not new:
             return
+        self.hole_at.pop(m.seq, None)
+        if self.p.nack_rack and self.p.nack_dupthresh > 1 and m.seq > self.rbuf.cum_ack:
+            fresh = [s for s in self.rbuf.missing(MAX_NACK_SEQS) if s not in self.hole_at]
+            for s in fresh:
+                self.hole_at[s] = now
+            if fresh and self.timer_at("nack") is None:
+                self.set_timer("nack", now + self._reo_wnd() + 1e-9)
         hole = self.nacked.pop(m.seq, None)
         if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
             x = now - hole[0]
@@ -1253,16 +1285,45 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             for c in self._acking():
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
-        if self.timer_at("ack") is None:
+        self.unacked += 1
+        if self.p.ack_every and not self.is_agent and (self.unacked >= self.p.ack_every or not in_order):
+            # RFC 5681 4.2: a leaf ACKs every second full-sized packet, and at
+            # once one out of order or filling a hole (TCP's receiver). An
+            # agent's ACK waits ``ack_delay`` to fold its children's reports in
+            # (section 3.1).
+            self.cancel_timer("ack")
+            self._ack(now)
+        elif self.timer_at("ack") is None:
             self.set_timer("ack", now + self._ack_wait())
 
+    def _ack(self, now: float) -> None:
+        """The ACK (and, when due, the NACK) to the parent."""
+        self.unacked = 0
+        self._feedback(MtcpAck, now)
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        due = self._nack_due(missing, now) if missing and not self.solo else []
+        if due:
+            self._nack(due, now)
+
+    def _reo_wnd(self) -> float:
+        """RFC 8985's reordering window: a quarter of the round trip (here the
+        NACK-to-repair time, which this receiver measures); ``ack_delay`` before a sample."""
+        return self.p.ack_delay if self.nack_rtt is None else self.nack_rtt / 4
+
     def on_timer(self, name: str, now: float) -> None:
-        if name == "ack":
-            self._feedback(MtcpAck, now)
+        if name == "nack":
+            self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
             missing = self.rbuf.missing(MAX_NACK_SEQS)
             due = self._nack_due(missing, now) if missing and not self.solo else []
             if due:
                 self._nack(due, now)
+            wait = [self.hole_at[s] for s in missing if s in self.hole_at and s not in self.nacked]
+            if wait:
+                reo = self._reo_wnd()
+                at = min(wait) + reo + 1e-9
+                self.set_timer("nack", at if at > now else now + reo)
+        elif name == "ack":
+            self._ack(now)
         elif name == "wupdate":
             # Section 3.9: no summary sent within the period -- send one anyway.
             self._feedback(MtcpWindowUpdate, now)
@@ -1300,8 +1361,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         highest ones, so they are left off the end.
         """
         if self.p.nack_dupthresh > 1:
+            reo = self._reo_wnd()
             ripe = [s for s in missing if s in self.nacked
-                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh]
+                    or self.rbuf.received_above(s) >= self.p.nack_dupthresh
+                    or (self.p.nack_rack and now - self.hole_at.get(s, now) >= reo)]
             if not ripe:
                 return []
             missing = missing[:missing.index(ripe[-1]) + 1]

@@ -269,7 +269,7 @@ def rdata(seq: int, t: float, flags: int = 0) -> MtcpData:
 
 
 def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1), local=A))
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1, ack_every=0), local=A))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
     run_timers(r, r.timer_at("wupdate"))
@@ -515,9 +515,10 @@ def test_ack_delays_are_jittered_so_receivers_do_not_report_in_step():
 
 
 def test_a_new_hole_is_nacked_once_three_packets_above_it_arrived():
-    """TCP fast-retransmits on three duplicate ACKs; a hole with fewer packets
-    above it waits for the parent's timer (TCP's retransmission timeout)."""
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2), local=A))
+    """TCP fast-retransmits on three duplicate ACKs; without RACK's time rule
+    (``nack_rack``, test_mtcp_acks.py) a hole with fewer packets above it waits
+    for the parent's timer (TCP's retransmission timeout)."""
+    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, nack_rack=False), local=A))
     r.start(0.0)
     out(r)
     t = 0.3
