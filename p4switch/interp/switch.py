@@ -16,7 +16,6 @@ port.  In egress: ``egress_port`` set, ``egress_spec`` zeroed, egress clone
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
@@ -51,27 +50,6 @@ class Digest:
     name: str
     fields: Any
     time: float
-
-
-#: a read of queue metadata in generated code: ``<name>.f_<field>`` other
-#: than the standard_metadata class's own ``self.``/``n.``/``o.`` accessors
-_QUEUE_READ = re.compile(r"\b(?!(?:self|n|o)\.)\w+\.f_(?:enq_timestamp|enq_qdepth|deq_timedelta|deq_qdepth"
-                         r"|egress_global_timestamp)\b")
-
-
-#: generated source -> whether it reads queue metadata (``_QUEUE_READ``): nodes
-#: that share one lowering share its source, and searching its 4,000 lines
-#: again for each of 5,461 nodes took 14 s of set-up CPU
-_READS_QUEUE: dict[str, bool] = {}
-
-
-def _reads_queue(source: str) -> bool:
-    r = _READS_QUEUE.get(source)
-    if r is None:
-        if len(_READS_QUEUE) >= 8:
-            _READS_QUEUE.clear()
-        r = _READS_QUEUE[source] = _QUEUE_READ.search(source) is not None
-    return r
 
 
 def _get_path(root: Any, path: Sequence[str]) -> Any:
@@ -179,7 +157,7 @@ class Switch:
         self.source = self._low.source
         # queue metadata is only worth computing when the program reads it
         # (a field list or digest that carries it names it in the source too)
-        self._reads_queue = self._sm_queue and (not fast or _reads_queue(self.source))
+        self._reads_queue = self._sm_queue and (not fast or self._low.reads_queue)
 
     # ================================================================== packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
