@@ -60,7 +60,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -1286,7 +1286,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                 if m.seq in c.rqueue:
                     self._pump_repairs(c, now)
         self.unacked += 1
-        if self.p.ack_every and not self.is_agent and (self.unacked >= self.p.ack_every or not in_order):
+        if self.p.ack_every and not self.is_agent and ack_at_once(self.unacked, not in_order, self.p.ack_every):
             # RFC 5681 4.2: a leaf ACKs every second full-sized packet, and at
             # once one out of order or filling a hole (TCP's receiver). An
             # agent's ACK waits ``ack_delay`` to fold its children's reports in

@@ -54,7 +54,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
 
 
@@ -911,7 +911,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         # ``ack_delay`` and a lone packet's SACK is due after the other half:
         # no packet waits longer than ``ack_delay``.
         half = self.p.ack_delay / 2
-        due = now if urgent or self.unacked >= self.p.ack_every else self.pending_since + half
+        due = now if ack_at_once(self.unacked, urgent, self.p.ack_every) else self.pending_since + half
         width = half if self.gap is None else min(self.gap, half)
         when = due + self.phase * width
         t = self.timer_at("ack")

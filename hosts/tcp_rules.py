@@ -14,8 +14,10 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
 * Delayed acknowledgements: an ACK for at least every
   :data:`DELAYED_ACK_PACKETS` full-sized segments (RFC 5681 4.2) and within
   :data:`DELAYED_ACK_TIMEOUT` of the first unacknowledged one (Linux's
-  minimum delayed-ACK timeout, well inside RFC 1122's 0.5 s).  RLA's thinned
-  SACKs and the simulator's TCP receiver use them.
+  minimum delayed-ACK timeout, well inside RFC 1122's 0.5 s); at once for
+  a segment out of order or filling a hole (:func:`ack_at_once`).  RLA's
+  thinned SACKs, MTCP's leaves, VLMCC's leader and the simulator's TCP
+  receiver use them.
 * TCP Vegas (Brakmo, O'Malley and Peterson, 1994): :func:`vegas_diff`, the
   packets a flow keeps queued on its path, and :class:`Vegas`, the
   thresholds that turn it into a window step.
@@ -37,6 +39,18 @@ DELAYED_ACK_PACKETS = 2
 #: Linux's TCP_DELACK_MIN (s): a delayed ACK leaves at most this long after
 #: the first segment it acknowledges (RFC 1122 4.2.3.2 allows up to 0.5 s).
 DELAYED_ACK_TIMEOUT = 0.04
+
+
+def ack_at_once(held: int, urgent: bool, every: int = DELAYED_ACK_PACKETS) -> bool:
+    """RFC 5681 4.2: acknowledge now, or hold the ACK (at most
+    :data:`DELAYED_ACK_TIMEOUT`, the caller's timer)?
+
+    Now once ``held`` packets (this one included) are unacknowledged and
+    that is ``every`` or more, or when the packet is ``urgent``: out of
+    order, or filling a hole, which the sender must hear of at once (each
+    protocol says which of its packets are).
+    """
+    return urgent or held >= every
 
 
 def vegas_diff(rate: float, delay: float, base_delay: float) -> float:

@@ -43,7 +43,8 @@ from typing import Any
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import SmoothedRtt, ewma, lowest
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, MIN_RTO, VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import (DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, MIN_RTO, VEGAS, Vegas, ack_at_once,
+                             vegas_diff)
 from hosts.wire import (
     Flags,
     VlmccAck,
@@ -754,7 +755,8 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         if m.leader_id == self.me:
             self.pending_acks.append((m.seq, m.timestamp, now))
             in_order = m.seq == self.last_seq + 1 or not self.last_seq
-            if len(self.pending_acks) >= self.p.leader_ack_every or not in_order or self.p.leader_ack_delay <= 0:
+            if (ack_at_once(len(self.pending_acks), not in_order, self.p.leader_ack_every)
+                    or self.p.leader_ack_delay <= 0):
                 self.cancel_timer("ack")
                 self._flush_acks(now)
             elif self.timer_at("ack") is None:

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO
+from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, ack_at_once
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
@@ -536,11 +536,8 @@ class TcpReceiver:
                 self.ooo.discard(self.nxt)
                 self.nxt += 1
             self.delivered_bytes = self.nxt * self.mss
-            if filled_hole:
-                self._ack_now()
-                return
             self._unacked += 1
-            if self._unacked >= DELAYED_ACK_PACKETS:
+            if ack_at_once(self._unacked, urgent=filled_hole):
                 self._ack_now()
             elif self._unacked == 1:
                 self._delack_token += 1
