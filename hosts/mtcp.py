@@ -649,8 +649,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         else:
             self._nack_acknowledges(c, msg)
         congested = False
-        # A receiver behind a fold is timed by the fold's repairs and roll calls.
-        srtt = c.rtt.srtt if c.rtt.srtt is not None or fold is None or not c.nack_only else fold.rtt.srtt
+        srtt = c.rtt.srtt
+        if srtt is None and fold is not None and c.nack_only:
+            srtt = fold.rtt.srtt  # a receiver behind a fold is timed by the fold's repairs and roll calls
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
