@@ -17,9 +17,11 @@ channel ``cn`` uses G + 1 + cn (consecutive IPv4 addresses).
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 import math
 import random
+import statistics
 import struct
 from collections import deque
 from dataclasses import dataclass
@@ -64,6 +66,25 @@ class WebrcParams:
     #: "appendix": the appendix's self-adjusting EWMA, every sample alike.
     artt_estimator: str = "precision"
     mrtt_noise: float = 0.005  # s: the spread of a sample from a busy channel (our choice)
+    #: "own": an MRTT sample is never shorter than the receiver's own path to
+    #: the sender's switch.  A join that finds the wave at a nearer switch,
+    #: which already carries it for another receiver (a cycle that is taut
+    #: there, paper 4.4), measures only that switch's cycle: co-located
+    #: receivers then measure about RTT/n and "reception rates increase as the
+    #: density of receivers increases" (abstract, 4.7).  The join's upward
+    #: time is learnt from joins that went the whole way (the sample minus
+    #: the first packet's one-way delay on the data's own timestamps, minus
+    #: the channel's gap), and such a sample is raised to that upward time
+    #: plus its packet's one-way delay.  "shared": the paper's MRTT (4.2).
+    #: Measured on the demo in Mininet, where the two WEBRC receivers' join
+    #: times drift apart: with "shared" ARTT 0.065-0.085 s on a 0.089 s path
+    #: and the TCP flow at 0.66 of the simulator's figure; with "own"
+    #: 0.086-0.105 s and 0.85 (docs/protocols/webrc.md).
+    mrtt_path: str = "own"
+    #: s: how long a join's measured upward time is remembered ("own").  About
+    #: a dozen joins (one per slot in steady state); the second largest of them
+    #: is used, so one sample whose first packet came late sets nothing.
+    mrtt_path_memory: float = 120.0
     loss_delta: float = 0.125  # appendix: F estimator constant (our choice: ~8 events, as TFRC)
     loss_epoch_beta: float = 0.025  # appendix: first-stage EWMA per epoch (time constant 2·TSD)
     rate_ewma: float = 0.25  # appendix: fixed fraction for ARR/TRR per epoch
@@ -151,6 +172,10 @@ class WebrcParams:
             raise ValueError("artt_estimator must be 'precision' or 'appendix'")
         if not self.mrtt_noise > 0:
             raise ValueError("mrtt_noise must be positive")
+        if self.mrtt_path not in ("own", "shared"):
+            raise ValueError("mrtt_path must be 'own' or 'shared'")
+        if not self.mrtt_path_memory > 0:
+            raise ValueError("mrtt_path_memory must be positive")
         if self.loss_estimator not in ("intervals", "appendix"):
             raise ValueError("loss_estimator must be 'intervals' or 'appendix'")
         if self.trr_mode not in ("recent", "ewma") or self.trr_epochs < 1:
@@ -472,6 +497,10 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.last_rr = 0.0
         self.join_effect_epochs = 0  # full epochs measured since the last join took effect
         self.mrtt_samples: list[float] = []
+        #: (time, join's upward time + wait + clock offset, channel gap) of
+        #: steady-state samples, oldest first (``mrtt_path`` "own", ``_own_path``).
+        self._upward: deque[tuple[float, float, float]] = deque()
+        self.mrtt_raised = 0  # samples raised to the receiver's own path
         self.joins = self.leaves = self.join_timeouts = 0
         self.received = self.lost = self.loss_events = 0
         self.bytes_received = 0
@@ -536,7 +565,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._check_slot(msg.tsi % self.T, now)
         self._check_loss(msg.cn, msg.psn, now)
         if self.pending is not None and self.pending[0] == msg.cn:
-            self._first_packet(now)
+            self._first_packet(now, msg.timestamp)
 
     def _check_slot(self, tsi: int, now: float) -> None:
         """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave."""
@@ -603,7 +632,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 
-    def _first_packet(self, now: float) -> None:
+    def _first_packet(self, now: float, sent_ts: int = 0) -> None:
         """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
         assert self.pending is not None
         cn, t_join, gap = self.pending
@@ -611,6 +640,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.cancel_timer("join_timeout")
         raw = now - t_join
         mrtt = raw - min(gap / 2, raw / 2)
+        if self.p.mrtt_path == "own" and sent_ts:
+            mrtt = self._own_path(mrtt, raw, gap, now, sent_ts)
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
@@ -632,6 +663,41 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
             self._exit_startup("mrtt")
+
+    def _own_path(self, mrtt: float, raw: float, gap: float, now: float, sent_ts: int) -> float:
+        """The sample, or this receiver's own path when a nearer switch answered the join.
+
+        A sample is up + wait + down: the join's travel to the first switch
+        that carries the wave, the wait there for the wave's next packet (0 to
+        one gap) and that packet's travel down.  The packet's one-way delay on
+        the sender's timestamp is down plus the clocks' offset, so ``raw -
+        owd`` = up + wait (plus the offset, which adding ``owd`` back
+        cancels).  Over the remembered steady-state samples, the second largest
+        up + wait - gap is at most the whole way's upward time (one late first
+        packet cannot lift it).  A sample below it was answered by a nearer
+        switch that already carried the wave for a neighbour (paper 4.4): it
+        is replaced by the lower median of up + wait - gap/2 over the samples
+        that went the whole way, plus this packet's own one-way delay, which
+        keeps the queue the packet crossed.  Samples that went the whole way
+        are the paper's, unchanged.  Start-up samples (sparse waves joined in
+        bursts, waits far beyond the gap estimate) are not remembered.
+        """
+        owd = wire.ts_diff_us(wire.ts_us(now), sent_ts) / 1e6
+        upward = raw - owd
+        if not self.startup:
+            self._upward.append((now, upward, gap))
+        while self._upward and self._upward[0][0] < now - self.p.mrtt_path_memory:
+            self._upward.popleft()
+        if len(self._upward) < 2:
+            return mrtt
+        floor = heapq.nlargest(2, (u - g for _, u, g in self._upward))[1]
+        if upward >= floor:
+            return mrtt  # the join went the whole way: the paper's sample
+        whole_way = statistics.median_low(u - g / 2 for _, u, g in self._upward if u >= floor)
+        if whole_way + owd > mrtt:
+            self.mrtt_raised += 1
+            return whole_way + owd
+        return mrtt
 
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""

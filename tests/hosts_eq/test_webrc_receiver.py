@@ -11,6 +11,7 @@ from hosts import registry
 from hosts.estimators import SelfAdjustingEwma
 from hosts.tfrc import tcp_rate_webrc_pps
 from hosts.webrc import WebrcParams, WebrcReceiver, channel_group, gamma
+from hosts import wire
 from hosts.wire import WEBRC_LAST_PSN, WebrcData
 
 G = "239.2.0.0"
@@ -454,3 +455,94 @@ def test_reqn_can_take_tcps_one_second_rto_floor() -> None:
     lp = 0.01
     assert r.reqn() == pytest.approx(
         math.sqrt(1.5) / (0.2 * math.sqrt(lp) * (1 + 9 * 1.25 * lp * (1 + 32 * lp * lp))))
+
+
+# Own-path MRTT (WebrcParams.mrtt_path "own"; docs/protocols/webrc.md) ----------
+
+OWD = 0.070  # the data's one-way delay (sender clock = receiver clock here)
+UP = 0.021  # a join's upward travel to the sender's switch
+
+
+def _sample(r: WebrcReceiver, cn: int, t_join: float, sent: float, gap: float = 0.005) -> float:
+    """One MRTT sample: join ``cn`` at ``t_join``; its first packet left the sender at ``sent``."""
+    r.startup = False
+    if cn not in r.joined:
+        r.joined.append(cn)
+    r.pending = (cn, t_join, gap)
+    feed(r, WebrcData(session_id=1, cn=cn, psn=100, tsi=5, timestamp=wire.ts_us(sent),
+                      payload=bytes(P.packet_length)), sent + OWD)
+    return r.mrtt_samples[-1]
+
+
+def _full(r: WebrcReceiver, cn: int, t: float) -> float:
+    """A join that travelled to the sender's switch: the packet left UP after it."""
+    return _sample(r, cn, t, t + UP)
+
+
+def _local(r: WebrcReceiver, cn: int, t: float) -> float:
+    """A join that stopped at the last switch, which already had the wave for a
+    neighbour: the first packet was already on its way and arrives 8 ms later."""
+    return _sample(r, cn, t, t + 0.008 - OWD)
+
+
+@pytest.mark.parametrize("mode", ["own", "shared"])
+def test_a_join_answered_by_a_nearer_switch_counts_the_whole_path(mode: str) -> None:
+    """Paper 4.4: a join that finds the wave at a nearer switch (another receiver
+    there joined first) measures only that switch's cycle, so co-located
+    receivers measure about RTT/n and take n times a TCP flow's rate.  In
+    "own" mode the sample is raised to the receiver's own path: the upward
+    time learnt from joins that went the whole way plus this packet's delay."""
+    r = make(mrtt_path=mode)
+    drain(r)
+    _full(r, 5, 10.0)
+    _full(r, 6, 20.0)
+    local = _local(r, 7, 30.0)
+    if mode == "shared":
+        assert local == pytest.approx(0.008 - 0.0025)
+    else:
+        # The whole way's upward time (each sample's wait taken as half its
+        # 5 ms gap), plus this packet's own one-way delay.
+        assert local == pytest.approx(UP - 0.0025 + OWD)
+        assert r.mrtt_raised == 1
+
+
+def test_one_late_first_packet_does_not_set_the_own_path() -> None:
+    """A first packet that came far later than the channel's gap (lost packets,
+    a pause) would lift every later sample: the own path needs two samples."""
+    r = make()
+    drain(r)
+    _full(r, 5, 10.0)
+    _sample(r, 6, 20.0, 20.0 + 0.5)  # waited 0.5 s for the wave
+    assert r.mrtt_raised == 0  # samples that went the whole way are the paper's
+    assert _local(r, 7, 30.0) == pytest.approx(UP - 0.0025 + OWD)
+
+
+def test_own_path_is_forgotten_after_its_memory() -> None:
+    r = make(mrtt_path_memory=15.0)
+    drain(r)
+    _full(r, 5, 10.0)
+    _full(r, 6, 20.0)
+    assert _local(r, 7, 40.0) == pytest.approx(0.008 - 0.0025)  # both older than 15 s
+
+
+def test_startup_samples_do_not_teach_the_own_path() -> None:
+    """In start-up the receiver joins sparse waves in bursts: waits far beyond the
+    gap estimate, so those samples would overstate the upward time."""
+    r = make()
+    drain(r)
+    r.joined.append(5)
+    r.pending = (5, 10.0, 0.005)
+    assert r.startup
+    feed(r, WebrcData(session_id=1, cn=5, psn=100, tsi=5, timestamp=wire.ts_us(10.0 + UP),
+                      payload=bytes(P.packet_length)), 10.0 + UP + OWD)
+    assert len(r.mrtt_samples) == 1 and not r._upward
+
+
+def test_samples_that_went_the_whole_way_are_the_papers() -> None:
+    """A whole-way sample with a short wait is not lifted to the others' mean."""
+    r = make()
+    drain(r)
+    _sample(r, 5, 10.0, 10.0 + UP + 0.004)
+    _sample(r, 6, 20.0, 20.0 + UP + 0.004)
+    assert _sample(r, 7, 30.0, 30.0 + UP) == pytest.approx(UP + OWD - 0.0025)
+    assert r.mrtt_raised == 0
