@@ -95,7 +95,7 @@ class ProgramNames:
     member_ports: int = 64
     max_groups: int = 256
     max_sessions: int = 64
-    agg_k: int = 16
+    agg_k: int = 32
     port_space: int = 512
     host_table_size: int = 1024  # ipv4_fwd and arp_proxy (include/ingress.p4)
 

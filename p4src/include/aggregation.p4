@@ -24,11 +24,11 @@
  * reported yet (bit set in pending) holds the fold's cum_ack at 0: its
  * receiver may lack every packet, so nothing may be released for it.
  * slot is bit<8> because BMv2 limits a shift amount to 8 bits. */
-control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<8> slot,
+control FoldSlot(in bit<32> base, in bit<32> mask, in bit<32> pending, in bit<8> slot,
                  in metadata_t meta, inout fold_t f) {
     apply {
-        bool counted = ((mask >> slot) & 16w1) == 16w1;
-        bool unheard = ((pending >> slot) & 16w1) == 16w1;
+        bool counted = ((mask >> slot) & 32w1) == 32w1;
+        bool unheard = ((pending >> slot) & 32w1) == 32w1;
         if (counted || unheard) {
             bool fresh = true;
             if (meta.membership_timeout != 0 && (bit<9>)slot != meta.in_port) {
@@ -51,7 +51,7 @@ control FoldSlot(in bit<32> base, in bit<16> mask, in bit<16> pending, in bit<8>
 }
 
 control Aggregate(inout headers_t hdr, inout metadata_t meta) {
-    /* AGG_K = 16 slots. */
+    /* AGG_K = 32 slots. */
     FoldSlot() fold0;
     FoldSlot() fold1;
     FoldSlot() fold2;
@@ -68,6 +68,22 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
     FoldSlot() fold13;
     FoldSlot() fold14;
     FoldSlot() fold15;
+    FoldSlot() fold16;
+    FoldSlot() fold17;
+    FoldSlot() fold18;
+    FoldSlot() fold19;
+    FoldSlot() fold20;
+    FoldSlot() fold21;
+    FoldSlot() fold22;
+    FoldSlot() fold23;
+    FoldSlot() fold24;
+    FoldSlot() fold25;
+    FoldSlot() fold26;
+    FoldSlot() fold27;
+    FoldSlot() fold28;
+    FoldSlot() fold29;
+    FoldSlot() fold30;
+    FoldSlot() fold31;
 
     apply {
         if (meta.in_port < AGG_PORT_LIMIT && meta.sidx < MAX_SESSIONS) {
@@ -75,8 +91,8 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             agg_summary.write(base + (bit<32>)meta.in_port,
                 hdr.mtcp_ack.cum_ack ++ hdr.mtcp_ack.min_cwnd
                 ++ hdr.mtcp_ack.max_twnd ++ hdr.mtcp_ack.adv_wnd);
-            bit<16> pbit = 16w1 << (bit<8>)meta.in_port;   /* in_port < 16: fits a BMv2 shift */
-            bit<16> valid;
+            bit<32> pbit = 32w1 << (bit<8>)meta.in_port;   /* in_port < 32: fits a BMv2 shift */
+            bit<32> valid;
             agg_valid.read(valid, meta.sidx);
             valid = valid | pbit;
             agg_valid.write(meta.sidx, valid);
@@ -86,8 +102,8 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             } else {
                 meta.session_gidx = 0;   /* misconfigured: no members, no ts reads out of range */
             }
-            bit<16> mask = valid & (members[15:0] | pbit);
-            bit<16> pending = members[15:0] & ~valid;   /* members not heard from yet */
+            bit<32> mask = valid & (members[31:0] | pbit);
+            bit<32> pending = members[31:0] & ~valid;   /* members not heard from yet */
 
             fold_t f;
             f.cum_ack = 0xffffffff;
@@ -110,6 +126,22 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             fold13.apply(base, mask, pending, 13, meta, f);
             fold14.apply(base, mask, pending, 14, meta, f);
             fold15.apply(base, mask, pending, 15, meta, f);
+            fold16.apply(base, mask, pending, 16, meta, f);
+            fold17.apply(base, mask, pending, 17, meta, f);
+            fold18.apply(base, mask, pending, 18, meta, f);
+            fold19.apply(base, mask, pending, 19, meta, f);
+            fold20.apply(base, mask, pending, 20, meta, f);
+            fold21.apply(base, mask, pending, 21, meta, f);
+            fold22.apply(base, mask, pending, 22, meta, f);
+            fold23.apply(base, mask, pending, 23, meta, f);
+            fold24.apply(base, mask, pending, 24, meta, f);
+            fold25.apply(base, mask, pending, 25, meta, f);
+            fold26.apply(base, mask, pending, 26, meta, f);
+            fold27.apply(base, mask, pending, 27, meta, f);
+            fold28.apply(base, mask, pending, 28, meta, f);
+            fold29.apply(base, mask, pending, 29, meta, f);
+            fold30.apply(base, mask, pending, 30, meta, f);
+            fold31.apply(base, mask, pending, 31, meta, f);
 
             bit<128> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd;
             bit<128> last;

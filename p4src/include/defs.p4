@@ -35,8 +35,11 @@ const bit<9> MEMBER_PORT_LIMIT = MEMBER_PORTS;
  * namely ports 0 .. AGG_K-1 (a port's summary slot is its port number).
  * Feedback from ports >= AGG_K passes upstream unfolded (counted). The fold
  * code in aggregation.p4 is unrolled for exactly this K; changing it means
- * adding or removing FoldSlot instances there. */
-#define AGG_K 16
+ * adding or removing FoldSlot instances there and resizing the port bitmaps
+ * (agg_valid in state.p4, mask and pending in aggregation.p4) to K bits.
+ * 32: a dumbbell's 32 receivers behind one switch are all folded (with 16,
+ * the other 16 receivers' ACKs crossed the reverse bottleneck together). */
+#define AGG_K 32
 const bit<9> AGG_PORT_LIMIT = AGG_K;
 
 #define DROP_REASONS 32

@@ -26,7 +26,7 @@ register<bit<48>>(MAX_GROUPS) upstream_last_join;
  * max_twnd ++ adv_wnd. Index sidx * AGG_K + p. */
 register<bit<128>>(MAX_SESSIONS * AGG_K) agg_summary;
 /* Bit p set: agg_summary holds a summary from port p. Index sidx. */
-register<bit<16>>(MAX_SESSIONS) agg_valid;
+register<bit<32>>(MAX_SESSIONS) agg_valid;
 /* The fold last sent upstream (same packing). Index sidx. */
 register<bit<128>>(MAX_SESSIONS) agg_last_sent;
 /* 1 once agg_last_sent holds a fold. Index sidx. */

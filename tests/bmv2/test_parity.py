@@ -29,6 +29,7 @@ from typing import Any, Iterator
 import pytest
 from bmv2_harness import REPO, P4cBuild, need
 
+from controller.program import MCC
 from p4switch.stf import StfRunner
 
 STF_DIR = REPO / "tests" / "stf" / "mcc"
@@ -81,7 +82,10 @@ def scapy_tests() -> list[tuple[str, str]]:
     return out
 
 
-PORTS = sorted({1, 2, 3, 4, 9, 20}.union(*(stf_ports((STF_DIR / n).read_text()) for n in STFS)))
+#: The packet tests' ports, the STFs' ports, and both sides of the fold's
+#: port limit (test_aggregation: the last folded port, one beyond it).
+PORTS = sorted({1, 2, 3, 4, 9, 20, MCC.agg_k - 1, MCC.agg_k + 4}.union(
+    *(stf_ports((STF_DIR / n).read_text()) for n in STFS)))
 
 
 @pytest.fixture(scope="module")

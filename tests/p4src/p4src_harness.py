@@ -24,14 +24,14 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.layers.inet import IPOption_Router_Alert
 from scapy.packet import Raw
 
-from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE
+from controller.program import CPU_PORT, MCC, P4_INCLUDE, P4_SOURCE
 from hosts import wire
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = str(P4_SOURCE)
 INCLUDE = str(P4_INCLUDE)
 FLOOD_MGID = 1
-AGG_K = 16
+AGG_K = MCC.agg_k  # ports 0..AGG_K-1 are folded (include/defs.p4)
 
 # drop_reasons indices (p4src/include/defs.p4)
 DROP_PARSER_ERROR = 1

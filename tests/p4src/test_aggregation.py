@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from p4src_harness import (DROP_ABSORBED, SENDER, Group, Host, Net, SwitchSetup, configure,
+from p4src_harness import (AGG_K, DROP_ABSORBED, SENDER, Group, Host, Net, SwitchSetup, configure,
                            counter, igmpv2_report, ipv4_header_ok, new_switch, outputs,
                            rewrite_udp_payload, udp_frame, udp_payload)
 from scapy.layers.l2 import Ether
@@ -153,11 +153,26 @@ def test_summary_of_a_port_whose_membership_timed_out_stops_counting():
 
 
 def test_ports_beyond_k_pass_unfolded():
-    sw = switch(extra_ports=(20,))
-    far = Host("rf", "10.0.0.20", "00:00:00:00:00:14")
+    port = AGG_K + 4
+    sw = switch(extra_ports=(port,))
+    far = Host("rf", f"10.0.0.{port}", f"00:00:00:00:00:{port:02x}")
     m = ack(1, 1, 1, 1, far)
     f = frame_of(m, far)
-    assert outputs(sw, 20, f) == [(SENDER_PORT, f)]
+    assert outputs(sw, port, f) == [(SENDER_PORT, f)]
+
+
+def test_the_last_folded_port_counts_in_the_fold():
+    """Port K-1 (31: a dumbbell's 32 receivers behind one switch, ports 0-31)
+    is folded like port 1: its member bit and summary take part."""
+    port = AGG_K - 1
+    far = Host("rf", f"10.0.0.{port}", f"00:00:00:00:00:{port:02x}")
+    sw = switch(extra_ports=(port,))
+    outputs(sw, port, igmpv2_report(far, G1))
+    outputs(sw, 2, frame_of(ack(100, 10, 20, 64, R2), R2))
+    outputs(sw, port, frame_of(ack(80, 6, 30, 64, far), far))   # the far member limits
+    m = ack(100, 12, 20, 64, R1)
+    f = frame_of(m, R1)
+    assert outputs(sw, 1, f) == [(SENDER_PORT, folded(f, m, cum_ack=80, min_cwnd=6, max_twnd=30))]
 
 
 def test_two_levels_yield_the_global_fold():
