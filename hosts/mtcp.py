@@ -68,7 +68,7 @@ from hosts.wire import (
     MtcpData,
     MtcpNack,
     MtcpWindowUpdate,
-    ts_diff_us,
+    seconds_since,
     ts_us,
 )
 
@@ -517,7 +517,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if repaired:
             deadline = now + self.rto_rtt()
         else:
-            age = ts_diff_us(ts_us(now), sender_ts) / 1e6  # RTD of this packet so far
+            age = seconds_since(sender_ts, now)  # RTD of this packet so far
             deadline = now + max(0.0, self.rto_rtd() - age)
         self.buf[seq] = _Buffered(sender_ts, size, acks, deadline)
         heapq.heappush(self._timers_heap, (deadline, seq))
@@ -582,7 +582,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         c.min_cwnd, c.max_twnd, c.adv_wnd = msg.min_cwnd, msg.max_twnd, msg.adv_wnd
         self.summaries_in += 1
         if msg.echo_ts and isinstance(msg, MtcpAck):
-            rtd = ts_diff_us(ts_us(now), msg.echo_ts) / 1e6
+            rtd = seconds_since(msg.echo_ts, now)
             c.rtd.sample(rtd)
             c.round_min_rtd = lowest(c.round_min_rtd, rtd)
         newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
@@ -1301,10 +1301,15 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """The ACK (and, when due, the NACK) to the parent."""
         self.unacked = 0
         self._feedback(MtcpAck, now)
+        self._nack_what_is_due(now)
+
+    def _nack_what_is_due(self, now: float) -> list[int]:
+        """NACK the holes that are ripe (``_nack_due``); the holes, ripe or not."""
         missing = self.rbuf.missing(MAX_NACK_SEQS)
         due = self._nack_due(missing, now) if missing and not self.solo else []
         if due:
             self._nack(due, now)
+        return missing
 
     def _reo_wnd(self) -> float:
         """RFC 8985's reordering window: a quarter of the round trip (here the
@@ -1314,10 +1319,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def on_timer(self, name: str, now: float) -> None:
         if name == "nack":
             self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
-            missing = self.rbuf.missing(MAX_NACK_SEQS)
-            due = self._nack_due(missing, now) if missing and not self.solo else []
-            if due:
-                self._nack(due, now)
+            missing = self._nack_what_is_due(now)
             wait = [self.hole_at[s] for s in missing if s in self.hole_at and s not in self.nacked]
             if wait:
                 reo = self._reo_wnd()

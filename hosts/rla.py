@@ -55,7 +55,7 @@ from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
-from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, ts_diff_us, ts_us
+from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
 
 
 @dataclass
@@ -345,7 +345,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
         if m.echo_ts:
-            rtt = ts_diff_us(ts_us(now), m.echo_ts) / 1e6
+            rtt = seconds_since(m.echo_ts, now)
             if 0 <= rtt < 60:
                 r.rtt.sample(rtt)
                 self.rto_backoff = 0

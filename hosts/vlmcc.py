@@ -51,6 +51,7 @@ from hosts.wire import (
     VlmccChallenge,
     VlmccData,
     VlmccStart,
+    seconds_since,
     ts_diff_us,
     ts_us,
 )
@@ -354,7 +355,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             return
         if sent >= self.paused_until:
             self.backoff = 1  # new data got through: the backoff ends (RFC 6298 5.7's spirit)
-        rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
+        rtt = seconds_since(m.tstamp_comp, now)
         if rtt < 0:
             return
         # The leader cannot make the path look longer than the ACK really took.
@@ -737,7 +738,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self._on_data(msg, now)
 
     def _on_start_msg(self, m: VlmccStart, now: float) -> None:
-        rtt = ts_diff_us(ts_us(now), m.tstamp_comp) / 1e6
+        rtt = seconds_since(m.tstamp_comp, now)
         if rtt < 0 or self.rtt is not None:
             return
         self.rtt = self.rtt_hat = self.base_rtt = rtt

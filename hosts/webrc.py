@@ -632,7 +632,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 
-    def _first_packet(self, now: float, sent_ts: int = 0) -> None:
+    def _first_packet(self, now: float, sent_ts: int) -> None:
         """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
         assert self.pending is not None
         cn, t_join, gap = self.pending
@@ -682,7 +682,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         are the paper's, unchanged.  Start-up samples (sparse waves joined in
         bursts, waits far beyond the gap estimate) are not remembered.
         """
-        owd = wire.ts_diff_us(wire.ts_us(now), sent_ts) / 1e6
+        owd = wire.seconds_since(sent_ts, now)
         upward = raw - owd
         if not self.startup:
             self._upward.append((now, upward, gap))

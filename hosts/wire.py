@@ -490,6 +490,13 @@ def ts_diff_us(later: int, earlier: int) -> int:
     return d - (1 << 32) if d >= (1 << 31) else d
 
 
+def seconds_since(ts: int, now: float) -> float:
+    """Seconds from wire timestamp ``ts`` to the clock reading ``now`` (an
+    echoed timestamp: a round trip; a sender's stamp: a one-way delay plus
+    the clocks' offset)."""
+    return ts_diff_us(ts_us(now), ts) / 1e6
+
+
 __all__ = [
     "COMMON_FIELDS",
     "COMMON_LEN",
