@@ -238,8 +238,9 @@ class IntervalLossFilter:
     :func:`hosts.tfrc.average_loss_interval`, TFMCC's.
     """
 
-    def __init__(self, n: int = 8) -> None:
+    def __init__(self, n: int = 8, discounting: bool = False) -> None:
         self.weights = tfrc_weights(n)
+        self.discounting = discounting  # RFC 5348 5.5 history discounting
         self.intervals: deque[float] = deque(maxlen=n)  # newest first
         self.open = 0.0
         self.initialised = False
@@ -274,4 +275,4 @@ class IntervalLossFilter:
     def loss_rate(self) -> float:
         if not self.initialised or not self.intervals:
             return 0.0
-        return 1.0 / average_loss_interval(self.weights, list(self.intervals), self.open)
+        return 1.0 / average_loss_interval(self.weights, list(self.intervals), self.open, self.discounting)

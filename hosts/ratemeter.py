@@ -52,7 +52,15 @@ class WindowRateMeter:
         samples a later, longer window still covers.
         """
         cutoff = now - self.window
-        return self._rate(now, sum(b for t, b in self._samples if t > cutoff))
+        # Samples are in time order, so those at or before the cutoff are a
+        # prefix (usually empty: add() expires as it goes); subtracting them
+        # from the running total costs what they number, not the window's.
+        old = 0
+        for t, b in self._samples:
+            if t > cutoff:
+                break
+            old += b
+        return self._rate(now, self._bytes - old)
 
     def _rate(self, now: float, nbytes: int) -> float:
         if self._first is None:

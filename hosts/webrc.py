@@ -150,12 +150,35 @@ class WebrcParams:
     #: events and held WEBRC at 0.4 of TCP on a 20 Mb/s path.
     loss_event_episode: bool = True
     loss_event_max_rtts: float = 4.0
+    #: Loss events on the sender's clock, as TCP's: a loss event is one
+    #: window of data, the packets sent within one round trip of the first
+    #: lost one, with the round trip as it is at the overflow, full queue
+    #: included (RFC 6582 3.2).
+    #: A lost packet's send time is interpolated between its channel's
+    #: packets before and after it (RFC 5348 5.2 interpolates arrival
+    #: times; sparse waves reveal a loss up to seconds late, and a queue
+    #: stretches arrivals), it belongs to the current event when sent inside
+    #: it, and the event
+    #: spans the round trip now when that is longer than ARTT (at most
+    #: 2·ARTT): the whole way's upward time, learnt from joins as
+    #: ``mrtt_path`` "own" learns it, plus the one-way delay of the packet
+    #: that revealed the loss.  By arrival and ARTT, one overflow of a deep
+    #: queue counted as two events and held WEBRC at 0.4 of TCP on a
+    #: 15 Mb/s, 150 ms path.  False: footnote 4's rule on arrival times.
+    loss_event_send_time: bool = True
     #: LOSSP's estimator.  "intervals": TFRC's weighted mean of the last 8
     #: loss intervals (RFC 5348 5.4), which follows a falling loss rate within
     #: an interval; "appendix": the paper's two-stage filter (an epoch EWMA of
     #: the loss-event fraction, then the F estimator), smooth but slow: next to
     #: TCP on 20 Mb/s it needed 100-150 s from start-up to its share.
     loss_estimator: str = "intervals"
+    #: RFC 5348 5.5 history discounting in the "intervals" estimator: once
+    #: the open interval is more than twice the mean, older intervals weigh
+    #: less (as TFMCC's default).  An interval from an early overflow (the
+    #: start-up exit's, one split event's) otherwise stays in the 8-interval
+    #: history for 8 more events, minutes on a long path where TCP loses
+    #: once per 30-60 s.  False: RFC 5348 5.4's mean alone.
+    history_discounting: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.p < 1:
@@ -473,13 +496,17 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.pending: tuple[int, float, float] | None = None  # (cn, join time, gap)
         self.expect: dict[int, int] = {}  # next PSN per channel
         self.last_psn: dict[int, int] = {}
+        self.last_ts: dict[int, int] = {}  # sender timestamp of each channel's latest packet
+        #: the current loss event on the sender's clock (``loss_event_send_time``):
+        #: (first lost packet's send time, end and cap in µs after it), or None
+        self._event_sent: tuple[int, int, int] | None = None
         self.artt: SelfAdjustingEwma | PrecisionWeightedMean = (
             PrecisionWeightedMean(s.artt_alpha) if s.artt_estimator == "precision"
             else SelfAdjustingEwma(s.artt_alpha))
         self.have_artt = False
         self.last_mrtt: float | None = None
         self.lossp: TwoStageLossFilter | IntervalLossFilter = (
-            IntervalLossFilter() if s.loss_estimator == "intervals"
+            IntervalLossFilter(discounting=s.history_discounting) if s.loss_estimator == "intervals"
             else TwoStageLossFilter(s.loss_epoch_beta, s.loss_delta, s.loss_young_history))
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
@@ -490,6 +517,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.events_epoch = 0
         self.loss_event_until = -math.inf
         self.loss_event_cap = -math.inf  # the latest end of the current loss event
+        #: the latest packet's one-way delay plus the clocks' offset (``loss_event_send_time``)
+        self.owd_now: float | None = None
         self.startup = True
         self.ssr = math.inf
         self.max_rr_since_join = 0.0
@@ -536,6 +565,43 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         mrr = s.max_rate_bps / (8.0 * s.packet_length)
         return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + s.trr_headroom), mrr)
 
+    def _loss_event_span(self, now: float) -> float:
+        """How long a loss event lasts after a loss: ARTT, or with
+        ``loss_event_send_time`` the round trip now when it is longer (at most
+        2·ARTT): the whole way's upward time (``_whole_way``) plus the one-way
+        delay of the packet that revealed the loss, which carries the queue
+        it crossed (the clocks' offset cancels in the sum)."""
+        artt = self.artt_value
+        if not self.p.loss_event_send_time or self.owd_now is None:
+            return artt
+        self._forget_upward(now)
+        way = self._whole_way()
+        if way is None:
+            return artt
+        return min(2 * artt, max(artt, way[1] + self.owd_now))
+
+    @staticmethod
+    def _first_lost_sent(sent: tuple[int, int], count: int) -> int:
+        """The send time of the first of ``count`` packets lost between two
+        packets of one channel sent at ``sent``, interpolated (RFC 5348 5.2)."""
+        prev, cur = sent
+        return (prev + wire.ts_diff_us(cur, prev) // (count + 1)) & 0xFFFFFFFF
+
+    def _extend_sent_event(self, lost_sent: int, span: float) -> bool:
+        """Whether a packet lost at send time ``lost_sent`` belongs to the
+        current event on the sender's clock (sent within it, or less than a
+        span before its first loss: found later on a sparser channel); if so
+        and ``loss_event_episode``,
+        the event is extended to a span past it, up to its cap."""
+        assert self._event_sent is not None
+        first, end, cap = self._event_sent
+        at = wire.ts_diff_us(lost_sent, first)
+        if not -int(span * 1e6) <= at <= end:
+            return False  # sent after the event, or a span before it: its own event
+        if self.p.loss_event_episode:
+            self._event_sent = (first, min(cap, max(end, max(0, at) + int(span * 1e6))), cap)
+        return True
+
     def in_loss_event(self, now: float) -> bool:
         return now < self.loss_event_until
 
@@ -558,12 +624,14 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._on_packet(msg, len(data), now)
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
+        if self.p.loss_event_send_time:
+            self.owd_now = wire.seconds_since(msg.timestamp, now)
         self.received += 1
         self.rr_epoch += 1
         self.lossp.on_packets(1)
         self.bytes_received += size
         self._check_slot(msg.tsi % self.T, now)
-        self._check_loss(msg.cn, msg.psn, now)
+        self._check_loss(msg.cn, msg.psn, now, msg.timestamp)
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now, msg.timestamp)
 
@@ -589,6 +657,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.joined.remove(cn)
         self.expect.pop(cn, None)
         self.last_psn.pop(cn, None)
+        self.last_ts.pop(cn, None)
         self.emit(LeaveGroup(self.groups[cn]))
         self.leaves += 1
         if self.pending is not None and self.pending[0] == cn:
@@ -598,10 +667,12 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.arr /= gamma(self.p.p, self.nwc - 1)
         self.nwc = max(0, self.nwc - 1)
 
-    def _check_loss(self, cn: int, psn: int, now: float) -> None:
+    def _check_loss(self, cn: int, psn: int, now: float, ts: int = 0) -> None:
         exp = self.expect.get(cn)
+        prev_ts = self.last_ts.get(cn)
         self.expect[cn] = (psn + 1) & 0xFFFF
         self.last_psn[cn] = psn
+        self.last_ts[cn] = ts
         if exp is None:
             return
         gap = (psn - exp) & 0xFFFF
@@ -609,21 +680,37 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         if gap >= 0x8000:
             self.expect[cn] = exp  # old or duplicate packet
+            if prev_ts is not None:
+                self.last_ts[cn] = prev_ts
             return
-        self._lost(gap, now)
+        self._lost(gap, now, None if prev_ts is None else (prev_ts, ts))
 
-    def _lost(self, count: int, now: float) -> None:
+    def _lost(self, count: int, now: float, sent: tuple[int, int] | None = None) -> None:
+        """``count`` packets lost, found at ``now``; ``sent``: the sender
+        timestamps of the packets before and after them on their channel."""
         if count <= 0:
             return
         self.lost += count
         self.lost_epoch += count
-        if self.in_loss_event(now):
-            if self.p.loss_event_episode:
-                self.loss_event_until = min(now + self.artt_value, self.loss_event_cap)
+        span = self._loss_event_span(now)
+        lost_sent = (self._first_lost_sent(sent, count)
+                     if self.p.loss_event_send_time and sent is not None else None)
+        if lost_sent is not None and self._event_sent is not None:
+            same = self._extend_sent_event(lost_sent, span)
         else:
-            # A loss event lasts ARTT from its first loss (footnote 4).
-            self.loss_event_until = now + self.artt_value
-            self.loss_event_cap = now + self.p.loss_event_max_rtts * self.artt_value
+            same = self.in_loss_event(now)
+        if same:
+            if self.in_loss_event(now) and self.p.loss_event_episode:
+                self.loss_event_until = min(now + span, self.loss_event_cap)
+        else:
+            # A loss event lasts ARTT from its first loss (footnote 4); on
+            # the sender's clock, the round trip now (``loss_event_send_time``).
+            self.loss_event_until = now + span
+            self.loss_event_cap = now + self.p.loss_event_max_rtts * span
+            self._event_sent = None
+            if lost_sent is not None:
+                span_us = int(span * 1e6)
+                self._event_sent = (lost_sent, span_us, int(self.p.loss_event_max_rtts * span_us))
             self.lossp.on_event()
             self.events_epoch += 1
             self.loss_events += 1
@@ -640,8 +727,13 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.cancel_timer("join_timeout")
         raw = now - t_join
         mrtt = raw - min(gap / 2, raw / 2)
-        if self.p.mrtt_path == "own" and sent_ts:
-            mrtt = self._own_path(mrtt, raw, gap, now, sent_ts)
+        if sent_ts and (self.p.mrtt_path == "own" or self.p.loss_event_send_time):
+            owd = wire.seconds_since(sent_ts, now)
+            if not self.startup:
+                self._upward.append((now, raw - owd, gap))
+            self._forget_upward(now)
+            if self.p.mrtt_path == "own":
+                mrtt = self._own_path(mrtt, raw - owd, owd)
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
@@ -664,7 +756,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
             self._exit_startup("mrtt")
 
-    def _own_path(self, mrtt: float, raw: float, gap: float, now: float, sent_ts: int) -> float:
+    def _own_path(self, mrtt: float, upward: float, owd: float) -> float:
         """The sample, or this receiver's own path when a nearer switch answered the join.
 
         A sample is up + wait + down: the join's travel to the first switch
@@ -682,22 +774,30 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         are the paper's, unchanged.  Start-up samples (sparse waves joined in
         bursts, waits far beyond the gap estimate) are not remembered.
         """
-        owd = wire.seconds_since(sent_ts, now)
-        upward = raw - owd
-        if not self.startup:
-            self._upward.append((now, upward, gap))
-        while self._upward and self._upward[0][0] < now - self.p.mrtt_path_memory:
-            self._upward.popleft()
-        if len(self._upward) < 2:
+        way = self._whole_way()
+        if way is None:
             return mrtt
-        floor = heapq.nlargest(2, (u - g for _, u, g in self._upward))[1]
+        floor, whole_way = way
         if upward >= floor:
             return mrtt  # the join went the whole way: the paper's sample
-        whole_way = statistics.median_low(u - g / 2 for _, u, g in self._upward if u >= floor)
         if whole_way + owd > mrtt:
             self.mrtt_raised += 1
             return whole_way + owd
         return mrtt
+
+    def _forget_upward(self, now: float) -> None:
+        while self._upward and self._upward[0][0] < now - self.p.mrtt_path_memory:
+            self._upward.popleft()
+
+    def _whole_way(self) -> tuple[float, float] | None:
+        """(floor, upward time) of the joins that went the whole way (``_own_path``),
+        or None before two steady-state samples: the floor is the second largest
+        up + wait - gap remembered, the upward time the lower median of
+        up + wait - gap/2 over the samples at or above it (clock offset included)."""
+        if len(self._upward) < 2:
+            return None
+        floor = heapq.nlargest(2, (u - g for _, u, g in self._upward))[1]
+        return floor, statistics.median_low(u - g / 2 for _, u, g in self._upward if u >= floor)
 
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""

@@ -201,3 +201,46 @@ def test_interval_filter_is_tfrcs_weighted_mean_of_eight_intervals() -> None:
     before = f.loss_rate
     f.on_packets(5000)
     assert f.loss_rate < before / 2
+
+
+def test_peek_counts_exactly_the_bytes_inside_the_window() -> None:
+    # peek_bps subtracts the samples at or before the cutoff from the running
+    # total; it must equal the sum over the samples inside the window, for any
+    # window change and any read time (random schedules, fixed seeds).
+    for seed in range(20):
+        rng = random.Random(seed)
+        m = WindowRateMeter(rng.uniform(0.1, 2.0))
+        t = 0.0
+        for _ in range(300):
+            t += rng.expovariate(50.0)
+            m.add(t, rng.randint(1, 1500))
+            if rng.random() < 0.05:
+                m.window = rng.uniform(0.1, 2.0)
+            at = t + rng.uniform(0.0, 1.0)
+            inside = sum(b for s, b in m._samples if s > at - m.window)
+            assert m.peek_bps(at) == m._rate(at, inside)
+
+
+def test_interval_filter_discounts_history_after_a_long_loss_free_stretch() -> None:
+    # RFC 5348 5.5 (WEBRC's ``history_discounting``): once the open interval is
+    # more than twice the mean of the closed ones, the older intervals weigh
+    # df = max(0.5, 2 * mean / open) of their weight; below that, nothing changes.
+    from hosts.tfrc import tfrc_weights
+
+    def filt(discounting: bool, open_packets: int) -> IntervalLossFilter:
+        f = IntervalLossFilter(discounting=discounting)
+        f.set_loss_rate(0.01)  # one interval of 100 packets
+        for _ in range(7):
+            f.on_packets(100)
+            f.on_event()
+        f.on_packets(open_packets)
+        return f
+
+    w = tfrc_weights(8)
+    # open = 150: 1.5x the mean, no discounting either way
+    assert filt(True, 150).loss_rate == filt(False, 150).loss_rate
+    # open = 1000: 10x the mean, df = 0.5 on the seven older intervals
+    wd = [w[0]] + [x * 0.5 for x in w[1:]]
+    expected = (wd[0] * 1000 + sum(wd[1:]) * 100) / sum(wd)
+    assert filt(True, 1000).loss_rate == pytest.approx(1 / expected)
+    assert filt(True, 1000).loss_rate < filt(False, 1000).loss_rate

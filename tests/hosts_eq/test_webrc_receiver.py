@@ -35,11 +35,12 @@ class Script:
         self.r, self.tsi = r, tsi
         self.psn: dict[int, int] = {}
 
-    def pkt(self, cn: int, now: float, *, skip: int = 0, psn: int | None = None):
+    def pkt(self, cn: int, now: float, *, skip: int = 0, psn: int | None = None, owd: float = 0.05):
+        """One packet arriving at ``now`` after a one-way delay of ``owd`` seconds."""
         p = self.psn.get(cn, 100) + skip if psn is None else psn
         self.psn[cn] = (p + 1) & 0xFFFF
         return feed(self.r, WebrcData(session_id=1, cn=cn, psn=p & 0xFFFF, tsi=self.tsi,
-                                      payload=bytes(P.packet_length)), now)
+                                      timestamp=wire.ts_us(now - owd), payload=bytes(P.packet_length)), now)
 
     def steady(self, t0: float, t1: float, pps: float, channels: list[int]):
         """Packets round-robin over ``channels`` at ``pps`` in [t0, t1), firing epochs."""
@@ -187,7 +188,7 @@ def test_losses_at_the_end_of_a_wave_are_detected_on_leaving() -> None:
 
 def test_loss_event_lasts_artt() -> None:
     # Footnote 4 (the paper's rule): a loss event lasts ARTT from its first loss.
-    r = make(loss_event_episode=False)
+    r = make(loss_event_episode=False, loss_event_send_time=False)
     drain(r)
     sc = _startup_with_one_wave(r)
     artt = r.artt_value
@@ -201,8 +202,9 @@ def test_loss_event_lasts_artt() -> None:
 def test_losses_of_one_episode_are_one_event_up_to_the_cap() -> None:
     # The default: a loss within ARTT of the event's last loss extends the
     # event (one overflow, one event, as TCP cuts once per window of losses),
-    # but never beyond loss_event_max_rtts ARTTs from its first loss.
-    r = make()
+    # but never beyond loss_event_max_rtts ARTTs from its first loss (here by
+    # arrival; on the sender's clock the same rule holds for send times).
+    r = make(loss_event_send_time=False)
     drain(r)
     sc = _startup_with_one_wave(r)
     artt, cap = r.artt_value, r.p.loss_event_max_rtts
@@ -546,3 +548,73 @@ def test_samples_that_went_the_whole_way_are_the_papers() -> None:
     _sample(r, 6, 20.0, 20.0 + UP + 0.004)
     assert _sample(r, 7, 30.0, 30.0 + UP) == pytest.approx(UP + OWD - 0.0025)
     assert r.mrtt_raised == 0
+
+
+def _losses_after_two_whole_way_joins(q: float, gaps_in_artt: list[float], **kw) -> tuple[WebrcReceiver, Script]:
+    """A steady-state receiver whose two joins went the whole way (upward time
+    UP, one-way delay OWD), then losses at the given offsets in ARTTs, each
+    revealed by a packet that crossed ``q`` seconds of queue."""
+    r = make(loss_event_episode=False, **kw)
+    drain(r)
+    _full(r, 5, 10.0)
+    _full(r, 6, 20.0)
+    sc = Script(r)
+    sc.pkt(6, 29.9, psn=101, owd=OWD)
+    for k in gaps_in_artt:  # each lost packet's neighbours arrive 0.01 ARTT apart
+        sc.pkt(6, 30.0 + (k - 0.01) * r.artt_value, owd=OWD + q)
+        sc.pkt(6, 30.0 + k * r.artt_value, skip=1, owd=OWD + q)
+    return r, sc
+
+
+@pytest.mark.parametrize("queue_rule", [True, False])
+def test_a_loss_event_spans_the_round_trip_now(queue_rule: bool) -> None:
+    """``loss_event_send_time`` (the default): a loss event lasts the round trip
+    now, the whole way's upward time plus the one-way delay of the packet that
+    revealed the loss, queue included, as TCP's window of losses lasts its
+    round trip at the full queue.  With 1.5 ARTT now, losses 1.2 ARTT apart
+    are one event; with footnote 4's ARTT they are two."""
+    artt = UP - 0.0025 + OWD  # both samples measured the empty path
+    q = 1.5 * artt - artt  # the round trip now is 1.5 ARTT
+    r, _ = _losses_after_two_whole_way_joins(q, [0.0, 1.2], loss_event_send_time=queue_rule)
+    assert r.artt_value == pytest.approx(artt)
+    assert r.loss_events == (1 if queue_rule else 2) and r.lost == 2
+    r, _ = _losses_after_two_whole_way_joins(q, [0.0, 1.2, 2.3], loss_event_send_time=queue_rule)
+    assert r.loss_events == (2 if queue_rule else 3)
+
+
+def test_a_loss_events_span_is_at_most_two_artt() -> None:
+    # A one-way delay far above the path's (a drifting clock, a route change)
+    # lengthens an event to 2 ARTT at most.
+    assert _losses_after_two_whole_way_joins(1.0, [0.0, 1.9])[0].loss_events == 1
+    assert _losses_after_two_whole_way_joins(1.0, [0.0, 2.1])[0].loss_events == 2
+
+
+def test_a_loss_event_spans_artt_before_two_whole_way_joins() -> None:
+    r = make(loss_event_episode=False)
+    drain(r)
+    _full(r, 5, 10.0)  # one sample only: the upward time is not known yet
+    sc = Script(r)
+    sc.pkt(5, 29.9, psn=101, owd=OWD + 1.0)
+    sc.pkt(5, 30.0, skip=1, owd=OWD + 1.0)
+    sc.pkt(5, 30.0 + 1.19 * r.artt_value, owd=OWD + 1.0)
+    sc.pkt(5, 30.0 + 1.2 * r.artt_value, skip=1, owd=OWD + 1.0)
+    assert r.loss_events == 2
+
+
+@pytest.mark.parametrize("send_time", [True, False])
+def test_a_loss_found_late_on_a_sparse_channel_joins_the_event_it_was_sent_in(send_time: bool) -> None:
+    """A sparse wave reveals a loss only with its next packet, up to seconds
+    later.  On the sender's clock (the default) the lost packet could have
+    left during the current event, so it is part of it; by arrival it would
+    start a second event for one overflow."""
+    r, sc = _losses_after_two_whole_way_joins(0.0, [0.0], loss_event_send_time=send_time)
+    artt = r.artt_value
+    sc.pkt(5, 30.0 - 2 * artt, psn=101, owd=OWD)  # the sparse channel's last packet before the overflow
+    sc.pkt(5, 30.0 + 2.5 * artt, skip=1, owd=OWD)  # its next, after the event: one lost between
+    assert r.lost == 2
+    assert r.loss_events == (1 if send_time else 2)
+    sc.pkt(6, 30.0 + 3.9 * artt, owd=OWD)
+    sc.pkt(6, 30.0 + 4 * artt, skip=1, owd=OWD)  # a loss sent after the event: a new one
+    assert r.loss_events == (2 if send_time else 3)
+    sc.pkt(5, 30.0 + 14 * artt, skip=1, owd=OWD)  # sent ~8 ARTTs after it (interpolated): a new one
+    assert r.loss_events == (3 if send_time else 4)
