@@ -69,11 +69,7 @@ def record(sc: Any) -> list[tuple[str, int, bytes, float]]:
 
 
 def p4_nodes(run: Any) -> dict[str, P.P4SwitchNode]:
-    found: dict[str, P.P4SwitchNode] = {}
-    for v in vars(run.net).values():
-        if isinstance(v, dict):
-            found.update({n.name: n for n in v.values() if isinstance(n, P.P4SwitchNode)})
-    return found
+    return {name: n for name, n in run.net.switches.items() if isinstance(n, P.P4SwitchNode)}
 
 
 def apply_variant(variant: str) -> None:

@@ -153,18 +153,17 @@ class WebrcParams:
     #: Loss events on the sender's clock, as TCP's: a loss event is one
     #: window of data, the packets sent within one round trip of the first
     #: lost one, with the round trip as it is at the overflow, full queue
-    #: included (RFC 6582 3.2).
-    #: A lost packet's send time is interpolated between its channel's
-    #: packets before and after it (RFC 5348 5.2 interpolates arrival
-    #: times; sparse waves reveal a loss up to seconds late, and a queue
-    #: stretches arrivals), it belongs to the current event when sent inside
-    #: it, and the event
-    #: spans the round trip now when that is longer than ARTT (at most
-    #: 2·ARTT): the whole way's upward time, learnt from joins as
-    #: ``mrtt_path`` "own" learns it, plus the one-way delay of the packet
-    #: that revealed the loss.  By arrival and ARTT, one overflow of a deep
-    #: queue counted as two events and held WEBRC at 0.4 of TCP on a
-    #: 15 Mb/s, 150 ms path.  False: footnote 4's rule on arrival times.
+    #: included (RFC 6582 3.2).  A lost packet's send time is interpolated
+    #: between its channel's packets before and after it (RFC 5348 5.2
+    #: interpolates arrival times; sparse waves reveal a loss up to seconds
+    #: late, and a queue stretches arrivals); it belongs to the current event
+    #: when sent inside it; and the event spans the round trip now when that
+    #: is longer than ARTT (at most 2·ARTT): the whole way's upward time,
+    #: learnt from joins as ``mrtt_path`` "own" learns it, plus the one-way
+    #: delay of the packet that revealed the loss.  By arrival and ARTT, one
+    #: overflow of a deep queue counted as two events and held WEBRC at 0.4
+    #: of TCP on a 15 Mb/s, 150 ms path.  False: footnote 4's rule on
+    #: arrival times.
     loss_event_send_time: bool = True
     #: LOSSP's estimator.  "intervals": TFRC's weighted mean of the last 8
     #: loss intervals (RFC 5348 5.4), which follows a falling loss rate within
@@ -517,8 +516,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.events_epoch = 0
         self.loss_event_until = -math.inf
         self.loss_event_cap = -math.inf  # the latest end of the current loss event
-        #: the latest packet's one-way delay plus the clocks' offset (``loss_event_send_time``)
-        self.owd_now: float | None = None
+        #: the sender timestamp of the packet being handled (``loss_event_send_time``:
+        #: its one-way delay, taken only when a loss needs it)
+        self._pkt_ts: int | None = None
         self.startup = True
         self.ssr = math.inf
         self.max_rr_since_join = 0.0
@@ -572,13 +572,13 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         delay of the packet that revealed the loss, which carries the queue
         it crossed (the clocks' offset cancels in the sum)."""
         artt = self.artt_value
-        if not self.p.loss_event_send_time or self.owd_now is None:
+        if not self.p.loss_event_send_time or self._pkt_ts is None:
             return artt
         self._forget_upward(now)
         way = self._whole_way()
         if way is None:
             return artt
-        return min(2 * artt, max(artt, way[1] + self.owd_now))
+        return min(2 * artt, max(artt, way[1] + wire.seconds_since(self._pkt_ts, now)))
 
     @staticmethod
     def _first_lost_sent(sent: tuple[int, int], count: int) -> int:
@@ -591,8 +591,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Whether a packet lost at send time ``lost_sent`` belongs to the
         current event on the sender's clock (sent within it, or less than a
         span before its first loss: found later on a sparser channel); if so
-        and ``loss_event_episode``,
-        the event is extended to a span past it, up to its cap."""
+        and ``loss_event_episode``, the event is extended to a span past it,
+        up to its cap."""
         assert self._event_sent is not None
         first, end, cap = self._event_sent
         at = wire.ts_diff_us(lost_sent, first)
@@ -624,8 +624,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._on_packet(msg, len(data), now)
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
-        if self.p.loss_event_send_time:
-            self.owd_now = wire.seconds_since(msg.timestamp, now)
+        self._pkt_ts = msg.timestamp
         self.received += 1
         self.rr_epoch += 1
         self.lossp.on_packets(1)
@@ -667,23 +666,17 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.arr /= gamma(self.p.p, self.nwc - 1)
         self.nwc = max(0, self.nwc - 1)
 
-    def _check_loss(self, cn: int, psn: int, now: float, ts: int = 0) -> None:
+    def _check_loss(self, cn: int, psn: int, now: float, ts: int) -> None:
         exp = self.expect.get(cn)
-        prev_ts = self.last_ts.get(cn)
-        self.expect[cn] = (psn + 1) & 0xFFFF
         self.last_psn[cn] = psn
-        self.last_ts[cn] = ts
-        if exp is None:
-            return
-        gap = (psn - exp) & 0xFFFF
-        if gap == 0:
-            return
+        gap = 0 if exp is None else (psn - exp) & 0xFFFF
         if gap >= 0x8000:
-            self.expect[cn] = exp  # old or duplicate packet
-            if prev_ts is not None:
-                self.last_ts[cn] = prev_ts
-            return
-        self._lost(gap, now, None if prev_ts is None else (prev_ts, ts))
+            return  # old or duplicate packet: the next expected PSN stands
+        self.expect[cn] = (psn + 1) & 0xFFFF
+        prev_ts = self.last_ts.get(cn)
+        self.last_ts[cn] = ts
+        if gap:
+            self._lost(gap, now, None if prev_ts is None else (prev_ts, ts))
 
     def _lost(self, count: int, now: float, sent: tuple[int, int] | None = None) -> None:
         """``count`` packets lost, found at ``now``; ``sent``: the sender
@@ -707,10 +700,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             # the sender's clock, the round trip now (``loss_event_send_time``).
             self.loss_event_until = now + span
             self.loss_event_cap = now + self.p.loss_event_max_rtts * span
-            self._event_sent = None
-            if lost_sent is not None:
-                span_us = int(span * 1e6)
-                self._event_sent = (lost_sent, span_us, int(self.p.loss_event_max_rtts * span_us))
+            span_us = int(span * 1e6)
+            self._event_sent = (None if lost_sent is None
+                                else (lost_sent, span_us, int(self.p.loss_event_max_rtts * span_us)))
             self.lossp.on_event()
             self.events_epoch += 1
             self.loss_events += 1
