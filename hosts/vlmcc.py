@@ -120,6 +120,15 @@ class VlmccParams:
     leaderless_backoff: bool = True
     #: A leader that fell silent cannot lead again for this long (doubling on repeat).
     leader_bar: float = 5.0
+    #: The shortest silence (past a whole window) that counts as losing the
+    #: leader: the loss timeout, never under RFC 6298 2.4's 1 s minimum RTO.
+    #: A queue that fills behind the leader (TCP's slow start: 20 packets,
+    #: 240 ms on a 22 ms path) outran the loss timeout, whose deviation had
+    #: decayed on the quiet path, and the sender went leaderless with the
+    #: leader alive; in the paper's Fig. 5 with TCP the lead then went back and
+    #: forth between the branches (10 changes in 16 s, seed 1).  0: the loss
+    #: timeout alone.
+    leader_loss_min: float = MIN_RTO
     #: Competitive mode: every ``probe_rounds`` RTTs the sender sends half its
     #: window for two RTTs; if the queue does not drain, a buffer-filling competitor
     #: holds it, and W grows by one per RTT and halves on loss (TCP Reno's rule)
@@ -174,6 +183,8 @@ class VlmccParams:
             raise ValueError("dupthresh, loss_floor_rtts >= 0, probe_rounds >= 3, compete_exit_probes >= 1")
         if not 0 <= self.drain_frac <= 1 or self.leader_bar < 0 or not 0 < self.compete_accept_ratio <= 1:
             raise ValueError("drain_frac must be in [0, 1] and leader_bar >= 0")
+        if self.leader_loss_min < 0:
+            raise ValueError("leader_loss_min must be >= 0")
         if self.compete_min_rto < 0:
             raise ValueError(f"compete_min_rto must be >= 0, got {self.compete_min_rto}")
         if self.leader_ack_every < 1 or self.leader_ack_delay < 0:
@@ -301,6 +312,10 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if self.rtt is None:
             return INITIAL_LOSS_TIMEOUT
         return max(self.srtt + 4 * self.dev, self.p.loss_floor_rtts * self.srtt) + self.p.ack_hold
+
+    def _leader_silence_limit(self) -> float:
+        """How long the leader may stay silent (past a window) before it counts as lost."""
+        return max(self.loss_timeout(), self.p.leader_loss_min)
 
     def pacing_delay(self) -> float:
         """Equation (3): ``rtt * MaxSegment / W`` between bursts."""
@@ -634,7 +649,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
 
     def _window_open(self, now: float) -> bool:
         if (not self.leaderless and self.sent_since_ack > self.W
-                and now - self.last_ack > self.loss_timeout()):
+                and now - self.last_ack > self._leader_silence_limit()):
             # More than a window and a loss timeout without an ACK (the paper
             # counts the window only; a new leader one RTT away needs the time).
             self._leader_lost(now)

@@ -175,6 +175,22 @@ def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
     assert s.leader == node_id(F) and not s.leaderless
 
 
+def test_a_leader_silent_for_less_than_the_minimum_rto_still_leads():
+    """A queue filling behind the leader delays its ACKs past the loss timeout
+    of a quiet path (deviation 0, 2 x 30 ms): not a lost leader before RFC 6298
+    2.4's 1 s (``leader_loss_min``); with the floor off it is one at once."""
+    def silent(until: float, **kw) -> bool:
+        s = sender(initial_window=3, initial_rtt=0.1, **kw)
+        out(s)
+        s.rtt, s.dev = 0.03, 0.0
+        s._arm_loss()  # the loss timer on this path's RTT: the window is lost after 0.1 s
+        run_timers(s, until)
+        return s.leaderless
+
+    assert not silent(0.5) and silent(1.05)
+    assert silent(0.5, leader_loss_min=0.0)
+
+
 def test_a_leaderless_sender_nobody_hears_backs_off_instead_of_growing():
     s = sender(initial_window=16, initial_rtt=0.1)
     out(s)
