@@ -58,7 +58,7 @@ from typing import Any
 from hosts import mtcp_tree
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
 from hosts.wire import (
@@ -1250,6 +1250,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
+            return
+        if m.seq > MAX_SEQ:
+            self.malformed += 1
             return
         if m.payload != payload_for(m.seq, len(m.payload)):
             self.corrupt += 1

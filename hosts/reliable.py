@@ -132,6 +132,12 @@ def ack_from_one_more(buffer: dict[int, Any], seq: int, receivers: int) -> bool:
     return True
 
 
+#: The highest packet number a receiver accepts: its SACK blocks end one past
+#: a packet, in 32 bits, so 2^32 - 1 has no end to name.  Data above it is
+#: malformed (a corrupted or forged header), dropped and counted.
+MAX_SEQ = 0xFFFFFFFE
+
+
 class ReceiveBuffer(Counters):
     """A receiver's reorder buffer with in-order delivery.
 

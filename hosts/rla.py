@@ -52,7 +52,7 @@ from typing import Any
 
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.reliable import ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
@@ -865,6 +865,9 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if not isinstance(msg, RlaData) or msg.seq < 1:
+            return
+        if msg.seq > MAX_SEQ:
+            self.malformed += 1
             return
         if msg.payload != payload_for(msg.seq, len(msg.payload)):
             self.corrupt += 1

@@ -86,3 +86,19 @@ def test_cores_survive_any_datagram_sequence(seq):
             ep.datagrams_to_send()
             while ep.next_event() is not None:
                 pass
+
+
+def test_data_past_the_last_sackable_sequence_number_is_dropped_and_counted():
+    """A SACK block ends one past a packet in 32 bits, so a receiver cannot
+    acknowledge seq 2^32 - 1: such data (hypothesis found it) is malformed,
+    not a crash when the receiver answers it."""
+    tree = "10.0.1.1>10.0.0.1"
+    for rc, msg in ((RlaReceiver(cfg(RlaParams(), local="10.0.1.1")),
+                     RlaData(session_id=9, seq=0xFFFFFFFF, timestamp=0, flags=0, payload=b"")),
+                    (MtcpReceiver(cfg(MtcpParams(tree=tree), local="10.0.1.1")),
+                     MtcpData(session_id=9, seq=0xFFFFFFFF, timestamp=0, flags=0, payload=b""))):
+        rc.start(0.0)
+        rc.receive_datagram(msg.encode(), ("10.0.0.1", 6001), 0.0)
+        rc.handle_timer(0.5)
+        rc.datagrams_to_send()
+        assert rc.malformed == 1
