@@ -74,7 +74,8 @@ class Flags:
     FILTERED = 0x04  # feedback: a switch forwarded this as the worst of its round
     COMPETING = 0x08  # VLMCC data: the sender runs its TCP-competitive window rule
     SYNC = 0x10  # RLA data: a receiver that joined mid-session starts its stream here
-    THIN_ACKS = 0x20  # RLA data: the group is large, receivers thin and spread their SACKs
+    THIN_ACKS = 0x20  # RLA data: receivers thin their SACKs as TCP receivers delay ACKs
+    SPREAD_ACKS = 0x40  # RLA data: the group is large, receivers spread their SACKs over the data gap
 
 
 class TfmccReportFlags:

@@ -83,6 +83,21 @@ class SimRun:
     faults: Any = None
 
 
+def _send_jitters(scenario: Scenario) -> dict[str, float]:
+    """Each host's send-path time: TCP flows' hosts ``tcp_jitter``, sessions' ``agent_jitter``.
+
+    A host that is both gets the larger, as one kernel serves both.
+    """
+    out: dict[str, float] = {}
+    for f in scenario.tcp_flows:
+        for h in (f.src, f.dst):
+            out[h] = max(out.get(h, 0.0), scenario.tcp_jitter)
+    for s in scenario.sessions:
+        for h in (s.sender, *s.receivers):
+            out[h] = max(out.get(h, 0.0), scenario.agent_jitter)
+    return out
+
+
 def _sample_links(net: Network, limit: int = 64) -> list[str]:
     """Links worth a queue time series: switch-to-switch links (at most ``limit``)."""
     names = [n for n, l in net.links.items()
@@ -139,9 +154,9 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
             net.hosts[r].add_endpoint(agent, s.port, label=label, start_at=s.join_at.get(r, s.start),
                                       stop_at=s.leave_at.get(r, stop))
             run.agents[label] = agent
-    if scenario.tcp_jitter:
-        for host in sorted({h for f in scenario.tcp_flows for h in (f.src, f.dst)}):
-            net.set_send_jitter(host, scenario.tcp_jitter)
+    for host, jitter in sorted(_send_jitters(scenario).items()):
+        if jitter:
+            net.set_send_jitter(host, jitter)
     for i, f in enumerate(scenario.tcp_flows):
         recv = TcpReceiver(sim, net.hosts[f.dst], f.port, mss=f.mss, label=f.name)
         snd = TcpSender(sim, net.hosts[f.src], net.hosts[f.dst].ip, f.port, 40000 + i,

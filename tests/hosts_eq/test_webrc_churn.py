@@ -13,7 +13,7 @@ from netsim.switches import model_choice
 from scenario.model import scenario_from_dict
 
 SCENARIO = {
-    "name": "webrc-churn", "duration": 60, "seed": 5,
+    "name": "webrc-churn", "duration": 90, "seed": 5,
     "topology": {
         "hosts": {"snd": {"ip": "10.6.0.1/24"}, "r1": {"ip": "10.6.1.1/24"},
                   "r2": {"ip": "10.6.1.2/24"}, "r3": {"ip": "10.6.1.3/24"}},
@@ -48,16 +48,19 @@ def test_receivers_leaving_and_joining_do_not_disturb_the_others() -> None:
     b3 = _bytes(run, "r3")
     run.sim.run(60.0)
     after = (_bytes(run, "r1") - b1) / 20.0
-    late = (_bytes(run, "r3") - b3) / 10.0
     assert after >= 0.8 * before  # r2's departure costs r1 nothing
+    run.sim.run(70.0)
+    b3 = _bytes(run, "r3")
+    run.sim.run(90.0)
+    late = (_bytes(run, "r3") - b3) / 20.0
     # r3 got going and has reached r1's rate or keeps climbing toward it
     # (its equation starts from the rate it had when its start-up ended, the
-    # paper's "second session increases much slower"; with TFRC's loss
-    # intervals it converges within ~10 s, with the appendix's filter in
-    # about a minute).
+    # paper's "second session increases much slower": one loss event stalls
+    # it for a while, so the climb is measured over 20-40 s after the first
+    # window, not over the next 10 s).
     r3 = run.agents["wb/r3"]
     assert not r3.startup and late >= 0.2 * after
-    assert late > 1.1 * mid3 or late >= 0.8 * after
+    assert late > 1.3 * mid3 or late >= 0.8 * after
     # r2 left every group: no port of s2 toward r2 is a member any more.
     r2 = run.net.hosts["r2"]
     assert not r2.membership_log or r2.membership_log[-1][1] == "leave"

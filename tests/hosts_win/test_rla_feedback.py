@@ -34,7 +34,8 @@ def receiver(local: str = R[0], **kw) -> RlaReceiver:
     return rc
 
 
-def stream(rc: RlaReceiver, arrivals: list[tuple[int, float]], until: float) -> list[tuple[float, RlaSack]]:
+def stream(rc: RlaReceiver, arrivals: list[tuple[int, float]], until: float,
+           flags: int = Flags.THIN_ACKS) -> list[tuple[float, RlaSack]]:
     """Deliver (seq, time) in order, firing the receiver's timers in between;
     return every SACK with the time it left."""
     sacks: list[tuple[float, RlaSack]] = []
@@ -46,7 +47,7 @@ def stream(rc: RlaReceiver, arrivals: list[tuple[int, float]], until: float) -> 
         while (due := rc.get_timer()) is not None and due <= t:
             rc.handle_timer(due)
             drain(due)
-        feed(rc, data(seq, t - 0.01), t, src=SENDER)
+        feed(rc, data(seq, t - 0.01, flags), t, src=SENDER)
         drain(t)
     while (due := rc.get_timer()) is not None and due <= until:
         rc.handle_timer(due)
@@ -104,6 +105,20 @@ def test_every_group_thins_its_sacks_by_default():
         assert sent and all(m.flags & Flags.THIN_ACKS for m in sent)
 
 
+def test_only_a_large_group_spreads_its_sacks_by_default():
+    """SPREAD_ACKS from ``spread_min_receivers`` (8) receivers on: a small
+    group's SACKs leave at once and clock RLA's packets out in pairs, as TCP's
+    delayed ACKs do (docs/protocols/rla.md)."""
+    for n, marked in ((2, False), (7, False), (8, True)):
+        s = RlaSender(cfg(RlaParams(receivers=n)))
+        s.start(0.0)
+        for i in range(n):
+            feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
+                 0.0, src=f"10.0.3.{i + 1}")
+        sent = [m for _d, m in out(s) if isinstance(m, RlaData)]
+        assert sent and all(bool(m.flags & Flags.SPREAD_ACKS) == marked for m in sent)
+
+
 def test_a_lone_packet_is_acknowledged_after_the_delay():
     rc = receiver(ack_spread=0.0)
     rc.unacked = 0  # whatever its phase, the first packet does not complete a pair
@@ -140,10 +155,10 @@ def test_many_receivers_spread_the_sacks_one_packet_triggers():
     gap = 0.012  # 1500-byte packets at 1 Mb/s
     arrivals = [(s, 1.0 + s * gap) for s in range(1, 101)]
 
-    def sack_times(**kw) -> list[float]:
+    def sack_times(flags: int = Flags.THIN_ACKS | Flags.SPREAD_ACKS, **kw) -> list[float]:
         times = []
         for i in range(32):
-            sacks = stream(receiver(f"10.0.2.{i + 1}", **kw), arrivals, until=3.0)
+            sacks = stream(receiver(f"10.0.2.{i + 1}", **kw), arrivals, until=3.0, flags=flags)
             # Once the receivers know the gap (not the hellos, not the first packets).
             times += [at for at, m in sacks if m.cum_ack > 4]
         return sorted(times)
@@ -157,6 +172,8 @@ def test_many_receivers_spread_the_sacks_one_packet_triggers():
     assert densest(spread, gap / 10) <= 2 * densest(sack_times(ack_spread=0.0), gap) / 10 + 2
     in_step = sack_times(ack_spread=0.0)
     assert densest(in_step, gap / 10) >= 32 // 2 - 4
+    # Data the sender did not mark SPREAD_ACKS (a small group): SACKs at once.
+    assert densest(sack_times(flags=Flags.THIN_ACKS), gap / 10) >= 32 // 2 - 4
 
 
 def _sender(n: int = 3, **kw) -> RlaSender:

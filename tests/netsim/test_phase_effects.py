@@ -4,8 +4,9 @@ Floyd and Jacobson (*On traffic phase effects in packet-switched gateways*,
 1992) showed that in a simulator with exact timing, flows that meet at a
 drop-tail queue lock into fixed phases, so that one of them loses every
 overflow and the other none; a small random processing time at the sources
-breaks the lock.  p4mcc's simulator gives TCP flows such a send-path time
-(``tcp_jitter``, 0.5 ms by default).  The cell below is where the lock
+breaks the lock.  p4mcc's simulator gives every host such a send-path time
+(``tcp_jitter`` for TCP flows' hosts, ``agent_jitter`` for sessions'; 0.5 ms
+by default).  The cell below is where the lock
 showed: RLA with two receivers and one TCP flow on a 4 Mb/s, 30 ms
 dumbbell with a 20-packet queue.
 """
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 from netsim.run import build_run
 from netsim.switches import model_choice
-from scenario.model import TCP_JITTER, scenario_from_dict
+from scenario.model import SEND_PATH_JITTER, scenario_from_dict
 
 DURATION = 60.0
 
 
-def _ratio(tcp_jitter: float) -> tuple[float, int]:
+def _ratio(jitter: float) -> tuple[float, int]:
     doc = {
-        "name": "phase", "duration": DURATION, "seed": 1, "tcp_jitter": tcp_jitter,
+        "name": "phase", "duration": DURATION, "seed": 1, "tcp_jitter": jitter, "agent_jitter": jitter,
         "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
                                   "rate": 4_000_000, "delay": 0.013, "queue": 20}},
         # RLA with the paper's SACK per packet: its packets then follow the
@@ -41,11 +42,35 @@ def _ratio(tcp_jitter: float) -> tuple[float, int]:
     return rx / max(tcp, 1), run.tcp["tcp1"].sender.stats.timeouts
 
 
-def test_tcp_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
-    assert TCP_JITTER > 0  # the default a scenario gets
+def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
+    assert SEND_PATH_JITTER > 0  # the default a scenario gets
     locked, locked_timeouts = _ratio(0.0)
-    free, free_timeouts = _ratio(TCP_JITTER)
+    free, free_timeouts = _ratio(SEND_PATH_JITTER)
     # With the exact clock TCP loses every overflow and lives in timeouts.
     assert locked > 4 and locked_timeouts > 20
     # With the send-path time, RLA and TCP share within TFRC's band.
     assert 0.5 <= free <= 2.0 and free_timeouts <= 5
+
+
+def _host_jitters(**jitters: float) -> dict[str, float]:
+    doc = {
+        "name": "jitters", "duration": 1, "seed": 1, **jitters,
+        "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
+                                  "rate": 4_000_000, "delay": 0.013, "queue": 20}},
+        "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
+        "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
+    }
+    net = build_run(scenario_from_dict(doc), switch=model_choice()).net
+    out = {}
+    for host in net.hosts:
+        link = net.host_link(host)
+        out[host] = (link.ab if link.a is net.hosts[host] else link.ba).jitter_s
+    return out
+
+
+def test_every_host_gets_its_send_path_time() -> None:
+    """Sessions' senders and receivers wait as TCP's hosts do, each with its own knob."""
+    default = _host_jitters()
+    assert default == {h: SEND_PATH_JITTER for h in ("snd1", "r1", "r2", "tsrc1", "tdst1")}
+    exact_agents = _host_jitters(agent_jitter=0, tcp_jitter="2ms")
+    assert exact_agents == {"snd1": 0.0, "r1": 0.0, "r2": 0.0, "tsrc1": 0.002, "tdst1": 0.002}

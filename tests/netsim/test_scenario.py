@@ -91,6 +91,7 @@ def test_unknown_receiver_is_named_by_path() -> None:
     (lambda d: d.update(seed="x"), "seed: expected a non-negative integer"),
     (lambda d: d.update(tcp_jitter="1s"), "tcp_jitter: must be between 0 and 100ms"),
     (lambda d: d.update(tcp_jitter="soon"), "tcp_jitter: cannot read 'soon'"),
+    (lambda d: d.update(agent_jitter=-0.001), "agent_jitter: must be between 0 and 100ms"),
     (lambda d: d["topology"]["links"].append(["h1", "s2"]), "topology.links[4].a: host 'h1' already has a link"),
     (lambda d: d["topology"]["links"].append(["s1-p1", "s2"]), "topology.links[4].a: port s1-p1 is already used"),
     (lambda d: d["topology"]["links"].append(["s2", "s1"]), "topology.links[4]: parallel link between s2 and s1"),
