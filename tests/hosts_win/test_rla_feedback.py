@@ -72,6 +72,16 @@ def test_a_receiver_acknowledges_every_second_packet_and_within_the_delay():
     assert len(paper) == 40 and all(at == t for (at, _m), (_s, t) in zip(paper, arrivals))
 
 
+def _first_data(n: int, **kw) -> list[RlaData]:
+    """The data a sender sends once ``n`` receivers said hello."""
+    s = RlaSender(cfg(RlaParams(receivers=n, **kw)))
+    s.start(0.0)
+    for i in range(n):
+        feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
+             0.0, src=f"10.0.3.{i + 1}")
+    return [m for _d, m in out(s) if isinstance(m, RlaData)]
+
+
 def test_only_a_large_group_thins_its_sacks():
     """The sender marks its data THIN_ACKS from ``thin_min_receivers``
     receivers on; unmarked data gets the paper's SACK for every packet, at once."""
@@ -83,12 +93,7 @@ def test_only_a_large_group_thins_its_sacks():
         small += [(t, m.cum_ack) for _d, m in out(rc) if isinstance(m, RlaSack)]
     assert small == [(t, seq) for seq, t in arrivals] and rc.get_timer() is None
     for n, marked in ((3, False), (8, True)):
-        s = RlaSender(cfg(RlaParams(receivers=n, thin_min_receivers=8)))
-        s.start(0.0)
-        for i in range(n):
-            feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
-                 0.0, src=f"10.0.3.{i + 1}")
-        sent = [m for _d, m in out(s) if isinstance(m, RlaData)]
+        sent = _first_data(n, thin_min_receivers=8)
         assert sent and all(bool(m.flags & Flags.THIN_ACKS) == marked for m in sent)
 
 
@@ -96,12 +101,7 @@ def test_every_group_thins_its_sacks_by_default():
     """By default a group of any size gets delayed SACKs, as every TCP receiver
     delays its ACKs (RFC 5681 4.2): grid median 1.29 -> 1.22 against 8+ only."""
     for n in (1, 2):
-        s = RlaSender(cfg(RlaParams(receivers=n)))
-        s.start(0.0)
-        for i in range(n):
-            feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
-                 0.0, src=f"10.0.3.{i + 1}")
-        sent = [m for _d, m in out(s) if isinstance(m, RlaData)]
+        sent = _first_data(n)
         assert sent and all(m.flags & Flags.THIN_ACKS for m in sent)
 
 
@@ -110,12 +110,7 @@ def test_only_a_large_group_spreads_its_sacks_by_default():
     group's SACKs leave at once and clock RLA's packets out in pairs, as TCP's
     delayed ACKs do (docs/protocols/rla.md)."""
     for n, marked in ((2, False), (7, False), (8, True)):
-        s = RlaSender(cfg(RlaParams(receivers=n)))
-        s.start(0.0)
-        for i in range(n):
-            feed(s, RlaSack(session_id=9, cum_ack=0, adv_buf=256, rcvr_id=node_id(f"10.0.3.{i + 1}")),
-                 0.0, src=f"10.0.3.{i + 1}")
-        sent = [m for _d, m in out(s) if isinstance(m, RlaData)]
+        sent = _first_data(n)
         assert sent and all(bool(m.flags & Flags.SPREAD_ACKS) == marked for m in sent)
 
 
