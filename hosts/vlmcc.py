@@ -650,8 +650,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     def _window_open(self, now: float) -> bool:
         if (not self.leaderless and self.sent_since_ack > self.W
                 and now - self.last_ack > self._leader_silence_limit()):
-            # More than a window and a loss timeout without an ACK (the paper
-            # counts the window only; a new leader one RTT away needs the time).
+            # More than a window and a loss timeout (at least leader_loss_min)
+            # without an ACK (the paper counts the window only; a new leader
+            # one RTT away needs the time).
             self._leader_lost(now)
         if self.leaderless:
             # Keep one window per RTT: pacing alone spaces the packets.

@@ -516,9 +516,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.events_epoch = 0
         self.loss_event_until = -math.inf
         self.loss_event_cap = -math.inf  # the latest end of the current loss event
-        #: the sender timestamp of the packet being handled (``loss_event_send_time``:
-        #: its one-way delay, taken only when a loss needs it)
-        self._pkt_ts: int | None = None
         self.startup = True
         self.ssr = math.inf
         self.max_rr_since_join = 0.0
@@ -565,20 +562,21 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         mrr = s.max_rate_bps / (8.0 * s.packet_length)
         return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + s.trr_headroom), mrr)
 
-    def _loss_event_span(self, now: float) -> float:
+    def _loss_event_span(self, now: float, revealed_ts: int) -> float:
         """How long a loss event lasts after a loss: ARTT, or with
         ``loss_event_send_time`` the round trip now when it is longer (at most
         2·ARTT): the whole way's upward time (``_whole_way``) plus the one-way
-        delay of the packet that revealed the loss, which carries the queue
-        it crossed (the clocks' offset cancels in the sum)."""
+        delay of the packet that revealed the loss (sender timestamp
+        ``revealed_ts``), which carries the queue it crossed (the clocks'
+        offset cancels in the sum)."""
         artt = self.artt_value
-        if not self.p.loss_event_send_time or self._pkt_ts is None:
+        if not self.p.loss_event_send_time:
             return artt
         self._forget_upward(now)
         way = self._whole_way()
         if way is None:
             return artt
-        return min(2 * artt, max(artt, way[1] + wire.seconds_since(self._pkt_ts, now)))
+        return min(2 * artt, max(artt, way[1] + wire.seconds_since(revealed_ts, now)))
 
     @staticmethod
     def _first_lost_sent(sent: tuple[int, int], count: int) -> int:
@@ -624,18 +622,19 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._on_packet(msg, len(data), now)
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
-        self._pkt_ts = msg.timestamp
         self.received += 1
         self.rr_epoch += 1
         self.lossp.on_packets(1)
         self.bytes_received += size
-        self._check_slot(msg.tsi % self.T, now)
+        self._check_slot(msg.tsi % self.T, now, msg.timestamp)
         self._check_loss(msg.cn, msg.psn, now, msg.timestamp)
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now, msg.timestamp)
 
-    def _check_slot(self, tsi: int, now: float) -> None:
-        """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave."""
+    def _check_slot(self, tsi: int, now: float, ts: int) -> None:
+        """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave.
+
+        ``ts``: the sender timestamp of the packet that showed the slot."""
         if self.tsi is None:
             self.tsi = tsi
             return
@@ -645,14 +644,14 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         for _ in range(step):
             ending = self.tsi
             if self.joined and self.joined[0] == ending:
-                self._leave(ending, now)
+                self._leave(ending, now, ts)
             self.tsi = (self.tsi + 1) % self.T
 
-    def _leave(self, cn: int, now: float) -> None:
+    def _leave(self, cn: int, now: float, ts: int) -> None:
         last = self.last_psn.get(cn)
         if last is not None and last != WEBRC_LAST_PSN:
             # The wave's end is known (PSN 65535): everything after ``last`` was lost.
-            self._lost((WEBRC_LAST_PSN - last) & 0xFFFF, now)
+            self._lost((WEBRC_LAST_PSN - last) & 0xFFFF, now, ts)
         self.joined.remove(cn)
         self.expect.pop(cn, None)
         self.last_psn.pop(cn, None)
@@ -676,16 +675,17 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         prev_ts = self.last_ts.get(cn)
         self.last_ts[cn] = ts
         if gap:
-            self._lost(gap, now, None if prev_ts is None else (prev_ts, ts))
+            self._lost(gap, now, ts, None if prev_ts is None else (prev_ts, ts))
 
-    def _lost(self, count: int, now: float, sent: tuple[int, int] | None = None) -> None:
-        """``count`` packets lost, found at ``now``; ``sent``: the sender
-        timestamps of the packets before and after them on their channel."""
+    def _lost(self, count: int, now: float, revealed_ts: int, sent: tuple[int, int] | None = None) -> None:
+        """``count`` packets lost, found at ``now`` by a packet sent at
+        ``revealed_ts``; ``sent``: the sender timestamps of the packets before
+        and after them on their channel."""
         if count <= 0:
             return
         self.lost += count
         self.lost_epoch += count
-        span = self._loss_event_span(now)
+        span = self._loss_event_span(now, revealed_ts)
         lost_sent = (self._first_lost_sent(sent, count)
                      if self.p.loss_event_send_time and sent is not None else None)
         if lost_sent is not None and self._event_sent is not None:
