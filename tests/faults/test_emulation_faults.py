@@ -89,8 +89,12 @@ def test_switch_restart_restores_tables_and_membership(emu):
     # the restore itself: a warm standby, the cached pipeline, a prompt reconnect
     assert restored[0] - up < 3.0
     assert any(e == "requeried" and n == "s2" and t >= restored[0] for t, n, e, _ in events)
+    # every receiver hears data again within the issue's bound of the restart.  The
+    # first data needs the hosts' IGMP reports to the re-query (random delay up to
+    # the scaled Max Response Time) and the sender's next probe, so a report lost
+    # while the new process takes its ports costs one more query interval.
     for host in ("r1", "r2", "r3"):
-        assert received(rx, host, restored[0], restored[0] + 2.0) > 0, host
+        assert received(rx, host, up, up + BOUND_S) > 0, host
     # the issue's bound: the session is back to 80 % within 5 s of the restart
     assert recovered_after(events, 3) <= BOUND_S
 
