@@ -114,6 +114,18 @@ class WebrcParams:
     #: two epochs (3.2), ~1 s per wave: from the 1 packet/s base channel to a
     #: few Mbit/s took ~20 s, and competing TCP filled the queue first.
     startup_joins: int = 3
+    #: After start-up ends, at the first epoch whose waves have all shown
+    #: their first packet: if the subscription at the exit is at least Γ
+    #: times the rate that epoch received, leave the newest waves while the
+    #: subscription without the next one would still carry that rate.  With
+    #: ``startup_joins`` one decision can raise the subscription by Γ³ ≈ 2.4
+    #: before the first loss shows, and WEBRC's rate then falls only as the
+    #: waves decay (by P per TSD): alone on a 10 Mb/s, 100 ms path with 100
+    #: packets of queue the session was subscribed to 1.9x the link when
+    #: start-up ended and lost 40 % of its packets for 25 s.  A loss of a
+    #: competing flow's overflow ends start-up too, with every wave carried:
+    #: the Γ test leaves those alone.  False: keep every wave (3.2).
+    startup_shed: bool = True
     #: True: 3.3's buffer-overflow rule (a flat reception rate blocks the
     #: join and resets LOSSP to the target) applies only when no loss event
     #: came since the last join took effect.  Next to TCP the rule blocks
@@ -532,6 +544,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.bytes_received = 0
         self.startup_exit: str = ""
         self.blocked_overflow = 0
+        self.shed = 0  # waves left after start-up (``startup_shed``)
+        self._shed_from: float | None = None  # subscription at the start-up exit, until checked
 
     # Derived quantities ------------------------------------------------------
     @property
@@ -800,6 +814,27 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
         self.ssr = self.p.ssr_factor * trr
         self._set_lossp_for(trr, fresh=True)
+        if self.p.startup_shed:
+            self._shed_from = self.arr
+
+    def _shed_unsupported(self, rr_rate: float) -> None:
+        """``startup_shed``: leave the newest waves while the subscription at
+        the start-up exit, less them, would still carry ``rr_rate``."""
+        sub, self._shed_from = self._shed_from, None
+        if sub is None or sub < gamma(self.p.p, self.nwc - 1) * rr_rate:
+            return
+        while self.nwc > 1 and self.arr is not None and sub / gamma(self.p.p, self.nwc - 1) >= rr_rate:
+            g = gamma(self.p.p, self.nwc - 1)
+            cn = self.joined.pop()
+            self.expect.pop(cn, None)
+            self.last_psn.pop(cn, None)
+            self.last_ts.pop(cn, None)
+            self.emit(LeaveGroup(self.groups[cn]))
+            self.leaves += 1
+            self.shed += 1
+            sub /= g
+            self.arr /= g
+            self.nwc -= 1
 
     def _set_lossp_for(self, rate_pps: float, fresh: bool = False) -> None:
         rtt = self.artt_value
@@ -822,6 +857,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         rr_rate = rr / s.epoch
         self.last_rr = rr_rate
         w = s.rate_ewma
+        if self._shed_from is not None and self.pending is None:
+            self._shed_unsupported(rr_rate)
         # ARR follows the received rate; while a join is pending its Γ step stands.
         if self.arr is None:
             self.arr = rr_rate
