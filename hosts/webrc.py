@@ -821,7 +821,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """``startup_shed``: leave the newest waves while the subscription at
         the start-up exit, less them, would still carry ``rr_rate``."""
         sub, self._shed_from = self._shed_from, None
-        if sub is None or sub < gamma(self.p.p, self.nwc - 1) * rr_rate:
+        if sub is None or self.nwc <= 1 or sub < gamma(self.p.p, self.nwc - 1) * rr_rate:
             return
         while self.nwc > 1 and self.arr is not None and sub / gamma(self.p.p, self.nwc - 1) >= rr_rate:
             g = gamma(self.p.p, self.nwc - 1)
@@ -948,6 +948,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self.emit(LeaveGroup(self.groups[c]))
                 if self.arr is not None and self.nwc > 0:
                     self.arr /= gamma(self.p.p, self.nwc - 1)
+                    if self._shed_from is not None:  # the undone waves were the newest
+                        self._shed_from /= gamma(self.p.p, self.nwc - 1)
                 self.nwc -= 1
 
     def close(self, now: float) -> None:
