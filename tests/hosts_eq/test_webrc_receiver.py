@@ -42,14 +42,15 @@ class Script:
         return feed(self.r, WebrcData(session_id=1, cn=cn, psn=p & 0xFFFF, tsi=self.tsi,
                                       timestamp=wire.ts_us(now - owd), payload=bytes(P.packet_length)), now)
 
-    def steady(self, t0: float, t1: float, pps: float, channels: list[int]):
-        """Packets round-robin over ``channels`` at ``pps`` in [t0, t1), firing epochs."""
+    def steady(self, t0: float, t1: float, pps: float, channels: list[int], owd: float = 0.05):
+        """Packets round-robin over ``channels`` at ``pps`` in [t0, t1), firing
+        epochs; ``owd`` above 0.05 s is a queue on the way."""
         events = []
         n = int((t1 - t0) * pps)
         for i in range(n):
             t = t0 + i / pps
             events += run_until(self.r, t).events
-            events += self.pkt(channels[i % len(channels)], t).events
+            events += self.pkt(channels[i % len(channels)], t, owd=owd).events
         events += run_until(self.r, t1).events
         return events
 
@@ -307,8 +308,19 @@ def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
     sc = _startup_with_one_wave(r)
     sc.steady(1.5, 4.0, 80, [T, 5])
     assert r.startup
-    sc.steady(4.0, 8.0, 40, [T, 5])  # reception halves: the bottleneck is reached
+    sc.steady(4.0, 8.0, 40, [T, 5], owd=0.12)  # reception halves behind a queue: the bottleneck is reached
     assert not r.startup and r.startup_exit == "rr-lag"
+
+
+@pytest.mark.parametrize("evidence", [0.1, 0.0])
+def test_a_lagging_reception_without_a_queue_does_not_end_startup(evidence: float) -> None:
+    # buffer_evidence_rtts: a lag with every packet on time is not a filling buffer.
+    r = make(buffer_evidence_rtts=evidence)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 4.0, 80, [T, 5])
+    sc.steady(4.0, 8.0, 40, [T, 5])  # reception halves, one-way delay unchanged
+    assert r.startup == (evidence > 0)
 
 
 def _steady_state(r: WebrcReceiver, sc: Script) -> None:
@@ -325,10 +337,21 @@ def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
     sc = _startup_with_one_wave(r)
     _steady_state(r, sc)
     joins_before = r.joins
-    sc.steady(6.0, 12.0, 40, [T, 5])  # reception stays flat at its maximum
+    sc.steady(6.0, 12.0, 40, [T, 5], owd=0.12)  # reception stays flat at its maximum, behind a queue
     assert r.blocked_overflow > 0 and r.joins == joins_before
     # LOSSP was reset so that REQN equals the target rate.
     assert r.reqn() == pytest.approx(r.trate(), rel=0.05)
+
+
+def test_a_flat_reception_without_a_queue_does_not_block_joins() -> None:
+    # buffer_evidence_rtts: no queue, so RR is not "the rate at which buffers are emptying".
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    joins_before = r.joins
+    sc.steady(6.0, 12.0, 40, [T, 5])  # reception flat, one-way delay unchanged
+    assert r.blocked_overflow == 0 and r.joins > joins_before
 
 
 def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
@@ -342,12 +365,12 @@ def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
     joins_before = r.joins
     t = 6.0
     while r.joins == joins_before and t < 12.0:
-        sc.steady(t, t + 0.5, 40, [T, 5])  # reception stays flat at its maximum
+        sc.steady(t, t + 0.5, 40, [T, 5], owd=0.12)  # reception stays flat at its maximum
         t += 0.5
     assert r.blocked_overflow == 0 and r.joins == joins_before + 1
     # Once that join took effect without a loss, 3.3 applies again.
     cn = r.pending[0]
-    sc.steady(t, t + 6.0, 60, [T, 5, cn])
+    sc.steady(t, t + 6.0, 60, [T, 5, cn], owd=0.12)
     assert r.blocked_overflow > 0
 
 
@@ -618,3 +641,42 @@ def test_a_loss_found_late_on_a_sparse_channel_joins_the_event_it_was_sent_in(se
     assert r.loss_events == (2 if send_time else 3)
     sc.pkt(5, 30.0 + 14 * artt, skip=1, owd=OWD)  # sent ~8 ARTTs after it (interpolated): a new one
     assert r.loss_events == (3 if send_time else 4)
+
+
+def _join_on_trial(**kw) -> tuple[WebrcReceiver, Script, int, float]:
+    """Steady state, then a join (no queue, so 3.3 lets it through) and its
+    wave's first packet: (receiver, script, the wave, the time)."""
+    r = make(**kw)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    _steady_state(r, sc)
+    t = 6.0
+    while r.pending is None and t < 12.0:
+        sc.steady(t, t + 0.5, 40, [T, 5])
+        t += 0.5
+    cn = r.pending[0]
+    sc.pkt(cn, t + 0.01)
+    assert r.pending is None
+    return r, sc, cn, t + 0.02
+
+
+@pytest.mark.parametrize("carried", [False, True])
+def test_a_join_the_path_does_not_carry_is_left_at_the_next_loss(carried: bool) -> None:
+    # join_experiment (RLM's join experiments): a loss event after the join
+    # took effect, with the reception not up by half the wave, undoes the join.
+    r, sc, cn, t = _join_on_trial()
+    g = gamma(P.p, r.nwc - 1)  # the joined wave's step
+    rise = 1 + 0.75 * (g - 1) if carried else 1.0
+    sc.steady(t, t + 0.6, 40 * rise, [T, 5, cn])
+    ev = sc.pkt(T, t + 0.61, skip=2).events  # a loss event
+    ev += sc.steady(t + 0.62, t + 1.6, 40 * rise, [T, 5, cn])
+    assert (channel_group(G, cn, T) in leaves(ev)) == (not carried)
+    assert r.experiments_failed == (0 if carried else 1)
+
+
+def test_join_experiments_off_keeps_the_wave() -> None:
+    r, sc, cn, t = _join_on_trial(join_experiment=False)
+    sc.steady(t, t + 0.6, 40, [T, 5, cn])
+    ev = sc.pkt(T, t + 0.61, skip=2).events
+    ev += sc.steady(t + 0.62, t + 1.6, 40, [T, 5, cn])
+    assert channel_group(G, cn, T) not in leaves(ev) and r.experiments_failed == 0
