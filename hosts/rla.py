@@ -175,6 +175,15 @@ class RlaParams(ReliableParams):
     (two receivers, 20 Mb/s, 20 ms: RLA lost 0.06 % of its packets, TCP
     0.35 %; RLA/TCP 1.74, 0.87 without the spread; docs/protocols/rla.md).
     0: every group (the rule before), a huge number: never."""
+    spread_pairs: bool = True
+    """While SACKs are spread (``spread_min_receivers``), a lone packet the
+    window frees waits for the next acknowledgement, so data leaves in pairs
+    as a TCP sender's does behind delayed ACKs (RFC 5681 4.2: an ACK for
+    every second segment).  Spread SACKs free the window one packet at a
+    time, and single packets pass drop-tail overflows that TCP's pairs lose:
+    on the grid's large-group cells (3 seeds, 100 s) RLA took 2.2-2.8x TCP
+    in six of twelve, 2.2-3.4x in three with pairs.  A packet still leaves
+    alone when nothing is in flight.  False: one packet per freed slot."""
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
@@ -706,6 +715,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 pipe += 1
                 self.fast_rexmit = False
         limit = self._upper_bound()
+        if (self.p.spread_pairs and len(self.rcvrs) >= self.p.spread_min_receivers
+                and pipe > 0 and int(self.cwnd) - pipe == 1):
+            limit = 0  # a lone packet waits for the next acknowledgement: TCP's pairs
         while pipe < int(self.cwnd) and self.next_seq <= limit:
             if self.p.total_packets and self.next_seq > self.p.total_packets:
                 break

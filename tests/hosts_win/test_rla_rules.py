@@ -381,3 +381,26 @@ def test_a_timeout_ends_fast_recovery_and_the_window_slow_starts():
     assert s.cwnd == 2
     feed(s, sack(R[0], 6), t + 0.2, src=R[0])
     assert s.cwnd == 3
+
+
+@pytest.mark.parametrize("pairs", [True, False])
+def test_a_spread_group_is_sent_pairs_as_tcps_delayed_acks_clock_them(pairs: bool):
+    # spread_pairs: spread SACKs free the window one packet at a time; a lone
+    # packet waits for the next acknowledgement so data leaves in pairs.
+    s = sender(n=2, initial_cwnd=4, initial_ssthresh=2, spread_min_receivers=2, spread_pairs=pairs)
+    assert data_seqs(out(s)) == [1, 2, 3, 4]
+    for r in R[:2]:
+        feed(s, sack(r, 1), 0.1, src=r)
+    first = data_seqs(out(s))
+    for r in R[:2]:
+        feed(s, sack(r, 2), 0.2, src=r)
+    second = data_seqs(out(s))
+    if pairs:
+        assert (first, second) == ([], [5, 6])
+    else:
+        assert (first, second) == ([5], [6])
+
+
+def test_a_lone_packet_leaves_when_nothing_is_in_flight():
+    s = sender(n=2, initial_cwnd=1, initial_ssthresh=1, spread_min_receivers=2)
+    assert data_seqs(out(s)) == [1]  # a window of one: no acknowledgement would come to pair it
