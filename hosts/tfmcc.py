@@ -102,6 +102,11 @@ class TfmccParams:
     #: 10 s first feedback round delayed slowstart.
     initial_rate_bps: float | None = None
     recv_window_rtts: float = 4.0  # receive rate measured over this many RTTs
+    #: While the sender is in slowstart and this receiver has seen no loss,
+    #: X_recv is measured over this many RTTs instead (RFC 5348 4.3/6.2: the
+    #: rate received since the last feedback, one RTT apart).  0: the
+    #: ordinary ``recv_window_rtts`` window.
+    ss_recv_window_rtts: float = 1.0
     #: Each data packet leaves at its pacing tick (one packet-time apart at the
     #: current rate) plus an offset uniform in ±jitter/2 packet-times, never
     #: before the previous packet; the rate is unchanged.  0: strictly
@@ -112,6 +117,29 @@ class TfmccParams:
     #: a loss event rate far below TCP's and computes a rate several times
     #: TCP's.  Random gaps make its arrivals sample the queue as TCP's do.
     pacing_jitter: float = 0.95
+    #: A first loss that comes while the sender is in slowstart and sends
+    #: fewer than this many packets per ``initial_rtt`` (0.5 s) is
+    #: forgotten, once, and slowstart goes on.  10 is a TCP flow's initial
+    #: window (RFC 6928), sent in its first RTT without feedback: a loss below
+    #: it is not the session's own overshoot but a competitor's (a TCP flow's
+    #: slow-start overflow ended TFMCC's slowstart at ~0.1 Mbit/s on 200 ms,
+    #: deep-queue paths; docs/protocols/tfmcc.md).  0: every first loss ends
+    #: slowstart (paper 2.6).
+    ss_min_window: float = 10.0
+    #: Packets leave in pairs, back to back, at the mean of their two pacing
+    #: ticks (plus the jitter offset), as a TCP sender's data leaves behind
+    #: delayed ACKs (RFC 5681 4.2: an ACK for every second segment frees two);
+    #: the rate is unchanged.  Paced single packets meet a fraction of the
+    #: drop-tail overflows that TCP's pairs meet, so TFMCC measured a loss
+    #: event rate far below TCP's on shallow queues and took up to 4x its
+    #: share (docs/protocols/tfmcc.md).  1: every packet alone.
+    pacing_burst: int = 2
+    #: Bursts only while the rate carries at least this many packets per
+    #: R_max: a TCP flow with a window of a few segments sends much of it one
+    #: segment per ACK (timeouts, recovery, the delayed-ACK timer), and pairs
+    #: from 4 packets cut TFMCC to 0.74 of TCP among 15 TCP flows (the
+    #: paper's Fig. 9 set-up; 0.92 from 6).
+    pacing_burst_min_window: float = 6.0
 
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
@@ -132,6 +160,12 @@ class TfmccParams:
             raise ValueError("loss_event_max_rtts must be at least 1")
         if not 0 <= self.pacing_jitter < 2:
             raise ValueError("pacing_jitter must be in [0, 2)")
+        if self.ss_recv_window_rtts < 0 or self.ss_min_window < 0:
+            raise ValueError("ss_recv_window_rtts and ss_min_window must not be negative")
+        if not 1 <= self.pacing_burst <= 16:
+            raise ValueError("pacing_burst must be in [1, 16]")
+        if self.pacing_burst_min_window < 0:
+            raise ValueError("pacing_burst_min_window must not be negative")
 
     @property
     def min_rate_bps(self) -> float:
@@ -190,6 +224,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.have_rtt = False
         self._first_interval_synthetic = False
         self.recv_meter = WindowRateMeter(max(s.recv_window_rtts * self.rtt, 0.5))
+        self.ss_meter = WindowRateMeter(max(s.ss_recv_window_rtts, 1e-3) * self.rtt)
         # Sender-rate estimate from (seq, sender timestamp, size) of recent packets.
         self._recent: deque[tuple[int, int, int]] = deque(maxlen=4)
         # One-way delay state (2.4.3): d_{R->S} from the last real measurement.
@@ -217,6 +252,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.suppressed = 0
         self.packets = 0
         self.left = False
+        #: First losses forgotten in slowstart (``ss_min_window``): 0 or 1.
+        self.forgiven_losses = 0
 
     # -- measurements -------------------------------------------------------
     @property
@@ -238,7 +275,12 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return math.inf
         return 8.0 * size * (seq1 - seq0) / dt
 
+    def _short_recv(self) -> bool:
+        return self.p.ss_recv_window_rtts > 0 and self.sender_slowstart and not self.history.has_loss
+
     def receive_rate_bps(self) -> float:
+        if self._short_recv():
+            return self.ss_meter.rate_bps(self.now)
         return self.recv_meter.rate_bps(self.now)
 
     def calculated_rate_bps(self) -> float:
@@ -300,6 +342,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return
         self.packets += 1
         self.recv_meter.add(now, size)
+        self.ss_meter.add(now, size)
         self._recent.append((msg.seq, msg.timestamp, size))
         now_us = wire.ts_us(now)
         self.max_rtt = msg.max_rtt / 1e6 if msg.max_rtt else self.max_rtt
@@ -326,10 +369,17 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 beta = self._beta() * s.owd_beta_scale / (per_rtt if not math.isinf(per_rtt) else 1.0)
                 self.rtt = beta * inst_us / 1e6 + (1 - beta) * self.rtt
         self.recv_meter.window = max(s.recv_window_rtts * self.rtt, 0.5)
+        self.ss_meter.window = max(s.ss_recv_window_rtts, 1e-3) * self.rtt
 
         # Loss history (2.3) with the first interval from appendix B.
         had_loss = self.history.has_loss
         self.history.on_packet(msg.seq, now, self.rtt)
+        if not had_loss and self.history.has_loss and self._forgive_first_loss():
+            self.history = LossHistory(
+                s.loss_intervals, s.history_discounting,
+                s.loss_event_max_rtts if s.loss_event_episode else None)
+            self.history.on_packet(msg.seq, now, self.rtt)
+            self.forgiven_losses += 1
         if not had_loss and self.history.has_loss:
             self._init_first_interval()
 
@@ -373,6 +423,15 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         else:
             self.rtt = ewma(self.rtt, inst, self._beta())
 
+    def _forgive_first_loss(self) -> bool:
+        """A first loss in slowstart below ``ss_min_window`` packets per RTT,
+        not forgiven before: forget it (documented deviation from paper 2.6)."""
+        w = self.p.ss_min_window
+        if w <= 0 or not self.sender_slowstart or self.forgiven_losses:
+            return False
+        send = self.send_rate_bps()
+        return not math.isinf(send) and send < w * 8.0 * self.p.packet_size / self.p.initial_rtt
+
     def _init_first_interval(self) -> None:
         """l_0 = 1/p with p the loss event rate whose equation rate is X_recv.
 
@@ -382,7 +441,10 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         B): in slowstart the sending rate overshoots what the path delivers,
         and a loss early in slowstart found half of a few packets per second.
         """
-        recv = self.receive_rate_bps()
+        if self.p.ss_recv_window_rtts > 0 and self.sender_slowstart:
+            recv = self.ss_meter.rate_bps(self.now)  # X_recv as slowstart measured it
+        else:
+            recv = self.receive_rate_bps()
         send = self.send_rate_bps()
         if recv <= 0:
             recv = send / 2 if not math.isinf(send) else 8.0 * self.p.packet_size / self.rtt
@@ -611,6 +673,10 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         #: tick plus a random offset (``pacing_jitter``) and carries the tick
         #: as its timestamp, so receivers still read the sending rate exactly.
         self._tick = 0.0
+        #: Packets of the current burst already sent, and its size
+        #: (``pacing_burst``; 1 until the rate carries a window's worth).
+        self._burst_sent = 0
+        self._burst_size = 1
 
     # -- helpers ------------------------------------------------------------
     def T(self) -> float:
@@ -999,9 +1065,25 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         # packet leaves within ±jitter/2 packet-times of it.
         gap = self._interval()
         self._tick = max(self._tick + gap, now - 0.5 * gap)
+        self._burst_sent += 1
+        if self._burst_sent < self._burst_size:
+            self.set_timer("send", now)  # the rest of the burst, back to back
+            return
+        # The next burst: its size from the rate now, its departure the mean
+        # of its packets' ticks.
+        self._burst_sent = 0
+        self._burst_size = self._next_burst_size()
         j = s.pacing_jitter
         offset = j * (self.rng.random() - 0.5) * gap if j else 0.0
-        self.set_timer("send", max(now, self._tick + offset))
+        centre = 0.5 * (self._burst_size - 1) * gap
+        self.set_timer("send", max(now, self._tick + centre + offset))
+
+    def _next_burst_size(self) -> int:
+        """``pacing_burst`` while a window of R_max holds at least
+        ``pacing_burst_min_window`` packets at the current rate, else 1."""
+        s = self.p
+        per_rtt = self.rate * self.r_max / (8.0 * s.packet_size)
+        return s.pacing_burst if per_rtt >= s.pacing_burst_min_window else 1
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         return (

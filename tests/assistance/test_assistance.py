@@ -71,19 +71,29 @@ def not_worse_reports(t: Tapped) -> tuple[int, int]:
 
 
 def test_tfmcc_sender_hears_only_ever_worse_reports_within_a_round_with_filtering(p4):
-    on = run_tree(p4, "tfmcc", {}, receivers=RECEIVERS, k=K, assistance=True, duration=20, leaf_loss="tfmcc")
-    off = run_tree(p4, "tfmcc", {}, receivers=RECEIVERS, k=K, assistance=False, duration=20, leaf_loss="tfmcc")
-    rep_on, bad_on = not_worse_reports(on)
-    rep_off, bad_off = not_worse_reports(off)
-    assert on.sender.fb_round >= 3 and rep_on > 50  # several rounds of real feedback
-    assert bad_on == 0
-    assert on.absorbed() > 0 and off.absorbed() == 0
-    assert bad_off > 0  # the property is the filter's doing, not TFMCC's own suppression
-    # What reached the sender per feedback round did not grow (the two runs'
-    # trajectories differ, so their totals are compared per round).
-    assert (rep_on - on.absorbed()) / on.sender.fb_round <= rep_off / off.sender.fb_round
-    for t in (on, off):
-        assert min(t.received_bytes()) > 100_000  # every receiver got the stream
+    heard_on = heard_off = rounds_on = rounds_off = 0
+    for seed in (1, 2, 3):
+        on = run_tree(p4, "tfmcc", {}, receivers=RECEIVERS, k=K, assistance=True, duration=20,
+                      leaf_loss="tfmcc", seed=seed)
+        off = run_tree(p4, "tfmcc", {}, receivers=RECEIVERS, k=K, assistance=False, duration=20,
+                       leaf_loss="tfmcc", seed=seed)
+        rep_on, bad_on = not_worse_reports(on)
+        rep_off, bad_off = not_worse_reports(off)
+        assert on.sender.fb_round >= 3 and rep_on > 50  # several rounds of real feedback
+        assert bad_on == 0
+        assert on.absorbed() > 0 and off.absorbed() == 0
+        assert bad_off > 0  # the property is the filter's doing, not TFMCC's own suppression
+        for t in (on, off):
+            assert min(t.received_bytes()) > 100_000  # every receiver got the stream
+        heard_on += rep_on - on.absorbed()
+        rounds_on += on.sender.fb_round
+        heard_off += rep_off
+        rounds_off += off.sender.fb_round
+    # What reached the sender per feedback round did not grow.  The runs with
+    # and without filtering follow different trajectories, so the figures
+    # are summed over three seeds before they are compared (one seed's pair
+    # of runs differs by up to a fifth either way).
+    assert heard_on / rounds_on <= heard_off / rounds_off
 
 
 def test_mtcp_sender_tracks_one_folded_child_and_one_summary_per_ack_round(p4):

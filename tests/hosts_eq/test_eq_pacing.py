@@ -44,7 +44,7 @@ def _tfmcc_departures(params: TfmccParams, until: float) -> list[tuple[float, Tf
 
 def test_tfmcc_departures_are_jittered_around_an_exact_schedule() -> None:
     # Slowstart without reports keeps the initial rate: 4 packets per 0.5 s.
-    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0), 20.0)
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_burst=1), 20.0)
     times = [t for t, _ in sent]
     gaps = [b - a for a, b in zip(times, times[1:])]
     tick = 8 * 1000 / 80_000.0
@@ -59,6 +59,34 @@ def test_tfmcc_departures_are_jittered_around_an_exact_schedule() -> None:
 
 
 def test_tfmcc_without_jitter_paces_periodically() -> None:
+    sent = _tfmcc_departures(
+        TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_jitter=0.0, pacing_burst=1), 5.0)
+    times = [t for t, _ in sent]
+    assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([0.1] * (len(times) - 1))
+
+
+def test_tfmcc_sends_pairs_once_a_window_holds_enough_packets() -> None:
+    # 160 kbit/s, 1000-byte packets and the 0.5 s R_max placeholder: 10
+    # packets per R_max, above pacing_burst_min_window (6), so pairs, back to
+    # back at the mean of their two ticks.
+    assert TfmccParams().pacing_burst_min_window < 10
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=160_000.0, pacing_jitter=0.0), 5.0)
+    times = [t for t, _ in sent]
+    tick = 0.05
+    assert times[0] == 0.0  # the first packet leaves alone, before any rate is known
+    pairs = list(zip(times[1::2], times[2::2]))
+    assert len(pairs) >= 40
+    assert all(b == a for a, b in pairs)  # back to back
+    assert [b[0] - a[0] for a, b in zip(pairs, pairs[1:])] == pytest.approx([2 * tick] * (len(pairs) - 1))
+    # Each pair leaves between its two ticks, and the stamps stay the ticks.
+    stamps = [m.timestamp / 1e6 for _, m in sent]
+    assert all(abs(t - s) == pytest.approx(0.5 * tick) for t, s in zip(times[1:], stamps[1:]))
+    assert [b - a for a, b in zip(stamps, stamps[1:])] == pytest.approx([tick] * (len(stamps) - 1), abs=2e-6)
+
+
+def test_tfmcc_sends_single_packets_below_the_pairs_window() -> None:
+    # 80 kbit/s: 5 packets per 0.5 s R_max, below pacing_burst_min_window.
+    assert TfmccParams().pacing_burst_min_window > 5
     sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_jitter=0.0), 5.0)
     times = [t for t, _ in sent]
     assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([0.1] * (len(times) - 1))

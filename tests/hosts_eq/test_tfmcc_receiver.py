@@ -353,3 +353,38 @@ def test_history_discounting_is_on_and_bounded_by_rfc5348() -> None:
     i0 = r.history.open_interval()
     floor_avg = (i0 + 0.5 * sum(wi * x for wi, x in zip(w[1:], closed))) / (1 + 0.5 * sum(w[1:len(closed) + 1]))
     assert default >= 1 / floor_avg - 1e-12
+
+
+def test_slowstart_receive_rate_is_measured_over_the_last_rtt() -> None:
+    # In slowstart the sender targets d·X_recv; a receive rate averaged over
+    # four RTTs lags a rate that doubles per RTT so far that d·X_recv stays
+    # near the current rate.  X_recv over the last RTT (RFC 5348: the rate
+    # since the last feedback, one RTT apart) sees the doubling.
+    r = make()
+    stream(r, range(200), 0.0, 0.01, slowstart=True)  # 800 kbit/s for 2 s
+    stream(r, range(200, 300), 2.0, 0.005, slowstart=True)  # 1.6 Mbit/s for the last RTT (0.5 s)
+    assert r.receive_rate_bps() == pytest.approx(1_600_000, rel=0.05)
+    old = make(ss_recv_window_rtts=0)
+    stream(old, range(200), 0.0, 0.01, slowstart=True)
+    stream(old, range(200, 300), 2.0, 0.005, slowstart=True)
+    assert old.receive_rate_bps() < 1_100_000
+
+
+def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
+    # A loss while the sender sends fewer packets per RTT than a TCP flow's
+    # initial window (10, RFC 6928) is not the session's own overshoot: it is
+    # forgotten once, and slowstart goes on.  The next loss counts.
+    r = make()
+    got = stream(r, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True, clr=True)  # 10 pkt/s, 5 per RTT
+    assert not r.history.has_loss and r.forgiven_losses == 1
+    assert not got[-1].rflags & TfmccReportFlags.HAVE_LOSS
+    stream(r, [7, 9, 10], 0.6, 0.1, slowstart=True, clr=True)
+    assert r.history.has_loss
+    # At 100 packets per second (50 per RTT) the first loss ends slowstart.
+    fast = make()
+    stream(fast, [0, 1, 2, 4, 5], 0.0, 0.01, slowstart=True)
+    assert fast.history.has_loss and fast.forgiven_losses == 0
+    # With ss_min_window 0 every first loss counts (paper 2.6).
+    paper = make(ss_min_window=0)
+    stream(paper, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True)
+    assert paper.history.has_loss

@@ -19,6 +19,7 @@ HAVE = TfmccReportFlags.HAVE_RTT | TfmccReportFlags.HAVE_LOSS
 def make(**kw) -> TfmccSender:
     kw.setdefault("packet_size", S)
     kw.setdefault("pacing_jitter", 0.0)  # exact packet times; the jitter has its own test
+    kw.setdefault("pacing_burst", 1)  # one packet per timer; pairs have their own test
     s = registry.get("tfmcc").sender(
         registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", TfmccParams(**kw)))
     s.start(0.0)
