@@ -698,17 +698,21 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self._leave(ending, now, ts)
             self.tsi = (self.tsi + 1) % self.T
 
-    def _leave(self, cn: int, now: float, ts: int) -> None:
-        last = self.last_psn.get(cn)
-        if last is not None and last != WEBRC_LAST_PSN:
-            # The wave's end is known (PSN 65535): everything after ``last`` was lost.
-            self._lost((WEBRC_LAST_PSN - last) & 0xFFFF, now, ts)
+    def _drop_channel(self, cn: int) -> None:
+        """Leave a joined wave channel: forget its sequence state, leave its group."""
         self.joined.remove(cn)
         self.expect.pop(cn, None)
         self.last_psn.pop(cn, None)
         self.last_ts.pop(cn, None)
         self.emit(LeaveGroup(self.groups[cn]))
         self.leaves += 1
+
+    def _leave(self, cn: int, now: float, ts: int) -> None:
+        last = self.last_psn.get(cn)
+        if last is not None and last != WEBRC_LAST_PSN:
+            # The wave's end is known (PSN 65535): everything after ``last`` was lost.
+            self._lost((WEBRC_LAST_PSN - last) & 0xFFFF, now, ts)
+        self._drop_channel(cn)
         if self.pending is not None and self.pending[0] == cn:
             self.pending = None
             self.cancel_timer("join_timeout")
@@ -868,12 +872,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         while self.nwc > 1 and self.arr is not None and sub / gamma(self.p.p, self.nwc - 1) >= rr_rate:
             g = gamma(self.p.p, self.nwc - 1)
-            cn = self.joined.pop()
-            self.expect.pop(cn, None)
-            self.last_psn.pop(cn, None)
-            self.last_ts.pop(cn, None)
-            self.emit(LeaveGroup(self.groups[cn]))
-            self.leaves += 1
+            cn = self.joined[-1]
+            self._drop_channel(cn)
             self.shed += 1
             sub /= g
             self.arr /= g
@@ -978,12 +978,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if self.events_since_join and received < (1 + (g - 1) / 2) * rr_before:
             self._experiment = None
             if self.joined and self.joined[-1] == cn and self.nwc > 1:
-                self.joined.pop()
-                self.expect.pop(cn, None)
-                self.last_psn.pop(cn, None)
-                self.last_ts.pop(cn, None)
-                self.emit(LeaveGroup(self.groups[cn]))
-                self.leaves += 1
+                self._drop_channel(cn)
                 self.experiments_failed += 1
                 self.nwc -= 1
                 if self.arr is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from fakes import drain, feed, run_until
@@ -225,10 +226,7 @@ def test_no_join_during_a_loss_event() -> None:
     # The other loses one packet 50 ms before t_j: inside its loss event
     # (ARTT ~ 0.2 s) it must not join at t_j.
     def prepared() -> tuple[WebrcReceiver, Script]:
-        r = make()
-        drain(r)
-        sc = _startup_with_one_wave(r)
-        _steady_state(r, sc)
+        r, sc = _in_steady_state()
         return r, sc
 
     ctrl, sc = prepared()
@@ -323,19 +321,21 @@ def test_a_lagging_reception_without_a_queue_does_not_end_startup(evidence: floa
     assert r.startup == (evidence > 0)
 
 
-def _steady_state(r: WebrcReceiver, sc: Script) -> None:
-    """Out of start-up with one wave, a low loss estimate and TRR ~ 40 pps."""
+def _in_steady_state(**kw: Any) -> tuple[WebrcReceiver, Script]:
+    """A receiver (``make(**kw)``) out of start-up with one wave, a low loss
+    estimate and TRR ~ 40 pps, and its script."""
+    r = make(**kw)
+    drain(r)
+    sc = _startup_with_one_wave(r)
     sc.steady(1.5, 3.0, 40, [T, 5])
     sc.pkt(T, 3.01, skip=1)
     r.lossp.set_loss_rate(1e-4)  # the equation alone would allow far more
     sc.steady(3.1, 6.0, 40, [T, 5])
+    return r, sc
 
 
 def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
-    r = make(overflow_lossless_only=False)  # the paper's 3.3: whatever the losses
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state(overflow_lossless_only=False)  # the paper's 3.3: whatever the losses
     joins_before = r.joins
     sc.steady(6.0, 12.0, 40, [T, 5], owd=0.12)  # reception stays flat at its maximum, behind a queue
     assert r.blocked_overflow > 0 and r.joins == joins_before
@@ -345,10 +345,7 @@ def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
 
 def test_a_flat_reception_without_a_queue_does_not_block_joins() -> None:
     # buffer_evidence_rtts: no queue, so RR is not "the rate at which buffers are emptying".
-    r = make()
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state()
     joins_before = r.joins
     sc.steady(6.0, 12.0, 40, [T, 5])  # reception flat, one-way delay unchanged
     assert r.blocked_overflow == 0 and r.joins > joins_before
@@ -358,10 +355,7 @@ def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
     # With overflow_lossless_only: the start-up exit's loss came after the
     # last join, LOSSP measures the congestion, so a flat RR neither blocks
     # the join nor resets LOSSP.
-    r = make(overflow_lossless_only=True)
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state(overflow_lossless_only=True)
     joins_before = r.joins
     t = 6.0
     while r.joins == joins_before and t < 12.0:
@@ -375,10 +369,7 @@ def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
 
 
 def test_join_proceeds_once_reception_falls_below_its_maximum() -> None:
-    r = make()
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state()
     joins_before = r.joins
     sc.steady(6.0, 10.0, 30, [T, 5])  # the waves decay: RR drops 25%
     assert r.joins >= joins_before + 1
@@ -453,10 +444,7 @@ def test_trr_is_the_rate_received_since_the_last_join() -> None:
 
 
 def _out_of_startup(centred: bool) -> WebrcReceiver:
-    r = make(join_centred=centred)
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state(join_centred=centred)
     return r
 
 
@@ -646,10 +634,7 @@ def test_a_loss_found_late_on_a_sparse_channel_joins_the_event_it_was_sent_in(se
 def _join_on_trial(**kw) -> tuple[WebrcReceiver, Script, int, float]:
     """Steady state, then a join (no queue, so 3.3 lets it through) and its
     wave's first packet: (receiver, script, the wave, the time)."""
-    r = make(**kw)
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    _steady_state(r, sc)
+    r, sc = _in_steady_state(**kw)
     t = 6.0
     while r.pending is None and t < 12.0:
         sc.steady(t, t + 0.5, 40, [T, 5])
