@@ -152,6 +152,11 @@ class VlmccParams:
     one_cut_per_window: bool = True
     probe_rounds: int = 20
     compete_exit_probes: int = 2
+    #: Out of the competitive mode, this many rounds in a row in which the
+    #: Vegas rule cut W while the round's mean RTT did not fall below the
+    #: streak's first are a competitor filling the queue: the competitive
+    #: mode is entered as a drain probe would enter it.  0: only probes.
+    compete_yield_rounds: int = 8
     #: While competing, a challenge must claim less than this share of the rate.
     compete_accept_ratio: float = 0.33
     #: Queue counted as drained when the probe's smallest RTT is within this
@@ -239,6 +244,10 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.rounds = 0  # Vegas/competitive rounds since the last drain probe
         self.probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
         self.drained_probes = 0
+        #: Vegas cuts in a row whose rounds kept the queue (``compete_yield_rounds``)
+        #: and the mean RTT of the streak's first round.
+        self._yield_rounds = 0
+        self._yield_rtt: float | None = None
         self.leader = 0
         self.leader_addr: str | None = None
         self.leader_since = -math.inf
@@ -435,7 +444,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
                 else:
                     self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
             else:
+                w_before = self.W
                 self._vegas()
+                self._yield_check(self.W < w_before)
             if self.p.compete and not self.slowstart and self.probe_phase == 0:
                 self.rounds += 1
                 if self.rounds >= self.p.probe_rounds:
@@ -445,6 +456,29 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         if self.leader:
             self.set_timer("round", now + self.srtt)
+
+    def _yield_check(self, cut: bool) -> None:
+        """A queue that does not shrink while the Vegas rule keeps cutting W is
+        not ours: after ``compete_yield_rounds`` such rounds, compete."""
+        n = self.p.compete_yield_rounds
+        if not self.p.compete or n <= 0 or not self.round_rtt_n:
+            return
+        mean = self.round_rtt_sum / self.round_rtt_n
+        if not cut:
+            self._yield_rounds, self._yield_rtt = 0, None
+            return
+        if self._yield_rtt is None or mean < self._yield_rtt:
+            self._yield_rounds, self._yield_rtt = 1, mean
+            return
+        self._yield_rounds += 1
+        if self._yield_rounds >= n:
+            self._yield_rounds, self._yield_rtt = 0, None
+            self.rounds = 0
+            self._probe_result(False)
+            # W is still near its share (the streak began at once): Reno's
+            # +1 per RTT from here, no slow start (with one, cell 12 of the
+            # friendliness grid used 0.84 of its link).
+            self.compete_ssthresh = 0.0
 
     def _probe_result(self, drained: bool) -> None:
         """A drain probe ended: a queue that outlived our half window is someone else's."""

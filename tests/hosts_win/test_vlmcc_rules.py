@@ -679,3 +679,47 @@ def test_competing_losses_before_the_last_cut_do_not_cut_again():
     p.outstanding.update({3: 0.03})
     feed(p, leader_ack(6, 0.4), 0.45, src=L)
     assert p.W == 4
+
+
+def test_a_queue_that_outlives_the_vegas_cuts_enters_the_competitive_mode():
+    """Eight rounds in a row in which the Vegas rule cut W while the round's
+    mean RTT did not fall (`compete_yield_rounds`): the queue is someone
+    else's, and the sender competes at once, from its W, with no slow start."""
+    s = sender(probe_rounds=1000, compete_yield_rounds=8)
+    out(s)
+    s.slowstart = False
+    s.W, s.base_rtt, s.rtt = 60.0, 0.1, 0.2  # a standing queue: Vegas cuts W
+
+    def rnd(t: float, mean_rtt: float) -> None:
+        s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 3, 3 * mean_rtt, 3
+        s._round(t)
+
+    for i in range(7):
+        rnd(1 + i, 0.2 + 0.001 * i)  # the queue grows while W falls
+        assert not s.competing
+    rnd(8, 0.21)
+    assert s.competing and s.compete_entries == 1 and s.W == 52
+    rnd(9, 0.21)
+    assert s.W == 53  # Reno's +1 per RTT, no slow start
+
+
+def test_vegas_cuts_that_drain_the_queue_do_not_enter_the_competitive_mode():
+    """Vegas alone: each cut shortens the queue, so the round's mean RTT falls
+    and the streak starts again; without the rule (0) nothing but probes."""
+    for rule in (8, 0):
+        s = sender(probe_rounds=1000, compete_yield_rounds=rule)
+        out(s)
+        s.slowstart = False
+        s.W, s.base_rtt, s.rtt = 60.0, 0.1, 0.2
+        for i in range(20):
+            s.acks_in_round, s.round_rtt_n = 3, 3
+            s.round_rtt_sum = 3 * (0.2 - 0.002 * i)  # our cuts drain the queue
+            s._round(1.0 + i)
+        assert not s.competing and s.W == 40
+    s = sender(probe_rounds=1000, compete_yield_rounds=0)
+    out(s)
+    s.slowstart, s.W, s.base_rtt, s.rtt = False, 60.0, 0.1, 0.2
+    for i in range(20):
+        s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 3, 3 * 0.21, 3
+        s._round(1.0 + i)
+    assert not s.competing  # a growing queue, but the rule is off
