@@ -217,9 +217,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.sender_addr: Address = (config.sender, config.port)
         self.rng = random.Random((config.seed << 32) ^ self.me)
         s = self.p
-        self.history = LossHistory(
-            s.loss_intervals, s.history_discounting,
-            s.loss_event_max_rtts if s.loss_event_episode else None)
+        self.history = self._new_history()
         self.rtt = s.initial_rtt
         self.have_rtt = False
         self._first_interval_synthetic = False
@@ -275,11 +273,18 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return math.inf
         return 8.0 * size * (seq1 - seq0) / dt
 
-    def _short_recv(self) -> bool:
-        return self.p.ss_recv_window_rtts > 0 and self.sender_slowstart and not self.history.has_loss
+    def _new_history(self) -> LossHistory:
+        s = self.p
+        return LossHistory(s.loss_intervals, s.history_discounting,
+                           s.loss_event_max_rtts if s.loss_event_episode else None)
+
+    def _slowstart_meter_on(self) -> bool:
+        """``ss_meter`` measures X_recv (``ss_recv_window_rtts``): while the
+        sender is in slowstart, the only time it is fed and read."""
+        return self.p.ss_recv_window_rtts > 0 and self.sender_slowstart
 
     def receive_rate_bps(self) -> float:
-        if self._short_recv():
+        if self._slowstart_meter_on() and not self.history.has_loss:
             return self.ss_meter.rate_bps(self.now)
         return self.recv_meter.rate_bps(self.now)
 
@@ -342,11 +347,13 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return
         self.packets += 1
         self.recv_meter.add(now, size)
-        self.ss_meter.add(now, size)
         self._recent.append((msg.seq, msg.timestamp, size))
         now_us = wire.ts_us(now)
         self.max_rtt = msg.max_rtt / 1e6 if msg.max_rtt else self.max_rtt
         self.sender_slowstart = bool(msg.dflags & TfmccDataFlags.SLOWSTART)
+        slowstart_meter = self._slowstart_meter_on()
+        if slowstart_meter:
+            self.ss_meter.add(now, size)
         self.is_clr = msg.clr_id == self.me
         self.sender_clr = msg.clr_id
 
@@ -369,15 +376,14 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 beta = self._beta() * s.owd_beta_scale / (per_rtt if not math.isinf(per_rtt) else 1.0)
                 self.rtt = beta * inst_us / 1e6 + (1 - beta) * self.rtt
         self.recv_meter.window = max(s.recv_window_rtts * self.rtt, 0.5)
-        self.ss_meter.window = max(s.ss_recv_window_rtts, 1e-3) * self.rtt
+        if slowstart_meter:
+            self.ss_meter.window = max(s.ss_recv_window_rtts, 1e-3) * self.rtt
 
         # Loss history (2.3) with the first interval from appendix B.
         had_loss = self.history.has_loss
         self.history.on_packet(msg.seq, now, self.rtt)
         if not had_loss and self.history.has_loss and self._forgive_first_loss():
-            self.history = LossHistory(
-                s.loss_intervals, s.history_discounting,
-                s.loss_event_max_rtts if s.loss_event_episode else None)
+            self.history = self._new_history()
             self.history.on_packet(msg.seq, now, self.rtt)
             self.forgiven_losses += 1
         if not had_loss and self.history.has_loss:
@@ -436,12 +442,12 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         """l_0 = 1/p with p the loss event rate whose equation rate is X_recv.
 
         RFC 5348 6.3.1: the interval before the first loss is the one that
-        would give the rate actually received (here over the receive-rate
-        window, ``recv_window_rtts``), not half the sending rate (paper app.
+        would give the rate actually received (over the last RTT in slowstart,
+        ``ss_recv_window_rtts``, else over ``recv_window_rtts``), not half the sending rate (paper app.
         B): in slowstart the sending rate overshoots what the path delivers,
         and a loss early in slowstart found half of a few packets per second.
         """
-        if self.p.ss_recv_window_rtts > 0 and self.sender_slowstart:
+        if self._slowstart_meter_on():
             recv = self.ss_meter.rate_bps(self.now)  # X_recv as slowstart measured it
         else:
             recv = self.receive_rate_bps()

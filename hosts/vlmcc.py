@@ -474,24 +474,28 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if self._yield_rounds >= n:
             self._yield_rounds, self._yield_rtt = 0, None
             self.rounds = 0
-            self._probe_result(False)
             # W is still near its share (the streak began at once): Reno's
             # +1 per RTT from here, no slow start (with one, cell 12 of the
             # friendliness grid used 0.84 of its link).
-            self.compete_ssthresh = 0.0
+            self._enter_competing(slow_start=False)
 
     def _probe_result(self, drained: bool) -> None:
         """A drain probe ended: a queue that outlived our half window is someone else's."""
         if not self.competing:
             if not drained:
-                self.competing = True
-                self.compete_entries += 1
-                self.compete_ssthresh = self.p.max_window if self.p.compete_slow_start else 0.0
-                self.drained_probes = 0
+                self._enter_competing(slow_start=self.p.compete_slow_start)
             return
         self.drained_probes = self.drained_probes + 1 if drained else 0
         if self.drained_probes >= self.p.compete_exit_probes:
             self.competing = False  # the competitor left: Vegas again
+
+    def _enter_competing(self, slow_start: bool) -> None:
+        """Switch to the competitive (Reno) rule; ``slow_start``: W doubles per
+        RTT until the first loss (``compete_slow_start``)."""
+        self.competing = True
+        self.compete_entries += 1
+        self.compete_ssthresh = self.p.max_window if slow_start else 0.0
+        self.drained_probes = 0
 
     def _vegas(self) -> None:
         diff = self.vegas_diff()
