@@ -318,3 +318,40 @@ def test_rtt_samples_come_only_from_segments_newly_acknowledged() -> None:
     base = min(samples)
     assert 0.02 < base < 0.03  # 2 x 10 ms bottleneck + access links and serialization
     assert max(samples) < base + DELAYED_ACK_TIMEOUT < snd.rto
+
+
+@pytest.mark.parametrize("rearm", [True, False])
+def test_retransmitting_the_oldest_segment_restarts_the_timer(rearm: bool, monkeypatch) -> None:
+    """Linux's ``tcp_xmit_retransmit_queue``: the repair of the oldest hole
+    restarts the retransmission timer.
+
+    One segment is dropped just as the path's delay grows by 0.15 s (a queue
+    building behind it), so the SACKs that reveal the hole come 0.15 s late
+    and the repair needs the longer round trip.  Timed from the last
+    cumulative ACK (RFC 6298 5.3 alone), the timer (SRTT + 0.2 s) fires
+    while the repair is in flight: a spurious timeout, the window sent
+    again.  Restarted by the repair, it does not fire.
+    """
+    monkeypatch.setattr(TcpSender, "rearm_on_head_retransmit", rearm)
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="10Mbps", delay="50ms", queue=100))
+    fwd = net.links["s1--s2"].ab
+    base = fwd.delay_s
+    dropped = _drop_copies(sim, fwd, 400, 1)
+    send = fwd.send
+
+    def slowing(frame: bytes) -> bool:
+        if dropped and fwd.delay_s == base:
+            fwd.delay_s = base + 0.15
+        return send(frame)
+
+    fwd.send = slowing
+    rcv = TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, rwnd=16 * 1460)
+    sim.at(0.0, snd.start)
+    sim.run(until=5.0)
+    assert len(dropped) == 1 and rcv.nxt > 401
+    assert snd.stats.fast_recoveries == 1
+    if rearm:
+        assert snd.stats.timeouts == 0 and snd.stats.retransmits == 1
+    else:
+        assert snd.stats.timeouts == 1  # the rule's absence shows: the timer fired mid-repair
