@@ -157,6 +157,15 @@ class VlmccParams:
     #: streak's first are a competitor filling the queue: the competitive
     #: mode is entered as a drain probe would enter it.  0: only probes.
     compete_yield_rounds: int = 8
+    #: While competing, packets leave as the leader's ACKs open the window,
+    #: back to back, with no equation (3) spacing: the Reno rule is TCP's,
+    #: and TCP's data leaves on its ACK clock.  Paced by equation (3), the
+    #: session's packets met a full drop-tail queue less often than TCP's
+    #: ACK-clocked pairs next to them: on a 1.14 Mbit/s, 168 ms dumbbell
+    #: with 31 packets of queue and two TCP flows the queue dropped 0.5 % of
+    #: VLMCC's packets and 2.7 % of TCP's, and VLMCC took 2.3x a TCP flow's
+    #: share.  False: equation (3) in both modes.
+    compete_ack_clocked: bool = True
     #: While competing, a challenge must claim less than this share of the rate.
     compete_accept_ratio: float = 0.33
     #: Queue counted as drained when the probe's smallest RTT is within this
@@ -676,10 +685,17 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         sent = 0
         # Leaderless, one packet per pacing interval keeps exactly one window per RTT.
         burst = 1 if self.leaderless else self.p.max_burst
+        clocked = self.competing and not self.leaderless and self.p.compete_ack_clocked
+        if clocked:
+            burst += 1  # an ACK of two packets and Reno's growth: up to three at once, as TCP's
         while sent < burst and self._window_open(now):
             self._send(now)
             sent += 1
-        if sent:
+        if clocked and not (sent == burst and self._window_open(now)):
+            self.next_tx = now  # the next ACK releases what the window allows
+        elif sent:
+            # More open than an ACK's worth (a probe's half window ending):
+            # the rest leaves at equation (3)'s spacing, not in one burst.
             self.next_tx = now + self.pacing_delay()
             self.set_timer("tx", self.next_tx)
         elif self.leaderless:

@@ -76,6 +76,27 @@ def test_bursts_of_at_most_two_then_pacing_delay_rtt_over_w():
     assert s.timer_at("tx") == pytest.approx(0.02)
 
 
+@pytest.mark.parametrize("clocked", [True, False])
+def test_competing_packets_leave_as_the_window_opens_not_paced(clocked: bool):
+    # compete_ack_clocked: in the competitive (Reno) mode the window's
+    # packets leave back to back, as TCP's leave on its ACK clock; with
+    # equation (3) they leave two at a time, rtt / W apart.
+    s = sender(initial_window=8, initial_rtt=0.08, compete_ack_clocked=clocked)
+    out(s)
+    s.competing, s.slowstart = True, False
+    s.W = 8.0
+    assert s.timer_at("tx") == pytest.approx(0.01)  # the first pair's spacing, set before
+    s.handle_timer(0.01)
+    if clocked:
+        # Three at once, as an ACK of two and Reno's growth release TCP's;
+        # the rest of a window opened wider (here 6) at equation (3)'s spacing.
+        assert len(sent_data(s)) == 3 and s.timer_at("tx") == pytest.approx(0.02)
+        s.handle_timer(0.02)
+        assert len(sent_data(s)) == 3 and s.timer_at("tx") is None  # W = 8 out: the ACK clock takes over
+    else:
+        assert len(sent_data(s)) == 2 and s.timer_at("tx") == pytest.approx(0.02)  # the next pair rtt / W later
+
+
 def test_rtt_and_deviation_ewmas_use_gain_one_tenth():
     s = sender(initial_window=10)
     out(s)
