@@ -151,7 +151,13 @@ class VlmccParams:
     #: when its losses came to light over more than one RTT.
     one_cut_per_window: bool = True
     probe_rounds: int = 20
-    compete_exit_probes: int = 2
+    #: Drain probes in a row that must see the queue drain before the Vegas
+    #: rule comes back.  A Reno competitor's queue also empties for part of
+    #: each of its cycles when the queue is below the bandwidth-delay
+    #: product; with 2 (40 RTTs) the sender left in that phase and spent the
+    #: rest of the cycle in Vegas mode: 0.41 and 0.42 of TCP on the grid's
+    #: cells 12 and 22.  With 4 (80 RTTs) 0.66 and 0.83 (docs/protocols/vlmcc.md).
+    compete_exit_probes: int = 4
     #: Out of the competitive mode, this many rounds in a row in which the
     #: Vegas rule cut W while the round's mean RTT did not fall below the
     #: streak's first are a competitor filling the queue: the competitive

@@ -537,6 +537,27 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
     assert not v.competing and v.probe_phase == 0 and v.W == 6  # Vegas: diff = 6 * 0.5 = beta
 
 
+@pytest.mark.parametrize("exits", [None, 2])
+def test_a_reno_competitors_empty_queue_phase_does_not_end_the_competitive_mode(exits):
+    # compete_exit_probes (4 by default): three drained probes, then one that
+    # finds the queue again (the competitor regrew its halved window), keep
+    # the competitive mode; with 2 the sender had left after the second.
+    kw = {} if exits is None else {"compete_exit_probes": exits}
+    s = sender(**kw)
+    out(s)
+    s.competing, s.slowstart = True, False
+    for _ in range(3):
+        s._probe_result(True)
+    assert s.competing == (exits is None)
+    if exits is None:
+        s._probe_result(False)  # the queue is back: the count starts again
+        assert s.competing and s.drained_probes == 0
+        for _ in range(4):
+            assert s.competing
+            s._probe_result(True)
+        assert not s.competing  # four in a row: the competitor left
+
+
 def test_entering_the_competitive_mode_slow_starts_until_the_first_loss():
     """A buffer-filling competitor found late (the first probe comes after
     ``probe_rounds`` RTTs) holds most of a long path; entering, the sender
