@@ -199,6 +199,7 @@ class TcpSender:
         if not self.running:
             return
         window = min(self.cwnd, self.rwnd_segs)
+        timer_running = self._rto_at is not None  # else the first segment sent starts it
         rearm = False
         while self._pipe() < window:
             hole = self._next_hole()
@@ -212,7 +213,7 @@ class TcpSender:
             seg = self.nxt
             self.nxt += 1
             self._emit(seg, False)
-        if rearm and self.rearm_on_head_retransmit:
+        if rearm and timer_running and self.rearm_on_head_retransmit:
             # Linux's tcp_xmit_retransmit_queue: retransmitting the oldest
             # outstanding segment restarts the timer, so it runs from the
             # repair, not from the last cumulative ACK before the loss.
