@@ -22,9 +22,17 @@ throughput (2 s moving mean) first reaches 80 % of the fair share
 (bottleneck / (TCP flows + 1)).  It draws one picture per protocol (cells
 placed by bottleneck rate and RTT, coloured by ratio).
 
+``--reference`` also runs every cell with the session replaced by one more
+TCP flow (``ref``, started with the others) and prints the same figures for
+it, its ratio being ``ref`` over the other flows' mean: how far TCP itself
+lands from an equal share on that dumbbell in that run length.  A cell that
+TCP cannot share within the TFRC bound is not one a protocol can be judged
+on by the bound alone.
+
     .venv/bin/python bench/friendliness.py --quick          # 5 protocols x 4 cells, 1 seed, 60 s
     .venv/bin/python bench/friendliness.py                  # the full grid (long: 360 runs of 200 s)
     .venv/bin/python bench/friendliness.py --docs           # also write docs/friendliness.md figures
+    .venv/bin/python bench/friendliness.py --reference --protocols tfmcc --duration 100  # TCP beside it
     .venv/bin/python bench/friendliness.py --write-sweeps   # regenerate the sweep files
 """
 
@@ -49,6 +57,9 @@ SWEEPS = ROOT / "bench" / "sweeps"
 FULL = SWEEPS / "friendliness.yaml"
 QUICK = SWEEPS / "friendliness-quick.yaml"
 PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
+#: The reference's row name, and its stand-in TCP flow (on the dumbbell's last TCP pair).
+REFERENCE = "tcp"
+REF_FLOW = "ref"
 ACCESS_DELAY = 0.001  # the dumbbell generator's access links (one each side)
 PKT = 1500
 
@@ -126,6 +137,44 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
     }
 
 
+def reference_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
+                  switch: str = "p4") -> dict[str, Any]:
+    """The TCP reference's sweep: each cell with one more TCP flow (``ref``) in the session's place.
+
+    Every flow starts at 0, as the session and the TCP flows of the grid do,
+    so the reference sees the same start-up race a session does.  Cells that
+    differ only in their receivers share one reference."""
+    cols: dict[str, list[Any]] = defaultdict(list)
+    seen: set[tuple[Any, ...]] = set()
+    for c in cells:
+        key = (c["rate_mbps"], c["rtt_ms"], c["queue"], c["tcp"])
+        if key in seen:
+            continue
+        seen.add(key)
+        n = c["tcp"] + 1
+        cols["topology.generate.rate"].append(int(c["rate_mbps"] * 1e6))
+        cols["topology.generate.delay"].append(round(c["rtt_ms"] / 2e3 - 2 * ACCESS_DELAY, 5))
+        cols["topology.generate.queue"].append(c["queue"])
+        cols["topology.generate.tcp_pairs"].append(n)
+        cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in range(1, n)]
+                                 + [{"name": REF_FLOW, "src": f"tsrc{n}", "dst": f"tdst{n}"}])
+    return {
+        "name": name,
+        "description": "TCP reference of the friendliness grid (bench/friendliness.py --reference)",
+        "switch": switch,
+        "base": {
+            "name": name,
+            "duration": duration,
+            "steady_window": 0.5,
+            "topology": {"generate": {"kind": "dumbbell", "pairs": 0, "tcp_pairs": 2}},
+            "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"},
+                          {"name": REF_FLOW, "src": "tsrc2", "dst": "tdst2"}],
+        },
+        "axes": {"cell": {"zip": dict(cols)}, "seed": seeds},
+        "metrics": {"kinds": ["tcp"], "series": True},
+    }
+
+
 #: The quick version's cells: four corners of moderate cost (rate <= 10 Mb/s, <= 8 receivers).
 QUICK_CELLS = [
     {"rate_mbps": 1.0, "rtt_ms": 20.0, "queue": 10, "tcp": 1, "receivers": 2},
@@ -194,6 +243,44 @@ def cell_figures(rows: list[dict[str, Any]], series: list[dict[str, Any]]) -> li
     return out
 
 
+def reference_figures(rows: list[dict[str, Any]], series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`cell_figures` for the reference: the ``ref`` flow in the session's place."""
+    flows: dict[int, dict[str, float]] = defaultdict(dict)
+    first: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        if r["kind"] == "tcp":
+            flows[r["point"]][r["flow"]] = r["steady_throughput_bps"] or 0.0
+            first.setdefault(r["point"], r)
+    ref_series: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for s in series:
+        if s["kind"] == "tcp" and s["flow"] == REF_FLOW:
+            ref_series[s["point"]].append((s["time"], s["throughput_bps"]))
+    out = []
+    for point, fl in sorted(flows.items()):
+        r = first[point]
+        rate = r["topology.generate.rate"]
+        ntcp = r["topology.generate.tcp_pairs"] - 1
+        ref = fl.get(REF_FLOW, 0.0)
+        others = [v for f, v in fl.items() if f != REF_FLOW]
+        mean_others = statistics.fmean(others) if others else 0.0
+        t80 = None
+        for t, v in _moving(sorted(ref_series.get(point, [])), 2.0):
+            if v >= 0.8 * rate / (ntcp + 1):
+                t80 = t
+                break
+        shares = [ref, *others]
+        squares = sum(x * x for x in shares)
+        out.append({
+            "protocol": REFERENCE, "seed": r["seed"],
+            "cell": (rate, r["topology.generate.delay"], r["topology.generate.queue"], ntcp, 0),
+            "rate_mbps": rate / 1e6, "rtt_ms": (r["topology.generate.delay"] + 2 * ACCESS_DELAY) * 2e3,
+            "ratio": ref / mean_others if mean_others > 0 else None,
+            "jain": sum(shares) ** 2 / (len(shares) * squares) if squares > 0 else None,
+            "util": sum(shares) / rate, "t80": t80,
+        })
+    return out
+
+
 def per_cell(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """protocol -> cells, each averaged over its seeds (t80: the slowest seed; None if one never got there)."""
     acc: dict[tuple[str, tuple], list[dict[str, Any]]] = defaultdict(list)
@@ -215,7 +302,7 @@ def per_cell(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 def summary_rows(cells: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     rows = []
-    for proto in PROTOCOLS:
+    for proto in (*PROTOCOLS, REFERENCE):
         cs = cells.get(proto, [])
         if not cs:
             continue
@@ -308,6 +395,21 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
     return files
 
 
+def _chosen_cells(args: argparse.Namespace) -> list[dict[str, Any]]:
+    cells = QUICK_CELLS if args.quick else design()
+    if args.cells:
+        try:
+            cells = [cells[int(i)] for i in args.cells.split(",")]
+        except (ValueError, IndexError):
+            raise SystemExit(f"friendliness: --cells: indices 0-{len(cells) - 1} expected, got {args.cells!r}")
+    return cells
+
+
+def _seeds_and_duration(args: argparse.Namespace) -> tuple[list[int], float]:
+    return (list(range(1, (args.seeds or (1 if args.quick else 3)) + 1)),
+            args.duration or (60.0 if args.quick else 200.0))
+
+
 def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     """A sweep file for part of the grid, written into the output folder (not into bench/)."""
     import yaml
@@ -316,14 +418,8 @@ def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
         raise SystemExit(f"friendliness: --protocols: unknown {', '.join(unknown)} (known: {', '.join(PROTOCOLS)})")
-    cells = QUICK_CELLS if args.quick else design()
-    if args.cells:
-        try:
-            cells = [cells[int(i)] for i in args.cells.split(",")]
-        except (ValueError, IndexError):
-            raise SystemExit(f"friendliness: --cells: indices 0-{len(cells) - 1} expected, got {args.cells!r}")
-    seeds = list(range(1, (args.seeds or (1 if args.quick else 3)) + 1))
-    duration = args.duration or (60.0 if args.quick else 200.0)
+    cells = _chosen_cells(args)
+    seeds, duration = _seeds_and_duration(args)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "friendliness-subset.yaml"
     doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols, args.switch)
@@ -331,9 +427,33 @@ def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def _reference_sweep(args: argparse.Namespace, out: Path) -> Path:
+    """The TCP reference's sweep file for the same cells, seeds and duration, in its own folder."""
+    import yaml
+
+    seeds, duration = _seeds_and_duration(args)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "friendliness-reference.yaml"
+    doc = reference_doc(_chosen_cells(args), seeds, duration, "friendliness-reference", args.switch)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
+    return path
+
+
+def _sweep(sweep_file: Path, out: Path, scheduler: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Run (or resume) one sweep through ``p4mcc sweep``; its table and series, or None if it failed."""
     import pyarrow.parquet as pq
 
+    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(sweep_file), "--out", str(out)]
+    if scheduler:
+        cmd += ["--scheduler", scheduler]
+    done = subprocess.run(cmd)
+    if done.returncode != 0:
+        print(f"friendliness: p4mcc sweep failed ({done.returncode}); run it again to resume", file=sys.stderr)
+        return None
+    return pq.read_table(out / "results.parquet").to_pylist(), pq.read_table(out / "series.parquet").to_pylist()
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="5 protocols x 4 cells, 1 seed, 60 s runs")
     ap.add_argument("--out", help="sweep output folder (default results/sweeps/<sweep name>)")
@@ -349,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--switch", choices=["p4", "model"], default="p4",
                     help="switch nodes (default p4, as p4mcc sim); model: 2-4x cheaper, no switch "
                          "assistance (MTCP's fold, TFMCC's filter), the end-to-end protocols alone")
+    ap.add_argument("--reference", action="store_true",
+                    help="also run each cell with one more TCP flow in the session's place and print "
+                         "its figures as the row 'tcp' (its ratio: that flow over the others' mean)")
     args = ap.parse_args(argv)
     if args.write_sweeps:
         write_sweeps()
@@ -358,16 +481,17 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or ROOT / "results" / "sweeps" / sweep_file.stem)
     if args.protocols or args.seeds or args.duration or args.cells or args.switch != "p4":
         sweep_file = _subset_sweep(args, out)
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(sweep_file), "--out", str(out)]
-    if args.scheduler:
-        cmd += ["--scheduler", args.scheduler]
-    done = subprocess.run(cmd)
-    if done.returncode != 0:
-        print(f"friendliness: p4mcc sweep failed ({done.returncode}); run it again to resume", file=sys.stderr)
+    ran = _sweep(sweep_file, out, args.scheduler)
+    if ran is None:
         return 1
-    rows = pq.read_table(out / "results.parquet").to_pylist()
-    series = pq.read_table(out / "series.parquet").to_pylist()
-    cells = per_cell(cell_figures(rows, series))
+    points = cell_figures(*ran)
+    if args.reference:
+        ref_out = out / "reference"
+        ref = _sweep(_reference_sweep(args, ref_out), ref_out, args.scheduler)
+        if ref is None:
+            return 1
+        points += reference_figures(*ref)
+    cells = per_cell(points)
     summary = summary_rows(cells)
     tag = "quick" if args.quick else "full grid"
     if args.per_cell:

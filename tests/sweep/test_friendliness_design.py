@@ -52,3 +52,40 @@ def test_sweep_files_are_current_and_valid() -> None:
     webrc = [p for p in points if p.values["sessions[0].protocol"] == "webrc"]
     assert all(p.scenario["sessions"][0]["params"]["session_rate_bps"]
                == 2 * p.scenario["topology"]["generate"]["rate"] for p in webrc)
+
+
+def test_the_tcp_reference_puts_one_more_tcp_flow_in_the_sessions_place(tmp_path: Path) -> None:
+    b = _bench()
+    cells = b.design()
+    path = tmp_path / "reference.yaml"
+    path.write_text(yaml.safe_dump(b.reference_doc(cells, [1, 2], 100, "reference")))
+    points = validate(load_sweep(path))
+    distinct = {(c["rate_mbps"], c["rtt_ms"], c["queue"], c["tcp"]) for c in cells}
+    assert len(points) == len(distinct) * 2  # cells that differ only in receivers share one
+    for p in points:
+        sc = p.scenario
+        gen = sc["topology"]["generate"]
+        cell = next(c for c in cells if int(c["rate_mbps"] * 1e6) == gen["rate"] and c["queue"] == gen["queue"]
+                    and round(c["rtt_ms"] / 2e3 - 2 * b.ACCESS_DELAY, 5) == gen["delay"]
+                    and c["tcp"] + 1 == gen["tcp_pairs"])
+        assert not sc.get("sessions") and gen["pairs"] == 0
+        names = [f["name"] for f in sc["tcp_flows"]]
+        assert names[-1] == b.REF_FLOW and len(names) == cell["tcp"] + 1 and len(set(names)) == len(names)
+        assert all(f.get("start", 0) == 0 for f in sc["tcp_flows"])  # the same start as the grid's session
+
+
+def test_the_reference_ratio_is_the_stand_in_flow_over_the_other_flows_mean() -> None:
+    b = _bench()
+    axes = {"topology.generate.rate": 4_000_000, "topology.generate.delay": 0.018,
+            "topology.generate.queue": 27, "topology.generate.tcp_pairs": 3, "seed": 1, "point": 0}
+    rows = [{**axes, "kind": "tcp", "flow": f, "steady_throughput_bps": v}
+            for f, v in (("tcp1", 1.5e6), ("tcp2", 0.9e6), (b.REF_FLOW, 0.6e6))]
+    series = [{"point": 0, "kind": "tcp", "flow": b.REF_FLOW, "time": t, "throughput_bps": v}
+              for t, v in ((0.5, 0.4e6), (1.0, 1.0e6), (1.5, 1.6e6), (2.0, 1.7e6))]
+    (fig,) = b.reference_figures(rows, series)
+    assert fig["protocol"] == b.REFERENCE and fig["cell"] == (4_000_000, 0.018, 27, 2, 0)
+    assert abs(fig["ratio"] - 0.6 / 1.2) < 1e-9
+    assert abs(fig["util"] - 3.0 / 4.0) < 1e-9
+    assert abs(fig["jain"] - 3.0 ** 2 / (3 * (1.5 ** 2 + 0.9 ** 2 + 0.6 ** 2))) < 1e-9
+    # 80 % of the fair share, 4 Mb/s over 3 flows: the 2 s moving mean passes 1.067 Mb/s at 2.0 s (1.0 at 1.5 s)
+    assert fig["t80"] == 2.0
