@@ -18,7 +18,8 @@ Paper mechanisms and where they live (constants in ``docs/protocols/mtcp.md``):
 * SACK (bitmap) ACKs delayed by ``ack_delay`` and NACKs to the parent;
 * repair by unicast on NACK unless resent to that child within its RTT, or on
   timeout, paced by a per-child retransmission window (:class:`_Child`);
-* cwnd: slow start (+1 per packet ACKed by all children), then either
+* cwnd: slow start from ``initial_cwnd`` (RFC 6928's 10 packets, TCP's; the
+  paper starts at one) at +1 per packet ACKed by all children, then either
   ``window="reno"`` (default, a documented deviation for sharing drop-tail
   queues with TCP: +1/cwnd per packet ACKed by all, halved on the first NACK
   of a new loss once per window) or ``window="vegas"`` (the paper: Vegas
@@ -101,8 +102,9 @@ class MtcpParams(ReliableParams):
 
     The stream (``packet_size``, ``total_packets``), ``receivers`` (flat tree,
     no assistance: how many children the sender waits for) and RFC 6298's
-    timer (``initial_rto``, ``min_rto``) are
-    :class:`hosts.reliable.ReliableParams`, shared with RLA.
+    timer (``initial_rto``, ``min_rto``) and the first window
+    (``initial_cwnd``) are :class:`hosts.reliable.ReliableParams`, shared
+    with RLA.
     """
 
     tree: str = ""  # "child>parent,..."; empty: every receiver a child of the sender
@@ -247,7 +249,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         for c in self.tree.children_of(self.me):
             self._child(node_id(c), (c, config.port))
         self._timers_heap: list[tuple[float, int]] = []
-        self.cwnd = 1.0
+        self.cwnd = float(self.p.initial_cwnd)
         self.ssthresh = float(self.p.initial_ssthresh)
         self.twnd = 0
         self.recover = 0  # cwnd reacts once per window: losses at or below this are old news

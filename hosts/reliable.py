@@ -30,7 +30,7 @@ from typing import Any
 
 from hosts.core import Counters, Delivered
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, MIN_RTO
+from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO
 
 
 def payload_for(seq: int, size: int) -> bytes:
@@ -60,12 +60,20 @@ class ReliableParams:
     #: (:meth:`rtt_estimator`): the timeout before a sample and its floor.
     initial_rto: float = INITIAL_RTO
     min_rto: float = MIN_RTO
+    #: Packets in the window when slow start begins: RFC 6928's initial window,
+    #: the simulator's TCP's (the papers' time: 1, RFC 2001).  With 1 a
+    #: session entered a long-RTT path ten times behind a TCP flow started
+    #: with it (3.3 RTTs of doubling), lost its share in the first overflow
+    #: and won it back at one packet per RTT (RLA and MTCP pages).
+    initial_cwnd: float = INITIAL_WINDOW
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
         if self.total_packets < 0 or self.receivers < 0:
             raise ValueError("total_packets and receivers must be >= 0")
+        if self.initial_cwnd < 1:
+            raise ValueError(f"initial_cwnd must be >= 1, got {self.initial_cwnd}")
         if self.min_rto <= 0 or self.initial_rto <= 0:
             raise ValueError(f"min_rto and initial_rto must be > 0, got {self.min_rto} and {self.initial_rto}")
 

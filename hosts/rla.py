@@ -70,10 +70,6 @@ class RlaParams(ReliableParams):
     eta: float = 20.0
     rexmit_thresh: int = 0
     dupthresh: int = DUPTHRESH
-    initial_cwnd: float = 10.0
-    """RFC 6928's initial window of 10 segments, the simulator's TCP's: with
-    the paper's 1 (RFC 2001) RLA entered a long-RTT path ten times behind a
-    TCP flow started with it and lost its share in the first overflow."""
     initial_ssthresh: float = 2888.0
     """RFC 5681 3.1: the initial ssthresh "SHOULD be set arbitrarily high
     (e.g., to the size of the largest possible advertised window)": the
@@ -192,8 +188,8 @@ class RlaParams(ReliableParams):
             raise ValueError(f"eta must be > 0, got {self.eta}")
         if self.rexmit_thresh < 0:
             raise ValueError("rexmit_thresh must be >= 0")
-        if self.dupthresh < 1 or self.rcv_buffer < 1 or self.initial_cwnd < 1:
-            raise ValueError("dupthresh, rcv_buffer and initial_cwnd must be >= 1")
+        if self.dupthresh < 1 or self.rcv_buffer < 1:
+            raise ValueError("dupthresh and rcv_buffer must be >= 1")
         if not 0 < self.interval_gain <= 1 or not 0 < self.awnd_gain <= 1:
             raise ValueError("gains must be in (0, 1]")
         if self.dead_min <= 0 or self.dead_rtts <= 0:

@@ -5,6 +5,8 @@ or point to TCP for.  The facts they share live here, with their source;
 each protocol's parameters default to these (under the protocol's own
 parameter names) and its page in ``docs/protocols/`` says where it uses them:
 
+* RFC 6928's initial window, :data:`INITIAL_WINDOW` packets, where a
+  window protocol's slow start begins (the simulator's TCP's and Linux's).
 * RFC 6298's retransmission timer: :data:`INITIAL_RTO` before any sample
   (2.1) and the :data:`MIN_RTO` floor it recommends on the Internet (2.4).
   The estimator that runs them is :class:`hosts.rtt.SmoothedRtt`.
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: RFC 6928: TCP's initial congestion window (segments), Linux's since 2.6.39.
+INITIAL_WINDOW = 10
 #: RFC 6298 2.1: the retransmission timeout before the first RTT sample (s).
 INITIAL_RTO = 1.0
 #: RFC 6298 2.4: the floor on the retransmission timeout (s), there against

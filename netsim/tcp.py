@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, ack_at_once
 from netsim import packets as pk
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
@@ -89,7 +89,7 @@ class TcpSender:
     rearm_on_head_retransmit = True
 
     def __init__(self, sim: "Simulator", host: "HostNode", dst_ip: str, dport: int, sport: int, *,
-                 mss: int = 1460, rwnd: int = 4 * 1024 * 1024, init_cwnd: int = 10,
+                 mss: int = 1460, rwnd: int = 4 * 1024 * 1024, init_cwnd: int = INITIAL_WINDOW,
                  rto: str = "linux", min_rto: float | None = None, max_rto: float = 60.0,
                  label: str = "") -> None:
         if rto not in RTO_RULES:

@@ -140,7 +140,8 @@ def _report(node: str, cum: int, cls=MtcpAck, echo: int = 0) -> MtcpAck:
 
 
 def _started_sender(tree: str = CHAIN) -> MtcpSender:
-    s = MtcpSender(cfg(MtcpParams(tree=tree)))
+    """A started sender whose window begins at the paper's one packet."""
+    s = MtcpSender(cfg(MtcpParams(tree=tree, initial_cwnd=1)))
     s.start(0.0)
     for c in s.tree.children_of(SENDER):
         feed(s, _report(c, 0, MtcpWindowUpdate), 0.0, src=c)

@@ -25,7 +25,8 @@ def nack(node: str, cum: int, missing) -> MtcpNack:
 
 
 def sender(tree: str = TREE2, **kw) -> MtcpSender:
-    s = MtcpSender(cfg(MtcpParams(tree=tree, **kw)))
+    """A started sender whose window begins at the paper's one packet (RFC 6928's 10 is the default)."""
+    s = MtcpSender(cfg(MtcpParams(tree=tree, **{"initial_cwnd": 1, **kw})))
     s.start(0.0)
     for c in s.tree.children_of(SENDER):
         feed(s, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
@@ -37,7 +38,7 @@ def data(msgs):
 
 
 def test_sender_multicasts_once_every_child_said_hello_and_stays_in_its_window():
-    s = MtcpSender(cfg(MtcpParams(tree=TREE2)))
+    s = MtcpSender(cfg(MtcpParams(tree=TREE2, initial_cwnd=1)))
     s.start(0.0)
     feed(s, ack(A, 0, cls=MtcpWindowUpdate), 0.0, src=A)
     assert data(out(s)) == []
@@ -219,7 +220,7 @@ def test_vegas_round_adjusts_the_trend_by_rtd_growth():
 
 
 def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
     s.start(0.0)
     # The switch keeps the reporting receiver's node_id: folds from two receivers are one child.
     feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
@@ -243,7 +244,7 @@ def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
 def test_sender_ignores_sack_bits_of_a_fold_and_releases_by_cum_ack_only():
     # A fold speaks for every receiver behind the switch; a bitmap in it is one
     # receiver's view, so packets it marks may still be missing elsewhere.
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
     s.start(0.0)
     feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
     s.cwnd = 8.0
@@ -295,7 +296,7 @@ def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
 def test_nacks_of_a_receiver_behind_a_fold_acknowledge_its_repairs():
     # Its ACKs go into the switch's fold, so only its NACKs tell the sender a
     # repair arrived; otherwise its retransmission window stays full after one.
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True)))
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
     s.start(0.0)
     feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
     s.cwnd = 8.0
@@ -379,7 +380,7 @@ def test_window_updates_break_the_deadlock_of_section_3_9():
 
 def test_agent_buffers_repairs_its_children_and_summarises_its_subtree():
     tree = f"{A}>{SENDER},{B}>{A}"
-    sa = MtcpReceiver(cfg(MtcpParams(tree=tree, window="vegas"), local=A))
+    sa = MtcpReceiver(cfg(MtcpParams(tree=tree, window="vegas", initial_cwnd=1), local=A))
     sa.start(0.0)
     out(sa)
     assert sa.is_agent
@@ -536,3 +537,15 @@ def test_a_new_hole_is_nacked_once_three_packets_above_it_arrived():
         r1.receive_datagram(rdata(seq, 0.3).encode(), (SENDER, PORT), 0.3)
     run_timers(r1, 0.4)
     assert [m.missing for _d, m in out(r1) if isinstance(m, MtcpNack)] == [(2,)]  # the paper's rule
+
+
+def test_the_window_starts_at_rfc_6928s_ten_packets_by_default():
+    """RFC 6928's initial window, as the simulator's TCP and RLA start: with
+    the paper's one packet MTCP entered a long-RTT path ten times behind a TCP
+    flow started with it (docs/protocols/mtcp.md)."""
+    s = MtcpSender(cfg(MtcpParams(tree=TREE2)))
+    s.start(0.0)
+    for c in s.tree.children_of(SENDER):
+        feed(s, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
+    assert [m.seq for _d, m in data(out(s))] == list(range(1, 11))
+    assert s.cwnd == 10
