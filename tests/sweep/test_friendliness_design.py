@@ -7,6 +7,7 @@ import itertools
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sweep.spec import load_sweep, validate
@@ -89,3 +90,24 @@ def test_the_reference_ratio_is_the_stand_in_flow_over_the_other_flows_mean() ->
     assert abs(fig["jain"] - 3.0 ** 2 / (3 * (1.5 ** 2 + 0.9 ** 2 + 0.6 ** 2))) < 1e-9
     # 80 % of the fair share, 4 Mb/s over 3 flows: the 2 s moving mean passes 1.067 Mb/s at 2.0 s (1.0 at 1.5 s)
     assert fig["t80"] == 2.0
+
+
+def test_a_send_jitter_reaches_every_host_of_the_grid_and_of_the_reference(tmp_path: Path) -> None:
+    """``--send-jitter`` sets tcp_jitter and agent_jitter in every point; without it neither is set."""
+    b = _bench()
+    cells = b.QUICK_CELLS
+    for name, doc in (("grid", b.sweep_doc(cells, [1], 60, "g", send_jitter="10ms")),
+                      ("reference", b.reference_doc(cells, [1], 60, "r", send_jitter="10ms"))):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        points = validate(load_sweep(path))
+        assert points and all(p.scenario["tcp_jitter"] == p.scenario["agent_jitter"] == "10ms" for p in points)
+    plain = b.sweep_doc(cells, [1], 60, "g")
+    assert "tcp_jitter" not in plain["base"] and "agent_jitter" not in plain["base"]
+
+
+def test_a_bad_send_jitter_is_refused_before_any_run() -> None:
+    b = _bench()
+    for bad in ("1s", "fast"):
+        with pytest.raises(SystemExit, match="--send-jitter: a time of 0-100ms expected"):
+            b.main(["--send-jitter", bad, "--cells", "0", "--protocols", "tfmcc"])
