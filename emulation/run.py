@@ -39,7 +39,7 @@ from emulation.mininet_net import (
     prepare_hosts,
     spawn,
 )
-from emulation.runstate import RunRecord
+from emulation.runstate import RunRecord, reclaim_orphans
 from scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
@@ -207,6 +207,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
     if pcap_dir is not None:
         pcap_dir.mkdir(parents=True, exist_ok=True)
     plan = make_plan(scenario, out)
+    reclaim_orphans()  # a run killed hard before this one must not block it
     _check_no_leftovers(plan)
     try:
         record = RunRecord.create(out)  # what `p4mcc stop` ends if this run is killed hard

@@ -7,7 +7,9 @@ identifies it beyond its number -- a process's start time (process ids are
 reused) and an interface's index (names are reused).  A run that ends
 normally removes its record; a run killed hard leaves it behind.
 
-``p4mcc stop`` (what ``make stop`` calls) reads the records and, for each,
+A new run first ends the records whose runner is gone (``reclaim_orphans``),
+so a hard-killed run does not block the next one.  ``p4mcc stop`` (what
+``make stop`` calls) reads the records and, for each,
 sends SIGTERM and then SIGKILL to the recorded processes that are still the
 same processes, deletes the recorded interfaces that still have the recorded
 index, and removes the record.  It never looks processes or interfaces up by
@@ -220,6 +222,29 @@ def stop_all(directory: Path | None = None, grace: float = STOP_GRACE_S) -> Stop
             report.problems.append(f"{path}: unreadable record ({type(e).__name__}); left in place")
             continue
         stop_run(rec, report, grace)
+    return report
+
+
+def reclaim_orphans(directory: Path | None = None, grace: float = STOP_GRACE_S) -> StopReport:
+    """Stop the recorded runs whose runner is gone, and only those.
+
+    A runner that died without cleaning up (killed with -9, or its machine
+    or container restarted mid-run) leaves its record, its switches and
+    agents if they outlived it, and its veth pairs, whose names the next run
+    needs.  Such a record names things p4mcc started for a run that can no
+    longer use them, so a new run ends them itself instead of failing on the
+    name clash; a record whose runner is still the same process belongs to a
+    live run and is left alone (``p4mcc stop`` is how a user ends that one).
+    """
+    report = StopReport()
+    d = directory or state_dir()
+    for path in sorted(d.glob("run-*.json")) if d.is_dir() else []:
+        try:
+            rec = RunRecord.load(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # unreadable: `p4mcc stop` reports it; a new run does not guess
+        if not _same(rec.runner):
+            stop_run(rec, report, grace)
     return report
 
 

@@ -125,3 +125,35 @@ def test_a_record_survives_a_reader_at_any_moment(tmp_path):
         child.wait()
     rec.close()
     assert not rec.path.exists()
+
+
+def test_a_new_run_ends_what_a_dead_runner_left_and_leaves_a_live_run_alone(tmp_path):
+    """A hard-killed run's record and agent must not block the next run; a live run's must stay."""
+    from emulation.runstate import reclaim_orphans
+
+    state = tmp_path / "state"
+    env = dict(os.environ, P4MCC_STATE_DIR=str(state))
+    helper = subprocess.Popen([sys.executable, "-c", KILLED_RUN], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, text=True)
+    live = RunRecord.create("results/live", state)  # this process is the live run's runner
+    live_agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    orphan_agent = None
+    try:
+        orphan_agent = int(helper.stdout.readline())
+        helper.kill()
+        helper.wait()
+        live.add_process(live_agent.pid, "recv s r2", group=True)
+        assert start_time(orphan_agent) is not None
+
+        report = reclaim_orphans(state, grace=2.0)
+
+        assert report.runs == 1 and report.terminated == [f"recv s r1 ({orphan_agent})"]
+        assert start_time(orphan_agent) is None, "the dead run's agent still runs"
+        assert live_agent.poll() is None, "the live run's agent was stopped"
+        assert [p.name for p in state.glob("run-*.json")] == [live.path.name]
+    finally:
+        if orphan_agent is not None and start_time(orphan_agent) is not None:
+            os.killpg(orphan_agent, signal.SIGKILL)
+        live_agent.kill()
+        live_agent.wait()
+        live.close()
