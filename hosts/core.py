@@ -37,6 +37,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from hosts import wire
+
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""
 
@@ -286,11 +288,9 @@ class Endpoint(Counters, ABC):
         a core must survive whatever arrives on its port.  With ``kinds``,
         messages of another session or kind are counted in :attr:`ignored`.
         """
-        from hosts.wire import WireError, decode
-
         try:
-            msg = decode(data)
-        except WireError:
+            msg = wire.decode(data)
+        except wire.WireError:
             self.malformed += 1
             return None
         if not kinds:

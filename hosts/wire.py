@@ -311,11 +311,33 @@ def peek_header(data: bytes) -> tuple[MsgType | int, int]:
     return _REGISTRY[mtype].MSG_TYPE, session
 
 
+#: The last :data:`DECODED_MEMO_SIZE` datagrams decoded and their messages.
+#: Messages are frozen and their fields immutable, so one decoded message can
+#: stand for every later datagram with the same bytes: the n receivers of one
+#: multicast packet (in the simulator, every replica reaches a receiver of one
+#: process) decode it once instead of n times.  Malformed datagrams are not
+#: remembered; each raises again.
+_decoded: dict[bytes, Message] = {}
+DECODED_MEMO_SIZE = 256
+
+
 def decode(data: bytes) -> Message:
     """Parse one UDP payload; raises :class:`WireError` for anything malformed."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise WireError(f"expected bytes, got {type(data).__name__}")
     data = bytes(data)
+    msg = _decoded.get(data)
+    if msg is not None:
+        return msg
+    msg = _decode(data)
+    if len(_decoded) >= DECODED_MEMO_SIZE:
+        del _decoded[next(iter(_decoded))]  # the oldest: dicts keep insertion order
+    _decoded[data] = msg
+    return msg
+
+
+def _decode(data: bytes) -> Message:
+    """:func:`decode` without the memo."""
     if len(data) > MAX_DATAGRAM:
         raise WireError(f"oversized: {len(data)} bytes > {MAX_DATAGRAM}")
     mtype, _ = peek_header(data)

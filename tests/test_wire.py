@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from dataclasses import fields
 
@@ -123,3 +124,28 @@ def test_timestamp_difference_survives_wraparound() -> None:
     assert wire.ts_diff_us(5, 0xFFFFFFFB) == 10
     assert wire.ts_diff_us(0xFFFFFFFB, 5) == -10
     assert wire.ts_us(1.5) == 1_500_000
+
+
+def test_replicas_of_one_datagram_decode_to_one_shared_message() -> None:
+    """The n receivers of a multicast packet decode it once (``wire._decoded``):
+    equal bytes, even in a fresh buffer, give the very same frozen message."""
+    raw = wire.TfmccData(session_id=7, seq=99, payload=b"p" * 100).encode()
+    first = wire.decode(raw)
+    again = wire.decode(bytearray(raw))
+    assert again is first
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.seq = 1  # type: ignore[misc]
+    other = wire.decode(wire.TfmccData(session_id=7, seq=100, payload=b"p" * 100).encode())
+    assert other is not first and other.seq == 100
+
+
+def test_decode_memo_is_bounded_and_never_remembers_a_malformed_datagram() -> None:
+    for seq in range(2 * wire.DECODED_MEMO_SIZE):
+        wire.decode(wire.RlaData(session_id=1, seq=seq, payload=b"").encode())
+    assert len(wire._decoded) <= wire.DECODED_MEMO_SIZE
+    bad = bytearray(wire.RlaData(session_id=1, seq=5, payload=b"abc").encode())
+    bad[0] ^= 0xFF  # bad magic
+    for _ in range(2):
+        with pytest.raises(wire.WireError):
+            wire.decode(bytes(bad))
+    assert bytes(bad) not in wire._decoded
