@@ -152,9 +152,9 @@ def tcp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
             + _ip_header(src, dst, PROTO_TCP, seg_len, 64, ident) + hdr + _ZEROS[:payload_len])
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Parsed:
-    """What a host needs from a received frame."""
+    """What a host needs from a received frame (frozen: :func:`parse` shares it)."""
 
     proto: int
     src: int
@@ -171,8 +171,30 @@ class Parsed:
     payload_len: int = 0
 
 
+#: The last :data:`PARSED_MEMO_SIZE` multicast frames parsed and what they
+#: parsed to.  Every replica of a multicast packet that reaches a host of one
+#: run carries the same bytes (a replica is only rewritten where the P4
+#: program rewrites it, and then its bytes differ), so the n receivers behind
+#: a switch parse it once.  Unicast frames are nearly all unique and pass by.
+_parsed: dict[bytes, Parsed | None] = {}
+PARSED_MEMO_SIZE = 64
+
+
 def parse(frame: bytes) -> Parsed | None:
     """Parse an Ethernet/IPv4 frame; None for anything else or anything malformed."""
+    if type(frame) is bytes and len(frame) >= 34 and 224 <= frame[30] < 240:  # IPv4 multicast
+        try:
+            return _parsed[frame]
+        except KeyError:
+            p = _parsed[frame] = _parse(frame)
+            if len(_parsed) > PARSED_MEMO_SIZE:
+                del _parsed[next(iter(_parsed))]  # the oldest: dicts keep insertion order
+            return p
+    return _parse(frame)
+
+
+def _parse(frame: bytes) -> Parsed | None:
+    """:func:`parse` without the memo."""
     if len(frame) < 34 or frame[12] != 0x08 or frame[13] != 0x00:
         return None
     vihl = frame[14]

@@ -49,3 +49,20 @@ def test_parser_reads_udp_and_rejects_malformed() -> None:
     bad_ulen = bytearray(f)
     bad_ulen[38:40] = (200).to_bytes(2, "big")  # UDP length beyond the datagram
     assert pk.parse(bytes(bad_ulen)) is None
+
+
+def test_replicas_of_a_multicast_frame_parse_once_and_unicast_frames_do_not_stay() -> None:
+    """Every replica of a multicast frame reaching a host has the same bytes:
+    parsing one again returns the first result (frozen, so sharing is safe);
+    unicast frames are not remembered."""
+    group = pk.ip_int("239.1.1.1")
+    f = pk.udp_frame(SMAC, pk.multicast_mac(group), SRC, group, 5001, 5001, b"data" * 50)
+    first = pk.parse(f)
+    assert first is not None and first.dst == group
+    assert pk.parse(bytes(bytearray(f))) is first
+    u = pk.udp_frame(SMAC, DMAC, SRC, DST, 1, 2, b"u" * 20)
+    assert pk.parse(u) is not pk.parse(u)
+    assert u not in pk._parsed
+    for i in range(2 * pk.PARSED_MEMO_SIZE):
+        pk.parse(pk.udp_frame(SMAC, pk.multicast_mac(group), SRC, group, 5001, 5001, i.to_bytes(4, "big")))
+    assert len(pk._parsed) <= pk.PARSED_MEMO_SIZE
