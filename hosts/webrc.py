@@ -159,6 +159,18 @@ class WebrcParams:
     #: overshoots on its own losses (2.9 -> 2.2 Mbit/s on 3 Mbit/s), so the
     #: default is False, the paper's rule (docs/protocols/webrc.md).
     overflow_lossless_only: bool = False
+    #: True: §3.3 reads a flat RR as buffers draining only once the waves'
+    #: decay would have shown, when the subscription has decayed by at least
+    #: ``overflow_margin`` since the epoch of the maximum RR (P^(Δt/TSD) <=
+    #: 1 - margin, 3.7 s with the defaults); before that a flat RR is also
+    #: what a receiver that gets every packet of its waves sees.  It lets a
+    #: receiver that restarts below neighbours whose waves already fill the
+    #: bottleneck climb back to them (a host reboot: 16.5 s, never within
+    #: 21 s with the paper's rule), but next to TCP it frees joins the rule
+    #: holds (friendliness grid median 1.11 -> 1.43), so False, the paper's
+    #: rule from the first epoch after a join, stays the default
+    #: (docs/protocols/webrc.md, "A receiver that restarts").
+    overflow_decay_evidence: bool = False
     #: LOSSP's F estimator with a young history: δ_eff = max(δ, 1/(2 + loss
     #: events since LOSSP was seeded)).  TFRC's history holds few intervals
     #: after the first loss and climbs fast; with a fixed δ = 0.125 WEBRC
@@ -555,6 +567,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.startup = True
         self.ssr = math.inf
         self.max_rr_since_join = 0.0
+        self.max_rr_at = 0.0  # end of the epoch that set max_rr_since_join
         self.events_since_join = 0  # loss events since the last join took effect
         self.last_rr = 0.0
         self.join_effect_epochs = 0  # full epochs measured since the last join took effect
@@ -918,7 +931,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.trr = self._trr_ewma
         if not self.startup:
             self.lossp.end_epoch(irr, events)
-        self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
+        if rr_rate > self.max_rr_since_join:
+            self.max_rr_since_join, self.max_rr_at = rr_rate, now
         self._queue_now = self._queueing()
         if self.pending is None:
             self.join_effect_epochs += 1
@@ -947,6 +961,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 return
         if (not self.startup and self.nwc > 0
                 and rr_rate >= (1 - s.overflow_margin) * self.max_rr_since_join
+                and (not s.overflow_decay_evidence
+                     or s.p ** ((now - self.max_rr_at) / s.tsd) <= 1 - s.overflow_margin)
                 and not (s.overflow_lossless_only and self.events_since_join)
                 and (not s.buffer_evidence_rtts or self._queue_now)):
             # 3.3: a flat reception rate means buffers drain at the bottleneck rate.

@@ -351,6 +351,22 @@ def test_a_flat_reception_without_a_queue_does_not_block_joins() -> None:
     assert r.blocked_overflow == 0 and r.joins > joins_before
 
 
+@pytest.mark.parametrize("decay_evidence", [True, False])
+def test_a_flat_reception_counts_only_once_the_waves_decay_would_show(decay_evidence: bool) -> None:
+    # overflow_decay_evidence (not the default): 3.3 reads a flat RR as
+    # draining buffers only when the subscription has decayed by the margin
+    # since the maximum RR (P^(dt/TSD) <= 0.9: 3.7 s with P 0.75, TSD 10 s);
+    # 2 s after a new maximum a receiver that gets every packet of its waves
+    # is flat too.
+    r, sc = _in_steady_state(overflow_decay_evidence=decay_evidence)
+    joins_before = r.joins
+    sc.steady(6.0, 8.5, 60, [T, 5], owd=0.12)  # a new, flat maximum behind a queue
+    if decay_evidence:
+        assert r.blocked_overflow == 0 and r.joins > joins_before
+    else:  # the paper's rule from the first epoch
+        assert r.blocked_overflow > 0 and r.joins == joins_before
+
+
 def test_buffer_overflow_rule_only_without_loss_since_the_join() -> None:
     # With overflow_lossless_only: the start-up exit's loss came after the
     # last join, LOSSP measures the congestion, so a flat RR neither blocks
