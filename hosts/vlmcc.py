@@ -177,6 +177,15 @@ class VlmccParams:
     #: Queue counted as drained when the probe's smallest RTT is within this
     #: fraction of base_rtt (or within alpha packets at the current rate).
     drain_frac: float = 0.1
+    #: A drain probe also allows the path's delay noise: the smallest round
+    #: mean RTT seen on the leader's path above its base_rtt (the RTT
+    #: samples' average excess when no queue stands), at most
+    #: ``drain_frac``·base_rtt more.  Beyond the paper: base_rtt is one
+    #: sample's minimum, a round's mean sits a send-path time or two above it
+    #: even on an empty path (3 ms of send-path time on a 35 ms path read as
+    #: a standing queue and sent VLMCC into its competitive mode alone).
+    #: False: the probe against base_rtt alone.
+    drain_noise: bool = True
     #: The switches' challenge-filter window (µs): read by the controller from the
     #: session's parameters (``assist_filter``'s ``window_us``); the hosts ignore it.
     filter_window_us: int = 100_000
@@ -256,6 +265,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.slowstart = True
         self.competing = False
         self.round_rtt_sum, self.round_rtt_n = 0.0, 0
+        #: Smallest mean RTT of a round on the current leader's path (``drain_noise``).
+        self.min_round_mean: float | None = None
         self.rounds = 0  # Vegas/competitive rounds since the last drain probe
         self.probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
         self.drained_probes = 0
@@ -433,7 +444,14 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if self.base_rtt is None or not self.round_rtt_n:
             return False
         slack = max(self.p.drain_frac * self.base_rtt, self.p.alpha * self.srtt / max(self.W, 1.0))
-        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack
+        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack + self.delay_noise()
+
+    def delay_noise(self) -> float:
+        """The path's delay noise a drain probe allows (``drain_noise``): the
+        smallest round mean's excess over base_rtt, capped at drain_frac·base_rtt."""
+        if not self.p.drain_noise or self.base_rtt is None or self.min_round_mean is None:
+            return 0.0
+        return min(max(0.0, self.min_round_mean - self.base_rtt), self.p.drain_frac * self.base_rtt)
 
     def _round(self, now: float) -> None:
         """Once per RTT: the Vegas (or competitive) adjustment, or leadership-loss probing."""
@@ -468,6 +486,10 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
                     self.rounds = 0
                     self.probe_phase = 1
         self.acks_in_round = 0
+        if self.round_rtt_n >= 2 and not self.leaderless:
+            mean = self.round_rtt_sum / self.round_rtt_n
+            if self.min_round_mean is None or mean < self.min_round_mean:
+                self.min_round_mean = mean
         self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         if self.leader:
             self.set_timer("round", now + self.srtt)
@@ -629,6 +651,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if m.rtt:
             self.rtt = min(m.rtt / 1e6, 2 * self.srtt)
         self.base_rtt = self.base_by_leader.get(m.rcvr_id, self.min_rtt_any)
+        self.min_round_mean = None  # the new leader's path: its noise is learnt afresh
         self.outstanding.clear()  # packets sent before the change count as ACKed
         self.sent_since_ack = 0
         self._arm_loss()

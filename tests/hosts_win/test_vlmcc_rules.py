@@ -765,3 +765,27 @@ def test_vegas_cuts_that_drain_the_queue_do_not_enter_the_competitive_mode():
         s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 3, 3 * 0.21, 3
         s._round(1.0 + i)
     assert not s.competing  # a growing queue, but the rule is off
+
+
+@pytest.mark.parametrize("noise", [True, False])
+def test_drain_probe_allows_the_paths_delay_noise(noise: bool):
+    """drain_noise: on an empty path a round's mean RTT sits a send-path time
+    or two above base_rtt, the smallest single sample. The smallest round mean
+    seen on the leader's path tells how much (here 4 ms on a 35 ms path, above
+    the 3.5 ms of drain_frac); a probe round at that mean is drained, one with
+    a queue on top of it is not. Without the rule the noise alone reads as a
+    standing queue and the sender competes with nobody."""
+    s = sender(initial_window=10, drain_noise=noise)
+    out(s)
+    s.slowstart, s.W, s.base_rtt, s.rtt = False, 10.0, 0.035, 0.039
+
+    def rnd(t: float, mean_rtt: float) -> None:
+        s.acks_in_round, s.round_rtt_sum, s.round_rtt_n = 5, 5 * mean_rtt, 5
+        s._round(t)
+
+    rnd(1.0, 0.039)  # an ordinary round on the empty path
+    s.round_rtt_sum, s.round_rtt_n = 5 * 0.039, 5  # a probe round at the same mean
+    assert s.queue_drained() == noise
+    s.round_rtt_sum, s.round_rtt_n = 5 * 0.048, 5  # 9 ms of queue on top: a competitor's
+    assert not s.queue_drained()
+    assert s.delay_noise() == (pytest.approx(0.0035) if noise else 0.0)  # capped at drain_frac
