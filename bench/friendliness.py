@@ -53,6 +53,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from scenario.model import SEND_PATH_AUTO  # noqa: E402
+
 SWEEPS = ROOT / "bench" / "sweeps"
 FULL = SWEEPS / "friendliness.yaml"
 QUICK = SWEEPS / "friendliness-quick.yaml"
@@ -485,17 +487,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run each cell with one more TCP flow in the session's place and print "
                          "its figures as the row 'tcp' (its ratio: that flow over the others' mean)")
     ap.add_argument("--send-jitter", metavar="TIME",
-                    help="every host's simulated send-path time (tcp_jitter and agent_jitter, e.g. 10ms; "
+                    help="every host's simulated send-path time (tcp_jitter and agent_jitter, e.g. 10ms, or "
+                         "auto: one 1500-byte frame's service time on the cell's bottleneck; "
                          "default: the scenario default), for the grid's sensitivity to phase effects")
     args = ap.parse_args(argv)
-    if args.send_jitter is not None:
+    if args.send_jitter is not None and args.send_jitter != SEND_PATH_AUTO:
         from p4switch.units import parse_time
 
         try:
             if not 0 <= parse_time(args.send_jitter) <= 0.1:
                 raise ValueError("outside 0-100ms")
         except ValueError as e:
-            raise SystemExit(f"friendliness: --send-jitter: a time of 0-100ms expected, got {args.send_jitter!r} ({e})")
+            raise SystemExit(f"friendliness: --send-jitter: a time of 0-100ms or 'auto' expected, "
+                             f"got {args.send_jitter!r} ({e})")
     if args.write_sweeps:
         write_sweeps()
         print(f"wrote {FULL.relative_to(ROOT)} and {QUICK.relative_to(ROOT)}")

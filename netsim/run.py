@@ -22,7 +22,7 @@ from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
 from reporting import results as R
-from scenario.model import Scenario, Session
+from scenario.model import SEND_PATH_AUTO, SEND_PATH_JITTER, Scenario, Session
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
 AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
@@ -83,18 +83,37 @@ class SimRun:
     faults: Any = None
 
 
+#: The frame whose service time ``auto`` takes (bits): a full Ethernet payload.
+AUTO_FRAME_BITS = 1500 * 8
+
+
+def send_path_time(value: float | str, link_rates_bps: list[float]) -> float:
+    """A send-path time in seconds; ``auto`` (``scenario.model.SEND_PATH_AUTO``)
+    is one 1500-byte frame's service time on the slowest link, Floyd and
+    Jacobson's size, kept between the 0.5 ms default and 100 ms."""
+    if value != SEND_PATH_AUTO:
+        return float(value)
+    slowest = min((r for r in link_rates_bps if r > 0), default=0.0)
+    if slowest <= 0:
+        return SEND_PATH_JITTER
+    return min(0.1, max(SEND_PATH_JITTER, AUTO_FRAME_BITS / slowest))
+
+
 def _send_jitters(scenario: Scenario) -> dict[str, float]:
     """Each host's send-path time: TCP flows' hosts ``tcp_jitter``, sessions' ``agent_jitter``.
 
     A host that is both gets the larger, as one kernel serves both.
     """
+    rates = [l.rate_bps for l in scenario.topology.links]
+    tcp_jitter = send_path_time(scenario.tcp_jitter, rates)
+    agent_jitter = send_path_time(scenario.agent_jitter, rates)
     out: dict[str, float] = {}
     for f in scenario.tcp_flows:
         for h in (f.src, f.dst):
-            out[h] = max(out.get(h, 0.0), scenario.tcp_jitter)
+            out[h] = max(out.get(h, 0.0), tcp_jitter)
     for s in scenario.sessions:
         for h in (s.sender, *s.receivers):
-            out[h] = max(out.get(h, 0.0), scenario.agent_jitter)
+            out[h] = max(out.get(h, 0.0), agent_jitter)
     return out
 
 

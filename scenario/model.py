@@ -105,6 +105,13 @@ TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
 #: own hosts had the same send path (docs/friendliness.md).
 SEND_PATH_JITTER = 0.0005
 
+#: ``tcp_jitter: auto`` / ``agent_jitter: auto``: Floyd and Jacobson's size,
+#: one 1500-byte frame's service time on the topology's slowest link (12 ms
+#: at 1 Mb/s), never below :data:`SEND_PATH_JITTER` nor above 100 ms;
+#: resolved when the simulator builds the network
+#: (``netsim.run.send_path_time``).
+SEND_PATH_AUTO = "auto"
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -135,13 +142,13 @@ class Scenario:
     #: the sessions into fixed phases at drop-tail queues, where one loses
     #: every overflow (``netsim.link.Channel.set_jitter``).
     #: Emulation ignores it: its kernels are real.
-    tcp_jitter: float = SEND_PATH_JITTER
+    tcp_jitter: float | str = SEND_PATH_JITTER
     #: The same send-path time for the sessions' hosts (senders and
     #: receivers: data, feedback and IGMP alike).  The agents stamp their
     #: packets before it, as a real agent's socket call does before the
     #: kernel sends.  0: the exact clock, where a session can sit on either
     #: side of the phase lock (before this knob existed its hosts had none).
-    agent_jitter: float = SEND_PATH_JITTER
+    agent_jitter: float | str = SEND_PATH_JITTER
 
     def steady_bounds(self) -> tuple[float, float]:
         """The steady-state window as ``(start, end)`` seconds of the run."""
@@ -751,8 +758,11 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     )
 
 
-def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float:
-    """A send-path time (``tcp_jitter``, ``agent_jitter``): 0-100 ms."""
+def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
+    """A send-path time (``tcp_jitter``, ``agent_jitter``): 0-100 ms, or
+    ``auto`` (:data:`SEND_PATH_AUTO`)."""
+    if raw.get(key) == SEND_PATH_AUTO:
+        return SEND_PATH_AUTO
     value = ctx.conv(key, parse_time, raw.get(key, SEND_PATH_JITTER), SEND_PATH_JITTER)
     if value is not None and not 0 <= value <= 0.1:
         ctx.err(key, f"must be between 0 and 100ms, got {raw.get(key)!r}")

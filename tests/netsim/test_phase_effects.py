@@ -74,3 +74,17 @@ def test_every_host_gets_its_send_path_time() -> None:
     assert default == {h: SEND_PATH_JITTER for h in ("snd1", "r1", "r2", "tsrc1", "tdst1")}
     exact_agents = _host_jitters(agent_jitter=0, tcp_jitter="2ms")
     assert exact_agents == {"snd1": 0.0, "r1": 0.0, "r2": 0.0, "tsrc1": 0.002, "tdst1": 0.002}
+
+
+def test_auto_send_path_time_is_one_frame_on_the_slowest_link() -> None:
+    """``auto``: Floyd and Jacobson's size, a 1500-byte frame's service time on
+    the topology's slowest link (12 ms at 1 Mb/s), never below the 0.5 ms
+    default (a 100 Mb/s path) nor above 100 ms."""
+    from netsim.run import send_path_time
+
+    assert send_path_time("auto", [100e6, 1e6, 100e6]) == 0.012
+    assert send_path_time("auto", [100e6]) == SEND_PATH_JITTER
+    assert send_path_time("auto", [64e3]) == 0.1
+    assert send_path_time(0.002, [1e6]) == 0.002
+    auto = _host_jitters(agent_jitter="auto", tcp_jitter="auto")
+    assert set(auto.values()) == {0.003}  # the dumbbell above: 4 Mb/s at its bottleneck

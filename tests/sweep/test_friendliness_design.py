@@ -109,5 +109,5 @@ def test_a_send_jitter_reaches_every_host_of_the_grid_and_of_the_reference(tmp_p
 def test_a_bad_send_jitter_is_refused_before_any_run() -> None:
     b = _bench()
     for bad in ("1s", "fast"):
-        with pytest.raises(SystemExit, match="--send-jitter: a time of 0-100ms expected"):
+        with pytest.raises(SystemExit, match="--send-jitter: a time of 0-100ms or .auto. expected"):
             b.main(["--send-jitter", bad, "--cells", "0", "--protocols", "tfmcc"])
