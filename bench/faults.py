@@ -92,13 +92,11 @@ def _buffer(agent):
 
 
 def run_one(name: str, proto: str, control: bool = False) -> dict:
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
     from scenario.model import load_scenario
 
     sc = _shift(_swap(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), TAIL_S)
-    ctrl = _worst_recovery(_run_quiet(sc), sc)[0] if control else "-"
-    run = build_run(sc, switch=choose_switch("p4", sc))
+    ctrl = _worst_recovery(_run_quiet(sc), sc) if control else "-"
+    run = _build(sc)
     s = sc.sessions[0]
     cut: dict[str, int] = {}
     if proto in RELIABLE:
@@ -109,7 +107,7 @@ def run_one(name: str, proto: str, control: bool = False) -> dict:
     t0 = time.perf_counter()
     run.sim.run(until=sc.duration)
     wall = time.perf_counter() - t0
-    worst, affected = _worst_recovery(run, sc)
+    worst = _worst_recovery(run, sc)
     lost = None
     if proto in RELIABLE and "seq" in cut:
         gone = {f.target for f in sc.faults if f.kind in ("receiver_crash", "receiver_leave", "agent_kill")}
@@ -124,24 +122,29 @@ def run_one(name: str, proto: str, control: bool = False) -> dict:
                 lost += max(0, cut["seq"] - buf.cum_ack) * size
     restored = [e[0] for e in run.recorder.events if e[2] == "restored"]
     fb = sum(x.value for x in run.recorder.samples if x.metric == "feedback_msgs")
-    return {"fault": name, "protocol": proto, "recover_s": worst if affected else "-", "lost_bytes": lost,
+    return {"fault": name, "protocol": proto, "recover_s": worst, "lost_bytes": lost,
             "restored": restored, "feedback": int(fb), "wall_s": wall, "control_s": ctrl}
+
+
+def _build(sc):
+    """The scenario set up in the simulator on the P4 switch."""
+    from netsim.run import build_run
+    from netsim.switches import choose_switch
+
+    return build_run(sc, switch=choose_switch("p4", sc))
 
 
 def _run_quiet(sc):
     """The scenario run to its end with no fault injected (the control)."""
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-
     quiet = dataclasses.replace(sc, faults=())
-    run = build_run(quiet, switch=choose_switch("p4", quiet))
+    run = _build(quiet)
     run.sim.run(until=quiet.duration)
     return run
 
 
-def _worst_recovery(run, sc) -> tuple[float | None | str, bool]:
+def _worst_recovery(run, sc) -> float | None | str:
     """The worst recovery time over every instance of ``sc``'s faults in
-    ``run``'s samples (None: never), and whether any session was affected."""
+    ``run``'s samples (None: never; "-": no session was affected)."""
     from scenario.faults import recovery_times
 
     worst: float | None = 0.0
@@ -151,7 +154,7 @@ def _worst_recovery(run, sc) -> tuple[float | None | str, bool]:
             for rt in recovery_times(run.recorder.samples, sc, f, t).values():
                 affected = True
                 worst = None if rt is None or worst is None else max(worst, rt)
-    return (worst if affected else "-"), affected
+    return worst if affected else "-"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from scenario.model import SEND_PATH_AUTO  # noqa: E402
+from scenario.model import SEND_PATH_AUTO, SEND_PATH_MAX  # noqa: E402
 
 SWEEPS = ROOT / "bench" / "sweeps"
 FULL = SWEEPS / "friendliness.yaml"
@@ -495,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         from p4switch.units import parse_time
 
         try:
-            if not 0 <= parse_time(args.send_jitter) <= 0.1:
+            if not 0 <= parse_time(args.send_jitter) <= SEND_PATH_MAX:
                 raise ValueError("outside 0-100ms")
         except ValueError as e:
             raise SystemExit(f"friendliness: --send-jitter: a time of 0-100ms or 'auto' expected, "

@@ -34,7 +34,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 STOP_GRACE_S = 5.0
 """SIGTERM to SIGKILL: switches and agents shut down cleanly well within this."""
@@ -211,16 +211,21 @@ def stop_run(rec: RunRecord, report: StopReport, grace: float = STOP_GRACE_S) ->
     rec.close()
 
 
-def stop_all(directory: Path | None = None, grace: float = STOP_GRACE_S) -> StopReport:
-    """Stop every recorded run in the state directory."""
-    report = StopReport()
+def _records(directory: Path | None, report: StopReport) -> Iterator[RunRecord]:
+    """The run records in the state directory; an unreadable one is reported
+    in ``report`` and left in place."""
     d = directory or state_dir()
     for path in sorted(d.glob("run-*.json")) if d.is_dir() else []:
         try:
-            rec = RunRecord.load(path)
+            yield RunRecord.load(path)
         except (OSError, ValueError, KeyError, TypeError) as e:
             report.problems.append(f"{path}: unreadable record ({type(e).__name__}); left in place")
-            continue
+
+
+def stop_all(directory: Path | None = None, grace: float = STOP_GRACE_S) -> StopReport:
+    """Stop every recorded run in the state directory."""
+    report = StopReport()
+    for rec in _records(directory, report):
         stop_run(rec, report, grace)
     return report
 
@@ -237,12 +242,7 @@ def reclaim_orphans(directory: Path | None = None, grace: float = STOP_GRACE_S) 
     live run and is left alone (``p4mcc stop`` is how a user ends that one).
     """
     report = StopReport()
-    d = directory or state_dir()
-    for path in sorted(d.glob("run-*.json")) if d.is_dir() else []:
-        try:
-            rec = RunRecord.load(path)
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # unreadable: `p4mcc stop` reports it; a new run does not guess
+    for rec in _records(directory, report):  # an unreadable record stays: the new run does not guess
         if not _same(rec.runner):
             stop_run(rec, report, grace)
     return report

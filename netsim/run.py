@@ -22,7 +22,7 @@ from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
 from reporting import results as R
-from scenario.model import SEND_PATH_AUTO, SEND_PATH_JITTER, Scenario, Session
+from scenario.model import SEND_PATH_AUTO, SEND_PATH_JITTER, SEND_PATH_MAX, Scenario, Session
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
 AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
@@ -96,7 +96,7 @@ def send_path_time(value: float | str, link_rates_bps: list[float]) -> float:
     slowest = min((r for r in link_rates_bps if r > 0), default=0.0)
     if slowest <= 0:
         return SEND_PATH_JITTER
-    return min(0.1, max(SEND_PATH_JITTER, AUTO_FRAME_BITS / slowest))
+    return min(SEND_PATH_MAX, max(SEND_PATH_JITTER, AUTO_FRAME_BITS / slowest))
 
 
 def _send_jitters(scenario: Scenario) -> dict[str, float]:

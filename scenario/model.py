@@ -111,6 +111,8 @@ SEND_PATH_JITTER = 0.0005
 #: resolved when the simulator builds the network
 #: (``netsim.run.send_path_time``).
 SEND_PATH_AUTO = "auto"
+#: The largest send-path time a scenario may ask for, ``auto`` included (s).
+SEND_PATH_MAX = 0.1
 
 
 @dataclass(frozen=True)
@@ -764,7 +766,7 @@ def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
     if raw.get(key) == SEND_PATH_AUTO:
         return SEND_PATH_AUTO
     value = ctx.conv(key, parse_time, raw.get(key, SEND_PATH_JITTER), SEND_PATH_JITTER)
-    if value is not None and not 0 <= value <= 0.1:
+    if value is not None and not 0 <= value <= SEND_PATH_MAX:
         ctx.err(key, f"must be between 0 and 100ms, got {raw.get(key)!r}")
     return SEND_PATH_JITTER if value is None else float(value)
 
