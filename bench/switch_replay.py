@@ -2,6 +2,7 @@
 
     python bench/switch_replay.py [--receivers N] [--duration S] [--order sim|node]
                                   [--variant full|egress-identity|no-replicas] [--keys]
+                                  [--repeat K]
 
 Runs ``bench/sim_speed.py``'s TFMCC tree once with P4 switch nodes,
 recording every frame each node receives (node, port, bytes, time); then
@@ -119,21 +120,11 @@ def count_keys(nodes: dict[str, P.P4SwitchNode]) -> dict[str, int]:
     return stats
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--receivers", type=int, default=256)
-    ap.add_argument("--duration", type=float, default=5.0)
-    ap.add_argument("--order", choices=["sim", "node"], default="sim")
-    ap.add_argument("--variant", choices=["full", "egress-identity", "no-replicas"], default="full")
-    ap.add_argument("--keys", action="store_true")
-    args = ap.parse_args()
-    sc = tfmcc_tree(args.duration, args.receivers)
-    log = record(sc)
-    if args.order == "node":
-        log.sort(key=lambda r: r[0])  # stable: each node's frames keep their order
-    apply_variant(args.variant)
+def replay(sc: Any, log: list, keys_wanted: bool) -> tuple[float, str, int, Any]:
+    """Feed ``log`` to a freshly built and configured network's P4 nodes:
+    (switch CPU seconds, digest, node count, egress-key counts or None)."""
     nodes = p4_nodes(build_run(sc, switch=choose_switch("p4", sc)))
-    keys = count_keys(nodes) if args.keys else None
+    keys = count_keys(nodes) if keys_wanted else None
     gc.collect()
     gc.freeze()  # as Simulator.run does: the network's objects are not the collector's work
     per_node = {name: hashlib.sha256() for name in nodes}  # each node's outputs in its own order
@@ -161,10 +152,38 @@ def main() -> int:
             digest.update(repr((cname, [c.read(i) for i in range(c.size)])).encode())
         for rname, r in sorted(sw.registers.items()):
             digest.update(repr((rname, [r.read(i) for i in range(r.size)])).encode())
-    print(f"{len(log)} frames into {len(nodes)} P4 nodes ({args.receivers} receivers, {args.duration:g} s, "
+    return cpu, digest.hexdigest()[:16], len(nodes), keys
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--receivers", type=int, default=256)
+    ap.add_argument("--duration", type=float, default=5.0)
+    ap.add_argument("--order", choices=["sim", "node"], default="sim")
+    ap.add_argument("--variant", choices=["full", "egress-identity", "no-replicas"], default="full")
+    ap.add_argument("--keys", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="replay this many times into fresh nodes; prints the median and the spread")
+    args = ap.parse_args()
+    sc = tfmcc_tree(args.duration, args.receivers)
+    log = record(sc)
+    if args.order == "node":
+        log.sort(key=lambda r: r[0])  # stable: each node's frames keep their order
+    apply_variant(args.variant)
+    runs = [replay(sc, log, args.keys) for _ in range(args.repeat)]
+    cpus = sorted(r[0] for r in runs)
+    digests = {r[1] for r in runs}
+    _, digest, nodes, keys = runs[0]
+    spread = (f" (min {cpus[0]:.2f}, median {cpus[len(cpus) // 2]:.2f}, max {cpus[-1]:.2f} of {len(cpus)} replays)"
+              if len(cpus) > 1 else "")
+    cpu = cpus[len(cpus) // 2]
+    print(f"{len(log)} frames into {nodes} P4 nodes ({args.receivers} receivers, {args.duration:g} s, "
           f"order {args.order}, {args.variant}, fast path {'on' if P.fast_path() else 'off'}): "
-          f"switch CPU {cpu:.2f} s, {cpu / max(len(log), 1) * 1e6:.1f} us per frame in, "
-          f"digest {digest.hexdigest()[:16]}")
+          f"switch CPU {cpu:.2f} s{spread}, {cpu / max(len(log), 1) * 1e6:.1f} us per frame in, "
+          f"digest {digest}")
+    if len(digests) > 1:
+        print(f"replays disagree: digests {sorted(digests)}")
+        return 1
     if keys is not None:
         n = max(keys["egress_runs"], 1)
         print(f"egress runs {keys['egress_runs']}: inputs seen before on the node {keys['repeats']} "
