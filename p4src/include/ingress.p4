@@ -223,19 +223,21 @@ control MccIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         record_result_t r0;
-        record_result_t r1;
-        record_result_t r2;
-        record_result_t r3;
         record0.apply(g0, k0, meta.in_port, meta.now, meta.membership_timeout,
                       meta.proxy_refresh, r0);
-        record1.apply(g1, k1, meta.in_port, meta.now, meta.membership_timeout,
-                      meta.proxy_refresh, r1);
-        record2.apply(g2, k2, meta.in_port, meta.now, meta.membership_timeout,
-                      meta.proxy_refresh, r2);
-        record3.apply(g3, k3, meta.in_port, meta.now, meta.membership_timeout,
-                      meta.proxy_refresh, r3);
 
         if (is_igmp) {
+            /* Only an IGMPv3 report carries records 1..3 (k1..k3 stay
+             * REC_NONE otherwise), so other packets skip their lookups. */
+            record_result_t r1;
+            record_result_t r2;
+            record_result_t r3;
+            record1.apply(g1, k1, meta.in_port, meta.now, meta.membership_timeout,
+                          meta.proxy_refresh, r1);
+            record2.apply(g2, k2, meta.in_port, meta.now, meta.membership_timeout,
+                          meta.proxy_refresh, r2);
+            record3.apply(g3, k3, meta.in_port, meta.now, meta.membership_timeout,
+                          meta.proxy_refresh, r3);
             igmp.apply(hdr, meta, sm, r0, r1, r2, r3, g0, g1, g2, g3, k0, k1, k2, k3);
         } else if (is_mdata) {
             port_data_rx.count((bit<32>)meta.in_port);
