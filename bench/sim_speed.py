@@ -11,6 +11,11 @@
 
 Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|both]
                                  [--skip-dumbbell] [--skip-ns3] [--skip-tfmcc] [--progress S]
+                                 [--interleave S]
+
+The P4/model ratio: ``--switch both --no-assistance --interleave 1`` advances
+both runs one simulated second at a time in turn, so the machine's drifting
+speed weighs on both alike (see ``measure_interleaved``).
 
 10^4 receivers: ``--receivers 10000 --duration 60 --switch both --progress 1``
 (``--switch both`` runs the P4 nodes first at that size, then the model).
@@ -35,6 +40,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -82,6 +88,41 @@ def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, float
     return {"events": run.sim.events, "wall_s": wall, "cpu_s": cpu, "events_per_s": run.sim.events / cpu,
             "sim_per_wall": sc.duration / wall, "sim_per_cpu": sc.duration / cpu,
             "switch": run.switch_kind, "run": run, "setup_cpu_s": setup}
+
+
+def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dict[str, dict[str, Any]]:
+    """``measure`` for several switch kinds at once: every run is built
+    first, then each advances ``step`` simulated seconds in turn, and the
+    CPU time of each slice goes to its run.  This machine's speed moved by
+    half between runs minutes apart (the model's 60 s took 118-169 CPU s on
+    one day), so a ratio of two runs made one after the other measures the
+    machine as much as the switches; slices a few CPU seconds long see the
+    same machine.  Peak RSS is then both runs' together."""
+    runs: dict[str, Any] = {}
+    setup: dict[str, float] = {}
+    for kind, sc in scs.items():
+        s0 = time.process_time()
+        runs[kind] = build_run(sc, switch=choose_switch(kind, sc))
+        setup[kind] = time.process_time() - s0
+    duration = next(iter(scs.values())).duration
+    cpu = dict.fromkeys(scs, 0.0)
+    wall = dict.fromkeys(scs, 0.0)
+    t = 0.0
+    while t < duration:
+        t = min(duration, t + step)
+        for kind, run in runs.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            run.sim.run(until=t)
+            cpu[kind] += time.process_time() - c0
+            wall[kind] += time.perf_counter() - t0
+        if progress:
+            print(f"    {t:.0f} s simulated: " + ", ".join(
+                f"[{k}] {r.sim.events} events, {cpu[k]:.1f} s CPU" for k, r in runs.items())
+                + (f", P4/model {cpu['p4'] / cpu['model']:.2f}" if {"p4", "model"} <= cpu.keys() else ""),
+                flush=True)
+    return {k: {"events": r.sim.events, "wall_s": wall[k], "cpu_s": cpu[k], "events_per_s": r.sim.events / cpu[k],
+                "sim_per_wall": duration / wall[k], "sim_per_cpu": duration / cpu[k], "switch": r.switch_kind,
+                "run": r, "setup_cpu_s": setup[k]} for k, r in runs.items()}
 
 
 def _rss_mib() -> float:
@@ -187,6 +228,9 @@ def main() -> int:
                          "like for like")
     ap.add_argument("--progress", type=float, default=0.0, metavar="S",
                     help="TFMCC runs: print progress every S simulated seconds")
+    ap.add_argument("--interleave", type=float, default=0.0, metavar="S",
+                    help="with --switch both: build both runs, then advance them S simulated seconds "
+                         "in turn, so the machine's drifting speed weighs on both alike")
     args = ap.parse_args()
 
     if not args.skip_dumbbell:
@@ -197,10 +241,18 @@ def main() -> int:
             kinds.reverse()  # the P4 attempt (or its refusal) first, not after hours of the model
         cpu: dict[str, float] = {}
         events: dict[str, int] = {}
+        together: dict[str, dict[str, Any]] = {}
+        if args.interleave > 0 and len(kinds) == 2:
+            scs = {k: tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance) for k in kinds}
+            try:
+                together = measure_interleaved(scs, args.interleave, args.progress > 0)
+            except SwitchUnavailable as e:
+                print(f"(b) TFMCC, {args.receivers} receivers: not run: {e}", flush=True)
+                return 0
         for kind in kinds:
             sc = tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance)
             try:
-                b = measure(sc, kind, args.progress)
+                b = together.pop(kind) if together else measure(sc, kind, args.progress)
             except SwitchUnavailable as e:  # e.g. more routes than a switch's table holds
                 print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {kind} switches: "
                       f"not run: {e}", flush=True)
@@ -217,7 +269,8 @@ def main() -> int:
             del b, sc
         if len(cpu) == 2:
             per_event = (cpu["p4"] / events["p4"]) / (cpu["model"] / events["model"])
-            print(f"    P4/model CPU-time ratio {cpu['p4'] / cpu['model']:.2f} (per event {per_event:.2f})")
+            how = f", interleaved every {args.interleave:g} simulated s" if args.interleave > 0 else ""
+            print(f"    P4/model CPU-time ratio {cpu['p4'] / cpu['model']:.2f} (per event {per_event:.2f}{how})")
     return 0
 
 
