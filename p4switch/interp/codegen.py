@@ -36,7 +36,8 @@ from .lower_externs import ExternLowering
 from .lower_parser import ParserLowering
 from .lower_tables import TableLowering
 from .lower_types import TypeLowering
-from .replicas import frame_class, rebound_params, replica_copy_source, touched_members, written_members
+from .replicas import (PLAIN_CONTEXT, context_attrs, frame_class, rebound_params, replica_copy_source,
+                       touched_members, written_members)
 
 __all__ = ["Lowering", "UnsupportedError", "FieldList"]
 
@@ -76,6 +77,9 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         self.source = ""
         #: whether the generated code reads queue metadata (``QUEUE_READ``)
         self.reads_queue = False
+        #: whether egress leaves the packet context alone (set by ``build``)
+        self.egress_plain_context = False
+        self.egress_sm_written: Optional[set[str]] = None
         self.ctx = V.PacketCtx()
         self.override = {}
         self._setup_globals()
@@ -993,6 +997,16 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
             self.out.append(self._replica_copy(f"rep_copy_{k}", p[1 + i].type, i, roles, spans))
         self.out.append(self._same_output(p[1].type, p[2].type, roles, spans))
         source = "\n".join(self.out)
+        a, b = spans["egress"]
+        #: egress (with what it calls) reads no per-replica packet context and
+        #: requests no clone, recirculation, truncation or digest, so the
+        #: switch may run a packet's replicas one after another at once
+        self.egress_plain_context = context_attrs("\n".join(self.out[a:b]), source) <= PLAIN_CONTEXT
+        eparams = [q for q in roles["egress"].decl.params if not isinstance(st(q.type), T.ExternType)]
+        #: standard metadata members egress may assign (None: it escapes as
+        #: a whole), so replicas can share one struct and restore just those
+        self.egress_sm_written = (written_members("\n".join(self.out[a:b]), eparams[2].name)
+                                  if len(eparams) > 2 else None)
         if self.share_code:
             self.source, code, self.reads_queue = _compiled(source)
         else:

@@ -129,3 +129,33 @@ def rebound_params(text: str) -> set[str]:
 def rebound(text: str, pname: str) -> bool:
     """Whether ``text`` may rebind ``E.p_<pname>`` (see ``rebound_params``)."""
     return pname in rebound_params(text)
+
+
+#: packet-context attributes whose value is the same for every replica of a
+#: packet: the length, time and payload, and log_msg's output
+PLAIN_CONTEXT = frozenset({"length", "now_us", "payload", "log", "log_on", "fmt"})
+_PK_ATTR = re.compile(r"\b_pk\.(\w+)")
+_DEF = re.compile(r"^def (\w+)\(", re.M)
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def context_attrs(text: str, source: str) -> set[str]:
+    """Packet-context attributes (``_pk.<attr>``) that ``text`` (one block's
+    generated code) or any top-level function it calls, directly or not,
+    names.  A top-level action or function is generated where it is first
+    used, which may be another block's code: ``source`` (the whole program)
+    supplies their text."""
+    defs: dict[str, str] = {}
+    starts = [(m.start(), m.group(1)) for m in _DEF.finditer(source)]
+    for (a, name), (b, _) in zip(starts, starts[1:] + [(len(source), "")]):
+        defs[name] = source[a:b]
+    seen: set[str] = set()
+    todo = [text]
+    attrs: set[str] = set()
+    while todo:
+        t = todo.pop()
+        attrs.update(_PK_ATTR.findall(t))
+        for name in set(_NAME.findall(t)) & defs.keys() - seen:
+            seen.add(name)
+            todo.append(defs[name])
+    return attrs

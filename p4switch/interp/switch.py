@@ -121,6 +121,9 @@ class Switch:
         # replicas whose egress left the deparsed state as ingress made it
         # share one computeChecksum + deparser run (fast path only)
         self._same_output: Optional[Callable[..., bool]] = p["same_output"] if fast else None
+        # ... and, when egress leaves the packet context alone, run one
+        # after another as soon as ingress made them (_replicate_now)
+        self._at_once = self._same_output is not None and self._low.egress_plain_context
         self._ctx: V.PacketCtx = self._low.ctx
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -158,6 +161,18 @@ class Switch:
         # queue metadata is only worth computing when the program reads it
         # (a field list or digest that carries it names it in the source too)
         self._reads_queue = self._sm_queue and (not fast or self._low.reads_queue)
+        # replicas run at once share one standard metadata struct: what each
+        # one's set-up writes, plus a restore of what egress may assign
+        written = self._low.egress_sm_written if self._at_once else None
+        if written is not None:
+            per_replica = {"egress_port", "egress_spec", "packet_length"}
+            per_replica |= {"egress_rid"} if self._sm_rid else set()
+            per_replica |= {"enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"} if self._sm_queue else set()
+            per_replica |= {"egress_global_timestamp"} if self._sm_ts else set()
+            self._sm_restore: Optional[tuple[str, ...]] = tuple(
+                f"f_{n}" for n in sorted(written - per_replica) if f"f_{n}" in self._sm_has)
+        else:
+            self._sm_restore = None
 
     # ================================================================== packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
@@ -203,13 +218,13 @@ class Switch:
             if passes > MAX_PASSES:
                 raise V.P4RuntimeFault("too many resubmit/recirculate passes")
             data, in_port, itype, fl, old_roots, length = ingress_q.popleft()
-            ingress_pass(data, in_port, itype, fl, old_roots, length, now, now_us, ingress_q, egress_q)
+            ingress_pass(data, in_port, itype, fl, old_roots, length, now, now_us, ingress_q, egress_q, out)
             while egress_q:
                 egress_pass(egress_q.popleft(), now, now_us, ingress_q, egress_q, out)
 
     def _ingress_pass(self, data: bytes, in_port: int, itype: int, fl: Optional[FieldList],
                       old_roots: Optional[tuple], length: int, now: float, now_us: int,
-                      ingress_q: deque, egress_q: deque) -> None:
+                      ingress_q: deque, egress_q: deque, out: list[Egress]) -> None:
         ctx = self._ctx
         ctx.reset(now_us, length, b"")
         hdr, meta, sm = self._new_H(), self._new_M(), self._new_SM()
@@ -246,7 +261,7 @@ class Switch:
                 return
         if mgid:
             sm.f_instance_type = REPLICATION
-            self._multicast(mgid, (hdr, meta, sm), payload, length, egress_q, ctx.truncate)
+            self._multicast(mgid, (hdr, meta, sm), payload, length, egress_q, ctx.truncate, (now, now_us, out))
             return
         egress_spec = sm.f_egress_spec
         if egress_spec == self.drop_port:
@@ -291,12 +306,18 @@ class Switch:
         return False
 
     def _multicast(self, mgid: int, roots: tuple, payload: bytes, length: int, egress_q: deque,
-                   truncate: int) -> None:
+                   truncate: int, at_once: Optional[tuple[float, int, list[Egress]]] = None) -> None:
+        """One replica per PRE entry of ``mgid``, queued for egress; with
+        ``at_once`` (now, now_us, out) and nothing else waiting for egress,
+        run through egress here (``_replicate_now``)."""
         reps = self.pre.replicas(mgid)
         if not reps:
             self.stats["dropped"] += 1
             return
         self.stats["replicas"] += len(reps)
+        if at_once is not None and self._at_once and not egress_q:
+            self._replicate_now(reps, roots, payload, length, truncate, *at_once)
+            return
         hdr, meta, sm = roots
         rep_h, rep_m, set_rid, last = self._rep_H, self._rep_M, self._sm_rid, len(reps) - 1
         # [pre-egress headers, metadata, deparsed output once known]
@@ -309,6 +330,95 @@ class Switch:
             if set_rid:
                 s.f_egress_rid = rid
             egress_q.append((port, h, m, s, payload, length, truncate, shared))
+
+    def _replicate_now(self, reps: Sequence[tuple[int, int]], roots: tuple, payload: bytes, length: int,
+                       truncate: int, now: float, now_us: int, out: list[Egress]) -> None:
+        """``_egress_pass`` for every replica of one packet, in PRE order.
+
+        What the queue would do, minus the queue: valid when egress requests
+        nothing of the traffic manager (no clone, recirculation, truncation
+        or digest) and reads of the packet context only what is the same for
+        every replica (``Lowering.egress_plain_context``), and when no other
+        copy waits for egress before them (so the output order is the
+        queue's).  computeChecksum and the deparser are then pure
+        (``same_output`` is defined), so one run serves the replicas whose
+        egress changed nothing they read.
+
+        Replicas run one after another, so they need not be copies made
+        up front: the next replica reuses the headers (and metadata) the last
+        one left while ``same_output`` says they still equal the pre-egress
+        state (it compares every member egress or computeChecksum can
+        change), else it starts from a fresh copy of that state; and it
+        reuses the standard metadata struct, restoring the members egress
+        may assign (``_sm_restore``), else a copy."""
+        hdr, meta, sm = roots
+        stats = self.stats
+        if self._sm_prio and sm.f_priority >= self.queues_per_port:
+            stats["dropped"] += len(reps)  # every replica carries the packet's priority
+            return
+        self._ctx.reset(now_us, length, payload)
+        rep_h, rep_m, set_rid = self._rep_H, self._rep_M, self._sm_rid
+        same, egress, deparse, drop_port = self._same_output, self._egress, self._deparse, self.drop_port
+        h0, m0 = rep_h(hdr), rep_m(meta)  # the pre-egress state; shares what egress never names
+        meta_fixed = m0 is meta  # egress and computeChecksum never change the metadata
+        restore = self._sm_restore
+        sm0 = sm.copy() if restore is None else None
+        saved = [(n, getattr(sm, n)) for n in restore] if restore else ()
+        queue_model = self.queue_model if self._reads_queue else None
+        # queue and egress time fields no code of the program reads are left
+        # unset: nothing after these replicas' egress sees their struct
+        read = self._low.reads_queue
+        sm_queue, sm_ts = self._sm_queue and read, self._sm_ts and read
+        enq_depth = deq_delta = deq_depth = 0
+        shared_pkt: Optional[bytes] = None
+        h, m, s = hdr, meta, sm
+        for i, (port, rid) in enumerate(reps):
+            if i:
+                if sm0 is not None:
+                    s = sm0.copy()
+                else:
+                    for n, v in saved:
+                        setattr(s, n, v)
+            if set_rid:
+                s.f_egress_rid = rid
+            if queue_model is not None:
+                enq_depth, deq_delta, deq_depth = queue_model(port, now)
+            if sm_queue:
+                s.f_enq_timestamp = now_us & 0xFFFFFFFF
+                s.f_enq_qdepth = enq_depth & 0x7FFFF
+                s.f_deq_timedelta = deq_delta & 0xFFFFFFFF
+                s.f_deq_qdepth = deq_depth & 0x7FFFF
+            if sm_ts:
+                s.f_egress_global_timestamp = (now_us + deq_delta) & 0xFFFFFFFFFFFF
+            s.f_egress_port = port
+            s.f_egress_spec = 0
+            s.f_packet_length = length
+            try:
+                h2, m2, s2 = egress(h, m, s)
+            except ExitSignal as x:
+                h2, m2, s2 = x.outs or (h, m, s)
+            fresh = h2 is h and m2 is m  # else a fresh copy either way (below)
+            if s2.f_egress_spec == drop_port:
+                stats["dropped"] += 1
+                fresh = fresh and same(h, m, h0, m0)  # type: ignore[misc]
+            else:
+                if same(h2, m2, h0, m0):  # type: ignore[misc]
+                    if shared_pkt is None:
+                        pkt = shared_pkt = deparse(h2, m2, payload)
+                        fresh = fresh and same(h, m, h0, m0)  # type: ignore[misc]  # computeChecksum's writes
+                    else:
+                        pkt = shared_pkt
+                        self.shared_outputs += 1
+                else:
+                    pkt = deparse(h2, m2, payload)
+                    fresh = False
+                if truncate:
+                    pkt = pkt[:truncate]
+                out.append(_new_tuple(Egress, (port, pkt, s2.f_instance_type)))
+            if not fresh:
+                h = rep_h(h0)
+            if not meta_fixed:
+                m = rep_m(m0)  # metadata egress may change: a fresh copy for each replica
 
     def _to_session(self, cfg: MirrorSession, roots: tuple, payload: bytes, length: int,
                     egress_q: deque) -> None:

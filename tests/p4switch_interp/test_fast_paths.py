@@ -271,3 +271,70 @@ def test_register_and_counter_cells_are_compact_and_keep_their_semantics() -> No
     assert [m.execute(7, 1, 100) for _ in range(2)] == [GREEN, RED] and list(m.meters) == [7]
     m._m(7).reset()
     assert m.execute(7, 2, 100) == GREEN
+
+
+CLONE_PROGRAM = r"""
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> x; }
+header b_t { bit<8> y; }
+struct headers_t { a_t a; b_t b; }
+struct meta_t { bit<8> m; }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.a); pkt.extract(h.b); transition accept; }
+}
+control VC(inout headers_t h, inout meta_t meta) { apply { } }
+action copy_to(in bit<32> session) { clone(CloneType.E2E, session); }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        sm.mcast_grp = 1;
+        if (h.a.x == 1) { clone(CloneType.I2E, 5); }
+#ifdef EGRESS_CLONE
+        if (h.a.x == 9) { copy_to(6); }  /* the global action is generated here first */
+#endif
+    }
+}
+control E(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        /* mark_to_drop zeroes mcast_grp: the next replica must see it again */
+        h.b.y = (bit<8>) sm.egress_port | ((bit<8>) sm.mcast_grp << 4);
+        if (sm.egress_port == 3) { mark_to_drop(sm); }
+#ifdef EGRESS_CLONE
+        if (h.a.x == 2 && sm.instance_type == 5 && sm.egress_port == 2) { copy_to(6); }
+#endif
+    }
+}
+control CC(inout headers_t h, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t h) { apply { pkt.emit(h.a); pkt.emit(h.b); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("egress_clone", [False, True])
+def test_replicas_run_at_once_only_when_egress_leaves_the_traffic_manager_alone(
+        egress_clone: bool, tmp_path: Path) -> None:
+    """A packet's replicas skip the egress queue when egress requests no
+    clone, recirculation, truncation or digest (also through an action
+    generated in ingress's code) and nothing waits before them, and then
+    share one standard metadata struct whose members egress assigned are
+    restored for the next replica; either way the outputs, their order and
+    the stats equal the reference path's."""
+    src = tmp_path / "clone.p4"
+    src.write_text(CLONE_PROGRAM)
+    defines = {"EGRESS_CLONE": "1"} if egress_clone else {}
+    fast, plain = load_switch(str(src), defines=defines), load_switch(str(src), defines=defines, fast=False)
+    assert fast._at_once is (not egress_clone)
+    for sw in (fast, plain):
+        sw.set_multicast_group(1, [(1, 0), (2, 0), (3, 0), (4, 0)])
+        sw.mirroring_add(5, 9)
+        sw.mirroring_add(6, 8)
+    for x in (0, 1, 2, 0):  # 1: an ingress clone waits in the queue before the replicas
+        frame = bytes([x, 0x55])
+        got, want = fast.process(0, frame), plain.process(0, frame)
+        assert got == want
+    assert fast.stats == plain.stats
+    outs = fast.process(0, bytes([1, 0x55]))
+    assert [o.port for o in outs] == [9, 1, 2, 4]  # the clone first, port 3 dropped by egress
+    assert [o.data[1] for o in outs] == [0x09, 0x11, 0x12, 0x14]  # the clone's metadata was reset
+    if egress_clone:
+        assert [o.port for o in fast.process(0, bytes([2, 0x55]))] == [1, 2, 4, 8]  # egress clone queued last
