@@ -84,7 +84,7 @@ def apply_variant(variant: str) -> None:
         S.Switch.__init__ = patched  # type: ignore[method-assign]
     elif variant == "no-replicas":
         def multicast(self: S.Switch, mgid: int, roots: tuple, payload: bytes, length: int,
-                      egress_q: Any, truncate: int) -> None:
+                      egress_q: Any, truncate: int, at_once: Any = None) -> None:
             reps = self.pre.replicas(mgid)
             if reps:
                 data = self._emit(roots[0], payload)
