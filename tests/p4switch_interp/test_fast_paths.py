@@ -20,7 +20,8 @@ from p4switch.interp.replicas import rebound, touched_members, written_members
 from p4switch.runtime import bits, hashes
 from p4switch.runtime.pre import Pre
 
-PROGRAM = r"""
+#: two one-byte headers, parsed in order, and an empty verifyChecksum
+TWO_HEADERS = r"""
 #include <core.p4>
 #include <v1model.p4>
 header a_t { bit<8> x; }
@@ -31,6 +32,9 @@ parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metad
     state start { pkt.extract(h.a); pkt.extract(h.b); transition accept; }
 }
 control VC(inout headers_t h, inout meta_t meta) { apply { } }
+"""
+
+PROGRAM = TWO_HEADERS + r"""
 control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     apply { sm.mcast_grp = 1; }
 }
@@ -273,17 +277,7 @@ def test_register_and_counter_cells_are_compact_and_keep_their_semantics() -> No
     assert m.execute(7, 2, 100) == GREEN
 
 
-CLONE_PROGRAM = r"""
-#include <core.p4>
-#include <v1model.p4>
-header a_t { bit<8> x; }
-header b_t { bit<8> y; }
-struct headers_t { a_t a; b_t b; }
-struct meta_t { bit<8> m; }
-parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(h.a); pkt.extract(h.b); transition accept; }
-}
-control VC(inout headers_t h, inout meta_t meta) { apply { } }
+CLONE_PROGRAM = TWO_HEADERS + r"""
 action copy_to(in bit<32> session) { clone(CloneType.E2E, session); }
 control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     apply {
