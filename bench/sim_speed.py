@@ -69,7 +69,7 @@ def tfmcc_tree(duration: float, receivers: int, assistance: bool = True):
     }, known_protocols=None)
 
 
-def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, float]:
+def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, Any]:
     s0 = time.process_time()
     run = build_run(sc, switch=choose_switch(switch, sc))
     setup = time.process_time() - s0
@@ -84,9 +84,13 @@ def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, float
                   f"({run.sim.events / max(cpu, 1e-9):,.0f} per CPU s), peak RSS {_rss_mib():.0f} MiB", flush=True)
     else:
         run.sim.run(until=sc.duration)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return _figures(run, sc.duration, time.process_time() - c0, time.perf_counter() - t0, setup)
+
+
+def _figures(run: Any, duration: float, cpu: float, wall: float, setup: float) -> dict[str, Any]:
+    """What ``measure`` reports of one finished run."""
     return {"events": run.sim.events, "wall_s": wall, "cpu_s": cpu, "events_per_s": run.sim.events / cpu,
-            "sim_per_wall": sc.duration / wall, "sim_per_cpu": sc.duration / cpu,
+            "sim_per_wall": duration / wall, "sim_per_cpu": duration / cpu,
             "switch": run.switch_kind, "run": run, "setup_cpu_s": setup}
 
 
@@ -120,9 +124,7 @@ def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dic
                 f"[{k}] {r.sim.events} events, {cpu[k]:.1f} s CPU" for k, r in runs.items())
                 + (f", P4/model {cpu['p4'] / cpu['model']:.2f}" if {"p4", "model"} <= cpu.keys() else ""),
                 flush=True)
-    return {k: {"events": r.sim.events, "wall_s": wall[k], "cpu_s": cpu[k], "events_per_s": r.sim.events / cpu[k],
-                "sim_per_wall": duration / wall[k], "sim_per_cpu": duration / cpu[k], "switch": r.switch_kind,
-                "run": r, "setup_cpu_s": setup[k]} for k, r in runs.items()}
+    return {k: _figures(r, duration, cpu[k], wall[k], setup[k]) for k, r in runs.items()}
 
 
 def _rss_mib() -> float:
@@ -242,6 +244,7 @@ def main() -> int:
         cpu: dict[str, float] = {}
         events: dict[str, int] = {}
         together: dict[str, dict[str, Any]] = {}
+        scs: dict[str, Any] = {}
         if args.interleave > 0 and len(kinds) == 2:
             scs = {k: tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance) for k in kinds}
             try:
@@ -250,7 +253,8 @@ def main() -> int:
                 print(f"(b) TFMCC, {args.receivers} receivers: not run: {e}", flush=True)
                 return 0
         for kind in kinds:
-            sc = tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance)
+            sc = scs[kind] if together else tfmcc_tree(args.duration, args.receivers,
+                                                      assistance=not args.no_assistance)
             try:
                 b = together.pop(kind) if together else measure(sc, kind, args.progress)
             except SwitchUnavailable as e:  # e.g. more routes than a switch's table holds

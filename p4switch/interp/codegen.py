@@ -998,15 +998,15 @@ class Lowering(TypeLowering, ExternLowering, TableLowering, ParserLowering):
         self.out.append(self._same_output(p[1].type, p[2].type, roles, spans))
         source = "\n".join(self.out)
         a, b = spans["egress"]
+        egress_text = "\n".join(self.out[a:b])
         #: egress (with what it calls) reads no per-replica packet context and
         #: requests no clone, recirculation, truncation or digest, so the
         #: switch may run a packet's replicas one after another at once
-        self.egress_plain_context = context_attrs("\n".join(self.out[a:b]), source) <= PLAIN_CONTEXT
+        self.egress_plain_context = context_attrs(egress_text, source) <= PLAIN_CONTEXT
         eparams = [q for q in roles["egress"].decl.params if not isinstance(st(q.type), T.ExternType)]
         #: standard metadata members egress may assign (None: it escapes as
         #: a whole), so replicas can share one struct and restore just those
-        self.egress_sm_written = (written_members("\n".join(self.out[a:b]), eparams[2].name)
-                                  if len(eparams) > 2 else None)
+        self.egress_sm_written = written_members(egress_text, eparams[2].name) if len(eparams) > 2 else None
         if self.share_code:
             self.source, code, self.reads_queue = _compiled(source)
         else:

@@ -29,6 +29,8 @@ from .shared import instance as shared_instance
 from .values import ExitSignal, PacketIn, PacketOut, ParserError
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = range(7)
+#: standard metadata queue fields the traffic manager fills for egress (``_stamp_egress``)
+QUEUE_FIELDS = ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth")
 MAX_PASSES = 64  # resubmit/recirculate passes per input packet before the switch gives up
 
 
@@ -149,8 +151,7 @@ class Switch:
         self.shared_outputs = 0
         sm = self._new_SM()
         self._sm_has = {n for n in dir(sm) if n.startswith("f_")}
-        self._sm_queue = all(f"f_{n}" in self._sm_has for n in
-                             ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"))
+        self._sm_queue = all(f"f_{n}" in self._sm_has for n in QUEUE_FIELDS)
         self._sm_ts = "f_ingress_global_timestamp" in self._sm_has and "f_egress_global_timestamp" in self._sm_has
         self._sm_prio = "f_priority" in self._sm_has
         self._sm_rid = "f_egress_rid" in self._sm_has
@@ -165,10 +166,7 @@ class Switch:
         # one's set-up writes, plus a restore of what egress may assign
         written = self._low.egress_sm_written if self._at_once else None
         if written is not None:
-            per_replica = {"egress_port", "egress_spec", "packet_length"}
-            per_replica |= {"egress_rid"} if self._sm_rid else set()
-            per_replica |= {"enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth"} if self._sm_queue else set()
-            per_replica |= {"egress_global_timestamp"} if self._sm_ts else set()
+            per_replica = self._stamped_fields() | ({"egress_rid"} if self._sm_rid else set())
             self._sm_restore: Optional[tuple[str, ...]] = tuple(
                 f"f_{n}" for n in sorted(written - per_replica) if f"f_{n}" in self._sm_has)
         else:
@@ -364,12 +362,7 @@ class Switch:
         restore = self._sm_restore
         sm0 = sm.copy() if restore is None else None
         saved = [(n, getattr(sm, n)) for n in restore] if restore else ()
-        queue_model = self.queue_model if self._reads_queue else None
-        # queue and egress time fields no code of the program reads are left
-        # unset: nothing after these replicas' egress sees their struct
-        read = self._low.reads_queue
-        sm_queue, sm_ts = self._sm_queue and read, self._sm_ts and read
-        enq_depth = deq_delta = deq_depth = 0
+        stamp = self._stamp_egress
         shared_pkt: Optional[bytes] = None
         h, m, s = hdr, meta, sm
         for i, (port, rid) in enumerate(reps):
@@ -381,18 +374,7 @@ class Switch:
                         setattr(s, n, v)
             if set_rid:
                 s.f_egress_rid = rid
-            if queue_model is not None:
-                enq_depth, deq_delta, deq_depth = queue_model(port, now)
-            if sm_queue:
-                s.f_enq_timestamp = now_us & 0xFFFFFFFF
-                s.f_enq_qdepth = enq_depth & 0x7FFFF
-                s.f_deq_timedelta = deq_delta & 0xFFFFFFFF
-                s.f_deq_qdepth = deq_depth & 0x7FFFF
-            if sm_ts:
-                s.f_egress_global_timestamp = (now_us + deq_delta) & 0xFFFFFFFFFFFF
-            s.f_egress_port = port
-            s.f_egress_spec = 0
-            s.f_packet_length = length
+            stamp(s, port, length, now, now_us)
             try:
                 h2, m2, s2 = egress(h, m, s)
             except ExitSignal as x:
@@ -437,21 +419,7 @@ class Switch:
             return
         ctx = self._ctx
         ctx.reset(now_us, length, payload)
-        queue_model = self.queue_model
-        if queue_model is not None and self._reads_queue:
-            enq_depth, deq_delta, deq_depth = queue_model(port, now)
-        else:
-            enq_depth = deq_delta = deq_depth = 0
-        if self._sm_queue:
-            sm.f_enq_timestamp = now_us & 0xFFFFFFFF
-            sm.f_enq_qdepth = enq_depth & 0x7FFFF
-            sm.f_deq_timedelta = deq_delta & 0xFFFFFFFF
-            sm.f_deq_qdepth = deq_depth & 0x7FFFF
-        if self._sm_ts:
-            sm.f_egress_global_timestamp = (now_us + deq_delta) & 0xFFFFFFFFFFFF
-        sm.f_egress_port = port
-        sm.f_egress_spec = 0  # BMv2 writes drop_port + 1, which wraps to 0 in 9 bits
-        sm.f_packet_length = length
+        self._stamp_egress(sm, port, length, now, now_us)
         try:
             hdr, meta, sm = self._egress(hdr, meta, sm)
         except ExitSignal as x:
@@ -491,6 +459,35 @@ class Switch:
         if trunc:
             pkt = pkt[:trunc]
         out.append(_new_tuple(Egress, (port, pkt, sm.f_instance_type)))  # Egress(...) minus one call
+
+    def _stamp_egress(self, sm: Any, port: int, length: int, now: float, now_us: int) -> None:
+        """Standard metadata as the traffic manager hands a copy to egress on
+        ``port``: queue depths and times (from the queue model when the
+        program reads them), the port, the length, ``egress_spec`` zeroed."""
+        queue_model = self.queue_model
+        if queue_model is not None and self._reads_queue:
+            enq_depth, deq_delta, deq_depth = queue_model(port, now)
+        else:
+            enq_depth = deq_delta = deq_depth = 0
+        if self._sm_queue:
+            sm.f_enq_timestamp = now_us & 0xFFFFFFFF
+            sm.f_enq_qdepth = enq_depth & 0x7FFFF
+            sm.f_deq_timedelta = deq_delta & 0xFFFFFFFF
+            sm.f_deq_qdepth = deq_depth & 0x7FFFF
+        if self._sm_ts:
+            sm.f_egress_global_timestamp = (now_us + deq_delta) & 0xFFFFFFFFFFFF
+        sm.f_egress_port = port
+        sm.f_egress_spec = 0  # BMv2 writes drop_port + 1, which wraps to 0 in 9 bits
+        sm.f_packet_length = length
+
+    def _stamped_fields(self) -> set[str]:
+        """The standard metadata members ``_stamp_egress`` sets."""
+        out = {"egress_port", "egress_spec", "packet_length"}
+        if self._sm_queue:
+            out.update(QUEUE_FIELDS)
+        if self._sm_ts:
+            out.add("egress_global_timestamp")
+        return out
 
     def _checksummed(self, hdr: Any, meta: Any) -> tuple[Any, Any]:
         """Headers and metadata after computeChecksum."""
