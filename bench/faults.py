@@ -15,6 +15,10 @@ in the simulator on the P4 switch.  Printed per (fault, protocol):
 * **lost B** (RLA and MTCP, the reliable ones): bytes the sender had sent
   :data:`DRAIN_S` seconds before the end that some surviving receiver never
   got in order -- 0 is what a reliable protocol owes;
+* **before Mb/s**: the session's mean receiver throughput over the 5 s
+  before the (first) fault: the level recovery is measured against, so a
+  session that was not running shows here (a WEBRC session whose default
+  rate overran its sender's link once gave "recovered" rows from nothing);
 * the switch's ``restored`` time and the feedback the sender saw;
 * with ``--control``, **control s**: the same recovery analysis over the
   same run with no fault injected -- the protocol's own dips at that time
@@ -121,9 +125,20 @@ def run_one(name: str, proto: str, control: bool = False) -> dict:
             if buf is not None:
                 lost += max(0, cut["seq"] - buf.cum_ack) * size
     restored = [e[0] for e in run.recorder.events if e[2] == "restored"]
+    first = min((t for f in sc.faults for t in f.times(sc.duration)), default=None)
+    before = None if first is None else _mean_throughput(run, s, first - 5.0, first)
     fb = sum(x.value for x in run.recorder.samples if x.metric == "feedback_msgs")
     return {"fault": name, "protocol": proto, "recover_s": worst, "lost_bytes": lost,
-            "restored": restored, "feedback": int(fb), "wall_s": wall, "control_s": ctrl}
+            "restored": restored, "feedback": int(fb), "wall_s": wall, "control_s": ctrl,
+            "before_bps": before}
+
+
+def _mean_throughput(run, session, t0: float, t1: float) -> float | None:
+    """The session's receivers' mean throughput sample in [t0, t1) (bit/s)."""
+    vals = [x.value for x in run.recorder.samples
+            if x.kind == "session" and x.flow == session.name and x.node in session.receivers
+            and x.metric == "throughput_bps" and t0 <= x.time < t1]
+    return sum(vals) / len(vals) if vals else None
 
 
 def _build(sc):
@@ -171,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     names = a.fault or (list(QUICK) if a.quick else sorted(p.stem for p in SCENARIOS.glob("*.yaml")
                                                            if p.stem != "processes"))
     protos = a.protocol or list(PROTOCOLS)
-    print(f"{'fault':<20} {'protocol':<7} {'recover s':>9} {'control s':>9} {'lost B':>9} {'restored at':>12} "
+    print(f"{'fault':<20} {'protocol':<7} {'recover s':>9} {'control s':>9} {'before Mb/s':>11} {'lost B':>9} "
+          f"{'restored at':>12} "
           f"{'fb msgs':>8} {'wall s':>7}")
     cases = [(n, p) for n in names for p in protos]
     if a.jobs > 1:
@@ -186,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         rec_s, ctrl_s = _figure(r["recover_s"]), _figure(r["control_s"])
         lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
         restored = ",".join(f"{t:.1f}" for t in r["restored"]) or "-"
-        print(f"{n:<20} {p:<7} {rec_s:>9} {ctrl_s:>9} {lost:>9} {restored:>12} {r['feedback']:>8} "
+        before = "-" if r["before_bps"] is None else f"{r['before_bps'] / 1e6:.2f}"
+        print(f"{n:<20} {p:<7} {rec_s:>9} {ctrl_s:>9} {before:>11} {lost:>9} {restored:>12} {r['feedback']:>8} "
               f"{r['wall_s']:>7.1f}", flush=True)
     return 0
 

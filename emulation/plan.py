@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.program import CPU_PORT, P4_SOURCE
-from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow
+from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow, fit_sessions_to_links
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPC_BASE_PORT = 50051
@@ -162,6 +162,8 @@ def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, durat
 def make_plan(scenario: Scenario, out_dir: Path) -> EmulationPlan:
     """Everything the emulation will create, for ``scenario``, logging into ``out_dir``."""
     from controller.topology import TopologyError, from_scenario_topology
+
+    scenario, _ = fit_sessions_to_links(scenario)  # loading warned about what does not fit
 
     try:
         ctopo = from_scenario_topology(scenario.topology)

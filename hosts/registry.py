@@ -128,6 +128,11 @@ class Protocol:
     the session's one group."""
     filter_window_us: int = 0
     """The switch's filter round (µs) when the protocol's reports carry none."""
+    sender_link: str = ""
+    """Name of a module function ``(params as written, sender link bit/s) ->
+    (parameters to add, warning or None)`` for a protocol whose sender sends
+    at a rate it does not adapt (WEBRC's session rate): it fits the defaults
+    to the sender's own link.  Empty: the protocol adapts by itself."""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def _attr(self, attr: str) -> Any:
@@ -180,6 +185,13 @@ class Protocol:
             params = self.parse_params(params)
         return tuple(str(g) for g in self._attr(self.groups)(group, params))
 
+    def fit_sender_link(self, given: dict[str, Any], link_bps: float) -> tuple[dict[str, Any], str | None]:
+        """Parameters to add so the session's defaults fit a sender link of
+        ``link_bps``, and a warning when the parameters ``given`` do not."""
+        if not self.sender_link:
+            return {}, None
+        return self._attr(self.sender_link)(given, link_bps)
+
     def sender(self, config: SessionConfig) -> Endpoint:
         """Build the sender agent (params None or a dict are accepted too)."""
         return self.sender_factory(self._config(config))
@@ -195,7 +207,7 @@ _ENTRIES: list[Protocol] = [
              mode="filter"),
     Protocol("webrc", "hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
              "wave and equation based rate control (multi-rate, receiver driven)",
-             groups="channel_groups"),
+             groups="channel_groups", sender_link="fit_sender_link"),
     Protocol("rla", "hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
              "random listening algorithm (reliable, window based, SACK feedback)"),
     Protocol("mtcp", "hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",

@@ -30,7 +30,7 @@ from typing import Any
 from hosts import wire
 from hosts.core import Address, JoinGroup, LeaveGroup
 from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean, SelfAdjustingEwma, TwoStageLossFilter
-from hosts.registry import SessionConfig, SessionEndpoint
+from hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
 from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
@@ -327,6 +327,50 @@ def channel_group(base_group: str, cn: int, t: int) -> str:
 def channel_groups(group: str, params: "WebrcParams") -> tuple[str, ...]:
     """Every group of a session: the base channel first, then waves T-1 .. 0."""
     return tuple(channel_group(group, cn, params.t) for cn in range(params.t, -1, -1))
+
+
+#: The share of the sender's own link a WEBRC session may fill by default.
+#: The sender transmits every channel whether or not anyone joined it (waves
+#: without members are pruned at the first switch, RFC 3738 4.2's model of a
+#: sender that knows nothing of its receivers), so its link carries the whole
+#: session rate; at more than the link's rate its queue drops the base
+#: channel and the waves alike and no receiver gets past start-up.  The rest
+#: leaves room for the host's other packets (IGMP, ARP, other flows).
+SENDER_LINK_SHARE = 0.9
+
+
+def wire_rate_bps(params: "WebrcParams") -> float:
+    """The session's rate on the sender's link: SR with every header of a frame."""
+    frame = params.packet_length + DATA_HEADER + wire.FRAME_OVERHEAD
+    return params.session_rate_bps * frame / params.packet_length
+
+
+def fit_sender_link(given: dict[str, Any], link_bps: float) -> tuple[dict[str, Any], str | None]:
+    """The default session rate cut to what the sender's link can carry.
+
+    ``given`` are the session's parameters as written; ``link_bps`` the rate
+    of the sender's link.  Returns the parameters to add (``session_rate_bps``
+    when the default would need more than :data:`SENDER_LINK_SHARE` of the
+    link) and a warning when a rate the session *sets* does not fit (it is
+    kept: the user may mean it).  The 20 Mbit/s default suits paths up to
+    about 30 Mbit/s next to TCP, but on a 10 Mbit/s sender link it left every
+    receiver at the base channel.
+    """
+    params = params_from_dict(WebrcParams, given)
+    need = wire_rate_bps(params)
+    room = SENDER_LINK_SHARE * link_bps
+    if need <= room:
+        return {}, None
+    if any(k.replace("-", "_") == "session_rate_bps" for k in given):
+        return {}, (f"WEBRC's session_rate_bps {params.session_rate_bps / 1e6:g} Mbit/s needs "
+                    f"{need / 1e6:.3g} Mbit/s on the sender's {link_bps / 1e6:g} Mbit/s link: "
+                    "its queue will drop packets of every channel")
+    rate = math.floor(params.session_rate_bps * room / need)
+    try:
+        params_from_dict(WebrcParams, {**given, "session_rate_bps": float(rate)})
+    except ValueError as e:
+        return {}, f"the sender's {link_bps / 1e6:g} Mbit/s link is too slow for WEBRC: {e}"
+    return {"session_rate_bps": float(rate)}, None
 
 
 # ===========================================================================

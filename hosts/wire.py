@@ -28,6 +28,9 @@ COMMON_LEN = 20
 
 #: Largest UDP payload the codec accepts (jumbo frames at most).
 MAX_DATAGRAM = 9000
+#: Bytes a datagram costs on an Ethernet link beyond its UDP payload: the
+#: Ethernet II header (14), IPv4 without options (20) and UDP (8).
+FRAME_OVERHEAD = 14 + 20 + 8
 #: SACK blocks an RLA feedback packet may carry.
 MAX_SACK_BLOCKS = 16
 #: Sequence numbers one MTCP NACK may carry.

@@ -22,7 +22,8 @@ from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
 from reporting import results as R
-from scenario.model import SEND_PATH_AUTO, SEND_PATH_JITTER, SEND_PATH_MAX, Scenario, Session
+from scenario.model import (SEND_PATH_AUTO, SEND_PATH_JITTER, SEND_PATH_MAX, Scenario, Session,
+                            fit_sessions_to_links)
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
 AgentFactory = Callable[[Session, str, str, str, str, int], Endpoint]
@@ -127,6 +128,7 @@ def _sample_links(net: Network, limit: int = 64) -> list[str]:
 def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
               switch: SwitchChoice | None = None) -> SimRun:
     """Set up (but do not run) a scenario."""
+    scenario, _ = fit_sessions_to_links(scenario)  # loading warned about what does not fit
     sim = Simulator(scenario.seed)
     rec = R.Recorder(scenario, "netsim")
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import json
+import logging
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -104,6 +105,8 @@ TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
 #: the overflows TCP's segments passed and took 0.48 of TCP, 1.17 once its
 #: own hosts had the same send path (docs/friendliness.md).
 SEND_PATH_JITTER = 0.0005
+
+LOG = logging.getLogger("p4mcc.scenario")
 
 #: ``tcp_jitter: auto`` / ``agent_jitter: auto``: Floyd and Jacobson's size,
 #: one 1500-byte frame's service time on the topology's slowest link (12 ms
@@ -749,7 +752,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     membership = F.parse_membership(ctx, raw.get("membership"))
     if ctx.problems:
         raise ScenarioError(ctx.problems)
-    return Scenario(
+    scenario = Scenario(
         name=str(raw.get("name", Path(source).stem if source else "scenario")),
         description=str(raw.get("description", "")).strip(),
         topology=topo, sessions=sessions, tcp_flows=flows, duration=float(duration or 10.0),
@@ -758,6 +761,53 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         steady_window=0.5 if steady is None else steady,
         tcp_jitter=jitters["tcp_jitter"], agent_jitter=jitters["agent_jitter"],
     )
+    scenario, notes = fit_sessions_to_links(scenario)
+    for note in notes:
+        LOG.warning("%s: %s", source or scenario.name, note)
+    return scenario
+
+
+def sender_link_bps(topology: Topology, host: str) -> float | None:
+    """The rate of ``host``'s link to the network (the slowest, if it has several)."""
+    rates = [ln.rate_bps for ln in topology.links if host in (ln.a.node, ln.b.node)]
+    return min(rates) if rates else None
+
+
+def fit_sessions_to_links(scenario: Scenario) -> tuple[Scenario, list[str]]:
+    """The scenario with each session's defaults fitted to its sender's link.
+
+    A protocol whose sender does not adapt its rate (WEBRC sends its whole
+    session rate, every channel, joined or not) gets the parameters its
+    registry entry names for that link (``hosts.registry.Protocol.sender_link``)
+    unless the session sets them; a value the session sets that the link
+    cannot carry is kept and reported.  Returns the scenario (the same object
+    when nothing changed) and one message per such session, naming its field.
+    Both engines call this where they build a run, so a scenario edited after
+    loading is fitted too; fitting twice changes nothing.
+    """
+    try:
+        from hosts import registry
+    except ImportError:  # pragma: no cover - the registry ships with the project
+        return scenario, []
+    sessions: list[Session] = []
+    notes: list[str] = []
+    changed = False
+    for i, sess in enumerate(scenario.sessions):
+        link = sender_link_bps(scenario.topology, sess.sender)
+        try:
+            add, note = ({}, None) if link is None else \
+                registry.get(sess.protocol).fit_sender_link(dict(sess.params), link)
+        except ValueError:  # unknown protocol, bad parameters: reported where agents are built
+            add, note = {}, None
+        if note:
+            notes.append(f"sessions[{i}].params ({sess.name}): {note}")
+        if add:
+            sess = replace(sess, params={**sess.params, **add})
+            changed = True
+        sessions.append(sess)
+    if not changed:
+        return scenario, notes
+    return replace(scenario, sessions=sessions), notes
 
 
 def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
