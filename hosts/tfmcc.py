@@ -64,6 +64,16 @@ class TfmccParams:
     #: push TCP into RTO back-off far more often (docs/protocols/tfmcc.md).
     loss_event_episode: bool = False
     loss_event_max_rtts: float = 4.0
+    #: The round trip a loss event spans from its first loss (paper 2.3, RFC
+    #: 5348 5.2).  "current": the larger of the smoothed RTT and the round
+    #: trip the packet that revealed the loss measures (its one-way delay
+    #: applied to the last measurement, 2.4.3, or the measurement it
+    #: carries); "smoothed": the smoothed RTT.  When a TCP flow fills the
+    #: queue, the overflow lasts the round trip TCP takes to detect its loss
+    #: and cut, once per window (RFC 6582 3.2), at the full queue's delay,
+    #: which the smoothed RTT (weight 0.05 per RTT at the CLR) lags: each
+    #: overflow counted as 2-3 events where TCP cut once (docs/protocols/tfmcc.md).
+    loss_event_rtt: str = "current"
     fb_receivers: int = 10000  # 2.5.1: N
     fb_b: float = 4.0  # 2.5.1/2.5.4: T = b·max RTT
     fb_gamma: float = 0.25  # 2.5.4: offset fraction of T
@@ -156,6 +166,8 @@ class TfmccParams:
             raise ValueError("slowstart_mode must be 'clr' or 'round'")
         if self.increase_limit not in ("clr_change", "always"):
             raise ValueError("increase_limit must be 'clr_change' or 'always'")
+        if self.loss_event_rtt not in ("current", "smoothed"):
+            raise ValueError("loss_event_rtt must be 'current' or 'smoothed'")
         if self.loss_event_max_rtts < 1:
             raise ValueError("loss_event_max_rtts must be at least 1")
         if not 0 <= self.pacing_jitter < 2:
@@ -358,18 +370,21 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.sender_clr = msg.clr_id
 
         # RTT: real measurement from an echo of our report (2.4.2).
+        rtt_now = 0.0  # the round trip this packet measures, if it measures one
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
             # Each report gives one measurement; the sender may echo it again.
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
             if 0 < inst_us < 60_000_000:
                 self._rtt_sample(inst_us / 1e6)
+                rtt_now = inst_us / 1e6
                 d_sr = wire.ts_diff_us(now_us, msg.timestamp)
                 self.d_rs_us = inst_us - d_sr
         elif self.have_rtt and self.d_rs_us is not None:
             # One-way-delay adjustment between measurements (2.4.3).
             inst_us = self.d_rs_us + wire.ts_diff_us(now_us, msg.timestamp)
             if inst_us > 0:
+                rtt_now = inst_us / 1e6
                 # Per-packet weight: the real-measurement weight spread over the
                 # packets of one RTT, scaled down further (2.4.3).
                 per_rtt = max(1.0, self.send_rate_bps() * self.rtt / (8.0 * s.packet_size))
@@ -380,11 +395,12 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.ss_meter.window = max(s.ss_recv_window_rtts, 1e-3) * self.rtt
 
         # Loss history (2.3) with the first interval from appendix B.
+        span = max(self.rtt, rtt_now) if s.loss_event_rtt == "current" else self.rtt
         had_loss = self.history.has_loss
-        self.history.on_packet(msg.seq, now, self.rtt)
+        self.history.on_packet(msg.seq, now, span)
         if not had_loss and self.history.has_loss and self._forgive_first_loss():
             self.history = self._new_history()
-            self.history.on_packet(msg.seq, now, self.rtt)
+            self.history.on_packet(msg.seq, now, span)
             self.forgiven_losses += 1
         if not had_loss and self.history.has_loss:
             self._init_first_interval()

@@ -388,3 +388,23 @@ def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
     paper = make(ss_min_window=0)
     stream(paper, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True)
     assert paper.history.has_loss
+
+
+def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> None:
+    # The forward path grows 0.3 s slower (a queue filling): the round trip
+    # the packets measure is 0.5 s at once, the smoothed RTT (weight 0.05 per
+    # RTT of packets at the CLR) is still near 0.25 s.  Two losses 0.35 s
+    # apart are one event when it spans the current round trip (the default),
+    # two with the smoothed RTT.
+    def events(**kw) -> tuple[int, float]:
+        r = make(**kw)
+        _measured(r, 0.2)
+        seqs = [s for s in range(102, 260) if s not in (180, 215)]
+        stream(r, seqs, 11.0, 0.01, clr=True, owd=OWD + 0.3)
+        return len(r.history.events), r.rtt
+
+    (current, smoothed_rtt), (smoothed, _) = events(), events(loss_event_rtt="smoothed")
+    assert smoothed_rtt < 0.35  # the smoothed RTT lags the 0.5 s round trip
+    assert (current, smoothed) == (1, 2)
+    with pytest.raises(ValueError):
+        TfmccParams(loss_event_rtt="newest")
