@@ -681,3 +681,28 @@ def test_join_experiments_off_keeps_the_wave() -> None:
     ev = sc.pkt(T, t + 0.61, skip=2).events
     ev += sc.steady(t + 0.62, t + 1.6, 40, [T, 5, cn])
     assert channel_group(G, cn, T) not in leaves(ev) and r.experiments_failed == 0
+
+
+def test_a_first_startup_loss_below_a_tcp_initial_window_is_forgiven_with_its_overflow() -> None:
+    # startup_min_window: a loss while the subscription carries fewer than 10
+    # packets per 0.5 s (here 14 packets/s) is a competitor's overflow, not
+    # the session's own overshoot: start-up goes on through it and through
+    # the further loss events of that overflow (within two loss-event spans,
+    # here 2 x ARTT = 0.2 s); the next loss after that ends start-up.
+    def run(**kw: Any) -> list[tuple[bool, int]]:
+        r = make(**kw)
+        drain(r)
+        sc = Script(r, tsi=5)
+        sc.steady(0.2, 1.0, 8, [T])
+        assert r.artt_value == pytest.approx(0.1) and r.arr < 20
+        seen = []
+        for t in (1.05, 1.2, 2.0):  # three loss events (each more than ARTT after the last)
+            sc.pkt(T, t, skip=1)
+            seen.append((r.startup, r.loss_events))
+        return seen
+
+    assert run() == [(True, 1), (True, 2), (False, 3)]
+    assert run(startup_forgive_rtts=0) == [(True, 1), (False, 2), (False, 3)]
+    assert run(startup_min_window=0) == [(False, 1), (False, 2), (False, 3)]  # the paper's 3.2
+    with pytest.raises(ValueError):
+        WebrcParams(startup_min_window=-1)
