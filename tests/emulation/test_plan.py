@@ -81,6 +81,26 @@ def test_agents_start_and_stop_at_scenario_times(tmp_path: Path) -> None:
     assert [(t.start, t.stop, t.dst_ip) for t in p.tcp] == [(2, 12, "10.0.0.2")]
 
 
+def test_a_webrc_session_edited_after_loading_runs_at_a_rate_its_sender_link_carries(tmp_path: Path) -> None:
+    # A session swapped to WEBRC after loading (as bench/faults.py does) is
+    # fitted where the plan is made: every agent of the session gets the same
+    # session rate, under h2's 5 Mbit/s link, and the controller's plan sees it.
+    import dataclasses
+
+    from hosts.webrc import SENDER_LINK_SHARE, WebrcParams, wire_rate_bps
+
+    sc = scenario_from_dict({**BASE, "sessions": [{**BASE["sessions"][0], "sender": "h2",
+                                                   "receivers": ["h1", "h3"], "params": {}}]},
+                            known_protocols=None)
+    sc = dataclasses.replace(sc, sessions=[dataclasses.replace(s, protocol="webrc") for s in sc.sessions])
+    p = make_plan(sc, tmp_path)
+    rates = {a.host: [x for x in a.argv if x.startswith("session_rate_bps=")] for a in p.agents}
+    assert len({tuple(v) for v in rates.values()}) == 1 and all(rates.values())
+    rate = float(rates["h2"][0].split("=")[1])
+    assert wire_rate_bps(WebrcParams(session_rate_bps=rate)) <= SENDER_LINK_SHARE * 5e6
+    assert p.scenario.sessions[0].params == {"session_rate_bps": rate}
+
+
 def test_bursty_loss_is_refused_naming_the_link(tmp_path: Path) -> None:
     raw = {**BASE, "topology": {**BASE["topology"], "links": [
         {"a": "s1-p1", "b": "s2-p1", "loss": {"model": "gilbert", "p_gb": 0.01, "p_bg": 0.3}}, *BASE["topology"]["links"][1:]]}}
