@@ -23,7 +23,7 @@ from hosts.core import Address, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import ewma
-from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
+from hosts.tfrc import CompetitorOverflow, LossHistory, loss_rate_full, rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 U32 = 0xFFFFFFFF
@@ -273,10 +273,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.suppressed = 0
         self.packets = 0
         self.left = False
-        #: First loss events forgotten in slowstart (``ss_min_window``): 0 or 1.
-        self.forgiven_losses = 0
-        #: Until when a loss belongs to the forgiven overflow (``ss_forgive_rtts``).
-        self._forgiven_until = -math.inf
+        #: A competitor's overflow forgiven in slowstart (``ss_min_window``).
+        self._overflow = CompetitorOverflow(s.ss_forgive_rtts)
 
     # -- measurements -------------------------------------------------------
     @property
@@ -389,8 +387,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
             if 0 < inst_us < 60_000_000:
-                self._rtt_sample(inst_us / 1e6)
                 rtt_now = inst_us / 1e6
+                self._rtt_sample(rtt_now)
                 d_sr = wire.ts_diff_us(now_us, msg.timestamp)
                 self.d_rs_us = inst_us - d_sr
         elif self.have_rtt and self.d_rs_us is not None:
@@ -411,12 +409,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         span = max(self.rtt, rtt_now) if s.loss_event_rtt == "current" else self.rtt
         had_loss = self.history.has_loss
         self.history.on_packet(msg.seq, now, span)
-        if not had_loss and self.history.has_loss and (
-                (self.sender_slowstart and now <= self._forgiven_until) or self._forgive_first_loss()):
-            # Forgotten: the first loss, or a further loss of its overflow.
-            if now > self._forgiven_until:
-                self.forgiven_losses += 1
-                self._forgiven_until = now + s.ss_forgive_rtts * span
+        if (not had_loss and self.history.has_loss and self.sender_slowstart
+                and self._overflow.forgives(now, span, self._below_initial_window())):
             self.history = self._new_history()
             self.history.on_packet(msg.seq, now, span)
         if not had_loss and self.history.has_loss:
@@ -462,14 +456,18 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         else:
             self.rtt = ewma(self.rtt, inst, self._beta())
 
-    def _forgive_first_loss(self) -> bool:
-        """A first loss in slowstart below ``ss_min_window`` packets per RTT,
-        not forgiven before: forget it (documented deviation from paper 2.6)."""
+    @property
+    def forgiven_losses(self) -> int:
+        """First losses forgotten in slowstart with their overflow: 0 or 1."""
+        return self._overflow.forgiven
+
+    def _below_initial_window(self) -> bool:
+        """The sender sends fewer than ``ss_min_window`` packets per
+        ``initial_rtt``: a first loss now is a competitor's (documented
+        deviation from paper 2.6)."""
         w = self.p.ss_min_window
-        if w <= 0 or not self.sender_slowstart or self.forgiven_losses:
-            return False
         send = self.send_rate_bps()
-        return not math.isinf(send) and send < w * 8.0 * self.p.packet_size / self.p.initial_rtt
+        return w > 0 and not math.isinf(send) and send < w * 8.0 * self.p.packet_size / self.p.initial_rtt
 
     def _init_first_interval(self) -> None:
         """l_0 = 1/p with p the loss event rate whose equation rate is X_recv.

@@ -341,3 +341,38 @@ class LossHistory:
         """p = 1 / max(l_avg(k), l_avg(k-1)); 0 before any loss event."""
         avg = self.average_interval()
         return 1.0 / avg if avg > 0 else 0.0
+
+
+class CompetitorOverflow:
+    """The start-up rule TFMCC and WEBRC share: a competitor's overflow, forgiven once.
+
+    A first start-up loss that comes while the session sends less than a TCP
+    flow's initial window (RFC 6928) per RTT is not the session's own
+    overshoot but a competitor's slow-start overflow (or, for a restarted
+    WEBRC receiver, the shared overflow of neighbours that already hold the
+    waves).  It is forgiven once, with the further losses of the same
+    overflow: those within ``rtts`` loss-event spans of it, because a TCP
+    flow's slow-start overshoot fills the queue until its cut takes effect,
+    a round trip and a reordering window (RFC 8985) after its first loss.
+    TFMCC's ``ss_min_window``/``ss_forgive_rtts``, WEBRC's
+    ``startup_min_window``/``startup_forgive_rtts``.
+    """
+
+    __slots__ = ("rtts", "forgiven", "until")
+
+    def __init__(self, rtts: float) -> None:
+        self.rtts = rtts
+        self.forgiven = 0  # overflows forgiven: 0 or 1
+        self.until = -math.inf  # a loss up to then belongs to the forgiven overflow
+
+    def forgives(self, now: float, span: float, below_initial_window: bool) -> bool:
+        """Whether a start-up loss at ``now`` is forgiven; ``span`` is the
+        loss event's round trip, ``below_initial_window`` whether the session
+        sends less than a TCP initial window per RTT."""
+        if now <= self.until:
+            return True
+        if self.forgiven or not below_initial_window:
+            return False
+        self.forgiven = 1
+        self.until = now + self.rtts * span
+        return True

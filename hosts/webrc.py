@@ -31,7 +31,7 @@ from hosts import wire
 from hosts.core import Address, JoinGroup, LeaveGroup
 from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean, SelfAdjustingEwma, TwoStageLossFilter
 from hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
-from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
+from hosts.tfrc import CompetitorOverflow, invert, rto, tcp_rate_webrc_pps
 from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
 #: Data packet overhead before the payload (common header + WEBRC body).
@@ -644,8 +644,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.received = self.lost = self.loss_events = 0
         self.bytes_received = 0
         self.startup_exit: str = ""
-        self.startup_forgiven = 0  # start-up losses forgiven (``startup_min_window``): 0 or 1
-        self._forgiven_until = -math.inf  # until when a loss belongs to the forgiven overflow
+        #: A competitor's overflow forgiven in start-up (``startup_min_window``).
+        self._overflow = CompetitorOverflow(s.startup_forgive_rtts)
         self.blocked_overflow = 0
         self.shed = 0  # waves left after start-up (``startup_shed``)
         self._queue_now = True  # the last epoch's packets queued (``buffer_evidence_rtts``)
@@ -841,24 +841,20 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.events_epoch += 1
             self.loss_events += 1
             self.events_since_join += 1
-            if self.startup and not self._forgive_startup_loss(now, span):
+            if self.startup and not self._overflow.forgives(now, span, self._below_initial_window()):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 
-    def _forgive_startup_loss(self, now: float, span: float) -> bool:
-        """``startup_min_window``: whether this start-up loss event is a
-        competitor's overflow, forgiven (the first one below the threshold,
-        and the further events of its overflow)."""
-        if now <= self._forgiven_until:
-            return True
-        s = self.p
-        if self.startup_forgiven or s.startup_min_window <= 0:
-            return False
-        if (self.arr or 0.0) >= s.startup_min_window / s.initial_rtt:
-            return False
-        self.startup_forgiven += 1
-        self._forgiven_until = now + s.startup_forgive_rtts * span
-        return True
+    def _below_initial_window(self) -> bool:
+        """The subscription (ARR) carries fewer than ``startup_min_window``
+        packets per ``initial_rtt``: a start-up loss now is a competitor's."""
+        w = self.p.startup_min_window
+        return w > 0 and (self.arr or 0.0) < w / self.p.initial_rtt
+
+    @property
+    def startup_forgiven(self) -> int:
+        """Start-up losses forgiven with their overflow: 0 or 1."""
+        return self._overflow.forgiven
 
     def _first_packet(self, now: float, sent_ts: int) -> None:
         """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
