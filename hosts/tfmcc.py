@@ -147,6 +147,23 @@ class TfmccParams:
     #: 0.14 Mbit/s.  The RLA paper groups a receiver's losses within 2·srtt
     #: into one congestion signal (its rule 2).  0: only the first loss.
     ss_forgive_rtts: float = 2.0
+    #: A silence of at least this long (and at least four smoothed RTTs,
+    #: RFC 5348 4.4's no-feedback interval) in which ``outage_packets`` or
+    #: more packets in a row were lost is an outage of this receiver's path
+    #: (its port pruned after lost IGMP reports, a link down, a restarted
+    #: receiver), not congestion: the receiver restarts its loss history as
+    #: a receiver that joins late does (paper 4.2).  Counted by the one-RTT
+    #: rule, the losses of a 9 s outage are 300 loss events on a 30 ms path:
+    #: p near 0.6 and a 3 kbit/s report that made the returning receiver the
+    #: CLR and held 1000 receivers at the minimum rate (docs/protocols/tfmcc.md).
+    #: 1 s is TCP's own least silence before it declares a timeout (RFC 6298
+    #: 2.4's RTO floor).  0: every lost packet is counted (paper 2.3).
+    outage_s: float = 1.0
+    #: Lost packets in a row an outage needs besides its duration, so that at
+    #: a few packets per second one or two losses stay losses: twice the c
+    #: packets in a row that the paper's feedback timing allows to be lost
+    #: (2.5.3, c <= 4).
+    outage_packets: int = 8
     #: Packets leave in pairs, back to back, at the mean of their two pacing
     #: ticks (plus the jitter offset), as a TCP sender's data leaves behind
     #: delayed ACKs (RFC 5681 4.2: an ACK for every second segment frees two);
@@ -189,6 +206,8 @@ class TfmccParams:
             raise ValueError("pacing_burst must be in [1, 16]")
         if self.pacing_burst_min_window < 0:
             raise ValueError("pacing_burst_min_window must not be negative")
+        if self.outage_s < 0 or self.outage_packets < 1:
+            raise ValueError("outage_s must not be negative and outage_packets must be at least 1")
 
     @property
     def min_rate_bps(self) -> float:
@@ -272,6 +291,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.reports_sent = 0
         self.suppressed = 0
         self.packets = 0
+        #: outages survived (``outage_s``): loss histories restarted
+        self.outages = 0
         self.left = False
         #: A competitor's overflow forgiven in slowstart (``ss_min_window``).
         self._overflow = CompetitorOverflow(s.ss_forgive_rtts)
@@ -407,6 +428,9 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
         # Loss history (2.3) with the first interval from appendix B.
         span = max(self.rtt, rtt_now) if s.loss_event_rtt == "current" else self.rtt
+        if self._outage_ends(msg.seq, now):
+            self.outages += 1
+            self.history = self._new_history()
         had_loss = self.history.has_loss
         self.history.on_packet(msg.seq, now, span)
         if (not had_loss and self.history.has_loss and self.sender_slowstart
@@ -439,6 +463,14 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
+
+    def _outage_ends(self, seq: int, now: float) -> bool:
+        """Packet ``seq`` ends an outage (``outage_s``): nothing arrived for
+        that long, four RTTs at least, while ``outage_packets`` or more were sent."""
+        s, h = self.p, self.history
+        if s.outage_s <= 0 or h.highest_seq is None or seq - h.highest_seq - 1 < s.outage_packets:
+            return False
+        return now - h.highest_time > max(s.outage_s, 4.0 * self.rtt)
 
     def _beta(self) -> float:
         return self.p.beta_clr if self.is_clr else self.p.beta_other
@@ -885,6 +917,11 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
                 self.limited = True
                 self.last_increase = now
             elif is_clr and not self.slowstart:
+                if not math.isinf(self.clr_rate):
+                    # The CLR's history restarted (an outage, ``outage_s``):
+                    # its rate no longer limits, and the increase is the one
+                    # after a CLR change, a packet per R_max per R_max (2.2).
+                    self.limited = True
                 self.clr_rate = math.inf
             self._queue_echo(echo, is_clr)
             return

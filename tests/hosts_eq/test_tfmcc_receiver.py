@@ -416,3 +416,37 @@ def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> No
     assert (current, smoothed) == (1, 2)
     with pytest.raises(ValueError):
         TfmccParams(loss_event_rtt="newest")
+
+
+def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rtt() -> None:
+    # A receiver with 2 % loss at 50 packets/s, RTT 0.2 s, then nothing for
+    # 9 s (its port pruned, a link down) while the sender went on.  Counted
+    # per RTT (paper 2.3) the 450 lost packets are ~45 loss events and the
+    # calculated rate falls to a third; as an outage the history starts
+    # again and the rate it reports is not limited by the outage.
+    def after_outage(**kw) -> tuple[TfmccReceiver, float]:
+        r = make(**kw)
+        _measured(r, 0.2)
+        seqs = [s for s in range(101, 1101) if s % 50 != 0]
+        stream(r, seqs, 10.02, 0.02, clr=True)
+        before = r.calculated_rate_bps()
+        stream(r, range(1551, 1560), 10.02 + 1450 * 0.02, 0.02, clr=True)
+        return r, before
+
+    r, before = after_outage()
+    assert r.outages == 1 and not r.history.has_loss
+    assert r.history.lost == 0  # the outage's losses are not the new history's
+    paper, before_p = after_outage(outage_s=0)
+    assert paper.outages == 0 and paper.loss_event_rate > 3 * 0.02  # was 1 event per 50 packets
+    assert paper.calculated_rate_bps() < 0.5 * before_p
+
+
+def test_a_few_losses_at_a_low_rate_are_losses_not_an_outage() -> None:
+    # At 2 packets/s two packets lost in a row leave 1.5 s of silence: fewer
+    # than outage_packets (8) in a row, so they are losses (a loss event).
+    r = make()
+    _measured(r, 0.2)
+    stream(r, [s for s in range(101, 140) if s not in (120, 121)], 10.5, 0.5, clr=True)
+    assert r.outages == 0 and r.history.has_loss and r.history.lost == 2
+    with pytest.raises(ValueError):
+        TfmccParams(outage_packets=0)

@@ -116,6 +116,19 @@ def test_increase_is_limited_after_the_clr_leaves() -> None:
     assert s.rate < 2_000_000
 
 
+def test_increase_is_limited_when_the_clrs_history_restarted() -> None:
+    # A CLR back from an outage reports without loss (its history restarted):
+    # its rate no longer limits, and the rate climbs as after a CLR change,
+    # one packet per R_max per R_max (paper 2.2), not at once to the ceiling.
+    s = steady(400_000)
+    feed(s, report(A, 50_000, 1.05, flags=TfmccReportFlags.HAVE_RTT), 1.05)
+    assert s.clr == node_id(A) and s.limited
+    r_max = s.r_max
+    run_until(s, 2.1)
+    slope = 8 * S / r_max**2
+    assert 400_000 + slope * 0.9 <= s.rate <= 400_000 + slope * 1.2
+
+
 def test_clr_times_out_after_ten_silent_feedback_rounds() -> None:
     s = steady(400_000)
     T = s.T()
