@@ -106,7 +106,8 @@ class Membership:
     ``timeout`` 0 never ages (then no querier is needed).  ``None`` is the
     default, the same in both engines (:data:`DEFAULT_TIMEOUT`, through
     :func:`membership_timeout`).  ``query_interval`` None derives it from the
-    timeout (IGMPv2's 125/260, ``controller.querier.timings``).
+    timeout (IGMPv2's proportions at robustness 3, 125/385,
+    ``controller.querier.timings``).
     """
 
     timeout: float | None = None

@@ -109,11 +109,11 @@ def test_both_engines_age_memberships_with_a_querier_by_default_and_scenarios_ov
 
     # one function for both engines (p4mcc run and p4mcc sim call it)
     opts, query = scenario_options(scen())
-    assert opts.membership_timeout_us == 20_000_000 and query == pytest.approx(20 * 125 / 260)
-    assert opts.proxy_refresh_us == int(20 * 100 / 260 * 1e6)
+    assert opts.membership_timeout_us == 20_000_000 and query == pytest.approx(20 * 125 / 385)
+    assert opts.proxy_refresh_us == int(20 * 100 / 385 * 1e6)
     assert opts.feedback_by_host and opts.feedback_pps is None  # policing: auto, per host
-    # RFC 2236 sec. 8.4: robustness 2 x query interval + response interval fits the timeout
-    assert 2 * query + max_response_ds(query) / 10 <= 20.0
+    # RFC 2236 sec. 8.4: robustness (3) x query interval + response interval fits the timeout
+    assert 3 * query + max_response_ds(query) / 10 <= 20.0
     assert max_response_ds(125.0) == 100  # IGMPv2's own defaults: 10 s for 125 s
     opts, query = scenario_options(scen(membership={"timeout": 0}))
     assert opts.membership_timeout_us == 0 and query is None

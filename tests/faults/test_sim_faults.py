@@ -163,7 +163,7 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
     run.sim.at(10.0, lambda: marks.__setitem__("t10", (to_r1.counters.enqueued_packets,
                                                       to_r2.counters.enqueued_packets)))
     run.sim.run(until=12.0)
-    assert run.control.query_interval == pytest.approx(3.0 * 125 / 260)
+    assert run.control.query_interval == pytest.approx(3.0 * 125 / 385)
     r1_10, r2_10 = marks["t10"]
     # crashed at 6 s: aged out by 6 + 3 s (+ a query interval); nothing after 10 s but queries
     assert to_r1.counters.enqueued_packets - r1_10 <= 3
@@ -187,7 +187,7 @@ def test_the_simulator_ages_and_queries_by_default_as_p4mcc_run_does():
     assert sc.membership.timeout is None
     run = build_run(sc, switch=choose_switch("p4", sc))
     emu_options, emu_query = scenario_options(sc)  # what emulation.run.LiveController gets
-    assert run.control.query_interval == emu_query == pytest.approx(DEFAULT_TIMEOUT * 125 / 260)
+    assert run.control.query_interval == emu_query == pytest.approx(DEFAULT_TIMEOUT * 125 / 385)
     for name, st in run.net.desired_states.items():
         params = dict(st.defaults["MccIngress.switch_config"].params)
         assert params["membership_timeout_us"] == emu_options.membership_timeout_us == DEFAULT_TIMEOUT * 1e6, name
