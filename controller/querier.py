@@ -58,8 +58,9 @@ def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:
 #: a run) and so meets 13 times as many query rounds per minute; the RFC
 #: raises the variable for lossy subnets.  With 2, on the 1000-receiver
 #: tree of ``bench/sim_speed.py`` (receiver links at 0.5-10 % loss, the
-#: TFMCC paper's spread), live receivers whose query or report was lost two
-#: rounds in a row lost their port for ~9 s each, several per minute.
+#: TFMCC paper's spread), four live receivers in a 60 s run lost their port
+#: for ~9 s each after losing a query or report two rounds in a row; none
+#: with 3.
 ROBUSTNESS = 3
 
 
