@@ -91,28 +91,34 @@ class TcpFlow:
 #: RTO at RFC 6298 2.4's 1 s (``hosts.tcp_rules.MIN_RTO``).
 TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
 
-#: Default ``tcp_jitter`` and ``agent_jitter`` (s), a host kernel's send
-#: path: 0.5 ms, under the service time of a
-#: 1500-byte packet on any bottleneck up to 24 Mb/s (0.6 ms at 20 Mb/s).
-#: Floyd and Jacobson (1992) break phase effects with a random processing
-#: time at the sources of up to one bottleneck service time; a fraction of
-#: it already broke the lock-in measured here.  On a 4 Mb/s, 30 ms dumbbell
-#: with a 20-packet queue, RLA with two receivers took 12.1x a TCP flow's
-#: throughput with an exact clock (TCP lost every overflow and timed out 60
-#: times in 60 s) and 1.28x with it (``tests/netsim/test_phase_effects.py``).
-#: The same lock works against a session whose hosts keep an exact clock:
-#: MTCP with eight receivers on an 8 Mb/s, 80 ms, 27-packet dumbbell lost
-#: the overflows TCP's segments passed and took 0.48 of TCP, 1.17 once its
-#: own hosts had the same send path (docs/friendliness.md).
+#: The smallest send-path time ``auto`` gives (s), a host kernel's send
+#: path: 0.5 ms, under the service time of a 1500-byte packet on any
+#: bottleneck up to 24 Mb/s (0.6 ms at 20 Mb/s).  Floyd and Jacobson (1992)
+#: break phase effects with a random processing time at the sources of up
+#: to one bottleneck service time; a fraction of it already broke the
+#: lock-in measured here.  On a 4 Mb/s, 30 ms dumbbell with a 20-packet
+#: queue, RLA with two receivers took 12.1x a TCP flow's throughput with an
+#: exact clock (TCP lost every overflow and timed out 60 times in 60 s) and
+#: 1.28x with it (``tests/netsim/test_phase_effects.py``).  The same lock
+#: works against a session whose hosts keep an exact clock: MTCP with eight
+#: receivers on an 8 Mb/s, 80 ms, 27-packet dumbbell lost the overflows
+#: TCP's segments passed and took 0.48 of TCP, 1.17 once its own hosts had
+#: the same send path (docs/friendliness.md).
 SEND_PATH_JITTER = 0.0005
 
 LOG = logging.getLogger("p4mcc.scenario")
 
-#: ``tcp_jitter: auto`` / ``agent_jitter: auto``: Floyd and Jacobson's size,
-#: one 1500-byte frame's service time on the topology's slowest link (12 ms
-#: at 1 Mb/s), never below :data:`SEND_PATH_JITTER` nor above 100 ms;
-#: resolved when the simulator builds the network
-#: (``netsim.run.send_path_time``).
+#: ``tcp_jitter: auto`` / ``agent_jitter: auto``, the default: Floyd and
+#: Jacobson's size, one 1500-byte frame's service time on the topology's
+#: slowest link (12 ms at 1 Mb/s), never below :data:`SEND_PATH_JITTER` nor
+#: above 100 ms; resolved when the simulator builds the network
+#: (``netsim.run.send_path_time``).  A fixed 0.5 ms is a twelfth to a
+#: twenty-fourth of a service time on 1-2 Mb/s links, and there the share a
+#: paced session took next to TCP flipped with the link's rate: TFMCC with
+#: three receivers and three TCP flows on a 37.8 ms dumbbell with a
+#: 10-packet queue took 0.45, 1.26, 0.31, 1.38, 0.78 and 0.72 of a TCP
+#: flow at 1.0, 1.14, 1.28, 1.46, 1.7 and 2.0 Mb/s, and 0.62-1.14 with
+#: ``auto`` (docs/simulator.md).
 SEND_PATH_AUTO = "auto"
 #: The largest send-path time a scenario may ask for, ``auto`` included (s).
 SEND_PATH_MAX = 0.1
@@ -147,13 +153,13 @@ class Scenario:
     #: the sessions into fixed phases at drop-tail queues, where one loses
     #: every overflow (``netsim.link.Channel.set_jitter``).
     #: Emulation ignores it: its kernels are real.
-    tcp_jitter: float | str = SEND_PATH_JITTER
+    tcp_jitter: float | str = SEND_PATH_AUTO
     #: The same send-path time for the sessions' hosts (senders and
     #: receivers: data, feedback and IGMP alike).  The agents stamp their
     #: packets before it, as a real agent's socket call does before the
     #: kernel sends.  0: the exact clock, where a session can sit on either
     #: side of the phase lock (before this knob existed its hosts had none).
-    agent_jitter: float | str = SEND_PATH_JITTER
+    agent_jitter: float | str = SEND_PATH_AUTO
 
     def steady_bounds(self) -> tuple[float, float]:
         """The steady-state window as ``(start, end)`` seconds of the run."""
@@ -813,9 +819,9 @@ def fit_sessions_to_links(scenario: Scenario) -> tuple[Scenario, list[str]]:
 def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
     """A send-path time (``tcp_jitter``, ``agent_jitter``): 0-100 ms, or
     ``auto`` (:data:`SEND_PATH_AUTO`)."""
-    if raw.get(key) == SEND_PATH_AUTO:
+    if raw.get(key, SEND_PATH_AUTO) == SEND_PATH_AUTO:
         return SEND_PATH_AUTO
-    value = ctx.conv(key, parse_time, raw.get(key, SEND_PATH_JITTER), SEND_PATH_JITTER)
+    value = ctx.conv(key, parse_time, raw[key], SEND_PATH_JITTER)
     if value is not None and not 0 <= value <= SEND_PATH_MAX:
         ctx.err(key, f"must be between 0 and 100ms, got {raw.get(key)!r}")
     return SEND_PATH_JITTER if value is None else float(value)

@@ -5,15 +5,16 @@ Floyd and Jacobson (*On traffic phase effects in packet-switched gateways*,
 drop-tail queue lock into fixed phases, so that one of them loses every
 overflow and the other none; a small random processing time at the sources
 breaks the lock.  p4mcc's simulator gives every host such a send-path time
-(``tcp_jitter`` for TCP flows' hosts, ``agent_jitter`` for sessions'; 0.5 ms
-by default).  The cell below is where the lock
-showed: RLA with two receivers and one TCP flow on a 4 Mb/s, 30 ms
-dumbbell with a 20-packet queue.
+(``tcp_jitter`` for TCP flows' hosts, ``agent_jitter`` for sessions'; by
+default ``auto``, one 1500-byte frame's service time on the slowest link,
+at least 0.5 ms).  The first cell below is where the lock showed: RLA with
+two receivers and one TCP flow on a 4 Mb/s, 30 ms dumbbell with a
+20-packet queue.
 """
 
 from __future__ import annotations
 
-from netsim.run import build_run
+from netsim.run import build_run, run_scenario
 from netsim.switches import model_choice
 from scenario.model import SEND_PATH_JITTER, scenario_from_dict
 
@@ -43,7 +44,7 @@ def _ratio(jitter: float) -> tuple[float, int]:
 
 
 def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
-    assert SEND_PATH_JITTER > 0  # the default a scenario gets
+    assert SEND_PATH_JITTER > 0  # the least a scenario gets by default
     locked, locked_timeouts = _ratio(0.0)
     free, free_timeouts = _ratio(SEND_PATH_JITTER)
     # With the exact clock TCP loses every overflow and lives in timeouts.
@@ -70,8 +71,8 @@ def _host_jitters(**jitters: float) -> dict[str, float]:
 
 def test_every_host_gets_its_send_path_time() -> None:
     """Sessions' senders and receivers wait as TCP's hosts do, each with its own knob."""
-    default = _host_jitters()
-    assert default == {h: SEND_PATH_JITTER for h in ("snd1", "r1", "r2", "tsrc1", "tdst1")}
+    default = _host_jitters()  # auto: one 1500-byte frame at the 4 Mb/s bottleneck
+    assert default == {h: 0.003 for h in ("snd1", "r1", "r2", "tsrc1", "tdst1")}
     exact_agents = _host_jitters(agent_jitter=0, tcp_jitter="2ms")
     assert exact_agents == {"snd1": 0.0, "r1": 0.0, "r2": 0.0, "tsrc1": 0.002, "tdst1": 0.002}
 
@@ -88,3 +89,26 @@ def test_auto_send_path_time_is_one_frame_on_the_slowest_link() -> None:
     assert send_path_time(0.002, [1e6]) == 0.002
     auto = _host_jitters(agent_jitter="auto", tcp_jitter="auto")
     assert set(auto.values()) == {0.003}  # the dumbbell above: 4 Mb/s at its bottleneck
+
+
+def _tfmcc_share(rate_bps: int) -> float:
+    """TFMCC (three receivers) over the mean of three TCP flows, 50-100 s, seed 1."""
+    doc = {
+        "name": "edge", "duration": 100, "seed": 1, "steady_window": 0.5,
+        "topology": {"generate": {"kind": "dumbbell", "receivers": 3, "tcp_pairs": 3,
+                                  "rate": rate_bps, "delay": 0.0169, "queue": 10}},
+        "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
+        "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in (1, 2, 3)],
+    }
+    summary = run_scenario(scenario_from_dict(doc), switch=model_choice()).summary
+    return summary["sessions"]["mc"]["steady_tcp_friendliness"]
+
+
+def test_default_send_path_keeps_slow_links_off_the_phase_edge() -> None:
+    """On slow links 0.5 ms is a small fraction of a service time (9.4 ms at
+    1.28 Mb/s), and a paced session's share next to ACK-clocked TCP flipped
+    with the link's rate (TFMCC 0.45, 1.26, 0.31, 1.38 of a TCP flow at 1.0,
+    1.14, 1.28, 1.46 Mb/s).  The default (``auto``, one service time) keeps
+    every rate within TFRC's [0.5, 2] band."""
+    shares = [_tfmcc_share(r) for r in (1_000_000, 1_140_000, 1_280_000, 1_460_000)]
+    assert all(0.5 <= x <= 2.0 for x in shares), shares
