@@ -22,7 +22,7 @@ from netsim.network import Network, build_network
 from netsim.switches import SwitchChoice, model_choice
 from netsim.tcp import TcpReceiver, TcpSender
 from reporting import results as R
-from scenario.model import (SEND_PATH_AUTO, SEND_PATH_JITTER, SEND_PATH_MAX, Scenario, Session,
+from scenario.model import (SEND_PATH_AUTO, SEND_PATH_FLOOR, SEND_PATH_MAX, Scenario, Session,
                             fit_sessions_to_links)
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
@@ -91,13 +91,13 @@ AUTO_FRAME_BITS = 1500 * 8
 def send_path_time(value: float | str, link_rates_bps: list[float]) -> float:
     """A send-path time in seconds; ``auto`` (``scenario.model.SEND_PATH_AUTO``)
     is one 1500-byte frame's service time on the slowest link, Floyd and
-    Jacobson's size, kept between the 0.5 ms default and 100 ms."""
+    Jacobson's size, kept between the 0.5 ms floor (``SEND_PATH_FLOOR``) and 100 ms."""
     if value != SEND_PATH_AUTO:
         return float(value)
     slowest = min((r for r in link_rates_bps if r > 0), default=0.0)
     if slowest <= 0:
-        return SEND_PATH_JITTER
-    return min(SEND_PATH_MAX, max(SEND_PATH_JITTER, AUTO_FRAME_BITS / slowest))
+        return SEND_PATH_FLOOR
+    return min(SEND_PATH_MAX, max(SEND_PATH_FLOOR, AUTO_FRAME_BITS / slowest))
 
 
 def _send_jitters(scenario: Scenario) -> dict[str, float]:

@@ -104,21 +104,18 @@ TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
 #: receivers on an 8 Mb/s, 80 ms, 27-packet dumbbell lost the overflows
 #: TCP's segments passed and took 0.48 of TCP, 1.17 once its own hosts had
 #: the same send path (docs/friendliness.md).
-SEND_PATH_JITTER = 0.0005
+SEND_PATH_FLOOR = 0.0005
 
 LOG = logging.getLogger("p4mcc.scenario")
 
 #: ``tcp_jitter: auto`` / ``agent_jitter: auto``, the default: Floyd and
 #: Jacobson's size, one 1500-byte frame's service time on the topology's
-#: slowest link (12 ms at 1 Mb/s), never below :data:`SEND_PATH_JITTER` nor
+#: slowest link (12 ms at 1 Mb/s), never below :data:`SEND_PATH_FLOOR` nor
 #: above 100 ms; resolved when the simulator builds the network
-#: (``netsim.run.send_path_time``).  A fixed 0.5 ms is a twelfth to a
-#: twenty-fourth of a service time on 1-2 Mb/s links, and there the share a
-#: paced session took next to TCP flipped with the link's rate: TFMCC with
-#: three receivers and three TCP flows on a 37.8 ms dumbbell with a
-#: 10-packet queue took 0.45, 1.26, 0.31, 1.38, 0.78 and 0.72 of a TCP
-#: flow at 1.0, 1.14, 1.28, 1.46, 1.7 and 2.0 Mb/s, and 0.62-1.14 with
-#: ``auto`` (docs/simulator.md).
+#: (``netsim.run.send_path_time``).  A fixed 0.5 ms, a twelfth to a
+#: twenty-fourth of a service time on 1-2 Mb/s links, left a paced
+#: session's share next to TCP flipping with 15 % steps of the link's rate
+#: (docs/simulator.md, "Its size"; ``tests/netsim/test_phase_effects.py``).
 SEND_PATH_AUTO = "auto"
 #: The largest send-path time a scenario may ask for, ``auto`` included (s).
 SEND_PATH_MAX = 0.1
@@ -821,10 +818,12 @@ def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
     ``auto`` (:data:`SEND_PATH_AUTO`)."""
     if raw.get(key, SEND_PATH_AUTO) == SEND_PATH_AUTO:
         return SEND_PATH_AUTO
-    value = ctx.conv(key, parse_time, raw[key], SEND_PATH_JITTER)
-    if value is not None and not 0 <= value <= SEND_PATH_MAX:
-        ctx.err(key, f"must be between 0 and 100ms, got {raw.get(key)!r}")
-    return SEND_PATH_JITTER if value is None else float(value)
+    value = ctx.conv(key, parse_time, raw[key])
+    if value is None:
+        return SEND_PATH_AUTO  # the error is recorded; the scenario is refused
+    if not 0 <= value <= SEND_PATH_MAX:
+        ctx.err(key, f"must be between 0 and 100ms, got {raw[key]!r}")
+    return float(value)
 
 
 MAX_INPUT_BYTES = 16 << 20

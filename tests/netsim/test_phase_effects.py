@@ -16,23 +16,31 @@ from __future__ import annotations
 
 from netsim.run import build_run, run_scenario
 from netsim.switches import model_choice
-from scenario.model import SEND_PATH_JITTER, scenario_from_dict
+from scenario.model import SEND_PATH_FLOOR, scenario_from_dict
 
 DURATION = 60.0
 
 
-def _ratio(jitter: float) -> tuple[float, int]:
-    doc = {
-        "name": "phase", "duration": DURATION, "seed": 1, "tcp_jitter": jitter, "agent_jitter": jitter,
-        "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
-                                  "rate": 4_000_000, "delay": 0.013, "queue": 20}},
-        # RLA with the paper's SACK per packet: its packets then follow the
-        # exact clock of the ACKs (thinned, spread SACKs carry their own
-        # random phase, and the lock does not form: 1.8 with 2 TCP timeouts).
-        "sessions": [{"name": "mc", "protocol": "rla", "sender": "snd1", "receivers": ["r*"],
-                      "params": {"thin_min_receivers": 1_000_000}}],
-        "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
+def _dumbbell(protocol: str, duration: float, *, rate: int = 4_000_000, delay: float = 0.013,
+              queue: int = 20, receivers: int = 2, tcp: int = 1, params: dict | None = None,
+              **top: object) -> dict:
+    """A dumbbell scenario: one session of ``protocol`` beside ``tcp`` TCP flows, seed 1."""
+    return {
+        "name": "phase", "duration": duration, "seed": 1, **top,
+        "topology": {"generate": {"kind": "dumbbell", "receivers": receivers, "tcp_pairs": tcp,
+                                  "rate": rate, "delay": delay, "queue": queue}},
+        "sessions": [{"name": "mc", "protocol": protocol, "sender": "snd1", "receivers": ["r*"],
+                      "params": params or {}}],
+        "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in range(1, tcp + 1)],
     }
+
+
+def _ratio(jitter: float) -> tuple[float, int]:
+    # RLA with the paper's SACK per packet: its packets then follow the
+    # exact clock of the ACKs (thinned, spread SACKs carry their own
+    # random phase, and the lock does not form: 1.8 with 2 TCP timeouts).
+    doc = _dumbbell("rla", DURATION, params={"thin_min_receivers": 1_000_000},
+                    tcp_jitter=jitter, agent_jitter=jitter)
     run = build_run(scenario_from_dict(doc), switch=model_choice())
     run.sim.run(DURATION / 2)
     rx0 = {r: run.agents[f"mc/{r}"].buf.delivered_bytes for r in ("r1", "r2")}
@@ -44,9 +52,9 @@ def _ratio(jitter: float) -> tuple[float, int]:
 
 
 def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
-    assert SEND_PATH_JITTER > 0  # the least a scenario gets by default
+    assert SEND_PATH_FLOOR > 0  # the least a scenario gets by default
     locked, locked_timeouts = _ratio(0.0)
-    free, free_timeouts = _ratio(SEND_PATH_JITTER)
+    free, free_timeouts = _ratio(SEND_PATH_FLOOR)
     # With the exact clock TCP loses every overflow and lives in timeouts.
     assert locked > 4 and locked_timeouts > 20
     # With the send-path time, RLA and TCP share within TFRC's band.
@@ -54,14 +62,7 @@ def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
 
 
 def _host_jitters(**jitters: float) -> dict[str, float]:
-    doc = {
-        "name": "jitters", "duration": 1, "seed": 1, **jitters,
-        "topology": {"generate": {"kind": "dumbbell", "receivers": 2, "tcp_pairs": 1,
-                                  "rate": 4_000_000, "delay": 0.013, "queue": 20}},
-        "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
-        "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
-    }
-    net = build_run(scenario_from_dict(doc), switch=model_choice()).net
+    net = build_run(scenario_from_dict(_dumbbell("tfmcc", 1, **jitters)), switch=model_choice()).net
     out = {}
     for host in net.hosts:
         link = net.host_link(host)
@@ -84,7 +85,7 @@ def test_auto_send_path_time_is_one_frame_on_the_slowest_link() -> None:
     from netsim.run import send_path_time
 
     assert send_path_time("auto", [100e6, 1e6, 100e6]) == 0.012
-    assert send_path_time("auto", [100e6]) == SEND_PATH_JITTER
+    assert send_path_time("auto", [100e6]) == SEND_PATH_FLOOR
     assert send_path_time("auto", [64e3]) == 0.1
     assert send_path_time(0.002, [1e6]) == 0.002
     auto = _host_jitters(agent_jitter="auto", tcp_jitter="auto")
@@ -93,13 +94,8 @@ def test_auto_send_path_time_is_one_frame_on_the_slowest_link() -> None:
 
 def _tfmcc_share(rate_bps: int) -> float:
     """TFMCC (three receivers) over the mean of three TCP flows, 50-100 s, seed 1."""
-    doc = {
-        "name": "edge", "duration": 100, "seed": 1, "steady_window": 0.5,
-        "topology": {"generate": {"kind": "dumbbell", "receivers": 3, "tcp_pairs": 3,
-                                  "rate": rate_bps, "delay": 0.0169, "queue": 10}},
-        "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
-        "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in (1, 2, 3)],
-    }
+    doc = _dumbbell("tfmcc", 100, rate=rate_bps, delay=0.0169, queue=10, receivers=3, tcp=3,
+                    steady_window=0.5)
     summary = run_scenario(scenario_from_dict(doc), switch=model_choice()).summary
     return summary["sessions"]["mc"]["steady_tcp_friendliness"]
 
