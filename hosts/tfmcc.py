@@ -704,8 +704,8 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         s = self.p
         self.r_max = s.initial_rtt
         #: Sending rate in bit/s; starts at TFRC's initial window per R_max (RFC 5348 4.2).
-        w_init = min(4.0 * s.packet_size, max(2.0 * s.packet_size, 4380.0))
-        self.rate = s.initial_rate_bps or 8.0 * w_init / self.r_max
+        self.rate = self._initial_rate()
+        self._start_rate = self.rate
         self.slowstart = True
         self.ss_target = self.rate
         self.ss_from = self.rate
@@ -742,12 +742,31 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         #: tick plus a random offset (``pacing_jitter``) and carries the tick
         #: as its timestamp, so receivers still read the sending rate exactly.
         self._tick = 0.0
+        self._last_gap = 0.0  # the gap between the last packet's tick and ``_tick``
         #: Packets of the current burst already sent, and its size
         #: (``pacing_burst``; 1 until the rate carries a window's worth).
         self._burst_sent = 0
         self._burst_size = 1
 
     # -- helpers ------------------------------------------------------------
+    def _initial_rate(self) -> float:
+        """TFRC's initial window per R_max, min(4s, max(2s, 4380 B)) (RFC 5348
+        4.2), or ``initial_rate_bps``: the start, and slowstart's floor."""
+        s = self.p
+        if s.initial_rate_bps:
+            return s.initial_rate_bps
+        w_init = min(4.0 * s.packet_size, max(2.0 * s.packet_size, 4380.0))
+        return 8.0 * w_init / self.r_max
+
+    def _slowstart_floor(self) -> float:
+        """Slowstart never goes below the initial window per R_max (RFC 5348
+        4.3 step 4: X = max(min(2X, 2X_recv), W_init/R)): a report of little
+        or nothing received is no loss, and only a loss ends slowstart (2.6).
+        Capped at the rate the session started with, so that a short R_max
+        measured later does not turn the floor into a jump past the
+        per-RTT doubling."""
+        return min(self._initial_rate(), self._start_rate)
+
     def T(self) -> float:
         """The feedback delay receivers use now (2.5.3), from R_max and the rate."""
         return feedback_delay(self.p, self.r_max, self.rate)
@@ -769,7 +788,35 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id, TfmccReport)
         if msg is not None:
+            before = self.rate
             self._on_report(msg, now)
+            pending = self.timer_at("send")
+            if pending is not None and pending - now > self.r_max:
+                # The next packet is more than a round trip away (the
+                # 1-packet-per-64-s floor): act on the report now.
+                if not self.slowstart and not self._silent(now):
+                    self._increase(now)
+                if self.rate > before:
+                    self._send_sooner(now)
+
+    def _send_sooner(self, now: float) -> None:
+        """Bring the next packet forward to one packet-time at the raised rate.
+
+        The pacing timer was set at the old rate's gap, and the rate moves
+        only when a packet is sent (``_increase``): at the 1-packet-per-64-s
+        floor (after silence, or a CLR whose first few packets gave p near
+        0.4) a report that lifts the rate would otherwise wait up to 64 s to
+        act.  TFRC spaces packets by s/X at the current X (RFC 5348 4.6).
+        Only called when the next packet is more than R_max away, so the
+        pacing of a sender at ordinary rates is untouched.
+        """
+        pending = self.timer_at("send")
+        if pending is None or self._burst_sent:
+            return  # not started, or inside a burst (sent back to back anyway)
+        tick = self._tick - self._last_gap + self._interval()  # the last packet's tick + the new gap
+        if tick < pending:
+            self._tick = max(tick, now)
+            self.set_timer("send", self._tick)
 
     def _police(self, rep: TfmccReport, now: float) -> bool:
         """Refuse what one receiver cannot legitimately send (documented in tfmcc.md).
@@ -952,7 +999,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         r = rtt if rtt is not None else self.r_max
         target = min(s.slowstart_d * recv, s.max_rate_bps)
         cap = self.rate * 2.0 ** min(1.0, (now - self.ss_step_at) / max(r, 1e-3))
-        self.rate = max(min(target, cap), s.min_rate_bps)
+        self.rate = min(max(min(target, cap), self._slowstart_floor()), s.max_rate_bps)
         self.ss_step_at = now
         self.ss_from = self.ss_target = self.rate
 
@@ -1138,6 +1185,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         # Pacing: the next tick one packet-time later at the current rate; the
         # packet leaves within ±jitter/2 packet-times of it.
         gap = self._interval()
+        self._last_gap = gap
         self._tick = max(self._tick + gap, now - 0.5 * gap)
         self._burst_sent += 1
         if self._burst_sent < self._burst_size:

@@ -229,6 +229,38 @@ def test_slowstart_targets_twice_the_minimum_receive_rate() -> None:
     assert s.rate == pytest.approx(120_000)
 
 
+def test_slowstart_report_of_nothing_received_keeps_the_initial_rate() -> None:
+    # RFC 5348 4.3 step 4: in slow-start X = max(min(2X, 2X_recv), W_init/R).
+    # A loss-free report of 0 received is no loss; it must not take the
+    # session to the 1-packet-per-64-s floor, where it stayed for 90 s on a
+    # 1 Mbit/s, 20 ms dumbbell.
+    s = make()
+    start = s.rate
+    run_until(s, 1.0)
+    ss = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
+    feed(s, report(A, 0, 1.0, flags=ss, recv=0, rtt=0.5), 1.0)
+    assert s.slowstart and s.rate == pytest.approx(start)
+    # A short R_max does not lift the floor above the starting rate.
+    feed(s, report(B, 0, 1.1, flags=ss, recv=0, rtt=0.05), 1.1)
+    assert s.rate == pytest.approx(start)
+
+
+def test_a_report_that_raises_the_rate_brings_the_next_packet_forward() -> None:
+    # At the floor the next packet is a minute away; the CLR's next report
+    # lifts the rate, and the packet leaves one packet-time at the new rate
+    # after the last one, not at the old schedule (RFC 5348 4.6: s/X at the
+    # current X).
+    s = steady(800_000)
+    t = s.now
+    feed(s, report(A, 100, t), t)  # the CLR collapses: the floor, s/64 s
+    assert s.rate == pytest.approx(s.p.min_rate_bps)
+    sent = packets(run_until(s, s.get_timer()))[-1].timestamp / 1e6
+    assert s.get_timer() > sent + 60.0
+    feed(s, report(A, 200_000, sent + 0.5), sent + 0.5)
+    assert s.rate == pytest.approx(200_000)
+    assert s.get_timer() <= sent + 0.5 + 8.0 * S / 200_000 + 1e-9
+
+
 def test_first_loss_report_ends_slowstart() -> None:
     s = make(initial_rate_bps=100_000)
     run_until(s, 1.0)
