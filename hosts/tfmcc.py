@@ -704,8 +704,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         s = self.p
         self.r_max = s.initial_rtt
         #: Sending rate in bit/s; starts at TFRC's initial window per R_max (RFC 5348 4.2).
-        self.rate = self._initial_rate()
-        self._start_rate = self.rate
+        self.rate = self._initial_rate(self.r_max)
         self.slowstart = True
         self.ss_target = self.rate
         self.ss_from = self.rate
@@ -742,30 +741,30 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         #: tick plus a random offset (``pacing_jitter``) and carries the tick
         #: as its timestamp, so receivers still read the sending rate exactly.
         self._tick = 0.0
-        self._last_gap = 0.0  # the gap between the last packet's tick and ``_tick``
+        self._last_tick = 0.0  # the pacing tick of the last packet sent
         #: Packets of the current burst already sent, and its size
         #: (``pacing_burst``; 1 until the rate carries a window's worth).
         self._burst_sent = 0
         self._burst_size = 1
 
     # -- helpers ------------------------------------------------------------
-    def _initial_rate(self) -> float:
-        """TFRC's initial window per R_max, min(4s, max(2s, 4380 B)) (RFC 5348
-        4.2), or ``initial_rate_bps``: the start, and slowstart's floor."""
+    def _initial_rate(self, rtt: float) -> float:
+        """TFRC's initial window per ``rtt``, min(4s, max(2s, 4380 B)) (RFC
+        5348 4.2), or ``initial_rate_bps``."""
         s = self.p
         if s.initial_rate_bps:
             return s.initial_rate_bps
         w_init = min(4.0 * s.packet_size, max(2.0 * s.packet_size, 4380.0))
-        return 8.0 * w_init / self.r_max
+        return 8.0 * w_init / rtt
 
     def _slowstart_floor(self) -> float:
         """Slowstart never goes below the initial window per R_max (RFC 5348
         4.3 step 4: X = max(min(2X, 2X_recv), W_init/R)): a report of little
         or nothing received is no loss, and only a loss ends slowstart (2.6).
-        Capped at the rate the session started with, so that a short R_max
-        measured later does not turn the floor into a jump past the
-        per-RTT doubling."""
-        return min(self._initial_rate(), self._start_rate)
+        R_max is taken at least at the 0.5 s placeholder the session started
+        with, so that a short R_max measured later does not turn the floor
+        into a jump past the per-RTT doubling."""
+        return self._initial_rate(max(self.r_max, self.p.initial_rtt))
 
     def T(self) -> float:
         """The feedback delay receivers use now (2.5.3), from R_max and the rate."""
@@ -797,9 +796,9 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
                 if not self.slowstart and not self._silent(now):
                     self._increase(now)
                 if self.rate > before:
-                    self._send_sooner(now)
+                    self._send_sooner(now, pending)
 
-    def _send_sooner(self, now: float) -> None:
+    def _send_sooner(self, now: float, pending: float) -> None:
         """Bring the next packet forward to one packet-time at the raised rate.
 
         The pacing timer was set at the old rate's gap, and the rate moves
@@ -810,10 +809,9 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         Only called when the next packet is more than R_max away, so the
         pacing of a sender at ordinary rates is untouched.
         """
-        pending = self.timer_at("send")
-        if pending is None or self._burst_sent:
-            return  # not started, or inside a burst (sent back to back anyway)
-        tick = self._tick - self._last_gap + self._interval()  # the last packet's tick + the new gap
+        if self._burst_sent:
+            return  # inside a burst (its packets leave back to back anyway)
+        tick = self._last_tick + self._interval()
         if tick < pending:
             self._tick = max(tick, now)
             self.set_timer("send", self._tick)
@@ -1135,7 +1133,8 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         if self.slowstart and self.round_recv:
             # Latest receive rate of each reporting receiver; the minimum sets the target.
             self.ss_from = self.rate
-            self.ss_target = min(s.slowstart_d * min(self.round_recv.values()), s.max_rate_bps)
+            self.ss_target = min(max(s.slowstart_d * min(self.round_recv.values()), self._slowstart_floor()),
+                                 s.max_rate_bps)
             self.ss_ramp_start = now
         self.round_recv = {}
         T = self.T()
@@ -1185,7 +1184,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         # Pacing: the next tick one packet-time later at the current rate; the
         # packet leaves within ±jitter/2 packet-times of it.
         gap = self._interval()
-        self._last_gap = gap
+        self._last_tick = self._tick
         self._tick = max(self._tick + gap, now - 0.5 * gap)
         self._burst_sent += 1
         if self._burst_sent < self._burst_size:

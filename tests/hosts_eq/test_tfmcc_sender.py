@@ -245,6 +245,20 @@ def test_slowstart_report_of_nothing_received_keeps_the_initial_rate() -> None:
     assert s.rate == pytest.approx(start)
 
 
+def test_slowstart_round_target_keeps_the_initial_rate() -> None:
+    # The paper's per-round slowstart (``slowstart_mode="round"``) sets its
+    # target at the round's end from the least receive rate: the same floor.
+    s = make(slowstart_mode="round")
+    start = s.rate
+    run_until(s, 1.0)
+    ss = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
+    feed(s, report(A, 0, 1.0, flags=ss, recv=0, rtt=0.5), 1.0)
+    while len(s.round_report_counts) < 1:
+        run_until(s, s.get_timer())
+    run_until(s, s.now + s.r_max + 0.5)
+    assert s.slowstart and s.ss_target == pytest.approx(start) and s.rate == pytest.approx(start)
+
+
 def test_a_report_that_raises_the_rate_brings_the_next_packet_forward() -> None:
     # At the floor the next packet is a minute away; the CLR's next report
     # lifts the rate, and the packet leaves one packet-time at the new rate
