@@ -144,6 +144,12 @@ class VlmccParams:
     #: False: a loss only halves W (the rule before).
     compete_timeouts: bool = True
     compete_min_rto: float = MIN_RTO
+    #: A second competitive timeout in a row, with the leader silent since
+    #: before the first (at least ``leader_loss_min``), loses the leader
+    #: (Section 2.4: after a timeout the window is one packet, and it went
+    #: unanswered).  False: back off again, which with a crashed leader
+    #: doubled the pause up to 64 RTOs and the followers got nothing.
+    timeout_loses_leader: bool = True
     #: While competing, a loss of a packet sent before the last cut of W is
     #: that cut's congestion, not a new one (TCP's recovery point, RFC 6582
     #: 3.2: one reduction per window of data).  False: at most one halving
@@ -292,6 +298,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         #: The next sequence number when W was last cut: losses below it belong to that cut.
         self.cut_seq = 0
         self.last_ack = -math.inf
+        #: The last ACK the leader sent, whatever it acknowledged (``last_ack``
+        #: also moves past a competitive timeout's pause).
+        self.last_leader_ack = -math.inf
         self.acks_in_round = 0
         # Counters.
         self.losses = 0
@@ -392,6 +401,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
         if m.rcvr_id != self.leader or self.leader == 0:
             return
+        self.last_leader_ack = now  # any ACK, late ones too: the leader is alive
         sent = self.outstanding.pop(m.seq, None)
         if sent is None:
             # Declared lost already: the RTT sample still counts (a late ACK is
@@ -604,6 +614,16 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         """
         if now < self.paused_until:
             return
+        if (self.backoff > 1 and self.p.timeout_loses_leader
+                and now - self.last_leader_ack > self._leader_silence_limit()):
+            # Section 2.4 on the window after a timeout: it is one packet,
+            # and that packet went unanswered too -- a whole window without
+            # an ACK from a leader silent since before the first timeout.
+            # Backing off again would only lengthen the wait (up to 64 RTOs)
+            # for a leader that may be gone while its followers listen.
+            self.backoff = 1
+            self._leader_lost(now)
+            return
         self.compete_timeouts += 1
         self.halvings += 1
         self.last_halve = now
@@ -687,6 +707,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.leader_addr = src[0]
         self.leader_since = now
         self.last_ack = now  # the new leader's silence counts from now
+        self.last_leader_ack = now
         self.leaderless = False
         self.acks_in_round = 0
         self.round_rtt_sum, self.round_rtt_n = 0.0, 0

@@ -658,11 +658,14 @@ def test_competing_a_timer_loss_is_tcps_timeout_window_one_and_backoff():
     run_timers(s, 1.0)
     d = sent_data(s)
     assert [m.seq for m in d] == [4]  # then one packet: W = 1
-    # That one is lost too: the next RTO is doubled.
+    # A late ACK of the first flight (its echo dates its RTT at 0.1 s): the leader is alive ...
+    feed(s, leader_ack(2, 1.0), 1.1, src=L)
+    assert s.backoff == 2  # ... but data sent before the pause does not end the backoff
+    # The packet after the pause is lost too: the next RTO is doubled.
     s._check_losses(1.5)
     assert s.compete_timeouts == 2 and s.paused_until == pytest.approx(1.0 + 2.0)
     run_timers(s, 3.0)
-    (p,) = sent_data(s)
+    p = sent_data(s)[0]  # (the late ACK's round let the window grow to 2)
     # An ACK of data sent after the pause ends the backoff; W slow-starts back.
     feed(s, leader_ack(p.seq, 3.0), 3.1, src=L)
     assert s.backoff == 1
@@ -674,6 +677,35 @@ def test_competing_a_timer_loss_is_tcps_timeout_window_one_and_backoff():
     t.outstanding = {1: 0.0}
     t._check_losses(0.3)
     assert t.W == 1.5 and t.compete_timeouts == 0
+
+
+def test_competing_a_leader_silent_through_two_timeouts_in_a_row_is_lost():
+    """Section 2.4 on the window after a timeout: one packet, unanswered too.
+    A crashed leader otherwise kept the sender in back-off (1, 2, 4 ... 64
+    RTOs) and the followers, alive behind another branch, got nothing."""
+    def competing(**kw) -> VlmccSender:
+        s = sender(initial_window=3, **kw)
+        out(s)
+        s.competing, s.slowstart = True, False
+        s.rtt, s.dev, s.W = 0.1, 0.01, 3.0
+        s.outstanding = {1: 0.0, 2: 0.0, 3: 0.0}
+        s.next_seq = 4
+        s._check_losses(0.3)  # the first timeout: W = 1, a pause until 1.0
+        run_timers(s, 1.0)
+        assert [m.seq for m in sent_data(s)] == [4]
+        s._check_losses(1.5)  # seq 4 unanswered as well, the leader silent since 0
+        return s
+
+    s = competing()
+    assert s.leaderless and s.leader_losses == 1 and s.compete_timeouts == 1 and s.backoff == 1
+    run_timers(s, 1.7)
+    later = sent_data(s)
+    assert later and all(m.leader_id == 0 for m in later)  # the data asks for volunteers
+    feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 1.8, src=F)
+    assert s.leader == node_id(F) and not s.leaderless
+    # Without the rule the sender backs off again and sends nothing for 2 s.
+    t = competing(timeout_loses_leader=False)
+    assert not t.leaderless and t.compete_timeouts == 2 and t.paused_until == pytest.approx(3.0)
 
 
 def test_competing_a_loss_found_by_three_later_acks_only_halves():
