@@ -45,7 +45,7 @@ from controller.state import (
 )
 from controller.topology import Topology, TopologyError
 from controller.routes import RoutesTooLarge, host_routes
-from controller.trees import source_tree
+from controller.trees import source_tree, switches_below
 from hosts import registry
 
 MAX_MGID = 0xFFFF
@@ -156,6 +156,9 @@ class Plan:
     """session id -> the program's session slot."""
     trees: dict[int, dict[str, Any]] = field(default_factory=dict)
     """session id -> switch -> TreeNode."""
+    below: dict[str, frozenset[str]] = field(default_factory=dict)
+    """switch -> the switches whose proxied joins climb through it (``trees.switches_below``):
+    those a restore of that switch asks to join again."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -340,6 +343,7 @@ def plan(
                     window = entry.filter_window_us if entry is not None else 0
                 st.add(TableEntry.make(n.session_table, key, n.filter_action,
                                        {n.session_sidx: sidx[s.session_id], n.session_window: int(window)}))
+    out.below = switches_below(out.trees.values())
     return out
 
 

@@ -333,6 +333,9 @@ class Controller:
     on_sync: Callable[[str, list[Op]], None] | None = None
     reconnect_throttle: float = 1.0
     query_interval: float | None = None
+    #: switch -> the switches whose proxied joins climb through it
+    #: (``controller.desired.Plan.below``): a restore asks them to join again.
+    below: dict[str, frozenset[str]] = field(default_factory=dict)
     synced: dict[str, int] = field(default_factory=dict, init=False)
     switches: dict[str, fy.Switch] = field(default_factory=dict, init=False)
 
@@ -378,6 +381,35 @@ class Controller:
         if before or self.query_interval:
             # one task writes every query: a stream takes one write at a time
             sw.create_task(self._queries(sw, restored=bool(before)), name="querier")
+        if before:
+            for name in sorted(self.below.get(sw.name, ())):
+                child = self.switches.get(name)
+                if child is not None and child.is_up and child.is_primary:
+                    child.create_task(self._rejoin(child), name="rejoin")
+
+    async def _rejoin(self, sw: fy.Switch) -> None:
+        """Have ``sw`` proxy its hosts' joins again toward a restored switch above
+        it (``controller.querier.rejoin_state``): every report proxied for
+        ``REJOIN_WINDOW_S``, its hosts queried meanwhile, then its own
+        configuration back.  A disconnect in between leaves the eager
+        configuration to the next sync, which writes the desired one."""
+        from controller.querier import (REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS,
+                                        general_query, rejoin_state)
+
+        plain = self.desired.get(sw.name, SwitchState())
+        want = canonical_for(sw, plain)
+        eager = canonical_for(sw, rejoin_state(plain, self.names))
+        try:
+            await write_ops(sw, diff(eager, want))
+            self.log.emit(sw.name, "rejoin", window_s=REJOIN_WINDOW_S)
+            frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
+            for _ in range(REQUERY_COUNT):
+                await self._packet_out(sw, frame)
+                await asyncio.sleep(REQUERY_GAP_S)
+            await asyncio.sleep(max(0.0, REJOIN_WINDOW_S - REQUERY_COUNT * REQUERY_GAP_S))
+            await write_ops(sw, diff(want, eager))
+        except SwitchFault as f:
+            self.log.emit(sw.name, "error", entity=f.entity, detail=f.detail)
 
     async def _queries(self, sw: fy.Switch, restored: bool) -> None:
         """After a restore, general queries (``controller.querier.REQUERY_*``):

@@ -18,8 +18,13 @@ leave the port in place.
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 from controller.igmp import checksum, igmpv2
+
+if TYPE_CHECKING:
+    from controller.program import ProgramNames
+    from controller.state import SwitchState
 
 QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
 QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
@@ -33,6 +38,38 @@ REQUERY_MAX_RESP_DS = 10
 queries, that far apart, each asking for reports within 1 s: membership
 lived in the switch's registers, so the hosts must report again (a second
 query covers a lost report, as IGMP's robustness variable does)."""
+
+#: How long the switches below a restored one keep proxying every report:
+#: the re-query rounds and the last one's response time, with a round's
+#: margin for a report that is late.
+REJOIN_WINDOW_S = REQUERY_COUNT * REQUERY_GAP_S + REQUERY_MAX_RESP_DS / 10 + REQUERY_GAP_S
+
+
+def rejoin_state(state: "SwitchState", names: "ProgramNames | None" = None) -> "SwitchState":
+    """``state`` with the proxy refresh at 1 us: every report is proxied upstream.
+
+    A switch that restarted lost the memberships its child switches' proxied
+    joins had made, and a child proxies a join only when its group goes from
+    empty to non-empty or its last proxied join is ``proxy_refresh_us`` old
+    (16 s at p4mcc's default ageing; never with ageing off).  So after a
+    restore the controller gives the switches below it (``Plan.below``) this
+    configuration for :data:`REJOIN_WINDOW_S` and queries their hosts: their
+    reports climb to the restarted switch as an IGMP proxy answers an
+    upstream query (RFC 4605 sec. 4.1).  The program's registers cannot be
+    written through P4Runtime on every target; its configuration table can.
+    """
+    import dataclasses
+
+    from controller.program import MCC
+    from controller.state import SwitchState
+
+    n = names or MCC
+    out = SwitchState(**{k: dict(v) for k, v in vars(state).items()})
+    cfg = out.defaults.get(n.config_table)
+    if cfg is not None:
+        params = tuple((k, 1 if k == n.config_refresh else v) for k, v in cfg.params)
+        out.defaults[n.config_table] = dataclasses.replace(cfg, params=params)
+    return out
 
 
 def general_query(max_resp_ds: int = 100, source: bytes = bytes(4)) -> bytes:

@@ -12,6 +12,7 @@ in-network aggregation needs.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from controller.topology import Topology, TopologyError
@@ -56,6 +57,9 @@ class TreeNode:
 
     upstream: int
     downstream: set[int] = field(default_factory=set)
+    #: The switch the upstream port leads to (None at the source's own switch):
+    #: the tree's shape, for what a restarted switch's neighbours must re-send.
+    parent: str | None = None
 
 
 def source_tree(topo: Topology, source: str, receivers: list[str] | tuple[str, ...]) -> dict[str, TreeNode]:
@@ -73,7 +77,7 @@ def source_tree(topo: Topology, source: str, receivers: list[str] | tuple[str, .
     def node(sw: str) -> TreeNode:
         if sw not in tree:
             parent = parents[sw]
-            tree[sw] = TreeNode(root_port if parent is None else topo.port_to(sw, parent))
+            tree[sw] = TreeNode(root_port if parent is None else topo.port_to(sw, parent), parent=parent)
         return tree[sw]
 
     for r in receivers:
@@ -89,3 +93,21 @@ def source_tree(topo: Topology, source: str, receivers: list[str] | tuple[str, .
             node(parent).downstream.add(topo.port_to(parent, child))
             child, parent = parent, parents[parent]
     return tree
+
+
+def switches_below(trees: Iterable[Mapping[str, TreeNode]]) -> dict[str, frozenset[str]]:
+    """switch -> the switches whose joins climb through it, in any of ``trees``.
+
+    A switch that restarts has lost the memberships its children's proxied
+    joins made; a child proxies a join only when its own group goes from empty
+    to non-empty (or its refresh comes due), so those below it must be asked
+    to send them again (``controller.querier.rejoin_state``).
+    """
+    below: dict[str, set[str]] = {}
+    for tree in trees:
+        for sw, node in tree.items():
+            parent = node.parent
+            while parent is not None:
+                below.setdefault(parent, set()).add(sw)
+                parent = tree[parent].parent
+    return {sw: frozenset(v) for sw, v in below.items()}

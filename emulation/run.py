@@ -120,7 +120,7 @@ class LiveController:
         self.controller = Controller(
             [Target(s.name, s.grpc_addr, s.device_id) for s in plan.switches.values()],
             want.switches, pipeline_for(target, source=program), self.log, on_sync=self._on_sync,
-            election_id=election_id, query_interval=query)
+            election_id=election_id, query_interval=query, below=want.below)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread = threading.Thread(target=self._main, name="controller", daemon=True)
@@ -512,7 +512,7 @@ def _collect(plan: EmulationPlan, started: list[_Started], t0: float, rec: R.Rec
             switch, group, port, joined = change
             rec.event(float(ev["time"]) - t0, f"{switch}-p{port}", "switch_join" if joined else "switch_leave",
                       group)
-        elif ev.get("event") in ("restarted", "restored", "requeried", "primary_lost", "disconnected", "error"):
+        elif ev.get("event") in ("restarted", "restored", "requeried", "rejoin", "primary_lost", "disconnected", "error"):
             rec.event(float(ev["time"]) - t0, str(ev.get("switch")), str(ev["event"]), str(ev.get("detail", "")))
     seen: set[str] = set()
     for s in started:

@@ -65,6 +65,8 @@ class SimControl:
     #: switches restarted while the controller was down: restored when it is back
     waiting: set[str] = field(default_factory=set)
     queries_sent: int = 0
+    #: switch -> the switches whose proxied joins climb through it (``Plan.below``)
+    below: dict[str, Any] = field(default_factory=dict)
 
     def start(self) -> None:
         if self.query_interval:
@@ -116,6 +118,30 @@ class SimControl:
         self.run.recorder.event(self.run.sim.now, switch, "restored", "tables written, hosts re-queried")
         for i in range(REQUERY_COUNT):
             self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
+        for child in sorted(self.below.get(switch, ())):
+            self._rejoin(child)
+
+    def _rejoin(self, switch: str) -> None:
+        """Have ``switch`` proxy its hosts' joins again, toward a restored switch above it
+        (``controller.querier.rejoin_state``): every report proxied for a while, and its hosts queried."""
+        from controller.local import LocalApplier
+        from controller.querier import (REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS,
+                                        rejoin_state)
+
+        node = self.run.net.switches[switch]
+        st = self.states.get(switch)
+        if st is None or not hasattr(node, "sw") or getattr(node, "down", False):
+            return
+        LocalApplier(node.sw, switch).sync(rejoin_state(st))
+        self.run.recorder.event(self.run.sim.now, switch, "rejoin", "every report proxied, hosts re-queried")
+        for i in range(REQUERY_COUNT):
+            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
+
+        def settle() -> None:
+            if not getattr(node, "down", False):
+                LocalApplier(node.sw, switch).sync(st)
+
+        self.run.sim.after(REJOIN_WINDOW_S, settle)
 
     def controller_down(self) -> None:
         self.up = False

@@ -113,16 +113,17 @@ class P4SwitchNode:
 
 
 def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any],
-              options: Any = None) -> dict[str, Any]:
+              options: Any = None) -> Any:
     """Apply the controller's desired state for ``sessions`` to every node;
-    returns it (switch -> ``SwitchState``) for restores after a restart."""
-    from controller.desired import DesiredOptions, desired_state, session_from_scenario
+    returns the controller's plan (``controller.desired.Plan``: each switch's
+    ``SwitchState`` and the switches below each one) for restores after a restart."""
+    from controller.desired import DesiredOptions, plan, session_from_scenario
     from controller.local import LocalApplier
     from controller.topology import from_scenario_topology
 
     options = options or DesiredOptions()
     ctopo = from_scenario_topology(topology)
-    states = desired_state(ctopo, [session_from_scenario(s) for s in sessions], options)
+    want = plan(ctopo, [session_from_scenario(s) for s in sessions], options)
     for name, node in nodes.items():
-        LocalApplier(node.sw, name).sync(states[name])
-    return states
+        LocalApplier(node.sw, name).sync(want.switches[name])
+    return want

@@ -196,7 +196,8 @@ def _install_faults(run: SimRun, scenario: Scenario, factory: AgentFactory) -> N
     from netsim.faults import FaultInjector, SimControl
 
     _, query = scenario_options(scenario)
-    run.control = SimControl(run, getattr(run.net, "desired_states", {}), query)
+    run.control = SimControl(run, getattr(run.net, "desired_states", {}), query,
+                             below=getattr(run.net, "desired_below", {}))
     run.control.start()
 
     def make_agent(s: Session, role: str, host: str) -> Endpoint:

@@ -76,8 +76,9 @@ def p4_choice(seed: int = 0, program: Any = None) -> SwitchChoice:
 
         options, _ = scenario_options(scenario)
         try:
-            net.desired_states = p4_switch.configure(net.switches, scenario.topology,  # type: ignore[attr-defined]
-                                                     scenario.sessions, options)
+            want = p4_switch.configure(net.switches, scenario.topology, scenario.sessions, options)
+            net.desired_states = want.switches  # type: ignore[attr-defined]
+            net.desired_below = want.below  # type: ignore[attr-defined]
         except DesiredStateError as e:  # e.g. more routes than a switch's table holds
             raise SwitchUnavailable(f"P4 switch nodes cannot run this topology: {e}") from None
 

@@ -358,7 +358,7 @@ def cmd_events(ctx: Ctx) -> int:
 
     query = timings(a.membership_timeout)[0] if a.membership_timeout > 0 else None
     ctl = fleet.Controller(list(ctx.targets.values()), desired, pipeline, log, election_id=a.election_id,
-                           query_interval=query)
+                           query_interval=query, below=p.below if p is not None else {})
 
     async def go() -> None:
         task = asyncio.create_task(ctl.run())

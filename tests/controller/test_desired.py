@@ -149,6 +149,41 @@ def test_receivers_prune_the_tree() -> None:
     assert entries_of(st["s3"], *G) == set()
 
 
+def chain():
+    """h1 - s1 - s2 - s3 - h3, with h2 on s2: s1 is the root, s3 the deepest."""
+    return from_tutorials_dict(
+        {
+            "hosts": {"h1": {"ip": "10.0.0.1"}, "h2": {"ip": "10.0.0.2"}, "h3": {"ip": "10.0.0.3"}},
+            "switches": {"s1": {}, "s2": {}, "s3": {}},
+            "links": [["h1", "s1-p1"], ["s1-p2", "s2-p1"], ["h2", "s2-p2"], ["s2-p3", "s3-p1"], ["h3", "s3-p2"]],
+        }
+    )
+
+
+def test_below_names_the_switches_whose_joins_climb_through_each_switch() -> None:
+    """A restarted switch lost the joins its subtree proxied: ``below`` names who must send them again."""
+    one = plan(chain(), [SessionSpec(1, "h1", ("239.1.1.1",), protocol="tfmcc")])
+    assert one.below == {"s1": frozenset({"s2", "s3"}), "s2": frozenset({"s3"})}
+    # A session sent from the other end turns the tree around; a pruned branch adds nothing.
+    two = plan(chain(), [SessionSpec(1, "h1", ("239.1.1.1",), receivers=("h2",), protocol="tfmcc"),
+                         SessionSpec(2, "h3", ("239.1.1.2",), receivers=("h2",), protocol="tfmcc")])
+    assert two.below == {"s1": frozenset({"s2"}), "s3": frozenset({"s2"})}
+
+
+def test_rejoin_state_proxies_every_report_and_changes_nothing_else() -> None:
+    from controller.diff import diff
+    from controller.querier import rejoin_state
+
+    want = desired_state(chain(), [SessionSpec(1, "h1", ("239.1.1.1",), protocol="tfmcc")],
+                         DesiredOptions(membership_timeout_us=20_000_000, proxy_refresh_us=16_000_000))["s2"]
+    eager = rejoin_state(want)
+    cfg = dict(eager.defaults[N.config_table].params)
+    assert cfg[N.config_refresh] == 1 and cfg[N.config_timeout] == 20_000_000
+    ops = diff(eager, want)
+    assert [(o.kind, o.entity.key) for o in ops] == [("modify", N.config_table)]
+    assert dict(want.defaults[N.config_table].params)[N.config_refresh] == 16_000_000  # the input is untouched
+
+
 def test_equal_cost_paths_break_ties_by_switch_name() -> None:
     topo = from_tutorials_dict(
         {

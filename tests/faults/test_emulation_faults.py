@@ -130,3 +130,35 @@ def test_graceful_leave(emu):
     t = first(events, "r1", "graceful_leave")
     assert t >= 22.0
     assert received(rx, "r1", t + 1.0, 26.0) == 0
+
+
+@pytest.fixture(scope="module")
+def root_emu(tmp_path_factory):
+    from emulation.run import missing_requirements
+
+    reason = missing_requirements(("ping",))
+    if reason:
+        pytest.skip(reason)
+    from emulation.run import run_emulation
+    from scenario.model import load_scenario
+
+    out = tmp_path_factory.mktemp("root-switch-crash")
+    run_emulation(load_scenario(SCENARIO.parent / "root-switch-crash.yaml"), out, progress=False)
+    return [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
+
+
+def test_a_root_switch_restart_has_the_switches_below_it_join_again(root_emu):
+    """The sender's switch restarts empty: the controller restores it and has
+    s2 and s3 proxy their hosts' joins again (``rejoin``), so s1's ports toward
+    them are members within the re-query's response time; without it they
+    came back at the next periodic query (4.5 s after the restart, measured)."""
+    from controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+
+    events = root_emu
+    restored = first(events, "s1", "restored")
+    assert {n for t, n, e, _ in events if e == "rejoin" and t >= restored} == {"s2", "s3"}
+    soon = restored + REQUERY_MAX_RESP_DS / 10 + REQUERY_GAP_S
+    # s1's ports 1 and 2 lead to s2 and s3 (the scenario's link order)
+    for port in ("s1-p1", "s1-p2"):
+        assert any(n == port and e == "switch_join" and restored < t <= soon for t, n, e, _ in events), port
+    assert recovered_after(events, 0) <= BOUND_S

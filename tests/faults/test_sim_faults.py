@@ -36,6 +36,47 @@ def test_switch_crash_restores_tables_and_membership_and_traffic_resumes(sim_fau
     assert run.control.queries_sent >= 2  # the restore's query to r1 and r2
 
 
+def test_a_root_switch_restart_has_the_switches_below_it_join_again(sim_fault):
+    """s1 (the sender's switch) restarts empty: its memberships were s2's and
+    s3's proxied joins, which they re-send only when asked (``rejoin``).
+    Without that, data came back at the next periodic query, 4 s after the
+    restore; the bound here is the re-query's response time and a round trip."""
+    from controller.diff import diff
+    from controller.local import LocalApplier
+    from controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+
+    run, ev = sim_fault("root-switch-crash")
+    assert [(e[0], e[1]) for e in rows(ev, "restored")] == [(9.5, "s1")]
+    assert sorted((e[0], e[1]) for e in rows(ev, "rejoin")) == [(9.5, "s2"), (9.5, "s3")]
+    soon = 9.5 + REQUERY_MAX_RESP_DS / 10 + REQUERY_GAP_S
+    for r in ("r1", "r2", "r3"):
+        assert rx_bytes_between(run, r, 5000, 9.5, soon) > 0, r
+    assert recovered_after(ev) and all(t <= RECOVERY_BOUND_S for t in recovered_after(ev))
+    # The window over, s2 and s3 hold their own configuration again.
+    for sw in ("s2", "s3"):
+        want = run.net.desired_states[sw]
+        ops = diff(want, LocalApplier(run.net.switches[sw].sw, sw).read_state(want))
+        assert [o for o in ops if o.kind == "modify"] == []
+
+
+def test_a_leader_that_crashes_while_the_sender_competes_is_replaced(sim_fault):
+    """VLMCC's leader (the slow branch's only receiver) dies while the sender
+    is in its competitive mode, where its silence shows as retransmission
+    timeouts: the sender backed off (1, 2, 4 ... s) for good and the four
+    live receivers got nothing.  A second timeout in a row with the leader
+    silent loses it (``timeout_loses_leader``); a fast-branch receiver leads."""
+    from hosts.core import node_id
+
+    run, ev = sim_fault("leader-crash", "model")
+    snd = run.agents["vlmcc/h1"]
+    assert snd.leader_losses >= 1 and snd.compete_entries >= 1
+    assert snd.leader in {node_id(run.net.hosts[h].ip) for h in ("a1", "a2", "a3", "a4")}
+    assert recovered_after(ev) and all(t <= RECOVERY_BOUND_S for t in recovered_after(ev))
+    # the session now runs at the fast branch's pace, above the dead branch's 2.6 Mbit/s
+    for h in ("a1", "a2", "a3", "a4"):
+        assert rx_bytes_between(run, h, 0, 17.0, 22.0) * 8 / 5.0 > 2.6e6, h
+
+
 def test_controller_down_delays_a_restore_until_it_is_back(sim_fault):
     run, ev = sim_fault("controller-restart")
     downs = [e[0] for e in rows(ev, "controller_down")]
