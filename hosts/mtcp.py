@@ -61,7 +61,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, undo_spurious_cuts, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -123,6 +123,17 @@ class MtcpParams(ReliableParams):
     hello_interval: float = 1.0
     probe_interval: float = 2.0
     dead_probes: int = 3
+    #: Cuts a silent member caused are undone by RFC 4015's response: ssthresh
+    #: back, cwnd to the flight plus an initial window, slow start for the
+    #: rest (``hosts.tcp_rules.undo_spurious_cuts``).  False: the window
+    #: before comes back at once, one burst into an emptied pipe.
+    undo_slow_start: bool = True
+    #: RFC 3465's limit L: in slow start one report grows cwnd by at most this
+    #: many packets however many it acknowledges by all (TCP's byte counting
+    #: with L = 2).  A roll call's answers that moved a stalled fold by 114
+    #: packets grew cwnd by 114 at once and the window left as one burst.
+    #: 0: +1 per packet acknowledged by all, whatever the report.
+    abc_limit: int = 2
     window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
     #: TCP Vegas' thresholds for ``window="vegas"`` (:class:`hosts.tcp_rules.Vegas`).
     vegas_alpha: float = VEGAS.alpha
@@ -266,6 +277,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.cwnd_cuts = 0
         self.summaries_in = 0
         self.cuts: list[tuple[float, float, float]] = []  # (time, cwnd, ssthresh) before each cut
+        self.ss_event, self.ss_grown = -1.0, 0  # slow start's growth in the current report (abc_limit)
         self.probes_sent = 0
         self.dead_children = 0
         self.adopted = 0
@@ -422,6 +434,25 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_probe_timer()
         self._arm_packet_timer()
 
+    def _undo_cuts(self, since: float) -> None:
+        """Cuts since ``since`` were a silent member's, not congestion: undo them.
+
+        RFC 4015's response (``tcp_rules.undo_spurious_cuts``): ssthresh back
+        to the window before the first of them, cwnd to what is in flight
+        plus an initial window, the rest by slow start.  ``undo_slow_start``
+        false: the window before comes back at once (the former rule).
+        """
+        undo = [x for x in self.cuts if x[0] >= since]
+        if not undo:
+            return
+        self.cuts = [x for x in self.cuts if x[0] < since]
+        _t, cwnd, ssthresh = undo[0]
+        if self.p.undo_slow_start:
+            self.cwnd, self.ssthresh = undo_spurious_cuts(self.cwnd, self.ssthresh, (cwnd, ssthresh),
+                                                          self.twnd, self.p.initial_cwnd)
+        else:
+            self.cwnd, self.ssthresh = cwnd, ssthresh
+
     def _remove_child(self, c: _Child, now: float) -> None:
         """Dead-child timeout: stop waiting for ``c`` and adopt its children.
 
@@ -436,10 +467,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.dead_children += 1
         # Cuts since it fell silent were its silence, not congestion: undo them
         # (as TCP undoes cuts that turn out spurious, RFC 4015).
-        undo = [x for x in self.cuts if x[0] >= c.last_heard]
-        if undo:
-            _t, self.cwnd, self.ssthresh = undo[0]
-            self.cuts = [x for x in self.cuts if x[0] < c.last_heard]
+        self._undo_cuts(c.last_heard)
         kids = self._acking()
         for s, b in sorted(self.buf.items()):
             b.acks = sum(1 for x in kids if x.sb.acked(s))
@@ -703,7 +731,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.twnd = max(0, self.twnd - 1)
         self.round_acked += 1
         if self.cwnd < self.ssthresh:
-            self.cwnd += 1.0
+            if now != self.ss_event:  # one report (or timer) is one ACK for RFC 3465
+                self.ss_event, self.ss_grown = now, 0
+            if not self.p.abc_limit or self.ss_grown < self.p.abc_limit:
+                self.cwnd += 1.0
+                self.ss_grown += 1
         elif self.p.window == "reno":
             self.cwnd += 1.0 / self.cwnd  # section 2: 1/cwnd per packet acknowledged by all
         elif self.trend:
@@ -990,13 +1022,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         if again:
             self._roll_call(now)
         self._arm_packet_timer()
-
-    def _undo_cuts(self, since: float) -> None:
-        """Cuts since ``since`` were a stalled fold's, not congestion: undo them (RFC 4015)."""
-        undo = [x for x in self.cuts if x[0] >= since]
-        if undo:
-            _t, self.cwnd, self.ssthresh = undo[0]
-            self.cuts = [x for x in self.cuts if x[0] < since]
 
     def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
         """Stop counting on the switch's fold: the members that answered become

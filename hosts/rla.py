@@ -54,7 +54,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once, undo_spurious_cuts
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
 
 
@@ -88,6 +88,13 @@ class RlaParams(ReliableParams):
     dead_rtts: float = 4.0
     """A receiver silent for max(dead_min, dead_rtts * srtt_i) while it owes
     an ACK is dropped from the group (crash or leave; docs/protocols/rla.md)."""
+    undo_dead_cuts: bool = True
+    """Cuts since a dropped receiver was last heard were its silence (timeouts
+    of what only it lacked), not congestion: RFC 4015's response undoes them
+    (``hosts.tcp_rules.undo_spurious_cuts``: ssthresh back, cwnd to the pipe
+    plus an initial window, slow start for the rest).  False: they stand, and
+    the survivors climbed back from a quarter of the window at one packet
+    per RTT."""
     one_draw_per_loss: bool = True
     """One random draw per lost packet instead of one per receiver's signal:
     the signals of receivers that lost the same packet (a shared
@@ -255,6 +262,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.out: dict[int, _Out] = {}
         self.rexmit_queue: set[int] = set()
         self.last_window_cut = 0.0
+        self.cuts: list[tuple[float, float, float]] = []  # (time, cwnd, ssthresh) before each cut
         self.recover: int | None = None  # fast recovery until min_last_ack reaches this
         self.cut_seq = 0  # highest sequence number sent before the last cut
         self.absorbed_signals = 0  # signals for packets sent before the last cut
@@ -264,6 +272,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id) of receivers gone silent
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet) of late joiners
         self.restarts = 0  # known receivers that came back with no state
+        self.undone_cuts = 0  # cuts undone when the receiver whose silence made them was dropped
         self.last_feedback = -math.inf  # when any receiver was last heard
         #: When feedback came back after the whole group was silent for
         #: ``dead_min / 2`` or more (a path outage): no receiver's silence
@@ -481,8 +490,26 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if not heard:
             return False
         self.dropped.extend((now, rid) for rid in gone)
+        since = min(self.rcvrs[rid].last_heard for rid in gone)
         self._forget(gone)
+        if self.p.undo_dead_cuts:
+            self._undo_cuts(since)
         return True
+
+    def _record_cut(self, now: float) -> None:
+        self.cuts.append((now, self.cwnd, self.ssthresh))
+        del self.cuts[:-16]
+
+    def _undo_cuts(self, since: float) -> None:
+        """The cuts since ``since`` were spurious: RFC 4015's response."""
+        undo = [x for x in self.cuts if x[0] >= since]
+        if not undo:
+            return
+        self.cuts = [x for x in self.cuts if x[0] < since]
+        _t, cwnd, ssthresh = undo[0]
+        self.cwnd, self.ssthresh = undo_spurious_cuts(self.cwnd, self.ssthresh, (cwnd, ssthresh),
+                                                      self._pipe(), self.p.initial_cwnd)
+        self.undone_cuts += len(undo)
 
     def _forget(self, rids: list[int]) -> None:
         """Remove receivers; release what every remaining one has acknowledged."""
@@ -619,6 +646,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self._cut(now)
 
     def _cut(self, now: float) -> None:
+        self._record_cut(now)
         self.cwnd = max(1.0, self.cwnd / 2)
         self.ssthresh = max(2.0, self.cwnd)
         self.last_window_cut = now
@@ -653,6 +681,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
+            self._record_cut(now)
             if not (self.p.rto_holds_ssthresh and oldest == self.rto_seq):
                 # RFC 5681 3.1: ssthresh falls at the first timeout of a packet;
                 # "when ... the given segment has already been retransmitted by

@@ -45,6 +45,26 @@ DELAYED_ACK_PACKETS = 2
 DELAYED_ACK_TIMEOUT = 0.04
 
 
+def undo_spurious_cuts(cwnd: float, ssthresh: float, before: tuple[float, float], flight: float,
+                       initial_window: float = INITIAL_WINDOW) -> tuple[float, float]:
+    """(cwnd, ssthresh) after cuts that turned out spurious, RFC 4015's response.
+
+    ``before`` is (cwnd, ssthresh) before the first spurious cut, ``flight``
+    the packets in flight now.  RFC 4015 (sec. 3.1) brings ssthresh back to
+    what was in flight before the timeout and sets cwnd to the flight plus
+    at most an initial window, so the old window returns by slow start
+    within a few round trips instead of in one burst, even where the
+    window the cuts left is larger than that: the pipe emptied while the
+    sender waited.  Restoring the old cwnd at once sent it as one burst: an
+    MTCP sender whose dead receiver was found sent 115 packets at once into
+    a 10-packet queue and repaired about 100 of them per receiver for 4 s.
+    """
+    old_cwnd, old_ssthresh = before
+    ssthresh = max(ssthresh, old_cwnd, old_ssthresh)  # pipe_prev = max(FlightSize, ssthresh)
+    cwnd = max(1.0, min(max(old_cwnd, cwnd), flight + initial_window))
+    return cwnd, ssthresh
+
+
 def ack_at_once(held: int, urgent: bool, every: int = DELAYED_ACK_PACKETS) -> bool:
     """RFC 5681 4.2: acknowledge now, or hold the ACK (at most
     :data:`DELAYED_ACK_TIMEOUT`, the caller's timer)?

@@ -58,6 +58,20 @@ def test_slow_start_grows_cwnd_only_when_all_children_ack():
     assert [m.seq for _d, m in data(out(s))] == [2, 3]
 
 
+def test_slow_start_grows_at_most_two_packets_per_report():
+    """RFC 3465's L = 2: a report that acknowledges 12 packets by all at once
+    (the slow child's, after the fast one) grows cwnd by 2, not 12."""
+    def grown(**kw) -> float:
+        s = sender(initial_cwnd=12, **kw)
+        out(s)
+        feed(s, ack(A, 12, echo=1), 0.05, src=A)
+        feed(s, ack(B, 12, echo=1), 0.06, src=B)
+        return s.cwnd
+
+    assert grown() == 14
+    assert grown(abc_limit=0) == 24  # +1 per packet acknowledged by all
+
+
 def test_sender_window_is_min_cwnd_minus_max_twnd_and_the_advertised_window():
     s = sender()
     s.cwnd = 50.0

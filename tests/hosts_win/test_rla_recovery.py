@@ -218,3 +218,28 @@ def test_receivers_that_start_together_spread_their_hellos():
     assert max(sum(1 for u in every if t <= u < t + 0.01) for t in every) <= 8
     in_step = hello_times(hello_spread=0)
     assert all(ts == [0.0, 1.0, 2.0] for ts in in_step)
+
+
+def test_a_dropped_receivers_cuts_are_undone_by_slow_start():
+    """The cuts since a receiver fell silent were its silence (timeouts of what
+    only it lacked): once it is dropped they are undone by RFC 4015's
+    response, ssthresh back to the window before and cwnd to the pipe plus an
+    initial window."""
+    def after_drop(**kw) -> RlaSender:
+        s = sender(2, initial_ssthresh=2, **kw)
+        out(s)
+        s.cwnd, s.ssthresh = 40.0, 20.0
+        s.cuts = [(0.2, 40.0, 20.0)]  # the window before a cut made while R[1] was silent
+        s.cwnd, s.ssthresh = 5.0, 5.0
+        for i in range(1, 10):  # R[0] goes on acknowledging; R[1] never answers
+            feed(s, sack(R[0], s.next_seq - 1), 0.5 * i, src=R[0])
+        assert s.dropped == []
+        s._drop_silent(4.6)  # R[1] silent past dead_after (4 RTOs of its initial 1 s)
+        assert [rid for _t, rid in s.dropped] == [node_id(R[1])]
+        return s
+
+    s = after_drop()
+    assert s.undone_cuts == 1 and s.ssthresh == 40.0
+    assert s.cwnd == min(40.0, s._pipe() + 10)
+    t = after_drop(undo_dead_cuts=False)
+    assert t.undone_cuts == 0 and t.ssthresh == 5.0

@@ -9,7 +9,7 @@ from hosts.mtcp import MtcpParams
 from hosts.reliable import ReliableParams, Scoreboard
 from hosts.rla import RlaParams
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import VEGAS, Vegas, vegas_diff
+from hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
 from hosts.vlmcc import VlmccParams
 
 
@@ -54,3 +54,14 @@ def test_scoreboard_loss_rule_defaults_to_three_later_packets() -> None:
     assert sb.lost() == []  # two later packets SACKed: not yet
     sb.update(0, [(2, 5)])
     assert sb.lost() == [1]
+
+
+def test_spurious_cuts_come_back_by_slow_start_not_in_one_burst() -> None:
+    """RFC 4015's response: ssthresh to the window before the cuts, cwnd to the
+    flight plus an initial window (never the old window in one burst)."""
+    # A timeout left cwnd 1: the flight and an initial window, slow start up to 114.
+    assert undo_spurious_cuts(1.0, 57.0, (114.0, 18.0), flight=1, initial_window=10) == (11.0, 114.0)
+    # The cuts left a window larger than the emptied pipe holds: it is lowered too.
+    assert undo_spurious_cuts(62.0, 62.0, (124.0, 23.5), flight=0, initial_window=10) == (10.0, 124.0)
+    # A small window comes back whole; a slow start's ssthresh is kept.
+    assert undo_spurious_cuts(2.0, 2.0, (4.0, 100.0), flight=0, initial_window=10) == (4.0, 100.0)
