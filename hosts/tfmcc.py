@@ -390,6 +390,15 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.malformed += 1
             return
         self.packets += 1
+        outage = self._outage_ends(msg.seq, now)
+        if outage:
+            # What arrived before the outage says nothing of the path now: the
+            # receive rate is measured from this packet on, as a late joiner's
+            # is (the meters' rate spans the time since their first sample).
+            # Measured across the gap, X_recv was a fraction of the rate and
+            # a CLR back from its switch's restart took the session down to it.
+            self.recv_meter = WindowRateMeter(self.recv_meter.window)
+            self.ss_meter = WindowRateMeter(self.ss_meter.window)
         self.recv_meter.add(now, size)
         self._recent.append((msg.seq, msg.timestamp, size))
         now_us = wire.ts_us(now)
@@ -428,7 +437,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
         # Loss history (2.3) with the first interval from appendix B.
         span = max(self.rtt, rtt_now) if s.loss_event_rtt == "current" else self.rtt
-        if self._outage_ends(msg.seq, now):
+        if outage:
             self.outages += 1
             self.history = self._new_history()
         had_loss = self.history.has_loss

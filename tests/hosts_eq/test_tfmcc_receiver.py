@@ -441,6 +441,23 @@ def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rt
     assert paper.calculated_rate_bps() < 0.5 * before_p
 
 
+def test_after_an_outage_the_receive_rate_is_measured_from_the_first_packet_back() -> None:
+    """X_recv spans the time since the meter's first sample: measured across
+    the gap it was a fraction of the rate packets arrive at again, and a CLR
+    back from its switch's restart reported that and took the session down
+    (7.1 s to recover on a drawn two-branch tree; 3.1 s with the rule)."""
+    def rate_after(**kw) -> float:
+        r = make(**kw)
+        _measured(r, 0.2)
+        stream(r, range(101, 601), 10.02, 0.02, clr=True)  # 50 packets/s
+        now = 10.02 + 950 * 0.02 + 8 * 0.02
+        stream(r, range(1051, 1060), 10.02 + 950 * 0.02, 0.02, clr=True)  # back after 9 s
+        return r.recv_meter.rate_bps(now) / (8 * S)
+
+    assert 40 <= rate_after() <= 60
+    assert rate_after(outage_s=0) < 25  # 9 packets over the meter's whole window
+
+
 def test_a_few_losses_at_a_low_rate_are_losses_not_an_outage() -> None:
     # At 2 packets/s two packets lost in a row leave 1.5 s of silence: fewer
     # than outage_packets (8) in a row, so they are losses (a loss event).
