@@ -104,6 +104,12 @@ class VlmccParams:
     #: (holding hundreds of packets) left at 0.2 of TCP for minutes.
     compete_slow_start: bool = True
     probe_interval: float = 1.0
+    #: A receiver that has heard nothing of the session for this long (at
+    #: least 4 of its RTTs) probes the sender again, as a joining receiver
+    #: does, until a Start or data answers: a sender that restarted with no
+    #: state waits for a probe before it sends, and without this its
+    #: receivers, joined long before, never sent one.  0: never.
+    rejoin_silence: float = 2.0
     #: Loss detection beyond the paper's timer (docs/protocols/vlmcc.md, "Deviations").
     #: A packet is lost when the leader has ACKed ``dupthresh`` packets sent after it
     #: (TCP's fast-retransmit rule; 0: the timer alone) ...
@@ -214,6 +220,8 @@ class VlmccParams:
             raise ValueError("max_burst and initial_window must be >= 1, initial_rtt > 0")
         if self.probe_interval <= 0:
             raise ValueError("probe_interval must be > 0")
+        if self.rejoin_silence < 0:
+            raise ValueError(f"rejoin_silence must be >= 0, got {self.rejoin_silence}")
         if self.dupthresh < 0 or self.loss_floor_rtts < 0 or self.probe_rounds < 3 or self.compete_exit_probes < 1:
             raise ValueError("dupthresh, loss_floor_rtts >= 0, probe_rounds >= 3, compete_exit_probes >= 1")
         if not 0 <= self.drain_frac <= 1 or self.leader_bar < 0 or not 0 < self.compete_accept_ratio <= 1:
@@ -825,6 +833,10 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_challenge = -math.inf
         self.competing = False  # the sender says it runs its competitive rule
         self.pending_acks: list[tuple[int, int, float]] = []
+        #: Probing again after a silence (``rejoin_silence``): the next Start
+        #: or data packet starts the stream afresh.
+        self.rejoining = False
+        self.rejoins = 0
 
     @property
     def is_leader(self) -> bool:
@@ -843,8 +855,10 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
 
     def on_timer(self, name: str, now: float) -> None:
-        if name == "probe" and self.rtt is None:
+        if name == "probe" and (self.rtt is None or self.rejoining):
             self._probe(now)
+        elif name == "quiet":
+            self._check_quiet(now)
         elif name == "ack":
             self._flush_acks(now)
         elif name == "volunteer" and self.leader == 0:
@@ -857,10 +871,39 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         elif msg is not None:
             self._on_data(msg, now)
 
+    def _quiet_limit(self) -> float:
+        return max(self.p.rejoin_silence, 4.0 * (self.rtt_hat or 0.0))
+
+    def _arm_quiet(self, now: float) -> None:
+        if self.p.rejoin_silence > 0 and self.timer_at("quiet") is None and self.last_arrival is not None:
+            self.set_timer("quiet", max(now, self.last_arrival + self._quiet_limit()))
+
+    def _check_quiet(self, now: float) -> None:
+        """Nothing from the session for the quiet limit: probe as a joining receiver."""
+        if self.last_arrival is None or self.rejoining:
+            return
+        if now - self.last_arrival < self._quiet_limit():
+            self._arm_quiet(now)
+            return
+        self.rejoining = True
+        self.rejoins += 1
+        self._probe(now)
+
+    def _rejoined(self, seq: int) -> None:
+        """The session speaks again: its stream goes on from ``seq`` (a restarted
+        sender's from 1), and the silence's missing packets are no losses."""
+        self.rejoining = False
+        self.last_seq = seq - 1
+        self.last_arrival = None  # no delay change across the gap
+        if self.rtt is not None:
+            self.cancel_timer("probe")
+
     def _on_start_msg(self, m: VlmccStart, now: float) -> None:
         rtt = seconds_since(m.tstamp_comp, now)
-        if rtt < 0 or self.rtt is not None:
+        if rtt < 0 or (self.rtt is not None and not self.rejoining):
             return
+        if self.rejoining:
+            self._rejoined(m.seq)
         self.rtt = self.rtt_hat = self.base_rtt = rtt
         self.leader = m.leader
         self.W = max(1.0, float(m.win_size))
@@ -868,6 +911,8 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
 
     def _on_data(self, m: VlmccData, now: float) -> None:
         self.received += 1
+        if self.rejoining:
+            self._rejoined(m.seq)
         self.leader = m.leader_id
         if m.leader_id == 0:
             self._volunteer(now)
@@ -906,6 +951,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_seq = m.seq
         self.last_arrival = now
         self.last_tstamp = m.timestamp
+        self._arm_quiet(now)
         self.sender_rate = m.rate / (8 * max(1, self.p.packet_size))
         if self.rtt_hat is not None:
             self._follower_window(now)

@@ -494,6 +494,42 @@ def test_followers_volunteer_when_the_data_names_no_leader():
     assert dest == (SENDER, PORT) and m.rcvr_id == node_id(F) and m.win_size >= 1
 
 
+def test_a_receiver_that_hears_nothing_probes_again_and_follows_a_restarted_sender():
+    """A sender that restarted has no leader and sends nothing until a probe
+    comes; receivers that joined long before sent theirs once.  After
+    ``rejoin_silence`` (2 s) without a packet a receiver probes again, and the
+    fresh sender's Start restarts its stream at sequence number 1."""
+    def silent_follower(**kw) -> tuple[VlmccReceiver, float]:
+        r = follower(**kw)
+        r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
+                                      tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+        for seq in range(1, 50):
+            r.receive_datagram(dpkt(seq, 0.1 + 0.01 * seq, 0.01).encode(), (SENDER, PORT), 0.15 + 0.01 * seq)
+        out(r)
+        return r, 0.15 + 0.49
+
+    def probes(r: VlmccReceiver) -> list[VlmccChallenge]:
+        return [m for d, m in out(r) if isinstance(m, VlmccChallenge) and d == (SENDER, PORT)]
+
+    r, last = silent_follower()
+    run_timers(r, last + 1.9)
+    assert probes(r) == [] and not r.rejoining  # quiet, but not for 2 s yet
+    run_timers(r, last + 2.05)
+    (probe,) = probes(r)
+    assert probe.win_size == 0 and r.rejoining and r.rejoins == 1
+    t = last + 2.15
+    r.receive_datagram(VlmccStart(session_id=9, seq=1, leader=node_id(F), win_size=2, rate=1,
+                                  tstamp_comp=probe.timestamp).encode(), (SENDER, PORT), t)
+    assert not r.rejoining and r.last_seq == 0 and r.rtt == pytest.approx(0.15, abs=1e-3)  # probe at last + 2 s
+    r.receive_datagram(dpkt(1, t, 0.0, leader=F).encode(), (SENDER, PORT), t + 0.05)
+    r.receive_datagram(dpkt(2, t + 0.01, 0.01, leader=F).encode(), (SENDER, PORT), t + 0.06)
+    assert r.last_seq == 2 and r.lost == 0  # the new stream, not 47 packets "reordered"
+    # With the rule off the receiver never probes again.
+    q, last = silent_follower(rejoin_silence=0)
+    run_timers(q, last + 10.0)
+    assert probes(q) == [] and q.rejoins == 0
+
+
 def test_drain_probe_enters_and_leaves_the_competitive_mode():
     """A queue that outlives two RTTs of half the window is a competitor's: the sender
     switches to Reno's rule (W + 1 per RTT, no Vegas decrease) and marks its data;
