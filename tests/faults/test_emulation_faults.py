@@ -20,8 +20,8 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 BOUND_S = 5.0
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
+def run_scenario_file(path: Path, out: Path):
+    """Run ``path`` in Mininet into ``out``: (summary, events as (time, node, event, detail))."""
     from emulation.run import missing_requirements
 
     reason = missing_requirements(("ping",))
@@ -30,9 +30,15 @@ def emu(tmp_path_factory):
     from emulation.run import run_emulation
     from scenario.model import load_scenario
 
-    out = tmp_path_factory.mktemp("processes")
-    summary = run_emulation(load_scenario(SCENARIO), out, progress=False)
+    summary = run_emulation(load_scenario(path), out, progress=False)
     events = [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
+    return summary, events
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    out = tmp_path_factory.mktemp("processes")
+    summary, events = run_scenario_file(SCENARIO, out)
     rx: dict[str, list[tuple[float, float]]] = {}
     for r in csv.DictReader((out / "timeseries.csv").open()):
         if r["kind"] == "session" and r["metric"] == "throughput_bps":
@@ -134,17 +140,7 @@ def test_graceful_leave(emu):
 
 @pytest.fixture(scope="module")
 def root_emu(tmp_path_factory):
-    from emulation.run import missing_requirements
-
-    reason = missing_requirements(("ping",))
-    if reason:
-        pytest.skip(reason)
-    from emulation.run import run_emulation
-    from scenario.model import load_scenario
-
-    out = tmp_path_factory.mktemp("root-switch-crash")
-    run_emulation(load_scenario(SCENARIO.parent / "root-switch-crash.yaml"), out, progress=False)
-    return [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
+    return run_scenario_file(SCENARIO.parent / "root-switch-crash.yaml", tmp_path_factory.mktemp("root-switch-crash"))[1]
 
 
 def test_a_root_switch_restart_has_the_switches_below_it_join_again(root_emu):
