@@ -874,16 +874,28 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     def _quiet_limit(self) -> float:
         return max(self.p.rejoin_silence, 4.0 * (self.rtt_hat or 0.0))
 
+    def _quiet_due(self) -> float | None:
+        """When the silence since the last packet reaches the quiet limit."""
+        if self.p.rejoin_silence <= 0 or self.last_arrival is None:
+            return None
+        return self.last_arrival + self._quiet_limit()
+
     def _arm_quiet(self, now: float) -> None:
-        if self.p.rejoin_silence > 0 and self.timer_at("quiet") is None and self.last_arrival is not None:
-            self.set_timer("quiet", max(now, self.last_arrival + self._quiet_limit()))
+        due = self._quiet_due()
+        if due is not None and self.timer_at("quiet") is None:
+            self.set_timer("quiet", due)
 
     def _check_quiet(self, now: float) -> None:
-        """Nothing from the session for the quiet limit: probe as a joining receiver."""
-        if self.last_arrival is None or self.rejoining:
+        """Nothing from the session for the quiet limit: probe as a joining receiver.
+
+        The check and the timer use the same sum (``_quiet_due``): comparing
+        ``now - last_arrival`` with the limit instead disagreed with it by a
+        rounding, and a timer re-armed at ``now`` fired again for ever."""
+        due = self._quiet_due()
+        if due is None or self.rejoining:
             return
-        if now - self.last_arrival < self._quiet_limit():
-            self._arm_quiet(now)
+        if now < due:
+            self.set_timer("quiet", due)
             return
         self.rejoining = True
         self.rejoins += 1

@@ -530,6 +530,18 @@ def test_a_receiver_that_hears_nothing_probes_again_and_follows_a_restarted_send
     assert probes(q) == [] and q.rejoins == 0
 
 
+def test_the_quiet_timer_fires_once_where_the_silence_rounds_below_the_limit() -> None:
+    """15.414125 + 2.0 is 17.414125, but 17.414125 - 15.414125 is a rounding
+    below 2.0: a check by subtraction re-armed the timer at the time it fired,
+    and the host's timer loop fired it again for ever (a simulation hung)."""
+    r = follower()
+    r.last_arrival, r.rtt_hat = 15.414125, 0.01
+    now = 15.414125 + 2.0
+    assert now - r.last_arrival < 2.0  # the rounding this test is about
+    r._check_quiet(now)
+    assert r.rejoining and r.timer_at("quiet") is None
+
+
 def test_drain_probe_enters_and_leaves_the_competitive_mode():
     """A queue that outlives two RTTs of half the window is a competitor's: the sender
     switches to Reno's rule (W + 1 per RTT, no Vegas decrease) and marks its data;
