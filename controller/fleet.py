@@ -393,8 +393,7 @@ class Controller:
         ``REJOIN_WINDOW_S``, its hosts queried meanwhile, then its own
         configuration back.  A disconnect in between leaves the eager
         configuration to the next sync, which writes the desired one."""
-        from controller.querier import (REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS,
-                                        general_query, rejoin_state)
+        from controller.querier import REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, rejoin_state
 
         plain = self.desired.get(sw.name, SwitchState())
         want = canonical_for(sw, plain)
@@ -402,10 +401,7 @@ class Controller:
         try:
             await write_ops(sw, diff(eager, want))
             self.log.emit(sw.name, "rejoin", window_s=REJOIN_WINDOW_S)
-            frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
-            for _ in range(REQUERY_COUNT):
-                await self._packet_out(sw, frame)
-                await asyncio.sleep(REQUERY_GAP_S)
+            await self._requery(sw)
             await asyncio.sleep(max(0.0, REJOIN_WINDOW_S - REQUERY_COUNT * REQUERY_GAP_S))
             await write_ops(sw, diff(want, eager))
         except SwitchFault as f:
@@ -416,20 +412,27 @@ class Controller:
         membership lived in the restarted switch's registers, which no
         controller can write on every target, so the hosts are asked to report
         again.  Then, when memberships age, a query every ``query_interval``."""
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query, max_response_ds
+        from controller.querier import general_query, max_response_ds
 
         if restored:
-            frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
-            for i in range(REQUERY_COUNT):
-                if await self._packet_out(sw, frame):
-                    self.log.emit(sw.name, "requeried", attempt=i + 1)
-                await asyncio.sleep(REQUERY_GAP_S)
+            await self._requery(sw, log=True)
         if not self.query_interval:
             return
         frame = general_query(max_resp_ds=max_response_ds(self.query_interval))
         while True:
             await self._packet_out(sw, frame)
             await asyncio.sleep(self.query_interval)
+
+    async def _requery(self, sw: fy.Switch, log: bool = False) -> None:
+        """The restore's general queries to ``sw``'s hosts (``controller.querier.REQUERY_*``),
+        each logged as ``requeried`` when ``log``."""
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
+
+        frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
+        for i in range(REQUERY_COUNT):
+            if await self._packet_out(sw, frame) and log:
+                self.log.emit(sw.name, "requeried", attempt=i + 1)
+            await asyncio.sleep(REQUERY_GAP_S)
 
     def _stream_lock(self, sw: fy.Switch) -> asyncio.Lock:
         """gRPC takes one write at a time on a stream; packet-outs and digest

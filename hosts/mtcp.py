@@ -59,9 +59,10 @@ from typing import Any
 from hosts import mtcp_tree
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate,
+                            ack_from_one_more, payload_for)
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, undo_spurious_cuts, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -276,7 +277,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.suppressed_nacks = 0
         self.cwnd_cuts = 0
         self.summaries_in = 0
-        self.cuts: list[tuple[float, float, float]] = []  # (time, cwnd, ssthresh) before each cut
+        self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
         self.ss_event, self.ss_grown = -1.0, 0  # slow start's growth in the current report (abc_limit)
         self.probes_sent = 0
         self.dead_children = 0
@@ -442,16 +443,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         plus an initial window, the rest by slow start.  ``undo_slow_start``
         false: the window before comes back at once (the former rule).
         """
-        undo = [x for x in self.cuts if x[0] >= since]
-        if not undo:
-            return
-        self.cuts = [x for x in self.cuts if x[0] < since]
-        _t, cwnd, ssthresh = undo[0]
-        if self.p.undo_slow_start:
-            self.cwnd, self.ssthresh = undo_spurious_cuts(self.cwnd, self.ssthresh, (cwnd, ssthresh),
-                                                          self.twnd, self.p.initial_cwnd)
-        else:
-            self.cwnd, self.ssthresh = cwnd, ssthresh
+        self.cwnd, self.ssthresh, _n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
+                                                            self.p.initial_cwnd, self.p.undo_slow_start)
 
     def _remove_child(self, c: _Child, now: float) -> None:
         """Dead-child timeout: stop waiting for ``c`` and adopt its children.
@@ -774,8 +767,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _congestion(self, now: float, timeout: bool) -> None:
         """Timeouts (and repeated NACKs) shrink cwnd, once per window of packets."""
-        self.cuts.append((now, self.cwnd, self.ssthresh))
-        del self.cuts[:-16]
+        self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
         self.ssthresh = max(2.0, self.cwnd / 2)
         self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)

@@ -25,12 +25,12 @@ Their RTT estimator, RFC 6298's, is :class:`hosts.rtt.SmoothedRtt`.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hosts.core import Counters, Delivered
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO
+from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO, undo_spurious_cuts
 
 
 def payload_for(seq: int, size: int) -> bytes:
@@ -109,6 +109,36 @@ class SendGate:
             self.started = True
             self._started(now)
         return True
+
+
+@dataclass
+class CutLog:
+    """The window before each recent cut, so that cuts found spurious (a silent
+    receiver's timeouts, not congestion) can be undone by RFC 4015's response
+    (``tcp_rules.undo_spurious_cuts``).  RLA's and MTCP's senders keep one."""
+
+    #: (time, cwnd, ssthresh) before each cut, the newest ``KEEP``.
+    cuts: list[tuple[float, float, float]] = field(default_factory=list)
+    KEEP = 16
+
+    def record(self, now: float, cwnd: float, ssthresh: float) -> None:
+        self.cuts.append((now, cwnd, ssthresh))
+        del self.cuts[:-self.KEEP]
+
+    def undo_since(self, since: float, cwnd: float, ssthresh: float, flight: float,
+                   initial_window: float, slow_start: bool = True) -> tuple[float, float, int]:
+        """(cwnd, ssthresh, cuts undone) once the cuts from ``since`` on are
+        found spurious; they leave the log.  ``slow_start`` false: the window
+        before them comes back at once (MTCP's former rule)."""
+        undo = [x for x in self.cuts if x[0] >= since]
+        if not undo:
+            return cwnd, ssthresh, 0
+        self.cuts = [x for x in self.cuts if x[0] < since]
+        _t, old_cwnd, old_ssthresh = undo[0]
+        if not slow_start:
+            return old_cwnd, old_ssthresh, len(undo)
+        cwnd, ssthresh = undo_spurious_cuts(cwnd, ssthresh, (old_cwnd, old_ssthresh), flight, initial_window)
+        return cwnd, ssthresh, len(undo)
 
 
 def blocks_from_set(seqs: set[int] | frozenset[int]) -> list[tuple[int, int]]:

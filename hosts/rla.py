@@ -52,9 +52,10 @@ from typing import Any
 
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.reliable import MAX_SEQ, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, ack_from_one_more, payload_for
+from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate,
+                            ack_from_one_more, payload_for)
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once, undo_spurious_cuts
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
 
 
@@ -262,7 +263,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.out: dict[int, _Out] = {}
         self.rexmit_queue: set[int] = set()
         self.last_window_cut = 0.0
-        self.cuts: list[tuple[float, float, float]] = []  # (time, cwnd, ssthresh) before each cut
+        self.cuts = CutLog()  # the window before each recent cut (undo_dead_cuts)
         self.recover: int | None = None  # fast recovery until min_last_ack reaches this
         self.cut_seq = 0  # highest sequence number sent before the last cut
         self.absorbed_signals = 0  # signals for packets sent before the last cut
@@ -493,23 +494,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         since = min(self.rcvrs[rid].last_heard for rid in gone)
         self._forget(gone)
         if self.p.undo_dead_cuts:
-            self._undo_cuts(since)
+            self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self._pipe(),
+                                                               self.p.initial_cwnd)
+            self.undone_cuts += n
         return True
-
-    def _record_cut(self, now: float) -> None:
-        self.cuts.append((now, self.cwnd, self.ssthresh))
-        del self.cuts[:-16]
-
-    def _undo_cuts(self, since: float) -> None:
-        """The cuts since ``since`` were spurious: RFC 4015's response."""
-        undo = [x for x in self.cuts if x[0] >= since]
-        if not undo:
-            return
-        self.cuts = [x for x in self.cuts if x[0] < since]
-        _t, cwnd, ssthresh = undo[0]
-        self.cwnd, self.ssthresh = undo_spurious_cuts(self.cwnd, self.ssthresh, (cwnd, ssthresh),
-                                                      self._pipe(), self.p.initial_cwnd)
-        self.undone_cuts += len(undo)
 
     def _forget(self, rids: list[int]) -> None:
         """Remove receivers; release what every remaining one has acknowledged."""
@@ -646,7 +634,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self._cut(now)
 
     def _cut(self, now: float) -> None:
-        self._record_cut(now)
+        self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd = max(1.0, self.cwnd / 2)
         self.ssthresh = max(2.0, self.cwnd)
         self.last_window_cut = now
@@ -681,7 +669,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if nobody_acked_oldest:
             # No receiver acknowledged the oldest packet: TCP's timeout response
             # (instead of, not on top of, a cut the signals above may have made).
-            self._record_cut(now)
+            self.cuts.record(now, self.cwnd, self.ssthresh)
             if not (self.p.rto_holds_ssthresh and oldest == self.rto_seq):
                 # RFC 5681 3.1: ssthresh falls at the first timeout of a packet;
                 # "when ... the given segment has already been retransmitted by

@@ -880,10 +880,12 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             return None
         return self.last_arrival + self._quiet_limit()
 
-    def _arm_quiet(self, now: float) -> None:
-        due = self._quiet_due()
-        if due is not None and self.timer_at("quiet") is None:
-            self.set_timer("quiet", due)
+    def _arm_quiet(self) -> None:
+        """Per data packet: once armed, the timer re-arms itself (``_check_quiet``)."""
+        if self.timer_at("quiet") is None:
+            due = self._quiet_due()
+            if due is not None:
+                self.set_timer("quiet", due)
 
     def _check_quiet(self, now: float) -> None:
         """Nothing from the session for the quiet limit: probe as a joining receiver.
@@ -963,7 +965,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_seq = m.seq
         self.last_arrival = now
         self.last_tstamp = m.timestamp
-        self._arm_quiet(now)
+        self._arm_quiet()
         self.sender_rate = m.rate / (8 * max(1, self.p.packet_size))
         if self.rtt_hat is not None:
             self._follower_window(now)

@@ -113,20 +113,23 @@ class SimControl:
             from netsim.switches import _configure_model
 
             _configure_model(self.run.net, self.run.scenario)
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
-
         self.run.recorder.event(self.run.sim.now, switch, "restored", "tables written, hosts re-queried")
-        for i in range(REQUERY_COUNT):
-            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
+        self._requery(switch)
         for child in sorted(self.below.get(switch, ())):
             self._rejoin(child)
+
+    def _requery(self, switch: str) -> None:
+        """The restore's general queries to ``switch``'s hosts (``controller.querier.REQUERY_*``)."""
+        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+
+        for i in range(REQUERY_COUNT):
+            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
 
     def _rejoin(self, switch: str) -> None:
         """Have ``switch`` proxy its hosts' joins again, toward a restored switch above it
         (``controller.querier.rejoin_state``): every report proxied for a while, and its hosts queried."""
         from controller.local import LocalApplier
-        from controller.querier import (REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS,
-                                        rejoin_state)
+        from controller.querier import REJOIN_WINDOW_S, rejoin_state
 
         node = self.run.net.switches[switch]
         st = self.states.get(switch)
@@ -134,8 +137,7 @@ class SimControl:
             return
         LocalApplier(node.sw, switch).sync(rejoin_state(st))
         self.run.recorder.event(self.run.sim.now, switch, "rejoin", "every report proxied, hosts re-queried")
-        for i in range(REQUERY_COUNT):
-            self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
+        self._requery(switch)
 
         def settle() -> None:
             if not getattr(node, "down", False):

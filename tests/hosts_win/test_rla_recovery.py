@@ -228,8 +228,7 @@ def test_a_dropped_receivers_cuts_are_undone_by_slow_start():
     def after_drop(**kw) -> RlaSender:
         s = sender(2, initial_ssthresh=2, **kw)
         out(s)
-        s.cwnd, s.ssthresh = 40.0, 20.0
-        s.cuts = [(0.2, 40.0, 20.0)]  # the window before a cut made while R[1] was silent
+        s.cuts.record(0.2, 40.0, 20.0)  # the window before a cut made while R[1] was silent
         s.cwnd, s.ssthresh = 5.0, 5.0
         for i in range(1, 10):  # R[0] goes on acknowledging; R[1] never answers
             feed(s, sack(R[0], s.next_seq - 1), 0.5 * i, src=R[0])
