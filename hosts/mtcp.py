@@ -59,7 +59,7 @@ from typing import Any
 from hosts import mtcp_tree
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate,
+from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, nack_blocks,
                             ack_from_one_more, payload_for)
 from hosts.rtt import SmoothedRtt, lowest
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
@@ -210,6 +210,7 @@ class _Child:
     rwnd: float = 1.0
     rssthresh: float = 64.0
     rinflight: dict[int, float] = field(default_factory=dict)
+    rcut_at: float = float("-inf")  # when a lost repair last halved rwnd (once per RTT)
     rqueue: set[int] = field(default_factory=set)
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
@@ -668,13 +669,20 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._arm_packet_timer()
             return  # what it lists lies before its stream's start
         if not c.nack_only:
-            self._acknowledged(c, c.sb.update(msg.cum_ack, limit=self._ack_limit()), now)
+            # Every packet below its last hole that the NACK does not name has
+            # arrived: a SACK.  A child unfolded from a switch reports by NACK
+            # alone, and with the cumulative ACK only its repairs that arrived
+            # above a still-open hole held its retransmission window full.
+            blocks = nack_blocks(msg.cum_ack, msg.missing)
+            self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
         else:
             self._nack_acknowledges(c, msg)
-        congested = False
+        congested = repair_lost = False
         srtt = c.rtt.srtt
         if srtt is None and fold is not None and c.nack_only:
             srtt = fold.rtt.srtt  # a receiver behind a fold is timed by the fold's repairs and roll calls
+        if c.nack_only or c.solo:
+            self._age_repairs(c, msg, now, srtt)
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
@@ -683,7 +691,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if last is not None and now - last < window:
                 self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
                 continue
-            c.rinflight.pop(s, None)  # an older repair of it is presumed lost
+            if c.rinflight.pop(s, None) is not None:  # an older repair of it is presumed lost
+                repair_lost = True
             c.nacks[s] = c.nacks.get(s, 0) + 1
             if self.p.window == "reno" and c.nacks[s] == 1 and c.rexmits.get(s, 0) == 0:
                 # A new loss on the way from the sender: a congestion signal, as
@@ -695,6 +704,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.rqueue.add(s)
         if congested:
             self._congestion(now, timeout=False)
+        if repair_lost:
+            self._repair_lost(c, now, srtt)
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
 
@@ -780,6 +791,42 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.rwnd += 1.0
         else:
             c.rwnd += 1.0 / c.rwnd
+
+    def _age_repairs(self, c: _Child, msg: MtcpNack, now: float, srtt: float | None) -> None:
+        """Repairs above a NACK's last hole, sent over a round trip before it, are out of the pipe.
+
+        A child that reports only by NACK says nothing of the packets above
+        its last hole, so a repair that went there and arrived stayed in
+        ``rinflight`` until the cumulative ACK passed it, and enough of them
+        held the retransmission window shut while the NACK's own holes
+        waited.  RFC 6675's pipe counts a segment only while it may still be
+        in the network: a report sent more than a round trip after the
+        repair was sent shows it has arrived or been lost.  A lost one at
+        the tail is the packet timer's, as TCP's tail loss is its RTO's.
+        """
+        top = max(msg.missing, default=msg.cum_ack)
+        window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
+        for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
+            del c.rinflight[s]
+
+    def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
+        """A NACK named a repair sent more than an RTT ago: it was lost.
+
+        The retransmission window is TCP's (section 3.6), and a lost
+        retransmission is a new congestion signal to TCP (RFC 5681 halves
+        its window on the loss; RFC 8985 detects a lost retransmission as
+        any other loss).  Without the cut, a window grown in slow start
+        (``rssthresh`` starts at ``initial_ssthresh``) kept sending its
+        whole size in repairs into a short queue: a child unfolded from a
+        restarted switch got bursts of 30-50 repairs through a 10-packet
+        queue, lost most of each and waited a backed-off timer every round.
+        Halved at most once per round trip, as TCP cuts once per window.
+        """
+        if now - c.rcut_at < (srtt if srtt is not None else self.p.initial_rto):
+            return
+        c.rcut_at = now
+        c.rssthresh = max(1.0, c.rwnd / 2)
+        c.rwnd = c.rssthresh
 
     # Repairs ------------------------------------------------------------------------
     def _pump_repairs(self, c: _Child, now: float, from_nack: bool = False) -> None:

@@ -152,6 +152,24 @@ def blocks_from_set(seqs: set[int] | frozenset[int]) -> list[tuple[int, int]]:
     return out
 
 
+def nack_blocks(cum_ack: int, missing: tuple[int, ...] | list[int]) -> list[tuple[int, int]]:
+    """What a NACK says was received: the half-open ranges between its holes.
+
+    A NACK (MTCP's, or a ``ReceiveBuffer.missing`` list) names every hole
+    above ``cum_ack`` up to its last one, lowest first, so each packet below
+    the last hole that it does not name has arrived: the NACK is a SACK of
+    those ranges.  Above the last hole it says nothing (the list may have
+    been cut at its length limit).
+    """
+    out: list[tuple[int, int]] = []
+    start = cum_ack + 1
+    for hole in sorted(set(missing)):
+        if hole > start:
+            out.append((start, hole))
+        start = max(start, hole + 1)
+    return out
+
+
 def ack_from_one_more(buffer: dict[int, Any], seq: int, receivers: int) -> bool:
     """Count one more receiver's acknowledgement of ``seq`` in a sender's buffer.
 

@@ -585,3 +585,74 @@ def test_a_restarted_receiver_is_brought_in_and_nobody_loses_a_byte(fault):
         assert a.rbuf.cum_ack >= mark, r
         assert a.rbuf.delivered_packets == a.rbuf.cum_ack - max(0, a.late_joined - 1), r
     assert snd.next_seq - 1 - mark > 250  # still moving: above 1 Mb/s of a 4 Mb/s path
+
+
+# An unfolded session: children that report by NACK alone ------------------------------------
+
+
+def _unfolded_sender() -> tuple[MtcpSender, float]:
+    """A sender whose fold stalled twice: M2 and M3 acknowledge by NACK."""
+    s = _folded_sender()
+    t = s.timer_at("pkt")
+    run_timers(s, t)
+    s.fold_stalled_at = s.fold_reported
+    _answer(s, M2, 5, t + 0.05)
+    _answer(s, M3, 5, t + 0.06)
+    run_timers(s, s.timer_at("rollcall"))
+    assert s.unfolded and {c.nid for c in s._acking()} == {node_id(M2), node_id(M3)}
+    out(s)
+    return s, s.now
+
+
+def _send_new(s: MtcpSender, upto: int, t: float) -> None:
+    """Let the sender put packets up to ``upto`` on the wire (M2 and M3 keep up at 5)."""
+    s.cwnd = s.ssthresh = 64.0
+    feed(s, MtcpNack(session_id=9, cum_ack=5, node_id=node_id(M2)), t, src=M2)
+    assert s.next_seq > upto
+    out(s)
+
+
+def test_a_nack_acknowledges_the_packets_between_its_holes():
+    """A child that reports only by NACK names every hole up to its last one:
+    what lies between them has arrived (a SACK), and is released once every
+    child holds it.  With the cumulative ACK alone, repairs that arrived above
+    a hole still open held the child's retransmission window full."""
+    s, t = _unfolded_sender()
+    _send_new(s, 12, t + 0.01)
+    _answer(s, M3, 6, t + 0.02, missing=(7, 10))
+    c = s.children[node_id(M3)]
+    assert [x for x in range(6, 13) if c.sb.acked(x)] == [6, 8, 9]  # 11, 12: above the last hole
+    _answer(s, M2, 12, t + 0.03)
+    assert 8 not in s.buf and 9 not in s.buf and 7 in s.buf and 10 in s.buf and 11 in s.buf
+
+
+def test_repairs_above_a_nacks_last_hole_leave_the_pipe_after_a_round_trip():
+    """RFC 6675's pipe: a NACK sent more than a round trip after a repair went
+    out shows the repair has arrived or been lost, so it no longer holds the
+    retransmission window (a lost one at the tail is the packet timer's)."""
+    s, t = _unfolded_sender()
+    _send_new(s, 12, t + 0.01)
+    c = s.children[node_id(M3)]
+    c.rtt.sample(0.1)
+    c.rinflight.update({11: t + 0.02, 12: t + 0.3})
+    _answer(s, M3, 6, t + 0.32, missing=(7,))
+    assert 11 not in c.rinflight  # sent 0.3 s before the NACK: out of the pipe
+    assert 12 in c.rinflight  # sent 0.02 s before it: may still be on its way
+
+
+def test_a_repair_a_nack_reports_lost_halves_the_retransmission_window_once_per_round_trip():
+    """A lost retransmission is a congestion signal to TCP, whose window the
+    retransmission window is (section 3.6): halved on the NACK that shows it,
+    at most once per round trip."""
+    s, t = _unfolded_sender()
+    _send_new(s, 12, t + 0.01)
+    c = s.children[node_id(M3)]
+    c.rtt.sample(0.1)
+    c.rwnd, c.rssthresh = 40.0, 4096.0
+    c.rinflight.update({7: t + 0.02, 8: t + 0.02})
+    c.last_tx.update({7: t + 0.02, 8: t + 0.02})
+    _answer(s, M3, 6, t + 0.5, missing=(7, 8))  # both repairs overdue: presumed lost
+    assert c.rwnd == 20.0 and c.rssthresh == 20.0
+    c.rinflight[9] = c.last_tx[9] = t + 0.03
+    _answer(s, M3, 6, t + 0.52, missing=(9,))  # another of the same round trip: no second cut
+    assert c.rwnd >= 20.0

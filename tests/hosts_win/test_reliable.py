@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hosts.core import Delivered
-from hosts.reliable import ReceiveBuffer, Scoreboard, blocks_from_set, payload_for
+from hosts.reliable import ReceiveBuffer, Scoreboard, blocks_from_set, nack_blocks, payload_for
 
 
 def test_receive_buffer_delivers_in_order_only():
@@ -70,6 +70,20 @@ def test_blocks_cover_exactly_the_set(seqs):
     covered = {s for a, b in blocks for s in range(a, b)}
     assert covered == seqs
     assert all(b1 < a2 for (_a1, b1), (a2, _b2) in zip(blocks, blocks[1:]))
+
+
+@given(st.sets(st.integers(1, 120), max_size=80), st.integers(1, 64))
+def test_a_nack_acknowledges_exactly_what_arrived_below_its_last_hole(arrived, limit):
+    """What a receiver's NACK (its holes, lowest first, cut at ``limit``) says it
+    holds: every arrived packet above its cumulative ACK and below the last
+    hole named, and nothing it lacks."""
+    b = ReceiveBuffer(capacity=256)
+    for s in sorted(arrived):
+        b.add(s, 5)
+    missing = b.missing(limit)
+    said = {s for lo, hi in nack_blocks(b.cum_ack, missing) for s in range(lo, hi)}
+    top = max(missing, default=b.cum_ack)
+    assert said == {s for s in arrived if b.cum_ack < s < top}
 
 
 def test_payload_is_a_checkable_function_of_seq():
