@@ -656,3 +656,31 @@ def test_a_repair_a_nack_reports_lost_halves_the_retransmission_window_once_per_
     c.rinflight[9] = c.last_tx[9] = t + 0.03
     _answer(s, M3, 6, t + 0.52, missing=(9,))  # another of the same round trip: no second cut
     assert c.rwnd >= 20.0
+
+
+def test_a_receiver_reporting_by_nack_alone_names_its_holes_again_once_their_repair_is_overdue():
+    """Its reports ride on data, and a hole the sender's window waits for stops
+    the data: it NACKs the hole again after the holdoff (twice its
+    NACK-to-repair time; 0.25 s before a sample), not only at its next window
+    update (0.5 s and more)."""
+    r = MtcpReceiver(cfg(MtcpParams(assisted=True), local=M2))
+    r.start(0.0)
+    for seq in (1, 2, 4):
+        feed(r, MtcpData(session_id=9, seq=seq, timestamp=ts_us(0.1), payload=payload_for(seq, 100)),
+             0.1, src=SENDER)
+    feed(r, MtcpWindowUpdate(session_id=9, timestamp=7, node_id=node_id(SENDER), cum_ack=3, adv_wnd=1),
+         0.2, src=SENDER)
+    assert r.solo
+    out(r)
+    run_timers(r, 0.2 + 0.24)
+    assert not [m for _d, m in out(r) if isinstance(m, MtcpNack)]  # not yet overdue
+    run_timers(r, 0.2 + 0.26)
+    (dest, nack), = [(d, m) for d, m in out(r) if isinstance(m, MtcpNack)]
+    assert dest == (SENDER, PORT) and nack.missing == (3,) and nack.cum_ack == 2
+    run_timers(r, 0.2 + 0.52)
+    assert [m.missing for _d, m in out(r) if isinstance(m, MtcpNack)] == [(3,)]  # and again while it stays open
+    feed(r, MtcpData(session_id=9, seq=3, timestamp=ts_us(0.8), payload=payload_for(3, 100),
+                     flags=Flags.RETRANSMIT), 0.8, src=SENDER)
+    out(r)
+    run_timers(r, 2.0)
+    assert not [m for _d, m in out(r) if isinstance(m, MtcpNack) and m.missing]  # filled: nothing to name
