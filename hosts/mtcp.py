@@ -668,26 +668,27 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.addr = src
             self._arm_packet_timer()
             return  # what it lists lies before its stream's start
+        # Every packet below its last hole that the NACK does not name has
+        # arrived: a SACK.  A child unfolded from a switch reports by NACK
+        # alone, and with the cumulative ACK only its repairs that arrived
+        # above a still-open hole held its retransmission window full.
+        blocks = nack_blocks(msg.cum_ack, msg.missing)
         if not c.nack_only:
-            # Every packet below its last hole that the NACK does not name has
-            # arrived: a SACK.  A child unfolded from a switch reports by NACK
-            # alone, and with the cumulative ACK only its repairs that arrived
-            # above a still-open hole held its retransmission window full.
-            blocks = nack_blocks(msg.cum_ack, msg.missing)
             self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
         else:
-            self._nack_acknowledges(c, msg)
+            self._nack_acknowledges(c, msg.cum_ack, blocks)
         congested = repair_lost = False
         srtt = c.rtt.srtt
         if srtt is None and fold is not None and c.nack_only:
             srtt = fold.rtt.srtt  # a receiver behind a fold is timed by the fold's repairs and roll calls
+        # A repair resent within this long of a NACK may still be on its way.
+        window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
         if c.nack_only or c.solo:
-            self._age_repairs(c, msg, now, srtt)
+            self._age_repairs(c, max(msg.missing, default=msg.cum_ack), now, window)
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
             last = c.last_tx.get(s)
-            window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
             if last is not None and now - last < window:
                 self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
                 continue
@@ -709,21 +710,19 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
 
-    def _nack_acknowledges(self, c: _Child, msg: MtcpNack) -> None:
+    def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
         """A receiver behind a folding switch: its NACKs are all the sender hears of it.
 
         Its ACKs go into the switch's fold, so without this its repairs would
         never leave ``rinflight`` and its retransmission window would stay
         full after the first repair.  A NACK acknowledges everything up to
-        ``cum_ack`` and every packet below its last listed hole that it does
-        not list (``ReceiveBuffer.missing`` lists holes lowest first).  This
-        paces that receiver's repairs only: a NACK-only child never counts
-        toward releasing a packet.
+        ``cum_ack`` and the ``blocks`` between its holes (``nack_blocks``).
+        This paces that receiver's repairs only: a NACK-only child never
+        counts toward releasing a packet, and its scoreboard keeps the
+        cumulative ACK alone.
         """
-        c.sb.update(msg.cum_ack, limit=self._ack_limit())
-        top = max(msg.missing, default=msg.cum_ack)
-        listed = set(msg.missing)
-        for s in [s for s in c.rinflight if s <= msg.cum_ack or (s < top and s not in listed)]:
+        c.sb.update(cum_ack, limit=self._ack_limit())
+        for s in [s for s in c.rinflight if s <= cum_ack or any(lo <= s < hi for lo, hi in blocks)]:
             del c.rinflight[s]
             self._rwnd_grow(c)
             c.rqueue.discard(s)
@@ -792,8 +791,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         else:
             c.rwnd += 1.0 / c.rwnd
 
-    def _age_repairs(self, c: _Child, msg: MtcpNack, now: float, srtt: float | None) -> None:
-        """Repairs above a NACK's last hole, sent over a round trip before it, are out of the pipe.
+    def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
+        """Repairs above a NACK's last hole ``top``, sent ``window`` (a round trip) or more
+        before it, are out of the pipe.
 
         A child that reports only by NACK says nothing of the packets above
         its last hole, so a repair that went there and arrived stayed in
@@ -804,8 +804,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         repair was sent shows it has arrived or been lost.  A lost one at
         the tail is the packet timer's, as TCP's tail loss is its RTO's.
         """
-        top = max(msg.missing, default=msg.cum_ack)
-        window = (srtt if srtt is not None else self.p.initial_rto) + self.p.ack_delay
         for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
             del c.rinflight[s]
 
@@ -1404,11 +1402,12 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         (``_nack_due``); TCP's receiver keeps sending duplicate ACKs only
         while data arrives, but TCP's sender then has its own timer.
         """
-        if not self.rbuf.missing(1):
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        if not missing:
             return
         due = self.last_nack_at + self._holdoff()
         if now >= due - 1e-9:
-            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
+            self._nack(missing, now)
         else:
             self.set_timer("nack", due)
 
@@ -1484,7 +1483,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.last_nack_at = now
         for s in missing:
             self.nacked[s] = (now, s not in self.nacked)
-        if self.solo and missing:
+        if self.solo and missing and self.timer_at("nack") is None:
+            # Armed once; on firing it re-arms for the last NACK's holdoff (_solo_renack).
             self.set_timer("nack", now + self._holdoff())
         self.send(self.parent, MtcpNack(
             session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
