@@ -181,7 +181,7 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
     for i, f in enumerate(scenario.tcp_flows):
         recv = TcpReceiver(sim, net.hosts[f.dst], f.port, mss=f.mss, label=f.name)
         snd = TcpSender(sim, net.hosts[f.src], net.hosts[f.dst].ip, f.port, 40000 + i,
-                        mss=f.mss, rwnd=f.rwnd, rto=f.rto, label=f.name)
+                        mss=f.mss, rwnd=f.rwnd, rto=f.rto, recovery=f.recovery, label=f.name)
         sim.at(f.start, snd.start)
         sim.at(f.stop if f.stop is not None else scenario.duration, snd.stop)
         run.tcp[f.name] = _Flow(f.name, snd, recv)

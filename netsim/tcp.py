@@ -6,10 +6,19 @@ measurably with the multicast protocols:
 * **Sender.** Initial window 10 segments (RFC 6928); slow start and
   congestion avoidance with appropriate byte counting (RFC 3465, L = 2);
   loss recovery after three duplicate ACKs (or when three segments above a
-  hole are SACKed) following RFC 6675's conservative SACK recovery: cwnd =
-  ssthresh = max(cwnd/2, 2 segments), retransmit holes first, send new
-  data while the pipe estimate is below cwnd, stay in recovery through
-  partial ACKs until the recovery point is acknowledged (NewReno, RFC 6582).
+  hole are SACKed) following RFC 6675's SACK recovery: ssthresh =
+  max(cwnd/2, 2 segments), retransmit holes first, send new data while the
+  pipe estimate is below cwnd, stay in recovery through partial ACKs until
+  the recovery point is acknowledged (NewReno, RFC 6582).  How much is sent
+  during recovery is Proportional Rate Reduction (RFC 6937, Linux's since
+  3.2; ``recovery="prr"``, the default): each ACK lets out ssthresh /
+  RecoverFS of what it reports delivered, so the halved flight leaves
+  spread over the recovery round trip.  ``recovery="rfc6675"``: cwnd =
+  ssthresh at once, the model before, which sends nothing until the pipe
+  falls to half and then one segment per ACK: the halved flight leaves as
+  one train in the second half of the round trip, and the ACK clock keeps
+  it a train, which drop-tail queues then hit harder than paced or
+  ACK-clocked competitors (docs/simulator.md, "TCP's loss recovery").
   Retransmission timer after RFC 6298 (SRTT/RTTVAR with alpha 1/8, beta
   1/4, exponential backoff, Karn's rule: no samples from retransmitted
   segments), with the floor where Linux puts it (``rto="linux"``, the
@@ -46,12 +55,14 @@ Segments are real frames with real headers so switches forward them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, ack_at_once
 from netsim import packets as pk
+from scenario.model import TCP_RECOVERY_RULES as RECOVERY_RULES
 from scenario.model import TCP_RTO_RULES as RTO_RULES
 
 #: RFC 8985 7.2's WCDelAckT: the worst-case delayed ACK a one-segment flight waits for.
@@ -91,9 +102,11 @@ class TcpSender:
     def __init__(self, sim: "Simulator", host: "HostNode", dst_ip: str, dport: int, sport: int, *,
                  mss: int = 1460, rwnd: int = 4 * 1024 * 1024, init_cwnd: int = INITIAL_WINDOW,
                  rto: str = "linux", min_rto: float | None = None, max_rto: float = 60.0,
-                 label: str = "") -> None:
+                 recovery: str = "prr", label: str = "") -> None:
         if rto not in RTO_RULES:
             raise ValueError(f"rto must be one of {sorted(RTO_RULES)}, got {rto!r}")
+        if recovery not in RECOVERY_RULES:
+            raise ValueError(f"recovery must be one of {list(RECOVERY_RULES)}, got {recovery!r}")
         self.sim, self.host = sim, host
         self.label = label or f"{host.name}:{sport}"
         self.dst = pk.ip_int(dst_ip)
@@ -154,6 +167,12 @@ class TcpSender:
         self._pto_event_at: float | None = None
         self._pto_token = 0
         self._tlp_out = False
+        #: RFC 6937's state: segments delivered (cumulatively or by SACK) and
+        #: sent since recovery began, and the flight when it began (RecoverFS).
+        self.prr = recovery == "prr"
+        self.prr_delivered = 0
+        self.prr_out = 0
+        self.recover_fs = 1
         self.stats = TcpStats()
         self._dmac = host.arp.get(self.dst, b"\xff" * 6)
         host.bind_tcp(sport, self)
@@ -181,6 +200,8 @@ class TcpSender:
             if self._undo is not None and seg <= self._undo_high:
                 self._undo_retrans.add(seg)  # the timeout's go-back, not a later recovery
         self.sent_at[seg] = self.sim.now
+        if self.in_recovery:
+            self.prr_out += 1
         h.send_frame(frame)
         if self._rto_at is None:
             self._arm_rto()
@@ -405,6 +426,8 @@ class TcpSender:
         elif ack == self.una and self.una < self.nxt:
             self.dupacks += 1
         self._detect_loss()
+        if self.prr and self.in_recovery:
+            self._prr_window(len(newly_acked))
         self._send_what_we_can()
         self._arm_pto()
 
@@ -464,7 +487,37 @@ class TcpSender:
             self.stats.fast_recoveries += 1
             self.recover = self.nxt - 1
             self.ssthresh = self._halved_window()
-            self.cwnd = self.ssthresh
+            if self.prr:
+                # RFC 6937 3: the window is set per ACK from here; until the
+                # next one (recovery entered on RACK's timer) it lets out the
+                # fast retransmit alone, as Linux's tcp_rack_reo_timeout does.
+                self.prr_delivered = 0
+                self.prr_out = 0
+                self.recover_fs = max(1, self.nxt - self.una)
+                self.cwnd = float(self._pipe() + 1)
+            else:
+                self.cwnd = self.ssthresh
+
+    def _prr_window(self, delivered: int) -> None:
+        """RFC 6937 3, on an ACK in recovery: cwnd = pipe + sndcnt.
+
+        While the pipe is above ssthresh, what leaves is ssthresh / RecoverFS
+        of what was delivered (the proportional part); below it, the
+        slow-start reduction bound lets the pipe grow back to ssthresh by at
+        most one segment more than was delivered (PRR-SSRB, the RFC's and
+        Linux's default).  The first ACK always lets out one segment, the
+        fast retransmit (Linux's ``tcp_cwnd_reduction``).
+        """
+        self.prr_delivered += delivered
+        pipe = self._pipe()
+        if pipe > self.ssthresh:
+            sndcnt = math.ceil(self.prr_delivered * self.ssthresh / self.recover_fs) - self.prr_out
+        else:
+            limit = max(self.prr_delivered - self.prr_out, delivered) + 1
+            sndcnt = min(int(self.ssthresh) - pipe, limit)
+        if self.prr_out == 0 and delivered > 0:
+            sndcnt = max(sndcnt, 1)
+        self.cwnd = float(pipe + max(sndcnt, 0))
 
     def _rack_lost(self, already: set[int]) -> list[int]:
         """RFC 8985 6.2 RACK_detect_loss; arms the reordering timer for what is not due yet.

@@ -83,6 +83,9 @@ class TcpFlow:
     #: The simulator's retransmission-timeout rule (a key of ``TCP_RTO_RULES``);
     #: Mininet runs the kernel's TCP, whose rule is "linux".
     rto: str = "linux"
+    #: The simulator's TCP's sending rule in loss recovery (one of
+    #: ``TCP_RECOVERY_RULES``); Mininet runs the kernel's, which is "prr".
+    recovery: str = "prr"
 
 
 #: The simulator's TCP retransmission-timeout rules and their floors (s):
@@ -90,6 +93,11 @@ class TcpFlow:
 #: 200 ms), as the kernel that Mininet runs does; "rfc6298" floors the whole
 #: RTO at RFC 6298 2.4's 1 s (``hosts.tcp_rules.MIN_RTO``).
 TCP_RTO_RULES = {"linux": 0.2, "rfc6298": MIN_RTO}
+
+#: The simulator's TCP's sending rules in loss recovery: "prr", RFC 6937's
+#: Proportional Rate Reduction, as the kernel that Mininet runs does; "rfc6675",
+#: cwnd set to ssthresh on entry and sending while the pipe is below it.
+TCP_RECOVERY_RULES = ("prr", "rfc6675")
 
 #: The smallest send-path time ``auto`` gives (s), a host kernel's send
 #: path: 0.5 ms, under the service time of a 1500-byte packet on any
@@ -631,7 +639,7 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
 def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> TcpFlow | None:
     if not ctx.expect(path, raw, dict, "a TCP flow mapping"):
         return None
-    ctx.unknown_keys(path, raw, {"name", "src", "dst", "start", "stop", "port", "mss", "rwnd", "rto"})
+    ctx.unknown_keys(path, raw, {"name", "src", "dst", "start", "stop", "port", "mss", "rwnd", "rto", "recovery"})
     ok = True
     for k in ("src", "dst"):
         if k not in raw:
@@ -659,10 +667,14 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
     if rto not in TCP_RTO_RULES:
         ctx.err(f"{path}.rto", f"expected one of {', '.join(TCP_RTO_RULES)}, got {rto!r}")
         rto = "linux"
+    recovery = raw.get("recovery", "prr")
+    if recovery not in TCP_RECOVERY_RULES:
+        ctx.err(f"{path}.recovery", f"expected one of {', '.join(TCP_RECOVERY_RULES)}, got {recovery!r}")
+        recovery = "prr"
     if not ok:
         return None
     return TcpFlow(str(raw.get("name", f"tcp{index + 1}")), raw["src"], raw["dst"],
-                   start or 0.0, stop, int(port), int(mss), int(rwnd), str(rto))
+                   start or 0.0, stop, int(port), int(mss), int(rwnd), str(rto), str(recovery))
 
 
 _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",

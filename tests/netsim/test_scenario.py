@@ -87,6 +87,7 @@ def test_unknown_receiver_is_named_by_path() -> None:
     (lambda d: d["tcp_flows"][0].update(dst="h1"), "tcp_flows[0].dst: same host as src"),
     (lambda d: d["tcp_flows"][0].update(src="nope"), "tcp_flows[0].src: unknown host 'nope'"),
     (lambda d: d["tcp_flows"][0].update(rto="bsd"), "tcp_flows[0].rto: expected one of linux, rfc6298, got 'bsd'"),
+    (lambda d: d["tcp_flows"][0].update(recovery="cubic"), "tcp_flows[0].recovery: expected one of prr, rfc6675, got 'cubic'"),
     (lambda d: d.update(duration=-1), "duration: must be positive"),
     (lambda d: d.update(seed="x"), "seed: expected a non-negative integer"),
     (lambda d: d.update(tcp_jitter="1s"), "tcp_jitter: must be between 0 and 100ms"),

@@ -355,3 +355,65 @@ def test_retransmitting_the_oldest_segment_restarts_the_timer(rearm: bool, monke
         assert snd.stats.timeouts == 0 and snd.stats.retransmits == 1
     else:
         assert snd.stats.timeouts == 1  # the rule's absence shows: the timer fired mid-repair
+
+
+def _one_recovery(recovery: str) -> tuple[dict[str, float], list[tuple[float, bool]]]:
+    """One segment dropped in slow start on a 100 Mb/s, 10 ms path: the first
+    recovery's entry time, RecoverFS, ssthresh, exit time and cwnd then, and
+    what was sent during it as (time, retransmission)."""
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="100Mbps", delay="10ms", queue=1000))
+    dropped = _drop_copies(sim, net.links["s1--s2"].ab, 300, 1)
+    state: dict[str, float] = {}
+    sent: list[tuple[float, bool]] = []
+
+    class Recording(TcpSender):
+        def _detect_loss(self) -> None:
+            before = self.in_recovery
+            flight = self.nxt - self.una
+            super()._detect_loss()
+            if self.in_recovery and not before and "entry" not in state:
+                state.update(entry=self.sim.now, recover_fs=flight, ssthresh=self.ssthresh)
+
+        def _emit(self, seg: int, retx: bool) -> None:
+            if self.in_recovery and "exit" not in state:
+                sent.append((self.sim.now, retx))
+            super()._emit(seg, retx)
+
+        def on_segment(self, p) -> None:
+            before = self.in_recovery
+            super().on_segment(p)
+            if before and not self.in_recovery and "exit" not in state:
+                state.update(exit=self.sim.now, exit_cwnd=self.cwnd)
+
+    TcpReceiver(sim, net.hosts["tdst1"], 5201)
+    snd = Recording(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, recovery=recovery)
+    sim.at(0.0, snd.start)
+    sim.run(until=1.0)
+    assert len(dropped) == 1 and snd.stats.timeouts == 0 and "exit" in state
+    return state, sent
+
+
+@pytest.mark.parametrize("recovery", ["prr", "rfc6675"])
+def test_prr_spreads_the_halved_flight_over_the_recovery_round_trip(recovery: str) -> None:
+    """RFC 6937 (Linux's recovery): each ACK in recovery lets out ssthresh /
+    RecoverFS of what it reports delivered, so the halved flight leaves
+    spread over the round trip and recovery ends with ssthresh sent.  RFC
+    6675's rule alone (cwnd = ssthresh on entry) sends nothing new until the
+    pipe has fallen to half, then the rest as one train."""
+    state, sent = _one_recovery(recovery)
+    entry, recover_fs, ssthresh, exit_at = state["entry"], state["recover_fs"], state["ssthresh"], state["exit"]
+    assert recover_fs > 100 and ssthresh == pytest.approx(recover_fs / 2, abs=1)
+    early = [t for t, retx in sent if not retx and t < entry + 0.4 * (exit_at - entry)]
+    if recovery == "prr":
+        # 40 % of the round trip's deliveries at ssthresh / RecoverFS = 1/2.
+        assert len(early) >= 0.1 * recover_fs
+        assert abs(len(sent) - ssthresh) <= 2
+    else:
+        assert early == []
+    assert state["exit_cwnd"] == ssthresh  # leaving recovery: cwnd = ssthresh (both rules)
+
+
+def test_an_unknown_recovery_rule_is_refused() -> None:
+    sim, net = network(dumbbell(0, tcp_pairs=1, rate="10Mbps", delay="10ms", queue=100))
+    with pytest.raises(ValueError, match="recovery"):
+        TcpSender(sim, net.hosts["tsrc1"], net.hosts["tdst1"].ip, 5201, 40000, recovery="cubic")
