@@ -39,8 +39,9 @@ transmit window's trailing edge (``late_join_history``), receivers thin
 and spread their SACKs as TCP receivers delay their ACKs
 (``thin_min_receivers``, ``ack_every``, ``ack_delay``, ``ack_spread``), a
 lost packet is repaired to the group once, not once per receiver that
-reports it (``one_repair_per_loss``), and a lost repair is found by a later
-packet, not by a timeout (``detect_lost_repairs``).
+reports it (``one_repair_per_loss``), a lost repair is found by a later
+packet, not by a timeout (``detect_lost_repairs``), and a lost tail by a
+probe (``tail_loss_probe``).
 """
 
 from __future__ import annotations
@@ -188,6 +189,19 @@ class RlaParams(ReliableParams):
     on the grid's large-group cells (3 seeds, 100 s) RLA took 2.2-2.8x TCP
     in six of twelve, 2.2-3.4x in three with pairs.  A packet still leaves
     alone when nothing is in flight.  False: one packet per freed slot."""
+    tail_loss_probe: bool = True
+    """RFC 8985 7 (TLP, Linux's default, which the TCP flows beside RLA
+    run): with data out, not in fast recovery and no repair waiting, two of
+    the group's largest srtt (plus ``ack_delay`` with one packet out: its
+    SACK waits that long) without an acknowledgement of anything new sends
+    one probe, the next new packet (the last one again when there is none),
+    whatever the window.  A receiver that acknowledges the probe and still
+    misses a packet sent more than a quarter of its srtt before it lost that
+    packet (RACK's rule, RFC 8985 6.2, which the probe exists to trigger): a
+    congestion signal as rule 1's, answered by a cut and a repair.  At
+    windows of one or two packets a lost packet has no three later ones to
+    reveal it, and it waited for the retransmission timeout (at least
+    ``min_rto``, 1 s) and a window of one.  False: the timeout."""
     tick_interval: float = 0.1  # congestion events resolved, silent receivers dropped
 
     def __post_init__(self) -> None:
@@ -248,7 +262,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
     COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
-                "timeouts", "mcast_rexmits", "ucast_rexmits", "lost_repairs", "feedback")
+                "timeouts", "mcast_rexmits", "ucast_rexmits", "lost_repairs", "feedback", "tail_loss_probes")
 
     def __init__(self, config: SessionConfig, rng: random.Random | None = None) -> None:
         super().__init__(config)
@@ -284,6 +298,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         #: The lost packets of the last event drawn: later signals for them are absorbed.
         self.drawn: tuple[int, int] = (0, 0)
         self.events = 0
+        #: The tail-loss probe out (``tail_loss_probe``): its packet and the
+        #: send time a delivery of it dates (RACK.xmit_ts), until every
+        #: receiver has it or a timeout comes.  One per tail, as RFC 8985 7.
+        self.probe: tuple[int, float] | None = None
+        #: Something new was sent or acknowledged since the probe timer was set.
+        self._progress = False
 
     # Derived state ---------------------------------------------------------
     @property
@@ -320,6 +340,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def on_timer(self, name: str, now: float) -> None:
         if name == "rto":
             self._on_timeout(now)
+            self._pump(now)
+        elif name == "pto":
+            self._on_probe_timeout(now)
             self._pump(now)
         elif name == "tick":
             self._resolve_event(now)
@@ -385,6 +408,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if self.p.detect_lost_repairs and r.rexmit_at:
             delivered_sent = max((o.first_sent for s in newly if (o := self.out.get(s)) is not None
                                   and o.last_sent == o.first_sent), default=-math.inf)
+        if newly:
+            self._progress = True
+        probe_delivered = self.probe is not None and self.probe[0] in newly
         n = len(self.rcvrs)
         for s in newly:
             r.lost_pending.discard(s)
@@ -403,6 +429,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             s for s in r.sb.lost(self.p.dupthresh)
             if s < self.next_seq and s not in r.lost_pending and s not in r.rexmit_at
         ]
+        if probe_delivered:
+            new_losses = sorted(set(new_losses).union(self._probe_losses(r)))
+        if self.probe is not None and self.probe[0] not in self.out:
+            self.probe = None  # every receiver has it: the tail is over
         if new_losses:
             for s in new_losses:
                 o = self.out.get(s)
@@ -416,6 +446,52 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 self._mark_lost(r, s, now)
             self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
+
+    def _probe_losses(self, r: _Receiver) -> list[int]:
+        """RACK's rule on the probe's delivery (RFC 8985 6.2, 7.4): what r still
+        misses of the packets sent more than a quarter of its srtt before the
+        probe is lost."""
+        assert self.probe is not None
+        sent = self.probe[1] - r.srtt / 4
+        return [s for s, o in self.out.items()
+                if o.last_sent < sent and not r.sb.acked(s) and s not in r.lost_pending and s not in r.rexmit_at]
+
+    def _arm_pto(self, now: float) -> None:
+        """RFC 8985 7.2: the probe timeout, if it comes before the retransmission timeout."""
+        if (not self.p.tail_loss_probe or self.probe is not None or self.recover is not None
+                or not self.out or not self.rcvrs or self.rexmit_queue):
+            self.cancel_timer("pto")
+            return
+        pto = 2 * max(r.srtt for r in self.rcvrs.values())
+        if len(self.out) == 1:
+            pto += self.p.ack_delay  # RFC 8985 7.2's WCDelAckT: the receivers' own delay
+        rto = self.timer_at("rto")
+        if rto is not None and now + pto >= rto:
+            self.cancel_timer("pto")
+            return
+        self.set_timer("pto", now + pto)
+
+    def _on_probe_timeout(self, now: float) -> None:
+        """RFC 8985 7.3: send the next new packet, else the last one again, whatever the window."""
+        if self.probe is not None or self.recover is not None or not self.out or self.done:
+            return
+        if self.next_seq <= self._upper_bound() and not (
+                self.p.total_packets and self.next_seq > self.p.total_packets):
+            seq = self.next_seq
+            self._send_new(now)
+            self.probe = (seq, now)
+        else:
+            seq = max(self.out)
+            o = self.out[seq]
+            self.send(self.group, self._data(seq, now, Flags.RETRANSMIT))
+            for r in self.rcvrs.values():
+                if not r.sb.acked(seq):
+                    r.lost_pending.discard(seq)
+                    r.rexmit_at[seq] = now
+            o.last_sent = now
+            # Which copy arrives is unknown: its delivery dates only the first.
+            self.probe = (seq, o.first_sent)
+        self.tail_loss_probes += 1
 
     def _lost_repairs(self, r: _Receiver, delivered_sent: float, now: float) -> None:
         """Mark lost the repairs r should have had before what it acknowledges now.
@@ -644,6 +720,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def _on_timeout(self, now: float) -> None:
         """Rule 1's other half: packets unACKed for a whole RTO are lost."""
         self.timeouts += 1
+        self.probe = None
         cwnd_before = self.cwnd
         oldest = min(self.out) if self.out else None
         nobody_acked_oldest = oldest is not None
@@ -740,8 +817,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.metric(self.metrics(now)[0], "done")  # the last record: none once done
             self.done = True
             self.cancel_timer("rto")
+            self.cancel_timer("pto")
             return
         self._arm_rto()
+        if self._progress or self.timer_at("pto") is None:
+            # RFC 8985 7.2: (re)started on new data sent or acknowledged.
+            self._progress = False
+            self._arm_pto(now)
 
     def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
         if len(self.rcvrs) >= self.p.thin_min_receivers:
@@ -762,6 +844,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.packets_sent += 1
         self.out[s] = _Out(now, now, sum(1 for r in self.rcvrs.values() if r.sb.acked(s)))
         self.send(self.group, self._data(s, now))
+        self._progress = True
 
     def _retransmit(self, s: int, now: float) -> bool:
         """Resend ``s`` to the receivers missing it; multicast above ``rexmit_thresh``."""
