@@ -11,8 +11,10 @@ Faults it lives through:
 * **unreachable switch**: connecting is retried with exponential backoff for
   ``retry_for`` seconds, then reported by name and address;
 * **another controller is primary**: a one-shot command fails with a fault
-  saying so; a long-running controller logs ``primary_lost`` and, when the
-  switch hands primary back, re-synchronises;
+  saying so (a primary with the command's own election id is waited for up
+  to ``retry_for`` seconds first: the last command's stream, which a busy
+  switch closes late); a long-running controller logs ``primary_lost`` and,
+  when the switch hands primary back, re-synchronises;
 * **restarted switch**: a long-running controller (``run``) sees the channel
   come back, finsy re-installs the pipeline, and the ready handler reads the
   switch back, logs ``restarted`` when it came back empty, and writes the
@@ -123,6 +125,14 @@ async def open_switch(
         if need_primary and not sw.is_primary:
             primary = sw.primary_id
             await close_switch(sw)
+            if primary == election_id and time.monotonic() + delay < deadline:
+                # Our own election id: most likely the stream of the last
+                # one-shot command, whose process has exited but whose close
+                # the switch has not handled yet (a busy machine).  Wait for it
+                # as for an unreachable switch.
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
             raise SwitchFault(
                 target.name,
                 "arbitration",

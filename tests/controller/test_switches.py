@@ -16,6 +16,7 @@ import pytest
 
 from controller import fleet
 from controller.desired import desired_state, session_from_scenario
+from controller.errors import SwitchFault
 from controller.events import EventLog
 from controller.finsy_codec import canonical
 from controller.pipeline import builtin_pipeline
@@ -288,6 +289,44 @@ def test_another_primary_is_reported(net, h) -> None:
     assert "s1: arbitration: another controller is primary (election id 10; ours 5)" in err
     lost = next(e for e in events if e["event"] == "primary_lost")
     assert lost["switch"] == "s1" and lost["primary_election_id"] == 20
+
+
+def test_a_primary_with_our_own_election_id_is_waited_for(net) -> None:
+    """Two one-shot commands in a row use the same election id; when the
+    switch has not yet handled the first one's closed stream, the second
+    waits for it (up to ``retry_for``) instead of failing arbitration.  (40:
+    above the ids the other tests leave behind, whose streams may still be
+    closing.)"""
+    _cwd, _topo_file, sws = net
+    target = fleet.Target("s1", sws[0].address)
+
+    async def scenario() -> tuple[bool, str]:
+        holder = await fleet.open_switch(target, None, election_id=40)
+
+        async def release() -> None:
+            await asyncio.sleep(0.5)
+            await fleet.close_switch(holder)
+
+        releasing = asyncio.create_task(release())
+        sw = await fleet.open_switch(target, None, election_id=40, retry_for=10.0)
+        became_primary = sw.is_primary
+        await fleet.close_switch(sw)
+        await releasing
+        # one that stays primary is still reported once the wait is over
+        holder = await fleet.open_switch(target, None, election_id=40)
+        try:
+            await fleet.open_switch(target, None, election_id=40, retry_for=0.5)
+            err = ""
+        except SwitchFault as exc:
+            err = str(exc)
+        finally:
+            await fleet.close_switch(holder)
+        return became_primary, err
+
+    became_primary, err = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert became_primary
+    assert err == "s1: arbitration: another controller is primary (election id 40; ours 40); " \
+                  "retry with a higher --election-id"
 
 
 def test_watch_renders_one_refresh_of_rates(net) -> None:
