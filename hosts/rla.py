@@ -302,8 +302,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         #: send time a delivery of it dates (RACK.xmit_ts), until every
         #: receiver has it or a timeout comes.  One per tail, as RFC 8985 7.
         self.probe: tuple[int, float] | None = None
-        #: Something new was sent or acknowledged since the probe timer was set.
+        #: Something new was sent or acknowledged since the probe timeout was set.
         self._progress = False
+        #: When the probe is due (None: none armed).  Progress moves it on
+        #: every SACK; the one "pto" timer follows it when it fires, so SACKs
+        #: set no timer (as ``netsim.tcp.TcpSender`` does for its probe).
+        self._pto_deadline: float | None = None
 
     # Derived state ---------------------------------------------------------
     @property
@@ -342,8 +346,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self._on_timeout(now)
             self._pump(now)
         elif name == "pto":
-            self._on_probe_timeout(now)
-            self._pump(now)
+            due = self._pto_deadline
+            if due is not None and now < due:
+                self.set_timer("pto", due)  # progress moved it since the timer was set
+            elif due is not None:
+                self._pto_deadline = None
+                self._on_probe_timeout(now)
+                self._pump(now)
         elif name == "tick":
             self._resolve_event(now)
             if self._drop_silent(now):
@@ -458,18 +467,20 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _arm_pto(self, now: float) -> None:
         """RFC 8985 7.2: the probe timeout, if it comes before the retransmission timeout."""
+        self._pto_deadline = None  # a "pto" timer still pending finds none and does nothing
         if (not self.p.tail_loss_probe or self.probe is not None or self.recover is not None
                 or not self.out or not self.rcvrs or self.rexmit_queue):
-            self.cancel_timer("pto")
             return
         pto = 2 * max(r.srtt for r in self.rcvrs.values())
         if len(self.out) == 1:
             pto += self.p.ack_delay  # RFC 8985 7.2's WCDelAckT: the receivers' own delay
         rto = self.timer_at("rto")
         if rto is not None and now + pto >= rto:
-            self.cancel_timer("pto")
             return
-        self.set_timer("pto", now + pto)
+        self._pto_deadline = now + pto
+        pending = self.timer_at("pto")
+        if pending is None or self._pto_deadline < pending:
+            self.set_timer("pto", self._pto_deadline)
 
     def _on_probe_timeout(self, now: float) -> None:
         """RFC 8985 7.3: send the next new packet, else the last one again, whatever the window."""
@@ -482,15 +493,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.probe = (seq, now)
         else:
             seq = max(self.out)
-            o = self.out[seq]
-            self.send(self.group, self._data(seq, now, Flags.RETRANSMIT))
             for r in self.rcvrs.values():
                 if not r.sb.acked(seq):
-                    r.lost_pending.discard(seq)
-                    r.rexmit_at[seq] = now
-            o.last_sent = now
+                    self._mark_lost(r, seq, now)
+            self._retransmit(seq, now)  # a repair like any other, to whoever lacks it
             # Which copy arrives is unknown: its delivery dates only the first.
-            self.probe = (seq, o.first_sent)
+            self.probe = (seq, self.out[seq].first_sent)
         self.tail_loss_probes += 1
 
     def _lost_repairs(self, r: _Receiver, delivered_sent: float, now: float) -> None:
@@ -820,7 +828,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.cancel_timer("pto")
             return
         self._arm_rto()
-        if self._progress or self.timer_at("pto") is None:
+        if self._progress or self._pto_deadline is None:
             # RFC 8985 7.2: (re)started on new data sent or acknowledged.
             self._progress = False
             self._arm_pto(now)

@@ -18,7 +18,7 @@ measurably with the multicast protocols:
   falls to half and then one segment per ACK: the halved flight leaves as
   one train in the second half of the round trip, and the ACK clock keeps
   it a train, which drop-tail queues then hit harder than paced or
-  ACK-clocked competitors (docs/simulator.md, "TCP's loss recovery").
+  ACK-clocked competitors (docs/simulator.md, "Proportional Rate Reduction").
   Retransmission timer after RFC 6298 (SRTT/RTTVAR with alpha 1/8, beta
   1/4, exponential backoff, Karn's rule: no samples from retransmitted
   segments), with the floor where Linux puts it (``rto="linux"``, the
