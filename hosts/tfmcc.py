@@ -129,7 +129,7 @@ class TfmccParams:
     pacing_jitter: float = 0.95
     #: A first loss that comes while the sender is in slowstart and sends
     #: fewer than this many packets per ``initial_rtt`` (0.5 s) is
-    #: forgotten, once, with the further losses of the same overflow
+    #: forgotten with the further losses of the same overflow
     #: (``ss_forgive_rtts``), and slowstart goes on.  10 is a TCP flow's
     #: initial window (RFC 6928), sent in its first RTT without feedback: a loss below
     #: it is not the session's own overshoot but a competitor's (a TCP flow's
@@ -147,6 +147,17 @@ class TfmccParams:
     #: 0.14 Mbit/s.  The RLA paper groups a receiver's losses within 2·srtt
     #: into one congestion signal (its rule 2).  0: only the first loss.
     ss_forgive_rtts: float = 2.0
+    #: How many such overflows slowstart forgives; 0: every one that starts
+    #: while the sender is below ``ss_min_window``.  A TCP flow's slow-start
+    #: overshoot into a queue of twice the BDP keeps it full for several
+    #: round trips after its cut (its halved window still fills the pipe):
+    #: on a 20 Mbit/s, 200 ms, 667-packet path a loss 0.35 s after the
+    #: forgiven overflow's two spans ended slowstart at 0.07 Mbit/s, and
+    #: TFMCC was at 0.11-0.44 of TCP after 100 s.  The threshold bounds what
+    #: the rule can shield (20 packets/s), so forgiving each overflow below
+    #: it cannot push the session past a TCP initial window per 0.5 s.
+    #: 1: only the first overflow (the rule before).
+    ss_forgive_overflows: int = 0
     #: A silence of at least this long (and at least four smoothed RTTs,
     #: RFC 5348 4.4's no-feedback interval) in which ``outage_packets`` or
     #: more packets in a row were lost is an outage of this receiver's path
@@ -200,8 +211,10 @@ class TfmccParams:
             raise ValueError("loss_event_max_rtts must be at least 1")
         if not 0 <= self.pacing_jitter < 2:
             raise ValueError("pacing_jitter must be in [0, 2)")
-        if self.ss_recv_window_rtts < 0 or self.ss_min_window < 0 or self.ss_forgive_rtts < 0:
-            raise ValueError("ss_recv_window_rtts, ss_min_window and ss_forgive_rtts must not be negative")
+        if (self.ss_recv_window_rtts < 0 or self.ss_min_window < 0 or self.ss_forgive_rtts < 0
+                or self.ss_forgive_overflows < 0):
+            raise ValueError("ss_recv_window_rtts, ss_min_window, ss_forgive_rtts and "
+                             "ss_forgive_overflows must not be negative")
         if not 1 <= self.pacing_burst <= 16:
             raise ValueError("pacing_burst must be in [1, 16]")
         if self.pacing_burst_min_window < 0:
@@ -295,7 +308,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.outages = 0
         self.left = False
         #: A competitor's overflow forgiven in slowstart (``ss_min_window``).
-        self._overflow = CompetitorOverflow(s.ss_forgive_rtts)
+        self._overflow = CompetitorOverflow(s.ss_forgive_rtts, s.ss_forgive_overflows)
 
     # -- measurements -------------------------------------------------------
     @property
@@ -412,18 +425,18 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
         # RTT: real measurement from an echo of our report (2.4.2).
         rtt_now = 0.0  # the round trip this packet measures, if it measures one
+        d_sr = wire.ts_diff_us(now_us, msg.timestamp)  # one-way delay, clock offset included
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
             # Each report gives one measurement; the sender may echo it again.
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
             if 0 < inst_us < 60_000_000:
                 rtt_now = inst_us / 1e6
-                self._rtt_sample(rtt_now)
-                d_sr = wire.ts_diff_us(now_us, msg.timestamp)
                 self.d_rs_us = inst_us - d_sr
+                self._rtt_sample(rtt_now)
         elif self.have_rtt and self.d_rs_us is not None:
             # One-way-delay adjustment between measurements (2.4.3).
-            inst_us = self.d_rs_us + wire.ts_diff_us(now_us, msg.timestamp)
+            inst_us = self.d_rs_us + d_sr
             if inst_us > 0:
                 rtt_now = inst_us / 1e6
                 # Per-packet weight: the real-measurement weight spread over the
@@ -441,11 +454,11 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.outages += 1
             self.history = self._new_history()
         had_loss = self.history.has_loss
-        self.history.on_packet(msg.seq, now, span)
+        self.history.on_packet(msg.seq, now, span, d_sr / 1e6)
         if (not had_loss and self.history.has_loss and self.sender_slowstart
                 and self._overflow.forgives(now, span, self._below_initial_window())):
             self.history = self._new_history()
-            self.history.on_packet(msg.seq, now, span)
+            self.history.on_packet(msg.seq, now, span, d_sr / 1e6)
         if not had_loss and self.history.has_loss:
             self._init_first_interval()
 
@@ -492,14 +505,16 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             if self._first_interval_synthetic:
                 # l'_0 = l_0 · (t_RTT / t_initial)^2 (appendix B).
                 self.history.scale_first_interval((inst / old) ** 2)
-            # Losses grouped with the initial RTT are regrouped with the real one (app. A).
-            self.history.remodel(inst)
+            # Losses grouped with the initial RTT are regrouped with the real one
+            # (app. A), each at the round trip of its own time (2.4.3).
+            reverse = None if self.d_rs_us is None else self.d_rs_us / 1e6
+            self.history.remodel(inst, reverse if self.p.loss_event_rtt == "current" else None)
         else:
             self.rtt = ewma(self.rtt, inst, self._beta())
 
     @property
     def forgiven_losses(self) -> int:
-        """First losses forgotten in slowstart with their overflow: 0 or 1."""
+        """Competitors' overflows forgotten in slowstart."""
         return self._overflow.forgiven
 
     def _below_initial_window(self) -> bool:

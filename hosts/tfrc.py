@@ -213,8 +213,9 @@ class LossHistory:
         self.highest_time = 0.0
         self.packets = 0
         self.lost = 0
-        #: Recent lost packets (seq, interpolated time), for :meth:`remodel`.
-        self.losses: deque[tuple[int, float]] = deque(maxlen=4096)
+        #: Recent lost packets (seq, interpolated time, the one-way delay of
+        #: the packet that revealed them or None), for :meth:`remodel`.
+        self.losses: deque[tuple[int, float, float | None]] = deque(maxlen=4096)
         self._synthetic_first: float | None = None
 
     @property
@@ -227,8 +228,14 @@ class LossHistory:
             return 0.0
         return float(self.highest_seq - self.events[-1].seq + 1)
 
-    def on_packet(self, seq: int, now: float, rtt: float) -> bool:
-        """Record packet ``seq`` arriving at ``now``; True if a new loss event began."""
+    def on_packet(self, seq: int, now: float, rtt: float, owd: float | None = None) -> bool:
+        """Record packet ``seq`` arriving at ``now``; True if a new loss event began.
+
+        ``rtt``: the round trip a loss event spans; ``owd``: this packet's
+        one-way delay (sender clock to arrival, offset included), kept with
+        the losses it reveals so that :meth:`remodel` can span each event by
+        the round trip of its own time.
+        """
         self.packets += 1
         if self.highest_seq is None:
             self.highest_seq, self.highest_time = seq, now
@@ -269,7 +276,7 @@ class LossHistory:
             self.last_loss_time = when(gap)
             assert self.losses.maxlen is not None
             for k in range(max(1, gap - self.losses.maxlen + 1), gap + 1):
-                self.losses.append((hs + k, when(k)))
+                self.losses.append((hs + k, when(k), owd))
         self.highest_seq, self.highest_time = seq, now
         return new_event
 
@@ -308,20 +315,26 @@ class LossHistory:
             self._synthetic_first = max(1.0, self._synthetic_first * factor)
             self.intervals[-1] = self._synthetic_first
 
-    def remodel(self, rtt: float) -> None:
+    def remodel(self, rtt: float, reverse: float | None = None) -> None:
         """Re-aggregate the remembered losses into loss events with a new RTT.
 
         TFMCC appendix A: losses aggregated with the (high) initial RTT must be
         regrouped once a real RTT is known, or the rate comes out too high.
         The synthetic first interval (appendix B) stays the oldest interval
-        while it is still within the history.
+        while it is still within the history.  ``reverse``: the measurement's
+        receiver-to-sender delay (RTT less the one-way delay, TFMCC 2.4.3); a
+        loss then spans the larger of ``rtt`` and the round trip at its own
+        time, ``reverse`` plus its revealing packet's one-way delay, as the
+        live rule does (a queue that has drained since the losses does not
+        split the events they made).
         """
         if not self.losses:
             return
         events: list[LossEvent] = []
         prev = -math.inf
-        for seq, t in self.losses:
-            if self._starts_event(t, prev, events[-1].time if events else None, rtt):
+        for seq, t, owd in self.losses:
+            span = rtt if reverse is None or owd is None else max(rtt, reverse + owd)
+            if self._starts_event(t, prev, events[-1].time if events else None, span):
                 events.append(LossEvent(seq, t))
             prev = t
         closed = [float(b.seq - a.seq) for a, b in zip(events, events[1:])]
@@ -344,26 +357,29 @@ class LossHistory:
 
 
 class CompetitorOverflow:
-    """The start-up rule TFMCC and WEBRC share: a competitor's overflow, forgiven once.
+    """The start-up rule TFMCC and WEBRC share: a competitor's overflow, forgiven.
 
-    A first start-up loss that comes while the session sends less than a TCP
+    A start-up loss that comes while the session sends less than a TCP
     flow's initial window (RFC 6928) per RTT is not the session's own
-    overshoot but a competitor's slow-start overflow (or, for a restarted
-    WEBRC receiver, the shared overflow of neighbours that already hold the
-    waves).  It is forgiven once, with the further losses of the same
-    overflow: those within ``rtts`` loss-event spans of it, because a TCP
-    flow's slow-start overshoot fills the queue until its cut takes effect,
-    a round trip and a reordering window (RFC 8985) after its first loss.
-    TFMCC's ``ss_min_window``/``ss_forgive_rtts``, WEBRC's
-    ``startup_min_window``/``startup_forgive_rtts``.
+    overshoot but a competitor's overflow (or, for a restarted WEBRC
+    receiver, the shared overflow of neighbours that already hold the
+    waves).  It is forgiven with the further losses of the same overflow:
+    those within ``rtts`` loss-event spans of it, because a TCP flow's
+    slow-start overshoot fills the queue until its cut takes effect, a round
+    trip and a reordering window (RFC 8985) after its first loss.  At most
+    ``limit`` overflows are forgiven (0: every one that starts below the
+    window).  TFMCC's ``ss_min_window``/``ss_forgive_rtts``/
+    ``ss_forgive_overflows``, WEBRC's ``startup_min_window``/
+    ``startup_forgive_rtts`` (one overflow).
     """
 
-    __slots__ = ("rtts", "forgiven", "until")
+    __slots__ = ("rtts", "limit", "forgiven", "until")
 
-    def __init__(self, rtts: float) -> None:
+    def __init__(self, rtts: float, limit: int = 1) -> None:
         self.rtts = rtts
-        self.forgiven = 0  # overflows forgiven: 0 or 1
-        self.until = -math.inf  # a loss up to then belongs to the forgiven overflow
+        self.limit = limit
+        self.forgiven = 0  # overflows forgiven
+        self.until = -math.inf  # a loss up to then belongs to a forgiven overflow
 
     def forgives(self, now: float, span: float, below_initial_window: bool) -> bool:
         """Whether a start-up loss at ``now`` is forgiven; ``span`` is the
@@ -371,8 +387,8 @@ class CompetitorOverflow:
         sends less than a TCP initial window per RTT."""
         if now <= self.until:
             return True
-        if self.forgiven or not below_initial_window:
+        if (self.limit and self.forgiven >= self.limit) or not below_initial_window:
             return False
-        self.forgiven = 1
+        self.forgiven += 1
         self.until = now + self.rtts * span
         return True

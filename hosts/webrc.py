@@ -859,7 +859,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
 
     @property
     def startup_forgiven(self) -> int:
-        """Start-up losses forgiven with their overflow: 0 or 1."""
+        """Start-up losses forgiven with their overflow: 0 or 1 (one overflow)."""
         return self._overflow.forgiven
 
     def _first_packet(self, now: float, sent_ts: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 
 import pytest
 from fakes import drain, feed, run_until
@@ -373,19 +374,25 @@ def test_slowstart_receive_rate_is_measured_over_the_last_rtt() -> None:
 def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
     # A loss while the sender sends fewer packets per RTT than a TCP flow's
     # initial window (10, RFC 6928) is not the session's own overshoot: it is
-    # forgotten once, with the further losses of the same overflow (within
-    # two round trips of it, ss_forgive_rtts), and slowstart goes on.  The
-    # next loss after that counts.
-    r = make()
-    got = stream(r, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True, clr=True)  # 10 pkt/s, 5 per RTT
-    assert not r.history.has_loss and r.forgiven_losses == 1
-    assert not got[-1].rflags & TfmccReportFlags.HAVE_LOSS
-    stream(r, [7, 9, 10], 0.7, 0.1, slowstart=True, clr=True)  # 0.5 s later: the same overflow
-    assert not r.history.has_loss and r.forgiven_losses == 1
-    stream(r, [11, 12, 13, 14, 16, 17], 1.1, 0.1, slowstart=True, clr=True)  # 1.2 s after the first
-    assert r.history.has_loss
-    # With ss_forgive_rtts 0 only the first loss is forgotten.
-    once = make(ss_forgive_rtts=0)
+    # forgotten with the further losses of the same overflow (within two
+    # round trips of it, ss_forgive_rtts), and slowstart goes on.  A later
+    # overflow below the window is forgotten too (ss_forgive_overflows 0);
+    # with ss_forgive_overflows 1 it counts.
+    def first_two(**kw: Any) -> TfmccReceiver:
+        r = make(**kw)
+        got = stream(r, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True, clr=True)  # 10 pkt/s, 5 per RTT
+        assert not r.history.has_loss and r.forgiven_losses == 1
+        assert not got[-1].rflags & TfmccReportFlags.HAVE_LOSS
+        stream(r, [7, 9, 10], 0.7, 0.1, slowstart=True, clr=True)  # 0.5 s later: the same overflow
+        assert not r.history.has_loss and r.forgiven_losses == 1
+        stream(r, [11, 12, 13, 14, 16, 17], 1.1, 0.1, slowstart=True, clr=True)  # 1.2 s after the first
+        return r
+
+    every = first_two()
+    assert not every.history.has_loss and every.forgiven_losses == 2
+    assert first_two(ss_forgive_overflows=1).history.has_loss
+    # With ss_forgive_rtts 0 and one overflow only the first loss is forgotten.
+    once = make(ss_forgive_rtts=0, ss_forgive_overflows=1)
     stream(once, [0, 1, 2, 4, 5, 6, 7, 9, 10], 0.0, 0.1, slowstart=True, clr=True)
     assert once.history.has_loss and once.forgiven_losses == 1
     # At 100 packets per second (50 per RTT) the first loss ends slowstart.
@@ -396,6 +403,8 @@ def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
     paper = make(ss_min_window=0)
     stream(paper, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True)
     assert paper.history.has_loss
+    with pytest.raises(ValueError):
+        TfmccParams(ss_forgive_overflows=-1)
 
 
 def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> None:

@@ -149,6 +149,33 @@ def test_remodel_regroups_losses_with_the_measured_rtt() -> None:
     assert list(h.intervals) == [10.0, 10.0, 10.0, 10.0, 1000.0]
 
 
+def test_remodel_spans_each_loss_by_the_round_trip_of_its_own_time() -> None:
+    # The same five losses 0.1 s apart (0.05-0.5 s), revealed while a queue
+    # held the one-way delay at 0.5 s; the first RTT measurement (50 ms)
+    # comes after the queue drained, with a reverse delay of 0.02 s.  The
+    # round trip at the losses' time was 0.02 + 0.5 = 0.52 s: one event, as
+    # the live rule would have counted with that round trip, not five.
+    def history(owd: float | None) -> LossHistory:
+        h = LossHistory()
+        seq = 0
+        for k in range(5):
+            for _ in range(9):
+                h.on_packet(seq, k * 0.1 + seq * 1e-4, rtt=0.5, owd=owd)
+                seq += 1
+            seq += 1
+        h.on_packet(seq, 0.6, rtt=0.5, owd=owd)
+        return h
+
+    h = history(0.5)
+    h.remodel(0.05, reverse=0.02)
+    assert len(h.events) == 1
+    h.remodel(0.05)  # no reverse delay known: the measured RTT alone (appendix A)
+    assert len(h.events) == 5
+    h = history(None)  # no one-way delays kept: the same
+    h.remodel(0.05, reverse=0.02)
+    assert len(h.events) == 5
+
+
 def test_a_huge_sequence_gap_costs_one_step_per_rtt_of_the_gap() -> None:
     # 2^31 lost packets over 2 s with a 0.1 s RTT: about 20 loss events,
     # found without visiting every lost packet.
