@@ -154,9 +154,9 @@ class TfmccParams:
     #: on a 20 Mbit/s, 200 ms, 667-packet path a loss 0.35 s after the
     #: forgiven overflow's two spans ended slowstart at 0.07 Mbit/s, and
     #: TFMCC was at 0.11-0.44 of TCP after 100 s.  The threshold bounds what
-    #: the rule can shield (20 packets/s), so forgiving each overflow below
-    #: it cannot push the session past a TCP initial window per 0.5 s.
-    #: 1: only the first overflow (the rule before).
+    #: the rule shields: an overflow that meets the sender above 10 packets
+    #: per 0.5 s (20 packets/s) still ends slowstart.  1: only the first
+    #: overflow (the rule before).
     ss_forgive_overflows: int = 0
     #: A silence of at least this long (and at least four smoothed RTTs,
     #: RFC 5348 4.4's no-feedback interval) in which ``outage_packets`` or
