@@ -318,6 +318,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return min(r.sb.cum_ack for r in self.rcvrs.values())
 
     @property
+    def largest_srtt(self) -> float:
+        """The group's largest smoothed RTT: the round trip the sender's own
+        waits (probe, repair choice, lost packets held by the window) cover."""
+        return max(r.srtt for r in self.rcvrs.values())
+
+    @property
     def num_trouble_rcvr(self) -> int:
         return sum(1 for r in self.rcvrs.values() if self._troubled(r))
 
@@ -471,7 +477,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if (not self.p.tail_loss_probe or self.probe is not None or self.recover is not None
                 or not self.out or not self.rcvrs or self.rexmit_queue):
             return
-        pto = 2 * max(r.srtt for r in self.rcvrs.values())
+        pto = 2 * self.largest_srtt
         if len(self.out) == 1:
             pto += self.p.ack_delay  # RFC 8985 7.2's WCDelAckT: the receivers' own delay
         rto = self.timer_at("rto")
@@ -870,7 +876,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                             for r in self.rcvrs.values())
         else:
             heard_all = all(r.sb.highest >= s for r in self.rcvrs.values())
-        if not heard_all and waited < max(r.srtt for r in self.rcvrs.values()):
+        if not heard_all and waited < self.largest_srtt:
             return False
         data = self._data(s, now, Flags.RETRANSMIT)
         # A late joiner's first packet goes to it alone, marked as its start.
@@ -908,7 +914,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 break  # packets are scanned oldest first; the first is the earliest
         if when is math.inf:
             # Only lost packets waiting for the window: check again after an srtt.
-            when = self.now + max(r.srtt for r in self.rcvrs.values())
+            when = self.now + self.largest_srtt
         if self.timer_at("rto") != when:
             self.set_timer("rto", when)
 
