@@ -290,6 +290,7 @@ class FaultInjector:
                 node.reset()
             elif hasattr(node, "members"):
                 node.members.clear()
+                node.last_report.clear()
                 node.upstream.clear()
                 node.routes.clear()
                 self.run.net.install_routes()

@@ -14,7 +14,16 @@ about it.  It behaves like the program's "assistance off" service:
   the report is forwarded on the port toward the group's source (set per
   group by the builder); when it becomes empty, the leave is;
 * multicast data to a group is replicated to every member port except the
-  one it came in on.  No membership timeout (no querier in the model).
+  one it came in on;
+* membership ageing, as the P4 program ages it (``igmp.p4``, ``egress.p4``)
+  with the scenario's timeout (``scenario.faults.membership_timeout``, set
+  by ``netsim.switches``): a port stops receiving a group once its last
+  report is older than the timeout, and a report into a group whose newest
+  report is that old starts the group afresh (its join goes upstream again).
+  Times are whole microseconds, as the program's, so both kinds of switch
+  prune the same packet.  Without it a receiver whose reports were all lost
+  on a lossy link kept its data in the model and lost it behind P4 nodes,
+  and the two runs of one seed parted.
 
 Counters record what it did; malformed frames are counted and dropped.
 """
@@ -64,8 +73,13 @@ class ModelSwitch:
         self.routes: dict[int, int] = {}
         #: group (int) -> port toward the group's source (None: this switch is the source's)
         self.upstream: dict[int, int] = {}
-        #: group (int) -> member ports
-        self.members: dict[int, set[int]] = {}
+        #: group (int) -> member port -> its last report (µs of simulated time)
+        self.members: dict[int, dict[int, int]] = {}
+        #: group (int) -> the group's newest report (µs)
+        self.last_report: dict[int, int] = {}
+        #: µs a port keeps a group after its last report (0: never ages); the
+        #: P4 program's ``membership_timeout_us``
+        self.membership_timeout_us = 0
         #: group (int) -> when this switch last sent a join for it upstream
         self.joined_upstream_at: dict[int, float] = {}
         self.counters = SwitchCounters()
@@ -95,9 +109,16 @@ class ModelSwitch:
             if not members:
                 c.no_members += 1
                 return
-            for p in sorted(members):
-                if p != port:
-                    self._out(p, frame)
+            timeout = self.membership_timeout_us
+            if timeout:
+                now_us = round(self.sim.now * 1e6)
+                for p in sorted(members):
+                    if p != port and now_us - members[p] <= timeout:
+                        self._out(p, frame)
+            else:
+                for p in sorted(members):
+                    if p != port:
+                        self._out(p, frame)
             return
         out = self.routes.get(dst)
         if out is None:
@@ -143,13 +164,18 @@ class ModelSwitch:
         else:
             return  # queries and others: nothing to snoop
         forward = False
+        now_us = round(self.sim.now * 1e6)
+        timeout = self.membership_timeout_us
         for g, join in changes:
-            m = self.members.setdefault(g, set())
+            m = self.members.setdefault(g, {})
+            if m and timeout and now_us - self.last_report.get(g, now_us) > timeout:
+                m.clear()  # every port is stale: the group starts afresh
             before = bool(m)
             if join:
-                m.add(port)
+                m[port] = now_us
+                self.last_report[g] = now_us
             else:
-                m.discard(port)
+                m.pop(port, None)
             if self.upstream.get(g) in (None, port):
                 continue
             # A join goes up when the group gains its first member, and again

@@ -41,9 +41,17 @@ def session_groups(s: Any) -> tuple[str, ...]:
 
 
 def _configure_model(net: "Network", scenario: "Scenario") -> None:
+    """Each group's source, and the scenario's membership ageing (the
+    timeout the P4 nodes get from the same controller options)."""
+    from scenario.control import scenario_options
+
     for s in scenario.sessions:
         for g in session_groups(s):
             net.set_group_source(g, s.sender)
+    timeout_us = scenario_options(scenario)[0].membership_timeout_us
+    for node in net.switches.values():
+        if getattr(node, "is_model", False):
+            node.membership_timeout_us = timeout_us
 
 
 def model_choice() -> SwitchChoice:

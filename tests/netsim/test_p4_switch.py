@@ -22,8 +22,9 @@ def p4():
     return choose_switch("p4")
 
 
-def scenario():
+def scenario(**extra):
     return scenario_from_dict({
+        **extra,
         "duration": 5,
         "topology": {"generate": {"kind": "dumbbell", "receivers": 3, "rate": "50Mbps", "delay": "5ms"}},
         "sessions": [{"name": "s", "protocol": "cbr", "sender": "snd1", "receivers": ["r1", "r2", "r3"],
@@ -31,8 +32,8 @@ def scenario():
     }, known_protocols=None)
 
 
-def run_through(choice, leave_at: float = 2.0):
-    sc = scenario()
+def run_through(choice, leave_at: float = 2.0, **extra):
+    sc = scenario(**extra)
     sim = Simulator(1)
     net = build_network(sim, sc.topology, switch_factory=choice.factory)
     choice.configure(net, sc)
@@ -60,3 +61,17 @@ def test_p4_program_and_model_switch_deliver_the_same(p4) -> None:
     _, _, stay_m, goes_m, _ = run_through(choose_switch("model"))
     assert [s for _, s in stay_p4.got] == [s for _, s in stay_m.got]
     assert [s for _, s in goes_p4.got] == [s for _, s in goes_m.got]
+
+
+def test_model_switch_ages_memberships_as_the_p4_program_does(p4) -> None:
+    """With a 1.5 s membership timeout and no querier, every port stops
+    receiving 1.5 s after its receiver's last report, behind P4 nodes and
+    model switches alike (the two runs of one seed must not part)."""
+    got = {}
+    for kind, choice in (("p4", p4), ("model", choose_switch("model"))):
+        _, _, stay, goes, _ = run_through(choice, membership={"timeout": 1.5})
+        got[kind] = ([s for _, s in stay.got], [s for _, s in goes.got], max(t for t, _ in stay.got))
+    assert got["p4"] == got["model"]
+    stay_seqs, _, last = got["model"]
+    assert 40 <= len(stay_seqs) < 150  # data reached the port, then stopped (sender sends 150)
+    assert last < 2.0  # joined near t=0: nothing after the timeout, though data flows until 3.5 s
