@@ -4,7 +4,8 @@
 (b) TFMCC with 1000 receivers behind a 4-ary tree of switches for 60 s
     with model switches, P4 switch nodes (``p4switch`` running
     ``p4src/mcc.p4``) or both side by side (``--switch both``: CPU-time
-    ratio P4/model, and whether both report the same final sender rate),
+    ratio P4/model, and whether both give the same results: the run's
+    summary and every receiver's packets),
     with CPU time, events per CPU second and peak memory;
 (c) the same dumbbell in ns-3 (PyPI ``ns3``, TcpNewReno with SACK) when it
     is installed, and the ratio of wall times.
@@ -127,6 +128,24 @@ def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dic
     return {k: _figures(r, duration, cpu[k], wall[k], setup[k]) for k, r in runs.items()}
 
 
+def _results(run: Any) -> dict[str, Any]:
+    """What must not depend on the kind of switch: the run's summary (no
+    wall time in it) and each receiver's count of data packets."""
+    return {"summary": run.recorder.summarize(),
+            "packets": {n: getattr(a, "packets", None) for n, a in sorted(run.agents.items())}}
+
+
+def _same_results(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """'yes', or what differs first between two runs' ``_results``."""
+    if a == b:
+        return "yes (summary and every receiver's packets)"
+    differ = [n for n in a["packets"] if a["packets"][n] != b["packets"].get(n)]
+    if differ:
+        n = differ[0]
+        return f"no: {len(differ)} receivers' packets differ ({n}: {a['packets'][n]} against {b['packets'][n]})"
+    return "no: the summaries differ"
+
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -243,6 +262,7 @@ def main() -> int:
             kinds.reverse()  # the P4 attempt (or its refusal) first, not after hours of the model
         cpu: dict[str, float] = {}
         events: dict[str, int] = {}
+        results: dict[str, dict[str, Any]] = {}
         together: dict[str, dict[str, Any]] = {}
         scs: dict[str, Any] = {}
         if args.interleave > 0 and len(kinds) == 2:
@@ -265,6 +285,7 @@ def main() -> int:
             snd = b["run"].agents.get("tfmcc/snd")
             rate = getattr(snd, "rate", float("nan"))
             cpu[kind], events[kind] = b["cpu_s"], b["events"]
+            results[kind] = _results(b["run"])
             print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
                   f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
                   f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
@@ -275,6 +296,9 @@ def main() -> int:
             per_event = (cpu["p4"] / events["p4"]) / (cpu["model"] / events["model"])
             how = f", interleaved every {args.interleave:g} simulated s" if args.interleave > 0 else ""
             print(f"    P4/model CPU-time ratio {cpu['p4'] / cpu['model']:.2f} (per event {per_event:.2f}{how})")
+            print(f"    same results: {_same_results(results['model'], results['p4'])}"
+                  + ("" if args.no_assistance else " (with assistance the P4 nodes aggregate feedback and "
+                                                     "the model cannot: the runs need not agree)"))
     return 0
 
 
