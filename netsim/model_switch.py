@@ -51,6 +51,8 @@ class SwitchCounters:
     leaves_forwarded: int = 0
     unknown_unicast: int = 0
     no_members: int = 0
+    #: replicas not sent to a member port whose last report is older than the timeout
+    aged_out: int = 0
     malformed: int = 0
 
 
@@ -113,8 +115,11 @@ class ModelSwitch:
             if timeout:
                 now_us = round(self.sim.now * 1e6)
                 for p in sorted(members):
-                    if p != port and now_us - members[p] <= timeout:
-                        self._out(p, frame)
+                    if p != port:
+                        if now_us - members[p] <= timeout:
+                            self._out(p, frame)
+                        else:
+                            c.aged_out += 1
             else:
                 for p in sorted(members):
                     if p != port:
