@@ -112,18 +112,14 @@ class ModelSwitch:
                 c.no_members += 1
                 return
             timeout = self.membership_timeout_us
-            if timeout:
-                now_us = round(self.sim.now * 1e6)
-                for p in sorted(members):
-                    if p != port:
-                        if now_us - members[p] <= timeout:
-                            self._out(p, frame)
-                        else:
-                            c.aged_out += 1
-            else:
-                for p in sorted(members):
-                    if p != port:
-                        self._out(p, frame)
+            now_us = round(self.sim.now * 1e6) if timeout else 0
+            for p in sorted(members):
+                if p == port:
+                    continue
+                if timeout and now_us - members[p] > timeout:
+                    c.aged_out += 1  # egress.p4's prune of a stale port
+                    continue
+                self._out(p, frame)
             return
         out = self.routes.get(dst)
         if out is None:
