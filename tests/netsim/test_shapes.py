@@ -82,3 +82,19 @@ def test_routes_follow_shortest_paths() -> None:
     for h in ("r1", "r2"):
         nxt = net.adjacency["s1"][root.routes[net.hosts[h].ip_int]]
         assert nxt in ("s2", "s3")
+
+
+def test_routes_match_a_search_from_each_host() -> None:
+    """Hosts behind one switch share that switch's search (install_routes);
+    every route must still be the one a search from the host itself gives,
+    ties between equal paths included."""
+    sc = scenario_from_dict({"topology": {
+        "hosts": ["h1", "h2", "h3", "h4", "h5"], "switches": ["s1", "s2", "s3", "s4"],
+        "links": [["h1", "s1"], ["h2", "s1"], ["s1", "s2"], ["s1", "s3"], ["s2", "s4"], ["s3", "s4"],
+                  ["h3", "s4"], ["h4", "s4"], ["h5", "s2"]]}}, known_protocols=None)
+    for topo in (sc.topology, kary_tree(receivers=23, k=3)):
+        net = build_network(Simulator(), topo)
+        for h, node in net.hosts.items():
+            want = net.next_hops(h)
+            got = {sw: s.routes[node.ip_int] for sw, s in net.switches.items()}
+            assert got == want, h
