@@ -454,11 +454,12 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.outages += 1
             self.history = self._new_history()
         had_loss = self.history.has_loss
-        self.history.on_packet(msg.seq, now, span, d_sr / 1e6)
+        owd = d_sr / 1e6  # this packet's one-way delay, kept with the losses it reveals
+        self.history.on_packet(msg.seq, now, span, owd)
         if (not had_loss and self.history.has_loss and self.sender_slowstart
                 and self._overflow.forgives(now, span, self._below_initial_window())):
             self.history = self._new_history()
-            self.history.on_packet(msg.seq, now, span, d_sr / 1e6)
+            self.history.on_packet(msg.seq, now, span, owd)
         if not had_loss and self.history.has_loss:
             self._init_first_interval()
 

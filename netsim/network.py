@@ -103,10 +103,11 @@ class Network:
         behind: dict[str, list[tuple[int, int]]] = {}  # switch -> (host IP, its port there)
         for h, node in self.hosts.items():
             adj = self.adjacency.get(h, {})
-            if len(adj) == 1 and next(iter(adj.values())) in self.switches:
+            if len(adj) == 1:
                 (port, sw), = adj.items()
-                behind.setdefault(sw, []).append((node.ip_int, self.peers[(h, port)][1]))
-                continue
+                if sw in self.switches:
+                    behind.setdefault(sw, []).append((node.ip_int, self.peers[(h, port)][1]))
+                    continue
             for sw, out in self.next_hops(h, ordered).items():
                 s = routing.get(sw)
                 if s is not None:
