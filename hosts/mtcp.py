@@ -136,6 +136,12 @@ class MtcpParams(ReliableParams):
     #: 0: +1 per packet acknowledged by all, whatever the report.
     abc_limit: int = 2
     window: str = "reno"  # "reno": loss-driven AIMD (TCP-friendly on drop-tail); "vegas": the paper's
+    #: ``window="reno"``: after a cut on a NACK the window does not grow on the
+    #: packets that were out at the cut (up to ``recover``), as TCP's fast
+    #: recovery holds it (RFC 5681 3.2, RFC 6582 3.2, RFC 6937); it grows again
+    #: above them.  False: +1/cwnd for every packet acknowledged by all, those
+    #: of the flight the cut answered included.
+    recovery_hold: bool = True
     #: TCP Vegas' thresholds for ``window="vegas"`` (:class:`hosts.tcp_rules.Vegas`).
     vegas_alpha: float = VEGAS.alpha
     vegas_beta: float = VEGAS.beta
@@ -254,8 +260,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             raise ParamError(f"MtcpParams.tree: {e} (the sender is {config.sender})") from None
         self.children: dict[int, _Child] = {}
         self.buf: dict[int, _Buffered] = {}
-        #: Children timed out as dead: their late ACKs and NACKs are ignored
-        #: (a window update -- a hello -- makes one a child again).
+        #: Children timed out as dead; any later report makes one a child again
+        #: (``_child``), and a fold's report from one calls no roll.
         self.departed: set[int] = set()
         # Per-node stream from the session seed: reproducible, not in step.
         self.rng = random.Random((config.seed << 32) ^ self.nid)
@@ -266,6 +272,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.ssthresh = float(self.p.initial_ssthresh)
         self.twnd = 0
         self.recover = 0  # cwnd reacts once per window: losses at or below this are old news
+        self.hold_until = 0  # fast recovery: packets up to this one acknowledged by all do not grow cwnd
         self.trend = 1  # Vegas decision of the last round: +1, 0, -1 packet per round
         self.round_end = 0
         self.round_start = 0.0
@@ -287,6 +294,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.mcast_repairs = 0
         self.deferred_timeouts = 0
         self.late_joins = 0
+        self.readmitted = 0  # children timed out as dead that reported again and came back
         # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
         # switch fold held by a silent member and unfolds the session.
         self.unfolded = False
@@ -307,7 +315,15 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c = _Child(nid, addr, _rtd_estimator(self.p.min_rto), self.p.rtt_estimator(),
                        rssthresh=self.p.initial_ssthresh)
             self.children[nid] = c
-            self.departed.discard(nid)
+            if nid in self.departed:
+                # It reports again, so it lives: its reports were lost for the
+                # dead timeout (a feedback flood policed at its port took its
+                # ACKs with the flood's).  It is a child again, owed what it
+                # lacks: a packet released meanwhile is repaired from the
+                # stream (``_has``).  Its reports ignored, it stalled for good
+                # at its next loss.
+                self.departed.discard(nid)
+                self.readmitted += 1
             if now is not None:
                 c.last_heard = now
                 c.probe_due = now + self._jittered(self.p.probe_interval)
@@ -446,6 +462,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """
         self.cwnd, self.ssthresh, _n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
                                                             self.p.initial_cwnd, self.p.undo_slow_start)
+        if _n:
+            self.hold_until = 0  # an undone cut holds nothing back
 
     def _remove_child(self, c: _Child, now: float) -> None:
         """Dead-child timeout: stop waiting for ``c`` and adopt its children.
@@ -591,8 +609,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             # the fold's: releasing on them would drop packets others still lack.
             sack_bitmap = 0
         else:
-            if msg.node_id in self.departed and not isinstance(msg, MtcpWindowUpdate):
-                return  # a late report of a child timed out as dead
+            # A child timed out as dead that reports again is back (``_child``).
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
             self._late_join(c, msg.cum_ack, now)
@@ -644,10 +661,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:
-            if msg.node_id in self.departed and msg.cum_ack != 0:
-                return  # a late NACK of a child timed out as dead
-            # (cum_ack 0: it came back with fresh state -- a late joiner, brought in below.)
-            self.departed.discard(msg.node_id)
+            # A child timed out as dead comes back as any member does (``_child``);
+            # cum_ack 0: with fresh state -- a late joiner, brought in below.
             # Behind a folding switch: repair it directly, without counting it as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
@@ -740,7 +755,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 self.cwnd += 1.0
                 self.ss_grown += 1
         elif self.p.window == "reno":
-            self.cwnd += 1.0 / self.cwnd  # section 2: 1/cwnd per packet acknowledged by all
+            if s > self.hold_until:  # not a packet of the flight a fast-recovery cut answered
+                self.cwnd += 1.0 / self.cwnd  # section 2: 1/cwnd per packet acknowledged by all
         elif self.trend:
             self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
             # A Vegas decrease stays in congestion avoidance: it must not
@@ -784,6 +800,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.recover = self.highest_buffered
         if timeout:
             self.twnd = 0
+            self.hold_until = 0  # slow start from one packet grows on every packet (RFC 5681 3.1)
+        elif self.p.recovery_hold:
+            self.hold_until = self.recover
 
     def _rwnd_grow(self, c: _Child) -> None:
         if c.rwnd < c.rssthresh:

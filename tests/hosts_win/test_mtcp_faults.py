@@ -189,12 +189,38 @@ def test_silent_child_is_timed_out_and_its_children_adopted():
     assert 1 not in s.buf
     assert node_id(B) in s.children
     assert _probes(out(s), B)
-    # A late ACK of the dead child is ignored ...
+    # A report of the dead child shows it alive: it is a child again.
     feed(s, _report(A, 1), t + 0.1, src=A)
+    assert node_id(A) in s.children and s.readmitted == 1
+
+
+def test_a_child_timed_out_in_error_comes_back_and_is_repaired():
+    """A live child whose reports were all lost for the dead timeout (a
+    feedback flood policed at its port) is dropped; its next report makes it
+    a child again, and what it lacks is repaired to it, a packet released
+    without it from the stream.  Ignored, it stalled for good at that packet
+    (``bench/faults.py``, ``feedback-flood``)."""
+    s = _started_sender(tree=f"{A}>{SENDER},{C}>{SENDER}")
+    out(s)
+    t = 0.0
+    while t < 8.0 and node_id(A) in s.children:  # A's reports are lost, C's arrive
+        t += 0.1
+        feed(s, _report(C, s.next_seq - 1), t, src=C)
+        run_timers(s, t)
     assert node_id(A) not in s.children
-    # ... but a hello makes it a child again.
-    feed(s, _report(A, 1, MtcpWindowUpdate), t + 0.2, src=A)
-    assert node_id(A) in s.children
+    released = s.next_seq - 1
+    feed(s, _report(C, released), t + 0.05, src=C)  # C, the only child left: gone from the buffer
+    assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)]  # the window moved on
+    assert released + 1 in s.buf and all(x not in s.buf for x in range(1, released + 1))
+    # A lacks the last released packet and the next one (still buffered).
+    missing = (released, released + 1)
+    feed(s, MtcpNack(session_id=9, cum_ack=released - 1, node_id=node_id(A), missing=missing), t + 0.1, src=A)
+    assert node_id(A) in s.children and s.readmitted == 1
+    run_timers(s, t + 0.1)
+    repaired = {m.seq for d, m in out(s) if isinstance(m, MtcpData) and d == (A, PORT)}
+    # The released packet went from the stream; the other waits for the
+    # retransmission window (one packet at first, paper 3.6).
+    assert released in repaired and set(missing) <= repaired | s.children[node_id(A)].rqueue
 
 
 def test_a_child_that_keeps_reporting_is_never_timed_out():

@@ -446,6 +446,35 @@ def test_reno_window_halves_on_the_first_nack_of_a_new_loss_once_per_window():
     assert s.cwnd_cuts == 2
 
 
+@pytest.mark.parametrize("hold", [True, False])
+def test_reno_window_does_not_grow_on_the_flight_a_nack_cut_answered(hold):
+    """TCP's fast recovery (RFC 5681 3.2, RFC 6582 3.2): the packets that were
+    out when a loss cut the window leave the pipe without growing it; the
+    window grows again on the packets sent after the cut."""
+    s = sender(recovery_hold=hold)
+    s.cwnd = s.ssthresh = 10.0
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)
+    first = [m.seq for _d, m in data(out(s))]
+    assert len(first) == 10
+    feed(s, nack(A, 2, [3]), 0.1, src=A)  # packet 3 lost on the way to A: a cut
+    cut = s.cwnd
+    assert cut == pytest.approx(10.1 / 2) and s.cwnd_cuts == 1
+    top = max(first)
+    feed(s, ack(A, top), 0.2, src=A)  # its repair arrived, and the rest of the flight
+    feed(s, ack(B, top), 0.2, src=B)
+    if hold:
+        assert s.cwnd == cut  # ten packets acknowledged by all, no growth
+    else:
+        assert s.cwnd > cut + 10 / (cut + 2)  # +1/cwnd for each of them
+    held = s.cwnd
+    after = [m.seq for _d, m in data(out(s)) if m.seq > top]  # new data (the repair of 3 went too)
+    assert after
+    feed(s, ack(A, max(after)), 0.3, src=A)
+    feed(s, ack(B, max(after)), 0.3, src=B)
+    assert s.cwnd > held  # above the recovery point the window grows again
+
 def test_vegas_decrease_does_not_restart_slow_start():
     s = sender(window="vegas")
     s.cwnd, s.ssthresh, s.trend = 10.0, 10.0, -1
