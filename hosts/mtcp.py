@@ -460,9 +460,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         plus an initial window, the rest by slow start.  ``undo_slow_start``
         false: the window before comes back at once (the former rule).
         """
-        self.cwnd, self.ssthresh, _n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
-                                                            self.p.initial_cwnd, self.p.undo_slow_start)
-        if _n:
+        self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
+                                                                self.p.initial_cwnd, self.p.undo_slow_start)
+        if undone:
             self.hold_until = 0  # an undone cut holds nothing back
 
     def _remove_child(self, c: _Child, now: float) -> None:
@@ -1180,6 +1180,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
                 "timeouts": self.timeouts,
                 "summaries_in": self.summaries_in,
                 "dead_children": self.dead_children,
+                "readmitted": self.readmitted,
                 "rtt_s": max((c.rtd.srtt or 0.0) for c in self._acking()) if self._acking() else 0.0,
             },
             "slowstart" if self.cwnd < self.ssthresh else "steady",
