@@ -16,10 +16,11 @@ about it.  It behaves like the program's "assistance off" service:
 * multicast data to a group is replicated to every member port except the
   one it came in on;
 * membership ageing, as the P4 program ages it (``igmp.p4``, ``egress.p4``)
-  with the scenario's timeout (``scenario.faults.membership_timeout``, set
-  by ``netsim.switches``): a port stops receiving a group once its last
-  report is older than the timeout, and a report into a group whose newest
-  report is that old starts the group afresh (its join goes upstream again).
+  with the scenario's timeout (the controller options the P4 nodes get,
+  ``scenario.control.scenario_options``, set by ``netsim.switches``): a
+  port stops receiving a group once its last report is older than the
+  timeout, and a report into a group whose newest report is that old
+  starts the group afresh (its join goes upstream again).
   Times are whole microseconds, as the program's, so both kinds of switch
   prune the same packet.  Without it a receiver whose reports were all lost
   on a lossy link kept its data in the model and lost it behind P4 nodes,
