@@ -111,3 +111,18 @@ def test_a_bad_send_jitter_is_refused_before_any_run() -> None:
     for bad in ("1s", "fast"):
         with pytest.raises(SystemExit, match="--send-jitter: a time of 0-100ms or .auto. expected"):
             b.main(["--send-jitter", bad, "--cells", "0", "--protocols", "tfmcc"])
+
+
+def test_drawn_dumbbells_stay_in_the_grid_ranges_and_repeat_for_one_seed() -> None:
+    b = _bench()
+    cells = b.drawn(40, 7)
+    assert cells == b.drawn(40, 7) and cells != b.drawn(40, 8)
+    assert not {tuple(c.values()) for c in cells} & {tuple(c.values()) for c in b.design()}
+    for c in cells:
+        assert 1 <= c["rate_mbps"] <= 20 and 20 <= c["rtt_ms"] <= 200
+        assert 1 <= c["tcp"] <= 4 and 2 <= c["receivers"] <= 32
+        bdp = c["rate_mbps"] * 1e6 * c["rtt_ms"] / 1e3 / 8 / 1500
+        assert c["queue"] >= 10 and (c["queue"] == 10 or 0.5 * bdp - 1 <= c["queue"] <= 2 * bdp + 1)
+    # Every level of the TCP flows is drawn, and the draws are spread, not clustered at one end.
+    assert {c["tcp"] for c in cells} == {1, 2, 3, 4}
+    assert min(c["rate_mbps"] for c in cells) < 3 and max(c["rate_mbps"] for c in cells) > 8
