@@ -62,7 +62,7 @@ from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate, nack_blocks,
                             ack_from_one_more, payload_for)
 from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, LEAST_SSTHRESH, VEGAS, Vegas, ack_at_once, vegas_diff
 from hosts.wire import (
     MAX_NACK_SEQS,
     Flags,
@@ -795,7 +795,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """Timeouts (and repeated NACKs) shrink cwnd, once per window of packets."""
         self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
-        self.ssthresh = max(2.0, self.cwnd / 2)
+        self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
         self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)
         self.recover = self.highest_buffered
         if timeout:

@@ -56,8 +56,20 @@ from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate,
                             ack_from_one_more, payload_for)
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
+
+#: Data packets per block of a receiver's running minimum of their spacing
+#: (the minimum is over this block and the last one): long enough to hold
+#: several of the sender's pairs, short enough to follow a path that changes.
+SERVICE_BLOCK = 64
+#: The least service time a receiver believes (s): a host that reads its
+#: socket late sees packets microseconds apart whatever the path, and a
+#: spread of nothing would send the group's SACKs in step.  With the default
+#: two service times the spread is then at least 1 ms, a Linux host's timer
+#: tick (HZ=1000); 0.5 ms is 1500 bytes at 24 Mbit/s, above every path of
+#: the friendliness grid.
+SERVICE_FLOOR = 0.0005
 
 
 @dataclass
@@ -170,6 +182,17 @@ class RlaParams(ReliableParams):
     of the smoothed gap between data packets, so the SACKs a multicast
     packet triggers at n receivers reach the reverse path spread over that
     gap, not as one burst.  0: at once."""
+    spread_service_times: float = 2.0
+    """The spread lasts at most this many of the bottleneck's service times
+    for one data packet, measured as the shortest interval between two data
+    packets lately (the sender's pairs leave back to back and the bottleneck
+    spaces them by its service time).  Two data packets' worth of the path's
+    time carries some 30 SACKs, the group's answers to one pair, so the
+    reverse queue still gets them one by one; the data gap alone, on a path
+    where RLA's share is a few tens of packets per second, stretched every
+    acknowledged-by-all round trip by up to ``ack_delay``/2 (20 ms on a 22
+    ms path), and RLA's window grew per round trip of that clock
+    (docs/protocols/rla.md, "Small windows").  0: the gap alone."""
     spread_min_receivers: int = 8
     """The sender marks its data ``Flags.SPREAD_ACKS`` while the group has at
     least this many receivers.  A large group needs the spread: at 1 Mb/s a
@@ -188,7 +211,22 @@ class RlaParams(ReliableParams):
     time, and single packets pass drop-tail overflows that TCP's pairs lose:
     on the grid's large-group cells (3 seeds, 100 s) RLA took 2.2-2.8x TCP
     in six of twelve, 2.2-3.4x in three with pairs.  A packet still leaves
-    alone when nothing is in flight.  False: one packet per freed slot."""
+    alone when fewer than two are in flight: an acknowledgement is then not
+    sure to come (a lone packet's SACK waits ``ack_delay``, and a lost one's
+    never comes), and with the window at two or three packets the held
+    packet waited for the retransmission timeout whenever the packet in
+    flight was lost (docs/protocols/rla.md, "Small windows").  False: one
+    packet per freed slot."""
+    cut_floor: float = LEAST_SSTHRESH
+    """The least window a cut leaves (``cwnd = max(cut_floor, cwnd/2)``):
+    TCP's, RFC 5681 eq. (4) (ssthresh = max(FlightSize/2, 2*SMSS), and
+    cwnd = ssthresh when fast recovery ends), which the TCP flows beside RLA
+    keep.  With 1 a window of two or three fell to one, fast recovery could
+    then send a repair only when the one packet in flight was acknowledged,
+    and when that packet was lost too the sender waited for the
+    retransmission timeout: on a 5 Mbit/s, 22 ms, 10-packet dumbbell with
+    four TCP flows (11 receivers) 20 timeouts in 60 s.  1: the paper's
+    halving with no floor but the packet."""
     tail_loss_probe: bool = True
     """RFC 8985 7 (TLP, Linux's default, which the TCP flows beside RLA
     run): with data out, not in fast recovery and no repair waiting, two of
@@ -220,6 +258,10 @@ class RlaParams(ReliableParams):
             raise ValueError("ack_every must be >= 1, ack_delay > 0, ack_spread in [0, 1]")
         if self.thin_min_receivers < 0 or self.spread_min_receivers < 0:
             raise ValueError("thin_min_receivers and spread_min_receivers must be >= 0")
+        if self.spread_service_times < 0:
+            raise ValueError("spread_service_times must be >= 0")
+        if self.cut_floor < 1:
+            raise ValueError(f"cut_floor must be >= 1 packet, got {self.cut_floor}")
 
 
 @dataclass
@@ -725,8 +767,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _cut(self, now: float) -> None:
         self.cuts.record(now, self.cwnd, self.ssthresh)
-        self.cwnd = max(1.0, self.cwnd / 2)
-        self.ssthresh = max(2.0, self.cwnd)
+        self.cwnd = max(self.p.cut_floor, self.cwnd / 2)
+        self.ssthresh = max(LEAST_SSTHRESH, self.cwnd)
         self.last_window_cut = now
         self.recover = self.next_seq - 1  # fast recovery until all of this is ACKed
         self.cut_seq = self.next_seq - 1
@@ -768,7 +810,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 # ssthresh is held constant".  Halving the one-packet window
                 # again set ssthresh to 2 after any outage longer than one RTO,
                 # and the window then climbed back linearly from 2.
-                self.ssthresh = max(2.0, cwnd_before / 2)
+                self.ssthresh = max(LEAST_SSTHRESH, cwnd_before / 2)
             self.rto_seq = oldest
             self.cwnd = 1.0
             self.last_window_cut = now
@@ -820,7 +862,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 self.fast_rexmit = False
         limit = self._upper_bound()
         if (self.p.spread_pairs and len(self.rcvrs) >= self.p.spread_min_receivers
-                and pipe > 0 and int(self.cwnd) - pipe == 1):
+                and pipe >= 2 and int(self.cwnd) - pipe == 1):
             limit = 0  # a lone packet waits for the next acknowledgement: TCP's pairs
         while pipe < int(self.cwnd) and self.next_seq <= limit:
             if self.p.total_packets and self.next_seq > self.p.total_packets:
@@ -977,6 +1019,10 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.told_lost = 0  # holes up to here were reported as detectable already
         self.gap: float | None = None  # smoothed interval between data packets
         self.last_data_at: float | None = None
+        #: The shortest interval between two data packets in this block of
+        #: ``SERVICE_BLOCK`` and in the last one: the bottleneck's service time.
+        self._gap_min = self._gap_min_before = math.inf
+        self._gaps_in_block = 0
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
@@ -1012,6 +1058,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if self.last_data_at is not None:
             g = now - self.last_data_at
             self.gap = g if self.gap is None else self.gap + (g - self.gap) / 8
+            self._note_gap(g)
         self.last_data_at = now
         urgent = bool(msg.flags & Flags.SYNC)
         if msg.flags & Flags.SYNC:
@@ -1052,12 +1099,28 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         due = now if ack_at_once(self.unacked, urgent, self.p.ack_every) else self.pending_since + hold
         when = due
         if spread:
-            when += self.phase * (hold if self.gap is None else min(self.gap, hold))
+            when += self.phase * self._spread_span(hold)
         t = self.timer_at("ack")
         if when <= now:
             self._sack(self.pending_echo, now)
         elif t is None or when < t:
             self.set_timer("ack", when)
+
+    def _note_gap(self, g: float) -> None:
+        if g < self._gap_min:
+            self._gap_min = g
+        self._gaps_in_block += 1
+        if self._gaps_in_block >= SERVICE_BLOCK:
+            self._gap_min_before, self._gap_min, self._gaps_in_block = self._gap_min, math.inf, 0
+
+    def _spread_span(self, hold: float) -> float:
+        """How long the group's SACKs for one packet spread over (``ack_spread`` 1):
+        the data gap, at most ``hold`` and ``spread_service_times`` service times."""
+        span = hold if self.gap is None else min(self.gap, hold)
+        service = min(self._gap_min, self._gap_min_before)
+        if self.p.spread_service_times and service < math.inf:
+            span = min(span, self.p.spread_service_times * max(service, SERVICE_FLOOR))
+        return span
 
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         """Send one SACK; the echo is the first packet it acknowledges (RFC 7323 3.4).

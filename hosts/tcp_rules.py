@@ -10,6 +10,9 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
 * RFC 6298's retransmission timer: :data:`INITIAL_RTO` before any sample
   (2.1) and the :data:`MIN_RTO` floor it recommends on the Internet (2.4).
   The estimator that runs them is :class:`hosts.rtt.SmoothedRtt`.
+* RFC 5681's halving: ssthresh never falls below :data:`LEAST_SSTHRESH`
+  segments (eq. 4), and fast recovery ends with cwnd at ssthresh (3.2), so
+  a loss leaves at least that window; only a timeout leaves one segment.
 * RFC 5681's loss rule: a packet is lost once :data:`DUPTHRESH` packets
   sent after it are acknowledged (three duplicate ACKs, 3.2; RFC 6675's
   IsLost counts SACKed packets the same way).
@@ -36,6 +39,8 @@ INITIAL_RTO = 1.0
 #: RFC 6298 2.4: the floor on the retransmission timeout (s), there against
 #: spurious retransmissions on the Internet.
 MIN_RTO = 1.0
+#: RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 * SMSS), in segments.
+LEAST_SSTHRESH = 2.0
 #: RFC 5681 3.2: later packets acknowledged before one is deemed lost.
 DUPTHRESH = 3
 #: RFC 5681 4.2: an ACK SHOULD go for at least every second full-sized segment.

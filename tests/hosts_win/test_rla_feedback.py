@@ -171,6 +171,35 @@ def test_many_receivers_spread_the_sacks_one_packet_triggers():
     assert densest(sack_times(flags=Flags.THIN_ACKS), gap / 10) >= 32 // 2 - 4
 
 
+def test_the_spread_lasts_two_service_times_of_the_bottleneck_at_most():
+    """Pairs 2.4 ms apart (1500 bytes at 5 Mb/s), one pair every 25 ms (a share
+    of 80 packets/s): a receiver's SACK for a pair waits at most two of those
+    service times, not its phase of the 25 ms gap (up to ``ack_delay``/2 =
+    20 ms, added to every round trip of the acknowledged-by-all clock), and
+    the group's SACKs still do not leave in step."""
+    svc, period = 0.0024, 0.025
+    arrivals = [(s, 1.0 + (s - 1) // 2 * period + (s - 1) % 2 * svc) for s in range(1, 201)]
+    completes = {seq: t for seq, t in arrivals}
+
+    def waits(**kw) -> tuple[list[float], list[float]]:
+        delays, times = [], []
+        for i in range(16):
+            for at, m in stream(receiver(f"10.0.3.{i + 1}", **kw), arrivals, until=7.0,
+                                flags=Flags.THIN_ACKS | Flags.SPREAD_ACKS):
+                if m.cum_ack > 70:  # the receiver has seen two blocks of spacings
+                    delays.append(at - completes[m.cum_ack])
+                    times.append(at)
+        return delays, sorted(times)
+
+    capped, times = waits()
+    assert max(capped) <= 2 * svc + 1e-9
+    assert max(sum(1 for u in times if t <= u < t + svc / 10) for t in times) < 16 // 2
+    gap_only, _ = waits(spread_service_times=0.0)
+    assert max(gap_only) > 4 * svc
+    with pytest.raises(ValueError, match="spread_service_times"):
+        RlaParams(spread_service_times=-1.0)
+
+
 def _sender(n: int = 3, **kw) -> RlaSender:
     s = RlaSender(cfg(RlaParams(receivers=n, initial_cwnd=10, initial_ssthresh=100, **kw)))
     s.start(0.0)

@@ -404,3 +404,30 @@ def test_a_spread_group_is_sent_pairs_as_tcps_delayed_acks_clock_them(pairs: boo
 def test_a_lone_packet_leaves_when_nothing_is_in_flight():
     s = sender(n=2, initial_cwnd=1, initial_ssthresh=1, spread_min_receivers=2)
     assert data_seqs(out(s)) == [1]  # a window of one: no acknowledgement would come to pair it
+
+
+def test_a_lone_packet_leaves_when_only_one_is_in_flight():
+    # spread_pairs holds a lone packet for the next acknowledgement only while
+    # two or more are in flight: with one, no acknowledgement is sure to come
+    # (if that packet is lost, none ever does), and the held packet is what
+    # would reveal the loss.
+    s = sender(n=2, initial_cwnd=2, initial_ssthresh=1, spread_min_receivers=2)
+    assert data_seqs(out(s)) == [1, 2]
+    for r in R[:2]:
+        feed(s, sack(r, 1), 0.1, src=r)  # 1 acknowledged by all: cwnd 2.5, packet 2 alone in flight
+    assert s.cwnd == pytest.approx(2.5)
+    assert data_seqs(out(s)) == [3]
+
+
+@pytest.mark.parametrize("floor, expect", [(2.0, 2.0), (1.0, 1.5)])
+def test_a_cut_leaves_at_least_tcps_two_packets(floor: float, expect: float):
+    # RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 * SMSS), and the
+    # window is ssthresh when fast recovery ends; cut_floor 1 is the paper's
+    # bare halving.
+    s = sender(initial_cwnd=3, initial_ssthresh=1, cut_floor=floor)
+    out(s)
+    s.rcvrs[node_id(R[0])].interval_avg = 10.0
+    s._cut(0.1)
+    assert s.cwnd == pytest.approx(expect) and s.ssthresh == 2.0
+    with pytest.raises(ValueError, match="cut_floor"):
+        RlaParams(cut_floor=0.5)
