@@ -43,8 +43,8 @@ from typing import Any
 from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import SmoothedRtt, ewma, lowest
-from hosts.tcp_rules import (DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, MIN_RTO, VEGAS, Vegas, ack_at_once,
-                             vegas_diff)
+from hosts.tcp_rules import (DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, VEGAS,
+                             Vegas, ack_at_once, vegas_diff)
 from hosts.wire import (
     Flags,
     VlmccAck,
@@ -636,7 +636,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.halvings += 1
         self.last_halve = now
         self.cut_seq = self.next_seq
-        self.compete_ssthresh = max(2.0, self.W / 2)
+        self.compete_ssthresh = max(LEAST_SSTHRESH, self.W / 2)
         self.W = 1.0
         self.slowstart = False
         rto = max(self.p.compete_min_rto, self.srtt + 4 * self.dev)

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, LEAST_SSTHRESH, ack_at_once
 from netsim import packets as pk
 from scenario.model import TCP_RECOVERY_RULES as RECOVERY_RULES
 from scenario.model import TCP_RTO_RULES as RTO_RULES
@@ -331,7 +331,7 @@ class TcpSender:
         would set ssthresh far above the path's capacity and slow start would
         overshoot again, timeout after timeout).
         """
-        return max(self.cwnd / 2.0, 2.0)
+        return max(self.cwnd / 2.0, LEAST_SSTHRESH)
 
     @property
     def srtt(self) -> float | None:
