@@ -1107,6 +1107,8 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.set_timer("ack", when)
 
     def _note_gap(self, g: float) -> None:
+        """Keep the running minimum spacing of data packets, over this block and
+        the last, so a path whose bottleneck changes is followed within two blocks."""
         if g < self._gap_min:
             self._gap_min = g
         self._gaps_in_block += 1
@@ -1114,7 +1116,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self._gap_min_before, self._gap_min, self._gaps_in_block = self._gap_min, math.inf, 0
 
     def _spread_span(self, hold: float) -> float:
-        """How long the group's SACKs for one packet spread over (``ack_spread`` 1):
+        """The longest a SACK is held for the receiver's phase (the phase scales it):
         the data gap, at most ``hold`` and ``spread_service_times`` service times."""
         span = hold if self.gap is None else min(self.gap, hold)
         service = min(self._gap_min, self._gap_min_before)

@@ -53,6 +53,7 @@ def test_twenty_thousand_groups_in_one_write_keep_pings_under_100_ms(capsys):
     TABLE_IDS.update({a.preamble.name: a.preamble.id for a in info.actions})
     lab = Lab(2)
     ping = None
+    sp = None
     try:
         sp = SwitchProc("-i", f"1@{lab.hosts[0].switch_if}", "-i", f"2@{lab.hosts[1].switch_if}",
                         "--cpu-port", "64", "--device-id", "1", str(PROGRAM))
@@ -107,4 +108,6 @@ def test_twenty_thousand_groups_in_one_write_keep_pings_under_100_ms(capsys):
     finally:
         if ping is not None and ping.poll() is None:
             ping.kill()
+        if sp is not None and sp.proc.poll() is None:
+            sp.stop()  # a failed assertion must not leave the switch running
         lab.close()
