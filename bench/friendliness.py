@@ -522,11 +522,11 @@ def main(argv: list[str] | None = None) -> int:
         write_sweeps()
         print(f"wrote {FULL.relative_to(ROOT)} and {QUICK.relative_to(ROOT)}")
         return 0
+    if args.draw is not None and (args.draw < 1 or args.cells):
+        raise SystemExit("friendliness: --draw: a positive count expected, and not with --cells")
     sweep_file = QUICK if args.quick else FULL
     stem = f"friendliness-draw{args.draw}-seed{args.draw_seed}" if args.draw else sweep_file.stem
     out = Path(args.out or ROOT / "results" / "sweeps" / stem)
-    if args.draw is not None and (args.draw < 1 or args.cells):
-        raise SystemExit("friendliness: --draw: a positive count expected, and not with --cells")
     if (args.protocols or args.seeds or args.duration or args.cells or args.draw or args.switch != "p4"
             or args.send_jitter):
         sweep_file = _subset_sweep(args, out)

@@ -67,8 +67,8 @@ SERVICE_BLOCK = 64
 #: socket late sees packets microseconds apart whatever the path, and a
 #: spread of nothing would send the group's SACKs in step.  With the default
 #: two service times the spread is then at least 1 ms, a Linux host's timer
-#: tick (HZ=1000); 0.5 ms is 1500 bytes at 24 Mbit/s, above every path of
-#: the friendliness grid.
+#: tick (HZ=1000).  0.5 ms is 1500 bytes at 24 Mbit/s, faster than every
+#: path of the friendliness grid, so the floor never binds there.
 SERVICE_FLOOR = 0.0005
 
 
@@ -1109,8 +1109,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     def _note_gap(self, g: float) -> None:
         """Keep the running minimum spacing of data packets, over this block and
         the last, so a path whose bottleneck changes is followed within two blocks."""
-        if g < self._gap_min:
-            self._gap_min = g
+        self._gap_min = min(self._gap_min, g)
         self._gaps_in_block += 1
         if self._gaps_in_block >= SERVICE_BLOCK:
             self._gap_min_before, self._gap_min, self._gaps_in_block = self._gap_min, math.inf, 0
