@@ -688,7 +688,9 @@ def test_a_first_startup_loss_below_a_tcp_initial_window_is_forgiven_with_its_ov
     # packets per 0.5 s (here 14 packets/s) is a competitor's overflow, not
     # the session's own overshoot: start-up goes on through it and through
     # the further loss events of that overflow (within two loss-event spans,
-    # here 2 x ARTT = 0.2 s); the next loss after that ends start-up.
+    # here 2 x ARTT = 0.2 s), and through every later overflow below the
+    # window (``startup_forgive_overflows`` 0); with 1, the next loss after
+    # the first overflow ends start-up.
     def run(**kw: Any) -> list[tuple[bool, int]]:
         r = make(**kw)
         drain(r)
@@ -701,8 +703,63 @@ def test_a_first_startup_loss_below_a_tcp_initial_window_is_forgiven_with_its_ov
             seen.append((r.startup, r.loss_events))
         return seen
 
-    assert run() == [(True, 1), (True, 2), (False, 3)]
-    assert run(startup_forgive_rtts=0) == [(True, 1), (False, 2), (False, 3)]
+    assert run() == [(True, 1), (True, 2), (True, 3)]
+    assert run(startup_forgive_overflows=1) == [(True, 1), (True, 2), (False, 3)]
+    assert run(startup_forgive_overflows=1, startup_forgive_rtts=0) == [(True, 1), (False, 2), (False, 3)]
     assert run(startup_min_window=0) == [(False, 1), (False, 2), (False, 3)]  # the paper's 3.2
     with pytest.raises(ValueError):
         WebrcParams(startup_min_window=-1)
+    with pytest.raises(ValueError):
+        WebrcParams(startup_forgive_overflows=-1)
+
+
+def _after_an_mrtt_exit(**kw: Any) -> tuple[WebrcReceiver, Script, float, int]:
+    """A receiver whose start-up ended on an MRTT jump, no loss seen; returns
+    it, its script, the time and the wave that was joined last."""
+    r = make(max_rate_bps=100 * 8 * 1024, **kw)  # MRR 100 pkt/s: no join past it
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    t = 1.5
+    while r.pending is None:
+        sc.steady(t, t + 0.5, 40, [T, 5])
+        t += 0.5
+    cn, t_join, _ = r.pending
+    sc.pkt(cn, t_join + 1.5)
+    assert r.startup_exit == "mrtt"
+    return r, sc, t_join + 1.5, cn
+
+
+@pytest.mark.parametrize("at_loss", [True, False])
+def test_after_a_loss_free_exit_reqn_follows_the_reception_until_the_first_loss(at_loss: bool) -> None:
+    # RFC 5348 6.3.1: the first loss interval comes from X_recv at the first
+    # loss; 3.2 seeds it at the exit, from TRR (first_interval_at_loss False).
+    r, sc, t, cn = _after_an_mrtt_exit(first_interval_at_loss=at_loss)
+    at_exit = r.reqn()
+    assert at_exit == pytest.approx(r.trr, rel=0.05)
+    sc.steady(t, t + 3.0, 90, [T, 5, cn])  # the waves arrive: over twice the rate, no loss
+    if at_loss:
+        assert r.reqn() >= 0.95 * 90
+    else:
+        assert r.reqn() < 1.2 * at_exit
+    sc.pkt(T, t + 3.01, skip=1)  # the first loss
+    if not at_loss:
+        return
+    assert r.reqn() == pytest.approx(max(r.last_rr, r.trr), rel=1e-6)
+    sc.steady(t + 3.02, t + 5.0, 90, [T, 5, cn])  # an epoch without a loss event ends the rule
+    sc.steady(t + 5.0, t + 8.0, 100, [T, 5, cn])
+    assert r.reqn() < 95  # no longer follows the reception: the intervals count
+
+
+def test_after_a_loss_exit_the_exit_seed_stands() -> None:
+    # A loss exit is the first loss: its seed from TRR is already X_recv's.
+    reqns = []
+    for at_loss in (True, False):
+        r = make(max_rate_bps=100 * 8 * 1024, first_interval_at_loss=at_loss)
+        drain(r)
+        sc = _startup_with_one_wave(r)
+        sc.steady(1.5, 3.0, 40, [T, 5])
+        sc.pkt(T, 3.01, skip=1)
+        assert r.startup_exit == "loss"
+        sc.steady(3.1, 4.5, 90, [T, 5])  # over twice the rate, no loss
+        reqns.append(r.reqn())
+    assert reqns[0] == reqns[1] < 90
