@@ -25,7 +25,7 @@ import statistics
 import struct
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from hosts import wire
 from hosts.core import Address, JoinGroup, LeaveGroup
@@ -678,7 +678,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         #: ``first_interval_at_loss`` after a loss-free exit: "before-loss"
         #: until the first loss event, "at-loss" until an epoch without one,
         #: then None (LOSSP counts intervals from there).
-        self._first_interval: str | None = None
+        self._first_interval: Literal["before-loss", "at-loss"] | None = None
         self.blocked_overflow = 0
         self.shed = 0  # waves left after start-up (``startup_shed``)
         self._queue_now = True  # the last epoch's packets queued (``buffer_evidence_rtts``)
