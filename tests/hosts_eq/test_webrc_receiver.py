@@ -763,3 +763,21 @@ def test_after_a_loss_exit_the_exit_seed_stands() -> None:
         sc.steady(3.1, 4.5, 90, [T, 5])  # over twice the rate, no loss
         reqns.append(r.reqn())
     assert reqns[0] == reqns[1] < 90
+
+
+def test_the_first_interval_takes_the_rate_of_the_epoch_its_loss_falls_in() -> None:
+    # The waves of the last joins reach a receiver a round trip late: the
+    # epochs up to the first without a loss event still raise the first
+    # interval's rate (seeding at the loss instant alone, tried, left two
+    # long, fat dumbbells at 0.48 and 0.38 of TCP).
+    r, sc, t, cn = _after_an_mrtt_exit()
+    sc.steady(t, t + 3.0, 90, [T, 5, cn])
+    boundary = r.timer_at("epoch")
+    sc.steady(t + 3.0, boundary - 0.001, 90, [T, 5, cn])
+    sc.pkt(T, boundary + 0.001, skip=1)  # the first loss, at an epoch's start
+    at_loss = r.reqn()
+    sc.steady(boundary + 0.002, boundary + r.p.epoch + 0.001, 150, [T, 5, cn])  # that epoch: more arrives
+    assert r.reqn() >= 0.9 * 150 > at_loss
+    sc.steady(boundary + r.p.epoch + 0.002, boundary + 3 * r.p.epoch + 0.001, 90, [T, 5, cn])
+    sc.steady(boundary + 3 * r.p.epoch + 0.002, boundary + 5 * r.p.epoch, 200, [T, 5, cn])
+    assert r.reqn() < 0.9 * 200  # an epoch without a loss event ended the rule
