@@ -85,6 +85,15 @@ class WebrcParams:
     #: a dozen joins (one per slot in steady state); the second largest of them
     #: is used, so one sample whose first packet came late sets nothing.
     mrtt_path_memory: float = 120.0
+    #: With ``mrtt_path`` "own": a steady-state MRTT sample shorter than the
+    #: queueing delay its own first packet carried is not used: a join that
+    #: went the whole way waits for a packet that crossed the bottleneck's
+    #: queue after it, so its sample is at least that packet's one-way delay
+    #: above the least one-way delay of the last ``buffer_evidence_epochs``
+    #: (the clocks' offset cancels).  A shorter sample was answered by a
+    #: switch past the queue, which ``mrtt_path`` "own" cannot correct until
+    #: the receiver has joined the whole way twice.  False: every sample.
+    mrtt_queue_bound: bool = True
     loss_delta: float = 0.125  # appendix: F estimator constant (our choice: ~8 events, as TFRC)
     loss_epoch_beta: float = 0.025  # appendix: first-stage EWMA per epoch (time constant 2·TSD)
     rate_ewma: float = 0.25  # appendix: fixed fraction for ARR/TRR per epoch
@@ -669,6 +678,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         #: steady-state samples, oldest first (``mrtt_path`` "own", ``_own_path``).
         self._upward: deque[tuple[float, float, float]] = deque()
         self.mrtt_raised = 0  # samples raised to the receiver's own path
+        self.mrtt_unused = 0  # samples shorter than their own packet's queueing delay
         self.joins = self.leaves = self.join_timeouts = 0
         self.received = self.lost = self.loss_events = 0
         self.bytes_received = 0
@@ -913,7 +923,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
-        if isinstance(self.artt, PrecisionWeightedMean):
+        if self._past_the_queue(max(raw, mrtt), now, sent_ts):
+            self.mrtt_unused += 1
+        elif isinstance(self.artt, PrecisionWeightedMean):
             # The wait for the channel's next packet is uniform in [0, gap]
             # (variance gap²/12), on top of a floor for the path's own jitter.
             self.artt.update(mrtt, gap * gap / 12.0 + self.p.mrtt_noise ** 2)
@@ -931,6 +943,17 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
             self._exit_startup("mrtt")
+
+    def _past_the_queue(self, sample: float, now: float, sent_ts: int) -> bool:
+        """``mrtt_queue_bound``: whether a steady-state sample (the raw join
+        to first packet, or the own-path figure that replaced it) is shorter
+        than the queueing delay of its first packet (its one-way delay above
+        the least of the remembered epochs), so answered past the queue."""
+        if (not self.p.mrtt_queue_bound or self.p.mrtt_path != "own" or self.startup
+                or not sent_ts or not self._owd_minima):
+            return False
+        least = min(self._owd_epoch, min(self._owd_minima))
+        return sample < wire.seconds_since(sent_ts, now) - least
 
     def _own_path(self, mrtt: float, upward: float, owd: float) -> float:
         """The sample, or this receiver's own path when a nearer switch answered the join.

@@ -577,6 +577,24 @@ def test_samples_that_went_the_whole_way_are_the_papers() -> None:
     assert r.mrtt_raised == 0
 
 
+@pytest.mark.parametrize("bound", [True, False])
+def test_a_sample_shorter_than_its_packets_queueing_delay_is_not_used(bound: bool) -> None:
+    """``mrtt_queue_bound``: for 6 s the data took 0.05 s from the sender; a
+    join answered 8 ms later by a packet that took 0.07 s (20 ms in a queue)
+    was answered past that queue, before the receiver joined the whole way
+    twice (so the own path cannot raise it), and ARTT keeps its value; a
+    whole-way sample carries its packet's queue and counts."""
+    r, _ = _in_steady_state(mrtt_queue_bound=bound)
+    artt = r.artt_value
+    _local(r, 6, 7.0)
+    if bound:
+        assert r.mrtt_unused == 1 and r.artt_value == artt
+    else:
+        assert r.mrtt_unused == 0 and r.artt_value < artt
+    _full(r, 7, 8.0)
+    assert r.mrtt_unused == (1 if bound else 0)
+
+
 def _losses_after_two_whole_way_joins(q: float, gaps_in_artt: list[float], **kw) -> tuple[WebrcReceiver, Script]:
     """A steady-state receiver whose two joins went the whole way (upward time
     UP, one-way delay OWD), then losses at the given offsets in ARTTs, each
