@@ -913,8 +913,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.cancel_timer("join_timeout")
         raw = now - t_join
         mrtt = raw - min(gap / 2, raw / 2)
-        if sent_ts and (self.p.mrtt_path == "own" or self.p.loss_event_send_time):
-            owd = wire.seconds_since(sent_ts, now)
+        owd = wire.seconds_since(sent_ts, now) if sent_ts else None
+        if owd is not None and (self.p.mrtt_path == "own" or self.p.loss_event_send_time):
             if not self.startup:
                 self._upward.append((now, raw - owd, gap))
             self._forget_upward(now)
@@ -923,7 +923,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
-        if self._past_the_queue(max(raw, mrtt), now, sent_ts):
+        if self._past_the_queue(max(raw, mrtt), owd):
             self.mrtt_unused += 1
         elif isinstance(self.artt, PrecisionWeightedMean):
             # The wait for the channel's next packet is uniform in [0, gap]
@@ -944,16 +944,16 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 and mrtt - prev > max(self.p.mrtt_jump_gaps * gap, self.p.mrtt_jump_min)):
             self._exit_startup("mrtt")
 
-    def _past_the_queue(self, sample: float, now: float, sent_ts: int) -> bool:
+    def _past_the_queue(self, sample: float, owd: float | None) -> bool:
         """``mrtt_queue_bound``: whether a steady-state sample (the raw join
         to first packet, or the own-path figure that replaced it) is shorter
-        than the queueing delay of its first packet (its one-way delay above
-        the least of the remembered epochs), so answered past the queue."""
+        than the queueing delay of its first packet, whose one-way delay is
+        ``owd``: that delay above the least of the remembered epochs.  So it
+        was answered past the queue."""
         if (not self.p.mrtt_queue_bound or self.p.mrtt_path != "own" or self.startup
-                or not sent_ts or not self._owd_minima):
+                or owd is None or not self._owd_minima):
             return False
-        least = min(self._owd_epoch, min(self._owd_minima))
-        return sample < wire.seconds_since(sent_ts, now) - least
+        return sample < owd - min(self._owd_epoch, min(self._owd_minima))
 
     def _own_path(self, mrtt: float, upward: float, owd: float) -> float:
         """The sample, or this receiver's own path when a nearer switch answered the join.
