@@ -953,7 +953,13 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if (not self.p.mrtt_queue_bound or self.p.mrtt_path != "own" or self.startup
                 or owd is None or not self._owd_minima):
             return False
-        return sample < owd - min(self._owd_epoch, min(self._owd_minima))
+        return sample < owd - self._least_owd()
+
+    def _least_owd(self) -> float:
+        """The least one-way delay of this epoch and the remembered ones: the
+        path without a queue (plus the clocks' offset), which both the
+        buffer evidence and the queue bound measure queueing delay from."""
+        return min(self._owd_epoch, min(self._owd_minima, default=math.inf))
 
     def _own_path(self, mrtt: float, upward: float, owd: float) -> float:
         """The sample, or this receiver's own path when a nearer switch answered the join.
@@ -1135,7 +1141,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if not count:
             return True  # nothing measured: the paper's rule
         self._owd_minima.append(least)
-        return total / count - min(self._owd_minima) >= self.p.buffer_evidence_rtts * self.artt_value
+        return total / count - self._least_owd() >= self.p.buffer_evidence_rtts * self.artt_value
 
     def _judge_experiment(self) -> None:
         """``join_experiment``: leave the wave on trial if a loss event came
