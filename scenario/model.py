@@ -295,6 +295,43 @@ def _parse_loss(ctx: _Ctx, path: str, value: Any) -> float | GilbertElliott:
 _LINK_KEYS = {"a", "b", "rate", "bw", "bandwidth", "delay", "latency", "loss", "queue"}
 
 
+def _parse_link_rate(ctx: _Ctx, path: str, raw: Any) -> float | None:
+    """A link's rate: positive bits per second (``10Mbps``, ``1e6``)."""
+    rate = ctx.conv(path, parse_rate, raw, DEFAULT_RATE_BPS)
+    if rate is not None and rate <= 0:
+        ctx.err(path, "must be positive")
+    return rate
+
+
+def _parse_link_delay(ctx: _Ctx, path: str, raw: Any) -> float | None:
+    """A link's one-way delay: not negative (``20ms``, ``0.02``)."""
+    delay = ctx.conv(path, parse_time, raw, 0.0)
+    if delay is not None and delay < 0:
+        ctx.err(path, "must not be negative")
+    return delay
+
+
+def _parse_queue(ctx: _Ctx, path: str, q: Any) -> tuple[int | None, int | None]:
+    """A link's drop-tail limit as (packets, bytes): a count of packets, or
+    ``{packets, bytes}`` (either or both); None: the default packet limit."""
+    qp: int | None = DEFAULT_QUEUE_PACKETS
+    qb: int | None = None
+    if q is None:
+        return qp, qb
+    if isinstance(q, dict):
+        ctx.unknown_keys(path, q, {"packets", "bytes"})
+        qp = ctx.conv(f"{path}.packets", int, q["packets"]) if "packets" in q else None
+        qb = ctx.conv(f"{path}.bytes", parse_size, q["bytes"]) if "bytes" in q else None
+        if qp is None and qb is None and not q:
+            ctx.err(path, "give packets and/or bytes")
+    else:
+        qp = ctx.conv(path, int, q)
+    for name, v in (("packets", qp), ("bytes", qb)):
+        if v is not None and v < 1:
+            ctx.err(f"{path}.{name}", "must be at least 1")
+    return qp, qb
+
+
 def _parse_link(ctx: _Ctx, path: str, raw: Any, nodes: set[str], defaults: dict) -> Link | None:
     if isinstance(raw, list):
         # p4lang/tutorials: [a, b] or [a, b, latency] or [a, b, latency, bandwidth_mbps]
@@ -317,28 +354,10 @@ def _parse_link(ctx: _Ctx, path: str, raw: Any, nodes: set[str], defaults: dict)
         if k not in raw:
             ctx.err(f"{path}.{k}", "required")
     rate_raw = merged.get("rate", merged.get("bw", merged.get("bandwidth", DEFAULT_RATE_BPS)))
-    rate = ctx.conv(f"{path}.rate", parse_rate, rate_raw, DEFAULT_RATE_BPS)
-    if rate is not None and rate <= 0:
-        ctx.err(f"{path}.rate", "must be positive")
-    delay = ctx.conv(f"{path}.delay", parse_time, merged.get("delay", merged.get("latency", 0)), 0.0)
-    if delay is not None and delay < 0:
-        ctx.err(f"{path}.delay", "must not be negative")
+    rate = _parse_link_rate(ctx, f"{path}.rate", rate_raw)
+    delay = _parse_link_delay(ctx, f"{path}.delay", merged.get("delay", merged.get("latency", 0)))
     loss = _parse_loss(ctx, f"{path}.loss", merged.get("loss", 0.0))
-    qp: int | None = DEFAULT_QUEUE_PACKETS
-    qb: int | None = None
-    q = merged.get("queue")
-    if q is not None:
-        if isinstance(q, dict):
-            ctx.unknown_keys(f"{path}.queue", q, {"packets", "bytes"})
-            qp = ctx.conv(f"{path}.queue.packets", int, q["packets"]) if "packets" in q else None
-            qb = ctx.conv(f"{path}.queue.bytes", parse_size, q["bytes"]) if "bytes" in q else None
-            if qp is None and qb is None and not q:
-                ctx.err(f"{path}.queue", "give packets and/or bytes")
-        else:
-            qp = ctx.conv(f"{path}.queue", int, q)
-        for name, v in (("packets", qp), ("bytes", qb)):
-            if v is not None and v < 1:
-                ctx.err(f"{path}.queue.{name}", "must be at least 1")
+    qp, qb = _parse_queue(ctx, f"{path}.queue", merged.get("queue"))
     if a is None or b is None:
         return None
     if a.node == b.node:
@@ -465,7 +484,7 @@ def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     if kind not in gens:
         ctx.err(f"{path}.kind", f"unknown generator {_short(kind)} (known: {', '.join(sorted(gens))})")
         return Topology({}, {}, [])
-    if not _generator_size_ok(ctx, path, kind, args):
+    if not _generator_size_ok(ctx, path, kind, args) or not _generator_links_ok(ctx, path, args):
         return Topology({}, {}, [])
     try:
         return gens[kind](**args)
@@ -510,6 +529,38 @@ def _generator_size_ok(ctx: _Ctx, path: str, kind: str, args: dict[str, Any]) ->
                                      f"{MAX_GENERATED_SWITCHES} switches")
             return False
     return True
+
+
+#: A generator's link arguments, each checked as a written link's field is
+#: (``star`` takes a list of delays or losses, one per receiver).
+_GENERATOR_RATES = ("rate", "access_rate", "sender_rate", "leaf_rate")
+_GENERATOR_DELAYS = ("delay", "access_delay", "leaf_delay")
+_GENERATOR_LOSSES = ("loss", "leaf_loss")
+
+
+def _generator_links_ok(ctx: _Ctx, path: str, args: dict[str, Any]) -> bool:
+    """Check a generator's rates, delays, losses and queue before building,
+    so that an error names the argument (a negative queue was accepted)."""
+    before = len(ctx.problems)
+
+    def each(key: str) -> list[tuple[str, Any]]:
+        v = args.get(key)
+        if isinstance(v, (list, tuple)):
+            return [(f"{path}.{key}[{i}]", x) for i, x in enumerate(v)]
+        return [] if v is None else [(f"{path}.{key}", v)]
+
+    for key in _GENERATOR_RATES:
+        for where, v in each(key):
+            _parse_link_rate(ctx, where, v)
+    for key in _GENERATOR_DELAYS:
+        for where, v in each(key):
+            _parse_link_delay(ctx, where, v)
+    for key in _GENERATOR_LOSSES:
+        for where, v in each(key):
+            ctx.conv(where, parse_fraction, v)
+    if args.get("queue") is not None:
+        _parse_queue(ctx, f"{path}.queue", args["queue"])
+    return len(ctx.problems) == before
 
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")

@@ -47,6 +47,21 @@ def test_a_deep_tree_is_refused_by_its_switch_count(tmp_path, capsys):
     assert "topology.generate.depth: a 8-ary tree of depth 12 has more than 10000 switches" in err
 
 
+def test_a_generated_links_bad_rate_delay_loss_and_queue_are_named(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: {generate: {kind: dumbbell, receivers: 2, rate: 0Mbps,\n"
+                           "  delay: -0.02, loss: 2, queue: -4, access_rate: fast}}\n"
+                           "sessions: [{protocol: tfmcc, sender: snd1, receivers: [r1, r2]}]\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    for line in ("topology.generate.rate: must be positive",
+                 "topology.generate.access_rate: cannot read 'fast'",
+                 "topology.generate.delay: must not be negative",
+                 "topology.generate.loss: 2 is not a probability in [0, 1]",
+                 "topology.generate.queue.packets: must be at least 1"):
+        assert line in err
+    s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2, loss: [0.01, 1.5]}}\n")
+    assert "topology.generate.loss[1]: 1.5 is not a probability" in one_line_error(capsys, ["sim", s], rc=2)
+
+
 def test_leaving_before_joining_is_refused(tmp_path, capsys):
     s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
                            "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
