@@ -16,6 +16,7 @@ links ``[a, b, latency, bandwidth]`` with ``s1-p2`` port names).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import ipaddress
 import json
 import logging
@@ -366,13 +367,24 @@ def _parse_link(ctx: _Ctx, path: str, raw: Any, nodes: set[str], defaults: dict)
     return Link(a, b, rate or DEFAULT_RATE_BPS, delay or 0.0, loss, qp, qb)
 
 
+def _names_once(ctx: _Ctx, path: str, names: list[Any]) -> dict[Any, dict]:
+    """A list of node names as a mapping to no options; a name listed twice
+    is an error (most likely a typo for another node), not merged silently."""
+    out: dict[Any, dict] = {}
+    for i, name in enumerate(names):
+        if name in out:
+            ctx.err(f"{path}[{i}]", f"{_short(name)} is listed twice")
+        out[name] = {}
+    return out
+
+
 def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topology:
     if isinstance(raw, str):
         p = Path(raw)
         if base is not None and not p.is_absolute():
             p = base / p
         try:
-            raw = _read_any(p)
+            raw = read_document(p)
         except OSError as e:
             ctx.err(path, f"cannot read topology file {str(p)!r}: {e.strerror or type(e).__name__}")
             return Topology({}, {}, [])
@@ -392,7 +404,7 @@ def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topolo
     hosts: dict[str, Host] = {}
     raw_hosts = raw.get("hosts", {})
     if isinstance(raw_hosts, list):  # allow a list of names
-        raw_hosts = {h: {} for h in raw_hosts}
+        raw_hosts = _names_once(ctx, f"{path}.hosts", raw_hosts)
     if ctx.expect(f"{path}.hosts", raw_hosts, dict, "a mapping of host name -> {ip, mac}"):
         for i, (name, h) in enumerate(raw_hosts.items()):
             hp = f"{path}.hosts.{name}"
@@ -423,7 +435,7 @@ def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topolo
     switches: dict[str, Switch] = {}
     raw_sw = raw.get("switches", {})
     if isinstance(raw_sw, list):
-        raw_sw = {s: {} for s in raw_sw}
+        raw_sw = _names_once(ctx, f"{path}.switches", raw_sw)
     if ctx.expect(f"{path}.switches", raw_sw, dict, "a mapping of switch name -> options"):
         for name, s in raw_sw.items():
             if name in hosts:
@@ -714,6 +726,8 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
         ctx.err(f"{path}.port", f"expected a TCP port 1..65535, got {port!r}")
         port = 5201 + index
     rwnd = ctx.conv(f"{path}.rwnd", parse_size, raw.get("rwnd", 4 * 1024 * 1024), 4 * 1024 * 1024)
+    if rwnd < mss:
+        ctx.err(f"{path}.rwnd", f"{rwnd} bytes is less than one segment ({mss} bytes)")
     rto = raw.get("rto", "linux")
     if rto not in TCP_RTO_RULES:
         ctx.err(f"{path}.rto", f"expected one of {', '.join(TCP_RTO_RULES)}, got {rto!r}")
@@ -914,17 +928,24 @@ def read_input_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
         raise ValueError(f"not UTF-8 text (byte {e.start})") from None
 
 
-def _read_any(path: Path) -> Any:
+def read_document(path: Path) -> Any:
+    """A scenario, topology or sweep file's data (JSON by suffix, else YAML).
+
+    ValueError says what is wrong and where (line and column), never what
+    the file holds.  A key given twice in one mapping is an error: YAML and
+    JSON parsers keep the last silently, so a second ``duration:`` or a
+    session's ``params:`` repeated below would quietly replace the first.
+    """
     text = read_input_text(path)
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_json_mapping_once)
         except json.JSONDecodeError as e:
             raise ValueError(f"not valid YAML/JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -933,11 +954,52 @@ def _read_any(path: Path) -> Any:
         raise ValueError(f"not valid YAML/JSON: {type(e).__name__}") from None
 
 
+def _key_named(key: Any) -> str:
+    """A repeated key for an error: its name when it is a field name, else
+    nothing (an error never echoes a line of some other file)."""
+    return f" {key!r}" if isinstance(key, str) and _NAME_RE.match(key) else ""
+
+
+def _json_mapping_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"not valid YAML/JSON: key{_key_named(k)} given twice in one object")
+        out[k] = v
+    return out
+
+
+@functools.cache
+def _yaml_loader() -> type:
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping."""
+    import yaml
+
+    class MappingOnceLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # "<<": merged keys may be overridden, as YAML allows
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    repeated = key in seen
+                except TypeError:  # an unhashable key: the base class reports it
+                    break
+                if repeated:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"key{_key_named(key)} given twice", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return MappingOnceLoader
+
+
 def load_scenario(path: str | Path, **kw: Any) -> Scenario:
     """Read a YAML or JSON scenario file (or a tutorials ``topology.json``)."""
     p = Path(path)
     try:
-        raw = _read_any(p)
+        raw = read_document(p)
     except OSError as e:
         raise ScenarioError([f"{p}: cannot read: {e.strerror or type(e).__name__}"]) from None
     except ValueError as e:  # too large, not a file, syntax (positions only)

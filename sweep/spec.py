@@ -182,10 +182,11 @@ def code_fingerprint() -> str:
 
 
 def _read(path: Path) -> Any:
-    import yaml
+    """The file's data, read as scenario files are (size-capped, a key
+    given twice refused, errors by position only)."""
+    from scenario.model import read_document
 
-    text = path.read_text()
-    return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    return read_document(path)
 
 
 def _inline_topology(doc: dict[str, Any], base_dir: Path, problems: list[str]) -> None:
@@ -346,10 +347,8 @@ def load_sweep(path: str | Path) -> Sweep:
         raw = _read(p)
     except OSError as e:
         raise SweepError([f"cannot read: {e.strerror or e}"]) from e
-    except ValueError as e:
-        raise SweepError([f"not valid YAML/JSON: {e}"]) from e
-    except Exception as e:  # yaml.YAMLError
-        raise SweepError([f"not valid YAML/JSON: {e}"]) from e
+    except ValueError as e:  # too large, not a file, syntax (positions only)
+        raise SweepError([str(e)]) from e
     return sweep_from_dict(raw, base_dir=p.parent, source=str(p))
 
 
@@ -374,8 +373,8 @@ def sweep_from_dict(raw: Any, *, base_dir: Path = Path("."), source: str = "") -
         except OSError as e:
             problems.append(f"base: cannot read {str(bp)!r}: {e.strerror or e}")
             loaded = {}
-        except Exception as e:
-            problems.append(f"base: {str(bp)!r} is not valid YAML/JSON: {e}")
+        except ValueError as e:
+            problems.append(f"base: {str(bp)!r}: {e}")
             loaded = {}
         if isinstance(loaded, dict):
             base = loaded

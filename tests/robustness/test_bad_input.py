@@ -62,6 +62,35 @@ def test_a_generated_links_bad_rate_delay_loss_and_queue_are_named(tmp_path, cap
     assert "topology.generate.loss[1]: 1.5 is not a probability" in one_line_error(capsys, ["sim", s], rc=2)
 
 
+def test_a_node_listed_twice_and_a_window_below_one_segment_are_named(tmp_path, capsys):
+    s = scenario(tmp_path, "topology: {hosts: [h1, r1], switches: [s1, s1], links: [[h1, s1], [r1, s1]]}\n"
+                           "sessions: [{protocol: tfmcc, sender: h1, receivers: [r1]}]\n"
+                           "tcp_flows: [{src: h1, dst: r1, rwnd: 1000}]\n")
+    err = one_line_error(capsys, ["sim", s], rc=2)
+    assert "topology.switches[1]: 's1' is listed twice" in err
+    assert "tcp_flows[0].rwnd: 1000 bytes is less than one segment (1460 bytes)" in err
+
+
+def test_a_key_given_twice_is_refused_by_its_position(tmp_path, capsys):
+    s = scenario(tmp_path, "duration: 5\ntopology: {generate: {kind: star, receivers: 2}}\nduration: 60\n")
+    assert "not valid YAML/JSON at line 3, column 1: key 'duration' given twice" in one_line_error(
+        capsys, ["sim", s], rc=2)
+    j = tmp_path / "s.json"
+    j.write_text('{"duration": 5, "duration": 60}')
+    assert "key 'duration' given twice in one object" in one_line_error(capsys, ["sim", str(j)], rc=2)
+    sw = tmp_path / "sweep.yaml"
+    sw.write_text(f"base: {s}\naxes:\n  seed: [1]\n  seed: [2]\n")
+    assert "at line 4, column 3: key 'seed' given twice" in one_line_error(capsys, ["sweep", str(sw)], rc=2)
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path):
+    from scenario.model import read_document
+
+    p = tmp_path / "m.yaml"
+    p.write_text("base: &b {rate: 1Mbps, delay: 5ms}\nlink: {<<: *b, delay: 9ms}\n")
+    assert read_document(p)["link"] == {"rate": "1Mbps", "delay": "9ms"}
+
+
 def test_leaving_before_joining_is_refused(tmp_path, capsys):
     s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
                            "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
