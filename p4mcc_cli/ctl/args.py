@@ -12,6 +12,18 @@ import argparse
 from p4mcc_cli.ctl.context import DEFAULT_STATE_DIR
 
 
+def _election_id(text: str) -> int:
+    """P4Runtime's election_id is an unsigned 128-bit number; the controller
+    writes, so it must be able to become primary: at least 1."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value < 1 << 128:
+        raise argparse.ArgumentTypeError(f"{value} is outside 1..2^128-1 (an unsigned 128-bit number)")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``p4mcc ctl`` and its commands; the chosen one is ``args.ctl_command``."""
     p = sub.add_parser(
@@ -27,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--p4", metavar="FILE", help="P4 program for the builtin target (default p4src/mcc.p4)")
     p.add_argument("--bmv2-json", metavar="FILE", help="p4c BMv2 JSON (default build/mcc.json)")
     p.add_argument("--p4info", metavar="FILE", help="P4Info text for bmv2 (default build/mcc.p4info.txtpb)")
-    p.add_argument("--election-id", type=int, default=10, help="election id for writes (default 10)")
+    p.add_argument("--election-id", type=_election_id, default=10,
+                   help="election id for writes, 1..2^128-1 (default 10)")
     p.add_argument("--retry", type=float, default=5.0, metavar="SECONDS",
                    help="keep retrying unreachable switches this long (default 5)")
     p.add_argument("--state-dir", default=str(DEFAULT_STATE_DIR), metavar="DIR",

@@ -141,6 +141,19 @@ def test_a_device_as_scenario_is_refused_unread(path, capsys):
     assert f"{path}: not a regular file" in err
 
 
+# -- p4mcc ctl ---------------------------------------------------------------
+
+@pytest.mark.parametrize("value, needle", [("-5", "-5 is outside 1..2^128-1"), ("0", "0 is outside 1..2^128-1"),
+                                           (str(1 << 128), f"{1 << 128} is outside 1..2^128-1"),
+                                           ("x", "'x' is not a whole number")])
+def test_an_election_id_outside_uint128_is_refused_before_connecting(value, needle, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ctl", "--switch", "s1=127.0.0.1:1", "--election-id", value, "groups"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --election-id: {needle}" in err and "connect" not in err
+
+
 # -- p4mcc check / stf / switch inputs ---------------------------------------
 
 @pytest.mark.parametrize("argv", [["check", "/dev/zero"], ["stf", "/dev/zero", "x.stf"],
