@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hosts.core import Endpoint
+from hosts.input_files import read_input_text
 
 
 class ParamError(ValueError):
@@ -335,21 +336,45 @@ def parse_pairs(pairs: list[str]) -> dict[str, str]:
 
 
 def load_params_file(path: str | Path) -> dict[str, Any]:
-    """Read parameters from a JSON or TOML file (a flat table of name -> value)."""
+    """Read parameters from a JSON or TOML file (a flat table of name -> value).
+
+    Read as every input file is (``hosts.input_files``: a device or a huge
+    file is refused unread).  A name given twice is an error, as TOML
+    makes it: JSON parsers keep the last value silently.
+    """
     p = Path(path)
-    text = p.read_text()
+    try:
+        text = read_input_text(p)
+    except OSError as exc:
+        raise ParamError(f"{p}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    except ValueError as exc:
+        raise ParamError(f"{p}: {exc}") from None
     if p.suffix == ".toml":
         import tomllib
 
-        data: Any = tomllib.loads(text)
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ParamError(f"{p}: not valid TOML: {exc}") from None
     else:
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_names_once)
         except json.JSONDecodeError as exc:
             raise ParamError(f"{p}: not valid JSON: {exc}") from None
+        except ParamError as exc:
+            raise ParamError(f"{p}: {exc}") from None
     if not isinstance(data, dict):
         raise ParamError(f"{p}: expected a table of parameter names to values")
     return data
+
+
+def _names_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise ParamError(f"parameter {name!r} given twice")
+        out[name] = value
+    return out
 
 
 def describe_params(cls: type) -> list[tuple[str, str, Any]]:

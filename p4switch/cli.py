@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
-import stat
 import sys
 from typing import Any, Callable
 
-MAX_SOURCE_BYTES = 16 << 20
+from hosts.input_files import MAX_INPUT_BYTES, input_file_problem
+
+MAX_SOURCE_BYTES = MAX_INPUT_BYTES
 """Largest P4 source, STF or port-config file read (p4src/mcc.p4 with its includes is ~100 kB)."""
-
-
-def input_file_problem(path: str, limit: int = MAX_SOURCE_BYTES) -> str | None:
-    """Why ``path`` cannot be read as an input file, or None.
-
-    Checked before reading: a device such as ``/dev/zero`` or a FIFO would be
-    read until memory runs out.  A missing file is left to the reader's own
-    message.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return f"{path}: not a regular file"
-    if st.st_size > limit:
-        return f"{path}: {st.st_size} bytes, more than the {limit >> 20} MiB an input file may have"
-    return None
 
 
 def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]) -> Callable[[Any], int]:
@@ -36,7 +18,7 @@ def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]
     def wrapped(args: Any) -> int:
         for f in fields:
             path = getattr(args, f, None)
-            problem = input_file_problem(path) if path else None
+            problem = input_file_problem(path, MAX_SOURCE_BYTES) if path else None
             if problem:
                 print(f"p4mcc {cmd}: {problem}", file=sys.stderr)
                 return 2

@@ -20,13 +20,12 @@ import functools
 import ipaddress
 import json
 import logging
-import os
 import re
-import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from hosts.input_files import read_input_text
 from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
@@ -901,31 +900,6 @@ def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
     if not 0 <= value <= SEND_PATH_MAX:
         ctx.err(key, f"must be between 0 and 100ms, got {raw[key]!r}")
     return float(value)
-
-
-MAX_INPUT_BYTES = 16 << 20
-"""Largest scenario or topology file read (far above any real one)."""
-
-
-def read_input_text(path: Path, limit: int = MAX_INPUT_BYTES) -> str:
-    """A regular file's text, at most ``limit`` bytes (ValueError otherwise).
-
-    A device (``/dev/zero``), a FIFO or a huge file would otherwise be read
-    until memory runs out.  Errors say what is wrong, never what the file holds.
-    """
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError("not a regular file")
-    if st.st_size > limit:
-        raise ValueError(f"{st.st_size} bytes, more than the {limit >> 20} MiB an input file may have")
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"more than the {limit >> 20} MiB an input file may have")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not UTF-8 text (byte {e.start})") from None
 
 
 def read_document(path: Path) -> Any:

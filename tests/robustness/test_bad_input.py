@@ -193,6 +193,21 @@ def test_bad_host_flags_stop_before_the_agent_runs(argv, needle, capsys):
     assert needle in err and "\n" not in err
 
 
+@pytest.mark.parametrize("name,text,needle", [
+    ("twice.json", '{"p": 0.5, "p": 0.9}', "twice.json: parameter 'p' given twice"),
+    ("twice.toml", "p = 0.5\np = 0.6\n", "twice.toml: not valid TOML: Cannot overwrite a value"),
+    ("missing.json", None, "missing.json: cannot read: No such file or directory"),
+    ("/dev/zero", None, "/dev/zero: not a regular file"),
+])
+def test_a_bad_params_file_stops_the_agent_unread(tmp_path, name, text, needle, capsys):
+    path = Path(name) if name.startswith("/") else tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    err = one_line_error(capsys, ["host", "recv", "--proto", "webrc", "--sender", "127.0.0.1",
+                                  "--duration", "0.1", "--params", str(path)], rc=2)
+    assert needle in err and "\n" not in err
+
+
 def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
     r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "tfmcc",
                         "--group", "10.0.0.1", "--sender", "127.0.0.1", "--duration", "2"],

@@ -1,0 +1,57 @@
+"""Reading a file a user names, without trusting what it is.
+
+Every command that reads a user's file (a scenario, a topology, a sweep, a
+P4 source, an STF file, an agent's parameter file) goes through here, the
+lowest layer, so each has the same guard: a device such as ``/dev/zero``,
+a FIFO or a huge file would otherwise be read until memory runs out, and
+errors say what is wrong, never what the file holds.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_INPUT_BYTES = 16 << 20
+"""Largest input file read: far above any real one (p4src/mcc.p4 with its
+includes is ~100 kB, the largest scenario a few kB)."""
+
+
+def input_file_problem(path: str | Path, limit: int = MAX_INPUT_BYTES) -> str | None:
+    """Why ``path`` cannot be read as an input file, or None.
+
+    Checked before reading.  A missing file is left to the reader's own
+    message (None here).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path}: not a regular file"
+    if st.st_size > limit:
+        return f"{path}: {st.st_size} bytes, more than the {limit >> 20} MiB an input file may have"
+    return None
+
+
+def read_input_text(path: str | Path, limit: int = MAX_INPUT_BYTES) -> str:
+    """A regular file's UTF-8 text, at most ``limit`` bytes.
+
+    Raises OSError when the file cannot be opened, ValueError (without the
+    path, which the caller names) when it is not a regular file, too large
+    or not UTF-8.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"{st.st_size} bytes, more than the {limit >> 20} MiB an input file may have")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:  # grew while being read
+        raise ValueError(f"more than the {limit >> 20} MiB an input file may have")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8 text (byte {e.start})") from None
