@@ -77,10 +77,15 @@ def report(dirs: list[str]) -> int:
         return 2
     summaries = []
     for d in dirs:
-        if not (Path(d) / R.SUMMARY).exists():
-            print(f"p4mcc report: {d}: no {R.SUMMARY} (not a results folder)", file=sys.stderr)
+        problem = R.results_folder_problem(d)
+        if problem is not None:
+            print(f"p4mcc report: {d}: {problem}", file=sys.stderr)
             return 1
-        files = plots.render(d)
+        try:
+            files = plots.render(d)
+        except ValueError as e:  # a sample line that is not one
+            print(f"p4mcc report: {d}: {e}", file=sys.stderr)
+            return 1
         s = R.load_summary(d)
         summaries.append(s)
         console.print(R.summary_table(s))

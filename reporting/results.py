@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from hosts.input_files import read_input_text
+
 SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"
 EVENTS = "events.csv"
@@ -242,13 +244,46 @@ def load_summary(d: str | Path) -> dict[str, Any]:
     return json.loads((Path(d) / SUMMARY).read_text())
 
 
+#: The columns of ``timeseries.csv`` that :func:`load_samples` reads.
+SAMPLE_COLUMNS = ("time", "kind", "flow", "node", "metric", "value")
+
+
 def load_samples(d: str | Path) -> list[Sample]:
+    """Every sample of a run; ValueError names the line that is not one."""
     out = []
     with (Path(d) / TIMESERIES).open() as f:
-        for row in csv.DictReader(f):
-            out.append(Sample(float(row["time"]), row["kind"], row["flow"], row["node"],
-                              row["metric"], float(row["value"])))
+        for line, row in enumerate(csv.DictReader(f), start=2):
+            try:
+                out.append(Sample(float(row["time"]), row["kind"], row["flow"], row["node"],
+                                  row["metric"], float(row["value"])))
+            except (TypeError, ValueError):
+                raise ValueError(f"{TIMESERIES} line {line}: not a sample") from None
     return out
+
+
+def results_folder_problem(d: str | Path) -> str | None:
+    """Why ``d`` is not a run's results folder that can be drawn, or None:
+    a folder a run left half-written (killed) or one that is something else
+    gets a line, not a traceback from the plotting code."""
+    p = Path(d)
+    for name in (SUMMARY, TIMESERIES):
+        if not (p / name).is_file():
+            return f"no {name} (not a results folder)"
+    try:
+        summary = json.loads(read_input_text(p / SUMMARY))
+    except (OSError, ValueError) as e:
+        return f"{SUMMARY}: {e}"
+    if not isinstance(summary, dict):
+        return f"{SUMMARY} holds a {type(summary).__name__}, not a run's summary"
+    try:
+        with (p / TIMESERIES).open(newline="") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{TIMESERIES}: {e}"
+    missing = [c for c in SAMPLE_COLUMNS if c not in header]
+    if missing:
+        return f"{TIMESERIES} has no {', '.join(missing)} column"
+    return None
 
 
 def load_events(d: str | Path) -> list[tuple[float, str, str, str]]:

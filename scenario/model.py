@@ -20,6 +20,7 @@ import functools
 import ipaddress
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -174,9 +175,21 @@ class Scenario:
         self, *, seed: int | None = None, duration: float | None = None,
         steady_window: float | tuple[float, float] | None = None,
     ) -> "Scenario":
-        """A copy with ``--seed``/``--duration``/``--steady-window`` applied (command-line overrides)."""
+        """A copy with ``--seed``/``--duration``/``--steady-window`` applied (command-line overrides).
+
+        Raises :class:`ScenarioError` naming the flag when an override is one
+        the file's own field would refuse (a negative duration reached the
+        simulator's clock as a traceback).
+        """
         from dataclasses import replace
 
+        problems = []
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+            problems.append(f"--seed: expected a non-negative integer, got {seed!r}")
+        if duration is not None and not 0 < duration < math.inf:
+            problems.append(f"--duration: must be a positive, finite number of seconds, got {duration!r}")
+        if problems:
+            raise ScenarioError(problems)
         return replace(
             self,
             seed=self.seed if seed is None else seed,
@@ -779,8 +792,8 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         ctx.err("topology", "required")
     topo = _parse_topology(ctx, "topology", raw.get("topology", {}), base)
     duration = ctx.conv("duration", parse_time, raw.get("duration", 10), 10.0)
-    if duration is not None and duration <= 0:
-        ctx.err("duration", "must be positive")
+    if duration is not None and not 0 < duration < math.inf:
+        ctx.err("duration", "must be a positive, finite number of seconds")
     seed = raw.get("seed", 1)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         ctx.err("seed", f"expected a non-negative integer, got {seed!r}")

@@ -91,6 +91,17 @@ def test_a_merge_key_may_still_be_overridden(tmp_path):
     assert read_document(p)["link"] == {"rate": "1Mbps", "delay": "9ms"}
 
 
+@pytest.mark.parametrize("flags,needle", [
+    (["--duration", "-5"], "--duration: must be a positive, finite number of seconds, got -5.0"),
+    (["--duration", "inf"], "--duration: must be a positive, finite number of seconds, got inf"),
+    (["--seed", "-1"], "--seed: expected a non-negative integer, got -1"),
+])
+def test_a_bad_override_is_named_before_the_run(tmp_path, flags, needle, capsys):
+    s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n")
+    assert needle in one_line_error(capsys, ["sim", s, "--out", str(tmp_path / "out"), *flags], rc=2)
+    assert not (tmp_path / "out").exists()
+
+
 def test_leaving_before_joining_is_refused(tmp_path, capsys):
     s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
                            "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
@@ -139,6 +150,27 @@ def test_etc_shadow_as_topology_prints_none_of_it(tmp_path, capsys):
 def test_a_device_as_scenario_is_refused_unread(path, capsys):
     err = one_line_error(capsys, ["sim", path], rc=2)
     assert f"{path}: not a regular file" in err
+
+
+# -- p4mcc report ------------------------------------------------------------
+
+HEADER = "time,kind,flow,node,metric,value\n"
+
+
+@pytest.mark.parametrize("summary,timeseries,needle", [
+    (None, None, "no summary.json (not a results folder)"),
+    ("{}", None, "no timeseries.csv (not a results folder)"),
+    ("{bad", HEADER, "summary.json: Expecting property name"),
+    ("[]", HEADER, "summary.json holds a list, not a run's summary"),
+    ("{}", "time,value\n", "timeseries.csv has no kind, flow, node, metric column"),
+    ("{}", HEADER + "1,x,y,z,m,abc\n", "timeseries.csv line 2: not a sample"),
+])
+def test_a_half_written_results_folder_gets_one_line(tmp_path, summary, timeseries, needle, capsys):
+    for name, text in (("summary.json", summary), ("timeseries.csv", timeseries)):
+        if text is not None:
+            (tmp_path / name).write_text(text)
+    err = one_line_error(capsys, ["report", str(tmp_path)], rc=1)
+    assert err == f"p4mcc report: {tmp_path}: {needle}" or (needle in err and "\n" not in err)
 
 
 # -- p4mcc ctl ---------------------------------------------------------------

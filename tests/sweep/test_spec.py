@@ -114,7 +114,7 @@ def test_sweep_file_structure_errors() -> None:
 
 def test_a_broken_base_is_reported_as_the_base() -> None:
     bad = {**BASE, "duration": -1}
-    assert problems({"base": bad, "axes": {"seed": [1]}}) == ["base: duration: must be positive"]
+    assert problems({"base": bad, "axes": {"seed": [1]}}) == ["base: duration: must be a positive, finite number of seconds"]
 
 
 def test_the_command_names_the_wrong_field_and_exits_2(tmp_path: Path) -> None:
