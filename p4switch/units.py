@@ -10,6 +10,7 @@ bit/s in powers of ten (``1Mbps`` = 1e6 bit/s, as tc and Mininet read them).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -28,16 +29,30 @@ _NUM_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z%]*
 
 
 def split_unit(value: Any) -> tuple[float, str]:
-    """``'10Mbps'`` -> ``(10.0, 'mbps')``; a bare number has unit ``''``."""
+    """``'10Mbps'`` -> ``(10.0, 'mbps')``; a bare number has unit ``''``.
+
+    Infinity and NaN (YAML's ``.inf``/``.nan``, ``1e400``) are refused: a
+    NaN delay or an infinite start time would otherwise reach the
+    simulator's clock and the run would print numbers that mean nothing.
+    """
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value), ""
-    if isinstance(value, str):
-        m = _NUM_UNIT.match(value)
-        if m:
-            return float(m.group(1)), m.group(2).lower()
-    raise ValueError(f"cannot read {value!r} as a number with a unit")
+    num: float | None = None
+    unit = ""
+    try:
+        if isinstance(value, (int, float)):
+            num = float(value)
+        elif isinstance(value, str):
+            m = _NUM_UNIT.match(value)
+            if m:
+                num, unit = float(m.group(1)), m.group(2).lower()
+    except OverflowError:
+        num = math.inf
+    if num is None:
+        raise ValueError(f"cannot read {value!r} as a number with a unit")
+    if not math.isfinite(num):
+        raise ValueError(f"{value!r} is not a finite number")
+    return num, unit
 
 
 def parse_rate(value: Any, what: str = "rate") -> float:

@@ -145,6 +145,9 @@ def test_parse_time_and_errors():
     assert parse_time("200us") == pytest.approx(0.0002)
     with pytest.raises(LinkConfigError, match="unknown delay unit"):
         parse_time("5 fortnights")
+    for endless in (float("inf"), float("nan"), "1e400", 10 ** 400):
+        with pytest.raises(ValueError, match="is not a finite number"):
+            parse_time(endless)
 
 
 def test_invalid_config_values_are_refused():
