@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -316,12 +317,25 @@ def params_from_dict(cls: type, values: dict[str, Any]) -> Any:
                 f"{cls.__name__}: unknown parameter {raw!r}; known: {', '.join(sorted(fields))}"
             )
         kwargs[key] = _coerce(cls.__name__, key, hints[key], value)
+        _finite_unless_unlimited(cls.__name__, fields[key], kwargs[key])
     try:
         return cls(**kwargs)
     except ParamError:
         raise
     except (TypeError, ValueError) as exc:
         raise ParamError(f"{cls.__name__}: {exc}") from None
+
+
+def _finite_unless_unlimited(cls_name: str, f: dataclasses.Field, value: Any) -> None:
+    """NaN is never a parameter, and infinity only where the default is
+    (a ceiling such as ``max_rate_bps`` = inf: no limit).  Few dataclasses
+    check every range, and comparisons with NaN are all false, so a NaN
+    gain or timer would pass their checks and stall the core."""
+    if not isinstance(value, float) or math.isfinite(value):
+        return
+    unlimited = isinstance(f.default, float) and math.isinf(f.default)
+    if math.isnan(value) or not unlimited:
+        raise ParamError(f"{cls_name}.{f.name}: {value!r} is not a finite number")
 
 
 def parse_pairs(pairs: list[str]) -> dict[str, str]:

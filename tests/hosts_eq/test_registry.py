@@ -53,6 +53,18 @@ def test_parse_params_rejects_unknown_names_and_bad_values() -> None:
         registry.parse_pairs(["oops"])
 
 
+@pytest.mark.parametrize("proto, name", [("tfmcc", "fb_b"), ("webrc", "epoch"), ("rla", "eta"),
+                                         ("mtcp", "min_rto"), ("vlmcc", "alpha")])
+def test_nan_is_never_a_parameter_and_inf_only_where_the_default_is(proto, name) -> None:
+    p = registry.get(proto)
+    for bad in ("nan", float("nan"), "inf", float("inf")):
+        with pytest.raises(registry.ParamError, match=f"{name}: .* is not a finite number"):
+            p.parse_params({name: bad})
+    assert registry.get("webrc").parse_params({"max_rate_bps": "inf"}).max_rate_bps == float("inf")
+    with pytest.raises(registry.ParamError, match="max_rate_bps: nan is not a finite number"):
+        registry.get("webrc").parse_params({"max_rate_bps": "nan"})
+
+
 def test_dict_params_in_config_are_parsed() -> None:
     r = registry.get("webrc").receiver(cfg({"tsd": 5}))
     assert r.p.tsd == 5.0
