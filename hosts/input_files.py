@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 MAX_INPUT_BYTES = 16 << 20
 """Largest input file read: far above any real one (p4src/mcc.p4 with its
@@ -55,3 +56,22 @@ def read_input_text(path: str | Path, limit: int = MAX_INPUT_BYTES) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not UTF-8 text (byte {e.start})") from None
+
+
+class DuplicateKey(ValueError):
+    """A key given twice in one mapping of a user's file (``key``)."""
+
+    def __init__(self, key: Any) -> None:
+        super().__init__(f"key {key!r} given twice")
+        self.key = key
+
+
+def json_pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` that raises :class:`DuplicateKey`
+    where the parser would keep the last of two values silently."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out

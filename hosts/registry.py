@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hosts.core import Endpoint
-from hosts.input_files import read_input_text
+from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
 
 
 class ParamError(ValueError):
@@ -372,23 +372,14 @@ def load_params_file(path: str | Path) -> dict[str, Any]:
             raise ParamError(f"{p}: not valid TOML: {exc}") from None
     else:
         try:
-            data = json.loads(text, object_pairs_hook=_names_once)
+            data = json.loads(text, object_pairs_hook=json_pairs_once)
         except json.JSONDecodeError as exc:
             raise ParamError(f"{p}: not valid JSON: {exc}") from None
-        except ParamError as exc:
-            raise ParamError(f"{p}: {exc}") from None
+        except DuplicateKey as exc:
+            raise ParamError(f"{p}: parameter {exc.key!r} given twice") from None
     if not isinstance(data, dict):
         raise ParamError(f"{p}: expected a table of parameter names to values")
     return data
-
-
-def _names_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in pairs:
-        if name in out:
-            raise ParamError(f"parameter {name!r} given twice")
-        out[name] = value
-    return out
 
 
 def describe_params(cls: type) -> list[tuple[str, str, Any]]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from hosts.input_files import read_input_text
+from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
 from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
@@ -926,9 +926,11 @@ def read_document(path: Path) -> Any:
     text = read_input_text(path)
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text, object_pairs_hook=_json_mapping_once)
+            return json.loads(text, object_pairs_hook=json_pairs_once)
         except json.JSONDecodeError as e:
             raise ValueError(f"not valid YAML/JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except DuplicateKey as e:
+            raise ValueError(f"not valid YAML/JSON: key{_key_named(e.key)} given twice in one object") from None
     import yaml
 
     try:
@@ -945,15 +947,6 @@ def _key_named(key: Any) -> str:
     """A repeated key for an error: its name when it is a field name, else
     nothing (an error never echoes a line of some other file)."""
     return f" {key!r}" if isinstance(key, str) and _NAME_RE.match(key) else ""
-
-
-def _json_mapping_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"not valid YAML/JSON: key{_key_named(k)} given twice in one object")
-        out[k] = v
-    return out
 
 
 @functools.cache
