@@ -41,6 +41,17 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
+def _duration_problem(value: float) -> str | None:
+    """Why ``value`` cannot be a run's duration (the file's field and ``--duration``)."""
+    return None if 0 < value < math.inf else "must be a positive, finite number of seconds"
+
+
+def _seed_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a run's seed (the file's field and ``--seed``)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return None if ok else f"expected a non-negative integer, got {value!r}"
+
+
 # ---------------------------------------------------------------------------
 # Dataclasses (the network's are in scenario/topology.py)
 
@@ -181,13 +192,11 @@ class Scenario:
         the file's own field would refuse (a negative duration reached the
         simulator's clock as a traceback).
         """
-        from dataclasses import replace
-
         problems = []
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-            problems.append(f"--seed: expected a non-negative integer, got {seed!r}")
-        if duration is not None and not 0 < duration < math.inf:
-            problems.append(f"--duration: must be a positive, finite number of seconds, got {duration!r}")
+        if seed is not None and (why := _seed_problem(seed)):
+            problems.append(f"--seed: {why}")
+        if duration is not None and (why := _duration_problem(duration)):
+            problems.append(f"--duration: {why}, got {duration!r}")
         if problems:
             raise ScenarioError(problems)
         return replace(
@@ -792,11 +801,11 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         ctx.err("topology", "required")
     topo = _parse_topology(ctx, "topology", raw.get("topology", {}), base)
     duration = ctx.conv("duration", parse_time, raw.get("duration", 10), 10.0)
-    if duration is not None and not 0 < duration < math.inf:
-        ctx.err("duration", "must be a positive, finite number of seconds")
+    if duration is not None and (why := _duration_problem(duration)):
+        ctx.err("duration", why)
     seed = raw.get("seed", 1)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        ctx.err("seed", f"expected a non-negative integer, got {seed!r}")
+    if why := _seed_problem(seed):
+        ctx.err("seed", why)
         seed = 1
     mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
     if mi is not None and mi <= 0:
