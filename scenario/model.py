@@ -446,8 +446,11 @@ def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topolo
             mac = str(h.get("mac", _mac_for(i + 1))).lower()
             if not _MAC_RE.match(mac):
                 ctx.err(f"{hp}.mac", f"not a MAC address: {mac!r}")
-            hosts[str(name)] = Host(str(name), str(iface.ip), iface.network.prefixlen, mac,
-                                    tuple(h.get("commands", ())))
+            commands = h.get("commands", [])
+            if not (isinstance(commands, list) and all(isinstance(c, str) for c in commands)):
+                ctx.err(f"{hp}.commands", f"expected a list of command lines, got {type(commands).__name__}")
+                commands = []
+            hosts[str(name)] = Host(str(name), str(iface.ip), iface.network.prefixlen, mac, tuple(commands))
     seen_ip: dict[str, str] = {}
     for h in hosts.values():
         if h.ip in seen_ip:
@@ -461,7 +464,9 @@ def _parse_topology(ctx: _Ctx, path: str, raw: Any, base: Path | None) -> Topolo
         for name, s in raw_sw.items():
             if name in hosts:
                 ctx.err(f"{path}.switches.{name}", "name is also a host")
-            switches[str(name)] = Switch(str(name), dict(s or {}))
+            options = s or {}
+            if ctx.expect(f"{path}.switches.{name}", options, dict, "a mapping of switch options"):
+                switches[str(name)] = Switch(str(name), dict(options))
     links: list[Link] = []
     defaults = raw.get("link_defaults", {}) or {}
     if defaults:

@@ -71,6 +71,15 @@ def test_a_node_listed_twice_and_a_window_below_one_segment_are_named(tmp_path, 
     assert "tcp_flows[0].rwnd: 1000 bytes is less than one segment (1460 bytes)" in err
 
 
+def test_a_tutorials_topology_with_odd_switch_options_and_commands_is_named(tmp_path, capsys):
+    topo = tmp_path / "topology.json"
+    topo.write_text('{"hosts": {"h1": {"ip": "10.0.1.1/24", "commands": "route add default"}},'
+                    ' "switches": {"s1": {}, "s2": 5}, "links": [["h1", "s1"], ["s1", "s2"]]}')
+    err = one_line_error(capsys, ["sim", str(topo)], rc=2)
+    assert "topology.hosts.h1.commands: expected a list of command lines, got str" in err
+    assert "topology.switches.s2: expected a mapping of switch options, got int 5" in err
+
+
 def test_a_key_given_twice_is_refused_by_its_position(tmp_path, capsys):
     s = scenario(tmp_path, "duration: 5\ntopology: {generate: {kind: star, receivers: 2}}\nduration: 60\n")
     assert "not valid YAML/JSON at line 3, column 1: key 'duration' given twice" in one_line_error(
