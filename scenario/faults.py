@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenario.topology import known_name
+
 #: fault type -> what its ``target`` names
 KINDS: dict[str, str] = {
     "receiver_crash": "host",
@@ -146,7 +148,7 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             continue
         ctx.unknown_keys(p, f, _KEYS)
         kind = f.get("type")
-        if kind not in KINDS:
+        if not known_name(kind, KINDS):
             ctx.err(f"{p}.type", f"unknown fault type {kind!r} (known: {', '.join(sorted(KINDS))})")
             continue
         want = KINDS[kind]
@@ -198,12 +200,12 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             ctx.err(f"{p}.target", f"required (a {want})")
             ok = False
         elif want == "host":
-            if raw_t not in topo.hosts:
+            if not known_name(raw_t, topo.hosts):
                 ctx.err(f"{p}.target", f"unknown host {raw_t!r}")
                 ok = False
             target = str(raw_t)
         elif want == "switch":
-            if raw_t not in topo.switches:
+            if not known_name(raw_t, topo.switches):
                 ctx.err(f"{p}.target", f"unknown switch {raw_t!r}")
                 ok = False
             target = str(raw_t)
@@ -224,14 +226,14 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             m = re.match(r"^(.+)-p(\d+)$", str(raw_t))
             if m and m.group(1) in topo.switches:
                 target = (m.group(1), int(m.group(2)))
-            elif raw_t in topo.hosts:
+            elif known_name(raw_t, topo.hosts):
                 target = str(raw_t)  # the switch port this host is attached to
             else:
                 ctx.err(f"{p}.target", f"expected a switch port like 's1-p2' or a host, got {raw_t!r}")
                 ok = False
         # session
         sess = f.get("session")
-        if sess is not None and sess not in snames:
+        if sess is not None and not known_name(sess, snames):
             ctx.err(f"{p}.session", f"unknown session {sess!r}")
             ok = False
         if kind in ("receiver_crash", "receiver_leave", "agent_kill", "feedback_flood", "false_report",

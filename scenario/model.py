@@ -30,7 +30,7 @@ from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
 from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
-                               Switch, Topology)
+                               Switch, Topology, known_name)
 
 
 class ScenarioError(ValueError):
@@ -248,7 +248,7 @@ class _Ctx:
     def conv(self, path: str, fn: Any, value: Any, default: Any = None) -> Any:
         try:
             return fn(value)
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError, OverflowError) as e:  # int(inf) overflows
             self.err(path, str(e))
             return default
 
@@ -393,9 +393,12 @@ def _names_once(ctx: _Ctx, path: str, names: list[Any]) -> dict[Any, dict]:
     is an error (most likely a typo for another node), not merged silently."""
     out: dict[Any, dict] = {}
     for i, name in enumerate(names):
-        if name in out:
+        if not isinstance(name, str):
+            ctx.err(f"{path}[{i}]", f"expected a name, got {type(name).__name__} {_short(name)}")
+        elif name in out:
             ctx.err(f"{path}[{i}]", f"{_short(name)} is listed twice")
-        out[name] = {}
+        else:
+            out[name] = {}
     return out
 
 
@@ -654,8 +657,10 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     if proto and known_protocols is not None and proto not in known_protocols:
         ctx.err(f"{path}.protocol", f"unknown protocol {proto!r} (known: {', '.join(sorted(known_protocols))})")
     sender = raw.get("sender")
-    if sender is not None and sender not in topo.hosts:
-        ctx.err(f"{path}.sender", f"unknown host {sender!r}")
+    if sender is not None and not known_name(sender, topo.hosts):
+        ctx.err(f"{path}.sender", f"unknown host {_short(sender)}")
+        if not isinstance(sender, str):
+            sender = None
     receivers = _expand_hosts(ctx, f"{path}.receivers", raw.get("receivers", []), topo.hosts, {sender})
     if sender in receivers and "receivers" in raw:
         ctx.err(f"{path}.receivers", f"the sender {sender!r} cannot also be a receiver")
@@ -734,7 +739,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
         if k not in raw:
             ctx.err(f"{path}.{k}", "required")
             ok = False
-        elif raw[k] not in topo.hosts:
+        elif not known_name(raw[k], topo.hosts):
             ctx.err(f"{path}.{k}", f"unknown host {raw[k]!r}")
             ok = False
     if ok and raw["src"] == raw["dst"]:

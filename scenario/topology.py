@@ -8,7 +8,7 @@ generators (:mod:`scenario.shapes`) as well as by the scenario reader
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 #: Link defaults when the scenario does not say (Linux veth-like: fast, short).
 DEFAULT_RATE_BPS = 1e9
@@ -86,3 +86,12 @@ class Topology:
 
     def nodes(self) -> set[str]:
         return set(self.hosts) | set(self.switches)
+
+
+def known_name(name: Any, names: Iterable[str] | dict[str, Any]) -> bool:
+    """``name`` is one of ``names`` (hosts, switches, sessions, fault types).
+
+    A scenario file can put a list or a mapping where a name goes; that is
+    simply not a known name, where ``in`` would raise on it.
+    """
+    return isinstance(name, str) and name in names
