@@ -201,6 +201,16 @@ def _inline_topology(doc: dict[str, Any], base_dir: Path, problems: list[str]) -
             problems.append(f"base: topology: cannot read topology file {str(p)!r}: {e}")
 
 
+MAX_POINTS = 100_000
+"""Most points one sweep may have: each is a whole run, and the largest
+sweep in bench/ has a few hundred.  A range whose step is a typo (``to:
+1e12``) would otherwise be built in memory until the machine runs out."""
+
+
+def _count(n: float) -> str:
+    return f"{n:.3g}" if math.isfinite(n) else "endless"
+
+
 def _range(where: str, spec: dict[str, Any], problems: list[str]) -> list[Any]:
     known = {"from", "to", "step", "num", "scale", "unit"}
     for k in spec:
@@ -220,7 +230,11 @@ def _range(where: str, spec: dict[str, Any], problems: list[str]) -> list[Any]:
         if step == 0 or (hi - lo) / step < 0 or scale == "log":
             problems.append(f"{where}.step: must move from 'from' toward 'to' (log ranges take num)")
             return []
-        n = int(math.floor((hi - lo) / step + 1e-9)) + 1
+        count = (hi - lo) / step
+        if not math.isfinite(count) or count + 1 > MAX_POINTS:
+            problems.append(f"{where}: {_count(count + 1)} values, more than the {MAX_POINTS} points a sweep may have")
+            return []
+        n = int(math.floor(count + 1e-9)) + 1
         vals = [lo + i * step for i in range(n)]
         if all(isinstance(x, int) for x in (lo, hi, step)):
             vals = [int(v) for v in vals]
@@ -230,6 +244,9 @@ def _range(where: str, spec: dict[str, Any], problems: list[str]) -> list[Any]:
         n = spec["num"]
         if not isinstance(n, int) or n < 1:
             problems.append(f"{where}.num: expected a positive integer, got {n!r}")
+            return []
+        if n > MAX_POINTS:
+            problems.append(f"{where}.num: {n} values, more than the {MAX_POINTS} points a sweep may have")
             return []
         if scale == "log":
             if lo <= 0 or hi <= 0:
@@ -404,6 +421,10 @@ def sweep_from_dict(raw: Any, *, base_dir: Path = Path("."), source: str = "") -
             d = _dimension(str(name), vals, problems)
             if d is not None:
                 dims.append(d)
+    total = math.prod(len(d.steps) for d in dims)
+    if total > MAX_POINTS:
+        problems.append(f"axes: {total} points ({' x '.join(str(len(d.steps)) for d in dims)}), "
+                        f"more than the {MAX_POINTS} a sweep may have")
     seen: dict[str, str] = {}
     for d in dims:
         for path in d.paths:

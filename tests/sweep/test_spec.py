@@ -140,3 +140,16 @@ def test_a_bad_scheduler_address_is_refused_before_anything_runs(tmp_path: Path)
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--scheduler: expected a Dask scheduler address like tcp://HOST:8786" in out.stderr
+
+
+def test_a_range_or_grid_beyond_the_point_limit_is_refused_before_it_is_built() -> None:
+    from sweep.spec import MAX_POINTS
+
+    huge = {"from": 1, "to": 10 ** 12, "step": 1}
+    assert problems({"base": BASE, "axes": {"seed": huge}}) == [
+        f"axes.seed: 1e+12 values, more than the {MAX_POINTS} points a sweep may have"]
+    assert problems({"base": BASE, "axes": {"seed": {"from": 1, "to": 2, "num": MAX_POINTS + 1}}}) == [
+        f"axes.seed.num: {MAX_POINTS + 1} values, more than the {MAX_POINTS} points a sweep may have"]
+    grid = {"seed": {"from": 1, "to": 1000, "step": 1}, "duration": {"from": 1, "to": 1000, "step": 1}}
+    assert problems({"base": BASE, "axes": grid}) == [
+        f"axes: 1000000 points (1000 x 1000), more than the {MAX_POINTS} a sweep may have"]
