@@ -350,6 +350,16 @@ def parse_membership(ctx: Any, raw: Any) -> Membership:
     m = Membership(**out)
     if m.timeout and m.query_interval and m.query_interval >= m.timeout:
         ctx.err("membership.query_interval", f"must be shorter than the timeout ({m.timeout:g} s)")
+    from controller.querier import MIN_QUERY_INTERVAL_S
+
+    # A query interval below IGMP's shortest response time would query
+    # faster than hosts may answer (and flood the run with events).
+    if m.query_interval and m.query_interval <= MIN_QUERY_INTERVAL_S:
+        ctx.err("membership.query_interval", f"must be longer than IGMP's shortest response time "
+                                             f"({MIN_QUERY_INTERVAL_S:g} s), got {m.query_interval:g} s")
+    elif m.timeout and not m.query_interval and (q := query_interval(m, m.timeout)) <= MIN_QUERY_INTERVAL_S:
+        ctx.err("membership.timeout", f"{m.timeout:g} s gives a query interval of {q:.3g} s, not longer than "
+                                      f"IGMP's shortest response time ({MIN_QUERY_INTERVAL_S:g} s)")
     return m
 
 

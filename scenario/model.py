@@ -41,6 +41,11 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
+MIN_METRICS_INTERVAL = 1e-3
+"""Finest sampling of a run's metrics: a millisecond is finer than any rate
+or queue the plots resolve, and 1 us kept 5 GB of samples for a 10 s run."""
+
+
 def _duration_problem(value: float) -> str | None:
     """Why ``value`` cannot be a run's duration (the file's field and ``--duration``)."""
     return None if 0 < value < math.inf else "must be a positive, finite number of seconds"
@@ -818,8 +823,8 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
         ctx.err("seed", why)
         seed = 1
     mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
-    if mi is not None and mi <= 0:
-        ctx.err("metrics_interval", "must be positive")
+    if mi is not None and mi < MIN_METRICS_INTERVAL:
+        ctx.err("metrics_interval", f"must be at least {MIN_METRICS_INTERVAL * 1e3:g} ms, got {mi:g} s")
     steady = ctx.conv("steady_window", parse_steady_window, raw.get("steady_window", 0.5), 0.5)
     jitters = {key: _send_jitter(ctx, raw, key) for key in ("tcp_jitter", "agent_jitter")}
     protos = _known_protocols() if known_protocols is True else known_protocols

@@ -24,6 +24,24 @@ def _election_id(text: str) -> int:
     return value
 
 
+def _membership_timeout(text: str) -> float:
+    """0 (no ageing) or a timeout whose IGMP query interval is longer than
+    the shortest response time a query can ask for (``controller.querier``)."""
+    from controller.querier import MIN_QUERY_INTERVAL_S, timings
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value == 0:
+        return 0.0
+    if not 0 < value < float("inf") or timings(value)[0] <= MIN_QUERY_INTERVAL_S:
+        raise argparse.ArgumentTypeError(
+            f"{text}: 0 (no ageing) or a timeout whose query interval is longer than "
+            f"{MIN_QUERY_INTERVAL_S:g} s (a timeout above {MIN_QUERY_INTERVAL_S / timings(1.0)[0]:.2f} s)")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``p4mcc ctl`` and its commands; the chosen one is ``args.ctl_command``."""
     p = sub.add_parser(
@@ -48,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--feedback-pps", default="auto", metavar="auto|N|off",
                    help="feedback each host port may send, packets/s (default auto: sized per host from "
                    "the scenario's sessions, 20000 for hosts in none; off: no policing)")
-    p.add_argument("--membership-timeout", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--membership-timeout", type=_membership_timeout, default=0.0, metavar="SECONDS",
                    help="age memberships after this long without a report (0: never); "
                    "events then sends IGMP queries")
     p.add_argument("-v", "--verbose", action="store_true", help="show finsy's log and tracebacks")

@@ -111,6 +111,17 @@ def test_a_bad_override_is_named_before_the_run(tmp_path, flags, needle, capsys)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("field,needle", [
+    ("metrics_interval: 1e-6", "metrics_interval: must be at least 1 ms, got 1e-06 s"),
+    ("membership: {timeout: 10, query_interval: 0.05}",
+     "membership.query_interval: must be longer than IGMP's shortest response time (0.1 s), got 0.05 s"),
+    ("membership: {timeout: 0.2}", "membership.timeout: 0.2 s gives a query interval of 0.0649 s"),
+])
+def test_a_sampling_or_query_period_finer_than_it_can_mean_is_refused(tmp_path, field, needle, capsys):
+    s = scenario(tmp_path, f"{field}\ntopology: {{generate: {{kind: star, receivers: 2}}}}\n")
+    assert needle in one_line_error(capsys, ["sim", s], rc=2)
+
+
 def test_leaving_before_joining_is_refused(tmp_path, capsys):
     s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
                            "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
@@ -193,6 +204,15 @@ def test_an_election_id_outside_uint128_is_refused_before_connecting(value, need
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"argument --election-id: {needle}" in err and "connect" not in err
+
+
+@pytest.mark.parametrize("value", ["-1", "0.3", "nan", "inf"])
+def test_a_membership_timeout_too_short_to_query_is_refused(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ctl", "--switch", "s1=127.0.0.1:1", "--membership-timeout", value, "groups"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --membership-timeout: {value}: 0 (no ageing) or a timeout" in err and "connect" not in err
 
 
 # -- p4mcc check / stf / switch inputs ---------------------------------------
