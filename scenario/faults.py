@@ -131,6 +131,11 @@ def membership_timeout(m: "Membership | None") -> float:
     return m.timeout
 
 
+MIN_FAULT_PERIOD = 1e-3
+"""Shortest period of a repeating fault: a link flapping every millisecond is
+already beyond any real one, and every microsecond the run never ended."""
+
+
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
     """Validate ``faults:``; problems go to ``ctx`` with their field path."""
     from p4switch.units import parse_fraction, parse_rate, parse_time
@@ -171,6 +176,9 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             ok = False
         at = time_of("at", 0.0)
         every = time_of("every", positive=True)
+        if every is not None and 0 < every < MIN_FAULT_PERIOD:
+            ctx.err(f"{p}.every", f"must be at least {MIN_FAULT_PERIOD * 1e3:g} ms, got {every:g} s")
+            ok = False
         until = time_of("until")
         dur = time_of("for") if "for" in f else time_of("duration")
         count = f.get("count")

@@ -116,6 +116,8 @@ def test_a_bad_override_is_named_before_the_run(tmp_path, flags, needle, capsys)
     ("membership: {timeout: 10, query_interval: 0.05}",
      "membership.query_interval: must be longer than IGMP's shortest response time (0.1 s), got 0.05 s"),
     ("membership: {timeout: 0.2}", "membership.timeout: 0.2 s gives a query interval of 0.0649 s"),
+    ("faults: [{type: link_down, target: [snd, s1], at: 1, every: 1e-6, for: 1e-7}]",
+     "faults[0].every: must be at least 1 ms, got 1e-06 s"),
 ])
 def test_a_sampling_or_query_period_finer_than_it_can_mean_is_refused(tmp_path, field, needle, capsys):
     s = scenario(tmp_path, f"{field}\ntopology: {{generate: {{kind: star, receivers: 2}}}}\n")
