@@ -109,13 +109,15 @@ def timings(membership_timeout_s: float, robustness: int = ROBUSTNESS) -> tuple[
     return interval, interval * 100 / 125
 
 
-#: The shortest query interval: IGMPv2's Max Response Time field counts
-#: tenths of a second, so no response time is shorter than 0.1 s, and the
-#: query interval must be longer than the response time (RFC 2236 8.3).
-MIN_QUERY_INTERVAL_S = 0.1
+#: IGMPv2's Max Response Time field counts tenths of a second: no query asks
+#: for a response sooner than one.
+MIN_RESPONSE_DS = 1
+#: The shortest query interval: longer than the shortest response time, as
+#: RFC 2236 8.3 has the query interval exceed the response time.
+MIN_QUERY_INTERVAL_S = MIN_RESPONSE_DS / 10
 
 
 def max_response_ds(query_interval_s: float) -> int:
     """A periodic query's maximum response time, in the field's tenths of a
     second: IGMPv2's 10 s per 125 s of query interval, 0.1 s to 10 s."""
-    return max(1, min(100, int(query_interval_s * 10 * 10 / 125)))
+    return max(MIN_RESPONSE_DS, min(100, int(query_interval_s * 10 * 10 / 125)))

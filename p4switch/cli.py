@@ -6,10 +6,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from hosts.input_files import MAX_INPUT_BYTES, input_file_problem
-
-MAX_SOURCE_BYTES = MAX_INPUT_BYTES
-"""Largest P4 source, STF or port-config file read (p4src/mcc.p4 with its includes is ~100 kB)."""
+from hosts.input_files import input_file_problem
 
 
 def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]) -> Callable[[Any], int]:
@@ -18,7 +15,7 @@ def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]
     def wrapped(args: Any) -> int:
         for f in fields:
             path = getattr(args, f, None)
-            problem = input_file_problem(path, MAX_SOURCE_BYTES) if path else None
+            problem = input_file_problem(path) if path else None
             if problem:
                 print(f"p4mcc {cmd}: {problem}", file=sys.stderr)
                 return 2

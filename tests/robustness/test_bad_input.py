@@ -226,14 +226,12 @@ def test_a_device_as_p4_source_is_refused_unread(argv, capsys):
     assert err == f"p4mcc {argv[0]}: /dev/zero: not a regular file"
 
 
-def test_an_oversized_p4_source_is_refused(tmp_path, capsys, monkeypatch):
-    from p4switch import cli as p4cli
+def test_an_oversized_p4_source_is_refused(tmp_path, capsys):
+    from hosts.input_files import input_file_problem
 
-    monkeypatch.setattr(p4cli, "MAX_SOURCE_BYTES", 1000)
     big = tmp_path / "big.p4"
     big.write_text("// x\n" * 500)
-    assert p4cli.input_file_problem(str(big), p4cli.MAX_SOURCE_BYTES) == \
-        f"{big}: 2500 bytes, more than the 0 MiB an input file may have"
+    assert input_file_problem(str(big), 1000) == f"{big}: 2500 bytes, more than the 0 MiB an input file may have"
 
 
 def test_check_dev_zero_as_a_user_runs_it():
