@@ -103,7 +103,14 @@ class WebrcParams:
     mrtt_jump_min: float = 0.02  # 3.2: ... and beyond this many seconds
     trr_headroom: float = 0.02  # eq. 5: tolerance on Γ·TRR for measurement noise (our choice)
     overflow_margin: float = 0.1  # 3.3: RR must be this far below its max since the join
-    ssr_factor: float = 0.75  # 3.2: SSR = factor · TRR at start-up exit (our choice: P)
+    ssr_factor: float = 0.75  # 3.1-3.2: SSR = factor · TRR when a loss is detected (our choice: P)
+    #: 3.1: SSR "is set below TRR when packet losses are detected", as TCP sets
+    #: ssthresh at every loss: every loss event after start-up sets SSR =
+    #: ``ssr_factor``·TRR again.  False: SSR is set once, at the start-up exit,
+    #: and stays a floor of eq. 5's target for the rest of the session: a
+    #: session that started alone at 9.5 Mbit/s on 10 Mbit/s kept a 6 Mbit/s
+    #: target (and 2.6x the share of a TCP flow that arrived later).
+    ssr_every_loss: bool = True
     join_timeout_min: float = 1.0  # join timeout floor, seconds (our choice)
     #: TRR in eq. 5's Γ·TRR cap.  "recent": the mean reception rate over the
     #: full epochs since the last join took effect (at most ``trr_epochs``),
@@ -890,6 +897,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.events_epoch += 1
             self.loss_events += 1
             self.events_since_join += 1
+            if not self.startup and self.p.ssr_every_loss and self.trr is not None:
+                self.ssr = self.p.ssr_factor * self.trr  # 3.1: SSR set below TRR at a loss
             if self.startup and not self._overflow.forgives(now, span, self._below_initial_window()):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
