@@ -129,8 +129,11 @@ def _with_send_jitter(base: dict[str, Any], send_jitter: str | None) -> dict[str
 
 def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
               protocols: tuple[str, ...] = PROTOCOLS, switch: str = "p4",
-              send_jitter: str | None = None) -> dict[str, Any]:
-    """The sweep file: one zipped group over (protocol, cell), crossed with the seeds."""
+              send_jitter: str | None = None, tcp_start: float = 0.0) -> dict[str, Any]:
+    """The sweep file: one zipped group over (protocol, cell), crossed with the seeds.
+
+    ``tcp_start``: the TCP flows start this many seconds after the session,
+    so the session has the link to itself first (``--tcp-start``)."""
     cols: dict[str, list[Any]] = defaultdict(list)
     for proto in protocols:
         for c in cells:
@@ -142,7 +145,8 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
             cols["topology.generate.queue"].append(c["queue"])
             cols["topology.generate.receivers"].append(c["receivers"])
             cols["topology.generate.tcp_pairs"].append(c["tcp"])
-            cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"}
+            cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}",
+                                       **({"start": tcp_start} if tcp_start else {})}
                                       for i in range(1, c["tcp"] + 1)])
     return {
         "name": name,
@@ -448,7 +452,8 @@ def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     seeds, duration = _seeds_and_duration(args)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "friendliness-subset.yaml"
-    doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols, args.switch, args.send_jitter)
+    doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols, args.switch, args.send_jitter,
+                    args.tcp_start)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
     return path
 
@@ -508,7 +513,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="every host's simulated send-path time (tcp_jitter and agent_jitter, e.g. 10ms, or "
                          "auto: one 1500-byte frame's service time on the cell's bottleneck; "
                          "default: the scenario default), for the grid's sensitivity to phase effects")
+    ap.add_argument("--tcp-start", type=float, default=0.0, metavar="S",
+                    help="the TCP flows start S seconds after the session (default 0: together), so the "
+                         "session holds the link alone first and TCP arrives on it; the ratio is still "
+                         "taken over the second half")
     args = ap.parse_args(argv)
+    if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:
+        raise SystemExit(f"friendliness: --tcp-start: seconds from 0 to less than half the run expected, "
+                         f"got {args.tcp_start}")
     if args.send_jitter is not None and args.send_jitter != SEND_PATH_AUTO:
         from p4switch.units import parse_time
 
@@ -526,9 +538,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("friendliness: --draw: a positive count expected, and not with --cells")
     sweep_file = QUICK if args.quick else FULL
     stem = f"friendliness-draw{args.draw}-seed{args.draw_seed}" if args.draw else sweep_file.stem
+    if args.tcp_start:
+        stem += f"-tcp-start{args.tcp_start:g}"
     out = Path(args.out or ROOT / "results" / "sweeps" / stem)
+    if args.tcp_start and args.reference:
+        raise SystemExit("friendliness: --reference: its flows start together; not with --tcp-start")
     if (args.protocols or args.seeds or args.duration or args.cells or args.draw or args.switch != "p4"
-            or args.send_jitter):
+            or args.send_jitter or args.tcp_start):
         sweep_file = _subset_sweep(args, out)
     ran = _sweep(sweep_file, out, args.scheduler)
     if ran is None:
@@ -552,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{proto:6} {rate / 1e6:6.2f} Mb/s {c['rtt_ms']:6.1f} ms queue {queue:4} tcp {ntcp} "
                       f"rcv {nrcv:3}: ratio {c['ratio']:.2f} jain {c['jain']:.3f} util {c['util']:.2f} t80 {t80}")
     jitter = f"; send-path time {args.send_jitter}" if args.send_jitter is not None else ""
+    if args.tcp_start:
+        jitter += f"; TCP starts {args.tcp_start:g} s after the session"
     print_table(summary, f"TCP-friendliness with default parameters ({tag}; steady state = second half{jitter})")
     img = ROOT / "docs" / "img" if args.docs else out / "plots"
     files = draw(cells, img, tag)

@@ -113,6 +113,26 @@ def test_a_bad_send_jitter_is_refused_before_any_run() -> None:
             b.main(["--send-jitter", bad, "--cells", "0", "--protocols", "tfmcc"])
 
 
+def test_a_tcp_start_delays_every_tcp_flow_of_every_point_and_nothing_else(tmp_path: Path) -> None:
+    """``--tcp-start``: the session holds the link alone first, then TCP arrives."""
+    b = _bench()
+    path = tmp_path / "late.yaml"
+    path.write_text(yaml.safe_dump(b.sweep_doc(b.QUICK_CELLS, [1], 60, "g", tcp_start=20.0)))
+    points = validate(load_sweep(path))
+    assert points and all(f["start"] == 20.0 for p in points for f in p.scenario["tcp_flows"])
+    assert all(p.scenario["sessions"][0].get("start", 0) == 0 for p in points)
+    together = b.sweep_doc(b.QUICK_CELLS, [1], 60, "g")
+    assert all("start" not in f for flows in together["axes"]["cell"]["zip"]["tcp_flows"] for f in flows)
+
+
+def test_a_tcp_start_past_half_the_run_or_with_the_reference_is_refused() -> None:
+    b = _bench()
+    with pytest.raises(SystemExit, match="--tcp-start: seconds from 0 to less than half the run"):
+        b.main(["--tcp-start", "30", "--duration", "60", "--cells", "0", "--protocols", "tfmcc"])
+    with pytest.raises(SystemExit, match="--reference: its flows start together"):
+        b.main(["--tcp-start", "10", "--reference", "--cells", "0", "--protocols", "tfmcc"])
+
+
 def test_drawn_dumbbells_stay_in_the_grid_ranges_and_repeat_for_one_seed() -> None:
     b = _bench()
     cells = b.drawn(40, 7)
