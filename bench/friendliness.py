@@ -166,12 +166,14 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
 
 
 def reference_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
-                  switch: str = "p4", send_jitter: str | None = None) -> dict[str, Any]:
+                  switch: str = "p4", send_jitter: str | None = None, tcp_start: float = 0.0) -> dict[str, Any]:
     """The TCP reference's sweep: each cell with one more TCP flow (``ref``) in the session's place.
 
-    Every flow starts at 0, as the session and the TCP flows of the grid do,
-    so the reference sees the same start-up race a session does.  Cells that
-    differ only in their receivers share one reference."""
+    The stand-in starts at 0 and the other flows at ``tcp_start``, as the
+    session and the TCP flows of the grid do, so the reference sees the same
+    start-up race a session does (and, with ``--tcp-start``, how far a TCP
+    flow that holds the link gives way to late ones).  Cells that differ
+    only in their receivers share one reference."""
     cols: dict[str, list[Any]] = defaultdict(list)
     seen: set[tuple[Any, ...]] = set()
     for c in cells:
@@ -184,7 +186,8 @@ def reference_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float
         cols["topology.generate.delay"].append(round(c["rtt_ms"] / 2e3 - 2 * ACCESS_DELAY, 5))
         cols["topology.generate.queue"].append(c["queue"])
         cols["topology.generate.tcp_pairs"].append(n)
-        cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in range(1, n)]
+        cols["tcp_flows"].append([{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}",
+                                   **({"start": tcp_start} if tcp_start else {})} for i in range(1, n)]
                                  + [{"name": REF_FLOW, "src": f"tsrc{n}", "dst": f"tdst{n}"}])
     return {
         "name": name,
@@ -466,7 +469,7 @@ def _reference_sweep(args: argparse.Namespace, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "friendliness-reference.yaml"
     doc = reference_doc(_chosen_cells(args), seeds, duration, "friendliness-reference", args.switch,
-                        args.send_jitter)
+                        args.send_jitter, args.tcp_start)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
     return path
 
@@ -541,8 +544,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.tcp_start:
         stem += f"-tcp-start{args.tcp_start:g}"
     out = Path(args.out or ROOT / "results" / "sweeps" / stem)
-    if args.tcp_start and args.reference:
-        raise SystemExit("friendliness: --reference: its flows start together; not with --tcp-start")
     if (args.protocols or args.seeds or args.duration or args.cells or args.draw or args.switch != "p4"
             or args.send_jitter or args.tcp_start):
         sweep_file = _subset_sweep(args, out)

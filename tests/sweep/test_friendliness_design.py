@@ -125,12 +125,21 @@ def test_a_tcp_start_delays_every_tcp_flow_of_every_point_and_nothing_else(tmp_p
     assert all("start" not in f for flows in together["axes"]["cell"]["zip"]["tcp_flows"] for f in flows)
 
 
-def test_a_tcp_start_past_half_the_run_or_with_the_reference_is_refused() -> None:
+def test_a_tcp_start_past_half_the_run_is_refused() -> None:
     b = _bench()
     with pytest.raises(SystemExit, match="--tcp-start: seconds from 0 to less than half the run"):
         b.main(["--tcp-start", "30", "--duration", "60", "--cells", "0", "--protocols", "tfmcc"])
-    with pytest.raises(SystemExit, match="--reference: its flows start together"):
-        b.main(["--tcp-start", "10", "--reference", "--cells", "0", "--protocols", "tfmcc"])
+
+
+def test_with_a_tcp_start_the_reference_flow_holds_the_link_first(tmp_path: Path) -> None:
+    """The stand-in takes the session's place, so it starts at 0 and the others late."""
+    b = _bench()
+    path = tmp_path / "ref.yaml"
+    path.write_text(yaml.safe_dump(b.reference_doc(b.QUICK_CELLS, [1], 60, "r", tcp_start=20.0)))
+    points = validate(load_sweep(path))
+    for p in points:
+        starts = {f["name"]: f.get("start", 0) for f in p.scenario["tcp_flows"]}
+        assert starts.pop(b.REF_FLOW) == 0 and starts and set(starts.values()) == {20.0}
 
 
 def test_drawn_dumbbells_stay_in_the_grid_ranges_and_repeat_for_one_seed() -> None:
