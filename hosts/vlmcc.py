@@ -87,6 +87,16 @@ class VlmccParams:
     min_rate_bps: float = 16000.0
     max_window: float = 10000.0
     n_extra: float = 4.0
+    #: A follower's emulated Vegas connection starts as the sender's does, in
+    #: slow start (2.2: until more than ``gamma`` packets queue on the
+    #: follower's own path, or a loss), keeping up with what the sender sends
+    #: it, and it challenges only once out of it.  Without it the emulation grew by one packet per RTT
+    #: while the sender doubled, so any follower's window lagged half a
+    #: round behind and its challenge ended the sender's slow start: with
+    #: two receivers on an idle 20 Mbit/s, 200 ms path slow start ended at 16
+    #: packets and the link took over 45 s to fill (one receiver: 255 packets
+    #: in 5 s).  False: the emulation is in congestion avoidance from the start.
+    follower_slow_start: bool = True
     gap_gain: float = 0.1
     holdoff_rtts: float = 4.0
     #: The leader ACKs as a TCP receiver does (RFC 5681 4.2): once
@@ -822,6 +832,8 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.rtt_hat: float | None = None
         self.base_rtt: float | None = None
         self.W = float(self.p.initial_window)
+        #: the emulated connection's slow start (``follower_slow_start``)
+        self.slowstart = self.p.follower_slow_start
         self.leader = 0
         self.last_seq = 0
         self.last_arrival: float | None = None
@@ -921,6 +933,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.rtt = self.rtt_hat = self.base_rtt = rtt
         self.leader = m.leader
         self.W = max(1.0, float(m.win_size))
+        self.slowstart = self.p.follower_slow_start  # a connection starting on this path
         self.cancel_timer("probe")
 
     def _on_data(self, m: VlmccData, now: float) -> None:
@@ -995,10 +1008,20 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             return
         self.last_adjust = now
         if self.competing:
+            self.slowstart = False
             self.W += 1  # the sender's competitive rule, emulated on this path
         else:
             diff = self.vegas_diff()
-            if diff is not None:
+            if diff is not None and self.slowstart:
+                # The sender's slow start (2.2), on this path's queue: while
+                # this path shows none, the emulation keeps up with what the
+                # sender sends it (the cap below), as a connection doubling
+                # on an uncongested path would.
+                if self.p.vegas.leaves_slow_start(diff):
+                    self.slowstart = False
+                else:
+                    self.W = math.inf
+            if diff is not None and not self.slowstart:
                 self.W = max(1.0, self.W + self.p.vegas.step(diff))
         # An emulated connection cannot open beyond what the sender actually
         # sends it (plus the slack the challenge test allows).
@@ -1006,6 +1029,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.W = max(1.0, min(self.W, cap))
 
     def _follower_loss(self, now: float) -> None:
+        self.slowstart = False
         if self.rtt_hat is not None and now - self.last_halve >= self.rtt_hat:
             self.W = max(1.0, self.W / 2)
             self.last_halve = now
@@ -1016,8 +1040,12 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         return self.W / self.rtt_hat
 
     def _maybe_challenge(self, now: float) -> None:
-        """Equation (6) and a growing gap: ask to become the leader."""
+        """Equation (6) and a growing gap: ask to become the leader (once the
+        emulated connection is out of slow start: until then its window is no
+        measure of this path)."""
         assert self.rtt_hat is not None
+        if self.slowstart:
+            return
         gap = self.sender_rate - self.own_rate()
         prev = self.gap_avg
         self.gap_avg = gap if prev is None else (1 - self.p.gap_gain) * prev + self.p.gap_gain * gap

@@ -387,6 +387,46 @@ def test_follower_on_an_uncongested_path_never_challenges():
     assert [m for _d, m in out(r) if isinstance(m, VlmccChallenge)] == []
 
 
+@pytest.mark.parametrize("emulated", [True, False])
+def test_a_follower_in_slow_start_keeps_up_with_a_doubling_sender_and_does_not_challenge(emulated: bool):
+    """2.2: the emulated Vegas connection starts in slow start, as the
+    sender's does; on a path without a queue it keeps up with what the
+    sender sends it.  Growing by one per RTT instead, it lagged the doubling
+    sender and challenged, which ended the sender's slow start."""
+    r = _started(follower_slow_start=emulated)
+    t, seq, w = 1.0, 1, 10
+    for _round in range(6):  # the sender doubles each 0.1 s round: 10 ... 320 packets
+        for i in range(w):
+            t += 0.1 / w
+            r.receive_datagram(dpkt(seq, t - 0.05, 0.0 if seq == 1 else 0.1 / w, rate_w=w).encode(),
+                               (SENDER, PORT), t)
+            seq += 1
+        w *= 2
+    challenges = [m for _d, m in out(r) if isinstance(m, VlmccChallenge)]
+    if emulated:
+        assert challenges == [] and r.slowstart
+        assert r.W >= 160  # the last rounds' 160 and 320 packets per RTT
+    else:
+        assert challenges and challenges[0].win_size < 40
+
+
+def test_a_follower_leaves_slow_start_on_its_own_paths_queue_or_a_loss():
+    r = _started()
+    t, prev_sent = 1.0, None
+    for seq in range(1, 60):  # a queue builds on the follower's path: 2 ms more per packet
+        t += 0.01
+        sent = t - 0.05 - seq * 0.002
+        r.receive_datagram(dpkt(seq, sent, 0.0 if prev_sent is None else sent - prev_sent).encode(),
+                           (SENDER, PORT), t)
+        prev_sent = sent
+    assert not r.slowstart
+    r2 = _started()
+    r2.receive_datagram(dpkt(1, 0.95, 0.0).encode(), (SENDER, PORT), 1.0)
+    assert r2.slowstart
+    r2.receive_datagram(dpkt(3, 0.97, 0.02).encode(), (SENDER, PORT), 1.02)  # packet 2 lost
+    assert not r2.slowstart
+
+
 def test_leader_does_not_challenge_and_bad_datagrams_are_counted():
     r = _started(local=L)
     r.receive_datagram(b"\x00" * 30, (SENDER, PORT), 1.0)
