@@ -90,12 +90,13 @@ class VlmccParams:
     #: A follower's emulated Vegas connection starts as the sender's does, in
     #: slow start (2.2: until more than ``gamma`` packets queue on the
     #: follower's own path, or a loss), keeping up with what the sender sends
-    #: it, and it challenges only once out of it.  Without it the emulation grew by one packet per RTT
-    #: while the sender doubled, so any follower's window lagged half a
-    #: round behind and its challenge ended the sender's slow start: with
-    #: two receivers on an idle 20 Mbit/s, 200 ms path slow start ended at 16
-    #: packets and the link took over 45 s to fill (one receiver: 255 packets
-    #: in 5 s).  False: the emulation is in congestion avoidance from the start.
+    #: it, and it challenges only once out of it.  Without it the emulation
+    #: grew by one packet per RTT while the sender doubled, so any follower's
+    #: window lagged behind and its challenge ended the sender's slow start:
+    #: with two receivers on an idle 20 Mbit/s, 200 ms path slow start ended
+    #: at 16 packets and the link took over 45 s to fill (one receiver: 255
+    #: packets in 5 s).  False: the emulation is in congestion avoidance from
+    #: the start.
     follower_slow_start: bool = True
     gap_gain: float = 0.1
     holdoff_rtts: float = 4.0
