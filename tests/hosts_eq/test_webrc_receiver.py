@@ -152,7 +152,7 @@ def test_artt_weighs_each_mrtt_sample_by_its_channels_packet_gap() -> None:
     first for many joins.
     """
     def artt_after_two_joins(estimator: str) -> float:
-        r = make(artt_estimator=estimator)
+        r = make(artt_estimator=estimator, artt_alpha=0.25)  # the appendix's small fraction
         drain(r)
         sc = Script(r, tsi=5)
         sc.pkt(T, 1.0)  # base channel: join at 0, first packet 1 s later (MRTT 0.5 s)
