@@ -1008,6 +1008,9 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         if now - self.last_adjust < self.rtt_hat:
             return
         self.last_adjust = now
+        # An emulated connection cannot open beyond what the sender actually
+        # sends it (plus the slack the challenge test allows).
+        cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1
         if self.competing:
             self.slowstart = False
             self.W += 1  # the sender's competitive rule, emulated on this path
@@ -1016,17 +1019,14 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             if diff is not None and self.slowstart:
                 # The sender's slow start (2.2), on this path's queue: while
                 # this path shows none, the emulation keeps up with what the
-                # sender sends it (the cap below), as a connection doubling
-                # on an uncongested path would.
+                # sender sends it, as a connection doubling on an
+                # uncongested path would.
                 if self.p.vegas.leaves_slow_start(diff):
                     self.slowstart = False
                 else:
-                    self.W = math.inf
+                    self.W = cap
             if diff is not None and not self.slowstart:
                 self.W = max(1.0, self.W + self.p.vegas.step(diff))
-        # An emulated connection cannot open beyond what the sender actually
-        # sends it (plus the slack the challenge test allows).
-        cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1
         self.W = max(1.0, min(self.W, cap))
 
     def _follower_loss(self, now: float) -> None:
