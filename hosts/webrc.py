@@ -62,8 +62,8 @@ class WebrcParams:
     #: small one; 0.5 is ours: in steady state a receiver joins once every
     #: 10-17 s, so at 0.25 ARTT needed about a minute to follow a queue a TCP
     #: flow built after the session had learnt ARTT alone on the link (0.060
-    #: -> 0.091 s in 84 s against samples of 0.11-0.13 s).  The paper rows
-    #: with the paper's own rules set 0.25.
+    #: -> 0.091 s in 84 s against samples of 0.11-0.13 s).  The test of the
+    #: paper's throughput with the paper's own rules sets 0.25.
     artt_alpha: float = 0.5
     #: "precision": ARTT weighs each MRTT sample by the inverse of its spread
     #: (the unknown wait of up to one packet gap for the joined channel's next
