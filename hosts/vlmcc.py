@@ -1016,17 +1016,16 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self.W += 1  # the sender's competitive rule, emulated on this path
         else:
             diff = self.vegas_diff()
-            if diff is not None and self.slowstart:
-                # The sender's slow start (2.2), on this path's queue: while
-                # this path shows none, the emulation keeps up with what the
-                # sender sends it, as a connection doubling on an
-                # uncongested path would.
-                if self.p.vegas.leaves_slow_start(diff):
-                    self.slowstart = False
-                else:
+            if diff is not None:
+                if self.slowstart and not self.p.vegas.leaves_slow_start(diff):
+                    # The sender's slow start (2.2), on this path's queue:
+                    # while this path shows none, the emulation keeps up with
+                    # what the sender sends it, as a connection doubling on
+                    # an uncongested path would.
                     self.W = cap
-            if diff is not None and not self.slowstart:
-                self.W = max(1.0, self.W + self.p.vegas.step(diff))
+                else:
+                    self.slowstart = False
+                    self.W = max(1.0, self.W + self.p.vegas.step(diff))
         self.W = max(1.0, min(self.W, cap))
 
     def _follower_loss(self, now: float) -> None:

@@ -62,15 +62,6 @@ def test_a_generated_links_bad_rate_delay_loss_and_queue_are_named(tmp_path, cap
     assert "topology.generate.loss[1]: 1.5 is not a probability" in one_line_error(capsys, ["sim", s], rc=2)
 
 
-def test_a_node_listed_twice_and_a_window_below_one_segment_are_named(tmp_path, capsys):
-    s = scenario(tmp_path, "topology: {hosts: [h1, r1], switches: [s1, s1], links: [[h1, s1], [r1, s1]]}\n"
-                           "sessions: [{protocol: tfmcc, sender: h1, receivers: [r1]}]\n"
-                           "tcp_flows: [{src: h1, dst: r1, rwnd: 1000}]\n")
-    err = one_line_error(capsys, ["sim", s], rc=2)
-    assert "topology.switches[1]: 's1' is listed twice" in err
-    assert "tcp_flows[0].rwnd: 1000 bytes is less than one segment (1460 bytes)" in err
-
-
 def test_a_tutorials_topology_with_odd_switch_options_and_commands_is_named(tmp_path, capsys):
     topo = tmp_path / "topology.json"
     topo.write_text('{"hosts": {"h1": {"ip": "10.0.1.1/24", "commands": "route add default"}},'
@@ -124,13 +115,24 @@ def test_a_sampling_or_query_period_finer_than_it_can_mean_is_refused(tmp_path, 
     assert needle in one_line_error(capsys, ["sim", s], rc=2)
 
 
-def test_leaving_before_joining_is_refused(tmp_path, capsys):
-    s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n"
-                           "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
-                           "            join_at: {r1: 20}, leave_at: {r1: 10, r2: 0}}]\n")
-    err = one_line_error(capsys, ["sim", s], rc=2)
-    assert "sessions[0].leave_at.r1: 10 s is not after r1's join at 20 s" in err
-    assert "sessions[0].leave_at.r2: 0 s is not after r2's join at 0 s" in err
+@pytest.mark.parametrize("text,needles", [
+    pytest.param("topology: {hosts: [h1, r1], switches: [s1, s1], links: [[h1, s1], [r1, s1]]}\n"
+                 "sessions: [{protocol: tfmcc, sender: h1, receivers: [r1]}]\n"
+                 "tcp_flows: [{src: h1, dst: r1, rwnd: 1000}]\n",
+                 ["topology.switches[1]: 's1' is listed twice",
+                  "tcp_flows[0].rwnd: 1000 bytes is less than one segment (1460 bytes)"],
+                 id="node-listed-twice-and-window-below-one-segment"),
+    pytest.param("topology: {generate: {kind: star, receivers: 2}}\n"
+                 "sessions: [{protocol: tfmcc, sender: snd, receivers: [r1, r2],\n"
+                 "            join_at: {r1: 20}, leave_at: {r1: 10, r2: 0}}]\n",
+                 ["sessions[0].leave_at.r1: 10 s is not after r1's join at 20 s",
+                  "sessions[0].leave_at.r2: 0 s is not after r2's join at 0 s"],
+                 id="leaving-before-joining"),
+])
+def test_every_bad_field_of_a_scenario_is_named(tmp_path, capsys, text, needles):
+    err = one_line_error(capsys, ["sim", scenario(tmp_path, text)], rc=2)
+    for needle in needles:
+        assert needle in err
 
 
 def test_a_topology_file_that_is_not_one_is_named_never_shown(tmp_path, capsys):
