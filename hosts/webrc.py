@@ -100,6 +100,21 @@ class WebrcParams:
     #: switch past the queue, which ``mrtt_path`` "own" cannot correct until
     #: the receiver has joined the whole way twice.  False: every sample.
     mrtt_queue_bound: bool = True
+    #: A join answered past the queue loads nothing there.  The first
+    #: packet of the newest wave a decision joined came sooner after the
+    #: join than that packet's own queueing delay (its one-way delay above
+    #: the least of the last ``buffer_evidence_epochs``; the clocks' offset
+    #: cancels), so a switch past the queue already carried the wave for a
+    #: neighbour and the join added nothing at the bottleneck (paper 4.4:
+    #: a receiver below its neighbours is answered nearer).  Until the next
+    #: join, neither 3.3's block (its premise is that a join "would overload
+    #: the path") nor a start-up loss (the receiver's own overshoot, 3.2)
+    #: holds such a receiver: the losses and the flat reception are its
+    #: neighbours'.  A host rebooted below neighbours that fill the
+    #: bottleneck was back after 7.0 s, never within 15 s before; the
+    #: friendliness grid's summary and the paper rows did not move
+    #: (docs/protocols/webrc.md).  False: the paper's rules for every join.
+    join_past_queue_free: bool = True
     loss_delta: float = 0.125  # appendix: F estimator constant (our choice: ~8 events, as TFRC)
     loss_epoch_beta: float = 0.025  # appendix: first-stage EWMA per epoch (time constant 2·TSD)
     rate_ewma: float = 0.25  # appendix: fixed fraction for ARR/TRR per epoch
@@ -718,6 +733,11 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._owd_sum, self._owd_count = 0.0, 0  # for the epoch's mean one-way delay
         self._owd_minima: deque[float] = deque(maxlen=s.buffer_evidence_epochs)
         self.experiments_failed = 0
+        #: (wave, join time) of the newest wave of the last join decision,
+        #: until its first packet says whether a switch past the queue answered.
+        self._probe: tuple[int, float] | None = None
+        self.last_join_past_queue = False  # the last decision's joins loaded nothing (``join_past_queue_free``)
+        self.joins_past_queue = 0
 
     # Derived quantities ------------------------------------------------------
     @property
@@ -819,6 +839,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self._owd_epoch = min(self._owd_epoch, owd)
             self._owd_sum += owd
             self._owd_count += 1
+        if self._probe is not None and self._probe[0] == msg.cn:
+            self._probe_answered(now, msg.timestamp)
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now, msg.timestamp)
 
@@ -910,9 +932,14 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.events_since_join += 1
             if not self.startup and self.p.ssr_every_loss and self.trr is not None:
                 self.ssr = self.p.ssr_factor * self.trr  # 3.1: SSR set below TRR at a loss
-            if self.startup and not self._overflow.forgives(now, span, self._below_initial_window()):
+            if (self.startup and not self._loads_nothing()
+                    and not self._overflow.forgives(now, span, self._below_initial_window())):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
+
+    def _loads_nothing(self) -> bool:
+        """The last join decision was answered past the queue (``join_past_queue_free``)."""
+        return self.p.join_past_queue_free and self.last_join_past_queue
 
     def _below_initial_window(self) -> bool:
         """The subscription (ARR) carries fewer than ``startup_min_window``
@@ -970,10 +997,27 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         than the queueing delay of its first packet, whose one-way delay is
         ``owd``: that delay above the least of the remembered epochs.  So it
         was answered past the queue."""
-        if (not self.p.mrtt_queue_bound or self.p.mrtt_path != "own" or self.startup
-                or owd is None or not self._owd_minima):
+        if not self.p.mrtt_queue_bound or self.p.mrtt_path != "own" or self.startup or owd is None:
             return False
-        return sample < owd - self._least_owd()
+        return self._sooner_than_its_queue(sample, owd)
+
+    def _sooner_than_its_queue(self, took: float, owd: float) -> bool:
+        """Whether a join answered ``took`` seconds after it was sent by a
+        packet of one-way delay ``owd`` was answered past the queue: sooner
+        than that packet's own queueing delay (above the least one-way delay
+        remembered; the clocks' offset cancels)."""
+        return bool(self._owd_minima) and took < owd - self._least_owd()
+
+    def _probe_answered(self, now: float, sent_ts: int) -> None:
+        """The newest joined wave's first packet (``join_past_queue_free``):
+        the join was answered past the queue if that packet's queueing delay
+        is longer than the join took."""
+        assert self._probe is not None
+        t_join = self._probe[1]
+        self._probe = None
+        if sent_ts:
+            self.last_join_past_queue = self._sooner_than_its_queue(now - t_join, wire.seconds_since(sent_ts, now))
+            self.joins_past_queue += self.last_join_past_queue
 
     def _least_owd(self) -> float:
         """The least one-way delay of this epoch and the remembered ones: the
@@ -1142,7 +1186,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 and (not s.overflow_decay_evidence
                      or s.p ** ((now - self.max_rr_at) / s.tsd) <= 1 - s.overflow_margin)
                 and not (s.overflow_lossless_only and self.events_since_join)
-                and (not s.buffer_evidence_rtts or self._queue_now)):
+                and (not s.buffer_evidence_rtts or self._queue_now)
+                and not self._loads_nothing()):
             # 3.3: a flat reception rate means buffers drain at the bottleneck rate.
             self.blocked_overflow += 1
             self._set_lossp_for(target)
@@ -1187,6 +1232,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.emit(JoinGroup(self.groups[cn]))
         self.joined.append(cn)
         self.pending = (cn, now, gap)
+        self._probe, self.last_join_past_queue = (cn, now), False
         if self.p.join_experiment and not self.startup:
             self._experiment = (cn, self.last_rr, g)
         self.arr *= g
@@ -1202,6 +1248,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         cn = (self.tsi + self.nwc) % self.T
         self.emit(JoinGroup(self.groups[cn]))
         self.joined.append(cn)
+        assert self._probe is not None
+        self._probe = (cn, self._probe[1])
         self.arr *= g
         self.nwc += 1
         self.joins += 1
@@ -1211,7 +1259,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if self.pending is None or self.pending[0] == self.T:
             return
         cn = self.pending[0]
-        self.pending = None
+        self.pending = self._probe = None
         self.join_timeouts += 1
         if cn in self.joined:
             # Undo it and the waves joined after it in the same decision.

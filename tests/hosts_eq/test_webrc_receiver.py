@@ -822,3 +822,76 @@ def test_the_first_interval_takes_the_rate_of_the_epoch_its_loss_falls_in() -> N
     sc.steady(boundary + r.p.epoch + 0.002, boundary + 3 * r.p.epoch + 0.001, 90, [T, 5, cn])
     sc.steady(boundary + 3 * r.p.epoch + 0.002, boundary + 5 * r.p.epoch, 200, [T, 5, cn])
     assert r.reqn() < 0.9 * 200  # an epoch without a loss event ended the rule
+
+
+# A join answered past the queue (WebrcParams.join_past_queue_free) -------------
+
+QUEUED_OWD = 0.12  # the data's one-way delay behind a 70 ms queue (0.05 s without)
+
+
+def _answer_nearby(r: WebrcReceiver, sc: Script) -> int:
+    """The pending join answered 8 ms after it by a packet that waited 70 ms
+    in a queue: a switch past the queue already carried the wave."""
+    assert r.pending is not None
+    cn, t_join, _ = r.pending
+    sc.pkt(cn, t_join + 0.008, owd=QUEUED_OWD)
+    return cn
+
+
+@pytest.mark.parametrize("free", [True, False])
+def test_a_startup_loss_after_a_join_answered_past_the_queue_does_not_end_startup(free: bool) -> None:
+    """A receiver below neighbours that fill the bottleneck is answered by its
+    own switch: the overflow it then loses packets in is theirs, not its own
+    overshoot (3.2's reason to end start-up)."""
+    r = make(join_past_queue_free=free)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])  # 40 packets/s: above the forgiven initial window
+    _answer_nearby(r, sc)
+    assert r.last_join_past_queue and r.joins_past_queue == 1
+    sc.pkt(T, 3.02, skip=1, owd=QUEUED_OWD)
+    assert r.startup == free
+    assert r.startup_exit == ("" if free else "loss")
+
+
+def test_a_join_that_went_the_whole_way_ends_startup_at_a_loss_again() -> None:
+    r = make()
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    cn, t_join, _ = r.pending
+    # The wave's first packet left the sender after the join got there and
+    # crossed the same 70 ms queue: 0.2 s after the join.
+    sc.pkt(cn, t_join + 0.2, owd=QUEUED_OWD)
+    assert not r.last_join_past_queue
+    sc.pkt(T, 3.22, skip=1, owd=QUEUED_OWD)
+    assert not r.startup and r.startup_exit == "loss"
+
+
+def test_the_newest_wave_of_a_decision_says_whether_it_was_answered_nearby() -> None:
+    """Start-up joins several waves at once; the older ones may be a
+    neighbour's while the newest goes the whole way and loads the queue."""
+    r = make(startup_joins=3)
+    drain(r)
+    sc = Script(r, tsi=5)
+    sc.steady(0.1, 0.5, 20, [T])  # the decision at the epoch's end, 0.5 s
+    first, newest, t_join = r.pending[0], r.joined[-1], r.pending[1]
+    assert newest != first and t_join == pytest.approx(0.5)
+    sc.pkt(first, t_join + 0.008, owd=QUEUED_OWD)
+    assert not r.last_join_past_queue  # the newest has not answered yet
+    sc.pkt(newest, t_join + 0.2, owd=QUEUED_OWD)
+    assert not r.last_join_past_queue and r.joins_past_queue == 0
+
+
+@pytest.mark.parametrize("free", [True, False])
+def test_a_flat_reception_after_a_join_answered_past_the_queue_does_not_block(free: bool) -> None:
+    """3.3's premise is that a further join "would overload the path": not
+    for a receiver whose last join loaded nothing at the queue."""
+    r, sc = _in_steady_state(join_past_queue_free=free)
+    cn = _answer_nearby(r, sc)
+    joins_before = r.joins
+    sc.steady(6.1, 12.0, 40, [T, 5, cn], owd=QUEUED_OWD)  # flat at its maximum, behind the queue
+    if free:
+        assert r.blocked_overflow == 0 and r.joins > joins_before
+    else:  # the paper's rule
+        assert r.blocked_overflow > 0 and r.joins == joins_before
