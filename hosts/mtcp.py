@@ -599,6 +599,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             # speaks for every receiver below it: one child, repaired by multicast.
             if msg.cum_ack > self.fold_reported:
                 self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
+            self._member_acknowledges(msg.node_id, msg.cum_ack, now)
             c = self._child(FOLD_ID, self.group)
             if msg.cum_ack < c.sb.cum_ack:
                 # Below what a roll call's answers showed: a member that did not
@@ -724,6 +725,23 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._repair_lost(c, now, srtt)
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
+
+    def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
+        """A fold triggered by a member the sender repairs directly (a NACK-only child).
+
+        The switch counts the reporting port in every fold it sends, so the
+        fold's cumulative ACK is at most that member's own: it acknowledges
+        the member's repairs up to there, and its retransmission window moves
+        on its ACKs, not only on its NACKs.  A member a restarted switch left
+        out of the fold for a while is repaired this way: the others' folds
+        ran past it, and with NACKs and roll calls alone its window grew once
+        per second.
+        """
+        m = self.children.get(nid)
+        if m is None or nid == FOLD_ID or not m.nack_only or fold_ack <= m.sb.cum_ack:
+            return
+        self._nack_acknowledges(m, fold_ack, [])
+        self._pump_repairs(m, now)
 
     def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
         """A receiver behind a folding switch: its NACKs are all the sender hears of it.

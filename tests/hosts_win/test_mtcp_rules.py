@@ -325,6 +325,29 @@ def test_nacks_of_a_receiver_behind_a_fold_acknowledge_its_repairs():
     assert 2 in s.buf  # a NACK-only receiver never releases a packet
 
 
+@pytest.mark.parametrize("its_own", [True, False])
+def test_a_fold_a_nack_only_member_triggered_acknowledges_its_repairs(its_own: bool) -> None:
+    """The switch counts the reporting port in every fold it sends, so a fold
+    keeps the reporter's node_id and its cum_ack is at most the reporter's
+    own: a member the sender repairs directly (a restarted switch left it out
+    of the fold for a while) has its repairs acknowledged at its ACKs' pace,
+    not only at its NACKs'.  A fold another member triggered says nothing of it."""
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
+    s.start(0.0)
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
+    s.cwnd = 8.0
+    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED), 0.01, src="10.0.9.9")
+    out(s)
+    x = "10.0.5.5"
+    feed(s, nack(x, 1, [2, 3]), 0.05, src=x)  # x lacks 2 and 3: its retransmission window sends one
+    assert [m.seq for _d, m in data(out(s))] == [2]
+    reporter = x if its_own else "10.0.9.9"
+    feed(s, ack(reporter, 2, flags=Flags.AGGREGATED), 0.10, src=reporter)
+    repairs = [m.seq for _d, m in data(out(s)) if m.seq <= 3]
+    assert repairs == ([3] if its_own else [])
+    assert s.children[node_id(x)].sb.cum_ack == (2 if its_own else 1)
+
+
 def _wupdate_in(r: MtcpReceiver, now: float, period: float) -> float:
     """The armed window-update time, checked to lie within the jittered period."""
     t = r.timer_at("wupdate")
