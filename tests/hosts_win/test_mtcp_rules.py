@@ -307,15 +307,24 @@ def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
     assert [e for e in events(r) if isinstance(e, Delivered)] == [Delivered(1, 100)]
 
 
+FOLDER = "10.0.9.9"  # the folding switch's reports carry this receiver's node_id
+
+
+def _sender_behind_a_fold() -> MtcpSender:
+    """A started sender whose one child is a switch's fold, with 8 packets out."""
+    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
+    s.start(0.0)
+    feed(s, ack(FOLDER, 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src=FOLDER)
+    s.cwnd = 8.0
+    feed(s, ack(FOLDER, 0, flags=Flags.AGGREGATED), 0.01, src=FOLDER)
+    out(s)
+    return s
+
+
 def test_nacks_of_a_receiver_behind_a_fold_acknowledge_its_repairs():
     # Its ACKs go into the switch's fold, so only its NACKs tell the sender a
     # repair arrived; otherwise its retransmission window stays full after one.
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
-    s.start(0.0)
-    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
-    s.cwnd = 8.0
-    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED), 0.01, src="10.0.9.9")
-    out(s)
+    s = _sender_behind_a_fold()
     x = "10.0.5.5"
     feed(s, nack(x, 1, [2]), 0.05, src=x)
     assert [(d, m.seq) for d, m in data(out(s))] == [((GROUP, PORT), 2)]
@@ -332,16 +341,11 @@ def test_a_fold_a_nack_only_member_triggered_acknowledges_its_repairs(its_own: b
     own: a member the sender repairs directly (a restarted switch left it out
     of the fold for a while) has its repairs acknowledged at its ACKs' pace,
     not only at its NACKs'.  A fold another member triggered says nothing of it."""
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
-    s.start(0.0)
-    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
-    s.cwnd = 8.0
-    feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED), 0.01, src="10.0.9.9")
-    out(s)
+    s = _sender_behind_a_fold()
     x = "10.0.5.5"
     feed(s, nack(x, 1, [2, 3]), 0.05, src=x)  # x lacks 2 and 3: its retransmission window sends one
     assert [m.seq for _d, m in data(out(s))] == [2]
-    reporter = x if its_own else "10.0.9.9"
+    reporter = x if its_own else FOLDER
     feed(s, ack(reporter, 2, flags=Flags.AGGREGATED), 0.10, src=reporter)
     repairs = [m.seq for _d, m in data(out(s)) if m.seq <= 3]
     assert repairs == ([3] if its_own else [])
