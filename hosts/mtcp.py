@@ -738,7 +738,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         per second.
         """
         m = self.children.get(nid)
-        if m is None or nid == FOLD_ID or not m.nack_only or fold_ack <= m.sb.cum_ack:
+        if m is None or not m.nack_only or fold_ack <= m.sb.cum_ack:
             return
         self._nack_acknowledges(m, fold_ack, [])
         self._pump_repairs(m, now)
