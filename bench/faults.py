@@ -55,18 +55,6 @@ QUICK = ("switch-crash", "link-flap", "agent-kill")
 DRAIN_S = 4.0
 
 
-def _swap(sc, proto: str):
-    """The scenario with its session's protocol replaced (name too).
-
-    A session's parameters belong to its own protocol (``mtcp-receiver-crash``
-    sets MTCP's ``assisted``): another protocol runs with its defaults."""
-    old = sc.sessions[0].name
-    sessions = [dataclasses.replace(s, protocol=proto, name=proto,
-                                    params=s.params if s.protocol == proto else {}) for s in sc.sessions]
-    faults = tuple(dataclasses.replace(f, session=proto if f.session == old else f.session) for f in sc.faults)
-    return dataclasses.replace(sc, sessions=sessions, faults=faults, name=f"{sc.name}-{proto}")
-
-
 #: Seconds added before every fault for protocols whose start is slow by
 #: design, so that the fault hits a session in its steady state: TFMCC
 #: doubles once per feedback round (the TFMCC paper sec. 2.6); WEBRC climbs
@@ -80,13 +68,6 @@ WARMUP = {"tfmcc": 30.0, "webrc": 30.0}
 TAIL_S = 10.0
 
 
-def _shift(sc, w: float, tail: float = 0.0):
-    """The scenario with every fault ``w`` seconds later and the run ``w + tail`` longer."""
-    faults = tuple(dataclasses.replace(f, at=f.at + w, until=None if f.until is None else f.until + w)
-                   for f in sc.faults)
-    return dataclasses.replace(sc, faults=faults, duration=sc.duration + w + tail)
-
-
 def _buffer(agent):
     """The reliable receiver's in-order buffer (the object with ``cum_ack`` and ``delivered_bytes``)."""
     for v in vars(agent).values():
@@ -96,9 +77,10 @@ def _buffer(agent):
 
 
 def run_one(name: str, proto: str, control: bool = False) -> dict:
+    from scenario.faults import faults_later, with_protocol
     from scenario.model import load_scenario
 
-    sc = _shift(_swap(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), TAIL_S)
+    sc = faults_later(with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), TAIL_S)
     ctrl = _worst_recovery(_run_quiet(sc), sc) if control else "-"
     run = _build(sc)
     s = sc.sessions[0]

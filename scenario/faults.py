@@ -19,6 +19,7 @@ fields and ``docs/faults.md`` what each fault does in each engine.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -471,3 +472,26 @@ def _node(f: Fault) -> str:
     if isinstance(t, tuple):
         return "--".join(t) if f.kind.startswith("link") else f"{t[0]}-p{t[1]}"
     return t or "controller"
+
+
+def with_protocol(sc: Any, proto: str) -> Any:
+    """The scenario with its sessions' protocol replaced (their names too, and
+    the faults that name the first session), so that one fault scenario
+    serves every protocol (``bench/faults.py`` and the fault tests).
+
+    A session's parameters belong to its own protocol (``mtcp-receiver-crash``
+    sets MTCP's ``assisted``): another protocol runs with its defaults."""
+    old = sc.sessions[0].name
+    sessions = [dataclasses.replace(s, protocol=proto, name=proto,
+                                    params=s.params if s.protocol == proto else {}) for s in sc.sessions]
+    faults = tuple(dataclasses.replace(f, session=proto if f.session == old else f.session) for f in sc.faults)
+    return dataclasses.replace(sc, sessions=sessions, faults=faults, name=f"{sc.name}-{proto}")
+
+
+def faults_later(sc: Any, by: float, tail: float = 0.0) -> Any:
+    """The scenario with every fault ``by`` seconds later and the run ``by +
+    tail`` longer: past a protocol's start-up, with time left to measure a
+    slow recovery."""
+    faults = tuple(dataclasses.replace(f, at=f.at + by, until=None if f.until is None else f.until + by)
+                   for f in sc.faults)
+    return dataclasses.replace(sc, faults=faults, duration=sc.duration + by + tail)

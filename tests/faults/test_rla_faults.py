@@ -7,7 +7,6 @@ The scenarios are VLMCC's; the session is swapped to RLA as bench/faults.py does
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,10 @@ DRAIN_S = 4.0  # what was sent this long before the end must have arrived
 def _run_rla(name: str):
     from netsim.run import build_run
     from netsim.switches import choose_switch
+    from scenario.faults import with_protocol
     from scenario.model import load_scenario
 
-    sc = load_scenario(SCENARIOS / f"{name}.yaml")
-    old = sc.sessions[0].name
-    sc = dataclasses.replace(
-        sc, name=f"{name}-rla",
-        sessions=[dataclasses.replace(s, protocol="rla", name="rla") for s in sc.sessions],
-        faults=tuple(dataclasses.replace(f, session="rla" if f.session == old else f.session) for f in sc.faults))
+    sc = with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), "rla")
     run = build_run(sc, switch=choose_switch("p4", sc))
     sent: dict[str, int] = {}
     snd_label = f"rla/{sc.sessions[0].sender}"

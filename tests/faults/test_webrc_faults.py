@@ -8,7 +8,6 @@ the session's own start-up, as bench/faults.py does.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
@@ -26,16 +25,10 @@ RESTART_BOUND_S = 10.0
 def test_a_rebooted_webrc_receiver_climbs_back_to_its_neighbours() -> None:
     from netsim.run import build_run
     from netsim.switches import model_choice
-    from scenario.faults import recovery_times
+    from scenario.faults import faults_later, recovery_times, with_protocol
     from scenario.model import load_scenario
 
-    sc = load_scenario(SCENARIOS / "receiver-crash.yaml")
-    old = sc.sessions[0].name
-    sc = dataclasses.replace(
-        sc, name="receiver-crash-webrc", duration=sc.duration + WARMUP_S + TAIL_S,
-        sessions=[dataclasses.replace(s, protocol="webrc", name="webrc", params={}) for s in sc.sessions],
-        faults=tuple(dataclasses.replace(f, at=f.at + WARMUP_S, session="webrc" if f.session == old else f.session)
-                     for f in sc.faults))
+    sc = faults_later(with_protocol(load_scenario(SCENARIOS / "receiver-crash.yaml"), "webrc"), WARMUP_S, TAIL_S)
     run = build_run(sc, switch=model_choice())
     run.sim.run(until=sc.duration)
     (fault,) = sc.faults
