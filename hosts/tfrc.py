@@ -363,7 +363,9 @@ class CompetitorOverflow:
     flow's initial window (RFC 6928) per RTT is not the session's own
     overshoot but a competitor's overflow (or, for a restarted WEBRC
     receiver, the shared overflow of neighbours that already hold the
-    waves).  It is forgiven with the further losses of the same overflow:
+    waves, or a join of one that its own switch answered past the queue:
+    ``join_past_queue_free``).  It is forgiven with the further losses of
+    the same overflow:
     those within ``rtts`` loss-event spans of it, because a TCP flow's
     slow-start overshoot fills the queue until its cut takes effect, a round
     trip and a reordering window (RFC 8985) after its first loss.  At most
@@ -381,13 +383,14 @@ class CompetitorOverflow:
         self.forgiven = 0  # overflows forgiven
         self.until = -math.inf  # a loss up to then belongs to a forgiven overflow
 
-    def forgives(self, now: float, span: float, below_initial_window: bool) -> bool:
+    def forgives(self, now: float, span: float, not_its_own: bool) -> bool:
         """Whether a start-up loss at ``now`` is forgiven; ``span`` is the
-        loss event's round trip, ``below_initial_window`` whether the session
-        sends less than a TCP initial window per RTT."""
+        loss event's round trip, ``not_its_own`` whether the loss cannot be
+        the session's own overshoot now (it sends less than a TCP initial
+        window per RTT, or its last join loaded nothing at the queue)."""
         if now <= self.until:
             return True
-        if (self.limit and self.forgiven >= self.limit) or not below_initial_window:
+        if (self.limit and self.forgiven >= self.limit) or not not_its_own:
             return False
         self.forgiven += 1
         self.until = now + self.rtts * span

@@ -110,7 +110,9 @@ class WebrcParams:
     #: join, neither 3.3's block (its premise is that a join "would overload
     #: the path") nor a start-up loss (the receiver's own overshoot, 3.2)
     #: holds such a receiver: the losses and the flat reception are its
-    #: neighbours'.  A host rebooted below neighbours that fill the
+    #: neighbours'.  Such a loss is forgiven as a competitor's overflow is
+    #: (``startup_min_window``), with the losses of the same overflow.  A
+    #: host rebooted below neighbours that fill the
     #: bottleneck was back after 7.0 s, never within 15 s before; the
     #: friendliness grid's summary and the paper rows did not move
     #: (docs/protocols/webrc.md).  False: the paper's rules for every join.
@@ -932,8 +934,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self.events_since_join += 1
             if not self.startup and self.p.ssr_every_loss and self.trr is not None:
                 self.ssr = self.p.ssr_factor * self.trr  # 3.1: SSR set below TRR at a loss
-            if (self.startup and not self._loads_nothing()
-                    and not self._overflow.forgives(now, span, self._below_initial_window())):
+            if self.startup and not self._overflow.forgives(
+                    now, span, self._below_initial_window() or self._loads_nothing()):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 

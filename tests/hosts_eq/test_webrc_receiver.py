@@ -852,6 +852,7 @@ def test_a_startup_loss_after_a_join_answered_past_the_queue_does_not_end_startu
     sc.pkt(T, 3.02, skip=1, owd=QUEUED_OWD)
     assert r.startup == free
     assert r.startup_exit == ("" if free else "loss")
+    assert r.startup_forgiven == (1 if free else 0)  # forgiven as a competitor's overflow is
 
 
 def test_a_join_that_went_the_whole_way_ends_startup_at_a_loss_again() -> None:
