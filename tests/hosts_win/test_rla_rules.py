@@ -401,6 +401,78 @@ def test_a_spread_group_is_sent_pairs_as_tcps_delayed_acks_clock_them(pairs: boo
         assert (first, second) == ([5], [6])
 
 
+#: The echoed timestamp of packets sent at 0.0 (1 us: 0 means "no echo").
+SENT = ts_us(0.0) + 1
+
+
+def clocked(clock_min: int) -> RlaSender:
+    """Three receivers, window 4 in congestion avoidance, SACKs not spread;
+    R[0] is heard first with an RTT sample, so it is the first clock."""
+    s = sender(n=3, initial_cwnd=4, initial_ssthresh=2, spread_min_receivers=100, clock_min_receivers=clock_min)
+    assert data_seqs(out(s)) == [1, 2, 3, 4]
+    return s
+
+
+def fast_clock(s: RlaSender, gap: float = 0.002) -> None:
+    """The clock's SACKs as at 16 Mb/s: one per pair, some 2 ms apart."""
+    s.rcvrs[s.clock].sack_gap = gap
+
+
+@pytest.mark.parametrize("clock_min, gap, expect", [(3, 0.002, ([], [5])), (4, 0.002, ([5], [])),
+                                                    (3, 0.1 / 15, ([5], []))])
+def test_a_large_group_is_sent_on_one_receivers_sacks(clock_min: int, gap: float, expect):
+    # clock_min_receivers: the window frees when the last receiver acknowledges
+    # packet 1 (R[2]), but what it freed leaves on the clock's (R[0]) next SACK,
+    # as a TCP sender sends on its one receiver's ACKs.  Below the group size
+    # every SACK sends, the paper's window, and so does every SACK while the
+    # clock's come less often than 16 times per srtt (CLOCK_LAG): waiting for
+    # the next would stretch the round trip.
+    s = clocked(clock_min)
+    feed(s, sack(R[0], 1, echo=SENT), 0.100, src=R[0])
+    if clock_min == 3:
+        fast_clock(s, gap)
+    feed(s, sack(R[1], 1, echo=SENT), 0.105, src=R[1])
+    assert data_seqs(out(s)) == []
+    feed(s, sack(R[2], 1, echo=SENT), 0.110, src=R[2])  # 1 acknowledged by all
+    first = data_seqs(out(s))
+    feed(s, sack(R[0], 2, echo=SENT), 0.120, src=R[0])
+    assert (first, data_seqs(out(s))) == expect
+    assert s.clock == (node_id(R[0]) if clock_min == 3 else None)
+
+
+def test_a_silent_clock_lets_any_sack_send():
+    # A clock not heard for ack_delay (the longest a SACK is held) may have
+    # crashed or lost its SACKs: the others' SACKs send until it is heard again.
+    s = clocked(3)
+    feed(s, sack(R[0], 1, echo=SENT), 0.100, src=R[0])
+    fast_clock(s)
+    feed(s, sack(R[1], 1, echo=SENT), 0.105, src=R[1])
+    feed(s, sack(R[2], 1, echo=SENT), 0.100 + s.p.ack_delay + 0.001, src=R[2])
+    assert data_seqs(out(s)) == [5]
+
+
+@pytest.mark.parametrize("slow_rtt, moves", [(0.12, False), (0.13, True)])
+def test_the_clock_moves_to_a_receiver_whose_srtt_is_a_quarter_larger(slow_rtt: float, moves: bool):
+    # The clock is the receiver with the largest srtt, but receivers behind one
+    # queue differ by a few per cent, and a clock that followed them would be
+    # the latest of n again: it moves only for CLOCK_SWITCH (1.25) or more.
+    s = clocked(3)
+    feed(s, sack(R[0], 1, echo=SENT), 0.100, src=R[0])
+    feed(s, sack(R[2], 1, echo=SENT), slow_rtt, src=R[2])
+    s.handle_timer(s.timer_at("tick"))
+    assert s.clock == node_id(R[2] if moves else R[0])
+
+
+def test_a_forgotten_clock_is_replaced_by_the_slowest_receiver():
+    s = clocked(2)
+    feed(s, sack(R[0], 1, echo=SENT), 0.100, src=R[0])
+    feed(s, sack(R[1], 1, echo=SENT), 0.110, src=R[1])
+    feed(s, sack(R[2], 1, echo=SENT), 0.105, src=R[2])
+    s._forget([node_id(R[0])])
+    feed(s, sack(R[2], 2, echo=SENT), 0.115, src=R[2])
+    assert s.clock == node_id(R[1])
+
+
 def test_a_lone_packet_leaves_when_nothing_is_in_flight():
     s = sender(n=2, initial_cwnd=1, initial_ssthresh=1, spread_min_receivers=2)
     assert data_seqs(out(s)) == [1]  # a window of one: no acknowledgement would come to pair it
