@@ -90,8 +90,8 @@ def recovery_time(times: list[float], fault: float, window: float = 1.0) -> floa
 # RLA: receiver churn ---------------------------------------------------------------------
 
 
-def _rla(n: int, packets: int) -> tuple[TinyNet, list[Host], RlaSender]:
-    net, hosts = dumbbell(n)
+def _rla(n: int, packets: int, **path: float) -> tuple[TinyNet, list[Host], RlaSender]:
+    net, hosts = dumbbell(n, **path)
     p = RlaParams(total_packets=packets, receivers=n)
     snd = RlaSender(session(p, SND))
     net.hosts["s"].attach(snd)
@@ -129,6 +129,34 @@ def test_rla_survives_a_receiver_that_leaves():
         _all_bytes(h, packets)
     assert [rid for _t, rid in snd.dropped] == [node_id(hosts[2].ip)]
     assert recovery_time(data_times(hosts[0]), 3.0) <= 5.0
+
+
+def test_rla_survives_its_clock_receiver_crashing():
+    """A group of 9 sends on one receiver's SACKs (``clock_min_receivers``, 8).
+    When that receiver dies the window waits for its SACKs as for any
+    receiver's, until the dead-receiver rule drops it; then one of the 8
+    survivors is the clock, and every survivor gets every byte."""
+    packets = 5000  # about 6 s at 10 Mbit/s
+    net, hosts, snd = _rla(9, packets, rate=10e6, queue=100)
+    seen = {}
+
+    def crash_the_clock() -> None:
+        assert snd.clock is not None
+        clock = snd.rcvrs[snd.clock]
+        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / 16)
+        crash(net, next(h for h in hosts if node_id(h.ip) == snd.clock), 4.0)
+
+    net.sim.at(3.99, crash_the_clock)
+    net.run(40)
+    assert seen["paced"], "the clock's SACKs were too sparse to gate the window"
+    assert snd.done
+    survivors = [h for h in hosts if node_id(h.ip) != seen["rid"]]
+    for h in survivors:
+        _all_bytes(h, packets)
+    assert [rid for _t, rid in snd.dropped] == [seen["rid"]]
+    assert snd.clock not in (None, seen["rid"])
+    rec = recovery_time(data_times(survivors[0]), 4.0)
+    assert rec <= 5.0, f"recovered after {rec:.1f} s"
 
 
 def test_rla_without_the_dead_receiver_rule_stalls():
