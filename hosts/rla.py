@@ -677,8 +677,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Remove receivers; release what every remaining one has acknowledged."""
         for rid in rids:
             del self.rcvrs[rid]
-            if rid == self.clock:
-                self.clock = None
+        self._choose_clock()  # a forgotten clock is replaced; a group now too small has none
         n = len(self.rcvrs)
         for s in list(self.out):
             o = self.out[s]
