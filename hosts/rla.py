@@ -57,7 +57,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import (MAX_SEQ, CutLog, ReceiveBuffer, ReliableParams, Scoreboard, SendGate,
                             ack_from_one_more, payload_for)
-from hosts.rtt import SmoothedRtt
+from hosts.rtt import SmoothedRtt, ewma
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import MAX_SACK_BLOCKS, Flags, RlaData, RlaSack, seconds_since, ts_us
 
@@ -486,8 +486,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.heard_again = now  # the first word after the whole group fell silent
         self.last_feedback = now
         if r.last_heard > 0.0:
-            gap = now - r.last_heard
-            r.sack_gap = gap if r.sack_gap is None else r.sack_gap + (gap - r.sack_gap) / 8
+            r.sack_gap = ewma(r.sack_gap, now - r.last_heard, 1 / 8)
         r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
@@ -694,7 +693,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Beyond the paper: the receiver whose SACKs send (``clock_min_receivers``).
 
         The one with the largest srtt, once it has a sample; the clock stays
-        until another's srtt exceeds its own by ``CLOCK_SWITCH``.
+        until another's srtt exceeds its own by ``CLOCK_SWITCH``.  Chosen on
+        a SACK while there is none (so the first receiver timed is the first
+        clock), at every tick, and whenever receivers are forgotten (the one
+        way one leaves the group, so the clock is always one of it).
         """
         if len(self.rcvrs) < self.p.clock_min_receivers:
             self.clock = None
@@ -710,7 +712,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:
         """True when a SACK from ``rid`` should send nothing: another receiver
         clocks the window and was heard within ``ack_delay``."""
-        if self.clock is None or self.clock not in self.rcvrs:
+        if self.clock is None:
             self._choose_clock()
         if self.clock is None or rid == self.clock:
             return False

@@ -11,7 +11,7 @@ from win_tinynet import Host, TinyNet
 
 from hosts.core import Endpoint, node_id
 from hosts.registry import SessionConfig
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.rla import CLOCK_LAG, RlaParams, RlaReceiver, RlaSender
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
 
@@ -143,7 +143,7 @@ def test_rla_survives_its_clock_receiver_crashing():
     def crash_the_clock() -> None:
         assert snd.clock is not None
         clock = snd.rcvrs[snd.clock]
-        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / 16)
+        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / CLOCK_LAG)
         crash(net, next(h for h in hosts if node_id(h.ip) == snd.clock), 4.0)
 
     net.sim.at(3.99, crash_the_clock)
