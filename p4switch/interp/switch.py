@@ -130,6 +130,8 @@ class Switch:
         self.cpu_port = cpu_port
         self.drop_port = drop_port
         self.start_time = start_time
+        #: the latest instant a packet entered ingress (see :meth:`process`)
+        self._latest = start_time
         self.tables: dict[str, Table] = self._low.tables
         self.registers: dict[str, RegisterArray] = self._low.registers
         self.counters: dict[str, CounterArray] = self._low.counters
@@ -174,7 +176,21 @@ class Switch:
 
     # ================================================================== packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
-        """Run one packet (and every copy it causes) through the switch."""
+        """Run one packet (and every copy it causes) through the switch.
+
+        ``now`` is when the packet arrived; it enters ingress no earlier than
+        the packet before it.  Packets are processed one at a time, so, as in
+        BMv2, which stamps ``ingress_global_timestamp`` in its ingress thread,
+        the stamps never go backward.  A host of the switch may hand over
+        arrival stamps from several sources out of order (the port reader's
+        kernel stamps, link emulation); an earlier stamp processed later would
+        make a program's ``now - last`` wrap in 48-bit arithmetic, and
+        mcc.p4's membership ageing would read a fresh group as expired.
+        """
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
         self.stats["rx"] += 1
         out: list[Egress] = []
         try:

@@ -120,6 +120,20 @@ def test_membership_times_out_unless_refreshed():
     assert outputs(sw, SENDER_PORT, frame, now=3.1) == [(1, frame)]
 
 
+def test_reports_handed_over_out_of_arrival_order_keep_both_ports():
+    """The switch's host reads ports in turn, so a report that arrived first
+    can be processed second.  Its ingress timestamp is then the previous
+    packet's, not its earlier arrival: otherwise ``now - last`` wraps in the
+    program's 48-bit arithmetic and the fresh group reads as aged out, and
+    the second join wipes the first port's bit."""
+    sw = switch(timeout_us=20_000_000)
+    outputs(sw, 2, igmpv2_report(H2, G[0]), now=0.1902)
+    outputs(sw, 3, igmpv2_report(H3, G[0]), now=0.1901)
+    frame = data_frame(G[0])
+    assert outputs(sw, SENDER_PORT, frame, now=0.2) == [(2, frame), (3, frame)]
+    assert [d.fields["members"] for d in sw.poll_digests()] == [1 << 2, (1 << 2) | (1 << 3)]
+
+
 def test_digest_reports_membership_changes_only():
     sw = switch()
     sw.poll_digests()
