@@ -246,7 +246,7 @@ def test_no_join_during_a_loss_event() -> None:
 
 
 def test_first_loss_ends_startup_with_reqn_equal_to_trr() -> None:
-    r = make()
+    r = make(first_interval_at_loss=False)  # 3.2's seed (the default's is below)
     drain(r)
     sc = _startup_with_one_wave(r)
     sc.steady(1.5, 3.0, 40, [T, 5])
@@ -321,6 +321,25 @@ def test_startup_ends_on_a_large_mrtt_jump() -> None:
     assert r.startup
     sc.pkt(cn, t_join + 1.5)  # the second wave arrives 1.5 s after its join
     assert not r.startup and r.startup_exit == "mrtt"
+
+
+@pytest.mark.parametrize("epochs", [2, 1])
+def test_one_lagging_epoch_holds_the_joins_and_the_next_ends_startup(epochs: int) -> None:
+    # rr_lag_epochs: at 20-40 packets an epoch its boundaries alone can cut
+    # the 10 % margin, so one lagging epoch holds the joins and start-up
+    # ends if the next lags too; 1: 3.2's single epoch.
+    r = make(rr_lag_epochs=epochs)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 4.5, 80, [T, 5])
+    assert r.startup
+    ev = sc.steady(4.501, 5.0005, 40, [T, 5], owd=0.12)  # one epoch: reception halves behind a queue
+    assert joins(ev) == []
+    assert r.startup == (epochs == 2)
+    sc.steady(5.001, 5.5005, 40, [T, 5], owd=0.12)  # and the next
+    assert not r.startup and r.startup_exit == "rr-lag"
+    with pytest.raises(ValueError):
+        WebrcParams(rr_lag_epochs=0)
 
 
 def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
@@ -754,6 +773,36 @@ def test_a_first_startup_loss_below_a_tcp_initial_window_is_forgiven_with_its_ov
         WebrcParams(startup_forgive_overflows=-1)
 
 
+@pytest.mark.parametrize("queue, floor, forgiven", [(True, 0.2, True), (False, 0.2, False), (True, 0.0, False)])
+def test_with_a_queue_the_startup_window_counts_per_round_trip(queue: bool, floor: float, forgiven: bool) -> None:
+    # startup_window_min_rtt: with ARTT 0.1 s and a standing queue, 10
+    # packets per round trip (held to at least 0.2 s: 50 packets/s) forgive
+    # a loss at 36 packets/s; without a queue (random loss) or with the
+    # floor at 0 the threshold stays 10 per initial_rtt (20 packets/s).
+    r = make(startup_window_min_rtt=floor)
+    drain(r)
+    sc = Script(r, tsi=5)
+    sc.steady(0.2, 2.0, 20, [T])
+    owd = 0.12 if queue else 0.05
+    sc.steady(2.0, 3.0, 20, [T], owd=owd)
+    assert r.artt_value == pytest.approx(0.1) and 20 < r.arr < 50
+    sc.pkt(T, 3.01, skip=1, owd=owd)
+    assert r.loss_events == 1 and r.startup == forgiven
+
+
+def test_above_the_floors_window_a_startup_loss_ends_startup_with_a_queue() -> None:
+    r = make()
+    drain(r)
+    sc = Script(r, tsi=5)
+    sc.steady(0.2, 2.0, 30, [T])
+    sc.steady(2.0, 3.0, 30, [T], owd=0.12)
+    assert r.artt_value == pytest.approx(0.1) and r.arr > 50
+    sc.pkt(T, 3.01, skip=1, owd=0.12)
+    assert not r.startup and r.startup_exit == "loss"
+    with pytest.raises(ValueError):
+        WebrcParams(startup_window_min_rtt=-0.1)
+
+
 def _after_an_mrtt_exit(**kw: Any) -> tuple[WebrcReceiver, Script, float, int]:
     """A receiver whose start-up ended on an MRTT jump, no loss seen; returns
     it, its script, the time and the wave that was joined last."""
@@ -791,19 +840,23 @@ def test_after_a_loss_free_exit_reqn_follows_the_reception_until_the_first_loss(
     assert r.reqn() < 95  # no longer follows the reception: the intervals count
 
 
-def test_after_a_loss_exit_the_exit_seed_stands() -> None:
-    # A loss exit is the first loss: its seed from TRR is already X_recv's.
-    reqns = []
-    for at_loss in (True, False):
-        r = make(max_rate_bps=100 * 8 * 1024, first_interval_at_loss=at_loss)
-        drain(r)
-        sc = _startup_with_one_wave(r)
-        sc.steady(1.5, 3.0, 40, [T, 5])
-        sc.pkt(T, 3.01, skip=1)
-        assert r.startup_exit == "loss"
-        sc.steady(3.1, 4.5, 90, [T, 5])  # over twice the rate, no loss
-        reqns.append(r.reqn())
-    assert reqns[0] == reqns[1] < 90
+@pytest.mark.parametrize("at_loss", [True, False])
+def test_after_a_loss_exit_reqn_follows_the_reception_up_to_an_epoch_without_loss(at_loss: bool) -> None:
+    # A loss exit is the first loss: RFC 5348 6.3.1 takes X_recv then, and
+    # the epochs up to the first without a loss event raise it, as after a
+    # loss-free exit; 3.2 seeds LOSSP from TRR and the intervals count from
+    # there (first_interval_at_loss False).
+    r = make(max_rate_bps=100 * 8 * 1024, first_interval_at_loss=at_loss)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    sc.pkt(T, 3.01, skip=1)
+    assert r.startup_exit == "loss" and r.reqn() == pytest.approx(40, rel=0.01)
+    sc.steady(3.1, 4.5, 90, [T, 5])  # the last decision's waves arrive: over twice the rate, no loss
+    if at_loss:
+        assert r.reqn() >= 0.95 * 90
+    else:
+        assert r.reqn() < 0.8 * 90
 
 
 def test_the_first_interval_takes_the_rate_of_the_epoch_its_loss_falls_in() -> None:
