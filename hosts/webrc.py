@@ -127,7 +127,7 @@ class WebrcParams:
     #: the 10 % margin is 2-4 packets, what an epoch's two boundaries can cut
     #: from it, and start-up ended at 0.47 Mbit/s, 5.8 s in, on one such
     #: epoch next to a TCP flow on 10 Mbit/s, 50 ms (docs/protocols/webrc.md,
-    #: "Time to 80 %: three start-up rules").  1: 3.2's single epoch.
+    #: "Time to 80 %: start-up rules").  1: 3.2's single epoch.
     rr_lag_epochs: int = 2
     mrtt_jump_gaps: float = 2.0  # 3.2: MRTT increase counted "large" beyond this many gaps
     mrtt_jump_min: float = 0.02  # 3.2: ... and beyond this many seconds
@@ -191,13 +191,11 @@ class WebrcParams:
     #: interval did, and the session took 0.18 of TCP.  The rate "at the
     #: first loss" is the largest of the epochs up to the first without a
     #: loss event after it, since a join's waves reach a receiver a round
-    #: trip late.  A start-up exit by a loss is that first loss: LOSSP is
-    #: seeded from the larger of the last epoch's RR and TRR, and follows
-    #: the epochs' RR up to the first without a loss event.  TRR alone (3.2)
-    #: still averages the epochs before the last decision's waves arrived:
-    #: on 10 Mbit/s, 100 ms with one TCP flow an exit at 1.5 Mbit/s seeded
-    #: REQN at 0.7 (docs/protocols/webrc.md, "Time to 80 %: three start-up
-    #: rules").  False: 3.2's seed at the exit.
+    #: trip late.  A start-up exit by a loss keeps 3.2's seed from TRR:
+    #: following the reception from there too took a session that had the
+    #: link alone to 6-22 times four TCP flows that arrived 20 s later
+    #: (docs/protocols/webrc.md, "Time to 80 %: start-up rules").  False:
+    #: 3.2's seed at the exit.
     first_interval_at_loss: bool = True
     #: A start-up loss that comes while the subscription (ARR) carries
     #: fewer than this many packets per ``initial_rtt`` (10 per 0.5 s: 20
@@ -228,7 +226,7 @@ class WebrcParams:
     #: queue condition leaves a path with random loss and no queue (the
     #: 1 % loss paper row) to 3.2's rule.  On the 10 Mbit/s, 50 ms dumbbell
     #: a TCP flow's overflow came 4.3 s in at 28 packets/s and ended
-    #: start-up there (docs/protocols/webrc.md, "Time to 80 %: three start-up
+    #: start-up there (docs/protocols/webrc.md, "Time to 80 %: start-up
     #: rules").  0: per ``initial_rtt`` always.
     startup_window_min_rtt: float = 0.2
     #: Loss-event spans after the forgiven loss during which further losses
@@ -748,10 +746,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.startup_exit: str = ""
         #: A competitor's overflow forgiven in start-up (``startup_min_window``).
         self._overflow = CompetitorOverflow(s.startup_forgive_rtts, s.startup_forgive_overflows)
-        #: ``first_interval_at_loss``: after a loss-free exit "before-loss"
-        #: until the first loss event; "at-loss" from that event or from a
-        #: loss exit until an epoch without one; then None (LOSSP counts
-        #: intervals from there).
+        #: ``first_interval_at_loss`` after a loss-free exit: "before-loss"
+        #: until the first loss event, "at-loss" until an epoch without one,
+        #: then None (LOSSP counts intervals from there).
         self._first_interval: Literal["before-loss", "at-loss"] | None = None
         self.blocked_overflow = 0
         self.shed = 0  # waves left after start-up (``startup_shed``)
@@ -1116,13 +1113,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.startup_exit = why
         trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
         self.ssr = self.p.ssr_factor * trr
-        if self.p.first_interval_at_loss and why == "loss":
-            # RFC 5348 6.3.1: X_recv at the loss, not TRR, which in start-up
-            # still averages the epochs before the last decision's waves.
-            self._first_interval = "at-loss"
-            self._set_lossp_for(max(self.last_rr, trr), fresh=True)
-        else:
-            self._set_lossp_for(trr, fresh=True)
+        self._set_lossp_for(trr, fresh=True)
         if self.p.first_interval_at_loss and why != "loss":
             self._first_interval = "before-loss"
         if self.p.startup_shed:
