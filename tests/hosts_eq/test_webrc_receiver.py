@@ -323,15 +323,22 @@ def test_startup_ends_on_a_large_mrtt_jump() -> None:
     assert not r.startup and r.startup_exit == "mrtt"
 
 
+def _startup_on_time(until: float, **kw: Any) -> tuple[WebrcReceiver, Script]:
+    """A receiver (``make(**kw)``) in start-up with one wave, receiving 80
+    packets/s with no queue on the way until ``until``, and its script."""
+    r = make(**kw)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, until, 80, [T, 5])
+    return r, sc
+
+
 @pytest.mark.parametrize("epochs", [2, 1])
 def test_one_lagging_epoch_holds_the_joins_and_the_next_ends_startup(epochs: int) -> None:
     # rr_lag_epochs: at 20-40 packets an epoch its boundaries alone can cut
     # the 10 % margin, so one lagging epoch holds the joins and start-up
     # ends if the next lags too; 1: 3.2's single epoch.
-    r = make(rr_lag_epochs=epochs)
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    sc.steady(1.5, 4.5, 80, [T, 5])
+    r, sc = _startup_on_time(4.5, rr_lag_epochs=epochs)
     assert r.startup
     ev = sc.steady(4.501, 5.0005, 40, [T, 5], owd=0.12)  # one epoch: reception halves behind a queue
     assert joins(ev) == []
@@ -343,10 +350,7 @@ def test_one_lagging_epoch_holds_the_joins_and_the_next_ends_startup(epochs: int
 
 
 def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
-    r = make()
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    sc.steady(1.5, 4.0, 80, [T, 5])
+    r, sc = _startup_on_time(4.0)
     assert r.startup
     sc.steady(4.0, 8.0, 40, [T, 5], owd=0.12)  # reception halves behind a queue: the bottleneck is reached
     assert not r.startup and r.startup_exit == "rr-lag"
@@ -355,10 +359,7 @@ def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
 @pytest.mark.parametrize("evidence", [0.1, 0.0])
 def test_a_lagging_reception_without_a_queue_does_not_end_startup(evidence: float) -> None:
     # buffer_evidence_rtts: a lag with every packet on time is not a filling buffer.
-    r = make(buffer_evidence_rtts=evidence)
-    drain(r)
-    sc = _startup_with_one_wave(r)
-    sc.steady(1.5, 4.0, 80, [T, 5])
+    r, sc = _startup_on_time(4.0, buffer_evidence_rtts=evidence)
     sc.steady(4.0, 8.0, 40, [T, 5])  # reception halves, one-way delay unchanged
     assert r.startup == (evidence > 0)
 
