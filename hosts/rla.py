@@ -314,6 +314,8 @@ class _Receiver:
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
     last_heard: float = 0.0
+    #: its last SACK (``last_heard`` also counts the record's creation)
+    last_sack: float | None = None
     sack_gap: float | None = None  # smoothed interval between its SACKs (gain 1/8)
     join: int = 1  # the first packet it is owed
     synced: bool = True  # False until it acknowledged ``join`` (its SYNC may be lost)
@@ -485,9 +487,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if now - self.last_feedback >= self.p.dead_min / 2:
             self.heard_again = now  # the first word after the whole group fell silent
         self.last_feedback = now
-        if r.last_heard > 0.0:
-            r.sack_gap = ewma(r.sack_gap, now - r.last_heard, 1 / 8)
-        r.last_heard = now
+        if r.last_sack is not None:
+            r.sack_gap = ewma(r.sack_gap, now - r.last_sack, 1 / 8)
+        r.last_heard = r.last_sack = now
         r.addr = src  # unicast repairs go where its feedback comes from
         r.adv_buf = m.adv_buf
         if m.echo_ts:
@@ -706,7 +708,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             return
         slowest = max(timed, key=lambda r: r.srtt)
         current = self.rcvrs.get(self.clock) if self.clock is not None else None
-        if current is None or current.rtt.srtt is None or slowest.srtt > CLOCK_SWITCH * current.srtt:
+        if current is None or slowest.srtt > CLOCK_SWITCH * current.srtt:
             self.clock = slowest.rid
 
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:

@@ -418,6 +418,18 @@ def fast_clock(s: RlaSender, gap: float = 0.002) -> None:
     s.rcvrs[s.clock].sack_gap = gap
 
 
+def test_a_receivers_sack_interval_runs_from_its_first_sack():
+    # The clock's SACK interval (CLOCK_LAG) is measured between SACKs: the
+    # SACK that creates a receiver's record gives no interval of its own.
+    s = RlaSender(cfg(RlaParams(receivers=1)))
+    s.start(1.0)
+    feed(s, sack(R[0], 0), 1.0, src=R[0])
+    r = s.rcvrs[node_id(R[0])]
+    assert r.sack_gap is None
+    feed(s, sack(R[0], 0), 1.01, src=R[0])
+    assert r.sack_gap == pytest.approx(0.01)
+
+
 @pytest.mark.parametrize("clock_min, gap, expect", [(3, 0.002, ([], [5])), (4, 0.002, ([5], [])),
                                                     (3, 0.1 / 15, ([5], []))])
 def test_a_large_group_is_sent_on_one_receivers_sacks(clock_min: int, gap: float, expect):
