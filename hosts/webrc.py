@@ -980,7 +980,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if s.startup_min_window <= 0:
             return False
         rtt = s.initial_rtt
-        if s.startup_window_min_rtt > 0 and self.have_artt and self._queue_now:
+        if s.startup_window_min_rtt > 0 and self._queue_now:  # ARTT is initial_rtt until measured
             rtt = max(min(self.artt_value, rtt), s.startup_window_min_rtt)
         return (self.arr or 0.0) < s.startup_min_window / rtt
 

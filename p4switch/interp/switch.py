@@ -220,9 +220,7 @@ class Switch:
         return hdr, meta, sm, data[(P.pos + 7) >> 3:]
 
     def _run(self, port: int, data: bytes, now: float, out: list[Egress]) -> None:
-        now_us = int(round((now - self.start_time) * 1e6))
-        if now_us < 0:
-            now_us = 0
+        now_us = int(round((now - self.start_time) * 1e6))  # >= 0: process() keeps now >= start_time
         ingress_q: deque = deque([(data, port, NORMAL, None, None, len(data))])
         egress_q: deque = deque()
         ingress_pass, egress_pass = self._ingress_pass, self._egress_pass
