@@ -95,11 +95,12 @@ def test_webrc_single_receiver_matches_the_paper_throughput() -> None:
     # per start-up decision, 3.3's overflow rule whatever the losses, the
     # appendix's LOSSP filter, loss events of one ARTT by arrival, the paper's
     # MRTT, start-up ended by its first loss or by one lagging epoch, and
-    # the appendix's small ARTT fraction).
+    # the appendix's small ARTT fraction and plain ARR and TRR averages).
     params = WebrcParams(**PAPER_WEBRC, join_centred=False, trr_mode="ewma", artt_alpha=0.25,
                          loss_young_history=False, startup_joins=1, overflow_lossless_only=False,
                          loss_estimator="appendix", loss_event_episode=False, mrtt_path="shared",
-                         loss_event_send_time=False, startup_min_window=0, rr_lag_epochs=1)
+                         loss_event_send_time=False, startup_min_window=0, rr_lag_epochs=1,
+                         rates_follow_decay=False)
     rates = []
     for seed in (1, 2):
         rate, rcv = _webrc_rate(params, seed)

@@ -177,6 +177,28 @@ def test_leaves_the_oldest_wave_when_its_slot_ends() -> None:
     assert r.nwc == 0 and r.tsi == 6
 
 
+@pytest.mark.parametrize("follow", [True, False])
+def test_leaving_the_quiet_wave_takes_only_its_last_rate_from_arr(follow: bool) -> None:
+    """The wave that turns quiet at a slot's end sends at BCR by then, and
+    the base channel steps back from P·BCR to BCR: the subscription falls
+    by P·BCR, not by Γ (the fluid model, section 3).  With the decay
+    carried epoch by epoch (``rates_follow_decay``) that is all a leave may
+    take from ARR; the appendix's plain averages take the slot's decay there
+    instead, ARR / Γ."""
+    r = make(rates_follow_decay=follow)
+    drain(r)
+    sc = _startup_with_one_wave(r)
+    sc.steady(1.5, 3.0, 40, [T, 5])
+    arr, nwc = r.arr, r.nwc
+    sc.tsi = 6
+    sc.pkt(T, 3.0)
+    assert r.nwc == nwc - 1
+    if follow:
+        assert r.arr == pytest.approx(arr - P.p * P.base_rate_pps)
+    else:
+        assert r.arr == pytest.approx(arr / gamma(P.p, nwc - 1))
+
+
 def test_losses_at_the_end_of_a_wave_are_detected_on_leaving() -> None:
     r = make()
     drain(r)
@@ -375,6 +397,27 @@ def _in_steady_state(**kw: Any) -> tuple[WebrcReceiver, Script]:
     r.lossp.set_loss_rate(1e-4)  # the equation alone would allow far more
     sc.steady(3.1, 6.0, 40, [T, 5])
     return r, sc
+
+
+@pytest.mark.parametrize("follow", [True, False])
+def test_averages_that_follow_the_waves_decay_let_a_loss_free_receiver_join(follow: bool) -> None:
+    """``rates_follow_decay``: a reception that falls exactly as the joined
+    waves decay (P per TSD), with no loss and no queue, is the subscription
+    carried in full, and eq. 5's Γ·ARR ≤ Γ·TRR test must let the next join
+    through.  Plain averages lag the decay by different delays (ARR's EWMA
+    more than TRR's recent mean) and hold it shut."""
+    r, sc = _in_steady_state(rates_follow_decay=follow)
+    cn = r.pending[0]  # the join _in_steady_state left pending: answered below
+    joins_before = r.joins
+    t = 6.0
+    while t < 11.0 and r.joins == joins_before:
+        sc.steady(t, t + 0.5, 60 * 0.75 ** ((t - 6.0) / 10), [T, 5, cn])
+        t += 0.5
+    assert r.reqn() > 2 * r.arr  # the equation is far from binding: only the Γ·TRR cap decides
+    if follow:
+        assert r.joins == joins_before + 1 and t <= 7.0  # at the first full epoch after the join's effect
+    else:
+        assert r.joins == joins_before  # ARR stays above TRR by more than trr_headroom
 
 
 def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
@@ -943,7 +986,10 @@ def test_a_flat_reception_after_a_join_answered_past_the_queue_does_not_block(fr
     r, sc = _in_steady_state(join_past_queue_free=free)
     cn = _answer_nearby(r, sc)
     joins_before = r.joins
-    sc.steady(6.1, 12.0, 40, [T, 5, cn], owd=QUEUED_OWD)  # flat at its maximum, behind the queue
+    t = 6.1
+    while t < 12.0 and r.joins == joins_before and not r.blocked_overflow:  # up to the first decision
+        sc.steady(t, t + 0.5, 40, [T, 5, cn], owd=QUEUED_OWD)  # flat at its maximum, behind the queue
+        t += 0.5
     if free:
         assert r.blocked_overflow == 0 and r.joins > joins_before
     else:  # the paper's rule
