@@ -1199,9 +1199,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self._shed_rr.append(rr_rate)
             if len(self._shed_rr) >= s.startup_shed_epochs:
                 self._shed_unsupported(max(self._shed_rr))
-        # ARR follows the received rate; while a join is pending its Γ step stands.
         if s.rates_follow_decay:
             self._decay_averages()
+        # ARR follows the received rate; while a join is pending its Γ step stands.
         if self.arr is None:
             self.arr = rr_rate
         elif self.pending is None or self.pending[0] == self.T:
