@@ -415,6 +415,12 @@ class WebrcParams:
         return self.n + self.q
 
     @property
+    def epoch_decay(self) -> float:
+        """P^(EL/TSD): how much every wave's rate, and so a fixed
+        subscription's, falls over one epoch (0.986 at the defaults)."""
+        return self.p ** (self.epoch / self.tsd)
+
+    @property
     def slot_avg(self) -> float:
         """K = (1-P)/ln(1/P): average of P^τ over a slot (0.869 for P = 0.75)."""
         return (1 - self.p) / math.log(1 / self.p)
@@ -1228,8 +1234,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
 
     def _decay_averages(self) -> None:
         """``rates_follow_decay``: carry ARR and TRR's averages one epoch
-        forward along the waves' decay, P^(EL/TSD)."""
-        d = self.p.p ** (self.p.epoch / self.p.tsd)
+        forward along the waves' decay (``WebrcParams.epoch_decay``)."""
+        d = self.p.epoch_decay
         if self.arr is not None:
             self.arr *= d
         if self._trr_ewma is not None:
