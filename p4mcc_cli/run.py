@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from reporting.console import table_console
 
     from emulation.plan import PlanError
     from emulation.run import EmulationError, run_emulation
@@ -42,6 +42,6 @@ def main(args: argparse.Namespace) -> int:
     except (EmulationError, PlanError) as exc:
         print(f"p4mcc run: {exc}", file=sys.stderr)
         return 1
-    Console().print(summary_table(summary))
+    table_console().print(summary_table(summary))
     print(f"results and plots: {out}/")
     return 0

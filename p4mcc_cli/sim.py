@@ -21,14 +21,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from reporting.console import table_console
 
     from controller.desired import DesiredStateError
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
     from reporting import results as R
 
-    console = Console(stderr=False)
+    console = table_console()
     sc = load_from_args(args, "p4mcc sim")
     if sc is None:
         return EXIT_BAD_INPUT

@@ -67,11 +67,11 @@ def captures_table(results: str | Path) -> Any:
 
 
 def report(dirs: list[str]) -> int:
-    from rich.console import Console
+    from reporting.console import table_console
 
     from reporting import plots
 
-    console = Console()
+    console = table_console()
     if not 1 <= len(dirs) <= 2:
         print("p4mcc report: give one results folder, or two to compare", file=sys.stderr)
         return 2

@@ -152,8 +152,9 @@ def draw_heatmaps(rows: list[dict[str, Any]], metric: str, x: str, y: str, path:
 
 def report_sweep(d: str | Path, *, metric: str | None = None, x: str | None = None,
                  heatmap: list[str] | None = None, kind: str = "session") -> int:
-    from rich.console import Console
     from rich.table import Table
+
+    from reporting.console import table_console
 
     d = Path(d)
     rows, meta = load_rows(d, kind)
@@ -191,7 +192,7 @@ def report_sweep(d: str | Path, *, metric: str | None = None, x: str | None = No
             by[_line_key(r)].append(r[metric])
     for line, vs in sorted(by.items()):
         t.add_row(line, str(len(vs)), f"{statistics.median(vs):.4g}", f"{min(vs):.4g}", f"{max(vs):.4g}")
-    console = Console()
+    console = table_console()
     console.print(t)
     console.print(f"plots: {', '.join(str(f) for f in files) or '(no numeric axis to plot against)'}")
     return 0

@@ -76,3 +76,20 @@ def test_session_dataclass_unchanged_by_window() -> None:
     sc = scenario_from_dict(DOC, known_protocols=None)
     assert isinstance(sc.sessions[0], Session)
     assert replace(sc, steady_window=(0.0, 1.0)).steady_bounds() == (0.0, 1.0)
+
+
+def test_a_table_printed_to_a_pipe_keeps_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    """Off a terminal Rich sized tables to 80 columns and cut the figures
+    ("2.8…"); the CLI's console is wide enough for the run summary."""
+    from reporting.console import table_console
+
+    doc = {**DOC, "sessions": [{**DOC["sessions"][0], "name": "tfmcc-session"}],
+           "tcp_flows": [{**DOC["tcp_flows"][0], "name": "tcp-competitor"}]}
+    sc = scenario_from_dict(doc, known_protocols=None)
+    named = [replace(s, flow="tfmcc-session" if s.kind == "session" else "tcp-competitor") for s in samples()]
+    console = table_console()
+    assert not console.is_terminal
+    console.print(R.summary_table(R.summarize(named, sc, "netsim")))
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert "tfmcc-session" in out and "tcp-competitor" in out and "2.500" in out and "0.62" in out
