@@ -22,10 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from reporting.console import table_console
-
     from emulation.plan import PlanError
     from emulation.run import EmulationError, run_emulation
+    from reporting.console import table_console
     from reporting.results import summary_table
 
     scenario = load_from_args(args, "p4mcc run")

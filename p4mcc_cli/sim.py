@@ -21,12 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from reporting.console import table_console
-
     from controller.desired import DesiredStateError
     from netsim.run import SimError, run_scenario
     from netsim.switches import SwitchUnavailable, choose_switch
     from reporting import results as R
+    from reporting.console import table_console
 
     console = table_console()
     sc = load_from_args(args, "p4mcc sim")

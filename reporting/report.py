@@ -67,9 +67,8 @@ def captures_table(results: str | Path) -> Any:
 
 
 def report(dirs: list[str]) -> int:
-    from reporting.console import table_console
-
     from reporting import plots
+    from reporting.console import table_console
 
     console = table_console()
     if not 1 <= len(dirs) <= 2:
