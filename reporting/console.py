@@ -19,4 +19,6 @@ PIPE_WIDTH = 200
 def table_console(stderr: bool = False) -> Console:
     """A console sized to the terminal, or :data:`PIPE_WIDTH` wide off one."""
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=PIPE_WIDTH)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    return console
