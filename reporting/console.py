@@ -16,9 +16,9 @@ from rich.console import Console
 PIPE_WIDTH = 200
 
 
-def table_console(stderr: bool = False) -> Console:
-    """A console sized to the terminal, or :data:`PIPE_WIDTH` wide off one."""
-    console = Console(stderr=stderr)
+def table_console() -> Console:
+    """A console on stdout sized to the terminal, or :data:`PIPE_WIDTH` wide off one."""
+    console = Console()
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console

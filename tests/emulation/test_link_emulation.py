@@ -67,14 +67,11 @@ def median_ping_rtt(host, count: int = 12) -> tuple[float, str]:
 
 
 @pytest.fixture(scope="module")
-def baseline_rtt(tmp_path_factory: pytest.TempPathFactory) -> float:
+def baseline_rtt(mininet_ready: None, tmp_path_factory: pytest.TempPathFactory) -> float:
     """Median ping RTT (s) over the same network with the bottleneck unshaped:
     the switches' own processing, both switches in both directions."""
-    from emulation.run import emulated_network, missing_requirements
+    from emulation.run import emulated_network
 
-    reason = missing_requirements(("ping",))
-    if reason:
-        pytest.skip(reason)
     with emulated_network(scenario(rate="100Mbps", delay=0), tmp_path_factory.mktemp("baseline")) as (net, _p, _o):
         rtt, out = median_ping_rtt(net["h1"])
     assert rtt < BASELINE_MAX_S, out
@@ -86,8 +83,7 @@ def assert_scenario_rtt(rtt: float, baseline: float, out: str) -> None:
     assert rtt == pytest.approx(EXPECTED_RTT_S + baseline / 2, rel=0.10), (baseline, out)
 
 
-def test_ping_rtt_and_tcp_throughput_match_the_scenario(mininet_ready: None, baseline_rtt: float,
-                                                        tmp_path: Path) -> None:
+def test_ping_rtt_and_tcp_throughput_match_the_scenario(baseline_rtt: float, tmp_path: Path) -> None:
     from emulation.run import IPERF_READY, emulated_network
     from emulation.mininet_net import spawn
 
@@ -107,7 +103,7 @@ def test_ping_rtt_and_tcp_throughput_match_the_scenario(mininet_ready: None, bas
         assert received == pytest.approx(RATE_BPS, rel=0.10)
 
 
-def test_ping_rtt_holds_with_every_core_busy(mininet_ready: None, baseline_rtt: float, tmp_path: Path) -> None:
+def test_ping_rtt_holds_with_every_core_busy(baseline_rtt: float, tmp_path: Path) -> None:
     """A busy CPU must not stretch the emulated delay: one spinning process
     per core, and the ping RTT stays within 10 % of the configured path's
     (with the switches' processing that no link absorbs, measured idle).
