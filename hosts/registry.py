@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from hosts.core import Endpoint
 from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
+from hosts.rules import DEFAULT, RuleBook, RuleError, empty_book
 
 
 class ParamError(ValueError):
@@ -73,6 +74,9 @@ class SessionConfig:
     params: Any = None
     seed: int = 0
     assisted: bool = False
+    rules: tuple[str, ...] | None = None
+    """The session's effective rule list (:meth:`Protocol.resolve_rules`);
+    None: the protocol's ``default`` profile."""
 
 
 Factory = Callable[[SessionConfig], Endpoint]
@@ -135,6 +139,9 @@ class Protocol:
     (parameters to add, warning or None)`` for a protocol whose sender sends
     at a rate it does not adapt (WEBRC's session rate): it fits the defaults
     to the sender's own link.  Empty: the protocol adapts by itself."""
+    rulebook: str = ""
+    """Name of the module's :class:`hosts.rules.RuleBook` (its named rules and
+    profiles); empty: the protocol has no named rules, every profile is its core."""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def _attr(self, attr: str) -> Any:
@@ -155,6 +162,27 @@ class Protocol:
     @property
     def receiver_factory(self) -> Factory:
         return self._attr(self.receiver_class)
+
+    @property
+    def rules(self) -> RuleBook:
+        """The protocol's named rules and profiles."""
+        if not self.rulebook:
+            return self._cache.setdefault("_empty_book", empty_book(self.name))
+        return self._attr(self.rulebook)
+
+    def resolve_rules(self, profile: str = DEFAULT, switches: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """The effective rule list of ``profile`` with rules switched on/off by name."""
+        try:
+            return self.rules.resolve(profile, switches)
+        except RuleError as exc:
+            raise ParamError(str(exc)) from None
+
+    def _build(self, factory: Factory, config: SessionConfig) -> Endpoint:
+        config = self._config(config)
+        names = config.rules if config.rules is not None else self.resolve_rules()
+        if isinstance(factory, type):
+            factory = self.rules.compose(factory, names)
+        return factory(config)
 
     def default_params(self) -> Any:
         return self.params_type()
@@ -196,11 +224,11 @@ class Protocol:
 
     def sender(self, config: SessionConfig) -> Endpoint:
         """Build the sender agent (params None or a dict are accepted too)."""
-        return self.sender_factory(self._config(config))
+        return self._build(self.sender_factory, config)
 
     def receiver(self, config: SessionConfig) -> Endpoint:
         """Build a receiver agent (params None or a dict are accepted too)."""
-        return self.receiver_factory(self._config(config))
+        return self._build(self.receiver_factory, config)
 
 
 _ENTRIES: list[Protocol] = [

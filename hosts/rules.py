@@ -1,0 +1,183 @@
+"""Named rules and profiles: each protocol is its paper's algorithm plus named additions.
+
+A protocol's core class is the published algorithm and nothing else.  Every
+behaviour beyond the paper is a :class:`Rule`: one small mixin per role it
+changes (``"tfmcc-sender"``, ``"tfmcc-receiver"``, ...), a one-line summary,
+and its reason (an RFC section, or p4mcc's own measurement on the protocol's
+page).  A core never asks whether a rule is on: the rule's mixin overrides
+the hook it changes and calls ``super()``, so the class that runs is the
+composition ``RuleMixinA, RuleMixinB, ..., Core`` and reading the core tells
+exactly what the paper does.  This is ns-3's "a variant is a type" and
+aioquic's "choose an algorithm by name", applied per rule.
+
+A :class:`RuleBook` lists a protocol's rules in the order they compose (the
+first listed is outermost) and its profiles as data:
+
+- ``paper``: the published algorithm, no rule;
+- ``default``: paper plus the rules that earn their place;
+- ``stamped``: default plus the rules that read the switch's congestion stamp
+  (only where the protocol has such rules).
+
+A session names a profile and may switch single rules on or off by name;
+:meth:`RuleBook.resolve` turns that into the effective rule list, which the
+results record.
+
+Example::
+
+    book = RuleBook("toy", rules=(Rule("halve_on_timeout", "...", "RFC 5348 4.4",
+                                       {"toy-sender": HalveOnTimeout}),),
+                    profiles={"paper": (), "default": ("halve_on_timeout",)})
+    names = book.resolve("paper", {"halve_on_timeout": True})
+    sender_cls = book.compose(ToySender, names)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PAPER = "paper"
+DEFAULT = "default"
+STAMPED = "stamped"
+PROFILE_NAMES = (PAPER, DEFAULT, STAMPED)
+"""Every profile name a protocol may define; ``paper`` and ``default`` always exist."""
+
+
+class RuleError(ValueError):
+    """An unknown profile or rule name, or a rule list that does not hold together."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One behaviour beyond the paper.
+
+    ``mixins`` maps a core's ``role`` to the mixin class that changes it; a
+    rule may change one role (most do) or several (a receiver's report and the
+    sender that reads it).  ``requires`` names rules it builds on: switching a
+    rule on without them is an error, not a silent change of meaning.
+    """
+
+    name: str
+    summary: str
+    reason: str
+    mixins: Mapping[str, type] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
+
+
+def parse_switch(name: str, value: Any) -> bool:
+    """``on``/``off`` (or a boolean) as a scenario or a flag writes it."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("on", "true", "yes", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("off", "false", "no", "0"):
+        return False
+    raise RuleError(f"rule {name!r}: {value!r} is not on or off")
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    """A protocol's rules, in composition order, and its profiles as data."""
+
+    protocol: str
+    rules: tuple[Rule, ...] = ()
+    profiles: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: {PAPER: (), DEFAULT: ()}
+    )
+    _composed: dict[tuple[type, tuple[str, ...]], type] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        names = [r.name for r in self.rules]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise RuleError(f"{self.protocol}: rule names given twice: {', '.join(sorted(dup))}")
+        for must in (PAPER, DEFAULT):
+            if must not in self.profiles:
+                raise RuleError(f"{self.protocol}: profile {must!r} is missing")
+        if self.profiles[PAPER]:
+            raise RuleError(f"{self.protocol}: profile 'paper' must have no rule")
+        for prof, members in self.profiles.items():
+            if prof not in PROFILE_NAMES:
+                raise RuleError(f"{self.protocol}: unknown profile name {prof!r}")
+            self._check(members, f"profile {prof!r}")
+
+    # -- names ---------------------------------------------------------------
+
+    def names(self) -> tuple[str, ...]:
+        """Every rule's name, in composition order."""
+        return tuple(r.name for r in self.rules)
+
+    def get(self, name: str) -> Rule:
+        """The rule called ``name``; a clear error listing known names otherwise."""
+        for r in self.rules:
+            if r.name == name:
+                return r
+        known = ", ".join(self.names()) or "none"
+        raise RuleError(f"{self.protocol}: unknown rule {name!r}; known: {known}")
+
+    def _check(self, members: Sequence[str], where: str) -> None:
+        present = set(members)
+        for n in members:
+            rule = self.get(n)
+            missing = [req for req in rule.requires if req not in present]
+            if missing:
+                raise RuleError(
+                    f"{self.protocol} {where}: rule {n!r} needs {', '.join(map(repr, missing))}"
+                )
+
+    # -- profiles ------------------------------------------------------------
+
+    def resolve(
+        self, profile: str = DEFAULT, switches: Mapping[str, Any] | None = None
+    ) -> tuple[str, ...]:
+        """The effective rule list: ``profile``'s rules with ``switches`` applied.
+
+        The result is in composition order, so equal sets give equal lists
+        (and equal results records).
+        """
+        if profile not in self.profiles:
+            known = ", ".join(self.profiles)
+            raise RuleError(f"{self.protocol}: unknown profile {profile!r}; known: {known}")
+        chosen = set(self.profiles[profile])
+        for name, value in (switches or {}).items():
+            self.get(name)
+            if parse_switch(name, value):
+                chosen.add(name)
+            else:
+                chosen.discard(name)
+        ordered = tuple(n for n in self.names() if n in chosen)
+        self._check(ordered, f"profile {profile!r} with {dict(switches or {})}")
+        return ordered
+
+    # -- classes -------------------------------------------------------------
+
+    def compose(self, core: type, names: Sequence[str]) -> type:
+        """The class that runs ``core`` with the rules ``names`` (cached).
+
+        Only the rules that change ``core``'s role go into the class; with
+        none, ``core`` itself runs.  The session's whole effective list is
+        its configuration's ``rules``, which the results record.
+        """
+        for n in names:
+            self.get(n)
+        role = getattr(core, "role", None)
+        active = tuple(
+            r for r in self.rules if r.name in set(names) and role in r.mixins
+        )
+        if not active:
+            return core
+        key = (core, tuple(r.name for r in active))
+        if key not in self._composed:
+            label = "+".join(r.name for r in active)
+            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), {})
+            cls.__module__ = core.__module__
+            self._composed[key] = cls
+        return self._composed[key]
+
+
+def empty_book(protocol: str) -> RuleBook:
+    """The book of a protocol that has no named rules (yet): every profile is its core."""
+    return RuleBook(protocol)

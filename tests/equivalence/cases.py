@@ -1,0 +1,107 @@
+"""The runs whose results ``default`` must keep while the protocols are restructured.
+
+The demo and four cells of the friendliness grid per protocol, each at a
+fixed seed, in the simulator with the P4 switch.
+``.venv/bin/python tests/equivalence/cases.py --write`` records their
+``summary.json`` in ``golden/``; :mod:`tests.equivalence.test_default_keeps_results`
+checks that today's code gives the same summaries.  A change that moves
+``default`` on purpose (a rule retired after its ablation) writes them again
+in the same commit, and says so in ``CHANGELOG.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+DURATION = 40.0
+"""Seconds of simulated time per case: long enough for every protocol's
+start-up to end and its steady rules to act, short enough for ``make test``."""
+SEED = 1
+PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+VOLATILE = {"wall_time_s"}
+"""Summary fields that depend on the machine, not on the protocol."""
+
+
+def _grid_cases() -> dict[str, dict[str, Any]]:
+    from bench.friendliness import QUICK_CELLS, sweep_doc
+
+    doc = sweep_doc(QUICK_CELLS, [SEED], DURATION, "equivalence")
+    cols = doc["axes"]["cell"]["zip"]
+    cases: dict[str, dict[str, Any]] = {}
+    for i, proto in enumerate(cols["sessions[0].protocol"]):
+        sc = copy.deepcopy(doc["base"])
+        sc["seed"] = SEED
+        sc["sessions"][0]["protocol"] = proto
+        sc["sessions"][0]["params"] = cols["sessions[0].params"][i]
+        gen = sc["topology"]["generate"]
+        for key in ("rate", "delay", "queue", "receivers", "tcp_pairs"):
+            gen[key] = cols[f"topology.generate.{key}"][i]
+        sc["tcp_flows"] = cols["tcp_flows"][i]
+        cell = i % len(QUICK_CELLS)
+        cases[f"{proto}-cell{cell}"] = sc
+    return cases
+
+
+def _demo_case() -> dict[str, Any]:
+    import yaml
+
+    sc = yaml.safe_load((ROOT / "topologies" / "scenarios" / "demo.yaml").read_text())
+    sc["duration"] = DURATION
+    sc["seed"] = SEED
+    return sc
+
+
+def cases() -> dict[str, dict[str, Any]]:
+    """Case name -> scenario document."""
+    return {"demo": _demo_case(), **_grid_cases()}
+
+
+def run_case(doc: dict[str, Any]) -> dict[str, Any]:
+    """The case's summary, with machine-dependent fields left out."""
+    from netsim.run import run_scenario
+    from scenario.model import scenario_from_dict
+
+    sc = scenario_from_dict(copy.deepcopy(doc), base=ROOT / "topologies" / "scenarios")
+    run = run_scenario(sc, None)
+    return comparable(run.summary)
+
+
+def comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` as JSON would store it, without the volatile fields."""
+    data = json.loads(json.dumps(summary, default=str))
+    return _strip(data)
+
+
+def _strip(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items() if k not in VOLATILE}
+    if isinstance(x, list):
+        return [_strip(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    return x
+
+
+def main(argv: list[str]) -> int:
+    if argv != ["--write"]:
+        print("usage: tests/equivalence/cases.py --write", file=sys.stderr)
+        return 2
+    GOLDEN.mkdir(exist_ok=True)
+    for name, doc in cases().items():
+        out = GOLDEN / f"{name}.json"
+        out.write_text(json.dumps(run_case(doc), indent=1, sort_keys=True) + "\n")
+        print(out.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,79 @@
+"""The rule book: profiles resolve to rule lists, rules compose as mixins."""
+
+from __future__ import annotations
+
+import pytest
+
+from hosts.rules import Rule, RuleBook, RuleError
+
+
+class Core:
+    role = "toy-sender"
+
+    def rate(self) -> float:
+        return 1.0
+
+
+class Double:
+    def rate(self) -> float:
+        return 2 * super().rate()
+
+
+class PlusOne:
+    def rate(self) -> float:
+        return super().rate() + 1
+
+
+BOOK = RuleBook(
+    "toy",
+    rules=(
+        Rule("double", "doubles the rate", "ours", {"toy-sender": Double}),
+        Rule("plus_one", "adds one", "ours", {"toy-sender": PlusOne}, requires=("double",)),
+        Rule("elsewhere", "changes only the receiver", "ours", {"toy-receiver": Double}),
+    ),
+    profiles={"paper": (), "default": ("double", "plus_one")},
+)
+
+
+def test_paper_profile_runs_the_core_itself() -> None:
+    assert BOOK.resolve("paper") == ()
+    assert BOOK.compose(Core, ()) is Core
+
+
+def test_default_composes_in_declaration_order() -> None:
+    names = BOOK.resolve("default")
+    assert names == ("double", "plus_one")
+    # double is outermost: 2 * (1 + 1)
+    assert BOOK.compose(Core, names)().rate() == 4.0
+
+
+def test_switches_turn_rules_on_and_off_by_name() -> None:
+    assert BOOK.resolve("paper", {"double": "on"}) == ("double",)
+    assert BOOK.resolve("default", {"plus_one": "off"}) == ("double",)
+
+
+def test_a_rule_for_another_role_leaves_the_class_alone() -> None:
+    assert BOOK.compose(Core, ("elsewhere",)) is Core
+
+
+def test_composed_classes_are_cached() -> None:
+    assert BOOK.compose(Core, ("double",)) is BOOK.compose(Core, ("double",))
+
+
+@pytest.mark.parametrize(
+    ("profile", "switches", "message"),
+    [
+        ("fast", None, "unknown profile 'fast'; known: paper, default"),
+        ("default", {"tripple": "on"}, "unknown rule 'tripple'; known: double, plus_one, elsewhere"),
+        ("default", {"double": "maybe"}, "'maybe' is not on or off"),
+        ("default", {"double": "off"}, "rule 'plus_one' needs 'double'"),
+    ],
+)
+def test_bad_names_and_values_are_named(profile, switches, message) -> None:
+    with pytest.raises(RuleError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        BOOK.resolve(profile, switches)
+
+
+def test_a_paper_profile_with_rules_is_refused() -> None:
+    with pytest.raises(RuleError, match="'paper' must have no rule"):
+        RuleBook("bad", rules=BOOK.rules, profiles={"paper": ("double",), "default": ()})
