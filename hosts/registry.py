@@ -139,9 +139,9 @@ class Protocol:
     (parameters to add, warning or None)`` for a protocol whose sender sends
     at a rate it does not adapt (WEBRC's session rate): it fits the defaults
     to the sender's own link.  Empty: the protocol adapts by itself."""
-    rulebook: str = ""
+    rulebook: str = "RULES"
     """Name of the module's :class:`hosts.rules.RuleBook` (its named rules and
-    profiles); empty: the protocol has no named rules, every profile is its core."""
+    profiles); a module without it has no named rules: every profile is its core."""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def _attr(self, attr: str) -> Any:
@@ -166,9 +166,10 @@ class Protocol:
     @property
     def rules(self) -> RuleBook:
         """The protocol's named rules and profiles."""
-        if not self.rulebook:
-            return self._cache.setdefault("_empty_book", empty_book(self.name))
-        return self._attr(self.rulebook)
+        if "_rulebook" not in self._cache:
+            mod = importlib.import_module(self.module)
+            self._cache["_rulebook"] = getattr(mod, self.rulebook, None) or empty_book(self.name)
+        return self._cache["_rulebook"]
 
     def resolve_rules(self, profile: str = DEFAULT, switches: dict[str, Any] | None = None) -> tuple[str, ...]:
         """The effective rule list of ``profile`` with rules switched on/off by name."""
