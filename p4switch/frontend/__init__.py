@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Optional
 from . import ast
 from .errors import P4Error
 from .parser import parse_tokens
-from .preprocessor import preprocess
+from .preprocessor import preprocess, read_source
 from .typecheck import check_program
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
@@ -38,18 +38,14 @@ def _pipeline(text: str, filename: str, include_dirs: Iterable[str],
 def compile_file(path: str, include_dirs: Iterable[str] = (),
                  defines: Optional[Mapping[str, str]] = None) -> ast.Program:
     """Preprocess, parse and type-check the program in ``path``."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise P4Error(ast.Span(path, 0, 0), f"cannot read file: {exc}") from None
+    text = read_source(path, ast.Span(path, 0, 0))
     return _pipeline(text, path, include_dirs, defines, check=True)
 
 
 def compile_text(text: str, filename: str = "<input>", include_dirs: Iterable[str] = (),
                  defines: Optional[Mapping[str, str]] = None) -> ast.Program:
-    """Like ``compile_file`` for source held in memory (includes resolve
-    relative to the current directory and ``include_dirs``)."""
+    """Like ``compile_file`` for source held in memory: it has no folder of its
+    own, so includes resolve only in ``include_dirs`` and the P4 library."""
     return _pipeline(text, filename, include_dirs, defines, check=True)
 
 

@@ -71,6 +71,12 @@ _TOKEN_RE = re.compile(
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
 
 
+MAX_LITERAL_DIGITS = 1024
+"""The longest integer literal: 1024 binary digits already exceed any width a
+v1model target carries (p4c-bm2-ss caps bit<W> far below), and Python's own
+int() refuses very long decimal strings with an error of its own."""
+
+
 def parse_int(text: str) -> tuple[Optional[int], bool, int, int]:
     """Decode an integer literal: ``(width, signed, value, base)``."""
     width: Optional[int] = None
@@ -85,6 +91,8 @@ def parse_int(text: str) -> tuple[Optional[int], bool, int, int]:
     if len(body) > 1 and body[0] == "0" and body[1] in "xXbBoOdD":
         base = {"x": 16, "b": 2, "o": 8, "d": 10}[body[1].lower()]
         body = body[2:]
+    if len(body) > MAX_LITERAL_DIGITS:
+        raise ValueError(f"integer literal of {len(body)} digits (at most {MAX_LITERAL_DIGITS})")
     value = int(body, base) if body else 0
     return width, signed, value, base
 
@@ -123,7 +131,11 @@ def lex_line(line: str, file: str, lineno: int, start_col: int = 0) -> list[Toke
                 # A literal running straight into letters (``12ab``) is malformed.
                 if end < n and (line[end].isalnum() or line[end] == "_"):
                     raise P4Error(span, f"malformed integer literal {line[pos:end + 1]!r}")
-                out.append(Token("int", parse_int(text), span, end + 1))
+                try:
+                    value = parse_int(text)
+                except ValueError as exc:
+                    raise P4Error(span, str(exc)) from None
+                out.append(Token("int", value, span, end + 1))
             elif kind == "str":
                 out.append(Token("str", _unescape(text[1:-1]), span, end + 1))
             else:

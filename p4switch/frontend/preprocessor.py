@@ -24,6 +24,11 @@ from .errors import P4Error
 from .lexer import Token, lex_line, strip_comments
 
 MAX_INCLUDE_DEPTH = 64
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+"""The largest source file the front end reads (the program or one include),
+checked before reading: p4mcc's own program and the P4 library are well under
+a tenth of it, and a larger file is far more likely a mistake or an attack
+(a pipeline naming a huge file) than a program."""
 
 # Included files (core.p4, v1model.p4, project headers) are read again for
 # every program; their comment-free lines and tokens are kept here, keyed by
@@ -54,9 +59,15 @@ class Preprocessor:
     """Holds the macro table and include search path across included files."""
 
     def __init__(self, include_dirs: list[str], builtin_dir: Optional[str],
-                 defines: dict[str, str]) -> None:
+                 defines: dict[str, str], main_dir: Optional[str] = None) -> None:
         self.include_dirs = include_dirs
         self.builtin_dir = builtin_dir
+        # The only folders an #include may read from: the program's own
+        # folder, the -I folders and the P4 library.  A program held in
+        # memory (a pipeline pushed over P4Runtime) has no folder of its own.
+        roots = [main_dir] if main_dir else []
+        roots += include_dirs + ([builtin_dir] if builtin_dir else [])
+        self.roots = [os.path.realpath(r) for r in roots]
         self.macros: dict[str, object] = {}
         self.out: list[Token] = []
         self.files: list[str] = []
@@ -180,26 +191,31 @@ class Preprocessor:
         m = re.fullmatch(r'"([^"]+)"|<([^>]+)>', rest)
         if m is None:
             raise P4Error(span, '#include expects "file" or <file>')
-        here = os.path.dirname(os.path.abspath(filename)) if not filename.startswith("<") else os.getcwd()
+        here = [os.path.dirname(os.path.abspath(filename))] if not filename.startswith("<") else []
         builtin = [self.builtin_dir] if self.builtin_dir else []
         if m.group(1) is not None:
             target = m.group(1)
-            search = [here] + self.include_dirs + builtin
+            search = here + self.include_dirs + builtin
         else:
             target = m.group(2)
             search = builtin + self.include_dirs
-        for d in search:
-            path = os.path.join(d, target)
+        # Candidates outside the allowed folders are dropped before the file
+        # system is asked about them, so no answer depends on whether such a
+        # file exists (a pipeline cannot probe the switch's host).
+        inside = [p for p in (os.path.realpath(os.path.join(d, target)) for d in search) if self._allowed(p)]
+        if not inside:
+            raise P4Error(span, f"cannot include {target!r}: a program may include only files in its "
+                                "own folder, its include folders (-I) and the P4 library")
+        for path in inside:
             if os.path.isfile(path):
-                try:
-                    with open(path, encoding="utf-8") as f:
-                        text = f.read()
-                except (OSError, UnicodeDecodeError) as exc:
-                    raise P4Error(span, f"cannot read included file {path}: {exc}") from None
+                text = read_source(path, span)
                 shown = os.path.relpath(path) if not os.path.isabs(filename) else path
                 self.run_file(text, shown)
                 return
         raise P4Error(span, f"cannot find included file {target!r}")
+
+    def _allowed(self, path: str) -> bool:
+        return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots)
 
     def _condition(self, kind: str, line: str, col: int, filename: str, lineno: int,
                    span: Span) -> bool:
@@ -403,11 +419,32 @@ def _apply(op: str, a: int, b: int, span: Span) -> int:
     }[op]()
 
 
+def read_source(path: str, span: Span) -> str:
+    """A source file's text, refused unread when larger than :data:`MAX_SOURCE_BYTES`."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_SOURCE_BYTES:
+                raise P4Error(span, f"{os.path.basename(path)}: larger than {MAX_SOURCE_BYTES} bytes")
+            data = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise P4Error(span, f"cannot read file {os.path.basename(path)!r}: {exc.strerror}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise P4Error(span, f"{os.path.basename(path)}: larger than {MAX_SOURCE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise P4Error(span, f"{os.path.basename(path)}: not UTF-8 text") from None
+
+
 def preprocess(text: str, filename: str, include_dirs: list[str], defines: dict[str, str],
                builtin_dir: Optional[str] = None) -> tuple[list[Token], list[str]]:
     """Tokens of the whole program (ending with an ``eof`` token) and the
-    list of files read."""
-    pp = Preprocessor(include_dirs, builtin_dir, defines)
+    list of files read.
+
+    Includes resolve only inside ``filename``'s folder (when it names a real
+    file, not ``<...>``), ``include_dirs`` and ``builtin_dir``."""
+    main_dir = None if filename.startswith("<") else os.path.dirname(os.path.abspath(filename))
+    pp = Preprocessor(include_dirs, builtin_dir, defines, main_dir)
     pp.run_file(text, filename)
     lines = text.count("\n") + 1
     pp.out.append(Token("eof", None, Span(filename, lines, 1), 1))

@@ -3,7 +3,9 @@
 ``p4_device_config`` carries the P4 program itself: plain P4_16 source, or a
 JSON bundle of the main file and the project files it includes, so programs
 split over several files (``p4src/``) travel whole.  The switch compiles it
-with the built-in front end.
+with the built-in front end, and a pushed program may include only its own
+bundled files and the P4 library (``core.p4``, ``v1model.p4``): never a
+file of the switch's host.
 """
 
 from __future__ import annotations
@@ -58,12 +60,21 @@ def compile_device_config(blob: bytes) -> Any:
             doc = json.loads(text)
         except ValueError:
             doc = None
+        except RecursionError:
+            raise P4RTError(Code.INVALID_ARGUMENT, "device config: JSON nested too deeply") from None
     try:
         if isinstance(doc, dict) and doc.get("format") == BUNDLE_FORMAT:
             files = doc.get("files") or {}
             main = doc.get("main")
-            if not isinstance(files, dict) or main not in files:
+            if not isinstance(files, dict) or not isinstance(main, str) or main not in files:
                 raise P4RTError(Code.INVALID_ARGUMENT, "bundle lacks its main file")
+            defines = doc.get("defines") or {}
+            if not isinstance(defines, dict):
+                raise P4RTError(Code.INVALID_ARGUMENT, "bundle defines must be a table of names to values")
+            for name, body in [*files.items(), *defines.items()]:
+                if not isinstance(body, (str, int)) or isinstance(body, bool):
+                    raise P4RTError(Code.INVALID_ARGUMENT,
+                                    f"bundle entry {str(name)[:64]!r}: expected text, got {type(body).__name__}")
             with tempfile.TemporaryDirectory(prefix="p4mcc-cfg-") as tmp:
                 for name, body in files.items():
                     path = os.path.normpath(os.path.join(tmp, name))
@@ -73,7 +84,7 @@ def compile_device_config(blob: bytes) -> Any:
                     with open(path, "w", encoding="utf-8") as f:
                         f.write(str(body))
                 return compile_file(os.path.join(tmp, main), include_dirs=[tmp],
-                                    defines={str(k): str(v) for k, v in (doc.get("defines") or {}).items()})
+                                    defines={str(k): str(v) for k, v in defines.items()})
         return compile_text(text, "<device config>")
     except P4Error as e:
         raise P4RTError(Code.INVALID_ARGUMENT, f"device config does not compile: {e}") from None
