@@ -13,7 +13,9 @@ PacketIn and DigestList go to the primary client(s) only.
 Limits (docs/p4runtime.md, "Limits"): RPCs run on an
 :class:`~.workers.ElasticExecutor`, so open streams never leave a Write or a
 Read waiting for a thread; at most :data:`MAX_STREAMS` streams are open at
-once (the spec's ``RESOURCE_EXHAUSTED`` beyond); requests are capped at
+once (the spec's ``RESOURCE_EXHAUSTED`` beyond), and streams that never
+arbitrate are closed after :data:`ARBITRATION_TIMEOUT_S` and can never hold
+more than :data:`MAX_PENDING` of those slots; requests are capped at
 :data:`MAX_REQUEST_BYTES`; a failed batch's per-update details are cut to
 what a stock gRPC client accepts; the listening address is never shared
 with another server.
@@ -26,6 +28,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from typing import Any, Callable, Iterator
 
 import grpc
@@ -46,6 +49,17 @@ READ_BATCH = 1000
 STREAM_QUEUE = 4096
 MAX_STREAMS = 256
 """Open StreamChannels at once; the spec answers more with RESOURCE_EXHAUSTED."""
+ARBITRATION_TIMEOUT_S = 5.0
+"""A stream that has sent no MasterArbitrationUpdate this long after opening
+is closed: every P4Runtime client arbitrates first (spec 5.3), so a stream
+that does not only holds a slot."""
+MAX_PENDING = 32
+"""Streams waiting for their arbitration, from all peers together.  A new
+stream beyond it closes the oldest waiting one, so waiting streams can never
+fill :data:`MAX_STREAMS`: there is always room for a client that arbitrates."""
+MAX_PENDING_PER_PEER = 8
+"""Streams waiting for their arbitration from one peer address; a new one
+beyond it closes that peer's oldest waiting stream first."""
 MAX_UNARY = 256
 """Unary and Read RPCs in progress at once, on top of the streams (gRPC refuses more)."""
 MAX_REQUEST_BYTES = 32 << 20
@@ -69,12 +83,22 @@ class _Stream:
 
     _next = 0
 
-    def __init__(self) -> None:
+    def __init__(self, peer: str = "") -> None:
         _Stream._next += 1
         self.n = _Stream._next
+        self.peer = peer
         self.out: queue.Queue[Any] = queue.Queue(maxsize=STREAM_QUEUE)
         self.arbitrated = False
         self.dropped = 0
+
+    def close_with(self, code: Code, message: str) -> None:
+        """End the stream with a status, even when its queue is full."""
+        try:
+            self.out.put_nowait(P4RTError(code, message))
+        except queue.Full:
+            with self.out.mutex:
+                self.out.queue.clear()
+            self.out.put_nowait(P4RTError(code, message))
 
     def send(self, msg: Any) -> None:
         try:
@@ -217,11 +241,15 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def StreamChannel(self, request_iterator: Iterator[p4r.StreamMessageRequest],
                       context: grpc.ServicerContext) -> Iterator[p4r.StreamMessageResponse]:
-        stream = _Stream()
+        stream = _Stream(peer_host(context.peer()))
         with self._lock:
+            evicted = self._make_room(stream.peer)
             full = len(self._streams) >= MAX_STREAMS
             if not full:
                 self._streams.add(stream)
+        for old in evicted:
+            old.close_with(Code.RESOURCE_EXHAUSTED,
+                           "closed unarbitrated: too many streams waiting for their arbitration")
         if full:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                           f"this switch serves at most {MAX_STREAMS} open streams")
@@ -229,9 +257,17 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         reader = threading.Thread(target=self._read_stream, args=(request_iterator, stream),
                                   name=f"p4rt-stream-{stream.n}", daemon=True)
         reader.start()
+        deadline = time.monotonic() + ARBITRATION_TIMEOUT_S
         try:
             while True:
-                item = stream.out.get()
+                try:
+                    item = stream.out.get(timeout=None if stream.arbitrated
+                                          else max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    if stream.arbitrated:
+                        continue
+                    context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                  f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT_S:g} s")
                 if item is _CLOSE:
                     return
                 if isinstance(item, P4RTError):
@@ -242,6 +278,23 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._streams.discard(stream)
                 notices = self.arbiter.remove(stream)
             self._deliver(notices)
+
+    def _make_room(self, peer: str) -> list[_Stream]:
+        """Waiting streams to close so a new one from ``peer`` fits (lock held).
+
+        Only streams that never arbitrated are closed, oldest first: the
+        peer's own beyond :data:`MAX_PENDING_PER_PEER`, anyone's beyond
+        :data:`MAX_PENDING`, and one more when every slot is taken."""
+        pending = sorted((s for s in self._streams if not s.arbitrated), key=lambda s: s.n)
+        out: list[_Stream] = []
+        mine = [s for s in pending if s.peer == peer]
+        if len(mine) >= MAX_PENDING_PER_PEER:
+            out.append(mine[0])
+        elif len(pending) >= MAX_PENDING or (len(self._streams) >= MAX_STREAMS and pending):
+            out.append(pending[0])
+        for s in out:
+            self._streams.discard(s)
+        return out
 
     def _read_stream(self, it: Iterator[p4r.StreamMessageRequest], stream: _Stream) -> None:
         try:
@@ -485,6 +538,13 @@ def _add_servicer(servicer: P4RuntimeServicer, server: grpc.Server) -> None:
                           p4r.CapabilitiesResponse.SerializeToString),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("p4.v1.P4Runtime", handlers),))
+
+
+def peer_host(peer: str) -> str:
+    """The address part of gRPC's peer string (``ipv4:127.0.0.1:5000`` -> ``ipv4:127.0.0.1``)."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0]
+    return peer
 
 
 def serve(device: Device, address: str, inject: Callable[[bytes], None] | None = None,
