@@ -118,6 +118,18 @@ async def open_switch(
             raise SwitchFault(target.name, "pipeline" if came_up else "connect", _detail(exc)) from None
         except asyncio.TimeoutError:
             raise SwitchFault(target.name, "connect", f"no answer from {target.address} within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            # finsy cancels its own tasks when one fails (a refused pipeline,
+            # a closed stream) and its setup then ends in CancelledError;
+            # only a cancellation of this task itself is passed on.
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():
+                raise
+            raise SwitchFault(
+                target.name, "pipeline" if came_up else "connect",
+                "the switch ended the session while it was being set up "
+                "(it refused the pipeline or the arbitration; -v shows its reason)",
+            ) from None
         except SwitchFault:
             raise
         except Exception as exc:  # noqa: BLE001 - finsy raises plain errors on protocol trouble

@@ -411,6 +411,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"p4mcc ctl: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
         return 130
+    except asyncio.CancelledError:
+        print("p4mcc ctl: a switch ended the session (run with -v for its reason)", file=sys.stderr)
     except BrokenPipeError:  # output piped into head & co.: stop quietly
         import os
 
