@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.desired import SessionSpec
+from hosts.input_files import parse_json, read_input_text
 
 
 class IntentError(ValueError):
@@ -42,7 +43,7 @@ class Intent:
 def load_intent(path: Path) -> Intent:
     """The intent stored at ``path`` (empty when the file does not exist)."""
     try:
-        raw = json.loads(path.read_text())
+        raw = parse_json(read_input_text(path))
     except FileNotFoundError:
         return Intent()
     except (OSError, ValueError) as exc:

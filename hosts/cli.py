@@ -18,6 +18,7 @@ import sys
 from typing import IO, Iterator
 
 from hosts import registry
+from hosts.addresses import group_problem
 from hosts.core import node_id
 
 EXIT_USAGE = 2
@@ -81,8 +82,8 @@ def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.
         except ValueError:
             raise registry.ParamError(f"{name}: {ip!r} is not an IPv4 address") from None
         multicast = ipaddress.IPv4Address(ip).is_multicast
-        if name == "--group" and not multicast:
-            raise registry.ParamError(f"--group {ip} is not a multicast address (224.0.0.0/4)")
+        if name == "--group" and (why := group_problem(ip)):
+            raise registry.ParamError(f"--group {why}")
         if name != "--group" and multicast:
             raise registry.ParamError(f"{name} {ip} is a multicast address; give a host's unicast address")
     if not 0 < args.port < 65536:

@@ -75,3 +75,47 @@ def json_pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise DuplicateKey(key)
         out[key] = value
     return out
+
+
+MAX_NESTING = 64
+"""Deepest nesting of lists and mappings in a user's file: real scenarios,
+sweeps and parameter files nest about six deep, and a deeper one is refused
+before any code walks it recursively (Python's recursion limit would
+otherwise end the command with a traceback)."""
+
+
+def nesting_depth(data: Any, limit: int = MAX_NESTING) -> int:
+    """How deep lists and mappings nest in ``data``, counted up to ``limit + 1``
+    (iteratively: the point is to stop what would recurse too deep)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def check_nesting(data: Any, limit: int = MAX_NESTING) -> Any:
+    """``data`` itself, or ValueError when it nests deeper than ``limit``."""
+    if nesting_depth(data, limit) > limit:
+        raise ValueError(f"nested deeper than {limit} levels")
+    return data
+
+
+def parse_json(text: str) -> Any:
+    """JSON from a user's file: a key given twice is :class:`DuplicateKey`,
+    nesting beyond :data:`MAX_NESTING` (even deep enough to exhaust the
+    parser's recursion) is ValueError; syntax errors stay ``JSONDecodeError``."""
+    import json
+
+    try:
+        data = json.loads(text, object_pairs_hook=json_pairs_once)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
+    return check_nesting(data)

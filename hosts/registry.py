@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hosts.core import Endpoint
-from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
+from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
 from hosts.rules import DEFAULT, RuleBook, RuleError, empty_book
 
 
@@ -347,12 +347,25 @@ def params_from_dict(cls: type, values: dict[str, Any]) -> Any:
             )
         kwargs[key] = _coerce(cls.__name__, key, hints[key], value)
         _finite_unless_unlimited(cls.__name__, fields[key], kwargs[key])
+        _rate_in_range(cls.__name__, key, kwargs[key])
     try:
         return cls(**kwargs)
     except ParamError:
         raise
     except (TypeError, ValueError) as exc:
         raise ParamError(f"{cls.__name__}: {exc}") from None
+
+
+MAX_RATE_BPS = 100e9
+"""Largest finite rate a parameter may give (``*_bps``): 100 Gb/s is above
+any link p4mcc emulates, and a sender told to start at 1e18 b/s would
+schedule packets closer than the clock resolves and run without end."""
+
+
+def _rate_in_range(cls_name: str, name: str, value: Any) -> None:
+    if name.endswith("_bps") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if math.isfinite(value) and value > MAX_RATE_BPS:
+            raise ParamError(f"{cls_name}.{name}: {value:g} b/s is above the {MAX_RATE_BPS:g} b/s a rate may be")
 
 
 def _finite_unless_unlimited(cls_name: str, f: dataclasses.Field, value: Any) -> None:
@@ -396,16 +409,20 @@ def load_params_file(path: str | Path) -> dict[str, Any]:
         import tomllib
 
         try:
-            data: Any = tomllib.loads(text)
+            data: Any = check_nesting(tomllib.loads(text))
         except tomllib.TOMLDecodeError as exc:
             raise ParamError(f"{p}: not valid TOML: {exc}") from None
+        except (ValueError, RecursionError):
+            raise ParamError(f"{p}: nested deeper than {MAX_NESTING} levels") from None
     else:
         try:
-            data = json.loads(text, object_pairs_hook=json_pairs_once)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
             raise ParamError(f"{p}: not valid JSON: {exc}") from None
         except DuplicateKey as exc:
             raise ParamError(f"{p}: parameter {exc.key!r} given twice") from None
+        except ValueError as exc:  # nested too deeply
+            raise ParamError(f"{p}: {exc}") from None
     if not isinstance(data, dict):
         raise ParamError(f"{p}: expected a table of parameter names to values")
     return data

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from hosts.input_files import read_input_text
+from hosts.input_files import parse_json, read_input_text
 
 SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"
@@ -270,7 +270,7 @@ def results_folder_problem(d: str | Path) -> str | None:
         if not (p / name).is_file():
             return f"no {name} (not a results folder)"
     try:
-        summary = json.loads(read_input_text(p / SUMMARY))
+        summary = parse_json(read_input_text(p / SUMMARY))
     except (OSError, ValueError) as e:
         return f"{SUMMARY}: {e}"
     if not isinstance(summary, dict):

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from hosts.input_files import DuplicateKey, json_pairs_once, read_input_text
+from hosts.addresses import group_problem
+from hosts.registry import MAX_RATE_BPS
+from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
 from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
@@ -36,9 +38,16 @@ from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertE
 class ScenarioError(ValueError):
     """One or more problems in a scenario, each prefixed by the field's path."""
 
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
+    def __init__(self, problems: list[str], more: int = 0):
+        self.problems = capped(problems, more)
         super().__init__("\n".join(self.problems))
+
+
+def capped(problems: list[str], more: int = 0) -> list[str]:
+    """At most :data:`MAX_PROBLEMS` problems, then one line counting the rest
+    (with ``more`` found but never written out)."""
+    rest = max(0, len(problems) - MAX_PROBLEMS) + more
+    return [*problems[:MAX_PROBLEMS], *([f"... and {rest} more problems"] if rest else [])]
 
 
 MIN_METRICS_INTERVAL = 1e-3
@@ -46,9 +55,19 @@ MIN_METRICS_INTERVAL = 1e-3
 or queue the plots resolve, and 1 us kept 5 GB of samples for a 10 s run."""
 
 
+MAX_DURATION_S = 86_400.0
+"""Longest run: a day of virtual or real time is far beyond any experiment,
+and a larger figure (1e300) is a typing slip that would run without end."""
+MAX_PROBLEMS = 50
+"""Problems listed for one scenario; the rest are counted in one more line
+(300,000 unknown keys must not print 300,000 lines)."""
 def _duration_problem(value: float) -> str | None:
     """Why ``value`` cannot be a run's duration (the file's field and ``--duration``)."""
-    return None if 0 < value < math.inf else "must be a positive, finite number of seconds"
+    if not 0 < value < math.inf:
+        return "must be a positive, finite number of seconds"
+    if value > MAX_DURATION_S:
+        return f"must be at most {MAX_DURATION_S:g} s (one day)"
+    return None
 
 
 def _seed_problem(value: Any) -> str | None:
@@ -246,8 +265,12 @@ class _Ctx:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.more = 0  # problems found past MAX_PROBLEMS, counted only
 
     def err(self, path: str, msg: str) -> None:
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.more += 1
+            return
         self.problems.append(f"{path}: {msg}" if path else msg)
 
     def conv(self, path: str, fn: Any, value: Any, default: Any = None) -> Any:
@@ -270,6 +293,9 @@ class _Ctx:
         odd = 0
         for k in d:
             if k in allowed:
+                continue
+            if len(self.problems) >= MAX_PROBLEMS:
+                self.more += 1
                 continue
             if isinstance(k, str) and _NAME_RE.match(k):
                 self.err(f"{path}.{k}" if path else k, f"unknown field (known: {known})")
@@ -327,6 +353,8 @@ def _parse_link_rate(ctx: _Ctx, path: str, raw: Any) -> float | None:
     rate = ctx.conv(path, parse_rate, raw, DEFAULT_RATE_BPS)
     if rate is not None and rate <= 0:
         ctx.err(path, "must be positive")
+    elif rate is not None and rate > MAX_RATE_BPS:
+        ctx.err(path, f"must be at most {MAX_RATE_BPS / 1e9:g} Gb/s")
     return rate
 
 
@@ -672,13 +700,8 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     if not receivers and "receivers" in raw:
         ctx.err(f"{path}.receivers", "no receivers")
     group = str(raw.get("group", f"239.1.{(index + 1) // 256}.{(index + 1) % 256}"))
-    try:
-        if not ipaddress.IPv4Address(group).is_multicast:
-            ctx.err(f"{path}.group", f"{group} is not a multicast address (224.0.0.0/4)")
-        elif ipaddress.IPv4Address(group) in ipaddress.IPv4Network("224.0.0.0/24"):
-            ctx.err(f"{path}.group", f"{group} is link-local (224.0.0.0/24), never routed")
-    except ValueError:
-        ctx.err(f"{path}.group", f"not an IPv4 address: {group!r}")
+    if why := group_problem(group):
+        ctx.err(f"{path}.group", why)
     port = raw.get("port", 5000 + index)
     if not (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535):
         ctx.err(f"{path}.port", f"expected a UDP port 1..65535, got {port!r}")
@@ -867,7 +890,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     policing = F.parse_policing(ctx, raw.get("policing"))
     membership = F.parse_membership(ctx, raw.get("membership"))
     if ctx.problems:
-        raise ScenarioError(ctx.problems)
+        raise ScenarioError(ctx.problems, ctx.more)
     scenario = Scenario(
         name=str(raw.get("name", Path(source).stem if source else "scenario")),
         description=str(raw.get("description", "")).strip(),
@@ -948,9 +971,16 @@ def read_document(path: Path) -> Any:
     session's ``params:`` repeated below would quietly replace the first.
     """
     text = read_input_text(path)
+    try:
+        return check_nesting(_parse_document(path, text))
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
+
+
+def _parse_document(path: Path, text: str) -> Any:
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text, object_pairs_hook=json_pairs_once)
+            return parse_json(text)
         except json.JSONDecodeError as e:
             raise ValueError(f"not valid YAML/JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
         except DuplicateKey as e:
