@@ -38,6 +38,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,14 @@ SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"
 EVENTS = "events.csv"
 METRICS = "metrics.jsonl"
+COMPLETE = "complete.json"
+"""The completion mark, written last: each results file's name and size.  A
+folder without it, or whose files no longer match it, is one a run left
+half-written (killed, or out of disk) and ``p4mcc report`` refuses it."""
+MAX_REPORT_SAMPLES_BYTES = 64 << 20
+"""Largest ``timeseries.csv`` that ``p4mcc report`` draws: loading samples
+costs about ten times their text in memory, so a larger file is refused with
+the advice to sample less often, not read until memory runs out."""
 
 #: Metric names every engine uses in samples.
 THROUGHPUT = "throughput_bps"
@@ -113,25 +122,56 @@ class Recorder:
         return summarize(self.samples, self.scenario, self.engine, self.extra)
 
     def write(self, out: str | Path) -> dict[str, Any]:
-        """Write summary, CSVs and metric records into ``out``; returns the summary."""
+        """Write summary, CSVs and metric records into ``out``; returns the summary.
+
+        Atomic per file and marked when whole: the completion mark goes
+        first, each file is written under a temporary name and renamed into
+        place, and the mark comes back last.  A run killed while writing (or
+        a full disk) leaves no mark, so its folder, however mixed with an
+        earlier run's files, is refused by ``p4mcc report``.
+        """
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
+        (d / COMPLETE).unlink(missing_ok=True)
         summary = self.summarize()
-        (d / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
-        with (d / TIMESERIES).open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["time", "kind", "flow", "node", "metric", "value"])
-            for s in self.samples:
-                w.writerow([f"{s.time:.6f}", s.kind, s.flow, s.node, s.metric, repr(s.value)])
-        with (d / EVENTS).open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["time", "node", "event", "detail"])
-            for e in sorted(self.events):
-                w.writerow([f"{e[0]:.6f}", e[1], e[2], e[3]])
-        with (d / METRICS).open("w") as f:
-            for r in self.records:
-                f.write(json.dumps(r, sort_keys=True) + "\n")
+        sizes = {
+            SUMMARY: _write_atomic(d / SUMMARY, lambda f: f.write(json.dumps(summary, indent=2) + "\n")),
+            TIMESERIES: _write_atomic(d / TIMESERIES, self._write_samples),
+            EVENTS: _write_atomic(d / EVENTS, self._write_events),
+            METRICS: _write_atomic(d / METRICS, self._write_records),
+        }
+        _write_atomic(d / COMPLETE, lambda f: f.write(json.dumps({"files": sizes}, indent=1) + "\n"))
         return summary
+
+    def _write_samples(self, f: Any) -> None:
+        w = csv.writer(f)
+        w.writerow(["time", "kind", "flow", "node", "metric", "value"])
+        for s in self.samples:
+            w.writerow([f"{s.time:.6f}", s.kind, s.flow, s.node, s.metric, repr(s.value)])
+
+    def _write_events(self, f: Any) -> None:
+        w = csv.writer(f)
+        w.writerow(["time", "node", "event", "detail"])
+        for e in sorted(self.events):
+            w.writerow([f"{e[0]:.6f}", e[1], e[2], e[3]])
+
+    def _write_records(self, f: Any) -> None:
+        for r in self.records:
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+
+
+def _write_atomic(path: Path, fill: Any) -> int:
+    """Write ``path`` through a temporary file renamed into place; its size."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", newline="") as f:
+            fill(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.stat().st_size
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:
@@ -269,6 +309,12 @@ def results_folder_problem(d: str | Path) -> str | None:
     for name in (SUMMARY, TIMESERIES):
         if not (p / name).is_file():
             return f"no {name} (not a results folder)"
+    if (why := completion_problem(p)) is not None:
+        return why
+    size = (p / TIMESERIES).stat().st_size
+    if size > MAX_REPORT_SAMPLES_BYTES:
+        return (f"{TIMESERIES} is {size >> 20} MiB, more than the {MAX_REPORT_SAMPLES_BYTES >> 20} MiB "
+                "p4mcc report draws; run with a larger metrics_interval")
     try:
         summary = parse_json(read_input_text(p / SUMMARY))
     except (OSError, ValueError) as e:
@@ -283,6 +329,26 @@ def results_folder_problem(d: str | Path) -> str | None:
     missing = [c for c in SAMPLE_COLUMNS if c not in header]
     if missing:
         return f"{TIMESERIES} has no {', '.join(missing)} column"
+    return None
+
+
+def completion_problem(d: Path) -> str | None:
+    """Why the run's writing of ``d`` did not finish, or None."""
+    try:
+        mark = parse_json(read_input_text(d / COMPLETE))
+        files = mark["files"]
+        sizes = {str(k): int(v) for k, v in files.items()}
+    except FileNotFoundError:
+        return f"incomplete: no {COMPLETE} (the run stopped while writing its results)"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return f"incomplete: {COMPLETE} is not a completion mark"
+    for name, size in sizes.items():
+        try:
+            now = (d / name).stat().st_size
+        except OSError:
+            return f"incomplete: {name} is missing"
+        if now != size:
+            return f"incomplete: {name} has {now} bytes, the run wrote {size}"
     return None
 
 

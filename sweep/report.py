@@ -41,11 +41,26 @@ def _line_key(r: dict[str, Any]) -> str:
     return proto if a is None else f"{proto}/{'assist' if a else 'no-assist'}"
 
 
+class SweepReadError(ValueError):
+    """A sweep folder whose table or metadata cannot be read (one line)."""
+
+
 def load_rows(d: str | Path, kind: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [r for r in pq.read_table(Path(d) / RESULTS).to_pylist() if r["kind"] == kind]
-    return rows, load_meta(d)
+    try:
+        table = pq.read_table(Path(d) / RESULTS)
+        rows = [r for r in table.to_pylist() if r.get("kind") == kind]
+    except (pa.ArrowException, OSError) as exc:
+        raise SweepReadError(f"{RESULTS}: not a sweep table ({type(exc).__name__})") from None
+    try:
+        meta = load_meta(d)
+    except (OSError, ValueError) as exc:
+        raise SweepReadError(f"{META}: {exc}") from None
+    if not isinstance(meta, dict):
+        raise SweepReadError(f"{META}: not a sweep's metadata")
+    return rows, meta
 
 
 def _numeric_axes(rows: list[dict[str, Any]], paths: list[str]) -> list[str]:
@@ -157,7 +172,11 @@ def report_sweep(d: str | Path, *, metric: str | None = None, x: str | None = No
     from reporting.console import table_console
 
     d = Path(d)
-    rows, meta = load_rows(d, kind)
+    try:
+        rows, meta = load_rows(d, kind)
+    except SweepReadError as exc:
+        print(f"p4mcc report: {d}: {exc}", file=sys.stderr)
+        return 2
     if not rows:
         print(f"p4mcc report: {d}: no {kind} rows in {RESULTS}", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hosts.input_files import parse_json, read_input_text
 from sweep.spec import Point, Sweep
 
 RESULTS = "results.parquet"
@@ -186,4 +187,4 @@ def write_outputs(sweep: Sweep, points: list[Point], store: Store, *, complete: 
 
 
 def load_meta(d: str | Path) -> dict[str, Any]:
-    return json.loads((Path(d) / META).read_text())
+    return parse_json(read_input_text(Path(d) / META))

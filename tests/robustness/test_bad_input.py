@@ -6,6 +6,7 @@ case per command also runs as a subprocess, the way a user meets it.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -190,9 +191,13 @@ HEADER = "time,kind,flow,node,metric,value\n"
     ("{}", HEADER + "1,x,y,z,m,abc\n", "timeseries.csv line 2: not a sample"),
 ])
 def test_a_half_written_results_folder_gets_one_line(tmp_path, summary, timeseries, needle, capsys):
+    sizes = {}
     for name, text in (("summary.json", summary), ("timeseries.csv", timeseries)):
         if text is not None:
             (tmp_path / name).write_text(text)
+            sizes[name] = (tmp_path / name).stat().st_size
+    # marked complete: what is checked here is what the files hold
+    (tmp_path / "complete.json").write_text(json.dumps({"files": sizes}))
     err = one_line_error(capsys, ["report", str(tmp_path)], rc=1)
     assert err == f"p4mcc report: {tmp_path}: {needle}" or (needle in err and "\n" not in err)
 
