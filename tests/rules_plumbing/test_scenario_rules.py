@@ -132,3 +132,17 @@ def test_a_rule_switched_after_loading_is_refused_when_agents_are_built(toy) -> 
     bad = dataclasses.replace(sc.sessions[0], rules={"nope": True})
     with pytest.raises(SimError, match="unknown rule 'nope'"):
         registry_factory(bad, "sender", "snd", "10.9.0.1", "10.9.0.1", 1)
+
+
+def test_fault_scenarios_swap_protocols_without_their_rule_switches(toy) -> None:
+    """A fault scenario run with another protocol drops rule names of the
+    first (they belong to its book); an ablation puts every session on its variant."""
+    from scenario.faults import with_protocol, with_rules
+
+    sc = scenario_from_dict(doc(profile="paper", rules={"eager_join": "on"}))
+    same = with_protocol(sc, "toyrules").sessions[0]
+    assert (same.profile, same.rules) == ("paper", {"eager_join": True})
+    other = with_protocol(sc, "tfmcc").sessions[0]
+    assert (other.profile, other.rules) == ("paper", {})
+    varied = with_rules(sc, "default", {"double": False}).sessions[0]
+    assert (varied.profile, varied.rules, varied.effective_rules()) == ("default", {"double": False}, ())
