@@ -225,7 +225,7 @@ def session_rules(session: Any) -> list[str] | None:
         return None
     try:
         return list(resolve())
-    except ValueError:  # an unknown protocol or rule: its agents were never built
+    except (ValueError, ImportError, AttributeError):  # unknown or broken: its agents were never built
         return None
 
 
