@@ -76,11 +76,16 @@ def _buffer(agent):
     return None
 
 
-def run_one(name: str, proto: str, control: bool = False) -> dict:
-    from scenario.faults import faults_later, with_protocol
+def run_one(name: str, proto: str, control: bool = False, profile: str | None = None,
+            rules: dict[str, bool] | None = None) -> dict:
+    """One (fault, protocol) row; ``profile``/``rules`` put every session on
+    that profile with those rules switched (None: as the scenario says)."""
+    from scenario.faults import faults_later, with_protocol, with_rules
     from scenario.model import load_scenario
 
     sc = faults_later(with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), TAIL_S)
+    if profile is not None or rules:
+        sc = with_rules(sc, profile or "default", rules)
     ctrl = _worst_recovery(_run_quiet(sc), sc) if control else "-"
     run = _build(sc)
     s = sc.sessions[0]

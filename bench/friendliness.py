@@ -35,6 +35,14 @@ on by the bound alone.
     .venv/bin/python bench/friendliness.py --reference --protocols tfmcc --duration 100  # TCP beside it
     .venv/bin/python bench/friendliness.py --write-sweeps   # regenerate the sweep files
     .venv/bin/python bench/friendliness.py --draw 12 --draw-seed 7 --seeds 1  # 12 dumbbells off the grid
+    .venv/bin/python bench/friendliness.py --ablate tfmcc --quick --faults   # each rule of TFMCC measured
+
+``--ablate PROTO`` runs the same cells (``--quick``, ``--cells``, ``--draw``)
+for the protocol's ``default`` and ``paper`` profiles, ``default`` minus each
+rule and ``paper`` plus each rule, as one more axis of the sweep, and prints
+per variant the change in median ratio, the cells in [0.5, 2], utilisation,
+time to 80 % of the share and (``--faults``) the failing fault rows, with
+whether each rule of ``default`` earns its place (``bench/ablation.py``).
 """
 
 from __future__ import annotations
@@ -136,11 +144,14 @@ def _tcp_flows(count: int, start: float = 0.0) -> list[dict[str, Any]]:
 
 def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
               protocols: tuple[str, ...] = PROTOCOLS, switch: str = "p4",
-              send_jitter: str | None = None, tcp_start: float = 0.0) -> dict[str, Any]:
+              send_jitter: str | None = None, tcp_start: float = 0.0,
+              variants: dict[str, list[Any]] | None = None) -> dict[str, Any]:
     """The sweep file: one zipped group over (protocol, cell), crossed with the seeds.
 
     ``tcp_start``: the TCP flows start this many seconds after the session,
-    so the session has the link to itself first (``--tcp-start``)."""
+    so the session has the link to itself first (``--tcp-start``).
+    ``variants``: a zipped group (path -> values) crossed with the grid
+    before it, e.g. ``sessions[0].profile`` and ``sessions[0].rules`` (``--ablate``)."""
     cols: dict[str, list[Any]] = defaultdict(list)
     for proto in protocols:
         for c in cells:
@@ -165,7 +176,8 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
             "sessions": [{"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}],
             "tcp_flows": [{"name": "tcp1", "src": "tsrc1", "dst": "tdst1"}],
         }, send_jitter),
-        "axes": {"cell": {"zip": dict(cols)}, "seed": seeds},
+        "axes": {**({"variant": {"zip": variants}} if variants else {}),
+                 "cell": {"zip": dict(cols)}, "seed": seeds},
         "metrics": {"kinds": ["session", "tcp"], "series": True},
     }
 
@@ -268,7 +280,7 @@ def cell_figures(rows: list[dict[str, Any]], series: list[dict[str, Any]]) -> li
                 break
         sess = r["steady_throughput_bps"] or 0.0
         out.append({
-            "protocol": r["protocol"], "seed": r["seed"],
+            "protocol": r["protocol"], "seed": r["seed"], "point": point,
             "cell": (rate, r["topology.generate.delay"], r["topology.generate.queue"], ntcp,
                      r["topology.generate.receivers"]),
             "rate_mbps": rate / 1e6, "rtt_ms": (r["topology.generate.delay"] + 2 * ACCESS_DELAY) * 2e3,
@@ -335,9 +347,10 @@ def per_cell(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def summary_rows(cells: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def summary_rows(cells: dict[str, list[dict[str, Any]]], order: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """One row per key of ``cells`` in ``order`` (default: the protocols, then the reference)."""
     rows = []
-    for proto in (*PROTOCOLS, REFERENCE):
+    for proto in order or (*PROTOCOLS, REFERENCE):
         cs = cells.get(proto, [])
         if not cs:
             continue
@@ -492,6 +505,72 @@ def _sweep(sweep_file: Path, out: Path, scheduler: str | None) -> tuple[list[dic
     return pq.read_table(out / "results.parquet").to_pylist(), pq.read_table(out / "series.parquet").to_pylist()
 
 
+def ablation_doc(proto: str, args: argparse.Namespace, name: str) -> tuple[dict[str, Any], list[Any]]:
+    """The ablation's sweep file for ``proto`` (its variants crossed with the
+    chosen cells and seeds) and the variants (``bench/ablation.py``)."""
+    from bench import ablation
+    from hosts import registry
+
+    vs = ablation.variants(registry.get(proto).rules)
+    seeds, duration = _seeds_and_duration(args)
+    doc = sweep_doc(_chosen_cells(args), seeds, duration, name, (proto,), args.switch, args.send_jitter,
+                    args.tcp_start, variants=ablation.axis(vs))
+    doc["description"] = f"ablation of {proto}'s rules on the friendliness grid (bench/friendliness.py --ablate)"
+    return doc, vs
+
+
+def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--ablate PROTO``: every variant of the protocol's rules on the grid, beside ``default``."""
+    import yaml
+
+    from bench import ablation
+
+    proto = args.ablate
+    if proto not in PROTOCOLS:
+        raise SystemExit(f"friendliness: --ablate: unknown protocol {proto!r} (known: {', '.join(PROTOCOLS)})")
+    stem = f"ablate-{proto}" + ("-quick" if args.quick else "") + (
+        f"-draw{args.draw}-seed{args.draw_seed}" if args.draw else "")
+    out = Path(args.out or ROOT / "results" / "sweeps" / stem)
+    out.mkdir(parents=True, exist_ok=True)
+    doc, vs = ablation_doc(proto, args, stem)
+    path = out / "ablation.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
+    ran = _sweep(path, out, args.scheduler)
+    if ran is None:
+        return 1
+    rows, series = ran
+    names = ablation.variant_of_rows(rows, vs)
+    points = cell_figures(rows, series)
+    for p in points:
+        p["protocol"] = names[p["point"]]
+    cells = per_cell(points)
+    figs = {v.name: ablation.figures(v.name, cells[v.name]) for v in vs if cells.get(v.name)}
+    if args.faults:
+        from bench import faults
+
+        cases = list(faults.QUICK) if args.quick else sorted(
+            p.stem for p in faults.SCENARIOS.glob("*.yaml") if p.stem != "processes")
+        for v in vs:
+            for case in cases:
+                row = faults.run_one(case, proto, profile=v.profile, rules=v.switches)
+                if ablation.fault_failed(row):
+                    figs[v.name].faults_failed.append(case)
+    seeds, duration = _seeds_and_duration(args)
+    tag = (f"{args.draw} drawn dumbbells, seed {args.draw_seed}" if args.draw
+           else f"{len(_chosen_cells(args))} {'quick ' if args.quick else ''}grid cells") + (
+        f", {len(seeds)} seed{'s' if len(seeds) > 1 else ''}, {duration:g} s runs")
+    table = ablation.table_rows(figs, vs, args.faults)
+    ablation.print_rows(table, f"{proto}: each rule measured ({tag}; steady state = second half)")
+    if args.docs:
+        from bench.docsection import write_section
+
+        page = ROOT / "docs" / "protocols" / f"{proto}.md"
+        write_section(page, f"ablation-{proto}", ablation.docs_body(table, proto, tag),
+                      "bench/friendliness.py " + " ".join(argv))
+        print(f"wrote the ablation-{proto} section of {page.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="5 protocols x 4 cells, 1 seed, 60 s runs")
@@ -524,7 +603,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="the TCP flows start S seconds after the session (default 0: together), so the "
                          "session holds the link alone first and TCP arrives on it; the ratio is still "
                          "taken over the second half")
+    ap.add_argument("--ablate", metavar="PROTO",
+                    help="measure each of PROTO's named rules: default, paper, default minus each rule and "
+                         "paper plus each rule on the grid (or --draw), side by side with default "
+                         "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO.md")
+    ap.add_argument("--faults", action="store_true",
+                    help="with --ablate: also run bench/faults.py's fault cases (--quick: three) per variant")
     args = ap.parse_args(argv)
+    if args.faults and not args.ablate:
+        raise SystemExit("friendliness: --faults: only with --ablate")
     if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:
         raise SystemExit(f"friendliness: --tcp-start: seconds from 0 to less than half the run expected, "
                          f"got {args.tcp_start}")
@@ -543,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.draw is not None and (args.draw < 1 or args.cells):
         raise SystemExit("friendliness: --draw: a positive count expected, and not with --cells")
+    if args.ablate:
+        return _ablate(args, sys.argv[1:] if argv is None else list(argv))
     sweep_file = QUICK if args.quick else FULL
     stem = f"friendliness-draw{args.draw}-seed{args.draw_seed}" if args.draw else sweep_file.stem
     if args.tcp_start:

@@ -154,6 +154,9 @@ def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, durat
             "--metrics", metrics, "--seed", str(seed), "--traffic-interval", f"{interval:g}"]
     if s.assistance:
         argv.append("--assistance")
+    argv += ["--profile", s.profile]
+    for name, on in sorted(s.rules.items()):
+        argv += ["--rule", f"{name}={'on' if on else 'off'}"]
     for k, v in sorted(s.params.items()):
         argv += ["--param", f"{k}={v}"]
     return tuple(argv)

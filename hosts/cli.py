@@ -3,7 +3,9 @@
 Parameters come from the protocol's dataclass (``hosts.registry``): give them
 as ``--param NAME=VALUE`` (repeatable) or in a JSON/TOML file with
 ``--params FILE`` (flags override the file).  ``--list-params`` prints every
-parameter with its default.  Metrics go to ``--metrics FILE`` as JSON lines
+parameter with its default.  ``--profile`` picks the protocol's profile
+(``paper``, ``default``, ``stamped``) and ``--rule NAME=on|off`` switches one
+named rule; ``--list-rules`` prints the rules and what each profile holds.  Metrics go to ``--metrics FILE`` as JSON lines
 (``-`` for stdout).
 """
 
@@ -20,6 +22,7 @@ from typing import IO, Iterator
 from hosts import registry
 from hosts.addresses import group_problem
 from hosts.core import node_id
+from hosts.rules import DEFAULT, PROFILE_NAMES
 
 EXIT_USAGE = 2
 
@@ -49,7 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         r.add_argument("--assistance", action="store_true",
                        help="the switches assist this session as its protocol's mode says "
                             "(the scenario's 'assistance'; the core is told, e.g. MTCP's folds)")
+        r.add_argument("--profile", default=DEFAULT, choices=PROFILE_NAMES,
+                       help="the protocol's profile: paper (the published algorithm), default "
+                            "(paper plus the rules that earn their place) or stamped (default %(default)s)")
+        r.add_argument("--rule", action="append", default=[], metavar="NAME=on|off",
+                       help="switch one of the protocol's named rules on or off (repeatable)")
         r.add_argument("--list-params", action="store_true", help="list the protocol's parameters and exit")
+        r.add_argument("--list-rules", action="store_true",
+                       help="list the protocol's rules and profiles and exit")
         r.set_defaults(func=run_host)
     p.set_defaults(func=lambda _a: (p.print_help(), EXIT_USAGE)[1])
 
@@ -94,10 +104,26 @@ def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.
         raise registry.ParamError(f"--duration {args.duration:g} must be a positive number of seconds")
     if not args.traffic_interval >= 0:
         raise registry.ParamError(f"--traffic-interval {args.traffic_interval:g} must be 0 or more")
+    switches: dict[str, str] = {}
+    for pair in args.rule:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise registry.ParamError(f"--rule {pair!r} is not NAME=on|off")
+        switches[name.strip()] = value.strip()
+    rules = proto.resolve_rules(args.profile, switches)
     cfg = registry.SessionConfig(session_id=args.session, group=args.group, port=args.port,
                                  sender=sender, local=args.local, params=params, seed=args.seed,
-                                 assisted=proto.assisted(args.assistance))
+                                 assisted=proto.assisted(args.assistance), rules=rules)
     return proto, cfg
+
+
+def list_rules(proto: registry.Protocol) -> list[str]:
+    """``--list-rules``: each rule (name, summary, reason), then each profile's rule list."""
+    book = proto.rules
+    lines = [f"{r.name:24} {r.summary} ({r.reason})" for r in book.rules] or [f"{proto.name} has no named rule"]
+    for name, members in book.profiles.items():
+        lines.append(f"profile {name}: {', '.join(members) if members else 'no rule'}")
+    return lines
 
 
 def run_host(args: argparse.Namespace) -> int:
@@ -108,6 +134,9 @@ def run_host(args: argparse.Namespace) -> int:
         if args.list_params:
             for name, typ, default in registry.describe_params(proto.params_type):
                 print(f"{name:24} {typ:8} {default}")
+            return 0
+        if args.list_rules:
+            print("\n".join(list_rules(proto)))
             return 0
         proto, cfg = build_config(args)
         ep = proto.sender(cfg) if args.role == "send" else proto.receiver(cfg)

@@ -38,7 +38,9 @@ def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: st
     """Build an agent through ``hosts.registry`` (the shared way).
 
     ``switch_assists`` False: the switches only replicate (the model switch),
-    so no session is assisted whatever its ``assistance`` says.
+    so no session is assisted whatever its ``assistance`` says.  The agent
+    runs the session's effective rule list (its ``profile`` with its
+    ``rules`` switched), the list ``summary.json`` records.
     """
     from hosts import registry
 
@@ -47,7 +49,8 @@ def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: st
         params = proto.parse_params(sess.params)
         cfg = registry.SessionConfig(session_id=sess.session_id, group=sess.group, port=sess.port,
                                      sender=sender_ip, local=ip, params=params, seed=seed,
-                                     assisted=switch_assists and proto.assisted(sess.assistance))
+                                     assisted=switch_assists and proto.assisted(sess.assistance),
+                                     rules=proto.resolve_rules(sess.profile, sess.rules))
         return proto.sender(cfg) if role == "sender" else proto.receiver(cfg)
     except (registry.ParamError, ImportError, AttributeError) as e:
         raise SimError(f"session {sess.name!r} ({sess.protocol}): {e}") from e

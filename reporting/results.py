@@ -7,7 +7,8 @@ records of the protocol agents, then calls :meth:`Recorder.write`.  A results
 folder holds:
 
 ``summary.json``
-    scenario name, engine, seed, duration, and per flow / per receiver: mean
+    scenario name, engine, seed, duration, each session's ``profile`` and
+    effective ``rules`` (the list its agents ran), and per flow / per receiver: mean
     throughput (bit/s), coefficient of variation of the per-interval
     throughput, loss, mean RTT, feedback messages at the sender; per session:
     TCP-friendliness ratio (mean receiver throughput over mean competing TCP
@@ -215,6 +216,8 @@ def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str
                 "protocol": getattr(sd, "protocol", ""),
                 "sender": getattr(sd, "sender", ""),
                 "assistance": getattr(sd, "assistance", None),
+                "profile": getattr(sd, "profile", None),
+                "rules": session_rules(sd),
                 "receivers": {},
             })
             if sd is not None and node == sd.sender:
@@ -252,6 +255,18 @@ def summarize(samples: list[Sample], scenario: Any, engine: str, extra: dict[str
     if extra:
         out.update(extra)
     return out
+
+
+def session_rules(session: Any) -> list[str] | None:
+    """The session's effective rule list (what its agents ran), or None
+    when it has none to give (a session object without a rule book)."""
+    resolve = getattr(session, "effective_rules", None)
+    if not callable(resolve):
+        return None
+    try:
+        return list(resolve())
+    except (ValueError, ImportError, AttributeError):  # unknown or broken: its agents were never built
+        return None
 
 
 def _steady_bounds(scenario: Any) -> tuple[float, float]:
@@ -367,6 +382,18 @@ def _fmt(x: float | None, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def rules_caption(summary: dict[str, Any]) -> str:
+    """Each session's profile and effective rules, for the table's caption
+    (the label names the profile; the rules a session ran are spelled out here)."""
+    parts = []
+    for name, s in summary.get("sessions", {}).items():
+        rules = s.get("rules")
+        if rules is None:
+            continue
+        parts.append(f"{name} ({s.get('profile')}): {', '.join(rules) if rules else 'no rule'}")
+    return ("\nrules: " + "; ".join(parts)) if parts else ""
+
+
 def summary_table(summary: dict[str, Any], max_receivers: int = 12) -> Any:
     """A rich Table of the summary (receivers beyond ``max_receivers`` folded)."""
     from rich.table import Table
@@ -381,11 +408,14 @@ def summary_table(summary: dict[str, Any], max_receivers: int = 12) -> Any:
                     f"seed {summary.get('seed')}, {summary.get('duration_s')} s",
               caption="Mb/s: mean throughput over the run; ss: over the steady-state window "
                       f"({ss}); fb: feedback messages at the sender; "
-                      "TCP-fr: session mean / TCP mean; Jain: over receivers")
+                      "TCP-fr: session mean / TCP mean; Jain: over receivers"
+                      + rules_caption(summary))
     for col in ("flow", "node", "Mb/s", "ss Mb/s", "CoV", "loss", "RTT s", "fb", "TCP-fr", "ss TCP-fr", "Jain"):
         t.add_column(col, justify="left" if col in ("flow", "node") else "right")
     for name, s in summary.get("sessions", {}).items():
         label = f"{name} {s.get('protocol')}/{'assist' if s.get('assistance') else 'no-assist'}"
+        if s.get("profile"):
+            label += f" {s['profile']}"
         t.add_row(label, "(mean)", mbps(s.get("mean_receiver_throughput_bps")),
                   mbps(s.get("steady_mean_receiver_throughput_bps")), "", "", "",
                   _fmt(s.get("feedback_msgs_at_sender"), "d"), _fmt(s.get("tcp_friendliness"), ".2f"),

@@ -479,13 +479,23 @@ def with_protocol(sc: Any, proto: str) -> Any:
     the faults that name the first session), so that one fault scenario
     serves every protocol (``bench/faults.py`` and the fault tests).
 
-    A session's parameters belong to its own protocol (``mtcp-receiver-crash``
-    sets MTCP's ``assisted``): another protocol runs with its defaults."""
+    A session's parameters and rule switches belong to its own protocol
+    (``mtcp-receiver-crash`` sets MTCP's ``assisted``): another protocol runs
+    with its defaults (its profile is kept: every protocol has ``paper`` and
+    ``default``)."""
     old = sc.sessions[0].name
     sessions = [dataclasses.replace(s, protocol=proto, name=proto,
-                                    params=s.params if s.protocol == proto else {}) for s in sc.sessions]
+                                    params=s.params if s.protocol == proto else {},
+                                    rules=s.rules if s.protocol == proto else {}) for s in sc.sessions]
     faults = tuple(dataclasses.replace(f, session=proto if f.session == old else f.session) for f in sc.faults)
     return dataclasses.replace(sc, sessions=sessions, faults=faults, name=f"{sc.name}-{proto}")
+
+
+def with_rules(sc: Any, profile: str, rules: dict[str, bool] | None = None) -> Any:
+    """The scenario with every session on ``profile`` and ``rules`` switched
+    (an ablation's variant: ``bench/friendliness.py --ablate``'s fault rows)."""
+    sessions = [dataclasses.replace(s, profile=profile, rules=dict(rules or {})) for s in sc.sessions]
+    return dataclasses.replace(sc, sessions=sessions)
 
 
 def faults_later(sc: Any, by: float, tail: float = 0.0) -> Any:

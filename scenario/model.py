@@ -31,6 +31,8 @@ from hosts.registry import MAX_RATE_BPS
 from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
 from hosts.tcp_rules import MIN_RTO
 from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from hosts.rules import DEFAULT as DEFAULT_PROFILE
+from hosts.rules import PROFILE_NAMES, RuleError, parse_switch
 from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
                                Switch, Topology, known_name)
 
@@ -101,6 +103,22 @@ class Session:
     join_at: dict[str, float] = field(default_factory=dict)
     #: Per-receiver leave times (receiver -> seconds).
     leave_at: dict[str, float] = field(default_factory=dict)
+    #: The protocol's profile (``hosts.rules``): ``paper``, ``default`` or ``stamped``.
+    profile: str = DEFAULT_PROFILE
+    #: Rules switched on (True) or off (False) by name, on top of ``profile``.
+    rules: dict[str, bool] = field(default_factory=dict)
+
+    def effective_rules(self) -> tuple[str, ...]:
+        """The rule list the session's agents run: ``profile`` with ``rules`` applied.
+
+        Resolved by the protocol's rule book (``hosts.registry``), in
+        composition order, so equal choices give equal lists in the results.
+        Raises ``hosts.registry.ParamError`` for names the book does not know
+        (the scenario reader has refused those already for a loaded file).
+        """
+        from hosts import registry
+
+        return registry.get(self.protocol).resolve_rules(self.profile, self.rules)
 
 
 @dataclass(frozen=True)
@@ -648,7 +666,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 _SESSION_KEYS = {
     "name", "protocol", "sender", "receivers", "group", "port", "start", "stop",
-    "assistance", "params", "parameters", "session_id", "join_at", "leave_at",
+    "assistance", "params", "parameters", "session_id", "join_at", "leave_at", "profile", "rules",
 }
 
 
@@ -728,6 +746,7 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
             ctx.err(f"{path}.assistance", "an MTCP session with a tree cannot be switch-assisted "
                     "(set assistance: false or drop params.tree)")
         assistance = False
+    profile, switches = _parse_rules(ctx, path, raw, proto, known_protocols)
     sid = raw.get("session_id", index + 1)
     if not (isinstance(sid, int) and 0 < sid < 2**16):
         ctx.err(f"{path}.session_id", f"expected an integer 1..65535, got {sid!r}")
@@ -755,7 +774,65 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
         receivers=tuple(receivers), group=group, port=int(port), start=start or 0.0, stop=stop,
         assistance=bool(assistance), params=dict(params) if isinstance(params, dict) else {},
         session_id=int(sid), join_at=times["join_at"], leave_at=times["leave_at"],
+        profile=profile, rules=switches,
     )
+
+
+def _parse_rules(ctx: _Ctx, path: str, raw: dict[str, Any], proto: str,
+                 known_protocols: set[str] | None) -> tuple[str, dict[str, bool]]:
+    """A session's ``profile`` and ``rules`` (name -> on/off), checked against
+    the protocol's rule book when the registry knows the protocol.
+
+    Every problem names its field: ``sessions[0].rules.foo: unknown rule``,
+    ``sessions[0].profile: ...``; a rule that needs another names both.
+    """
+    profile = raw.get("profile", DEFAULT_PROFILE)
+    if not isinstance(profile, str) or profile not in PROFILE_NAMES:
+        ctx.err(f"{path}.profile", f"expected one of {', '.join(PROFILE_NAMES)}, got {_short(profile)}")
+        profile = DEFAULT_PROFILE
+    switches: dict[str, bool] = {}
+    given = raw.get("rules", {}) or {}
+    if ctx.expect(f"{path}.rules", given, dict, "a mapping of rule name -> on/off"):
+        for name, value in given.items():
+            where = f"{path}.rules.{name}" if isinstance(name, str) and _NAME_RE.match(name) else f"{path}.rules"
+            if not isinstance(name, str) or not _NAME_RE.match(name):
+                ctx.err(where, f"a rule name is an identifier, got {_short(name)}")
+                continue
+            try:
+                switches[name] = parse_switch(name, value)
+            except RuleError:
+                ctx.err(where, f"expected on or off, got {_short(value)}")
+    book = _rule_book(proto, known_protocols)
+    if book is None:
+        return profile, switches
+    known = ", ".join(book.names()) or "none"
+    bad = False
+    for name in switches:
+        if name not in book.names():
+            ctx.err(f"{path}.rules.{name}", f"unknown rule of {proto} (known: {known})")
+            bad = True
+    if profile not in book.profiles:
+        ctx.err(f"{path}.profile", f"{proto} has no profile {profile!r} (known: {', '.join(book.profiles)})")
+        bad = True
+    if not bad:
+        try:
+            book.resolve(profile, switches)
+        except RuleError as e:
+            ctx.err(f"{path}.rules", str(e))
+    return profile, switches
+
+
+def _rule_book(proto: str, known_protocols: set[str] | None) -> Any:
+    """The protocol's rule book, or None when no check is asked for or the
+    protocol cannot be loaded (building its agents reports that)."""
+    if known_protocols is None or proto not in known_protocols:
+        return None
+    try:
+        from hosts import registry
+
+        return registry.get(proto).rules
+    except (ImportError, AttributeError, ValueError):
+        return None
 
 
 def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> TcpFlow | None:

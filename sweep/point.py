@@ -124,18 +124,19 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
 def rows_from_summary(summary: dict[str, Any], metrics: Metrics) -> list[dict[str, Any]]:
     """One row per session, receiver, TCP flow and link of a run summary.
 
-    Columns: ``kind, flow, node, protocol, assistance`` and the selected
-    metrics (``name`` for the whole run, ``steady_name`` for the window).
+    Columns: ``kind, flow, node, protocol, assistance, profile, rules`` (the
+    session's profile and effective rule list; None on TCP and link rows) and
+    the selected metrics (``name`` for the whole run, ``steady_name`` for the window).
     """
     cols = metrics.columns()
     rows: list[dict[str, Any]] = []
 
     def add(kind: str, flow: str, node: str, proto: str | None, assist: bool | None,
-            values: dict[str, Any]) -> None:
+            values: dict[str, Any], profile: str | None = None, rules: list[str] | None = None) -> None:
         if kind not in metrics.kinds:
             return
-        row: dict[str, Any] = {"kind": kind, "flow": flow, "node": node,
-                               "protocol": proto, "assistance": assist}
+        row: dict[str, Any] = {"kind": kind, "flow": flow, "node": node, "protocol": proto,
+                               "assistance": assist, "profile": profile, "rules": rules}
         for c in cols:
             row[c] = values.get(c)
         rows.append(row)
@@ -153,9 +154,10 @@ def rows_from_summary(summary: dict[str, Any], metrics: Metrics) -> list[dict[st
         for k in ("min_receiver_throughput_bps", "jain_receivers", "tcp_friendliness", "jain_with_tcp"):
             vals[k] = s.get(k)
             vals[f"steady_{k}"] = s.get(f"steady_{k}")
-        add("session", name, "", proto, assist, vals)
+        profile, rules = s.get("profile"), s.get("rules")
+        add("session", name, "", proto, assist, vals, profile, rules)
         for node, r in sorted(s.get("receivers", {}).items()):
-            add("receiver", name, node, proto, assist, r)
+            add("receiver", name, node, proto, assist, r, profile, rules)
     for name, f in summary.get("tcp_flows", {}).items():
         add("tcp", name, f.get("node", ""), None, None, f)
     drops = summary.get("link_drops", {}) or {}

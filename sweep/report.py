@@ -1,9 +1,9 @@
 """``p4mcc report SWEEP_DIR``: what sweep users look at, drawn from the table.
 
-* Lines of a metric against one axis, one line per protocol and assistance
-  setting, the band spanning the seeds (each seed's value is first averaged
+* Lines of a metric against one axis, one line per protocol, assistance
+  setting and profile (``default`` is not named), the band spanning the seeds (each seed's value is first averaged
   over the other axes at that x).
-* Heatmaps over two axes, one panel per protocol and assistance setting,
+* Heatmaps over two axes, one panel per protocol, assistance setting and profile,
   each cell the median over seeds and the other axes.
 
 By default the metric is the session's steady-state TCP-friendliness ratio
@@ -38,7 +38,9 @@ def _slug(s: str) -> str:
 def _line_key(r: dict[str, Any]) -> str:
     proto = r.get("protocol") or "-"
     a = r.get("assistance")
-    return proto if a is None else f"{proto}/{'assist' if a else 'no-assist'}"
+    key = proto if a is None else f"{proto}/{'assist' if a else 'no-assist'}"
+    profile = r.get("profile")
+    return key if profile in (None, "default") else f"{key}/{profile}"
 
 
 class SweepReadError(ValueError):
@@ -184,7 +186,8 @@ def report_sweep(d: str | Path, *, metric: str | None = None, x: str | None = No
     metric = metric or _default_metric(rows)
     if metric is None or metric not in rows[0]:
         known = [c for c in rows[0] if c not in paths and c not in ("point", "point_id", "kind", "flow", "node",
-                                                                    "protocol", "assistance")]
+                                                                    "protocol", "assistance", "profile",
+                                                                    "rules")]
         print(f"p4mcc report: {d}: no metric {metric!r} (known: {', '.join(known)})", file=sys.stderr)
         return 2
     for a in [x, *(heatmap or [])]:

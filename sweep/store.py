@@ -8,7 +8,7 @@ the points it affects and nothing else.
 
 At the end the points of the current sweep are assembled, in sweep order,
 into ``DIR/results.parquet`` (one row per point and flow, every axis a column
-named by its path) and ``DIR/results.duckdb`` (tables ``results`` and, when
+named by its path, each session's ``profile`` and effective ``rules``) and ``DIR/results.duckdb`` (tables ``results`` and, when
 series were collected, ``series``), plus ``DIR/sweep.json`` describing the
 axes and columns.
 """
@@ -31,7 +31,10 @@ META = "sweep.json"
 POINTS = "points"
 
 #: Row columns before the metrics, and their Arrow types.
-_ROW_TYPES = {"kind": "string", "flow": "string", "node": "string", "protocol": "string", "assistance": "bool"}
+_ROW_TYPES = {"kind": "string", "flow": "string", "node": "string", "protocol": "string", "assistance": "bool",
+              "profile": "string", "rules": "list<string>"}
+"""``rules`` is the session's effective rule list, a list column, so a query
+asks ``list_contains(rules, 'name')`` (DuckDB) rather than parsing text."""
 _INT_METRICS = {"feedback_msgs", "queue_drops", "loss_drops", "delivered_packets"}
 
 
@@ -113,7 +116,7 @@ def build_table(sweep: Sweep, points: list[Point], store: Store) -> tuple[Any, A
         fields.append(pa.field(path, typ))
         arrays.append(pa.array(vals, typ))
     for c, t in _ROW_TYPES.items():
-        typ = pa.bool_() if t == "bool" else pa.string()
+        typ = {"bool": pa.bool_(), "list<string>": pa.list_(pa.string())}.get(t, pa.string())
         fields.append(pa.field(c, typ))
         arrays.append(pa.array([r.get(c) for r in rows], typ))
     for c in cols:

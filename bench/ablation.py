@@ -1,0 +1,254 @@
+"""Every named rule of a protocol measured on its own (``bench/friendliness.py --ablate PROTO``).
+
+A protocol is its paper plus named rules (``hosts/rules.py``); a rule stays
+in ``default`` only if removing it costs something measurable.  The
+ablation runs the friendliness grid (or the off-grid draws) for these
+variants of the protocol, each through ``p4mcc sweep`` as one more axis of
+the grid (``sessions[0].profile`` and ``sessions[0].rules``):
+
+- ``default`` and ``paper`` themselves;
+- ``default -R`` for each rule R of ``default`` (with the default rules that
+  need R, which cannot run without it);
+- ``paper +R`` for each rule R of the book (with the rules R needs).
+
+Per variant it gives, beside ``default``: the median ratio and its change,
+the cells in [0.5, 2] and the cells that left it, the median utilisation,
+the median time to 80 % of the fair share and, with fault rows, the fault
+cases of ``bench/faults.py`` that fail.  Per rule of ``default`` it says
+whether the rule earns its place, by the criterion of :func:`verdict`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The criterion's thresholds: a rule earns its place in ``default`` when
+#: removing it moves the median ratio by at least this much, ...
+MEDIAN_MOVE = 0.05
+#: ... or makes the median time to 80 % of the share at least this much longer, ...
+T80_GROWTH = 0.10
+#: ... or a cell leaves [0.5, 2], or a fault row fails.  A fault row fails
+#: when the session has not recovered within this bound (s; the faults
+#: tests' bound), never recovered, or a reliable protocol lost data.
+FAULT_BOUND_S = 5.0
+BOUND = (0.5, 2.0)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One arm of the ablation: a profile and the rules switched on top of it."""
+
+    name: str
+    profile: str
+    switches: dict[str, bool] = field(default_factory=dict)
+    #: The rule this variant removes from ``default`` (``-``) or adds to ``paper`` (``+``).
+    rule: str = ""
+    sign: str = ""
+
+    def rules_value(self) -> dict[str, str]:
+        """The ``sessions[0].rules`` value written into the sweep (on/off words)."""
+        return {k: "on" if v else "off" for k, v in sorted(self.switches.items())}
+
+    def key(self) -> tuple[str, str]:
+        """How the variant's rows are told apart in the sweep table (its axis columns)."""
+        return self.profile, json.dumps(self.rules_value(), sort_keys=True, separators=(",", ":"))
+
+
+def _needs(book: Any, name: str) -> list[str]:
+    """``name`` and every rule it needs, transitively, in the book's order."""
+    want, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in want:
+            want.add(n)
+            todo.extend(book.get(n).requires)
+    return [n for n in book.names() if n in want]
+
+
+def _needed_by(book: Any, name: str, among: set[str]) -> list[str]:
+    """``name`` and every rule of ``among`` that needs it, transitively, in the book's order."""
+    gone, changed = {name}, True
+    while changed:
+        changed = False
+        for n in among - gone:
+            if gone & set(book.get(n).requires):
+                gone.add(n)
+                changed = True
+    return [n for n in book.names() if n in gone]
+
+
+def variants(book: Any) -> list[Variant]:
+    """The ablation's variants of a protocol's rule book, ``default`` first.
+
+    With an empty book only ``default`` and ``paper`` run."""
+    default = set(book.profiles["default"])
+    out = [Variant("default", "default"), Variant("paper", "paper")]
+    for name in book.names():
+        if name in default:
+            off = _needed_by(book, name, default)
+            out.append(Variant(f"default -{name}", "default", {n: False for n in off}, name, "-"))
+    for name in book.names():
+        on = _needs(book, name)
+        out.append(Variant(f"paper +{name}", "paper", {n: True for n in on}, name, "+"))
+    return out
+
+
+def axis(vs: list[Variant]) -> dict[str, list[Any]]:
+    """The variants as a zipped sweep group."""
+    return {"sessions[0].profile": [v.profile for v in vs],
+            "sessions[0].rules": [v.rules_value() for v in vs]}
+
+
+def variant_of_rows(rows: list[dict[str, Any]], vs: list[Variant]) -> dict[int, str]:
+    """point -> variant name, from the sweep table's axis columns."""
+    by_key = {v.key(): v.name for v in vs}
+    out = {}
+    for r in rows:
+        key = (r.get("sessions[0].profile"), r.get("sessions[0].rules"))
+        if key in by_key:
+            out[r["point"]] = by_key[key]
+    return out
+
+
+# Figures ---------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    """One variant's figures over the cells (each cell averaged over its seeds)."""
+
+    name: str
+    cells: dict[tuple, float]
+    median: float
+    in_bound: int
+    util: float
+    t80: float | None
+    never: int
+    faults_failed: list[str] = field(default_factory=list)
+
+
+def figures(name: str, cells: list[dict[str, Any]]) -> Figures:
+    """:class:`Figures` of one variant's per-cell records (``friendliness.per_cell``)."""
+    ratios = {c["cell"]: c["ratio"] for c in cells}
+    t80 = [c["t80"] for c in cells if c["t80"] is not None]
+    return Figures(name, ratios, statistics.median(ratios.values()),
+                   sum(BOUND[0] <= x <= BOUND[1] for x in ratios.values()),
+                   statistics.median(c["util"] for c in cells),
+                   statistics.median(t80) if t80 else None, sum(c["t80"] is None for c in cells))
+
+
+def left_bound(base: Figures, other: Figures) -> list[tuple]:
+    """Cells in [0.5, 2] under ``base`` and outside it under ``other``."""
+    inside = lambda x: BOUND[0] <= x <= BOUND[1]  # noqa: E731
+    return [c for c, x in base.cells.items() if inside(x) and c in other.cells and not inside(other.cells[c])]
+
+
+def t80_growth(base: Figures, other: Figures) -> float | None:
+    """Relative growth of the median time to 80 % (inf: ``other`` never got there)."""
+    if base.t80 is None or base.t80 <= 0:
+        return None
+    if other.t80 is None:
+        return float("inf")
+    return other.t80 / base.t80 - 1
+
+
+def verdict(default: Figures, without: Figures) -> tuple[bool, str]:
+    """Whether a rule earns its place in ``default``, and why: removing it
+    (``without``) makes a cell leave [0.5, 2], moves the median by
+    :data:`MEDIAN_MOVE` or more, makes the time to 80 % :data:`T80_GROWTH`
+    longer, or makes a fault row fail that passes with it."""
+    why = []
+    left = left_bound(default, without)
+    if left:
+        why.append(f"{len(left)} {'cells leave' if len(left) > 1 else 'cell leaves'} [0.5, 2]")
+    move = without.median - default.median
+    if abs(move) >= MEDIAN_MOVE - 1e-12:
+        why.append(f"median moves {move:+.2f}")
+    growth = t80_growth(default, without)
+    if growth is not None and growth >= T80_GROWTH - 1e-12:
+        why.append("never reaches 80 %" if growth == float("inf") else f"time to 80 % +{growth:.0%}")
+    new_faults = [f for f in without.faults_failed if f not in default.faults_failed]
+    if new_faults:
+        why.append(f"fault rows fail: {', '.join(new_faults)}")
+    if why:
+        return True, "; ".join(why)
+    return False, (f"median {move:+.2f}, no cell leaves [0.5, 2], time to 80 % "
+                   f"{'-' if growth is None else f'{growth:+.0%}'}, no fault row fails")
+
+
+def fault_failed(row: dict[str, Any]) -> bool:
+    """A fault row (``bench/faults.run_one``) fails: no recovery within
+    :data:`FAULT_BOUND_S`, or a reliable protocol lost data."""
+    rec = row.get("recover_s")
+    slow = rec is None or (isinstance(rec, (int, float)) and rec > FAULT_BOUND_S)
+    return slow or bool(row.get("lost_bytes"))
+
+
+# Table -----------------------------------------------------------------------
+
+
+def table_rows(figs: dict[str, Figures], vs: list[Variant], with_faults: bool) -> list[dict[str, str]]:
+    """The printed (and documented) rows: one per variant, ``default`` first."""
+    base = figs["default"]
+    paper = figs.get("paper")
+    out = []
+    for v in vs:
+        f = figs.get(v.name)
+        if f is None:
+            continue
+        ref = paper if v.sign == "+" and paper is not None else base
+        n = len(f.cells)
+        growth = t80_growth(base, f)
+        row = {
+            "variant": v.name,
+            "median ratio": f"{f.median:.2f}" + ("" if v.name == "default" else f" ({f.median - base.median:+.2f})"),
+            "in [0.5, 2]": f"{f.in_bound}/{n}" + (f" ({len(left_bound(base, f))} left)" if v.name != "default" else ""),
+            "utilisation": f"{f.util:.2f}" + ("" if v.name == "default" else f" ({f.util - base.util:+.2f})"),
+            "time to 80 %": ("-" if f.t80 is None else f"{f.t80:.1f} s")
+                            + ("" if v.name == "default" or growth is None
+                               else " (never)" if growth == float("inf") else f" ({growth:+.0%})")
+                            + (f", {f.never} never" if f.never else ""),
+        }
+        if with_faults:
+            row["fault rows failed"] = ", ".join(f.faults_failed) or "none"
+        if v.sign == "-":
+            earns, why = verdict(base, f)
+            row["earns its place"] = f"{'yes' if earns else 'no'} ({why})"
+        elif v.sign == "+":
+            row["earns its place"] = (f"not in default; vs paper: median {f.median - ref.median:+.2f}, "
+                                      f"{f.in_bound - ref.in_bound:+d} cells in [0.5, 2]")
+        else:
+            row["earns its place"] = ""
+        out.append(row)
+    return out
+
+
+def markdown(rows: list[dict[str, str]]) -> str:
+    cols = list(rows[0]) if rows else []
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def print_rows(rows: list[dict[str, str]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in (list(rows[0]) if rows else []):
+        t.add_column(c, justify="left" if c in ("variant", "earns its place", "fault rows failed") else "right",
+                     overflow="fold")
+    for r in rows:
+        t.add_row(*r.values())
+    Console(width=200).print(t)
+
+
+def docs_body(rows: list[dict[str, str]], proto: str, tag: str) -> str:
+    """The generated section of ``docs/protocols/<proto>.md``: what ran and the table."""
+    return (f"Ablation of {proto}'s rules on the friendliness grid ({tag}): each variant beside "
+            f"`default`; a rule of `default` earns its place when removing it makes a cell leave "
+            f"[0.5, 2], moves the median ratio by {MEDIAN_MOVE} or more, makes the median time to 80 % "
+            f"of the share {T80_GROWTH:.0%} longer, or makes a fault row fail.\n\n" + markdown(rows))

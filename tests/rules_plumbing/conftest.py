@@ -1,0 +1,25 @@
+"""The toy protocol with a rule book (``toyproto``), registered for each test that asks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import toyproto  # noqa: E402
+
+from hosts import registry  # noqa: E402
+
+
+@pytest.fixture()
+def toy() -> Iterator[registry.Protocol]:
+    """The toy protocol, registered for the test only."""
+    registry.register(toyproto.ENTRY)
+    try:
+        yield registry.get(toyproto.NAME)
+    finally:
+        registry.unregister(toyproto.NAME)

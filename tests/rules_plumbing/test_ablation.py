@@ -1,0 +1,129 @@
+"""``bench/friendliness.py --ablate``: its variants, its sweep and its criterion."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from hosts import registry
+from hosts.rules import Rule, RuleBook
+from sweep.spec import sweep_from_dict, validate
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import ablation as A  # noqa: E402
+from bench.friendliness import QUICK_CELLS, ablation_doc  # noqa: E402
+
+
+def test_the_toy_books_variants(toy) -> None:
+    vs = A.variants(toy.rules)
+    assert [(v.name, v.profile, v.switches) for v in vs] == [
+        ("default", "default", {}),
+        ("paper", "paper", {}),
+        ("default -double", "default", {"double": False}),
+        ("paper +double", "paper", {"double": True}),
+        ("paper +quiet", "paper", {"double": True, "quiet": True}),  # quiet needs double
+        ("paper +eager_join", "paper", {"eager_join": True}),
+    ]
+    for v in vs:  # every variant is a rule list the book accepts
+        toy.resolve_rules(v.profile, v.switches)
+
+
+def test_removing_a_rule_removes_the_default_rules_that_need_it() -> None:
+    class X:
+        pass
+
+    book = RuleBook("t", rules=(Rule("a", "", "", {"r": X}), Rule("b", "", "", {"r": X}, requires=("a",)),
+                                Rule("c", "", "", {"r": X})),
+                    profiles={"paper": (), "default": ("a", "b", "c")})
+    by = {v.name: v.switches for v in A.variants(book)}
+    assert by["default -a"] == {"a": False, "b": False}
+    assert by["default -b"] == {"b": False} and by["default -c"] == {"c": False}
+    assert by["paper +b"] == {"a": True, "b": True}
+
+
+def test_an_empty_book_runs_only_default_and_paper() -> None:
+    assert [v.name for v in A.variants(registry.get("tfmcc").rules)][:2] == ["default", "paper"]
+    assert [v.name for v in A.variants(RuleBook("none"))] == ["default", "paper"]
+
+
+def _args(**kw) -> argparse.Namespace:
+    base = dict(quick=True, cells=None, draw=None, draw_seed=1, seeds=None, duration=20.0, switch="model",
+                send_jitter=None, tcp_start=0.0)
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_the_ablation_sweep_crosses_every_variant_with_every_cell(toy) -> None:
+    doc, vs = ablation_doc("toyrules", _args(), "ablate-toy")
+    points = validate(sweep_from_dict(doc))
+    assert len(points) == len(vs) * len(QUICK_CELLS)
+    seen = {}
+    for p in points:
+        s = p.scenario["sessions"][0]
+        assert s["protocol"] == "toyrules"
+        seen.setdefault((s["profile"], tuple(sorted(s["rules"].items()))), 0)
+        seen[(s["profile"], tuple(sorted(s["rules"].items())))] += 1
+    assert set(seen.values()) == {len(QUICK_CELLS)} and len(seen) == len(vs)
+    # The table's axis columns tell the variants apart again.
+    rows = [{"point": p.index, **p.values} for p in points]
+    names = A.variant_of_rows(rows, vs)
+    assert [names[i * len(QUICK_CELLS)] for i in range(len(vs))] == [v.name for v in vs]
+
+
+def test_drawn_dumbbells_are_ablated_too(toy) -> None:
+    doc, vs = ablation_doc("toyrules", _args(quick=False, draw=3, draw_seed=5, seeds=2), "d")
+    assert len(validate(sweep_from_dict(doc))) == len(vs) * 3 * 2
+
+
+def _figs(name: str, ratios: list[float], t80: float | None = 10.0, util: float = 0.95) -> A.Figures:
+    cells = [{"cell": (i,), "ratio": r, "t80": t80, "util": util} for i, r in enumerate(ratios)]
+    return A.figures(name, cells)
+
+
+@pytest.mark.parametrize(("without", "earns", "why"), [
+    (_figs("x", [1.0, 1.02, 0.98]), False, "median +0.00, no cell leaves [0.5, 2], time to 80 % +0%"),
+    (_figs("x", [1.02, 1.04, 1.0]), False, "median +0.02"),
+    (_figs("x", [1.05, 1.07, 1.03]), True, "median moves +0.05"),
+    (_figs("x", [1.0, 2.1, 0.98]), True, "1 cell leaves [0.5, 2]"),
+    (_figs("x", [1.0, 1.02, 0.98], t80=11.0), True, "time to 80 % +10%"),
+    (_figs("x", [1.0, 1.02, 0.98], t80=10.9), False, "time to 80 % +9%"),
+    (_figs("x", [1.0, 1.02, 0.98], t80=None), True, "never reaches 80 %"),
+])
+def test_the_retirement_criterion(without, earns, why) -> None:
+    default = _figs("default", [1.0, 1.02, 0.98])
+    got = A.verdict(default, without)
+    assert got[0] is earns and why in got[1], got
+
+
+def test_a_fault_row_that_fails_only_without_the_rule_earns_it_a_place() -> None:
+    default, without = _figs("default", [1.0, 1.0]), _figs("x", [1.0, 1.0])
+    default.faults_failed, without.faults_failed = ["link-flap"], ["link-flap", "switch-crash"]
+    assert A.verdict(default, without) == (True, "fault rows fail: switch-crash")
+    assert A.fault_failed({"recover_s": None}) and A.fault_failed({"recover_s": 5.5})
+    assert A.fault_failed({"recover_s": 1.0, "lost_bytes": 1000})
+    assert not A.fault_failed({"recover_s": 5.0, "lost_bytes": 0}) and not A.fault_failed({"recover_s": "-"})
+
+
+def test_the_table_goes_between_the_protocols_markers(toy, tmp_path: Path) -> None:
+    from bench.docsection import sections, write_section
+
+    vs = A.variants(toy.rules)
+    figs = {v.name: _figs(v.name, [1.0, 1.02, 0.98]) for v in vs}
+    figs["default -double"] = _figs("default -double", [0.4, 1.0, 0.98], t80=12.0)
+    rows = A.table_rows(figs, vs, with_faults=True)
+    assert rows[2]["earns its place"].startswith("yes (1 cell leaves [0.5, 2]")
+    assert rows[2]["in [0.5, 2]"] == "2/3 (1 left)" and rows[2]["time to 80 %"] == "12.0 s (+20%)"
+    page = tmp_path / "toy.md"
+    page.write_text("# toy\n\nhand-written text\n")
+    write_section(page, "ablation-toyrules", A.docs_body(rows, "toyrules", "test"), "bench/friendliness.py --ablate toyrules")
+    text = page.read_text()
+    assert text.startswith("# toy\n\nhand-written text\n")
+    body = sections(text)["ablation-toyrules"]
+    assert "| default -double | 0.98 (-0.02) | 2/3 (1 left) |" in body
+    assert body.count("\n| ") == len(vs) + 1  # header and one row per variant
