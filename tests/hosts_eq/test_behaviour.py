@@ -39,13 +39,14 @@ def _netsim(topo, seed: int):
     return sim, net
 
 
-def _attach(net, proto, params, seed: int, groups: list[str], start_at: float = 0.0):
+def _attach(net, proto, params, seed: int, groups: list[str], start_at: float = 0.0,
+            rules: tuple[str, ...] | None = None):
     for g in groups:
         net.set_group_source(g, "snd")  # model switches: the port toward the sender
     snd_ip, r_ip = net.hosts["snd"].ip, net.hosts["r1"].ip
 
     def cfg_for(ip: str) -> registry.SessionConfig:
-        return registry.SessionConfig(1, groups[0], 5000, snd_ip, ip, params, seed=seed)
+        return registry.SessionConfig(1, groups[0], 5000, snd_ip, ip, params, seed=seed, rules=rules)
 
     snd = net.hosts["snd"].add_endpoint(proto.sender(cfg_for(snd_ip)), port=5000)
     rcv = net.hosts["r1"].add_endpoint(proto.receiver(cfg_for(r_ip)), port=5000, start_at=start_at)
@@ -71,12 +72,12 @@ def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
     assert 0.85e6 < sent_bps < 1.05e6  # and it uses the bottleneck
 
 
-def _webrc_rate(params: WebrcParams, seed: int) -> tuple[float, object]:
+def _webrc_rate(params: WebrcParams, seed: int, rules: tuple[str, ...] | None = None) -> tuple[float, object]:
     proto = registry.get("webrc")
     groups = [channel_group("239.1.1.1", cn, params.t) for cn in range(params.t, -1, -1)]
     sim, net = _netsim(star(receivers=1, rate="100Mbps", delay="99.5ms", loss=0.01), seed)
     start = random.Random(seed).uniform(0, params.tsd)  # random phase, as the paper
-    _snd, rcv = _attach(net, proto, params, seed, groups, start_at=start)
+    _snd, rcv = _attach(net, proto, params, seed, groups, start_at=start, rules=rules)
     sim.run(250.0)
     b0 = rcv.bytes_received
     sim.run(500.0)
@@ -91,19 +92,11 @@ PAPER_WEBRC = dict(packet_length=1024, session_rate_bps=2e6)
 def test_webrc_single_receiver_matches_the_paper_throughput() -> None:
     # WEBRC 5.1.1 / Fig. 5: 1% random loss, 0.2 s RTT, 1024-byte packets:
     # 403 kbit/s averaged over eight trials (steady state = last half of 500 s),
-    # with the paper's own rules (eq. 5 joins, EWMA TRR, fixed δ, one wave
-    # per start-up decision, 3.3's overflow rule whatever the losses, the
-    # appendix's LOSSP filter, loss events of one ARTT by arrival, the paper's
-    # MRTT, start-up ended by its first loss or by one lagging epoch, and
-    # the appendix's small ARTT fraction and plain ARR and TRR averages).
-    params = WebrcParams(**PAPER_WEBRC, join_centred=False, trr_mode="ewma", artt_alpha=0.25,
-                         loss_young_history=False, startup_joins=1, overflow_lossless_only=False,
-                         loss_estimator="appendix", loss_event_episode=False, mrtt_path="shared",
-                         loss_event_send_time=False, startup_min_window=0, rr_lag_epochs=1,
-                         rates_follow_decay=False)
+    # with the ``paper`` profile: the core and no rule.
+    params = WebrcParams(**PAPER_WEBRC)
     rates = []
     for seed in (1, 2):
-        rate, rcv = _webrc_rate(params, seed)
+        rate, rcv = _webrc_rate(params, seed, rules=())
         rates.append(rate)
         assert rcv.lossp.loss_rate == pytest.approx(0.0089, rel=0.35)  # eq. 8: ~0.0089
         assert rcv.artt_value == pytest.approx(0.2, rel=0.25)
@@ -171,7 +164,7 @@ def _webrc_alone(seed: int, **params) -> tuple[float, float]:
     return agent.lost / (agent.lost + agent.received), (sum(rx.values()) - half) * 8 / 15.0 / 10e6
 
 
-def test_webrc_startup_overshoot_is_shed_alone_on_a_deep_queue() -> None:
+def test_webrc_startup_overshoot_is_shed_alone_on_a_deep_queue(monkeypatch: pytest.MonkeyPatch) -> None:
     # startup_shed: start-up's several-wave decisions subscribed to 1.9x the
     # link before the first loss, and the waves decay by only P per TSD, so a
     # third of the packets were lost for 25 s.  Leaving the waves the path did
@@ -182,5 +175,9 @@ def test_webrc_startup_overshoot_is_shed_alone_on_a_deep_queue() -> None:
     lost, used = _webrc_alone(seed=2)
     assert lost < 0.10
     assert used > 0.6  # shedding left the session on the link, not below it
-    lost_unshed, _ = _webrc_alone(seed=2, startup_shed=False)
+    from hosts.webrc import RULES
+
+    monkeypatch.setitem(RULES.profiles, "default",  # default less the rule
+                        tuple(n for n in RULES.profiles["default"] if n != "startup_shed"))
+    lost_unshed, _ = _webrc_alone(seed=2)
     assert lost_unshed > 0.2  # the scenario does show the overshoot

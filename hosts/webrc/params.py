@@ -1,0 +1,98 @@
+"""WEBRC's user-facing parameters: the paper's Table 1 and a receiver's start.
+
+Everything else WEBRC reads is a module constant of :mod:`hosts.webrc.core`
+(the paper's values) or a class constant of the rule that uses it
+(:mod:`hosts.webrc.rules`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hosts import wire
+
+#: Data packet overhead before the payload (common header + WEBRC body).
+DATA_HEADER = wire.COMMON_LEN + 8
+
+
+@dataclass(frozen=True)
+class WebrcParams:
+    """Session and receiver parameters (paper Table 1 unless noted)."""
+
+    #: SR_b: the sender's total rate and every receiver's ceiling.  20 Mbit/s
+    #: lets a receiver take its fair share next to a TCP flow on paths up to
+    #: about 30 Mbit/s; waves without members are pruned at the first switch,
+    #: and ``fit_sender_link`` cuts the default to a slower sender link.
+    session_rate_bps: float = 20_000_000.0
+    #: BCR_P: the base channel's rate, packets/s.
+    base_rate_pps: float = 1.0
+    #: LEN_B: payload bytes per packet.  1432 makes the UDP payload 1460 B, a
+    #: TCP segment's, so the equation's packets are TCP's (paper: 1024).
+    packet_length: int = 1432
+    #: P: a wave's rate decrease factor per TSD.
+    p: float = 0.75
+    #: TSD: time slot duration, seconds.
+    tsd: float = 10.0
+    #: Q: quiet slots of a wave; None: ceil(300 / TSD), the paper's 300 s.
+    quiescent_slots: int | None = None
+    #: EL: epoch length, seconds.
+    epoch: float = 0.5
+    #: MRR_b: the receiver's maximum reception rate.
+    max_rate_bps: float = math.inf
+    #: ARTT before the first MRTT, seconds (as TFMCC's initial RTT, RFC 4654 4.2).
+    initial_rtt: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.p < 1:
+            raise ValueError("p must be in (0, 1)")
+        if self.base_rate_pps <= 0 or self.tsd <= 0 or self.epoch <= 0:
+            raise ValueError("base_rate_pps, tsd and epoch must be positive")
+        if self.initial_rtt <= 0:
+            raise ValueError("initial_rtt must be positive")
+        if self.packet_length < 1 or self.packet_length + DATA_HEADER > wire.MAX_DATAGRAM:
+            raise ValueError("packet_length out of range")
+        if self.session_rate_pps <= self.base_rate_pps * (1 + 1 / self.p):
+            raise ValueError("session_rate_bps too small for one wave above the base rate")
+
+    @property
+    def session_rate_pps(self) -> float:
+        return self.session_rate_bps / (8.0 * self.packet_length)
+
+    @property
+    def q(self) -> int:
+        return self.quiescent_slots if self.quiescent_slots is not None else math.ceil(300 / self.tsd)
+
+    @property
+    def n(self) -> int:
+        """Active wave channels N (eq. 3): the most waves whose fluid rates fit in SR.
+
+        With the base channel at BCR·P^τ and wave j slots old at BCR·P^(j+τ-N),
+        the total at a slot start is BCR·(1 + (P^-N - 1)/(1 - P)) when the
+        newest wave starts at its decay curve; N is the largest value for which
+        this does not exceed SR, so the newest wave starts at or above it.
+        """
+        ratio = self.session_rate_pps / self.base_rate_pps
+        return max(1, math.floor(math.log(1 + (1 - self.p) * (ratio - 1)) / math.log(1 / self.p)))
+
+    @property
+    def t(self) -> int:
+        """Number of wave channels T = N + Q."""
+        return self.n + self.q
+
+    @property
+    def epoch_decay(self) -> float:
+        """P^(EL/TSD): how much every wave's rate, and so a fixed
+        subscription's, falls over one epoch (0.986 at the defaults)."""
+        return self.p ** (self.epoch / self.tsd)
+
+    @property
+    def slot_avg(self) -> float:
+        """K = (1-P)/ln(1/P): average of P^τ over a slot (0.869 for P = 0.75)."""
+        return (1 - self.p) / math.log(1 / self.p)
+
+
+def gamma(p: float, nwc: int) -> float:
+    """Γ_NWC = ((1/P)^(NWC+2) - 1) / ((1/P)^(NWC+1) - 1) (eq. 4)."""
+    q = 1 / p
+    return (q ** (nwc + 2) - 1) / (q ** (nwc + 1) - 1)

@@ -1,0 +1,629 @@
+"""WEBRC's named rules: each behaviour beyond the paper, one mixin each.
+
+A rule overrides hook methods of :class:`hosts.webrc.core.WebrcReceiver`
+and calls ``super()``; :data:`RULES` composes them (first listed =
+outermost).  Three small bases carry the measurements several rules share:
+:class:`_OneWayDelays` (queueing delay from the sender's timestamps),
+:class:`_UpwardTimes` (a join's upward time, learnt from joins that went
+the whole way) and :class:`_ForgivesOverflow` (start-up losses that are not
+the session's own).  Reasons marked "ours" are measured on
+``docs/protocols/webrc.md#rules``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import statistics
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from hosts import wire
+from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
+from hosts.registry import SessionConfig
+from hosts.rules import Rule, RuleBook
+from hosts.tfrc import CompetitorOverflow
+from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
+from hosts.webrc.params import gamma
+from hosts.wire import WebrcData
+
+R = "webrc-receiver"
+PAGE = "ours, see docs/protocols/webrc.md#rules"
+
+if TYPE_CHECKING:  # the mixins run on top of the core
+    _Base = WebrcReceiver
+else:
+    _Base = object
+
+
+# Shared measurements -----------------------------------------------------------
+
+
+class _OneWayDelays(_Base):
+    """One-way delays on the sender's timestamps (clock offset included):
+    the least of the last ``QUEUE_EPOCHS`` epochs is the path without a
+    queue, and an epoch "queued" when its mean is ``QUEUE_RTTS``·ARTT above it."""
+
+    QUEUE_RTTS = 0.1
+    QUEUE_EPOCHS = 60
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._owd_epoch = math.inf  # smallest one-way delay this epoch
+        self._owd_sum, self._owd_count = 0.0, 0  # for the epoch's mean one-way delay
+        self._owd_minima: deque[float] = deque(maxlen=self.QUEUE_EPOCHS)
+        self._queue_now = True  # the last epoch's packets queued
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        if msg.timestamp:
+            owd = wire.seconds_since(msg.timestamp, now)
+            self._owd_epoch = min(self._owd_epoch, owd)
+            self._owd_sum += owd
+            self._owd_count += 1
+        super()._packet_seen(msg, now)
+
+    def _epoch_measured(self) -> None:
+        super()._epoch_measured()
+        least, self._owd_epoch = self._owd_epoch, math.inf
+        total, count, self._owd_sum, self._owd_count = self._owd_sum, self._owd_count, 0.0, 0
+        if not count:
+            self._queue_now = True  # nothing measured: the paper's rule
+            return
+        self._owd_minima.append(least)
+        self._queue_now = total / count - self._least_owd() >= self.QUEUE_RTTS * self.artt_value
+
+    def _least_owd(self) -> float:
+        """The least one-way delay of this epoch and the remembered ones."""
+        return min(self._owd_epoch, min(self._owd_minima, default=math.inf))
+
+    def _sooner_than_its_queue(self, took: float, owd: float) -> bool:
+        """Whether a join answered ``took`` s after it was sent, by a packet of
+        one-way delay ``owd``, was answered sooner than that packet's own
+        queueing delay: so by a switch past the queue (paper 4.4)."""
+        return bool(self._owd_minima) and took < owd - self._least_owd()
+
+
+class _UpwardTimes(_Base):
+    """A join's upward time (join to first packet less that packet's one-way
+    delay), remembered for ``UPWARD_MEMORY`` s from steady-state joins."""
+
+    UPWARD_MEMORY = 120.0
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        #: (time, upward time + wait + clock offset, channel gap), oldest first
+        self._upward: deque[tuple[float, float, float]] = deque()
+
+    def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
+        if owd is not None:
+            if not self.startup:
+                self._upward.append((now, raw - owd, gap))
+            self._forget_upward(now)
+        return super()._mrtt_sample(now, mrtt, raw, owd, gap)
+
+    def _forget_upward(self, now: float) -> None:
+        while self._upward and self._upward[0][0] < now - self.UPWARD_MEMORY:
+            self._upward.popleft()
+
+    def _whole_way(self) -> tuple[float, float] | None:
+        """(floor, upward time) of the joins that went the whole way, or None
+        before two steady-state samples: the floor is the second largest
+        up + wait - gap remembered (one late first packet cannot lift it), the
+        upward time the lower median of up + wait - gap/2 at or above it."""
+        if len(self._upward) < 2:
+            return None
+        floor = heapq.nlargest(2, (u - g for _, u, g in self._upward))[1]
+        return floor, statistics.median_low(u - g / 2 for _, u, g in self._upward if u >= floor)
+
+
+class _ForgivesOverflow(_Base):
+    """A start-up loss that cannot be the session's own overshoot is forgiven,
+    with the further losses of the same overflow (``FORGIVE_RTTS`` loss-event
+    spans; at most ``FORGIVE_OVERFLOWS`` overflows, 0: every one)."""
+
+    FORGIVE_RTTS = 2.0
+    FORGIVE_OVERFLOWS = 0
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._overflow = CompetitorOverflow(self.FORGIVE_RTTS, self.FORGIVE_OVERFLOWS)
+
+    def _startup_loss_forgiven(self, now: float, span: float) -> bool:
+        return self._overflow.forgives(now, span, self._not_its_own())
+
+    def _not_its_own(self) -> bool:
+        """Whether a start-up loss now cannot be the session's own overshoot."""
+        return False
+
+    @property
+    def startup_forgiven(self) -> int:
+        """Overflows forgiven in start-up."""
+        return self._overflow.forgiven
+
+
+# MRTT and ARTT ---------------------------------------------------------------------
+
+
+class PrecisionArtt(_Base):
+    """ARTT weighs each MRTT sample by the inverse of its spread: the wait of
+    up to one packet gap for the joined channel's next packet (variance
+    gap²/12) plus ``MRTT_NOISE``², so samples from sparse channels (the
+    1 packet/s base channel, young waves) do not set ARTT for minutes."""
+
+    MRTT_NOISE = 0.005
+
+    def _new_artt(self) -> Any:
+        return PrecisionWeightedMean(self.ARTT_ALPHA)
+
+    def _artt_sample(self, mrtt: float, gap: float) -> None:
+        self.artt.update(mrtt, gap * gap / 12.0 + self.MRTT_NOISE ** 2)
+        self.have_artt = True
+
+
+class ArttFollows(_Base):
+    """ARTT's averaging fraction is 0.5 instead of the appendix's small one:
+    a receiver joins once per 10-17 s in steady state, and at 0.25 ARTT took
+    about a minute to follow a queue a TCP flow built."""
+
+    ARTT_ALPHA = 0.5
+
+
+class OwnPath(_UpwardTimes):
+    """An MRTT sample is never shorter than the receiver's own path to the
+    sender's switch: a sample below the whole way's upward time was answered
+    by a nearer switch that carried the wave for a neighbour (paper 4.4), and
+    is raised to that upward time plus its packet's one-way delay."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.mrtt_raised = 0  # samples raised to the receiver's own path
+
+    def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
+        mrtt = super()._mrtt_sample(now, mrtt, raw, owd, gap)
+        if owd is None:
+            return mrtt
+        way = self._whole_way()
+        if way is None:
+            return mrtt
+        floor, whole_way = way
+        if raw - owd >= floor:
+            return mrtt  # the join went the whole way: the paper's sample
+        if whole_way + owd > mrtt:
+            self.mrtt_raised += 1
+            return whole_way + owd
+        return mrtt
+
+
+class QueueBound(_OneWayDelays):
+    """A steady-state MRTT sample shorter than its own first packet's queueing
+    delay is not used: a join that went the whole way waits for a packet
+    that crossed the queue after it, so such a sample was answered past the
+    queue, which ``own_path_mrtt`` cannot correct before two whole-way joins."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.mrtt_unused = 0  # samples shorter than their own packet's queueing delay
+
+    def _mrtt_usable(self, sample: float, owd: float | None) -> bool:
+        if not self.startup and owd is not None and self._sooner_than_its_queue(sample, owd):
+            self.mrtt_unused += 1
+            return False
+        return super()._mrtt_usable(sample, owd)
+
+
+class PastQueueFree(_ForgivesOverflow, _OneWayDelays):
+    """A join answered past the queue loads nothing there: when the newest
+    wave of a decision showed its first packet sooner than that packet's own
+    queueing delay, a nearer switch carried it for a neighbour (paper 4.4),
+    so until the next join neither 3.3's block nor a start-up loss holds the
+    receiver (the loss is forgiven as a competitor's overflow)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        #: (wave, join time) of the newest wave of the last join decision,
+        #: until its first packet says whether a switch past the queue answered.
+        self._probe: tuple[int, float] | None = None
+        self.last_join_past_queue = False
+        self.joins_past_queue = 0
+
+    def _subscribe(self, cn: int, now: float) -> None:
+        super()._subscribe(cn, now)
+        self._probe, self.last_join_past_queue = (cn, now), False
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        super()._packet_seen(msg, now)
+        if self._probe is not None and self._probe[0] == msg.cn:
+            t_join = self._probe[1]
+            self._probe = None
+            if msg.timestamp:
+                self.last_join_past_queue = self._sooner_than_its_queue(
+                    now - t_join, wire.seconds_since(msg.timestamp, now))
+                self.joins_past_queue += self.last_join_past_queue
+
+    def _join_timeout(self, now: float) -> None:
+        if self.pending is not None and self.pending[0] != self.T:
+            self._probe = None
+        super()._join_timeout(now)
+
+    def _buffers_draining(self, now: float, rr_rate: float) -> bool:
+        return super()._buffers_draining(now, rr_rate) and not self.last_join_past_queue
+
+    def _not_its_own(self) -> bool:
+        return super()._not_its_own() or self.last_join_past_queue
+
+
+# Averages and joins --------------------------------------------------------------
+
+
+class RatesFollowDecay(_Base):
+    """Each epoch ARR and TRR's averages are first decayed by P^(EL/TSD), the
+    subscribed waves' known decay, so they estimate the subscription's rate
+    now and eq. 5's join test no longer fails on their lag; a wave that turns
+    quiet then takes only P·BCR from ARR instead of dividing it by Γ."""
+
+    def _carry_averages(self) -> None:
+        super()._carry_averages()
+        d = self.p.epoch_decay
+        if self.arr is not None:
+            self.arr *= d
+        if self._trr_ewma is not None:
+            self._trr_ewma *= d
+        for i, rate in enumerate(self._rr_recent):
+            self._rr_recent[i] = rate * d
+
+    def _arr_after_leave(self) -> None:
+        # The wave that turned quiet ended at BCR and the base channel steps
+        # back from P·BCR to BCR: the subscription falls by P·BCR only.
+        assert self.arr is not None
+        self.arr = max(self.arr - self.p.p * self.p.base_rate_pps, self.p.base_rate_pps)
+
+
+class TrrRecent(_Base):
+    """TRR in eq. 5's Γ·TRR cap is the mean reception rate over the full
+    epochs since the last join took effect (at most four), like TFRC's cap
+    on the rate actually received (RFC 5348 4.3); the appendix's EWMA needed
+    ~9 epochs after a join to come within 2 % and paced joins to one per 4-5 s."""
+
+    def _true_rate(self) -> float | None:
+        if self._rr_recent:
+            return sum(self._rr_recent) / len(self._rr_recent)
+        return super()._true_rate()
+
+
+class JoinCentred(_Base):
+    """Out of start-up a join is allowed while Γ·ARR ≤ √Γ·max(SSR, REQN)
+    (eq. 5 otherwise), so the reception rate straddles the equation rate
+    instead of sitting between REQN/Γ and REQN."""
+
+    def _join_limit(self, g: float) -> float:
+        if self.startup:
+            return super()._join_limit(g)
+        trr = self.trr if self.trr is not None else 0.0
+        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
+        return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + TRR_HEADROOM), mrr)
+
+
+class JoinExperiment(_Base):
+    """A join out of start-up is an experiment (RLM, McCanne et al. 1996): if
+    a loss event comes within ``EPOCHS`` full epochs after it took effect and
+    the reception has not risen by half the wave, the wave is left again."""
+
+    EPOCHS = 2
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        #: (wave, RR before its join, Γ) while a steady-state join is on trial
+        self._experiment: tuple[int, float, float] | None = None
+        self.experiments_failed = 0
+
+    def _join(self, now: float, g: float) -> None:
+        assert self.tsi is not None
+        cn, rr_before, steady = (self.tsi + self.nwc) % self.T, self.last_rr, not self.startup
+        super()._join(now, g)
+        if steady:
+            self._experiment = (cn, rr_before, g)
+
+    def _epoch_judged(self) -> None:
+        super()._epoch_judged()
+        if self._experiment is None or self.pending is not None or not self._rr_recent:
+            return
+        cn, rr_before, g = self._experiment
+        received = sum(self._rr_recent) / len(self._rr_recent)
+        if self.events_since_join and received < (1 + (g - 1) / 2) * rr_before:
+            self._experiment = None
+            if self.joined and self.joined[-1] == cn and self.nwc > 1:
+                self._drop_channel(cn)
+                self.experiments_failed += 1
+                self.nwc -= 1
+                if self.arr is not None:
+                    self.arr /= gamma(self.p.p, self.nwc)
+        elif self.join_effect_epochs >= self.EPOCHS:
+            self._experiment = None
+
+
+class BufferEvidence(_OneWayDelays):
+    """3.2's RR-lag exit and 3.3's flat-RR block infer a filling buffer from
+    the reception rate; they apply only while the epoch's packets did queue
+    (:class:`_OneWayDelays`), since without a queue a lagging or flat RR is
+    the noise of 20-50 packets an epoch."""
+
+    def _rr_lags(self, rr_rate: float) -> bool:
+        return super()._rr_lags(rr_rate) and self._queue_now
+
+    def _buffers_draining(self, now: float, rr_rate: float) -> bool:
+        return super()._buffers_draining(now, rr_rate) and self._queue_now
+
+
+# Start-up ----------------------------------------------------------------------------
+
+
+class StartupJoins(_Base):
+    """A start-up decision joins up to ``STARTUP_JOINS`` waves while
+    Γ·ARR ≤ TRATE (3.2 joins one, about 1 s per wave)."""
+
+    STARTUP_JOINS = 3
+
+    def _join(self, now: float, g: float) -> None:
+        super()._join(now, g)
+        extra = 1
+        while (self.startup and extra < self.STARTUP_JOINS and self.nwc < self.N
+               and gamma(self.p.p, self.nwc) * self.arr <= self.trate()):
+            assert self.tsi is not None and self.arr is not None
+            more = gamma(self.p.p, self.nwc)
+            self._subscribe((self.tsi + self.nwc) % self.T, now)  # MRTT: the first wave's only
+            self.arr *= more
+            self.nwc += 1
+            self.joins += 1
+            extra += 1
+
+
+class RrLagTwice(_Base):
+    """Start-up ends on RR lag only when two epochs in a row lag (one holds
+    the joins): at 20-40 packets an epoch the 10 % margin is what an
+    epoch's two boundaries can cut from it."""
+
+    RR_LAG_EPOCHS = 2
+
+
+class StartupShed(_Base):
+    """After start-up ends, once ``SHED_EPOCHS`` epochs have shown the waves'
+    packets: if the subscription at the exit is at least Γ times the best of
+    them, leave the newest waves while the rest would still carry it."""
+
+    SHED_EPOCHS = 3
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.shed = 0  # waves left after start-up
+        self._shed_from: float | None = None  # subscription at the start-up exit, until checked
+        self._shed_rr: list[float] = []  # RR of the epochs since, while they are watched
+
+    def _exit_startup(self, why: str) -> None:
+        was = self.startup
+        super()._exit_startup(why)
+        if was:
+            self._shed_from = self.arr
+
+    def _epoch_begins(self, rr_rate: float) -> None:
+        super()._epoch_begins(rr_rate)
+        if self._shed_from is not None and self.pending is None:
+            self._shed_rr.append(rr_rate)
+            if len(self._shed_rr) >= self.SHED_EPOCHS:
+                self._shed_unsupported(max(self._shed_rr))
+
+    def _shed_unsupported(self, rr_rate: float) -> None:
+        sub, self._shed_from = self._shed_from, None
+        if sub is None or self.nwc <= 1 or sub < gamma(self.p.p, self.nwc - 1) * rr_rate:
+            return
+        while self.nwc > 1 and self.arr is not None and sub / gamma(self.p.p, self.nwc - 1) >= rr_rate:
+            g = gamma(self.p.p, self.nwc - 1)
+            self._drop_channel(self.joined[-1])
+            self.shed += 1
+            sub /= g
+            self.arr /= g
+            self.nwc -= 1
+
+    def _undo_join(self, cn: int) -> None:
+        if self._shed_from is not None and self.arr is not None and self.nwc > 0:
+            self._shed_from /= gamma(self.p.p, self.nwc - 1)  # the undone waves were the newest
+        super()._undo_join(cn)
+
+
+class StartupMinWindow(_ForgivesOverflow, _OneWayDelays):
+    """A start-up loss while ARR carries fewer than ``MIN_WINDOW`` packets per
+    round trip (TCP's initial window, RFC 6928) is a competitor's overflow
+    and is forgiven.  The round trip is ``initial_rtt``, or ARTT within
+    [``WINDOW_MIN_RTT``, ``initial_rtt``] while a queue stands."""
+
+    MIN_WINDOW = 10.0
+    WINDOW_MIN_RTT = 0.2
+
+    def _not_its_own(self) -> bool:
+        rtt = self.p.initial_rtt
+        if self._queue_now:  # ARTT is initial_rtt until measured
+            rtt = max(min(self.artt_value, rtt), self.WINDOW_MIN_RTT)
+        return (self.arr or 0.0) < self.MIN_WINDOW / rtt or super()._not_its_own()
+
+
+class FirstIntervalAtLoss(_Base):
+    """After a loss-free start-up exit (MRTT jump, RR lag) the first loss
+    interval is synthesized at the first loss from the reception then (RFC
+    5348 6.3.1), and until then LOSSP follows the best epoch's rate, so REQN
+    never sits below what the path carried without loss."""
+
+    #: "before-loss" until the first loss event, "at-loss" until an epoch without one.
+    _first_interval: str | None = None
+
+    def _exit_startup(self, why: str) -> None:
+        was = self.startup
+        super()._exit_startup(why)
+        if was and why != "loss":
+            self._first_interval = "before-loss"
+
+    def _count_loss_event(self) -> None:
+        if self._first_interval is None:
+            super()._count_loss_event()
+            return
+        # The first interval is X_recv's and starts now; the events up to an
+        # epoch without one are the first's.
+        self._first_interval = "at-loss"
+        self._set_lossp_for(max(self.last_rr, self.trr or 0.0), fresh=True)
+
+    def _steady_epoch(self, now: float, rr_rate: float, irr: int, events: int) -> None:
+        super()._steady_epoch(now, rr_rate, irr, events)
+        if self._first_interval is None:
+            return
+        if rr_rate > self.reqn():
+            self._set_lossp_for(rr_rate, fresh=True)
+        if self._first_interval == "at-loss" and not events and not self.in_loss_event(now):
+            self._first_interval = None
+
+
+# Loss events and LOSSP ------------------------------------------------------------------
+
+
+class LossEventEpisode(_Base):
+    """A loss within one span of the event's last loss extends the event, up
+    to ``MAX_SPANS`` spans from its first loss: one overflow, one event, as
+    TCP cuts once for the losses of one window (RFC 6582 3.2)."""
+
+    MAX_SPANS = 4.0
+    loss_event_cap = -math.inf  # the latest end of the current loss event
+    _event_sent: tuple[int, int, int] | None = None
+    _sent_at: int | None = None
+
+    def _loss_event_begins(self, now: float, span: float) -> None:
+        super()._loss_event_begins(now, span)
+        self.loss_event_cap = now + self.MAX_SPANS * span
+
+    def _loss_in_event(self, now: float, span: float) -> None:
+        super()._loss_in_event(now, span)
+        if self._sent_at is not None and self._event_sent is not None:
+            first, end, cap = self._event_sent
+            self._event_sent = (first, min(cap, max(end, max(0, self._sent_at) + int(span * 1e6))), cap)
+        if self.in_loss_event(now):
+            self.loss_event_until = min(now + span, self.loss_event_cap)
+
+
+class LossEventSendTime(_UpwardTimes):
+    """Loss events on the sender's clock, as TCP's: a lost packet's send time
+    is interpolated between its channel's neighbours (RFC 5348 5.2), it
+    belongs to the event when sent inside it, and the event spans the round
+    trip now (whole way's upward time plus the revealing packet's one-way
+    delay) when that exceeds ARTT, at most 2·ARTT."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        #: the current event: (first lost packet's send time, end and cap in µs after it)
+        self._event_sent: tuple[int, int, int] | None = None
+        self._lost_sent: int | None = None
+        self._sent_at: int | None = None  # the last loss's offset into the event, µs
+
+    def _loss_event_span(self, now: float, revealed_ts: int) -> float:
+        artt = super()._loss_event_span(now, revealed_ts)
+        self._forget_upward(now)
+        way = self._whole_way()
+        if way is None:
+            return artt
+        return min(2 * artt, max(artt, way[1] + wire.seconds_since(revealed_ts, now)))
+
+    def _same_loss_event(self, now: float, count: int, sent: tuple[int, int] | None, span: float) -> bool:
+        self._sent_at = None
+        self._lost_sent = None
+        if sent is not None:
+            prev, cur = sent
+            self._lost_sent = (prev + wire.ts_diff_us(cur, prev) // (count + 1)) & 0xFFFFFFFF
+        if self._lost_sent is None or self._event_sent is None:
+            return super()._same_loss_event(now, count, sent, span)
+        first, end, _cap = self._event_sent
+        at = wire.ts_diff_us(self._lost_sent, first)
+        if not -int(span * 1e6) <= at <= end:
+            return False  # sent after the event, or a span before it: its own event
+        self._sent_at = at
+        return True
+
+    def _loss_event_begins(self, now: float, span: float) -> None:
+        super()._loss_event_begins(now, span)
+        span_us = int(span * 1e6)
+        self._event_sent = (None if self._lost_sent is None
+                            else (self._lost_sent, span_us, int(LossEventEpisode.MAX_SPANS * span_us)))
+
+
+class IntervalLoss(_Base):
+    """LOSSP is TFRC's weighted mean of the last 8 loss intervals (RFC 5348
+    5.4), which follows a falling loss rate within an interval; the
+    appendix's two-stage filter needed 100-150 s from start-up to the share."""
+
+    DISCOUNTING = False
+
+    def _new_loss_filter(self) -> Any:
+        return IntervalLossFilter(discounting=self.DISCOUNTING)
+
+
+class HistoryDiscounting(_Base):
+    """RFC 5348 5.5 in the interval estimator: once the open interval is more
+    than twice the mean, older intervals weigh less, so an early overflow's
+    interval does not hold LOSSP for eight more events."""
+
+    DISCOUNTING = True
+
+
+def _rule(name: str, cls: type, summary: str, reason: str, requires: tuple[str, ...] = ()) -> Rule:
+    return Rule(name, summary, reason, {R: cls}, requires)
+
+
+RULES = RuleBook(
+    "webrc",
+    rules=(
+        _rule("precision_artt", PrecisionArtt,
+              "ARTT weighs each MRTT sample by the inverse of its spread", PAGE),
+        _rule("artt_follows", ArttFollows, "ARTT's averaging fraction is 0.5, not the appendix's 0.25", PAGE),
+        _rule("own_path_mrtt", OwnPath,
+              "an MRTT sample answered by a nearer switch is raised to the receiver's own path", PAGE),
+        _rule("mrtt_queue_bound", QueueBound,
+              "a steady-state MRTT sample shorter than its packet's queueing delay is not used", PAGE,
+              requires=("own_path_mrtt",)),
+        _rule("join_past_queue_free", PastQueueFree,
+              "a join answered past the queue neither blocks (3.3) nor ends start-up", PAGE),
+        _rule("rates_follow_decay", RatesFollowDecay,
+              "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR", PAGE),
+        _rule("trr_recent", TrrRecent,
+              "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)"),
+        _rule("join_centred", JoinCentred, "out of start-up, joins straddle the equation rate (√Γ)", PAGE),
+        _rule("join_experiment", JoinExperiment,
+              "a steady-state join that a loss answers without more reception is left again",
+              "RLM's join experiments (McCanne et al. 1996); " + PAGE),
+        _rule("buffer_evidence", BufferEvidence,
+              "3.2's RR lag and 3.3's block apply only while packets queue", PAGE),
+        _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves", PAGE),
+        _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row", PAGE),
+        _rule("startup_shed", StartupShed,
+              "after start-up, leave the newest waves the path does not carry", PAGE),
+        _rule("startup_min_window", StartupMinWindow,
+              "a start-up loss below TCP's initial window per round trip is forgiven",
+              "RFC 6928 initial window; " + PAGE),
+        _rule("first_interval_at_loss", FirstIntervalAtLoss,
+              "after a loss-free start-up exit, the first loss interval is set at the first loss",
+              "RFC 5348 6.3.1"),
+        _rule("loss_event_episode", LossEventEpisode,
+              "losses within one span of the event's last loss extend it (at most 4 spans)",
+              "RFC 6582 3.2"),
+        _rule("loss_event_send_time", LossEventSendTime,
+              "loss events on the sender's clock, spanning the round trip now", "RFC 5348 5.2; RFC 6582 3.2"),
+        _rule("history_discounting", HistoryDiscounting,
+              "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
+              requires=("interval_loss",)),
+        _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
+              "RFC 5348 5.4"),
+    ),
+    profiles={
+        "paper": (),
+        "default": (
+            "precision_artt", "artt_follows", "own_path_mrtt", "mrtt_queue_bound", "join_past_queue_free",
+            "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
+            "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
+            "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
+        ),
+    },
+)
+"""WEBRC's rules in composition order (first = outermost) and its profiles."""

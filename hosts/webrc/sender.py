@@ -1,0 +1,290 @@
+"""WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4).
+
+The sender sends at a constant total rate SR spread over a base channel
+(CN = T) and T *wave* channels (CN = 0..T-1), each its own multicast group:
+the base channel uses the session's group address G, wave channel ``cn``
+uses G + 1 + cn (consecutive IPv4 addresses).  A wave's rate peaks at the
+start of its wave, decays by a factor P every TSD seconds for N slots, then
+stays quiet for Q slots.  The sender has no feedback and no named rule.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import struct
+from typing import Any
+
+from hosts import wire
+from hosts.core import Address
+from hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
+from hosts.webrc.params import DATA_HEADER, WebrcParams
+from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
+
+
+def _field_offsets() -> dict[str, int]:
+    """Byte offsets of the fields a sender changes per packet, from the wire layout."""
+    out, pos = {}, 0
+    for f in (*wire.COMMON_FIELDS, *WebrcData.BODY):
+        out[f.name] = pos
+        pos += f.bits // 8
+    return out
+
+
+_OFF = _field_offsets()
+_U32 = struct.Struct("!I")
+_U16 = struct.Struct("!H")
+
+
+def encode_data(template: bytes, seq: int, ts: int, cn: int, psn: int, tsi: int) -> bytes:
+    """A WebrcData datagram from a pre-encoded ``template`` (same session, payload length).
+
+    The sender's hot path: equivalent to ``WebrcData(...).encode()`` (a test
+    checks it) without re-validating every field per packet.
+    """
+    buf = bytearray(template)
+    _U32.pack_into(buf, _OFF["seq"], seq & 0xFFFFFFFF)
+    _U32.pack_into(buf, _OFF["timestamp"], ts & 0xFFFFFFFF)
+    _U16.pack_into(buf, _OFF["cn"], cn)
+    _U16.pack_into(buf, _OFF["psn"], psn & 0xFFFF)
+    _U32.pack_into(buf, _OFF["tsi"], tsi & 0xFFFFFFFF)
+    return bytes(buf)
+
+
+def channel_group(base_group: str, cn: int, t: int) -> str:
+    """Group address of channel ``cn`` (base channel cn = T uses the session group)."""
+    if cn == t:
+        return base_group
+    return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base_group)) + 1 + cn))
+
+
+def channel_groups(group: str, params: WebrcParams) -> tuple[str, ...]:
+    """Every group of a session: the base channel first, then waves T-1 .. 0."""
+    return tuple(channel_group(group, cn, params.t) for cn in range(params.t, -1, -1))
+
+
+#: The share of the sender's own link a WEBRC session may fill by default.
+#: The sender transmits every channel whether or not anyone joined it (waves
+#: without members are pruned at the first switch, RFC 3738 4.2's model of a
+#: sender that knows nothing of its receivers), so its link carries the whole
+#: session rate; at more than the link's rate its queue drops the base
+#: channel and the waves alike and no receiver gets past start-up.  The rest
+#: leaves room for the host's other packets (IGMP, ARP, other flows).
+SENDER_LINK_SHARE = 0.9
+
+
+def wire_rate_bps(params: WebrcParams) -> float:
+    """The session's rate on the sender's link: SR with every header of a frame."""
+    frame = params.packet_length + DATA_HEADER + wire.FRAME_OVERHEAD
+    return params.session_rate_bps * frame / params.packet_length
+
+
+def fit_sender_link(given: dict[str, Any], link_bps: float) -> tuple[dict[str, Any], str | None]:
+    """The default session rate cut to what the sender's link can carry.
+
+    ``given`` are the session's parameters as written; ``link_bps`` the rate
+    of the sender's link.  Returns the parameters to add (``session_rate_bps``
+    when the default would need more than :data:`SENDER_LINK_SHARE` of the
+    link) and a warning when a rate the session *sets* does not fit (it is
+    kept: the user may mean it).  The 20 Mbit/s default suits paths up to
+    about 30 Mbit/s next to TCP, but on a 10 Mbit/s sender link it left every
+    receiver at the base channel.
+    """
+    params = params_from_dict(WebrcParams, given)
+    need = wire_rate_bps(params)
+    room = SENDER_LINK_SHARE * link_bps
+    if need <= room:
+        return {}, None
+    if any(k.replace("-", "_") == "session_rate_bps" for k in given):
+        return {}, (f"WEBRC's session_rate_bps {params.session_rate_bps / 1e6:g} Mbit/s needs "
+                    f"{need / 1e6:.3g} Mbit/s on the sender's {link_bps / 1e6:g} Mbit/s link: "
+                    "its queue will drop packets of every channel")
+    rate = math.floor(params.session_rate_bps * room / need)
+    try:
+        params_from_dict(WebrcParams, {**given, "session_rate_bps": float(rate)})
+    except ValueError as e:
+        return {}, f"the sender's {link_bps / 1e6:g} Mbit/s link is too slow for WEBRC: {e}"
+    return {"session_rate_bps": float(rate)}, None
+
+
+class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
+    """Sends SR packets/s over the base and wave channels with the fluid wave shape.
+
+    Discrete scheduling: every 1/SR seconds one packet leaves; each channel
+    accumulates credit at its fluid rate and the channel with the most
+    credit sends.  The fluid rates always sum to SR, so the total is exact.
+    Each wave has a packet budget fixed when it starts (its fluid integral,
+    rounded), PSNs are numbered so the last packet of the wave is 65535, and
+    any budget left when the wave ends is sent at once.
+    """
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        s = self.p
+        self.N, self.T, self.Q = s.n, s.t, s.q
+        self.sr = s.session_rate_pps
+        self.groups = [channel_group(config.group, cn, self.T) for cn in range(self.T + 1)]
+        self.t0 = 0.0
+        self.slot = 0
+        self.credit: dict[int, float] = {}
+        self.budget: dict[int, int] = {}
+        self.psn: dict[int, int] = {}
+        self.base_psn = 0
+        self.seq = 0
+        self._coef: list[tuple[int, float]] = []
+        self._newest = 0
+        self.sent_per_channel = [0] * (self.T + 1)
+        self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
+        #: The schedule's own clock: ticks every 1/SR; each packet leaves at its tick.
+        self._tick = 0.0
+
+    # Fluid model -------------------------------------------------------------
+    def wave_slot_packets(self, age: int) -> float:
+        """Fluid packets a wave sends in its slot ``age`` (0 = newest)."""
+        s = self.p
+        k = s.slot_avg
+        if age >= 1:
+            return s.base_rate_pps * s.p ** (age - self.N) * k * s.tsd
+        others = sum(s.base_rate_pps * s.p ** (j - self.N) * k for j in range(1, self.N))
+        return (self.sr - s.base_rate_pps * k - others) * s.tsd
+
+    def rates(self, t: float) -> dict[int, float]:
+        """Fluid rate (packets/s) of every channel at time ``t``: {cn: rate}."""
+        s = self.p
+        rel = (t - self.t0) / s.tsd
+        k = math.floor(rel)
+        tau = rel - k
+        base = s.base_rate_pps * s.p**tau
+        out = {self.T: base}
+        rest = self.sr - base
+        for j in range(1, self.N):
+            cn = (k + self.N - 1 - j) % self.T
+            r = s.base_rate_pps * s.p ** (j + tau - self.N)
+            out[cn] = r
+            rest -= r
+        out[(k + self.N - 1) % self.T] = rest  # the newest wave takes the remainder
+        return out
+
+    def age_of(self, cn: int, slot: int) -> int | None:
+        """Slots since channel ``cn``'s current wave began, or None when quiescent."""
+        d = (cn - slot) % self.T
+        return self.N - 1 - d if d < self.N else None
+
+    def _slot_coefficients(self) -> None:
+        """Per-slot constants of the fluid model: rate = coef · P^τ (τ: slot fraction)."""
+        s = self.p
+        k = self.slot
+        coef = [(self.T, s.base_rate_pps)]
+        for j in range(1, self.N):
+            coef.append(((k + self.N - 1 - j) % self.T, s.base_rate_pps * s.p ** (j - self.N)))
+        self._coef = coef
+        self._newest = (k + self.N - 1) % self.T
+
+    def _start_wave(self, cn: int, age: int) -> None:
+        count = max(1, round(sum(self.wave_slot_packets(a) for a in range(age, self.N))))
+        self.budget[cn] = count
+        self.psn[cn] = (WEBRC_LAST_PSN + 1 - count) & 0xFFFF
+        self.credit[cn] = 0.0
+
+    # Endpoint hooks ------------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        self.t0 = now
+        self.slot = 0
+        self._slot_coefficients()
+        self.credit[self.T] = 0.0
+        for cn in range(self.T):
+            age = self.age_of(cn, 0)
+            if age is not None:
+                self._start_wave(cn, age)
+        self._tick = now
+        self.set_timer("send", now)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        # WEBRC has no feedback: anything arriving is counted and dropped,
+        # what does not decode as malformed.
+        try:
+            wire.decode(data)
+        except WireError:
+            self.malformed += 1
+            return
+        self.ignored += 1
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "send":
+            return
+        sent_at, now = now, self._tick  # the schedule runs on the tick's time
+        slot = math.floor((now - self.t0) / self.p.tsd + 1e-12)
+        while self.slot < slot:
+            self._slot_boundary(now)
+        dt = 1.0 / self.sr
+        s = self.p
+        tau = (now - self.t0) / s.tsd - self.slot
+        pt = s.p**tau
+        credit, budget = self.credit, self.budget
+        # Fluid rates: coefficient · P^τ, the newest wave takes the remainder of SR.
+        rest = self.sr
+        for cn, coef in self._coef:
+            r = coef * pt
+            rest -= r
+            if cn in credit:
+                credit[cn] += r * dt
+        if self._newest in credit:
+            credit[self._newest] += rest * dt
+        ending = self.slot % self.T  # the oldest wave ends with this slot
+        best, best_key = self.T, credit[self.T]
+        for c, cr in credit.items():
+            if c == self.T or budget.get(c, 0) <= 0:
+                continue
+            key = cr + (self._end_deficit(now) if c == ending else 0.0)
+            if key > best_key or (key == best_key and c < best):
+                best, best_key = c, key
+        cn = best
+        if self.budget.get(ending, 0) > 0:
+            slot_end = self.t0 + (self.slot + 1) * self.p.tsd
+            ticks_left = math.floor((slot_end - now) * self.sr - 1e-9) + 1
+            if self.budget[ending] >= ticks_left:
+                cn = ending  # the wave must finish (PSN 65535) inside its slot
+        self.credit[cn] -= 1.0
+        self._send(cn, sent_at)
+        self._tick = now + dt
+        self.set_timer("send", max(sent_at, self._tick))
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        return {"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T, "packets": self.seq}, "steady"
+
+    def _end_deficit(self, now: float) -> float:
+        """Packets the ending wave still owes beyond what its fluid rate will earn.
+
+        Counted as extra credit, so a wave sends its whole budget (its last
+        packet carrying PSN 65535) before its slot ends.
+        """
+        s = self.p
+        tau = ((now - self.t0) / s.tsd) % 1.0
+        # ∫ from τ to 1 of BCR·P^(u-1) du, in packets.
+        fluid = s.base_rate_pps * s.tsd * (s.p ** (tau - 1) - 1) / math.log(1 / s.p)
+        return max(0.0, self.budget[self.slot % self.T] - self.credit[self.slot % self.T] - fluid)
+
+    def _slot_boundary(self, now: float) -> None:
+        ending = self.slot % self.T  # the oldest wave ends with this slot
+        while self.budget.get(ending, 0) > 0:
+            self._send(ending, now, tsi=self.slot % self.T)  # flush the wave's last packets
+        self.budget.pop(ending, None)
+        self.credit.pop(ending, None)
+        self.psn.pop(ending, None)
+        self.slot += 1
+        self._slot_coefficients()
+        self._start_wave(self._newest, 0)
+
+    def _send(self, cn: int, now: float, tsi: int | None = None) -> None:
+        if cn == self.T:
+            psn = self.base_psn
+            self.base_psn = (self.base_psn + 1) & 0xFFFF
+        else:
+            psn = self.psn[cn]
+            self.psn[cn] = (psn + 1) & 0xFFFF
+            self.budget[cn] -= 1
+        data = encode_data(self._template, self.seq, wire.ts_us(now), cn, psn,
+                           (self.slot % self.T) if tsi is None else tsi)
+        self.seq += 1
+        self.sent_per_channel[cn] += 1
+        self.send((self.groups[cn], self.cfg.port), data)
