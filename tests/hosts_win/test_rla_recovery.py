@@ -4,6 +4,7 @@ scripted SACKs; the end-to-end bounds are in tests/faults/test_rla_faults.py."""
 
 from __future__ import annotations
 
+from rla_util import DEFAULT_RULES, DefaultReceiver, receiver_class, rules, sender_class
 from win_util import cfg, feed, out, run_timers
 
 from hosts.core import node_id
@@ -18,9 +19,16 @@ def sack(rcvr: str, cum: int, blocks=(), adv: int = 256, echo: int = 0) -> RlaSa
                    blocks=tuple(blocks))
 
 
-def sender(n: int = 1, **kw) -> RlaSender:
-    params = RlaParams(receivers=n, **{"initial_cwnd": 10, "initial_ssthresh": 100, **kw})
-    s = RlaSender(cfg(params))
+def sender(n: int = 1, without: tuple[str, ...] = (), ssthresh: float = 100.0,
+           consts: dict | None = None, **kw) -> RlaSender:
+    """A default sender without the rules ``without``, its ``n`` receivers known;
+    ``consts`` overrides rules' class constants."""
+    params = RlaParams(receivers=n, **{"initial_cwnd": 10, **kw})
+    cls = sender_class(rules(without))
+    if consts:
+        cls = type(cls.__name__, (cls,), consts)
+    s = cls(cfg(params))
+    s.ssthresh = ssthresh
     s.start(0.0)
     for r in R[:n]:
         feed(s, sack(r, 0), 0.0, src=r)
@@ -33,7 +41,7 @@ def repairs(s: RlaSender) -> list[int]:
 
 def _outage(**kw) -> RlaSender:
     """1..10 sent at 0; 1..5 ACKed at 0.5 (11..15 go out then); then silence."""
-    s = sender(initial_ssthresh=2, **kw)  # congestion avoidance: the window stays 10
+    s = sender(ssthresh=2, **kw)  # congestion avoidance: the window stays 10
     out(s)
     feed(s, sack(R[0], 5), 0.5, src=R[0])
     assert [m.seq for _d, m in out(s)] == list(range(11, 16))
@@ -55,7 +63,7 @@ def test_a_timeout_marks_every_unacknowledged_packet_lost_and_repairs_at_once():
 
 
 def test_without_the_rule_a_timeout_after_an_outage_sends_nothing():
-    s = _outage(rto_marks_all=False)
+    s = _outage(without=("rto_marks_all",))
     assert s.rexmit_queue == set(range(6, 11))  # only what was older than one RTO
     assert repairs(s) == []  # 11..15 still fill the one-packet pipe
 
@@ -73,7 +81,7 @@ def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
     out(s)
     s.handle_timer(3.0)  # the repair of 6 was lost too: RTO backed off to 2 s
     assert s.timeouts == 2 and (s.cwnd, s.ssthresh) == (1, halved)
-    old = _outage(rto_holds_ssthresh=False)
+    old = _outage(without=("rto_holds_ssthresh",))
     out(old)
     old.handle_timer(3.0)
     assert old.timeouts == 2 and (old.cwnd, old.ssthresh) == (1, 2)
@@ -93,9 +101,8 @@ def test_silence_while_the_whole_group_was_unheard_does_not_drop_a_receiver():
     outage's silence.  A receiver silent while the others are heard still is."""
     rs = R + ["10.0.1.3"]
     # dead_after = dead_min (2 s), as on a short path (no RTT sample here: srtt_i = 1 s)
-    s = RlaSender(cfg(RlaParams(receivers=3, initial_cwnd=10, initial_ssthresh=2, dead_rtts=1)))
-    s.start(0.0)
-    for r in rs:
+    s = sender(3, ssthresh=2, consts={"DEAD_RTTS": 1})
+    for r in rs[3:]:
         feed(s, sack(r, 0), 0.0, src=r)
     out(s)
     for r in rs:
@@ -126,7 +133,7 @@ def test_silence_while_the_whole_group_was_unheard_does_not_drop_a_receiver():
 
 
 def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_alone():
-    s = sender(initial_ssthresh=2)
+    s = sender(ssthresh=2)
     out(s)
     feed(s, sack(R[0], 10), 0.5, src=R[0])
     out(s)
@@ -142,8 +149,8 @@ def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_al
     assert j.synced
 
 
-def test_with_the_history_rule_a_late_joiner_is_owed_every_packet():
-    s = sender(initial_ssthresh=2, late_join_history=True)
+def test_without_the_rule_a_late_joiner_is_owed_every_packet():
+    s = sender(ssthresh=2, without=("join_at_window_edge",))
     out(s)
     feed(s, sack(R[0], 10), 0.5, src=R[0])
     out(s)
@@ -152,7 +159,7 @@ def test_with_the_history_rule_a_late_joiner_is_owed_every_packet():
 
 
 def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
-    s = sender(n=2, initial_ssthresh=2)
+    s = sender(n=2, ssthresh=2)
     out(s)
     for r in R:
         feed(s, sack(r, 10), 0.5, src=r)
@@ -160,7 +167,7 @@ def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
     feed(s, sack(R[1], 0), 0.6, src=R[1])  # r2's agent came back empty
     assert s.restarts == 1 and s.rcvrs[node_id(R[1])].join == 11
     # ... also when its first word is a SACK of data (its hello still waiting).
-    s3 = sender(n=2, initial_ssthresh=2)
+    s3 = sender(n=2, ssthresh=2)
     out(s3)
     for r in R:
         feed(s3, sack(r, 10), 0.5, src=r)
@@ -175,9 +182,8 @@ def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
 
 def test_a_receiver_buffer_starts_at_the_sync_mark():
     from hosts.reliable import payload_for
-    from hosts.rla import RlaReceiver
 
-    rc = RlaReceiver(cfg(RlaParams(), local=R[1]))
+    rc = DefaultReceiver(cfg(RlaParams(), local=R[1]))
     rc.start(0.0)
     out(rc)
 
@@ -195,12 +201,10 @@ def test_a_receiver_buffer_starts_at_the_sync_mark():
 def test_receivers_that_start_together_spread_their_hellos():
     """32 receivers joining at once sent 32 hellos in step, every second, into one
     10-packet reverse queue: the same 21 were never heard (docs/protocols/rla.md)."""
-    from hosts.rla import RlaReceiver
-
-    def hello_times(**kw) -> list[list[float]]:
+    def hello_times(names: tuple[str, ...] = DEFAULT_RULES) -> list[list[float]]:
         times = []
         for i in range(32):
-            rc = RlaReceiver(cfg(RlaParams(**kw), local=f"10.0.2.{i + 1}"))
+            rc = receiver_class(names)(cfg(RlaParams(), local=f"10.0.2.{i + 1}"))
             rc.start(0.0)
             ts = [0.0] if out(rc) else []
             while (t := rc.get_timer()) is not None and t < 3.0:
@@ -216,7 +220,7 @@ def test_receivers_that_start_together_spread_their_hellos():
     # fewer than a 10-packet queue holds within any 10 ms, first hello or a repeat
     every = sorted(t for ts in spread for t in ts)
     assert max(sum(1 for u in every if t <= u < t + 0.01) for t in every) <= 8
-    in_step = hello_times(hello_spread=0)
+    in_step = hello_times(rules(("spread_hellos",)))
     assert all(ts == [0.0, 1.0, 2.0] for ts in in_step)
 
 
@@ -226,9 +230,10 @@ def test_a_dropped_receivers_cuts_are_undone_by_slow_start():
     response, ssthresh back to the window before and cwnd to the pipe plus an
     initial window."""
     def after_drop(**kw) -> RlaSender:
-        s = sender(2, initial_ssthresh=2, **kw)
+        s = sender(2, ssthresh=2, **kw)
         out(s)
-        s.cuts.record(0.2, 40.0, 20.0)  # the window before a cut made while R[1] was silent
+        if hasattr(s, "cuts"):
+            s.cuts.record(0.2, 40.0, 20.0)  # the window before a cut made while R[1] was silent
         s.cwnd, s.ssthresh = 5.0, 5.0
         for i in range(1, 10):  # R[0] goes on acknowledging; R[1] never answers
             feed(s, sack(R[0], s.next_seq - 1), 0.5 * i, src=R[0])
@@ -240,13 +245,13 @@ def test_a_dropped_receivers_cuts_are_undone_by_slow_start():
     s = after_drop()
     assert s.undone_cuts == 1 and s.ssthresh == 40.0
     assert s.cwnd == min(40.0, s._pipe() + 10)
-    t = after_drop(undo_dead_cuts=False)
-    assert t.undone_cuts == 0 and t.ssthresh == 5.0
+    t = after_drop(without=("undo_dead_cuts",))
+    assert not hasattr(t, "undone_cuts") and t.ssthresh == 5.0
 
 
 def _tail(**kw) -> RlaSender:
     """Two receivers, srtt 0.1 s, a window of three; 4..6 (the tail) are lost for both."""
-    s = sender(n=2, initial_cwnd=2, initial_ssthresh=2, **kw)  # congestion avoidance
+    s = sender(n=2, initial_cwnd=2, ssthresh=2, **kw)  # congestion avoidance
     out(s)
     for r in R:
         feed(s, sack(r, 2), 0.1, src=r)
@@ -273,15 +278,15 @@ def test_a_tail_loss_is_found_by_a_probe_not_the_timeout():
         feed(s, sack(r, 3, blocks=[(7, 8)], echo=ts_us(0.4)), 0.5, src=r)
     assert repairs(s) == [4]
     assert s.timeouts == 0 and s.random_cuts + s.forced_cuts == 1
-    assert s.cwnd == max(s.p.cut_floor, cwnd / 2) and s.in_recovery
+    assert s.cwnd == max(s.cut_floor, cwnd / 2) and s.in_recovery
     assert all({5, 6} <= r.lost_pending for r in s.rcvrs.values())
 
 
 def test_without_the_probe_a_tail_loss_waits_for_the_timeout():
-    s = _tail(tail_loss_probe=False)
+    s = _tail(without=("tail_loss_probe",))
     assert s.timer_at("pto") is None
     run_timers(s, 1.05)
-    assert out(s) == [] and s.tail_loss_probes == 0
+    assert out(s) == []
     run_timers(s, 1.1)
     assert s.timeouts == 1 and s.cwnd == 1
 

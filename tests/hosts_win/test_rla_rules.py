@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from rla_util import DEFAULT_RULES, DefaultReceiver, DefaultSender, rules, sender_class
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out
 
 from hosts.core import Delivered, JoinGroup, node_id
 from hosts.reliable import payload_for
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
+from hosts.rla.receiver import HELLO_INTERVAL
+from hosts.rla.rules import SpreadHellos
+from hosts.tcp_rules import DELAYED_ACK_TIMEOUT
 from hosts.wire import Flags, RlaData, RlaSack, ts_us
 
 R = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
@@ -30,9 +34,16 @@ def sack(rcvr: str, cum: int, blocks=(), adv: int = 256, echo: int = 0) -> RlaSa
                    blocks=tuple(blocks))
 
 
-def sender(n: int = 1, rng=None, **kw) -> RlaSender:
-    params = RlaParams(receivers=n, **{"initial_cwnd": 10, "initial_ssthresh": 100, **kw})
-    s = RlaSender(cfg(params), rng=rng)
+def sender(n: int = 1, rng=None, names: tuple[str, ...] = DEFAULT_RULES, ssthresh: float = 100.0,
+           consts: dict | None = None, **kw) -> RlaSender:
+    """A sender under the rules ``names`` (default: the default profile) whose
+    ``n`` receivers said hello; ``consts`` overrides rules' class constants."""
+    params = RlaParams(receivers=n, **{"initial_cwnd": 10, **kw})
+    cls = sender_class(names)
+    if consts:
+        cls = type(cls.__name__, (cls,), consts)
+    s = cls(cfg(params), rng=rng)
+    s.ssthresh = ssthresh
     s.start(0.0)
     for r in R[:n]:
         feed(s, sack(r, 0), 0.0, src=r)
@@ -86,7 +97,7 @@ def test_rule1_loss_by_timeout():
 
 
 def test_rule2_losses_within_two_srtt_are_one_congestion_signal():
-    s = sender(initial_cwnd=30, cperiod_rtts=2.0)  # the paper's period
+    s = sender(initial_cwnd=30, names=())  # the paper's period
     out(s)
     r = s.rcvrs[node_id(R[0])]
     r.rtt.sample(0.1)  # srtt 100 ms: a congestion period lasts 200 ms
@@ -126,8 +137,8 @@ def test_rule3_signal_from_a_receiver_not_troubled_is_ignored():
     assert s.rare_losses == 1 and s.cwnd == cwnd
 
 
-def _two_troubled(rng) -> RlaSender:
-    s = sender(n=2, rng=rng)
+def _two_troubled(rng, names: tuple[str, ...] = DEFAULT_RULES) -> RlaSender:
+    s = sender(n=2, rng=rng, names=names)
     for r in s.rcvrs.values():
         r.interval_avg, r.last_signal_pkts = 100.0, 0
         r.rtt.sample(0.1)
@@ -175,7 +186,7 @@ def test_rule3_randomized_cuts_happen_one_time_in_n_with_a_seeded_rng():
 
 
 def test_rule4_window_grows_only_when_acked_by_all():
-    s = sender(n=2, initial_cwnd=4, initial_ssthresh=2)
+    s = sender(n=2, initial_cwnd=4, ssthresh=2)
     out(s)
     feed(s, sack(R[0], 1), 0.1, src=R[0])
     assert s.cwnd == 4
@@ -184,7 +195,7 @@ def test_rule4_window_grows_only_when_acked_by_all():
 
 
 def test_rule4_slow_start_adds_one_per_packet():
-    s = sender(initial_cwnd=2, initial_ssthresh=10)
+    s = sender(initial_cwnd=2, ssthresh=10)
     out(s)
     feed(s, sack(R[0], 2), 0.1, src=R[0])
     assert s.cwnd == 4
@@ -216,7 +227,7 @@ def test_retransmission_multicast_above_rexmit_thresh(thresh, expect):
 
 
 def test_fast_recovery_holds_the_window_until_the_cut_is_repaired():
-    s = sender(initial_cwnd=8, initial_ssthresh=4)
+    s = sender(initial_cwnd=8, ssthresh=4)
     out(s)
     s.rcvrs[node_id(R[0])].interval_avg = 10.0
     feed(s, sack(R[0], 1, [(3, 6)]), 0.1, src=R[0])  # 2 lost -> cut (the only troubled receiver)
@@ -250,11 +261,11 @@ def test_malformed_feedback_is_counted_not_raised():
 
 
 def test_receiver_joins_says_hello_and_sacks_every_packet():
-    r = RlaReceiver(cfg(RlaParams(), local=R[0]))
+    r = DefaultReceiver(cfg(RlaParams(), local=R[0]))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
     t = r.get_timer()
-    assert t is not None and t <= r.p.hello_spread  # the first hello within the spread
+    assert t is not None and t <= SpreadHellos.HELLO_SPREAD  # the first hello within the spread
     r.handle_timer(t)
     [(dest, hello)] = out(r)
     assert dest == (SENDER, PORT) and isinstance(hello, RlaSack) and hello.cum_ack == 0
@@ -283,8 +294,7 @@ def test_receiver_drops_corrupted_payloads():
 
 def _shared_loss(one_draw: bool, draws: list[float]) -> RlaSender:
     """Two troubled receivers behind one bottleneck both lose packet 2."""
-    s = _two_troubled(FixedRng(*draws))
-    s.p.one_draw_per_loss = one_draw
+    s = _two_troubled(FixedRng(*draws), DEFAULT_RULES if one_draw else rules(("one_draw_per_loss",)))
     s.cwnd = 16.0
     s._pump(1.0)
     s.last_window_cut = 1.0
@@ -333,7 +343,7 @@ def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
 def _loss_after_a_cut(one_cut_per_window: bool) -> RlaSender:
     """A cut at 1.0 s for packet 2, then (two srtt later) a loss of packet 20, which
     was sent before that cut."""
-    s = sender(initial_cwnd=30, one_cut_per_window=one_cut_per_window)
+    s = sender(initial_cwnd=30, names=DEFAULT_RULES if one_cut_per_window else rules(("one_cut_per_window",)))
     out(s)
     s.rcvrs[node_id(R[0])].rtt.sample(0.1)
     feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2: the cut
@@ -369,7 +379,7 @@ def test_a_timeout_ends_fast_recovery_and_the_window_slow_starts():
     packet per packet acknowledged: held at one, a flight of hundreds of
     losses was repaired at one packet per round trip.
     """
-    s = sender(initial_cwnd=8, initial_ssthresh=100)
+    s = sender(initial_cwnd=8, ssthresh=100)
     out(s)
     s.rcvrs[node_id(R[0])].interval_avg = 10.0
     feed(s, sack(R[0], 1, [(3, 6)]), 0.1, src=R[0])  # 2 lost -> cut, fast recovery
@@ -387,7 +397,8 @@ def test_a_timeout_ends_fast_recovery_and_the_window_slow_starts():
 def test_a_spread_group_is_sent_pairs_as_tcps_delayed_acks_clock_them(pairs: bool):
     # spread_pairs: spread SACKs free the window one packet at a time; a lone
     # packet waits for the next acknowledgement so data leaves in pairs.
-    s = sender(n=2, initial_cwnd=4, initial_ssthresh=2, spread_min_receivers=2, spread_pairs=pairs)
+    s = sender(n=2, initial_cwnd=4, ssthresh=2, consts={"SPREAD_MIN_RECEIVERS": 2},
+               names=DEFAULT_RULES if pairs else rules(("spread_pairs",)))
     assert data_seqs(out(s)) == [1, 2, 3, 4]
     for r in R[:2]:
         feed(s, sack(r, 1), 0.1, src=r)
@@ -408,7 +419,8 @@ SENT = ts_us(0.0) + 1
 def clocked(clock_min: int) -> RlaSender:
     """Three receivers, window 4 in congestion avoidance, SACKs not spread;
     R[0] is heard first with an RTT sample, so it is the first clock."""
-    s = sender(n=3, initial_cwnd=4, initial_ssthresh=2, spread_min_receivers=100, clock_min_receivers=clock_min)
+    s = sender(n=3, initial_cwnd=4, ssthresh=2,
+               consts={"SPREAD_MIN_RECEIVERS": 100, "CLOCK_MIN_RECEIVERS": clock_min})
     assert data_seqs(out(s)) == [1, 2, 3, 4]
     return s
 
@@ -421,7 +433,7 @@ def fast_clock(s: RlaSender, gap: float = 0.002) -> None:
 def test_a_receivers_sack_interval_runs_from_its_first_sack():
     # The clock's SACK interval (CLOCK_LAG) is measured between SACKs: the
     # SACK that creates a receiver's record gives no interval of its own.
-    s = RlaSender(cfg(RlaParams(receivers=1)))
+    s = DefaultSender(cfg(RlaParams(receivers=1)))
     s.start(1.0)
     feed(s, sack(R[0], 0), 1.0, src=R[0])
     r = s.rcvrs[node_id(R[0])]
@@ -459,7 +471,7 @@ def test_a_silent_clock_lets_any_sack_send():
     feed(s, sack(R[0], 1, echo=SENT), 0.100, src=R[0])
     fast_clock(s)
     feed(s, sack(R[1], 1, echo=SENT), 0.105, src=R[1])
-    feed(s, sack(R[2], 1, echo=SENT), 0.100 + s.p.ack_delay + 0.001, src=R[2])
+    feed(s, sack(R[2], 1, echo=SENT), 0.100 + DELAYED_ACK_TIMEOUT + 0.001, src=R[2])
     assert data_seqs(out(s)) == [5]
 
 
@@ -487,7 +499,7 @@ def test_a_forgotten_clock_is_replaced_by_the_slowest_receiver():
 
 
 def test_a_lone_packet_leaves_when_nothing_is_in_flight():
-    s = sender(n=2, initial_cwnd=1, initial_ssthresh=1, spread_min_receivers=2)
+    s = sender(n=2, initial_cwnd=1, ssthresh=1, consts={"SPREAD_MIN_RECEIVERS": 2})
     assert data_seqs(out(s)) == [1]  # a window of one: no acknowledgement would come to pair it
 
 
@@ -496,7 +508,7 @@ def test_a_lone_packet_leaves_when_only_one_is_in_flight():
     # two or more are in flight: with one, no acknowledgement is sure to come
     # (if that packet is lost, none ever does), and the held packet is what
     # would reveal the loss.
-    s = sender(n=2, initial_cwnd=2, initial_ssthresh=1, spread_min_receivers=2)
+    s = sender(n=2, initial_cwnd=2, ssthresh=1, consts={"SPREAD_MIN_RECEIVERS": 2})
     assert data_seqs(out(s)) == [1, 2]
     for r in R[:2]:
         feed(s, sack(r, 1), 0.1, src=r)  # 1 acknowledged by all: cwnd 2.5, packet 2 alone in flight
@@ -504,14 +516,12 @@ def test_a_lone_packet_leaves_when_only_one_is_in_flight():
     assert data_seqs(out(s)) == [3]
 
 
-@pytest.mark.parametrize("floor, expect", [(2.0, 2.0), (1.0, 1.5)])
-def test_a_cut_leaves_at_least_tcps_two_packets(floor: float, expect: float):
-    # RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 * SMSS), and the
-    # window is ssthresh when fast recovery ends; cut_floor 1 is the paper's
-    # bare halving.
-    s = sender(initial_cwnd=3, initial_ssthresh=1, cut_floor=floor)
+@pytest.mark.parametrize("floor, expect", [(True, 2.0), (False, 1.5)])
+def test_a_cut_leaves_at_least_tcps_two_packets(floor: bool, expect: float):
+    # tcp_cut_floor, RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2 * SMSS),
+    # and the window is ssthresh when fast recovery ends; the paper's bare halving
+    # leaves 1.5 of 3.
+    s = sender(initial_cwnd=3, ssthresh=1, names=DEFAULT_RULES if floor else rules(("tcp_cut_floor",)))
     out(s)
     s._cut(0.1)
     assert s.cwnd == pytest.approx(expect) and s.ssthresh == 2.0
-    with pytest.raises(ValueError, match="cut_floor"):
-        RlaParams(cut_floor=0.5)

@@ -7,11 +7,13 @@ bounds are in simulated seconds and hold on a busy machine.
 
 from __future__ import annotations
 
+from rla_util import receiver_class, rules, sender_class
 from win_tinynet import Host, TinyNet
 
 from hosts.core import Endpoint, node_id
 from hosts.registry import SessionConfig
-from hosts.rla import CLOCK_LAG, RlaParams, RlaReceiver, RlaSender
+from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.rla.rules import OneClock
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
 
@@ -90,13 +92,15 @@ def recovery_time(times: list[float], fault: float, window: float = 1.0) -> floa
 # RLA: receiver churn ---------------------------------------------------------------------
 
 
-def _rla(n: int, packets: int, **path: float) -> tuple[TinyNet, list[Host], RlaSender]:
+def _rla(n: int, packets: int, without: tuple[str, ...] = (),
+         **path: float) -> tuple[TinyNet, list[Host], RlaSender]:
     net, hosts = dumbbell(n, **path)
     p = RlaParams(total_packets=packets, receivers=n)
-    snd = RlaSender(session(p, SND))
+    names = rules(without)
+    snd = sender_class(names)(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
-        h.attach(RlaReceiver(session(p, h.ip)))
+        h.attach(receiver_class(names)(session(p, h.ip)))
     return net, hosts, snd
 
 
@@ -132,7 +136,7 @@ def test_rla_survives_a_receiver_that_leaves():
 
 
 def test_rla_survives_its_clock_receiver_crashing():
-    """A group of 9 sends on one receiver's SACKs (``clock_min_receivers``, 8).
+    """A group of 9 sends on one receiver's SACKs (``one_clock``, from 8).
     When that receiver dies the window waits for its SACKs as for any
     receiver's, until the dead-receiver rule drops it; then one of the 8
     survivors is the clock, and every survivor gets every byte."""
@@ -143,7 +147,7 @@ def test_rla_survives_its_clock_receiver_crashing():
     def crash_the_clock() -> None:
         assert snd.clock is not None
         clock = snd.rcvrs[snd.clock]
-        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / CLOCK_LAG)
+        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / OneClock.CLOCK_LAG)
         crash(net, next(h for h in hosts if node_id(h.ip) == snd.clock), 4.0)
 
     net.sim.at(3.99, crash_the_clock)
@@ -161,8 +165,7 @@ def test_rla_survives_its_clock_receiver_crashing():
 
 def test_rla_without_the_dead_receiver_rule_stalls():
     """The rule matters: a sender that waits for every receiver for ever stalls."""
-    net, hosts, snd = _rla(3, 3000)
-    snd.p.dead_min = 1e9  # never drop anybody
+    net, hosts, snd = _rla(3, 3000, without=("drop_silent_receivers", "undo_dead_cuts"))
     crash(net, hosts[1], 4.0)
     net.run(40)
     assert not snd.done

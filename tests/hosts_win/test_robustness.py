@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rla_util import DefaultReceiver, DefaultSender
 from win_util import cfg
 
 from hosts.mtcp import MtcpParams, MtcpReceiver, MtcpSender
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.rla import RlaParams
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import (
     MtcpAck,
@@ -57,8 +58,8 @@ DATAGRAMS = st.one_of(MESSAGES.map(lambda m: m.encode()), st.binary(max_size=60)
 
 def _cores():
     tree = "10.0.1.1>10.0.0.1,10.0.1.2>10.0.1.1"
-    yield RlaSender(cfg(RlaParams(receivers=1)))
-    yield RlaReceiver(cfg(RlaParams(), local="10.0.1.1"))
+    yield DefaultSender(cfg(RlaParams(receivers=1)))
+    yield DefaultReceiver(cfg(RlaParams(), local="10.0.1.1"))
     yield MtcpSender(cfg(MtcpParams(tree=tree)))
     yield MtcpReceiver(cfg(MtcpParams(tree=tree), local="10.0.1.1"))
     yield MtcpSender(cfg(MtcpParams(assisted=True)))
@@ -93,7 +94,7 @@ def test_data_past_the_last_sackable_sequence_number_is_dropped_and_counted():
     acknowledge seq 2^32 - 1: such data (hypothesis found it) is malformed,
     not a crash when the receiver answers it."""
     tree = "10.0.1.1>10.0.0.1"
-    for rc, msg in ((RlaReceiver(cfg(RlaParams(), local="10.0.1.1")),
+    for rc, msg in ((DefaultReceiver(cfg(RlaParams(), local="10.0.1.1")),
                      RlaData(session_id=9, seq=0xFFFFFFFF, timestamp=0, flags=0, payload=b"")),
                     (MtcpReceiver(cfg(MtcpParams(tree=tree), local="10.0.1.1")),
                      MtcpData(session_id=9, seq=0xFFFFFFFF, timestamp=0, flags=0, payload=b""))):

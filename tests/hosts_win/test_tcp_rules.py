@@ -8,6 +8,7 @@ from hosts import tcp_rules
 from hosts.mtcp import MtcpParams
 from hosts.reliable import ReliableParams, Scoreboard
 from hosts.rla import RlaParams
+from hosts.rla import core as rla_core
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
 from hosts.vlmcc import VlmccParams
@@ -33,7 +34,7 @@ def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
     rla, mtcp, vlmcc = RlaParams(), MtcpParams(), VlmccParams()
     assert rla.min_rto == mtcp.min_rto == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
     assert rla.initial_rto == mtcp.initial_rto == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
-    assert rla.dupthresh == vlmcc.dupthresh == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
+    assert rla_core.DUPTHRESH == vlmcc.dupthresh == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
     assert mtcp.vegas == vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
 
 

@@ -9,13 +9,14 @@ that needs the P4 program runs when the simulator has its P4 switch node.
 from __future__ import annotations
 
 import pytest
+from rla_util import DefaultReceiver, DefaultSender
 from win_tinynet import CbrSource, Sink, TinyNet
 
 from hosts import mtcp_tree
 from hosts.core import node_id
 from hosts.mtcp import TIMER_JITTER, MtcpParams, MtcpReceiver, MtcpSender
 from hosts.registry import SessionConfig
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
+from hosts.rla import RlaParams
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import COMMON_LEN, Flags, MtcpAck, MtcpWindowUpdate, VlmccData, body_size, decode
 
@@ -55,10 +56,10 @@ def assert_everything_delivered(hosts, packets: int, size: int) -> None:
 def test_rla_delivers_every_byte_to_every_receiver_under_one_percent_loss():
     net, hosts = two_branch_net(seed=3, loss=0.01)
     p = RlaParams(total_packets=1500, receivers=len(hosts), packet_size=1000)
-    snd = RlaSender(session(p, SND))
+    snd = DefaultSender(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
-        h.attach(RlaReceiver(session(p, h.ip)))
+        h.attach(DefaultReceiver(session(p, h.ip)))
     net.run(60)
     assert snd.done
     assert_everything_delivered(hosts, 1500, 1000)
@@ -85,10 +86,10 @@ def test_rla_cuts_about_once_per_n_signals_and_keeps_the_bottleneck_busy():
         net.link(f"g{i}", h.name, rate_bps=100e6, delay_s=0.001 + 0.0005 * i)
         hosts.append(h)
     p = RlaParams(receivers=n)
-    snd = RlaSender(session(p, SND))
+    snd = DefaultSender(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
-        h.attach(RlaReceiver(session(p, h.ip)))
+        h.attach(DefaultReceiver(session(p, h.ip)))
     net.run(30.0)
     assert snd.num_trouble_rcvr == n
     cuts = snd.random_cuts + snd.forced_cuts

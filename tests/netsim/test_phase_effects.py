@@ -14,6 +14,9 @@ two receivers and one TCP flow on a 4 Mb/s, 30 ms dumbbell with a
 
 from __future__ import annotations
 
+import pytest
+
+from hosts.rla import RULES as RLA_RULES
 from netsim.run import build_run, run_scenario
 from netsim.switches import model_choice
 from scenario.model import SEND_PATH_FLOOR, scenario_from_dict
@@ -35,12 +38,15 @@ def _dumbbell(protocol: str, duration: float, *, rate: int = 4_000_000, delay: f
     }
 
 
-def _ratio(jitter: float) -> tuple[float, int]:
-    # RLA with the paper's SACK per packet: its packets then follow the
-    # exact clock of the ACKs (thinned, spread SACKs carry their own
-    # random phase, and the lock does not form: 1.8 with 2 TCP timeouts).
-    doc = _dumbbell("rla", DURATION, params={"thin_min_receivers": 1_000_000},
-                    tcp_jitter=jitter, agent_jitter=jitter)
+def _ratio(jitter: float, monkeypatch: pytest.MonkeyPatch) -> tuple[float, int]:
+    # RLA with the paper's SACK per packet (default without thin_acks): its
+    # packets then follow the exact clock of the ACKs (thinned, spread SACKs
+    # carry their own random phase, and the lock does not form: 1.8 with 2
+    # TCP timeouts).
+    monkeypatch.setitem(RLA_RULES.profiles, "default",
+                        RLA_RULES.resolve("default", {"thin_acks": "off", "spread_acks": "off",
+                                                      "spread_pairs": "off"}))
+    doc = _dumbbell("rla", DURATION, tcp_jitter=jitter, agent_jitter=jitter)
     run = build_run(scenario_from_dict(doc), switch=model_choice())
     run.sim.run(DURATION / 2)
     rx0 = {r: run.agents[f"mc/{r}"].buf.delivered_bytes for r in ("r1", "r2")}
@@ -51,10 +57,10 @@ def _ratio(jitter: float) -> tuple[float, int]:
     return rx / max(tcp, 1), run.tcp["tcp1"].sender.stats.timeouts
 
 
-def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock() -> None:
+def test_send_jitter_breaks_the_phase_lock_of_an_exact_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     assert SEND_PATH_FLOOR > 0  # the least a scenario gets by default
-    locked, locked_timeouts = _ratio(0.0)
-    free, free_timeouts = _ratio(SEND_PATH_FLOOR)
+    locked, locked_timeouts = _ratio(0.0, monkeypatch)
+    free, free_timeouts = _ratio(SEND_PATH_FLOOR, monkeypatch)
     # With the exact clock TCP loses every overflow and lives in timeouts.
     assert locked > 4 and locked_timeouts > 20
     # With the send-path time, RLA and TCP share within TFRC's band.

@@ -1,0 +1,105 @@
+"""The paper's RLA receiver: in-order delivery and a SACK for every data packet.
+
+The paper's receivers "use selective acknowledgments using the same format
+as SACK TCP receivers" (section 3.3, rule 1): a SACK (RFC 2018 blocks, the
+latest arrival's first) for each data packet, echoing its send time so the
+sender measures ``srtt_i``.  Before data comes a receiver says hello (a SACK
+of nothing) so the sender knows it.  Thinned, spread SACKs, spread hellos
+and a late joiner's start are rules (:mod:`hosts.rla.rules`).
+"""
+
+from __future__ import annotations
+
+import random
+
+from hosts.core import Address, JoinGroup, node_id
+from hosts.registry import SessionConfig, SessionEndpoint
+from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
+from hosts.rla.params import RlaParams
+from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
+
+#: Seconds between a receiver's hellos until data arrives (the paper's
+#: receivers are known to the sender; how is left open).
+HELLO_INTERVAL = 1.0
+
+
+class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
+    """An RLA receiver: in-order delivery, a SACK per data packet."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.rid = node_id(config.local)
+        self.sender: Address = (config.sender, config.port)
+        self.buf = ReceiveBuffer(self.p.rcv_buffer)
+        self.got_data = False
+        self.corrupt = 0
+        self.sacks_sent = 0
+        self.rng = random.Random(config.seed * 2**32 + self.rid)
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self._first_hello(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "hello" and not self.got_data:
+            self._hello(now)
+
+    def _first_hello(self, now: float) -> None:
+        """Hook: the first hello, at once."""
+        self._hello(now)
+
+    def _hello_factor(self) -> float:
+        """Hook: the next hello is ``HELLO_INTERVAL`` times this."""
+        return 1.0
+
+    def _hello(self, now: float) -> None:
+        self._sack(0, now, hello=True)
+        self.set_timer("hello", now + HELLO_INTERVAL * self._hello_factor())
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if not isinstance(msg, RlaData) or msg.seq < 1:
+            return
+        if msg.seq > MAX_SEQ:
+            self.malformed += 1
+            return
+        if msg.payload != payload_for(msg.seq, len(msg.payload)):
+            self.corrupt += 1
+            return
+        if not self.got_data:
+            self.got_data = True
+            self.cancel_timer("hello")
+        self._note_arrival(now)
+        self._stream_start(msg)
+        had_holes = self.buf.highest > self.buf.cum_ack
+        cum_before = self.buf.cum_ack
+        new, delivered = self.buf.add(msg.seq, len(msg.payload))
+        for d in delivered:
+            self.emit(d)
+        self._acknowledge(msg, now, new, had_holes and self.buf.cum_ack > cum_before)
+
+    def _note_arrival(self, now: float) -> None:
+        """Hook: a data packet arrived at ``now``."""
+
+    def _stream_start(self, msg: RlaData) -> None:
+        """Hook: where the stream starts, if the sender marks it (the paper's starts at 1)."""
+
+    def _acknowledge(self, msg: RlaData, now: float, new: bool, filled: bool) -> None:
+        """The paper's SACK for every data packet, echoing its send time."""
+        self._sack(msg.timestamp, now)
+
+    def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
+        """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
+        self.sacks_sent += 1
+        self.send(
+            self.sender,
+            RlaSack(
+                session_id=self.cfg.session_id,
+                timestamp=ts_us(now),
+                cum_ack=self.buf.cum_ack,
+                adv_buf=self.buf.free,
+                rcvr_id=self.rid,
+                echo_ts=echo_ts,
+                blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
+            ).encode(),
+        )
