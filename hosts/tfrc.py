@@ -370,8 +370,7 @@ class CompetitorOverflow:
     slow-start overshoot fills the queue until its cut takes effect, a round
     trip and a reordering window (RFC 8985) after its first loss.  At most
     ``limit`` overflows are forgiven (0: every one that starts below the
-    window).  TFMCC's ``ss_min_window``/``ss_forgive_rtts``/
-    ``ss_forgive_overflows``, WEBRC's ``startup_min_window``/
+    window).  TFMCC's ``forgive_competitor_overflow`` rule, WEBRC's ``startup_min_window``/
     ``startup_forgive_rtts`` (one overflow).
     """
 
