@@ -3,10 +3,8 @@
 Each receiver measures its loss event rate (2.3) and RTT (2.4) and computes
 the TCP-friendly rate toward itself (2.1); biased exponential feedback
 timers (2.5) let the lowest rates reach the sender without an implosion.
-The hooks named ``_before_packet``, ``_meter_packet``, ``_meter_windows``,
-``_restart_meters``, ``_event_span``, ``_record_packet``,
-``_remodel_reverse``, ``_recv_rate_at_first_loss``, ``_first_interval_rate``
-and ``_retime`` are where the named rules of :mod:`hosts.tfmcc.rules` change it.
+The methods under "hooks the rules change" are where the named rules of
+:mod:`hosts.tfmcc.rules` change it.
 """
 
 from __future__ import annotations

@@ -28,22 +28,16 @@ OURS = "ours, see docs/protocols/tfmcc.md#rules"
 
 
 class HistoryDiscounting:
-    """RFC 5348 5.5: after a loss-free stretch longer than twice the average
-    interval, older intervals weigh less.  Without it the equation climbs
-    about 0.125 packets per RTT per RTT; paper 2.2 counts on roughly 0.3,
-    TFRC's figure with discounting."""
+    """RFC 5348 5.5: older loss intervals weigh less after a long loss-free stretch
+    (paper 2.2 counts on the ~0.3 packets per RTT climb this gives)."""
 
     def _new_history(self) -> LossHistory:
         return LossHistory(LOSS_INTERVALS, discounting=True)
 
 
 class LossEventCurrentRtt:
-    """A loss event spans the larger of the smoothed RTT and the round trip
-    the revealing packet measures (its one-way delay on the last
-    measurement, 2.4.3).  Next to TCP the overflow lasts the round trip TCP
-    takes to cut, at the full queue's delay, which the CLR's smoothed RTT
-    (weight 0.05) lags: each overflow counted as 2-3 events where TCP cut
-    once (RFC 6582 3.2)."""
+    """A loss event spans the round trip the revealing packet measures when it
+    exceeds the smoothed RTT, which lags a queue TCP fills (RFC 6582 3.2)."""
 
     def _event_span(self, rtt_now: float) -> float:
         return max(super()._event_span(rtt_now), rtt_now)  # type: ignore[misc]
@@ -54,9 +48,8 @@ class LossEventCurrentRtt:
 
 
 class SlowstartRecvRate:
-    """While the sender is in slowstart and this receiver has seen no loss,
-    X_recv is the rate over the last RTT (RFC 5348 4.3/6.2: the rate
-    received since the last feedback), not over four."""
+    """In slowstart, before loss, X_recv is the rate over the last RTT
+    (RFC 5348 4.3/6.2), not over four."""
 
     SS_WINDOW_RTTS = 1.0
 
@@ -90,11 +83,8 @@ class SlowstartRecvRate:
 
 
 class FirstIntervalRecvRate:
-    """The interval before the first loss is the one whose equation rate is
-    the rate actually received (RFC 5348 6.3.1), not half the sending rate
-    (paper app. B): in slowstart the sending rate overshoots what the path
-    delivers, and a loss early in slowstart found half of a few packets per
-    second."""
+    """l_0 from the rate received (RFC 5348 6.3.1), not half the sending rate
+    (paper app. B), which overshoots what the path delivers."""
 
     def _first_interval_rate(self) -> float:
         recv = self._recv_rate_at_first_loss()  # type: ignore[attr-defined]
@@ -102,12 +92,8 @@ class FirstIntervalRecvRate:
 
 
 class ForgiveCompetitorOverflow:
-    """A first loss while the sender sends fewer than a TCP initial window
-    (10 packets, RFC 6928) per initial RTT is a competitor's slow-start
-    overflow, not this session's overshoot: it is forgotten with the further
-    losses within two loss-event spans of it, and slowstart goes on (paper
-    2.6 ends slowstart at any first loss).  A TCP flow's overflow ended
-    TFMCC's slowstart at ~0.1 Mbit/s on 200 ms, deep-queue paths."""
+    """In slowstart a first loss below a TCP initial window (RFC 6928) per
+    initial RTT is a competitor's overflow: forgiven with its further losses."""
 
     FORGIVE_MIN_WINDOW = 10.0
     FORGIVE_RTTS = 2.0
@@ -137,13 +123,8 @@ class ForgiveCompetitorOverflow:
 
 
 class OutageRestart:
-    """A silence of at least 1 s (and four RTTs, RFC 5348 4.4's no-feedback
-    interval) across 8 or more lost packets in a row is an outage of this
-    receiver's path, not congestion: the loss history and the receive rate
-    restart as a late joiner's do (paper 4.2).  Counted by the one-RTT rule
-    a 9 s outage is 300 loss events on a 30 ms path, and the returning
-    receiver held 1000 receivers at the minimum rate.  1 s is RFC 6298's
-    RTO floor; 8 is twice the c packets of paper 2.5.3."""
+    """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
+    congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
     OUTAGE_S = 1.0
     OUTAGE_PACKETS = 8
@@ -165,11 +146,8 @@ class OutageRestart:
 
 
 class RetimeFeedback:
-    """A pending feedback timer stays at the same fraction of the current T.
-    T follows the sending rate (2.5.3) and the sender ends rounds by the
-    current T (RFC 4654 3.4): in slowstart a receiver that drew its timer
-    from the old rate's T reported one old T after the round start, the
-    round overran to twice its length and slowstart took twice as long."""
+    """A pending feedback timer keeps its fraction of the current T, which
+    follows the rate (2.5.3) and ends the sender's rounds (RFC 4654 3.4)."""
 
     def _retime(self, now: float) -> None:
         send = self.send_rate_bps()  # type: ignore[attr-defined]
@@ -189,11 +167,8 @@ class RetimeFeedback:
 
 
 class TfrcInitialWindow:
-    """The first packets and slowstart's floor are TFRC's initial window per
-    R_max, min(4s, max(2s, 4380 B)) (RFC 5348 4.2, 4.3 step 4), not one
-    packet (RFC 4654 3.1), whose 10 s first feedback round delayed
-    slowstart.  R_max is taken at least at the initial RTT, so a short R_max
-    measured later does not turn the floor into a jump past doubling."""
+    """Start, and keep slowstart, at TFRC's initial window per R_max
+    (RFC 5348 4.2, 4.3 step 4) instead of one packet (RFC 4654 3.1)."""
 
     def _initial_window_bytes(self) -> float:
         size = self.p.packet_size  # type: ignore[attr-defined]
@@ -204,11 +179,8 @@ class TfrcInitialWindow:
 
 
 class SlowstartPerReport:
-    """Every slowstart report of the CLR moves the rate to min(d·R_recv,
-    2^(Δt/RTT)·rate): the lowest reporter is CLR in slowstart too and
-    reports every RTT (RFC 4654 3.6; NORM applies each report), where the
-    paper's 2.6 steps once per feedback round (round 0 alone lasts ~10 s at
-    the initial 16 kbit/s)."""
+    """Each CLR report in slowstart moves the rate, at most doubling per RTT
+    (RFC 4654 3.6), instead of one step per feedback round (paper 2.6)."""
 
     def _slowstart_tick(self, now: float) -> None:
         pass  # the rate moves at reports, not along a per-round ramp
@@ -224,12 +196,8 @@ class SlowstartPerReport:
 
 
 class PoliceReports:
-    """Refuse what one receiver cannot legitimately send: an ``IS_CLR``
-    claim from a receiver that is not the CLR (only the sender names it,
-    paper 2.2), and more than a burst of 4 reports faster than one per half
-    RTT (the CLR reports once per RTT, others once per round).  Leave
-    reports always pass.  Ours: a misbehaving receiver must not take the
-    session down (docs/faults.md)."""
+    """Refuse false ``IS_CLR`` claims (only the sender names the CLR, 2.2) and
+    more than a burst of reports, then one per half RTT, from one receiver."""
 
     COUNTERS = ("refused_clr_claims", "refused_flood")
     POLICE_BURST = 4.0
@@ -262,11 +230,8 @@ class PoliceReports:
 
 
 class CheckClaims:
-    """A receiver's claimed RTT may exceed the sender's own sample of it
-    (2.4.4) by at most 4x (+10 ms), and its rate may lie at most 4x below
-    the equation rate of its own p and that RTT: a receiver cannot lower
-    the session's rate, or inflate R_max and every round, with figures its
-    path does not have.  Ours (docs/faults.md)."""
+    """Bound a claimed RTT by the sender's own sample (2.4.4) and a claimed rate
+    by the equation of its own p: no receiver stretches R_max or the rate."""
 
     COUNTERS = ("refused_rates",)
     CLAIM_FACTOR = 4.0
@@ -282,11 +247,8 @@ class CheckClaims:
 
 
 class SendSooner:
-    """A report that raises the rate while the next packet is more than
-    R_max away acts at once and brings that packet forward to one
-    packet-time at the new rate (TFRC paces by s/X at the current X, RFC
-    5348 4.6): at the 1-packet-per-64-s floor a report otherwise waited up
-    to 64 s to act."""
+    """A report that raises the rate while the next packet is more than R_max
+    away acts at once (RFC 5348 4.6: s/X at the current X)."""
 
     def _after_report(self, before: float, now: float) -> None:
         super()._after_report(before, now)  # type: ignore[misc]
@@ -303,12 +265,8 @@ class SendSooner:
 
 
 class PacingJitter:
-    """Each departure lies uniformly within ±0.475 packet-times of its tick,
-    never before the previous one; the rate is unchanged.  A periodic flow
-    phase-locks with a drop-tail queue's departures and finds a free slot
-    almost every time while ACK-clocked TCP arrives just after it is taken
-    (Floyd & Jacobson's phase effects): TFMCC measured a loss event rate
-    far below TCP's and took several times its share."""
+    """Departures jitter within ±0.475 packet-times of their ticks: a periodic
+    flow phase-locks with a drop-tail queue (Floyd & Jacobson)."""
 
     PACING_JITTER = 0.95
 
@@ -317,13 +275,8 @@ class PacingJitter:
 
 
 class PacingPairs:
-    """Packets leave in pairs, back to back, at the mean of their two ticks,
-    as TCP's data leaves behind delayed ACKs (RFC 5681 4.2); the rate is
-    unchanged.  Paced single packets meet a fraction of the drop-tail
-    overflows TCP's pairs meet: TFMCC took up to 4x its share on shallow
-    queues.  Pairs only from 6 packets per R_max: a TCP flow with a window
-    of a few segments sends most of it one per ACK (pairs from 4 packets
-    cut TFMCC to 0.74 of TCP among 15 TCP flows)."""
+    """Back-to-back pairs, as TCP's data behind delayed ACKs (RFC 5681 4.2),
+    from 6 packets per R_max; the rate is unchanged."""
 
     PAIR_SIZE = 2
     PAIR_MIN_WINDOW = 6.0

@@ -5,11 +5,9 @@ lower reported rate at once, follows the CLR's own rate up, and after a CLR
 change to a higher rate climbs by at most one packet per R_max per R_max
 (2.2).  Data packets echo reports (2.4.2), carry the feedback round and the
 suppression rate (2.5).  Slowstart moves toward twice the lowest receive
-rate once per feedback round (2.6).  The hooks ``_police``,
-``_bound_claimed_rtt``, ``_claimed_rate``, ``_after_report``,
-``_initial_window_bytes``, ``_slowstart_floor``, ``_slowstart_tick``,
-``_slowstart_report``, ``_next_burst_size`` and ``_pacing_offset`` are where
-the named rules of :mod:`hosts.tfmcc.rules` change it.
+rate once per feedback round (2.6).  The methods whose docstring says what
+the paper does there are the hooks the rules of :mod:`hosts.tfmcc.rules`
+override.
 """
 
 from __future__ import annotations
@@ -488,8 +486,3 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             },
             "slowstart" if self.slowstart else "steady",
         )
-
-    def stats(self) -> dict[str, Any]:
-        """A snapshot for logs and tests."""
-        return {"rate_bps": self.rate, "clr": self.clr, "reports": self.reports,
-                "slowstart": self.slowstart, "r_max": self.r_max}
