@@ -5,7 +5,7 @@ rule is written once and a reader finds every estimator here:
 
 * :func:`ewma` -- the exponentially weighted moving average
   ``new = w·sample + (1 − w)·old``.  TFMCC's receiver RTT (paper 2.4.2,
-  RFC 4654 3.2: weight ``beta_clr``/``beta_other`` for a real measurement and a
+  RFC 4654 3.2: weight ``BETA_CLR``/``BETA_OTHER`` for a real measurement and a
   smaller one for the one-way-delay adjustment of 2.4.3), VLMCC's receiver
   ``rtt_hat`` (equation 4) and both halves of :class:`SmoothedRtt` use it.
 * :class:`SmoothedRtt` -- RFC 6298's SRTT/RTTVAR estimator with its timeout

@@ -187,25 +187,12 @@ class LossHistory:
     interval and ``l_avg(k-1)`` only closed ones (TFMCC 2.3).  With
     ``discounting`` the RFC 5348 5.5 history discounting is applied to
     ``l_avg(k)`` when the open interval is more than twice the average.
-
-    With ``episode_max_rtts`` set, a loss within one RTT of the current
-    event's *last* loss also belongs to that event, up to ``episode_max_rtts``
-    RTTs from its first loss: one overflow of a drop-tail queue shared with
-    TCP lasts several RTTs, and each TCP flow halves its window once for all
-    the losses of one window (RFC 6582 3.2), where the one-RTT rule counts
-    2-4 events.  None keeps the one-RTT rule.
     """
 
-    def __init__(self, n: int = 8, discounting: bool = False,
-                 episode_max_rtts: float | None = None) -> None:
-        if episode_max_rtts is not None and episode_max_rtts < 1:
-            raise ValueError("episode_max_rtts must be at least one RTT")
+    def __init__(self, n: int = 8, discounting: bool = False) -> None:
         self.weights = tfrc_weights(n)
         self.n = n
         self.discounting = discounting
-        self.episode_max_rtts = episode_max_rtts
-        #: Time of the newest lost packet (the episode rule extends from it).
-        self.last_loss_time = -math.inf
         #: Closed intervals, newest first (at most n kept).
         self.intervals: deque[float] = deque(maxlen=n)
         self.events: deque[LossEvent] = deque(maxlen=n + 1)
@@ -254,41 +241,28 @@ class LossHistory:
 
             # Only event starts are visited (one per RTT of the gap), so the
             # work is bounded by the gap's duration, not its packet count.
-            step = span / (gap + 1)  # time between the gap's lost packets
             k = 1
             while k <= gap:
                 t = when(k)
-                # Losses skipped below lie within one RTT of each other.
-                prev = self.last_loss_time if k == 1 else when(k - 1)
-                if self._starts_event(t, prev, self.events[-1].time if self.events else None, rtt):
+                if self._starts_event(t, self.events[-1].time if self.events else None, rtt):
                     self._start_event(hs + k, t)
                     new_event = True
                 if span <= 0:
                     break  # all losses at one instant: one event
-                if self.episode_max_rtts is not None and step > rtt:
-                    k += 1  # every loss more than an RTT after the last: each its own event
-                    continue
-                # The first lost packet after the current event's end (one RTT
-                # from its first loss, or the episode's cap).
-                horizon = rtt if self.episode_max_rtts is None else self.episode_max_rtts * rtt
-                nxt = math.floor((self.events[-1].time + horizon - t0) * (gap + 1) / span) + 1
+                # The first lost packet more than one RTT after the current event's first loss.
+                nxt = math.floor((self.events[-1].time + rtt - t0) * (gap + 1) / span) + 1
                 k = max(k + 1, nxt)
-            self.last_loss_time = when(gap)
             assert self.losses.maxlen is not None
             for k in range(max(1, gap - self.losses.maxlen + 1), gap + 1):
                 self.losses.append((hs + k, when(k), owd))
         self.highest_seq, self.highest_time = seq, now
         return new_event
 
-    def _starts_event(self, t: float, prev_loss: float, event_start: float | None, rtt: float) -> bool:
-        """Whether a loss at ``t`` opens a new event, the loss before it at
-        ``prev_loss`` and the current event begun at ``event_start`` (None: none yet)."""
-        if event_start is None:
-            return True
-        since_first = t - event_start
-        if self.episode_max_rtts is None:
-            return since_first > rtt  # RFC 5348 5.2, TFMCC 2.3
-        return t - prev_loss > rtt or since_first > self.episode_max_rtts * rtt
+    @staticmethod
+    def _starts_event(t: float, event_start: float | None, rtt: float) -> bool:
+        """Whether a loss at ``t`` opens a new event, the current one begun at
+        ``event_start`` (None: none yet): RFC 5348 5.2, TFMCC 2.3."""
+        return event_start is None or t - event_start > rtt
 
     def _start_event(self, seq: int, t: float) -> None:
         if self.events:
@@ -331,12 +305,10 @@ class LossHistory:
         if not self.losses:
             return
         events: list[LossEvent] = []
-        prev = -math.inf
         for seq, t, owd in self.losses:
             span = rtt if reverse is None or owd is None else max(rtt, reverse + owd)
-            if self._starts_event(t, prev, events[-1].time if events else None, span):
+            if self._starts_event(t, events[-1].time if events else None, span):
                 events.append(LossEvent(seq, t))
-            prev = t
         closed = [float(b.seq - a.seq) for a, b in zip(events, events[1:])]
         if self._synthetic_first is not None and len(events) <= self.n:
             closed.insert(0, self._synthetic_first)
@@ -370,8 +342,7 @@ class CompetitorOverflow:
     slow-start overshoot fills the queue until its cut takes effect, a round
     trip and a reordering window (RFC 8985) after its first loss.  At most
     ``limit`` overflows are forgiven (0: every one that starts below the
-    window).  TFMCC's ``ss_min_window``/``ss_forgive_rtts``/
-    ``ss_forgive_overflows``, WEBRC's ``startup_min_window``/
+    window).  TFMCC's ``forgive_competitor_overflow`` rule, WEBRC's ``startup_min_window``/
     ``startup_forgive_rtts`` (one overflow).
     """
 

@@ -67,7 +67,7 @@ def test_tfmcc_converges_to_the_equation_rate_on_a_1mbit_bottleneck() -> None:
         rtt.append(rcv.rtt)
     sent_bps = (snd.seq - seq0) * 8 * params.packet_size / 180.0
     R = statistics.mean(rtt)
-    equation = 8 * tcp_rate(params.packet_size, R, statistics.mean(p), rto(R, params.t_rto_min))
+    equation = 8 * tcp_rate(params.packet_size, R, statistics.mean(p), rto(R))
     assert sent_bps == pytest.approx(equation, rel=0.10)
     assert 0.85e6 < sent_bps < 1.05e6  # and it uses the bottleneck
 

@@ -120,4 +120,4 @@ def test_cli_rejects_bad_parameters_with_a_clear_message() -> None:
 def test_cli_lists_parameters(role: str) -> None:
     out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", "tfmcc",
                           "--list-params"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0 and "fb_theta" in out.stdout and "0.1" in out.stdout
+    assert out.returncode == 0 and "fb_receivers" in out.stdout and "10000" in out.stdout

@@ -1,23 +1,25 @@
-"""The equation-based senders' jittered pacing and the t_RTO floor (issue 13).
+"""The equation-based senders' pacing: TFMCC's jitter and pairs, WEBRC's exact schedule.
 
-TFMCC has both by default; WEBRC's sender keeps the paper's exact schedule.
-
-Both are deviations from the papers, documented in docs/protocols/tfmcc.md
-and webrc.md: a periodic sender phase-locks with a drop-tail queue and sees
-far fewer losses than TCP next to it, so the departures are jittered around
-an exact schedule; and the equation's t_RTO is at least ``t_rto_min``
-because TCP's retransmission timer has a floor.
+TFMCC jitters and pairs its departures by named rules (``pacing_jitter``,
+``pacing_pairs``, both in its default profile), a deviation from the paper
+documented in docs/protocols/tfmcc.md: a periodic sender phase-locks with a
+drop-tail queue and sees far fewer losses than TCP next to it, so the
+departures are jittered around an exact schedule.  WEBRC's sender keeps the
+paper's exact schedule.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
+from collections import Counter
 
 import pytest
 from fakes import drain
 
 from hosts import registry, wire
-from hosts.tfmcc import TfmccParams, TfmccReceiver
+from hosts.tfmcc import RULES, TfmccParams
+from hosts.tfmcc.rules import PacingPairs
 from hosts.tfrc import tcp_rate
 from hosts.webrc import WebrcParams
 from hosts.wire import TfmccData, WebrcData
@@ -33,15 +35,21 @@ def _departures(ep, until: float) -> list[tuple[float, wire.Message]]:
     return [(t, wire.decode(d.data)) for t, d in sent]
 
 
-def _tfmcc_departures(params: TfmccParams, until: float) -> list[tuple[float, TfmccData]]:
+def _without(*names: str) -> tuple[str, ...]:
+    return tuple(n for n in RULES.profiles["default"] if n not in names)
+
+
+def _tfmcc_departures(params: TfmccParams, until: float,
+                      rules: tuple[str, ...]) -> list[tuple[float, TfmccData]]:
     s = registry.get("tfmcc").sender(
-        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", params, seed=3))
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", params, seed=3, rules=rules))
     return [(t, m) for t, m in _departures(s, until) if isinstance(m, TfmccData)]
 
 
 def test_tfmcc_departures_are_jittered_around_an_exact_schedule() -> None:
     # Slowstart without reports keeps the initial rate: 4 packets per 0.5 s.
-    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_burst=1), 20.0)
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0), 20.0,
+                             _without("pacing_pairs"))
     times = [t for t, _ in sent]
     gaps = [b - a for a, b in zip(times, times[1:])]
     tick = 8 * 1000 / 80_000.0
@@ -56,18 +64,19 @@ def test_tfmcc_departures_are_jittered_around_an_exact_schedule() -> None:
 
 
 def test_tfmcc_without_jitter_paces_periodically() -> None:
-    sent = _tfmcc_departures(
-        TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_jitter=0.0, pacing_burst=1), 5.0)
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0), 5.0,
+                             _without("pacing_jitter", "pacing_pairs"))
     times = [t for t, _ in sent]
     assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([0.1] * (len(times) - 1))
 
 
 def test_tfmcc_sends_pairs_once_a_window_holds_enough_packets() -> None:
     # 160 kbit/s, 1000-byte packets and the 0.5 s R_max placeholder: 10
-    # packets per R_max, above pacing_burst_min_window (6), so pairs, back to
-    # back at the mean of their two ticks.
-    assert TfmccParams().pacing_burst_min_window < 10
-    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=160_000.0, pacing_jitter=0.0), 5.0)
+    # packets per R_max, above PacingPairs.PAIR_MIN_WINDOW (6), so pairs, back
+    # to back at the mean of their two ticks.
+    assert PacingPairs.PAIR_MIN_WINDOW < 10
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=160_000.0), 5.0,
+                             _without("pacing_jitter"))
     times = [t for t, _ in sent]
     tick = 0.05
     assert times[0] == 0.0  # the first packet leaves alone, before any rate is known
@@ -82,9 +91,10 @@ def test_tfmcc_sends_pairs_once_a_window_holds_enough_packets() -> None:
 
 
 def test_tfmcc_sends_single_packets_below_the_pairs_window() -> None:
-    # 80 kbit/s: 5 packets per 0.5 s R_max, below pacing_burst_min_window.
-    assert TfmccParams().pacing_burst_min_window > 5
-    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0, pacing_jitter=0.0), 5.0)
+    # 80 kbit/s: 5 packets per 0.5 s R_max, below PacingPairs.PAIR_MIN_WINDOW.
+    assert PacingPairs.PAIR_MIN_WINDOW > 5
+    sent = _tfmcc_departures(TfmccParams(packet_size=1000, initial_rate_bps=80_000.0), 5.0,
+                             _without("pacing_jitter"))
     times = [t for t, _ in sent]
     assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([0.1] * (len(times) - 1))
 
@@ -101,17 +111,3 @@ def test_webrc_departures_keep_the_wave_schedule_exactly() -> None:
     sent = _webrc_sent(params, 6.0)
     gaps = [b[0] - a[0] for a, b in zip(sent, sent[1:])]
     assert max(abs(g - 1.0 / params.session_rate_pps) for g in gaps) < 1e-6
-
-
-def test_tfmcc_equation_uses_the_t_rto_floor() -> None:
-    rcv = TfmccReceiver(registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.1.1",
-                                               TfmccParams(packet_size=1000, t_rto_min=0.5)))
-    rcv.rtt, p = 0.05, 0.05
-    rcv.history.set_first_interval(1 / p)
-    rcv.history.on_packet(0, 0.0, rcv.rtt)
-    rcv.history.on_packet(2, 0.01, rcv.rtt)  # one loss: the first interval counts
-    p = rcv.loss_event_rate
-    assert p > 0
-    got = rcv.calculated_rate_bps()
-    assert got == pytest.approx(8 * tcp_rate(1000, 0.05, p, 0.5))  # max(4R = 0.2 s, 0.5 s)
-    assert got < 0.8 * 8 * tcp_rate(1000, 0.05, p)  # 4R alone would give more

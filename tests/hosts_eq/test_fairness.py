@@ -6,7 +6,7 @@ the protocol is measured to hold the band (docs/protocols/tfmcc.md and
 webrc.md give the cells where it does not): TFMCC at 14 packets, two
 bandwidth-delay products, and at 100 (single paced packets saw fewer loss
 events than TCP's delayed-ACK pairs there and took 2.8-3.3x TCP at 14
-packets; TFMCC's pairs, ``pacing_burst``, meet the overflows TCP's pairs
+packets; TFMCC's pairs, its ``pacing_pairs`` rule, meet the overflows TCP's pairs
 meet), WEBRC at 14 packets (with more, its equation is still climbing
 after 60 s).
 Over the second half of the run, mean receiver throughput over the TCP

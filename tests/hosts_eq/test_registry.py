@@ -36,9 +36,10 @@ def test_factories_build_endpoints(name, params_cls, snd, rcv) -> None:
 
 
 def test_parse_params_converts_types_and_accepts_dashes() -> None:
-    p = registry.get("tfmcc").parse_params({"packet-size": "1200", "fb_theta": "0.2",
-                                            "history_discounting": "yes"})
-    assert p.packet_size == 1200 and p.fb_theta == 0.2 and p.history_discounting is True
+    p = registry.get("tfmcc").parse_params({"packet-size": "1200", "initial_rtt": "0.2",
+                                            "fb-receivers": "500", "initial_rate_bps": "none"})
+    assert p.packet_size == 1200 and p.initial_rtt == 0.2 and p.fb_receivers == 500
+    assert p.initial_rate_bps is None
 
 
 def test_parse_params_rejects_unknown_names_and_bad_values() -> None:
@@ -47,13 +48,13 @@ def test_parse_params_rejects_unknown_names_and_bad_values() -> None:
         proto.parse_params({"colour": 1})
     with pytest.raises(registry.ParamError, match="packet_size"):
         proto.parse_params({"packet_size": "big"})
-    with pytest.raises(registry.ParamError, match="fb_theta"):
-        proto.parse_params({"fb_theta": 2})  # range checked by the dataclass
+    with pytest.raises(registry.ParamError, match="initial_rtt"):
+        proto.parse_params({"initial_rtt": 0})  # range checked by the dataclass
     with pytest.raises(registry.ParamError, match="KEY=VALUE"):
         registry.parse_pairs(["oops"])
 
 
-@pytest.mark.parametrize("proto, name", [("tfmcc", "fb_b"), ("webrc", "epoch"), ("rla", "eta"),
+@pytest.mark.parametrize("proto, name", [("tfmcc", "initial_rtt"), ("webrc", "epoch"), ("rla", "eta"),
                                          ("mtcp", "min_rto"), ("vlmcc", "alpha")])
 def test_nan_is_never_a_parameter_and_inf_only_where_the_default_is(proto, name) -> None:
     p = registry.get(proto)

@@ -10,6 +10,7 @@ from fakes import drain, feed, run_until
 from hosts import registry, wire
 from hosts.core import node_id
 from hosts.tfmcc import (
+    RULES,
     TfmccParams,
     TfmccReceiver,
     bias,
@@ -25,11 +26,16 @@ S = 1000
 OWD = 0.1  # one-way delay sender -> receiver in these scripts (clocks in sync)
 
 
-def make(**kw) -> TfmccReceiver:
+def without(*names: str) -> tuple[str, ...]:
+    """The default profile less ``names``."""
+    return tuple(n for n in RULES.profiles["default"] if n not in names)
+
+
+def make(*, rules: tuple[str, ...] | None = None, **kw) -> TfmccReceiver:
     kw.setdefault("packet_size", S)
     params = TfmccParams(**kw)
     r = registry.get("tfmcc").receiver(
-        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", ME, params, seed=3))
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", ME, params, seed=3, rules=rules))
     r.start(0.0)
     drain(r)
     return r
@@ -147,6 +153,10 @@ def test_first_loss_interval_from_the_receive_rate() -> None:
     assert r.history.has_loss
     assert r.calculated_rate_bps() == pytest.approx(recv, rel=0.1)
     assert r.calculated_rate_bps() > 0.7 * r.send_rate_bps()
+    # Without ``first_interval_recv_rate``: half the sending rate (paper app. B).
+    paper = make(rules=without("first_interval_recv_rate"))
+    stream(paper, [i for i in range(31)] + [32], 0.0, 0.01)
+    assert paper.calculated_rate_bps() == pytest.approx(0.5 * paper.send_rate_bps(), rel=0.1)
 
 
 def test_calculated_rate_is_the_equation_for_measured_p_and_rtt() -> None:
@@ -176,29 +186,28 @@ def test_report_echoes_last_data_timestamp_and_holding_time() -> None:
 
 
 def test_feedback_timer_bias_modified_offset() -> None:
-    p = TfmccParams()
-    assert bias(p, 0.95) == 1.0 and bias(p, 0.3) == 0.0
-    assert bias(p, 0.7) == pytest.approx(0.5)
+    n = TfmccParams().fb_receivers
+    assert bias(0.95) == 1.0 and bias(0.3) == 0.0
+    assert bias(0.7) == pytest.approx(0.5)
     T = 2.0
     # x = 1: gamma·r'·T + (1-gamma)·T;  x = 1/N: only the offset remains.
-    assert feedback_time(p, T, 0.7, 1.0) == pytest.approx(0.25 * 0.5 * 2 + 0.75 * 2)
-    assert feedback_time(p, T, 0.7, 1e-4) == pytest.approx(0.25 * 0.5 * 2)
-    assert feedback_time(p, T, 0.3, 1e-9) == 0.0  # never negative
-    assert feedback_time(p, T, 0.3, 0.5) < feedback_time(p, T, 0.95, 0.5)
+    assert feedback_time(n, T, 0.7, 1.0) == pytest.approx(0.25 * 0.5 * 2 + 0.75 * 2)
+    assert feedback_time(n, T, 0.7, 1e-4) == pytest.approx(0.25 * 0.5 * 2)
+    assert feedback_time(n, T, 0.3, 1e-9) == 0.0  # never negative
+    assert feedback_time(n, T, 0.3, 0.5) < feedback_time(n, T, 0.95, 0.5)
 
 
 def test_feedback_delay_from_max_rtt_and_low_rate_rule() -> None:
-    p = TfmccParams(packet_size=S)
-    assert feedback_delay(p, 0.1, 10e6) == pytest.approx(0.4)
+    assert feedback_delay(S, 0.1, 10e6) == pytest.approx(0.4)
     # (c+1)·s/R with c = 4: 5 packets at 64 kbit/s take 0.625 s > max RTT.
-    assert feedback_delay(p, 0.1, 64_000) == pytest.approx(4 * 5 * 8000 / 64_000)
+    assert feedback_delay(S, 0.1, 64_000) == pytest.approx(4 * 5 * 8000 / 64_000)
 
 
 def test_feedback_timer_within_T_of_the_round_start() -> None:
     r = make()
     stream(r, range(3), 0.0, 0.01, slowstart=True, rnd=5)
     t = r.timer_at("feedback")
-    assert t is not None and 0.0 < t <= 0.02 + feedback_delay(r.p, 0.5, r.send_rate_bps())
+    assert t is not None and 0.0 < t <= 0.02 + feedback_delay(S, 0.5, r.send_rate_bps())
 
 
 def _armed_receiver() -> TfmccReceiver:
@@ -250,14 +259,12 @@ def test_malformed_and_foreign_datagrams_are_counted_not_raised() -> None:
     assert r.malformed == 2 and r.ignored == 1 and r.packets == 0
 
 
-@pytest.mark.parametrize("episode, merged", [(False, 2), (True, 1)])
-def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt(episode: bool, merged: int) -> None:
-    r = make(loss_event_episode=episode)
+def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
+    r = make()
     seqs = [i for i in range(100) if i % 20 != 19]  # a loss every 0.2 s at 100 pkt/s
     stream(r, seqs, 0.0, 0.01)
-    # Losses at 0.19..0.79 s: the 0.5 s RTT merges them into one event per
-    # 0.5 s (paper 2.3), or into one episode (each within 0.5 s of the last).
-    assert len(r.history.events) == merged
+    # Losses at 0.19..0.79 s: the 0.5 s RTT merges them into one event per 0.5 s (paper 2.3).
+    assert len(r.history.events) == 2
     (rep,) = reports(feed(r, data(100, 1.0, clr=True), 1.0))
     feed(r, data(101, 1.1, clr=True, echo=rep), 1.1)  # RTT 0.1 s measured
     assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99: 0.2 s > one RTT apart
@@ -270,16 +277,22 @@ def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None
     # which ends rounds by the current T, expects it.
     r = make()
     stream(r, range(2), 0.0, 0.5, slowstart=True, rnd=1)  # 16 kbit/s; armed at t = 0.5
-    T_old = feedback_delay(r.p, 0.5, 16_000)
+    T_old = feedback_delay(S, 0.5, 16_000)
     assert T_old == pytest.approx(10.0)
     frac = (r.timer_at("feedback") - 0.5) / T_old
     assert frac > 0.2  # this seed's draw leaves room to see the change
     stream(r, range(2, 5), 0.75, 0.25, slowstart=True, rnd=1)  # now 32 kbit/s
     assert r.send_rate_bps() == pytest.approx(32_000)
-    T_new = feedback_delay(r.p, 0.5, 32_000)
+    T_new = feedback_delay(S, 0.5, 32_000)
     assert r.timer_at("feedback") == pytest.approx(0.5 + frac * T_new)
     got = reports(run_until(r, 0.5 + frac * T_new + 1e-6))
     assert len(got) == 1 and got[0].fb_round == 1
+    # Without ``retime_feedback`` the timer keeps the old T's draw (2.5.1).
+    old = make(rules=without("retime_feedback"))
+    stream(old, range(2), 0.0, 0.5, slowstart=True, rnd=1)
+    drawn = old.timer_at("feedback")
+    stream(old, range(2, 5), 0.75, 0.25, slowstart=True, rnd=1)
+    assert old.timer_at("feedback") == drawn == pytest.approx(0.5 + frac * T_old)
 
 
 def test_loss_free_receivers_report_while_there_is_no_clr() -> None:
@@ -303,35 +316,6 @@ def test_sequence_jump_beyond_what_the_sender_can_send_is_dropped() -> None:
     assert not r.history.has_loss  # the real packets still count as in order
 
 
-def test_equation_can_use_tcps_one_second_rto_floor() -> None:
-    # t_RTO = max(4·RTT, 1 s): a short-RTT receiver's rate is not credited
-    # with 4·RTT timeouts TCP cannot take (RFC 5348 4.3, RFC 6298).
-    r = make(t_rto_min=1.0)
-    stream(r, [i for i in range(400) if i % 50 != 49], 0.0, 0.01)
-    r.rtt = 0.05
-    p = r.loss_event_rate
-    assert r.calculated_rate_bps() == pytest.approx(8 * tcp_rate(S, 0.05, p, 1.0))
-    assert r.calculated_rate_bps() < 8 * tcp_rate(S, 0.05, p)
-
-
-def test_episode_option_counts_one_overflow_once_and_the_default_is_the_papers_rule() -> None:
-    # Losses 0.4 RTT apart over 1.2 RTTs (RTT 0.5 s, the initial value): the
-    # paper's rule (2.3), the default, opens a second event one RTT after the
-    # first loss; ``loss_event_episode`` keeps them one event while each loss
-    # follows the last within an RTT (RFC 6582 3.2: TCP cuts once per
-    # window's losses).
-    def events(**kw) -> int:
-        r = make(**kw)
-        stream(r, [i for i in range(100) if i % 20 != 19], 0.0, 0.01)
-        return len(r.history.events)
-
-    assert events() == 2
-    assert events(loss_event_episode=False) == 2
-    assert events(loss_event_episode=True) == 1
-    with pytest.raises(ValueError):
-        TfmccParams(loss_event_max_rtts=0.5)
-
-
 def test_history_discounting_is_on_and_bounded_by_rfc5348() -> None:
     # RFC 5348 5.5: after a loss-free stretch longer than twice the average
     # interval, older intervals are discounted by DF = max(0.5, 2·avg/I_0):
@@ -345,7 +329,7 @@ def test_history_discounting_is_on_and_bounded_by_rfc5348() -> None:
         stream(r, lossy + list(range(200, 600)), 0.0, 0.05)  # then 400 loss-free packets
         return r.loss_event_rate
 
-    plain, default = p_after_quiet(history_discounting=False), p_after_quiet()
+    plain, default = p_after_quiet(rules=without("history_discounting")), p_after_quiet()
     assert default < plain
     r = make()
     stream(r, lossy + list(range(200, 600)), 0.0, 0.05)
@@ -365,7 +349,7 @@ def test_slowstart_receive_rate_is_measured_over_the_last_rtt() -> None:
     stream(r, range(200), 0.0, 0.01, slowstart=True)  # 800 kbit/s for 2 s
     stream(r, range(200, 300), 2.0, 0.005, slowstart=True)  # 1.6 Mbit/s for the last RTT (0.5 s)
     assert r.receive_rate_bps() == pytest.approx(1_600_000, rel=0.05)
-    old = make(ss_recv_window_rtts=0)
+    old = make(rules=without("slowstart_recv_rate"))
     stream(old, range(200), 0.0, 0.01, slowstart=True)
     stream(old, range(200, 300), 2.0, 0.005, slowstart=True)
     assert old.receive_rate_bps() < 1_100_000
@@ -375,11 +359,10 @@ def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
     # A loss while the sender sends fewer packets per RTT than a TCP flow's
     # initial window (10, RFC 6928) is not the session's own overshoot: it is
     # forgotten with the further losses of the same overflow (within two
-    # round trips of it, ss_forgive_rtts), and slowstart goes on.  A later
-    # overflow below the window is forgotten too (ss_forgive_overflows 0);
-    # with ss_forgive_overflows 1 it counts.
-    def first_two(**kw: Any) -> TfmccReceiver:
-        r = make(**kw)
+    # round trips of it), and slowstart goes on.  A later overflow below
+    # the window is forgotten too.
+    def first_two() -> TfmccReceiver:
+        r = make()
         got = stream(r, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True, clr=True)  # 10 pkt/s, 5 per RTT
         assert not r.history.has_loss and r.forgiven_losses == 1
         assert not got[-1].rflags & TfmccReportFlags.HAVE_LOSS
@@ -390,21 +373,14 @@ def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
 
     every = first_two()
     assert not every.history.has_loss and every.forgiven_losses == 2
-    assert first_two(ss_forgive_overflows=1).history.has_loss
-    # With ss_forgive_rtts 0 and one overflow only the first loss is forgotten.
-    once = make(ss_forgive_rtts=0, ss_forgive_overflows=1)
-    stream(once, [0, 1, 2, 4, 5, 6, 7, 9, 10], 0.0, 0.1, slowstart=True, clr=True)
-    assert once.history.has_loss and once.forgiven_losses == 1
     # At 100 packets per second (50 per RTT) the first loss ends slowstart.
     fast = make()
     stream(fast, [0, 1, 2, 4, 5], 0.0, 0.01, slowstart=True)
     assert fast.history.has_loss and fast.forgiven_losses == 0
-    # With ss_min_window 0 every first loss counts (paper 2.6).
-    paper = make(ss_min_window=0)
+    # Without the rule every first loss counts (paper 2.6).
+    paper = make(rules=without("forgive_competitor_overflow"))
     stream(paper, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True)
     assert paper.history.has_loss
-    with pytest.raises(ValueError):
-        TfmccParams(ss_forgive_overflows=-1)
 
 
 def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> None:
@@ -413,18 +389,16 @@ def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> No
     # RTT of packets at the CLR) is still near 0.25 s.  Two losses 0.35 s
     # apart are one event when it spans the current round trip (the default),
     # two with the smoothed RTT.
-    def events(**kw) -> tuple[int, float]:
-        r = make(**kw)
+    def events(rules: tuple[str, ...] | None = None) -> tuple[int, float]:
+        r = make(rules=rules)
         _measured(r, 0.2)
         seqs = [s for s in range(102, 260) if s not in (180, 215)]
         stream(r, seqs, 11.0, 0.01, clr=True, owd=OWD + 0.3)
         return len(r.history.events), r.rtt
 
-    (current, smoothed_rtt), (smoothed, _) = events(), events(loss_event_rtt="smoothed")
+    (current, smoothed_rtt), (smoothed, _) = events(), events(without("loss_event_current_rtt"))
     assert smoothed_rtt < 0.35  # the smoothed RTT lags the 0.5 s round trip
     assert (current, smoothed) == (1, 2)
-    with pytest.raises(ValueError):
-        TfmccParams(loss_event_rtt="newest")
 
 
 def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rtt() -> None:
@@ -433,8 +407,8 @@ def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rt
     # per RTT (paper 2.3) the 450 lost packets are ~45 loss events and the
     # calculated rate falls to a third; as an outage the history starts
     # again and the rate it reports is not limited by the outage.
-    def after_outage(**kw) -> tuple[TfmccReceiver, float]:
-        r = make(**kw)
+    def after_outage(rules: tuple[str, ...] | None = None) -> tuple[TfmccReceiver, float]:
+        r = make(rules=rules)
         _measured(r, 0.2)
         seqs = [s for s in range(101, 1101) if s % 50 != 0]
         stream(r, seqs, 10.02, 0.02, clr=True)
@@ -445,8 +419,8 @@ def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rt
     r, before = after_outage()
     assert r.outages == 1 and not r.history.has_loss
     assert r.history.lost == 0  # the outage's losses are not the new history's
-    paper, before_p = after_outage(outage_s=0)
-    assert paper.outages == 0 and paper.loss_event_rate > 3 * 0.02  # was 1 event per 50 packets
+    paper, before_p = after_outage(without("outage_restart"))
+    assert not hasattr(paper, "outages") and paper.loss_event_rate > 3 * 0.02  # was 1 event per 50 packets
     assert paper.calculated_rate_bps() < 0.5 * before_p
 
 
@@ -455,8 +429,8 @@ def test_after_an_outage_the_receive_rate_is_measured_from_the_first_packet_back
     the gap it was a fraction of the rate packets arrive at again, and a CLR
     back from its switch's restart reported that and took the session down
     (7.1 s to recover on a drawn two-branch tree; 3.1 s with the rule)."""
-    def rate_after(**kw) -> float:
-        r = make(**kw)
+    def rate_after(rules: tuple[str, ...] | None = None) -> float:
+        r = make(rules=rules)
         _measured(r, 0.2)
         stream(r, range(101, 601), 10.02, 0.02, clr=True)  # 50 packets/s
         now = 10.02 + 950 * 0.02 + 8 * 0.02
@@ -464,15 +438,13 @@ def test_after_an_outage_the_receive_rate_is_measured_from_the_first_packet_back
         return r.recv_meter.rate_bps(now) / (8 * S)
 
     assert 40 <= rate_after() <= 60
-    assert rate_after(outage_s=0) < 25  # 9 packets over the meter's whole window
+    assert rate_after(without("outage_restart")) < 25  # 9 packets over the meter's whole window
 
 
 def test_a_few_losses_at_a_low_rate_are_losses_not_an_outage() -> None:
     # At 2 packets/s two packets lost in a row leave 1.5 s of silence: fewer
-    # than outage_packets (8) in a row, so they are losses (a loss event).
+    # than OutageRestart.OUTAGE_PACKETS (8) in a row, so they are losses (a loss event).
     r = make()
     _measured(r, 0.2)
     stream(r, [s for s in range(101, 140) if s not in (120, 121)], 10.5, 0.5, clr=True)
     assert r.outages == 0 and r.history.has_loss and r.history.lost == 2
-    with pytest.raises(ValueError):
-        TfmccParams(outage_packets=0)

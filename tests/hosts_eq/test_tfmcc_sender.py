@@ -7,7 +7,8 @@ from fakes import drain, feed, run_until
 
 from hosts import registry, wire
 from hosts.core import node_id
-from hosts.tfmcc import TfmccParams, TfmccSender
+from hosts.tfmcc import RULES, TfmccParams, TfmccSender
+from hosts.tfmcc.rules import PoliceReports
 from hosts.tfrc import loss_rate_full, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
@@ -16,12 +17,20 @@ A, B, C = "10.0.1.1", "10.0.1.2", "10.0.1.3"
 HAVE = TfmccReportFlags.HAVE_RTT | TfmccReportFlags.HAVE_LOSS
 
 
-def make(**kw) -> TfmccSender:
+def without(*names: str) -> tuple[str, ...]:
+    """The default profile less ``names``."""
+    return tuple(n for n in RULES.profiles["default"] if n not in names)
+
+
+#: Exact packet times, one packet per timer: the jitter and the pairs have their own tests.
+EVEN = without("pacing_jitter", "pacing_pairs")
+
+
+def make(*, rules: tuple[str, ...] = EVEN, **kw) -> TfmccSender:
     kw.setdefault("packet_size", S)
-    kw.setdefault("pacing_jitter", 0.0)  # exact packet times; the jitter has its own test
-    kw.setdefault("pacing_burst", 1)  # one packet per timer; pairs have their own test
     s = registry.get("tfmcc").sender(
-        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", TfmccParams(**kw)))
+        registry.SessionConfig(1, "239.1.1.1", 5000, "10.0.0.1", "10.0.0.1", TfmccParams(**kw),
+                               rules=rules))
     s.start(0.0)
     return s
 
@@ -39,9 +48,10 @@ def packets(out) -> list[TfmccData]:
     return [m for m in out.messages() if isinstance(m, TfmccData)]
 
 
-def steady(rate: float = 800_000, ip: str = A, now: float = 1.0) -> TfmccSender:
+def steady(rate: float = 800_000, ip: str = A, now: float = 1.0,
+           rules: tuple[str, ...] = EVEN) -> TfmccSender:
     """A sender out of slowstart with ``ip`` as CLR at ``rate``."""
-    s = make(initial_rate_bps=1e6)
+    s = make(initial_rate_bps=1e6, rules=rules)
     run_until(s, now)
     feed(s, report(ip, rate, now), now)
     assert not s.slowstart and s.rate == rate and s.clr == node_id(ip)
@@ -59,6 +69,11 @@ def test_starts_at_tfrc_initial_window_per_initial_rtt_and_paces() -> None:
     assert all(len(d.data) == S for d in out.datagrams)
     assert {d.dest for d in out.datagrams} == {("239.1.1.1", 5000)}
     assert make(packet_size=1460).rate == pytest.approx(8 * 4380 / 0.5)
+
+
+def test_without_tfrc_initial_window_the_start_is_one_packet_per_initial_rtt() -> None:
+    # RFC 4654 3.1: one packet per R_max, the 0.5 s placeholder.
+    assert make(rules=without("tfrc_initial_window")).rate == pytest.approx(8 * S / 0.5)
 
 
 def test_pacing_follows_the_current_rate() -> None:
@@ -81,18 +96,6 @@ def test_higher_report_from_non_clr_changes_nothing() -> None:
     s = steady(800_000)
     feed(s, report(B, 900_000, 1.1), 1.1)
     assert s.rate == 800_000 and s.clr == node_id(A)
-
-
-def test_increase_limited_on_every_increase_in_rfc_mode() -> None:
-    s = steady(400_000)
-    s.p = TfmccParams(packet_size=S, increase_limit="always")
-    r_max = s.r_max
-    feed(s, report(A, 2_000_000, 1.0), 1.0)  # the CLR now allows much more
-    run_until(s, 2.0)
-    slope = 8 * S / r_max**2  # bits/s per second
-    assert s.rate <= 400_000 + slope * 1.0 + 1
-    assert s.rate >= 400_000 + slope * 0.9
-    assert s.rate < 2_000_000
 
 
 def test_clr_rate_is_followed_at_once_without_a_clr_change() -> None:
@@ -246,9 +249,9 @@ def test_slowstart_report_of_nothing_received_keeps_the_initial_rate() -> None:
 
 
 def test_slowstart_round_target_keeps_the_initial_rate() -> None:
-    # The paper's per-round slowstart (``slowstart_mode="round"``) sets its
-    # target at the round's end from the least receive rate: the same floor.
-    s = make(slowstart_mode="round")
+    # The paper's per-round slowstart (without ``slowstart_per_report``) sets
+    # its target at the round's end from the least receive rate: the same floor.
+    s = make(rules=without("slowstart_per_report"))
     start = s.rate
     run_until(s, 1.0)
     ss = TfmccReportFlags.SLOWSTART | TfmccReportFlags.HAVE_RTT
@@ -273,6 +276,15 @@ def test_a_report_that_raises_the_rate_brings_the_next_packet_forward() -> None:
     feed(s, report(A, 200_000, sent + 0.5), sent + 0.5)
     assert s.rate == pytest.approx(200_000)
     assert s.get_timer() <= sent + 0.5 + 8.0 * S / 200_000 + 1e-9
+
+
+def test_without_send_sooner_a_raising_report_waits_for_the_floors_packet() -> None:
+    s = steady(800_000, rules=without("send_sooner"))
+    t = s.now
+    feed(s, report(A, 100, t), t)
+    sent = packets(run_until(s, s.get_timer()))[-1].timestamp / 1e6
+    feed(s, report(A, 200_000, sent + 0.5), sent + 0.5)
+    assert s.get_timer() > sent + 60.0  # the next packet keeps the old schedule
 
 
 def test_first_loss_report_ends_slowstart() -> None:
@@ -324,8 +336,8 @@ def test_slowstart_follows_each_clr_report_doubling_at_most_per_rtt() -> None:
     assert s.rate == pytest.approx(200e3)  # and never above d · R_recv
 
 
-def test_slowstart_in_round_mode_waits_for_the_round_end() -> None:
-    s = make(slowstart_mode="round")
+def test_slowstart_without_per_report_steps_waits_for_the_round_end() -> None:
+    s = make(rules=without("slowstart_per_report"))
     start = s.rate
     run_until(s, 1.0)
     feed(s, report(A, 5e6, 1.0, flags=SS, recv=5e6, rtt=0.1), 1.0)
@@ -366,7 +378,17 @@ def test_a_report_flood_from_one_receiver_is_policed() -> None:
     for i in range(100):  # 100 reports within 10 ms, RTT 0.1 s
         feed(s, report(B, 900_000, t + i * 1e-4), t + i * 1e-4)
     assert s.refused_flood >= 90
-    assert s.reports - 1 <= s.p.police_burst + 1  # the burst, then one per RTT/2
+    assert s.reports - 1 <= PoliceReports.POLICE_BURST + 1  # the burst, then one per RTT/2
+
+
+def test_without_police_reports_a_flood_and_a_false_clr_claim_are_taken() -> None:
+    s = steady(800_000, rules=without("police_reports"))
+    t = s.now
+    for i in range(100):
+        feed(s, report(B, 900_000, t + i * 1e-4), t + i * 1e-4)
+    assert s.reports == 101 and not hasattr(s, "refused_flood")
+    feed(s, report(B, 8_000, s.now, flags=HAVE | TfmccReportFlags.IS_CLR), s.now)
+    assert s.rate == 8_000 and s.clr == node_id(B)
 
 
 def test_a_claimed_rtt_far_above_the_senders_own_sample_is_capped() -> None:
@@ -380,3 +402,12 @@ def test_a_claimed_rtt_far_above_the_senders_own_sample_is_capped() -> None:
     assert s.refused_rates == 1
     assert s.rate > 400_000  # the rate follows from p at the sender's RTT bound
     assert s.r_max < 1.0  # and the claim does not stretch the feedback rounds
+
+
+def test_without_check_claims_a_claimed_rtt_sets_the_rate_and_r_max() -> None:
+    s = steady(800_000, rules=without("check_claims"))
+    last = packets(run_until(s, 1.2))[-1]
+    sent = last.timestamp / 1e6
+    rep = report(B, 8_000, sent + 0.05, rtt=30.0, p=0.01, echo_ts=last.timestamp)
+    feed(s, rep, sent + 0.05)
+    assert s.rate == 8_000 and s.r_max == pytest.approx(30.0)

@@ -191,59 +191,12 @@ def test_a_huge_sequence_gap_costs_one_step_per_rtt_of_the_gap() -> None:
     assert len(h.losses) == h.losses.maxlen
 
 
-def test_episode_rule_counts_one_overflow_once() -> None:
-    # A drop-tail overflow: one loss every 0.8 RTT for 3 RTTs.  The one-RTT
-    # rule (RFC 5348 5.2) opens an event per RTT of it; with the episode rule
-    # every loss lies within one RTT of the last, so the overflow is one
-    # event, as a TCP flow cuts once for one window's losses (RFC 6582 3.2).
-    rtt = 0.1
-
-    def events(**kw) -> int:
-        h = LossHistory(**kw)
-        seq, t = 0, 0.0
-        h.on_packet(seq, t, rtt)
-        for _ in range(4):
-            seq += 2  # one packet lost
-            t += 0.8 * rtt
-            h.on_packet(seq, t, rtt)
-        return len(h.events)
-
-    assert events() >= 2
-    assert events(episode_max_rtts=4.0) == 1
-
-
-def test_episode_rule_still_caps_an_event_and_separates_distinct_overflows() -> None:
-    rtt = 0.1
-    h = LossHistory(episode_max_rtts=2.0)
-    h.on_packet(0, 0.0, rtt)
-    # Continuous loss, every 0.5 RTT for 10 RTTs (losses over 9.5 RTTs): a
-    # new event after at most 2 RTTs each time.
-    seq, t = 0, 0.0
-    for _ in range(20):
-        seq, t = seq + 2, t + 0.5 * rtt
-        h.on_packet(seq, t, rtt)
-    assert len(h.events) >= 4
-    # A loss more than one RTT after the last one opens a new event at once.
-    n = len(h.events)
-    h.on_packet(seq + 1, t + 1.5 * rtt, rtt)  # no loss
-    h.on_packet(seq + 3, t + 1.7 * rtt, rtt)  # seq + 2 lost 1.1-1.6 RTTs after the last loss
-    assert len(h.events) == n + 1
-
-
-def test_episode_rule_within_one_gap_skips_to_the_cap() -> None:
-    # 999 packets lost in one gap over 1 s at RTT 0.1 s: the episode rule
-    # opens an event every 4 RTTs of the gap (3 events), the one-RTT rule 10.
-    plain, episode = LossHistory(n=16), LossHistory(n=16, episode_max_rtts=4.0)
-    for h in (plain, episode):
-        h.on_packet(0, 0.0, 0.1)
-        h.on_packet(1000, 1.0, 0.1)
-    assert len(plain.events) == 10
-    assert len(episode.events) == 3
-    # Regrouping with the same RTT keeps the count (TFMCC appendix A).
-    episode.remodel(0.1)
-    assert len(episode.events) == 3
-
-
-def test_episode_rule_needs_at_least_one_rtt() -> None:
-    with pytest.raises(ValueError):
-        LossHistory(episode_max_rtts=0.5)
+def test_one_gap_opens_an_event_per_rtt_and_regrouping_keeps_the_count() -> None:
+    # 999 packets lost in one gap over 1 s at RTT 0.1 s: one event per RTT of
+    # the gap (RFC 5348 5.2), visited without walking every lost packet.
+    h = LossHistory(n=16)
+    h.on_packet(0, 0.0, 0.1)
+    h.on_packet(1000, 1.0, 0.1)
+    assert len(h.events) == 10
+    h.remodel(0.1)  # regrouping with the same RTT keeps the count (TFMCC appendix A)
+    assert len(h.events) == 10

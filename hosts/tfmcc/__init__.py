@@ -1,0 +1,19 @@
+"""TFMCC: TCP-friendly multicast congestion control (Widmer & Handley; RFC 4654).
+
+Single-rate and equation based: every receiver computes the TCP-friendly
+rate toward itself, biased feedback timers bring the lowest to the sender,
+and the sender follows the current limiting receiver.  The package is the
+paper's algorithm (:mod:`.core`, :mod:`.receiver`, :mod:`.sender`), the
+user's parameters (:mod:`.params`) and the named rules beyond the paper with
+the ``paper`` and ``default`` profiles (:mod:`.rules`);
+``docs/protocols/tfmcc.md`` is its reference page.
+"""
+
+from hosts.tfmcc.core import bias, feedback_delay, feedback_time
+from hosts.tfmcc.params import DATA_HEADER, TfmccParams
+from hosts.tfmcc.receiver import TfmccReceiver
+from hosts.tfmcc.rules import RULES
+from hosts.tfmcc.sender import TfmccSender
+
+__all__ = ["DATA_HEADER", "RULES", "TfmccParams", "TfmccReceiver", "TfmccSender",
+           "bias", "feedback_delay", "feedback_time"]

@@ -1,0 +1,332 @@
+"""TFMCC's named rules: each behaviour beyond the paper, one mixin per role it changes.
+
+Every mixin overrides a hook of :class:`~hosts.tfmcc.receiver.TfmccReceiver`
+or :class:`~hosts.tfmcc.sender.TfmccSender` and calls ``super()``; its
+constants are class constants, named apart from every other rule's (a
+composed class sees all of them).  Reasons are RFC sections, or ours with the
+measurement on ``docs/protocols/tfmcc.md#rules``.  ``RULES`` lists them in
+composition order (first = outermost) with the profiles ``paper`` (none)
+and ``default`` (all of them).
+"""
+
+from __future__ import annotations
+
+import math
+
+from hosts.ratemeter import WindowRateMeter
+from hosts.registry import SessionConfig
+from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
+from hosts.tfmcc.core import LOSS_INTERVALS, SLOWSTART_D, feedback_delay
+from hosts.tfrc import CompetitorOverflow, LossHistory
+from hosts.wire import TfmccReport, TfmccReportFlags
+
+OURS = "ours, see docs/protocols/tfmcc.md#rules"
+
+# ===========================================================================
+# Receiver rules
+# ===========================================================================
+
+
+class HistoryDiscounting:
+    """RFC 5348 5.5: older loss intervals weigh less after a long loss-free stretch
+    (paper 2.2 counts on the ~0.3 packets per RTT climb this gives)."""
+
+    def _new_history(self) -> LossHistory:
+        return LossHistory(LOSS_INTERVALS, discounting=True)
+
+
+class LossEventCurrentRtt:
+    """A loss event spans the round trip the revealing packet measures when it
+    exceeds the smoothed RTT, which lags a queue TCP fills (RFC 6582 3.2)."""
+
+    def _event_span(self, rtt_now: float) -> float:
+        return max(super()._event_span(rtt_now), rtt_now)  # type: ignore[misc]
+
+    def _remodel_reverse(self) -> float | None:
+        d_rs = self.d_rs_us  # type: ignore[attr-defined]
+        return None if d_rs is None else d_rs / 1e6
+
+
+class SlowstartRecvRate:
+    """In slowstart, before loss, X_recv is the rate over the last RTT
+    (RFC 5348 4.3/6.2), not over four."""
+
+    SS_WINDOW_RTTS = 1.0
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self.ss_meter = WindowRateMeter(self.SS_WINDOW_RTTS * self.rtt)  # type: ignore[attr-defined]
+
+    def receive_rate_bps(self) -> float:
+        if self.sender_slowstart and not self.history.has_loss:  # type: ignore[attr-defined]
+            return self.ss_meter.rate_bps(self.now)  # type: ignore[attr-defined]
+        return super().receive_rate_bps()  # type: ignore[misc]
+
+    def _recv_rate_at_first_loss(self) -> float:
+        if self.sender_slowstart:  # type: ignore[attr-defined]
+            return self.ss_meter.rate_bps(self.now)  # type: ignore[attr-defined]
+        return super()._recv_rate_at_first_loss()  # type: ignore[misc]
+
+    def _meter_packet(self, now: float, size: int) -> None:
+        super()._meter_packet(now, size)  # type: ignore[misc]
+        if self.sender_slowstart:  # type: ignore[attr-defined]
+            self.ss_meter.add(now, size)
+
+    def _meter_windows(self) -> None:
+        super()._meter_windows()  # type: ignore[misc]
+        if self.sender_slowstart:  # type: ignore[attr-defined]
+            self.ss_meter.window = self.SS_WINDOW_RTTS * self.rtt  # type: ignore[attr-defined]
+
+    def _restart_meters(self) -> None:
+        super()._restart_meters()  # type: ignore[misc]
+        self.ss_meter = WindowRateMeter(self.ss_meter.window)
+
+
+class FirstIntervalRecvRate:
+    """l_0 from the rate received (RFC 5348 6.3.1), not half the sending rate
+    (paper app. B), which overshoots what the path delivers."""
+
+    def _first_interval_rate(self) -> float:
+        recv = self._recv_rate_at_first_loss()  # type: ignore[attr-defined]
+        return recv if recv > 0 else super()._first_interval_rate()  # type: ignore[misc]
+
+
+class ForgiveCompetitorOverflow:
+    """In slowstart a first loss below a TCP initial window (RFC 6928) per
+    initial RTT is a competitor's overflow: forgiven with its further losses."""
+
+    FORGIVE_MIN_WINDOW = 10.0
+    FORGIVE_RTTS = 2.0
+    FORGIVE_OVERFLOWS = 0  # every overflow that starts below the window
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self._overflow = CompetitorOverflow(self.FORGIVE_RTTS, self.FORGIVE_OVERFLOWS)
+
+    @property
+    def forgiven_losses(self) -> int:
+        """Competitors' overflows forgotten in slowstart."""
+        return self._overflow.forgiven
+
+    def _below_initial_window(self) -> bool:
+        send = self.send_rate_bps()  # type: ignore[attr-defined]
+        s = self.p  # type: ignore[attr-defined]
+        return not math.isinf(send) and send < self.FORGIVE_MIN_WINDOW * 8.0 * s.packet_size / s.initial_rtt
+
+    def _record_packet(self, seq: int, now: float, span: float, owd: float) -> None:
+        had_loss = self.history.has_loss  # type: ignore[attr-defined]
+        super()._record_packet(seq, now, span, owd)  # type: ignore[misc]
+        if (not had_loss and self.history.has_loss and self.sender_slowstart  # type: ignore[attr-defined]
+                and self._overflow.forgives(now, span, self._below_initial_window())):
+            self.history = self._new_history()  # type: ignore[attr-defined]
+            self.history.on_packet(seq, now, span, owd)
+
+
+class OutageRestart:
+    """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
+    congestion: the history and meters restart as a late joiner's (paper 4.2)."""
+
+    OUTAGE_S = 1.0
+    OUTAGE_PACKETS = 8
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        #: outages survived: loss histories restarted
+        self.outages = 0
+
+    def _before_packet(self, seq: int, now: float) -> None:
+        super()._before_packet(seq, now)  # type: ignore[misc]
+        h = self.history  # type: ignore[attr-defined]
+        if h.highest_seq is None or seq - h.highest_seq - 1 < self.OUTAGE_PACKETS:
+            return
+        if now - h.highest_time > max(self.OUTAGE_S, 4.0 * self.rtt):  # type: ignore[attr-defined]
+            self._restart_meters()  # type: ignore[attr-defined]
+            self.outages += 1
+            self.history = self._new_history()  # type: ignore[attr-defined]
+
+
+class RetimeFeedback:
+    """A pending feedback timer keeps its fraction of the current T, which
+    follows the rate (2.5.3) and ends the sender's rounds (RFC 4654 3.4)."""
+
+    def _retime(self, now: float) -> None:
+        send = self.send_rate_bps()  # type: ignore[attr-defined]
+        if math.isinf(send):
+            return
+        T = feedback_delay(self.p.packet_size, self.max_rtt, send)  # type: ignore[attr-defined]
+        when = max(now, self._fb_start + self._fb_frac * T)  # type: ignore[attr-defined]
+        old = self.timer_at("feedback")  # type: ignore[attr-defined]
+        # Moves below 1% of T are jitter in the rate estimate, not a new rate.
+        if old is None or abs(old - when) > 0.01 * T:
+            self.set_timer("feedback", when)  # type: ignore[attr-defined]
+
+
+# ===========================================================================
+# Sender rules
+# ===========================================================================
+
+
+class TfrcInitialWindow:
+    """Start, and keep slowstart, at TFRC's initial window per R_max
+    (RFC 5348 4.2, 4.3 step 4) instead of one packet (RFC 4654 3.1)."""
+
+    def _initial_window_bytes(self) -> float:
+        size = self.p.packet_size  # type: ignore[attr-defined]
+        return min(4.0 * size, max(2.0 * size, 4380.0))
+
+    def _slowstart_floor(self) -> float:
+        return self._initial_rate(max(self.r_max, self.p.initial_rtt))  # type: ignore[attr-defined]
+
+
+class SlowstartPerReport:
+    """Each CLR report in slowstart moves the rate, at most doubling per RTT
+    (RFC 4654 3.6), instead of one step per feedback round (paper 2.6)."""
+
+    def _slowstart_tick(self, now: float) -> None:
+        pass  # the rate moves at reports, not along a per-round ramp
+
+    def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
+        s = self.p  # type: ignore[attr-defined]
+        r = rtt if rtt is not None else self.r_max  # type: ignore[attr-defined]
+        target = min(SLOWSTART_D * recv, s.max_rate_bps)
+        cap = self.rate * 2.0 ** min(1.0, (now - self.ss_step_at) / max(r, 1e-3))  # type: ignore[attr-defined]
+        self.rate = min(max(min(target, cap), self._slowstart_floor()), s.max_rate_bps)  # type: ignore[attr-defined]
+        self.ss_step_at = now
+        self.ss_from = self.ss_target = self.rate
+
+
+class PoliceReports:
+    """Refuse false ``IS_CLR`` claims (only the sender names the CLR, 2.2) and
+    more than a burst of reports, then one per half RTT, from one receiver."""
+
+    COUNTERS = ("refused_clr_claims", "refused_flood")
+    POLICE_BURST = 4.0
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self._buckets: dict[int, tuple[float, float]] = {}
+
+    def _police(self, rep: TfmccReport, now: float) -> bool:
+        f = rep.rflags
+        if f & TfmccReportFlags.LEAVING:
+            self._buckets.pop(rep.rcvr_id, None)
+            return super()._police(rep, now)  # type: ignore[misc]
+        if f & TfmccReportFlags.IS_CLR and rep.rcvr_id != self.clr:  # type: ignore[attr-defined]
+            self.refused_clr_claims += 1
+            return False
+        r_max = self.r_max  # type: ignore[attr-defined]
+        rtt = rep.rtt / 1e6 if f & TfmccReportFlags.HAVE_RTT and rep.rtt else r_max
+        gap = max(0.5 * min(rtt, r_max), 1e-3)
+        tokens, last = self._buckets.get(rep.rcvr_id, (self.POLICE_BURST, now))
+        tokens = min(self.POLICE_BURST, tokens + (now - last) / gap)
+        if tokens < 1.0:
+            self._buckets[rep.rcvr_id] = (tokens, now)
+            self.refused_flood += 1
+            return False
+        self._buckets[rep.rcvr_id] = (tokens - 1.0, now)
+        if len(self._buckets) > 4 * self.p.fb_receivers:  # type: ignore[attr-defined]
+            self._buckets.clear()  # bounded memory against spoofed ids
+        return super()._police(rep, now)  # type: ignore[misc]
+
+
+class CheckClaims:
+    """Bound a claimed RTT by the sender's own sample (2.4.4) and a claimed rate
+    by the equation of its own p: no receiver stretches R_max or the rate."""
+
+    COUNTERS = ("refused_rates",)
+    CLAIM_FACTOR = 4.0
+
+    def _bound_claimed_rtt(self, claimed: float, inst: float) -> float:
+        return min(super()._bound_claimed_rtt(claimed, inst), self.CLAIM_FACTOR * inst + 0.01)  # type: ignore[misc]
+
+    def _claimed_rate(self, rate: float, eq: float) -> float:
+        if rate < eq / self.CLAIM_FACTOR:
+            self.refused_rates += 1
+            return eq
+        return super()._claimed_rate(rate, eq)  # type: ignore[misc]
+
+
+class SendSooner:
+    """A report that raises the rate while the next packet is more than R_max
+    away acts at once (RFC 5348 4.6: s/X at the current X)."""
+
+    def _after_report(self, before: float, now: float) -> None:
+        super()._after_report(before, now)  # type: ignore[misc]
+        pending = self.timer_at("send")  # type: ignore[attr-defined]
+        if pending is None or pending - now <= self.r_max:  # type: ignore[attr-defined]
+            return
+        if not self.slowstart and not self._silent(now):  # type: ignore[attr-defined]
+            self._increase(now)  # type: ignore[attr-defined]
+        if self.rate > before and not self._burst_sent:  # type: ignore[attr-defined]
+            tick = self._last_tick + self._interval()  # type: ignore[attr-defined]
+            if tick < pending:
+                self._tick = max(tick, now)
+                self.set_timer("send", self._tick)  # type: ignore[attr-defined]
+
+
+class PacingJitter:
+    """Departures jitter within ±0.475 packet-times of their ticks: a periodic
+    flow phase-locks with a drop-tail queue (Floyd & Jacobson)."""
+
+    PACING_JITTER = 0.95
+
+    def _pacing_offset(self, gap: float) -> float:
+        return self.PACING_JITTER * (self.rng.random() - 0.5) * gap  # type: ignore[attr-defined]
+
+
+class PacingPairs:
+    """Back-to-back pairs, as TCP's data behind delayed ACKs (RFC 5681 4.2),
+    from 6 packets per R_max; the rate is unchanged."""
+
+    PAIR_SIZE = 2
+    PAIR_MIN_WINDOW = 6.0
+
+    def _next_burst_size(self) -> int:
+        per_rtt = self.rate * self.r_max / (8.0 * self.p.packet_size)  # type: ignore[attr-defined]
+        return self.PAIR_SIZE if per_rtt >= self.PAIR_MIN_WINDOW else super()._next_burst_size()  # type: ignore[misc]
+
+
+R, S = "tfmcc-receiver", "tfmcc-sender"
+
+RULES = RuleBook(
+    "tfmcc",
+    rules=(
+        Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
+             "RFC 5348 5.5", {R: HistoryDiscounting}),
+        Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
+             OURS, {R: LossEventCurrentRtt}),
+        Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
+             "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
+        Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
+             "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
+        Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
+             "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
+        Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
+             OURS, {R: OutageRestart}),
+        Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
+             OURS, {R: RetimeFeedback}),
+        Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
+             "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
+        Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
+             "RFC 4654 3.6", {S: SlowstartPerReport}),
+        Rule("police_reports", "refuse false CLR claims and report floods",
+             OURS, {S: PoliceReports}),
+        Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
+             OURS, {S: CheckClaims}),
+        Rule("send_sooner", "a report that raises a floor rate acts at once",
+             "RFC 5348 4.6", {S: SendSooner}),
+        Rule("pacing_jitter", "departures jitter within a packet-time of their ticks",
+             OURS, {S: PacingJitter}),
+        Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
+             OURS, {S: PacingPairs}),
+    ),
+    profiles={
+        PAPER: (),
+        DEFAULT: (
+            "history_discounting", "loss_event_current_rtt", "slowstart_recv_rate",
+            "first_interval_recv_rate", "forgive_competitor_overflow", "outage_restart",
+            "retime_feedback", "tfrc_initial_window", "slowstart_per_report", "police_reports",
+            "check_claims", "send_sooner", "pacing_jitter", "pacing_pairs",
+        ),
+    },
+)

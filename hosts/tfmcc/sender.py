@@ -1,0 +1,488 @@
+"""The TFMCC sender as the paper describes it (sections 2.2, 2.4.2, 2.5, 2.6, 4.2).
+
+The sender follows the *current limiting receiver* (CLR): it decreases to a
+lower reported rate at once, follows the CLR's own rate up, and after a CLR
+change to a higher rate climbs by at most one packet per R_max per R_max
+(2.2).  Data packets echo reports (2.4.2), carry the feedback round and the
+suppression rate (2.5).  Slowstart moves toward twice the lowest receive
+rate once per feedback round (2.6).  The methods whose docstring says what
+the paper does there are the hooks the rules of :mod:`hosts.tfmcc.rules`
+override.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from hosts import wire
+from hosts.core import Address
+from hosts.registry import SessionConfig, SessionEndpoint
+from hosts.tfmcc.core import (
+    CLR_TIMEOUT_ROUNDS,
+    ECHO_CLR,
+    ECHO_NEW_CLR,
+    ECHO_NO_RTT,
+    ECHO_OTHER,
+    RMAX_DECAY,
+    SILENCE_ROUNDS,
+    SLOWSTART_D,
+    U32,
+    feedback_delay,
+    u32,
+)
+from hosts.tfmcc.params import DATA_HEADER, TfmccParams
+from hosts.tfrc import rto, tcp_rate
+from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+
+
+@dataclass
+class _Echo:
+    prio: int
+    rate: float
+    rcvr: int
+    ts: int
+    received: float
+
+
+class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
+    """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
+
+    #: CLRs dropped (timed out or left).
+    COUNTERS = ("clr_drops",)
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.dest: Address = (config.group, config.port)
+        s = self.p
+        self.r_max = s.initial_rtt
+        #: Sending rate in bit/s; starts at the initial window per R_max.
+        self.rate = self._initial_rate(self.r_max)
+        self.slowstart = True
+        self.ss_target = self.rate
+        self.ss_from = self.rate
+        self.ss_ramp_start = 0.0
+        self.clr: int | None = None
+        self.clr_rate = math.inf
+        self.clr_last = -math.inf
+        self.clr_changed_at = -math.inf
+        self.clr_echo: _Echo | None = None
+        self.pending: dict[int, _Echo] = {}
+        self.fb_round = 0
+        self.round_start = 0.0
+        self.round_nonclr = False
+        self.first_nonclr_at = 0.0
+        self.round_recv: dict[int, float] = {}
+        self.round_max_rtt = 0.0
+        self.supp_rate = math.inf
+        self.last_report = 0.0
+        self.last_increase = 0.0
+        self.seq = 0
+        self.reports = 0
+        self.reports_this_round = 0
+        #: Non-CLR reports per finished round (for scaling figures).
+        self.round_report_counts: list[int] = []
+        self.rmax_measured = False
+        self.silent_latched = False
+        #: Increase limited to one packet per RTT (after a CLR change or leave).
+        self.limited = False
+        self.ss_step_at = 0.0
+        self._payload = bytes(s.packet_size - DATA_HEADER)
+        self.rng = random.Random((config.seed << 32) ^ 0x7F3A)
+        #: The pacing schedule's time of the next packet; the packet carries
+        #: it as its timestamp, so receivers read the sending rate exactly.
+        self._tick = 0.0
+        self._last_tick = 0.0  # the pacing tick of the last packet sent
+        #: Packets of the current burst already sent, and its size
+        #: (:meth:`_next_burst_size`).
+        self._burst_sent = 0
+        self._burst_size = 1
+
+    # -- helpers ------------------------------------------------------------
+    def _initial_window_bytes(self) -> float:
+        """One packet per R_max at the start (RFC 4654 3.1)."""
+        return float(self.p.packet_size)
+
+    def _initial_rate(self, rtt: float) -> float:
+        """The initial window per ``rtt``, or ``initial_rate_bps`` when set."""
+        return self.p.initial_rate_bps or 8.0 * self._initial_window_bytes() / rtt
+
+    def _slowstart_floor(self) -> float:
+        """The lowest slowstart target: the rate's floor, one packet per 64 s."""
+        return self.p.min_rate_bps
+
+    def T(self) -> float:
+        """The feedback delay receivers use now (2.5.3), from R_max and the rate."""
+        return feedback_delay(self.p.packet_size, self.r_max, self.rate)
+
+    def _interval(self) -> float:
+        """Pacing: one packet-time at the current rate."""
+        return 8.0 * self.p.packet_size / self.rate
+
+    def on_start(self, now: float) -> None:
+        self.round_start = now
+        self.last_report = now
+        self.last_increase = now
+        self.ss_ramp_start = now
+        self.ss_step_at = now
+        self._tick = now
+        self.set_timer("send", now)
+
+    # -- reports ------------------------------------------------------------
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        msg = self.decode_session(data, self.cfg.session_id, TfmccReport)
+        if msg is not None:
+            before = self.rate
+            self._on_report(msg, now)
+            self._after_report(before, now)
+
+    def _after_report(self, before: float, now: float) -> None:
+        """A report changes the rate the next packet is paced at (2.2)."""
+
+    def _police(self, rep: TfmccReport, now: float) -> bool:
+        """Whether the sender takes the report: the paper trusts every receiver."""
+        return True
+
+    def _bound_claimed_rtt(self, claimed: float, inst: float) -> float:
+        """A receiver's RTT as reported (2.4.2), whatever the sender's own sample."""
+        return claimed
+
+    def _claimed_rate(self, rate: float, eq: float) -> float:
+        """The report's rate as the receiver computed it (2.2)."""
+        return rate
+
+    def _checked_rtt(self, rep: TfmccReport, now: float) -> tuple[float | None, bool]:
+        """The report's RTT, and whether it was measured at the sender.
+
+        The echoed timestamp gives the sender's own RTT sample (2.4.4); a
+        receiver's own RTT goes through :meth:`_bound_claimed_rtt`.
+        """
+        f = rep.rflags
+        inst: float | None = None
+        if rep.echo_ts:
+            x = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
+            if 0 < x < 60.0:
+                inst = x
+        if f & TfmccReportFlags.HAVE_RTT and rep.rtt:
+            rtt = rep.rtt / 1e6
+            if inst is not None:
+                rtt = self._bound_claimed_rtt(rtt, inst)
+            return rtt, False
+        return inst, inst is not None
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        s = self.p
+        if not self._police(rep, now):
+            return
+        self.reports += 1
+        self.last_report = now
+        self.silent_latched = False
+        f = rep.rflags
+        have_loss = bool(f & TfmccReportFlags.HAVE_LOSS)
+        is_clr = rep.rcvr_id == self.clr
+        rate = float(rep.rate)
+        rtt, sender_side = self._checked_rtt(rep, now)
+        if rtt is not None and have_loss and rep.loss_rate:
+            # With a sender-side RTT the rate is recomputed from the report's
+            # own p (2.4.4).
+            eq = 8.0 * tcp_rate(s.packet_size, rtt, rep.loss_rate / U32, rto(rtt))
+            rate = eq if sender_side else self._claimed_rate(rate, eq)
+        if rtt is not None:
+            self.round_max_rtt = max(self.round_max_rtt, rtt)
+            if not self.rmax_measured:
+                # The first real RTT replaces the 0.5 s placeholder (RFC 4654
+                # 3.2: R_max is the largest RTT reported).
+                self.r_max = rtt
+                self.rmax_measured = True
+            elif rtt > self.r_max:
+                self.r_max = rtt  # max RTT grows at once, shrinks per round
+
+        if f & TfmccReportFlags.LEAVING:
+            self.pending.pop(rep.rcvr_id, None)
+            if is_clr:
+                self._drop_clr()
+            return
+
+        if is_clr:
+            self.clr_last = now  # the CLR is alive, with or without loss
+        else:
+            self.reports_this_round += 1
+            if not self.round_nonclr:
+                self.first_nonclr_at = now
+            self.round_nonclr = True
+            # Echo the rate as the receiver computed it: receivers compare it
+            # with their own computation (a sender-side RTT must not unsuppress).
+            self.supp_rate = min(self.supp_rate, float(rep.rate))
+
+        echo = _Echo(ECHO_OTHER if rtt is not None and f & TfmccReportFlags.HAVE_RTT else ECHO_NO_RTT,
+                     rate, rep.rcvr_id, rep.timestamp, now)
+
+        if self.slowstart and not have_loss:
+            # Slowstart (2.6): reports carry receive rates; the lowest reporter
+            # is the CLR (RFC 4654 3.6) and the target is d · R_recv^min.
+            recv = float(rep.recv_rate or rep.rate)
+            self.round_recv[rep.rcvr_id] = recv
+            if is_clr or self.clr is None or rate < self.clr_rate:
+                if not is_clr:
+                    echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, rate, now)
+                self._slowstart_report(recv, rtt, now)
+            self._queue_echo(echo, is_clr)
+            return
+
+        if have_loss and self.slowstart:
+            self.slowstart = False  # first loss anywhere ends slowstart (2.6)
+            self.last_increase = now
+            self.limited = False
+            if not is_clr:
+                echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, rate, now)
+                is_clr = True
+        elif have_loss and not is_clr and (self.clr is None or rate < self.clr_rate):
+            # No limiting receiver, or one without loss whose rate sets no
+            # limit: a report with loss names the new CLR.
+            echo.prio = ECHO_NEW_CLR
+            self._set_clr(rep.rcvr_id, rate, now)
+            is_clr = True
+            self.last_increase = now
+        if not have_loss:
+            if self.clr is None and not self.slowstart:
+                # The CLR left or timed out and nobody has loss: the lowest
+                # loss-free reporter becomes CLR, so feedback keeps coming
+                # every RTT; its rate sets no equation limit, the increase
+                # stays at one packet per RTT (paper 2.2, 4.2).
+                echo.prio = ECHO_NEW_CLR
+                self._set_clr(rep.rcvr_id, math.inf, now)
+                self.limited = True
+                self.last_increase = now
+            elif is_clr and not self.slowstart:
+                if not math.isinf(self.clr_rate):
+                    # The CLR's history restarted: its rate no longer limits,
+                    # and the increase is the one after a CLR change (2.2).
+                    self.limited = True
+                self.clr_rate = math.inf
+            self._queue_echo(echo, is_clr)
+            return
+
+        if is_clr:
+            self.clr_rate = rate
+            self.clr_last = now
+            if rate < self.rate:
+                self.rate = max(rate, s.min_rate_bps)  # immediate decrease (2.2)
+                self.last_increase = now
+        elif rate < self.rate:
+            echo.prio = ECHO_NEW_CLR
+            self._set_clr(rep.rcvr_id, rate, now)
+            self.rate = max(rate, s.min_rate_bps)
+            self.last_increase = now
+        # A new CLR's first report is echoed first (2.4.2), not as the CLR's.
+        self._queue_echo(echo, is_clr and echo.prio != ECHO_NEW_CLR)
+
+    def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
+        """A slowstart report from the CLR: the paper moves the target per round (2.6)."""
+
+    def _set_clr(self, rcvr: int, rate: float, now: float) -> None:
+        if rcvr != self.clr:
+            self.clr_changed_at = now
+        self.clr = rcvr
+        self.clr_rate = rate
+        self.clr_last = now
+
+    def _drop_clr(self) -> None:
+        """The CLR left or timed out (paper 4.2): keep the rate, increase only
+        by one packet per RTT until a new CLR's rate is reached (paper 2.2)."""
+        self.clr = None
+        self.clr_rate = math.inf
+        self.clr_echo = None
+        self.last_increase = self.now
+        self.limited = True
+        self.clr_drops += 1
+        # The receivers learn from the next packets that there is no CLR and
+        # then report: their silence until now proves nothing, so the
+        # no-feedback halving restarts its clock.
+        self.last_report = max(self.last_report, self.now)
+        self.silent_latched = False
+
+    def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
+        if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
+            echo.prio = ECHO_CLR
+            self.clr_echo = echo
+            self.pending.pop(echo.rcvr, None)
+            return
+        if echo.rcvr == self.clr:
+            self.clr_echo = echo
+        self.pending[echo.rcvr] = echo
+
+    def next_echo(self) -> _Echo | None:
+        """Which report the next data packet echoes (2.4.2 priority order).
+
+        New CLR, then receivers without an RTT, then other non-CLR receivers,
+        then the CLR; ties go to the lowest reported rate.  With nothing
+        pending the CLR's last report is echoed again.
+        """
+        if self.pending:
+            best = min(self.pending.values(), key=lambda e: (e.prio, e.rate))
+            del self.pending[best.rcvr]
+            return best
+        return self.clr_echo
+
+    # -- rate control ---------------------------------------------------------
+    def _increase(self, now: float) -> None:
+        """Increase toward the CLR's rate.
+
+        After the CLR changed to a higher rate or left, at most one packet per
+        R_max per R_max (paper 2.2; RFC 4654 3.3: 8s/R_max bit/s every R_max)
+        until the new CLR's rate is reached; otherwise the CLR's own rate is
+        followed at once, its loss history limiting the increase to about 0.3
+        packets per RTT (paper 2.2).
+        """
+        dt = max(0.0, now - self.last_increase)
+        self.last_increase = now
+        if self.clr is None:
+            # No CLR: hold the rate until a report names one ("we cannot
+            # afford to increase the transmission rate in the absence of
+            # feedback", paper 2.2); every receiver may report meanwhile.
+            return
+        ceiling = min(self.clr_rate, self.p.max_rate_bps)
+        if self.rate >= ceiling:
+            self.limited = False
+            return
+        if self.limited:
+            step = 8.0 * self.p.packet_size / (self.r_max * self.r_max) * dt
+            self.rate = min(ceiling, self.rate + step)
+            if self.rate >= ceiling:
+                self.limited = False
+        else:
+            self.rate = ceiling
+
+    def _slowstart_tick(self, now: float) -> None:
+        """Move toward d·R_recv^min over one R_max (2.6)."""
+        frac = min(1.0, (now - self.ss_ramp_start) / self.r_max)
+        self.rate = self.ss_from + (self.ss_target - self.ss_from) * frac
+        self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
+
+    def _silent(self, now: float) -> bool:
+        """No report for ``SILENCE_ROUNDS`` feedback delays; latched until the
+        next report (T grows as the rate halves and must not end the silence)."""
+        if not self.silent_latched and now - self.last_report > SILENCE_ROUNDS * self.T():
+            self.silent_latched = True
+        return self.silent_latched
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "send":
+            self._send_data(now)
+
+    def _check_round(self, now: float) -> None:
+        """End the feedback round when due (RFC 4654 3.4).
+
+        A round ends one round length T after it began if non-CLR feedback
+        arrived; otherwise at the first non-CLR report, but no later than 2T.
+        Checked at every data packet, so a T that shrinks as the rate grows
+        takes effect at once.
+        """
+        L = self.T()
+        elapsed = now - self.round_start
+        if elapsed >= 2 * L or (elapsed >= L and self.round_nonclr):
+            # Feedback that only came after the round's normal length also
+            # suppresses in the next round (the receivers sent it for this one).
+            late = self.round_nonclr and self.first_nonclr_at >= self.round_start + L
+            carry = self.supp_rate
+            self._end_round(now)
+            if late:
+                self.supp_rate = carry
+
+    def _end_round(self, now: float) -> None:
+        s = self.p
+        self.round_report_counts.append(self.reports_this_round)
+        self.reports_this_round = 0
+        # Max RTT: decays unless reports in the round showed a larger one; a
+        # round without any RTT evidence keeps it (silence proves nothing).
+        if self.round_max_rtt > 0:
+            self.r_max = max(self.round_max_rtt, self.r_max * RMAX_DECAY, 1e-3)
+        self.round_max_rtt = 0.0
+        if self.slowstart and self.round_recv:
+            # Latest receive rate of each reporting receiver; the minimum sets the target.
+            self.ss_from = self.rate
+            self.ss_target = min(max(SLOWSTART_D * min(self.round_recv.values()), self._slowstart_floor()),
+                                 s.max_rate_bps)
+            self.ss_ramp_start = now
+        self.round_recv = {}
+        T = self.T()
+        if self.clr is not None and now - self.clr_last > CLR_TIMEOUT_ROUNDS * T:
+            self._drop_clr()
+        if self._silent(now):
+            self.rate = max(self.rate / 2, s.min_rate_bps)  # halve after long silence
+            self.ss_from = self.ss_target = self.rate
+        self.fb_round = (self.fb_round + 1) & 0xFFFF
+        self.round_start = now
+        self.round_nonclr = False
+        self.supp_rate = math.inf
+
+    # -- pacing ------------------------------------------------------------------
+    def _send_data(self, now: float) -> None:
+        if self._silent(now):
+            self.last_increase = now  # only halving (at round ends) while nobody answers
+        elif self.slowstart:
+            self._slowstart_tick(now)
+        else:
+            self._increase(now)
+        self._check_round(now)
+        echo = self.next_echo()
+        dflags = 0
+        if self.slowstart:
+            dflags |= TfmccDataFlags.SLOWSTART
+        if now - self.clr_changed_at < self.r_max:
+            dflags |= TfmccDataFlags.CLR_CHANGED
+        msg = TfmccData(
+            session_id=self.cfg.session_id,
+            seq=self.seq & U32,
+            timestamp=wire.ts_us(self._tick),
+            supp_rate=u32(self.supp_rate),
+            max_rtt=u32(self.r_max * 1e6),
+            clr_id=self.clr or 0,
+            echo_rcvr_id=echo.rcvr if echo else 0,
+            echo_ts=echo.ts if echo else 0,
+            echo_offset=u32((now - echo.received) * 1e6) if echo else 0,
+            fb_round=self.fb_round,
+            dflags=dflags,
+            payload=self._payload,
+        )
+        self.seq += 1
+        self.send(self.dest, msg.encode())
+        # Pacing: the next tick one packet-time later at the current rate.
+        gap = self._interval()
+        self._last_tick = self._tick
+        self._tick = max(self._tick + gap, now - 0.5 * gap)
+        self._burst_sent += 1
+        if self._burst_sent < self._burst_size:
+            self.set_timer("send", now)  # the rest of the burst, back to back
+            return
+        # The next burst: its size from the rate now, its departure the mean
+        # of its packets' ticks.
+        self._burst_sent = 0
+        self._burst_size = self._next_burst_size()
+        offset = self._pacing_offset(gap)
+        centre = 0.5 * (self._burst_size - 1) * gap
+        self.set_timer("send", max(now, self._tick + centre + offset))
+
+    def _next_burst_size(self) -> int:
+        """Packets that leave together: one, evenly paced (2.2's rate)."""
+        return 1
+
+    def _pacing_offset(self, gap: float) -> float:
+        """How far the next departure lies from its tick: nowhere."""
+        return 0.0
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        return (
+            {
+                "rate_bps": self.rate,
+                "max_rtt_s": self.r_max,
+                "clr": float(self.clr or 0),
+                "reports": self.reports,
+                "fb_round": self.fb_round,
+            },
+            "slowstart" if self.slowstart else "steady",
+        )
