@@ -7,7 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from win_util import cfg
 
-from hosts.mtcp import MtcpParams, MtcpReceiver, MtcpSender
+from mtcp_util import MtcpReceiver, MtcpSender
+
+from hosts.mtcp import MtcpParams
 from hosts.rla import RlaParams, RlaReceiver, RlaSender
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import (
