@@ -220,12 +220,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
             self.children[nid] = c
             if nid in self.departed:
-                # It reports again, so it lives: its reports were lost for the
-                # dead timeout (a feedback flood policed at its port took its
-                # ACKs with the flood's).  It is a child again, owed what it
-                # lacks: a packet released meanwhile is repaired from the
-                # stream (``_has``).  Its reports ignored, it stalled for good
-                # at its next loss.
+                # It reports again, so it lives (its reports were lost): a child again, owed what it lacks.
                 self.departed.discard(nid)
                 self.readmitted += 1
             if now is not None:
@@ -295,13 +290,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self.cancel_timer("probe")
 
     def _probe(self, c: _Child, now: float) -> None:
-        """Section 3.3: a probe the child answers at once (an RTT sample, and a sign of life).
-
-        p4mcc sends it as a window update from the parent (no new message
-        type): a receiver answers a window update from its parent -- or
-        from an ancestor adopting it -- with a window update echoing the
-        probe's timestamp.
-        """
+        """3.3: a probe the child answers at once (an RTT sample and a sign of life),
+        sent as a window update from the parent."""
         ts = ts_us(now) or 1
         c.probe_ts, c.probe_at = ts, now
         c.probe_due = now + self._answer_timeout(c)
@@ -310,13 +300,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
                                            node_id=self.nid).encode())
 
     def _answer_timeout(self, c: _Child) -> float:
-        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``.
-
-        The child answers at once (no ACK delay), so the RTO's 1 s floor, which
-        guards against spurious retransmissions, is not needed here; never less
-        than the path's RTT, never less than a busy host's scheduling delay.
-        Before the first sample: ``initial_rto``.
-        """
+        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``;
+        ``RTO_INITIAL`` before a sample."""
         r = c.rtt
         if r.srtt is None:
             return RTO_INITIAL
@@ -370,14 +355,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return undone
 
     def _remove_child(self, c: _Child, now: float) -> None:
-        """Dead-child timeout: stop waiting for ``c`` and adopt its children.
-
-        Packets only ``c`` still lacked leave the buffer (they count as
-        acknowledged by all).  Its own children in the tree become ours: we
-        probe them at once, and a probe from an ancestor makes a receiver
-        re-attach to it.  Whatever they lack that we released, we repair from
-        what we have received (:meth:`_has`).
-        """
+        """Dead-child timeout: release what only ``c`` lacked, adopt its children (they
+        re-attach to the prober) and repair them from what this node holds (:meth:`_has`)."""
         del self.children[c.nid]
         self.departed.add(c.nid)
         self.dead_children += 1
@@ -408,18 +387,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return self.highest_buffered + 1
 
     def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
-        """Bring in a child that has received nothing (``cum_ack`` 0) while the session runs.
-
-        A receiver that joins late, or restarts with fresh state, reports
-        ``cum_ack`` 0.  Packets this agent released were acknowledged by all
-        the children it had then, so they are not owed to the newcomer: its
-        stream begins at the oldest packet still buffered (or, for a child
-        that was known before, just after what it acknowledged then, which
-        its previous run delivered), and a *join* -- a NACK from the parent,
-        ``cum_ack`` = the packet before that point -- tells it so.  Without
-        this it NACKs from packet 1 and the tree waits for it for ever
-        (p4mcc; the paper has no late joiners; docs/protocols/mtcp.md).
-        """
+        """Bring in a child that reports ``cum_ack`` 0 in a running session: its stream starts at the
+        oldest packet still buffered (or after what it acknowledged before), told by a join (p4mcc)."""
         if cum_ack != 0 or c.aggregated:
             return False
         start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
@@ -537,22 +506,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_packet_timer()
 
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
-        """``c`` now holds the packets ``newly``: free its repair slots and,
-        once every child holds a packet, the buffer.  Every report that moves
-        a child's scoreboard goes through here (ACKs and NACKs alike): a
-        cumulative ACK carried by a NACK that skipped this step would leave
-        the packets' repair slots taken and their buffers held for ever.
-        """
+        """``c`` now holds the packets ``newly``: free its repair slots and, once every child
+        holds a packet, the buffer (every report that moves a scoreboard goes through here)."""
         n = len(self._acking())
         for s in newly:
             sent = c.rinflight.pop(s, None)
             if sent is not None:
-                # Karn: only unambiguous samples (a packet repaired once), and
-                # only from the lowest packet the report newly covers -- the one
-                # whose arrival sent it.  A cumulative ACK (a fold's) that covers
-                # a repair only once a lower hole is filled would time that hole
-                # as well: on 1 Mb/s with four TCP flows such samples took
-                # RTO_RTT to 8-11 s and held every repair back for seconds.
+                # Karn (RFC 6298 3): only a packet repaired once, and only the lowest one the report newly covers.
                 if c.rexmits.get(s, 0) == 1 and s == newly[0]:
                     c.rtt.sample(now - sent)
                 self._rwnd_grow(c)
@@ -566,9 +526,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:
-            # A child timed out as dead comes back as any member does (``_child``);
-            # cum_ack 0: with fresh state -- a late joiner, brought in below.
-            # Behind a folding switch: repair it directly, without counting it as a child.
+            # A dead child comes back (``_child``); behind a fold: repaired, not counted as a child.
             c = self._child(msg.node_id, src)
             c.nack_only = True
         if self.unfolded and c.nack_only:
@@ -588,10 +546,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.addr = src
             self._arm_packet_timer()
             return  # what it lists lies before its stream's start
-        # Every packet below its last hole that the NACK does not name has
-        # arrived: a SACK.  A child unfolded from a switch reports by NACK
-        # alone, and with the cumulative ACK only its repairs that arrived
-        # above a still-open hole held its retransmission window full.
+        # A NACK is also a SACK of the packets between its holes (``nack_blocks``).
         blocks = nack_blocks(msg.cum_ack, msg.missing)
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
@@ -625,16 +580,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_packet_timer()
 
     def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
-        """A fold triggered by a member the sender repairs directly (a NACK-only child).
-
-        The switch counts the reporting port in every fold it sends, so the
-        fold's cumulative ACK is at most that member's own: it acknowledges
-        the member's repairs up to there, and its retransmission window moves
-        on its ACKs, not only on its NACKs.  A member a restarted switch left
-        out of the fold for a while is repaired this way: the others' folds
-        ran past it, and with NACKs and roll calls alone its window grew once
-        per second.
-        """
+        """A fold a NACK-only member's own ACK triggered acknowledges that member up to the
+        fold's ``cum_ack`` (the switch counts the reporting port in every fold)."""
         m = self.children.get(nid)
         if m is None or not m.nack_only or fold_ack <= m.sb.cum_ack:
             return
@@ -642,16 +589,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._pump_repairs(m, now)
 
     def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
-        """A receiver behind a folding switch: its NACKs are all the sender hears of it.
-
-        Its ACKs go into the switch's fold, so without this its repairs would
-        never leave ``rinflight`` and its retransmission window would stay
-        full after the first repair.  A NACK acknowledges everything up to
-        ``cum_ack`` and the ``blocks`` between its holes (``nack_blocks``).
-        This paces that receiver's repairs only: a NACK-only child never
-        counts toward releasing a packet, and its scoreboard keeps the
-        cumulative ACK alone.
-        """
+        """A NACK from behind a fold acknowledges that receiver's repairs up to ``cum_ack`` and
+        between its holes; it paces its repairs only, never releases a packet."""
         c.sb.update(cum_ack, limit=self._ack_limit())
         for s in [s for s in c.rinflight if s <= cum_ack or any(lo <= s < hi for lo, hi in blocks)]:
             del c.rinflight[s]
@@ -741,18 +680,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.rwnd += 1.0 / c.rwnd
 
     def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
-        """Repairs above a NACK's last hole ``top``, sent ``window`` (a round trip) or more
-        before it, are out of the pipe.
-
-        A child that reports only by NACK says nothing of the packets above
-        its last hole, so a repair that went there and arrived stayed in
-        ``rinflight`` until the cumulative ACK passed it, and enough of them
-        held the retransmission window shut while the NACK's own holes
-        waited.  RFC 6675's pipe counts a segment only while it may still be
-        in the network: a report sent more than a round trip after the
-        repair was sent shows it has arrived or been lost.  A lost one at
-        the tail is the packet timer's, as TCP's tail loss is its RTO's.
-        """
+        """Repairs above a NACK's last hole ``top`` sent ``window`` (a round trip) or more before it
+        are out of the pipe (RFC 6675's pipe); a lost one at the tail is the packet timer's."""
         for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
             del c.rinflight[s]
 
@@ -786,10 +715,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         ).encode()
         fold = self.children.get(FOLD_ID) if c.nack_only else None
         if fold is not None:
-            # Behind a folding switch a bottleneck loss is every member's: the
-            # first NACK's repair goes to the group, and the others' NACKs
-            # within the fold's RTT find it on its way (one copy crosses the
-            # bottleneck, not one per member).
+            # Behind a fold a bottleneck loss is every member's: one repair to the group per fold RTT.
             rtt = fold.rtt.srtt if fold.rtt.srtt is not None else c.rtt.srtt
             last = fold.last_tx.get(s)
             if last is not None and now - last < (rtt if rtt is not None else RTO_INITIAL) + ACK_DELAY:

@@ -114,22 +114,14 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                     self.set_timer("ack", now + self._ack_wait())
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
-        """A probe from our parent, or from an ancestor adopting us: answer at once.
-
-        An ancestor probes us when it timed our parent out as dead (tree
-        repair): from then on we report to it.  Probes from anyone else are
-        ignored.
-        """
+        """A probe from our parent, or from an ancestor adopting us: answer at once (a roll call,
+        ``cum_ack`` set, by NACK); an ancestor's probe re-attaches us to it."""
         if src[0] != self.parent[0] and src[0] not in self.ancestors:
             return
         if msg.node_id != node_id(src[0]):
             return
         if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
-            # A roll call (a probe to the group, cum_ack set): the sender's fold is
-            # stalled. Only the sender's own children answer, by NACK (never folded);
-            # adv_wnd 1: the session is unfolded, report by NACK from now on.
-            # (A unicast probe that crossed a folding switch carries the fold's
-            # fields and the AGGREGATED flag: it is a plain probe.)
+            # A roll call (cum_ack set, not a fold): the sender's own children answer by NACK.
             if src[0] != self.parent[0] or src[0] != self.cfg.sender:
                 return
             self.solo = self.solo or bool(msg.adv_wnd)
@@ -228,18 +220,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         return NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
 
     def _solo_renack(self, now: float) -> None:
-        """A receiver reporting by NACK alone names its holes again once their repair is overdue.
-
-        Its reports ride on data: one per second packet (``ack_every``).  A
-        hole the sender's window waits for stops the data, and the sender
-        suppresses a NACK within a round trip of its repair, so a lost
-        repair was asked for again only by the next window update (0.5 s
-        and more, section 3.9): after an unfold, 1 % of the packets waited
-        0.6-0.8 s to be acknowledged by all and the session ran at 60 % of
-        its folded rate.  A tree's receiver re-NACKs after the same holdoff
-        (``_nack_due``); TCP's receiver keeps sending duplicate ACKs only
-        while data arrives, but TCP's sender then has its own timer.
-        """
+        """A receiver reporting by NACK alone names its holes again once their repair is overdue
+        (after :meth:`_holdoff`): its reports ride on data, which a hole stops."""
         missing = self.rbuf.missing(MAX_NACK_SEQS)
         if not missing:
             return
@@ -289,12 +271,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             node_id=self.nid, missing=tuple(missing)).encode())
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
-        """Report to the parent; ``echo`` set: the answer to a probe (echoes its timestamp).
-
-        After a roll call (``solo``) every report is a NACK, which carries the
-        cumulative ACK and the holes but no summary: a leaf behind a switch
-        has none to give.
-        """
+        """Report to the parent; ``echo`` set: the answer to a probe.  After a roll call
+        (``solo``) every report is a NACK."""
         if self.solo:
             if cls is MtcpAck and self.timer_at("wupdate") is not None:
                 self._arm_wupdate(now)

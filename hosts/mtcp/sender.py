@@ -41,15 +41,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return max((self._answer_timeout(c) for c in kids), default=RTO_INITIAL)
 
     def _roll_call(self, now: float) -> None:
-        """Ask every member of the group to answer by NACK, which no switch folds.
-
-        A probe (a window update from the sender) sent to the group, with
-        ``cum_ack`` set (to the packet the sender waits for, at least 1):
-        plain probes carry 0.  A receiver whose parent is the sender answers
-        it by NACK; once the session is unfolded the call carries
-        ``adv_wnd = 1`` and the receiver reports by NACK only from then on.
-        At most one roll call is out at a time.
-        """
+        """Ask every member to answer by NACK, which no switch folds: a window update to the
+        group with ``cum_ack`` set (``adv_wnd`` 1 once unfolded); one call out at a time."""
         if self.rollcall_at is not None or self.done:
             return
         fold = self.children.get(FOLD_ID)
@@ -146,14 +139,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
 
     def current_window(self) -> int:
-        """Section 3.7: ``minCwnd - maxTwnd``, bounded by the advertised window.
-
-        A snapshot: the sender computes it when feedback (or a timer) arrives
-        and sends at most that many new packets until the next one -- the
-        paper's "amount no more than the current window".  Recomputing it
-        after every packet would let the sender's own twnd hide a child's
-        larger one.
-        """
+        """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room; a snapshot per
+        feedback message, so the sender's own twnd cannot hide a child's."""
         min_cwnd, max_twnd, adv = self.summary()
         win = min_cwnd - max_twnd
         lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
