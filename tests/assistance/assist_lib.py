@@ -8,10 +8,12 @@ handed, in order, with its arrival time.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from hosts import wire
+from hosts import registry
 from hosts.core import Endpoint
 from netsim.run import SimRun, registry_factory, run_scenario
 from netsim.switches import SwitchChoice
@@ -48,8 +50,10 @@ class Tapped:
 
 
 def run_tree(p4: SwitchChoice, protocol: str, params: dict[str, Any], *, receivers: int, k: int,
-             assistance: bool, duration: float, leaf_loss: float | str = 0.0, seed: int = 1) -> Tapped:
-    """Run ``protocol`` to ``receivers`` hosts behind a k-ary tree of P4 switches."""
+             assistance: bool, duration: float, leaf_loss: float | str = 0.0, seed: int = 1,
+             rules: tuple[str, ...] | None = None) -> Tapped:
+    """Run ``protocol`` to ``receivers`` hosts behind a k-ary tree of P4 switches
+    (``rules``: the session's effective rule list; None: its default profile)."""
     topo: dict[str, Any] = {"kind": "kary_tree", "k": k, "receivers": receivers, "rate": "20Mbps",
                             "delay": "5ms", "leaf_rate": "2Mbps", "leaf_delay": "10ms", "queue": 100}
     if leaf_loss == "tfmcc":
@@ -67,6 +71,9 @@ def run_tree(p4: SwitchChoice, protocol: str, params: dict[str, Any], *, receive
 
     def factory(sess: Session, role: str, host: str, ip: str, sender_ip: str, s: int) -> Endpoint:
         agent = registry_factory(sess, role, host, ip, sender_ip, s)
+        if rules is not None:
+            proto = registry.get(protocol)
+            agent = (proto.sender if role == "sender" else proto.receiver)(dataclasses.replace(agent.cfg, rules=rules))
         if role == "sender":
             inner = agent.on_datagram
 

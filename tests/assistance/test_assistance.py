@@ -29,7 +29,7 @@ import pytest
 
 from assist_lib import Tapped, run_tree
 from hosts import wire
-from hosts.mtcp import FOLD_ID
+from hosts.mtcp import FOLD_ID, RULES
 from netsim.switches import choose_switch
 
 F = wire.TfmccReportFlags
@@ -102,11 +102,11 @@ def test_mtcp_sender_tracks_one_folded_child_and_one_summary_per_ack_round(p4):
     # these lossless links stay lossless and both runs move the same data; the
     # default reno window overshoots in slow start like TCP, and the 3 s would
     # measure loss recovery instead of the fold.
-    vegas = {"window": "vegas"}
-    on = run_tree(p4, "mtcp", {"assisted": True, **vegas}, receivers=RECEIVERS, k=K, assistance=True,
-                  duration=duration)
-    off = run_tree(p4, "mtcp", {"receivers": RECEIVERS, **vegas}, receivers=RECEIVERS, k=K, assistance=False,
-                   duration=duration)
+    vegas = RULES.resolve("default", {"reno_window": False, "recovery_hold": False})
+    on = run_tree(p4, "mtcp", {"assisted": True}, receivers=RECEIVERS, k=K, assistance=True,
+                  duration=duration, rules=vegas)
+    off = run_tree(p4, "mtcp", {"receivers": RECEIVERS}, receivers=RECEIVERS, k=K, assistance=False,
+                   duration=duration, rules=vegas)
 
     def summaries(t: Tapped) -> int:
         return sum(isinstance(m, (wire.MtcpAck, wire.MtcpWindowUpdate)) for _t, m in t.feedback)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
 
-from hosts.mtcp import FOLD_ID, MtcpParams, MtcpReceiver, MtcpSender
+from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, composed
+
+from hosts.mtcp import FOLD_ID, MtcpParams
+from hosts.mtcp.core import ACK_DELAY
 from hosts.reliable import payload_for
 from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
@@ -20,8 +23,9 @@ def acks(msgs) -> list[MtcpAck]:
     return [m for _d, m in msgs if isinstance(m, MtcpAck)]
 
 
-def _leaf(**kw) -> MtcpReceiver:
-    r = MtcpReceiver(cfg(MtcpParams(**kw), local=A))
+def _leaf(**rules: bool) -> MtcpReceiver:
+    """A default leaf with ``rules`` switched on or off by name."""
+    r = composed(PaperReceiver, **rules)(cfg(MtcpParams(), local=A))
     r.start(0.0)
     run_timers(r, r.timer_at("wupdate"))  # the hello
     out(r)
@@ -45,17 +49,17 @@ def test_a_leaf_acks_every_second_packet_and_out_of_order_ones_at_once():
     assert a.cum_ack == 4
     r.receive_datagram(rdata(5, 0.31).encode(), (SENDER, PORT), 0.33)
     assert out(r) == []
-    run_timers(r, 0.33 + 1.5 * r.p.ack_delay)  # a lone packet: within the (jittered) ACK delay
+    run_timers(r, 0.33 + 1.5 * ACK_DELAY)  # a lone packet: within the (jittered) ACK delay
     [a] = acks(out(r))
     assert a.cum_ack == 5
 
 
 def test_ack_every_zero_is_the_papers_timed_ack():
-    r = _leaf(ack_every=0)
+    r = _leaf(delayed_ack=False)
     for i, t in enumerate((0.3, 0.305, 0.31), start=1):
         r.receive_datagram(rdata(i, t - 0.01).encode(), (SENDER, PORT), t)
     assert out(r) == []
-    run_timers(r, 0.3 + 1.5 * r.p.ack_delay)
+    run_timers(r, 0.3 + 1.5 * ACK_DELAY)
     [a] = acks(out(r))
     assert a.cum_ack == 3
 
@@ -117,7 +121,7 @@ def test_a_hole_with_one_packet_above_it_is_nacked_after_a_reordering_window():
     r.receive_datagram(rdata(3, 0.3).encode(), (SENDER, PORT), 0.31)  # hole 2, one above it
     assert _nacks(out(r)) == []  # not yet: reordering is possible
     reo = r._reo_wnd()
-    assert reo == r.p.ack_delay  # before a NACK-to-repair sample
+    assert reo == ACK_DELAY  # before a NACK-to-repair sample
     run_timers(r, 0.31 + reo + 0.001)
     assert _nacks(out(r)) == [(2,)]
     # The count rule alone (RFC 5681 3.2) leaves it to the parent's timer.

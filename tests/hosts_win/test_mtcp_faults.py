@@ -127,7 +127,9 @@ def test_mtcp_switch_assisted_session_survives_a_receiver_leaving():
 from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers  # noqa: E402
 
 from hosts.core import node_id  # noqa: E402
-from hosts.mtcp import NO_CWND, MtcpParams, MtcpReceiver, MtcpSender  # noqa: E402
+from mtcp_util import MtcpReceiver, MtcpSender, PaperSender, composed, profile_factory  # noqa: E402
+
+from hosts.mtcp import NO_CWND, MtcpParams  # noqa: E402
 from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us  # noqa: E402
 
 A, B, C = "10.0.1.1", "10.0.1.2", "10.0.1.3"
@@ -141,7 +143,7 @@ def _report(node: str, cum: int, cls=MtcpAck, echo: int = 0) -> MtcpAck:
 
 def _started_sender(tree: str = CHAIN) -> MtcpSender:
     """A started sender whose window begins at the paper's one packet."""
-    s = MtcpSender(cfg(MtcpParams(tree=tree, initial_cwnd=1)))
+    s = composed(PaperSender, initial_window=False)(cfg(MtcpParams(tree=tree)))
     s.start(0.0)
     for c in s.tree.children_of(SENDER):
         feed(s, _report(c, 0, MtcpWindowUpdate), 0.0, src=c)
@@ -271,25 +273,25 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
     assert GROUP  # the repair is unicast, not to the group
 
 
-def _dumbbell(window: str | None, duration: float) -> Scenario:
+def _dumbbell(duration: float) -> Scenario:
     from scenario.model import scenario_from_dict
 
     hosts = {"snd": {"ip": "10.0.1.1/24"}, "tsrc": {"ip": "10.0.1.2/24"}, "tdst": {"ip": "10.0.2.9/24"},
              "r1": {"ip": "10.0.2.1/24"}, "r2": {"ip": "10.0.2.2/24"}}
     links = [{"a": "s1-p1", "b": "s2-p1", "rate": "4Mbps", "delay": "28ms", "queue": 40}]
     links += [[h, "s1" if h in ("snd", "tsrc") else "s2"] for h in hosts]
-    params = {"window": window} if window else {}
     return scenario_from_dict({
         "name": "mtcp-dumbbell", "duration": duration, "seed": 1,
         "topology": {"hosts": hosts, "switches": {"s1": {}, "s2": {}},
                      "link_defaults": {"rate": "100Mbps", "delay": "1ms"}, "links": links},
         "sessions": [{"name": "m", "protocol": "mtcp", "sender": "snd", "receivers": ["r1", "r2"],
-                      "params": params}],
+                      "params": {}}],
         "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst"}]})
 
 
-def _steady_ratio(window: str | None, duration: float = 60.0) -> float:
-    run = build_run(_dumbbell(window, duration), switch=choose_switch("model"))
+def _steady_ratio(profile: str = "default", duration: float = 60.0) -> float:
+    factory = profile_factory(profile, switch_assists=False)
+    run = build_run(_dumbbell(duration), agent_factory=factory, switch=choose_switch("model"))
     agents = {label.split("/")[1]: a for label, a in run.agents.items()}
     tcp = run.tcp["tcp"].receiver
     run.sim.run(until=duration / 2)
@@ -305,11 +307,11 @@ def test_mtcp_shares_a_drop_tail_dumbbell_with_tcp():
     """4 Mb/s, 64 ms RTT, 40-packet drop-tail queue (1.25 BDP), one TCP flow, two receivers.
 
     The bound is TFRC's [0.5, 2] on the second half of the run.  With the
-    paper's Vegas window (``window: vegas``) MTCP keeps a small fraction.
+    paper's Vegas window (the ``paper`` profile) MTCP keeps a small fraction.
     """
-    ratio = _steady_ratio(None)
+    ratio = _steady_ratio()
     assert 0.5 <= ratio <= 2.0
-    assert _steady_ratio("vegas", 40.0) < 0.4
+    assert _steady_ratio("paper", 40.0) < 0.4
 
 
 def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership_ageing():
@@ -343,8 +345,8 @@ def _fold(cum: int, reporter: str = M1, cls=MtcpAck) -> MtcpAck:
                node_id=node_id(reporter), flags=Flags.AGGREGATED)
 
 
-def _folded_sender() -> MtcpSender:
-    s = MtcpSender(cfg(MtcpParams(assisted=True)))
+def _folded_sender(**rules: bool) -> MtcpSender:
+    s = composed(PaperSender, **rules)(cfg(MtcpParams(assisted=True)))
     s.start(0.0)
     feed(s, _fold(0, cls=MtcpWindowUpdate), 0.0, src=M1)
     s.cwnd = 4.0
@@ -616,9 +618,9 @@ def test_a_restarted_receiver_is_brought_in_and_nobody_loses_a_byte(fault):
 # An unfolded session: children that report by NACK alone ------------------------------------
 
 
-def _unfolded_sender() -> tuple[MtcpSender, float]:
-    """A sender whose fold stalled twice: M2 and M3 acknowledge by NACK."""
-    s = _folded_sender()
+def _unfolded_sender(**rules: bool) -> tuple[MtcpSender, float]:
+    """A sender (default rules, ``rules`` switched) whose fold stalled twice: M2 and M3 acknowledge by NACK."""
+    s = _folded_sender(**rules)
     t = s.timer_at("pkt")
     run_timers(s, t)
     s.fold_stalled_at = s.fold_reported
@@ -666,11 +668,12 @@ def test_repairs_above_a_nacks_last_hole_leave_the_pipe_after_a_round_trip():
     assert 12 in c.rinflight  # sent 0.02 s before it: may still be on its way
 
 
-def test_a_repair_a_nack_reports_lost_halves_the_retransmission_window_once_per_round_trip():
-    """A lost retransmission is a congestion signal to TCP, whose window the
-    retransmission window is (section 3.6): halved on the NACK that shows it,
-    at most once per round trip."""
-    s, t = _unfolded_sender()
+@pytest.mark.parametrize("on", [True, False])
+def test_a_repair_a_nack_reports_lost_halves_the_retransmission_window_once_per_round_trip(on):
+    """Rule ``lost_repair_halves_rwnd``: a lost retransmission is a congestion
+    signal to TCP, whose window the retransmission window is (section 3.6):
+    halved on the NACK that shows it, at most once per round trip."""
+    s, t = _unfolded_sender(lost_repair_halves_rwnd=on)
     _send_new(s, 12, t + 0.01)
     c = s.children[node_id(M3)]
     c.rtt.sample(0.1)
@@ -678,6 +681,9 @@ def test_a_repair_a_nack_reports_lost_halves_the_retransmission_window_once_per_
     c.rinflight.update({7: t + 0.02, 8: t + 0.02})
     c.last_tx.update({7: t + 0.02, 8: t + 0.02})
     _answer(s, M3, 6, t + 0.5, missing=(7, 8))  # both repairs overdue: presumed lost
+    if not on:
+        assert c.rwnd == 40.0 and c.rssthresh == 4096.0
+        return
     assert c.rwnd == 20.0 and c.rssthresh == 20.0
     c.rinflight[9] = c.last_tx[9] = t + 0.03
     _answer(s, M3, 6, t + 0.52, missing=(9,))  # another of the same round trip: no second cut

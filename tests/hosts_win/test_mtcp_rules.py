@@ -6,7 +6,11 @@ import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from hosts.core import Delivered, JoinGroup, node_id
-from hosts.mtcp import FOLD_ID, NO_CWND, TIMER_JITTER, MtcpParams, MtcpReceiver, MtcpSender
+from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
+
+from hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams
+from hosts.mtcp.core import ACK_DELAY, INITIAL_SSTHRESH, RTO_MIN
+from hosts.mtcp.rules import TimerJitter
 from hosts.reliable import payload_for
 from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
@@ -24,9 +28,16 @@ def nack(node: str, cum: int, missing) -> MtcpNack:
     return MtcpNack(session_id=9, cum_ack=cum, node_id=node_id(node), missing=tuple(missing))
 
 
-def sender(tree: str = TREE2, **kw) -> MtcpSender:
-    """A started sender whose window begins at the paper's one packet (RFC 6928's 10 is the default)."""
-    s = MtcpSender(cfg(MtcpParams(tree=tree, **{"initial_cwnd": 1, **kw})))
+#: The default rules, with the window beginning at the paper's one packet.
+Sender1 = composed(PaperSender, initial_window=False)
+
+
+def sender(tree: str = TREE2, profile: str = "default", cwnd: float | None = None, **rules: bool) -> MtcpSender:
+    """A started sender of ``profile`` (rules switched by name) whose window begins
+    at the paper's one packet (``initial_window``, RFC 6928's 10, is off), or at ``cwnd``."""
+    s = composed(PaperSender, profile, **{"initial_window": False, **rules})(cfg(MtcpParams(tree=tree)))
+    if cwnd is not None:
+        s.cwnd = cwnd
     s.start(0.0)
     for c in s.tree.children_of(SENDER):
         feed(s, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
@@ -38,7 +49,7 @@ def data(msgs):
 
 
 def test_sender_multicasts_once_every_child_said_hello_and_stays_in_its_window():
-    s = MtcpSender(cfg(MtcpParams(tree=TREE2, initial_cwnd=1)))
+    s = Sender1(cfg(MtcpParams(tree=TREE2)))
     s.start(0.0)
     feed(s, ack(A, 0, cls=MtcpWindowUpdate), 0.0, src=A)
     assert data(out(s)) == []
@@ -62,14 +73,14 @@ def test_slow_start_grows_at_most_two_packets_per_report():
     """RFC 3465's L = 2: a report that acknowledges 12 packets by all at once
     (the slow child's, after the fast one) grows cwnd by 2, not 12."""
     def grown(**kw) -> float:
-        s = sender(initial_cwnd=12, **kw)
+        s = sender(cwnd=12.0, **kw)
         out(s)
         feed(s, ack(A, 12, echo=1), 0.05, src=A)
         feed(s, ack(B, 12, echo=1), 0.06, src=B)
         return s.cwnd
 
     assert grown() == 14
-    assert grown(abc_limit=0) == 24  # +1 per packet acknowledged by all
+    assert grown(abc=False) == 24  # +1 per packet acknowledged by all
 
 
 def test_sender_window_is_min_cwnd_minus_max_twnd_and_the_advertised_window():
@@ -99,7 +110,7 @@ def test_packet_timer_uses_send_time_plus_rto_rtd_then_unicast_repair():
         c.rtd.sample(0.04)
         s.children[node_id(B)].rtd.sample(0.04)
     rto = s.rto_rtd()
-    assert rto == pytest.approx(0.04 + s.p.min_rto, rel=0.05)
+    assert rto == pytest.approx(0.04 + RTO_MIN, rel=0.05)
     feed(s, ack(A, 1), 0.05, src=A)
     feed(s, ack(B, 1), 0.05, src=B)
     sent = data(out(s))
@@ -143,9 +154,9 @@ def test_nack_triggers_unicast_repair_unless_resent_within_rtt():
     cA.rtt.sample(0.03)
     feed(s, nack(A, 1, [3]), 0.1, src=A)
     assert [(d, m.seq) for d, m in data(out(s))] == [((A, PORT), 3)]
-    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + s.p.ack_delay - 0.001, src=A)  # within its RTT
+    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + ACK_DELAY - 0.001, src=A)  # within its RTT
     assert data(out(s)) == [] and s.suppressed_nacks == 1
-    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + s.p.ack_delay + 0.001, src=A)
+    feed(s, nack(A, 1, [3]), 0.1 + 0.03 + ACK_DELAY + 0.001, src=A)
     assert [(d, m.seq) for d, m in data(out(s))] == [((A, PORT), 3)]
 
 
@@ -182,7 +193,7 @@ def test_a_nacks_cumulative_ack_frees_repair_slots_and_buffers():
 
 
 def test_one_nack_does_not_shrink_cwnd_repeated_nacks_do():
-    s = sender(dup_nack_thresh=3, window="vegas")  # the paper's rule
+    s = sender(profile="paper")  # the paper's rule
     s.cwnd = s.ssthresh = 10.0
     out(s)
     feed(s, ack(A, 1), 0.05, src=A)
@@ -213,7 +224,7 @@ def test_twnd_counts_packets_not_yet_acked_by_all_children():
 
 
 def test_vegas_round_adjusts_the_trend_by_rtd_growth():
-    s = sender(window="vegas")
+    s = sender(profile="paper")
     s.cwnd, s.ssthresh = 10.0, 2.0
     out(s)
     a, b = s.children[node_id(A)], s.children[node_id(B)]
@@ -234,7 +245,7 @@ def test_vegas_round_adjusts_the_trend_by_rtd_growth():
 
 
 def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
+    s = Sender1(cfg(MtcpParams(receivers=1, assisted=True)))
     s.start(0.0)
     # The switch keeps the reporting receiver's node_id: folds from two receivers are one child.
     feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
@@ -258,7 +269,7 @@ def test_switch_folded_feedback_is_one_child_repaired_by_multicast():
 def test_sender_ignores_sack_bits_of_a_fold_and_releases_by_cum_ack_only():
     # A fold speaks for every receiver behind the switch; a bitmap in it is one
     # receiver's view, so packets it marks may still be missing elsewhere.
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
+    s = Sender1(cfg(MtcpParams(receivers=1, assisted=True)))
     s.start(0.0)
     feed(s, ack("10.0.9.9", 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src="10.0.9.9")
     s.cwnd = 8.0
@@ -284,7 +295,7 @@ def rdata(seq: int, t: float, flags: int = 0) -> MtcpData:
 
 
 def test_receiver_delays_its_sack_ack_and_corrects_echo_for_holding_time():
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, ack_delay=0.02, nack_dupthresh=1, ack_every=0), local=A))
+    r = composed(PaperReceiver, nack_dupthresh=False, nack_rack=False, delayed_ack=False)(cfg(MtcpParams(tree=TREE2), local=A))
     r.start(0.0)
     assert events(r) == [JoinGroup(GROUP)]
     run_timers(r, r.timer_at("wupdate"))
@@ -312,7 +323,7 @@ FOLDER = "10.0.9.9"  # the folding switch's reports carry this receiver's node_i
 
 def _sender_behind_a_fold() -> MtcpSender:
     """A started sender whose one child is a switch's fold, with 8 packets out."""
-    s = MtcpSender(cfg(MtcpParams(receivers=1, assisted=True, initial_cwnd=1)))
+    s = Sender1(cfg(MtcpParams(receivers=1, assisted=True)))
     s.start(0.0)
     feed(s, ack(FOLDER, 0, flags=Flags.AGGREGATED, cls=MtcpWindowUpdate), 0.0, src=FOLDER)
     s.cwnd = 8.0
@@ -356,7 +367,7 @@ def _wupdate_in(r: MtcpReceiver, now: float, period: float) -> float:
     """The armed window-update time, checked to lie within the jittered period."""
     t = r.timer_at("wupdate")
     assert t is not None
-    assert (1 - TIMER_JITTER) * period <= t - now <= (1 + TIMER_JITTER) * period
+    assert (1 - TimerJitter.JITTER) * period <= t - now <= (1 + TimerJitter.JITTER) * period
     return t
 
 
@@ -421,7 +432,7 @@ def test_window_updates_break_the_deadlock_of_section_3_9():
 
 def test_agent_buffers_repairs_its_children_and_summarises_its_subtree():
     tree = f"{A}>{SENDER},{B}>{A}"
-    sa = MtcpReceiver(cfg(MtcpParams(tree=tree, window="vegas", initial_cwnd=1), local=A))
+    sa = PaperReceiver(cfg(MtcpParams(tree=tree), local=A))
     sa.start(0.0)
     out(sa)
     assert sa.is_agent
@@ -449,8 +460,7 @@ def test_malformed_and_foreign_datagrams_are_dropped():
 
 
 def test_reno_window_halves_on_the_first_nack_of_a_new_loss_once_per_window():
-    s = sender()  # window: reno, the default
-    assert s.p.window == "reno"
+    s = sender()  # reno_window, a default rule
     s.cwnd = s.ssthresh = 10.0
     out(s)
     feed(s, ack(A, 1), 0.05, src=A)
@@ -503,7 +513,7 @@ def test_reno_window_does_not_grow_on_the_flight_a_nack_cut_answered(hold):
     assert s.cwnd > held  # above the recovery point the window grows again
 
 def test_vegas_decrease_does_not_restart_slow_start():
-    s = sender(window="vegas")
+    s = sender(profile="paper")
     s.cwnd, s.ssthresh, s.trend = 10.0, 10.0, -1
     s.round_end = 10**6
     out(s)
@@ -517,19 +527,19 @@ def test_rto_floor_is_rfc6298s_one_second_and_never_below_the_path_rtt():
     s = sender()
     c = s.children[node_id(A)]
     c.rtt.sample(0.05)
-    assert s.p.min_rto == 1.0 and c.rtt.rto == pytest.approx(1.0)
+    assert RTO_MIN == 1.0 and c.rtt.rto == pytest.approx(1.0)
     c.rtd.sample(0.05)
     assert c.rtd.rto == pytest.approx(1.05)
     slow = s.children[node_id(B)]
     for _ in range(20):
         slow.rtt.sample(1.5)
     assert slow.rtt.rto >= 1.5
-    with pytest.raises(ValueError):
-        MtcpParams(window="cubic")
 
 
-def test_sender_repairs_a_loss_several_children_share_by_multicast_once():
-    s = sender()
+@pytest.mark.parametrize("on", [True, False])
+def test_sender_repairs_a_loss_several_children_share_by_multicast_once(on):
+    """Rule ``shared_loss_multicast``; without it (the paper, 3.1) each child gets its own unicast repair."""
+    s = sender(shared_loss_multicast=on)
     s.cwnd = 10.0
     out(s)
     feed(s, ack(A, 1), 0.05, src=A)
@@ -540,6 +550,11 @@ def test_sender_repairs_a_loss_several_children_share_by_multicast_once():
     feed(s, ack(A, 1, bitmap=0b10), 0.1, src=A)
     feed(s, nack(A, 1, [2]), 0.1, src=A)
     rex = [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT]
+    if not on:
+        assert rex == [((A, PORT), 2)] and s.mcast_repairs == 0
+        feed(s, nack(B, 1, [2]), 0.11, src=B)
+        assert [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [((B, PORT), 2)]
+        return
     assert rex == [((GROUP, PORT), 2)] and s.mcast_repairs == 1
     feed(s, nack(B, 1, [2]), 0.11, src=B)  # on its way to B too: not sent again
     assert [m for _d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == []
@@ -550,8 +565,10 @@ def test_sender_repairs_a_loss_several_children_share_by_multicast_once():
     assert [(d, m.seq) for d, m in data(out(s)) if m.flags & Flags.RETRANSMIT] == [((A, PORT), 4)]
 
 
-def test_packet_timer_waits_while_its_repair_is_paced_by_the_retransmission_window():
-    s = sender()
+@pytest.mark.parametrize("on", [True, False])
+def test_packet_timer_waits_while_its_repair_is_paced_by_the_retransmission_window(on):
+    """Rule ``paced_repair_timer``; without it (3.4) the expiry is a timeout: backed off, cwnd cut."""
+    s = sender(paced_repair_timer=on)
     s.cwnd = 10.0
     out(s)
     hi = s.next_seq - 1  # B holds all, A all but 2, 3 and 4
@@ -566,18 +583,21 @@ def test_packet_timer_waits_while_its_repair_is_paced_by_the_retransmission_wind
     feed(s, ack(A, 1), deadline - 0.01, src=A)  # keep A alive; nothing repaired yet
     feed(s, ack(B, s.next_seq - 1), deadline - 0.01, src=B)
     run_timers(s, deadline + 0.01)
+    if not on:
+        assert s.deferred_timeouts == 0 and s.buf[3].stage >= 1 and s.timeouts >= 2
+        return
     # Waiting for the window is no loss: 3 and 4 are not timed out (not backed off).
     assert s.deferred_timeouts >= 2 and s.buf[3].stage == 0 and s.buf[4].stage == 0
     assert s.buf[3].deadline > deadline
-    assert s.p.initial_ssthresh >= s.p.rcv_buffer  # RFC 5681 3.1: ssthresh starts arbitrarily high
+    assert INITIAL_SSTHRESH >= s.p.rcv_buffer  # RFC 5681 3.1: ssthresh starts arbitrarily high
 
 
 def test_ack_delays_are_jittered_so_receivers_do_not_report_in_step():
     """Receivers behind one bottleneck get a packet at the same moment; their
-    ACK timers must spread over [0.5, 1.5] x ack_delay (TIMER_JITTER)."""
+    ACK timers must spread over [0.5, 1.5] x ack_delay (TimerJitter.JITTER)."""
     waits = []
     for i in range(40):
-        r = MtcpReceiver(cfg(MtcpParams(receivers=1, ack_delay=0.02), local=f"10.0.7.{i + 1}"))
+        r = MtcpReceiver(cfg(MtcpParams(receivers=1), local=f"10.0.7.{i + 1}"))
         r.start(0.0)
         r.receive_datagram(rdata(1, 0.29).encode(), (SENDER, PORT), 0.3)
         waits.append(r.timer_at("ack") - 0.3)
@@ -589,7 +609,7 @@ def test_a_new_hole_is_nacked_once_three_packets_above_it_arrived():
     """TCP fast-retransmits on three duplicate ACKs; without RACK's time rule
     (``nack_rack``, test_mtcp_acks.py) a hole with fewer packets above it waits
     for the parent's timer (TCP's retransmission timeout)."""
-    r = MtcpReceiver(cfg(MtcpParams(tree=TREE2, nack_rack=False), local=A))
+    r = composed(PaperReceiver, nack_rack=False)(cfg(MtcpParams(tree=TREE2), local=A))
     r.start(0.0)
     out(r)
     t = 0.3
@@ -600,7 +620,7 @@ def test_a_new_hole_is_nacked_once_three_packets_above_it_arrived():
         nacks.append([m.missing for _d, m in out(r) if isinstance(m, MtcpNack)])
         t += 0.1
     assert nacks == [[], [], [], [(2,)]]  # after 3, 4: no NACK; after 5 (three above 2): NACK
-    r1 = MtcpReceiver(cfg(MtcpParams(tree=TREE2, nack_dupthresh=1), local=A))
+    r1 = composed(PaperReceiver, nack_dupthresh=False, nack_rack=False)(cfg(MtcpParams(tree=TREE2), local=A))
     r1.start(0.0)
     out(r1)
     for seq in (1, 3):

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from rla_util import DefaultReceiver, DefaultSender
 from win_util import cfg
 
-from hosts.mtcp import MtcpParams, MtcpReceiver, MtcpSender
+from mtcp_util import MtcpReceiver, MtcpSender
+
+from hosts.mtcp import MtcpParams
 from hosts.rla import RlaParams
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from hosts.wire import (

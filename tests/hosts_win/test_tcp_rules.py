@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hosts import tcp_rules
-from hosts.mtcp import MtcpParams
+from hosts.mtcp import core as mtcp
 from hosts.reliable import ReliableParams, Scoreboard
 from hosts.rla import RlaParams
 from hosts.rla import core as rla_core
@@ -25,21 +25,19 @@ def test_vegas_refuses_thresholds_out_of_order() -> None:
     with pytest.raises(ValueError):
         Vegas(alpha=3.0, beta=1.0)
     with pytest.raises(ValueError):
-        MtcpParams(vegas_alpha=4.0)
-    with pytest.raises(ValueError):
         VlmccParams(alpha=-1.0)
 
 
 def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
-    rla, mtcp, vlmcc = RlaParams(), MtcpParams(), VlmccParams()
-    assert rla.min_rto == mtcp.min_rto == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
-    assert rla.initial_rto == mtcp.initial_rto == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
-    assert rla_core.DUPTHRESH == vlmcc.dupthresh == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
-    assert mtcp.vegas == vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
+    rla, vlmcc = RlaParams(), VlmccParams()
+    assert rla.min_rto == mtcp.RTO_MIN == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
+    assert rla.initial_rto == mtcp.RTO_INITIAL == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
+    assert rla_core.DUPTHRESH == vlmcc.dupthresh == mtcp.DUP_NACKS == tcp_rules.DUPTHRESH == 3
+    assert vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
 
 
 def test_the_reliable_senders_share_their_stream_and_timer_parameters() -> None:
-    for cls in (RlaParams, MtcpParams):
+    for cls in (RlaParams,):
         p = cls(packet_size=1000, total_packets=5, receivers=2, initial_rto=2.0, min_rto=0.5)
         assert isinstance(p, ReliableParams)
         rtt = p.rtt_estimator()

@@ -14,7 +14,11 @@ from win_tinynet import CbrSource, Sink, TinyNet
 
 from hosts import mtcp_tree
 from hosts.core import node_id
-from hosts.mtcp import TIMER_JITTER, MtcpParams, MtcpReceiver, MtcpSender
+from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
+
+from hosts.mtcp import MtcpParams
+from hosts.mtcp.core import ACK_DELAY
+from hosts.mtcp.rules import TimerJitter
 from hosts.registry import SessionConfig
 from hosts.rla import RlaParams
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
@@ -110,13 +114,14 @@ def test_mtcp_delivers_every_byte_to_every_receiver_under_one_percent_loss(k):
         text = mtcp_tree.from_parent_map(SND, {ips[c]: ips[p] for c, p in tree.parent.items()}, k).encode()
     else:
         text = mtcp_tree.flat(SND, [h.ip for h in hosts]).encode()
-    # The paper's window rule: independent losses do not shrink it (``window: reno``,
-    # p4mcc's default, halves on them as TCP would).
-    p = MtcpParams(total_packets=1500, tree=text, k=k or 16, window="vegas", packet_size=1000)
-    snd = MtcpSender(session(p, SND))
+    # The paper's window rule: independent losses do not shrink it (the rule
+    # ``reno_window``, on by default, halves on them as TCP would).
+    p = MtcpParams(total_packets=1500, tree=text, k=k or 16, packet_size=1000)
+    vegas = {"reno_window": False, "recovery_hold": False}
+    snd = composed(PaperSender, **vegas)(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
-        h.attach(MtcpReceiver(session(p, h.ip)))
+        h.attach(composed(PaperReceiver, **vegas)(session(p, h.ip)))
     net.run(60)
     assert snd.done
     assert_everything_delivered(hosts, 1500, 1000)
@@ -133,7 +138,7 @@ def test_mtcp_sender_hears_one_summary_per_child_per_ack_round():
     ips = {h.name: h.ip for h in hosts}
     tree = mtcp_tree.from_graph(net.g, "s", list(ips), k=2)
     text = mtcp_tree.from_parent_map(SND, {ips.get(c, SND): ips.get(p, SND) for c, p in tree.parent.items()}, 2).encode()
-    p = MtcpParams(total_packets=800, tree=text, k=2, ack_delay=0.02)
+    p = MtcpParams(total_packets=800, tree=text, k=2)
     snd = MtcpSender(session(p, SND))
     seen: list[tuple[float, int]] = []
     orig = snd.on_datagram
@@ -157,8 +162,8 @@ def test_mtcp_sender_hears_one_summary_per_child_per_ack_round():
     # probe answers -- come on their own timers).
     for c in children:
         times = sorted(t for t, n, is_ack in seen if n == c and is_ack)
-        # (each round lasts ack_delay jittered by +-TIMER_JITTER, so at least half of it)
-        close = sum(1 for a, b in zip(times, times[1:]) if b - a < p.ack_delay * (1 - TIMER_JITTER) * 0.99)
+        # (each round lasts ACK_DELAY jittered by +-TimerJitter.JITTER, so at least half of it)
+        close = sum(1 for a, b in zip(times, times[1:]) if b - a < ACK_DELAY * (1 - TimerJitter.JITTER) * 0.99)
         assert close <= 2, f"child {c} sent {close} summaries within one ACK round"
 
 

@@ -1,0 +1,794 @@
+"""MTCP's paper core: the agent every sender and sender's agent (SA) runs.
+
+I. Rhee, N. Balaguru, G. N. Rouskas, "MTCP: Scalable TCP-like congestion
+control for reliable multicast", Computer Networks 38 (2002).  The sender
+multicasts; every receiver acknowledges to its parent in a logical tree
+(:mod:`hosts.mtcp_tree`).  A node with children is an SA: it buffers each
+packet until all its children acknowledged it, repairs them by unicast, and
+keeps a TCP-Vegas window for the paths from the sender to its children.
+Each ACK carries a congestion summary (minimum cwnd, maximum transit window
+of the subtree), so the sender never has more than ``minCwnd - maxTwnd``
+beyond what is in flight.  Section numbers below are the paper's; where it
+points to TCP and says no more, RFC 6298 and RFC 5681 give the rule.
+
+This module holds what the sender and the SAs share; :mod:`.sender` and
+:mod:`.receiver` the two roles.  Behaviour beyond the paper is a named rule
+in :mod:`.rules`; the hooks it overrides are marked "hook" here.
+
+The core also runs in p4mcc's environment, which the paper does not have
+(``docs/protocols/mtcp.md``, "Deviations"): switch folds of the ACK
+summaries, members that die or join late, and the sender's roll call of a
+fold held by a silent member.  Those paths act only when a switch folds or
+a member fails, never on the paper's own scenarios.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from hosts import mtcp_tree
+from hosts.core import Address, node_id
+from hosts.mtcp.params import MtcpParams
+from hosts.registry import ParamError, SessionConfig, SessionEndpoint
+from hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
+from hosts.rtt import SmoothedRtt, lowest
+from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
+from hosts.wire import (
+    MAX_NACK_SEQS,
+    Flags,
+    MtcpAck,
+    MtcpData,
+    MtcpNack,
+    MtcpWindowUpdate,
+    seconds_since,
+    ts_us,
+)
+
+#: 3.1: ACKs are "delayed for a few tens of milliseconds" (s); the lower end.
+ACK_DELAY = 0.02
+#: 3.1: "at the beginning of transmission or after a RTO expiration, an SA sets its cwnd to one".
+INITIAL_CWND = 1
+#: Slow start's first threshold (packets): RFC 5681 3.1's "arbitrarily high",
+#: the largest receive buffer; the paper names none.
+INITIAL_SSTHRESH = 4096.0
+#: 2: "several consecutive duplicate NACKs" shrink cwnd; TCP's three duplicate ACKs.
+DUP_NACKS = DUPTHRESH
+#: 3.3: an SA polls each child every 2 s (s).
+PROBE_INTERVAL = 2.0
+#: 3.9: a receiver that sent no summary for this long sends a window update (s) ...
+WUPDATE_INITIAL = 0.5
+#: ... and the period grows by this much each time, back to the start on new data (s).
+WUPDATE_STEP = 1.0
+#: 3.6: the retransmission window starts at one packet, as cwnd does.
+INITIAL_RWND = 1.0
+#: 3.4 ("techniques employed by TCP"): RFC 6298's timeout before a sample and its floor (s).
+RTO_INITIAL = INITIAL_RTO
+RTO_MIN = MIN_RTO
+#: ``min_cwnd`` a leaf reports: it has no window, so it never limits the minimum.
+NO_CWND = 0xFFFFFFFF
+#: The child id under which the sender keeps switch-folded summaries (no host has id 0).
+FOLD_ID = 0
+#: Probes a child may leave unanswered before it is dead (p4mcc: the paper polls
+#: but has no rule for a child that stops answering; one lost answer is no death).
+DEAD_PROBES = 3
+#: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
+PROBE_ANSWER_MIN = 0.1
+#: A receiver that reports by NACK alone (an unfolded session) names a hole
+#: again after this many NACK-to-repair times ...
+NACK_HOLDOFF_RTTS = 2.0
+#: ... or, before the first sample, after this long (s).
+NACK_HOLDOFF_INITIAL = 0.25
+
+
+def rtt_estimator() -> SmoothedRtt:
+    """RTO_RTT of one child (3.4): RFC 6298 on SA-child round trips."""
+    return SmoothedRtt(initial_rto=RTO_INITIAL, min_rto=RTO_MIN)
+
+
+def _rtd_estimator() -> SmoothedRtt:
+    """RTO_RTD of one child (3.2, 3.4): TCP's srtt/rttvar rules on relative time delays.
+
+    RTD samples may be negative (the clocks are not synchronised); only their
+    differences matter, so the timeout is ``srtd + max(4 * rtdvar, RTO_MIN)``
+    on the sender's time axis (``RTO_MIN`` as RFC 6298's G, no floor) and the
+    smallest sample is Vegas' base.
+    """
+    return SmoothedRtt(min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True)
+
+
+@dataclass
+class _Child:
+    """An SA's state for one child (a receiver, an SA, or a folded switch summary)."""
+
+    nid: int
+    addr: Address
+    rtd: SmoothedRtt
+    rtt: SmoothedRtt
+    sb: Scoreboard = field(default_factory=Scoreboard)
+    heard: bool = False
+    aggregated: bool = False
+    nack_only: bool = False  # known only from NACKs (behind a folding switch)
+    min_cwnd: int = NO_CWND
+    max_twnd: int = 0
+    adv_wnd: int = 0
+    round_min_rtd: float | None = None
+    # Retransmission window (section 3.6): initial 1, TCP-like growth, never reset when idle.
+    rwnd: float = INITIAL_RWND
+    rssthresh: float = INITIAL_SSTHRESH
+    rinflight: dict[int, float] = field(default_factory=dict)
+    rcut_at: float = float("-inf")  # when a lost repair last halved rwnd (once per RTT)
+    rqueue: set[int] = field(default_factory=set)
+    last_tx: dict[int, float] = field(default_factory=dict)
+    rexmits: dict[int, int] = field(default_factory=dict)
+    nacks: dict[int, int] = field(default_factory=dict)
+    # Liveness (section 3.3's probes; p4mcc's dead-child timeout, docs/protocols/mtcp.md).
+    last_heard: float = 0.0
+    probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
+    probe_at: float = 0.0
+    probe_due: float | None = None
+    missed: int = 0
+    # Behind a folding switch after the sender unfolded the session: the child
+    # reports by NACK (never folded) and is probed by the sender's roll call.
+    solo: bool = False
+
+
+@dataclass
+class _Buffered:
+    """A packet an SA holds until every child acknowledged it."""
+
+    sender_ts: int
+    size: int
+    acks: int
+    deadline: float
+    stage: int = 0  # 0: RTD-based timer; n: RTT-based, backed off 2**(n-1)
+
+
+class _Agent(SessionEndpoint[MtcpParams]):
+    """What the sender and every SA share: children, buffer, timers, windows."""
+
+    #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
+    initial_window: int = INITIAL_CWND
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.me = config.local
+        self.nid = node_id(config.local)
+        self.group: Address = (config.group, config.port)
+        #: The switches fold this session's summaries (flat tree only).
+        self.assisted = self.p.assisted if self.p.assisted is not None else (
+            config.assisted and not self.p.tree)
+        try:
+            self.tree = mtcp_tree.parse(self.p.tree, config.sender, self.p.k)
+        except mtcp_tree.TreeError as e:
+            raise ParamError(f"MtcpParams.tree: {e} (the sender is {config.sender})") from None
+        self.children: dict[int, _Child] = {}
+        self.buf: dict[int, _Buffered] = {}
+        #: Children timed out as dead; any later report makes one a child again
+        #: (``_child``), and a fold's report from one calls no roll.
+        self.departed: set[int] = set()
+        # Per-node stream from the session seed: reproducible, not in step.
+        self.rng = random.Random((config.seed << 32) ^ self.nid)
+        for c in self.tree.children_of(self.me):
+            self._child(node_id(c), (c, config.port))
+        self._timers_heap: list[tuple[float, int]] = []
+        self.cwnd = float(self.initial_window)
+        self.ssthresh = INITIAL_SSTHRESH
+        self.twnd = 0
+        self.recover = 0  # cwnd reacts once per window: losses at or below this are old news
+        self.trend = 1  # Vegas decision of the last round: +1, 0, -1 packet per round
+        self.round_end = 0
+        self.round_start = 0.0
+        self.round_acked = 0
+        self.highest_buffered = 0
+        # Counters for metrics and tests.
+        self.timeouts = 0
+        self.nack_rexmits = 0
+        self.timer_rexmits = 0
+        self.suppressed_nacks = 0
+        self.cwnd_cuts = 0
+        self.summaries_in = 0
+        self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
+        self.probes_sent = 0
+        self.dead_children = 0
+        self.adopted = 0
+        self.stream_repairs = 0
+        self.mcast_repairs = 0
+        self.deferred_timeouts = 0
+        self.late_joins = 0
+        self.readmitted = 0  # children timed out as dead that reported again and came back
+        # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
+        # switch fold held by a silent member and unfolds the session.
+        self.unfolded = False
+        self.unfolds = 0
+        self.rollcalls = 0
+        self.rollcall_at: float | None = None
+        self.rollcall_ts = 0  # the call's timestamp, which answers echo
+        self.rollcall_fold: int | None = None  # the fold's cum_ack when the roll call went out
+        self.rollcall_heard: dict[int, int] = {}  # answers: node id -> cumulative ACK
+        self.fold_reported = 0  # highest cum_ack a fold carried
+        self.fold_moved_at = 0.0  # when it last rose
+        self.fold_stalled_at: int | None = None  # fold_reported when a roll call last found it stalled
+
+    # Children ------------------------------------------------------------------
+    def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
+        c = self.children.get(nid)
+        if c is None:
+            c = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
+            self.children[nid] = c
+            if nid in self.departed:
+                # It reports again, so it lives (its reports were lost): a child again, owed what it lacks.
+                self.departed.discard(nid)
+                self.readmitted += 1
+            if now is not None:
+                c.last_heard = now
+                c.probe_due = now + self._jitter(PROBE_INTERVAL)
+            for s, b in self.buf.items():
+                b.acks = sum(1 for x in self._acking() if x.sb.acked(s))
+        return c
+
+    def _acking(self) -> list[_Child]:
+        return [c for c in self.children.values() if not c.nack_only]
+
+    def _ack_limit(self) -> int:
+        """Highest packet a child may acknowledge: what exists, as far as we know.
+
+        A child may be ahead of its agent (it got a packet the agent lost), so
+        an agent allows a margin of its buffer size beyond what it has seen.
+        """
+        return self.highest_buffered + self.p.rcv_buffer
+
+    def rto_rtd(self) -> float:
+        """Section 3.4: an SA's RTO_RTD is the maximum over its children."""
+        vals = [c.rtd.rto for c in self._acking() if c.rtd.srtt is not None]
+        return max(vals) if vals else RTO_INITIAL
+
+    def rto_rtt(self) -> float:
+        vals = [c.rtt.rto for c in self._acking()]
+        return max(vals) if vals else RTO_INITIAL
+
+    def summary(self) -> tuple[int, int, int]:
+        """(minCwnd, maxTwnd, advertised window) of this node's subtree (section 3.7)."""
+        kids = self._acking()
+        if not kids:
+            return NO_CWND, 0, self.p.rcv_buffer  # a leaf limits nothing but its buffer
+        heard = [c for c in kids if c.heard]
+        min_cwnd = min([int(self.cwnd)] + [c.min_cwnd for c in heard])
+        max_twnd = max([self.twnd] + [c.max_twnd for c in heard])
+        adv = min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
+        return min_cwnd, max_twnd, adv
+
+    # Liveness: probes, dead children, adoption ---------------------------------------
+    def _jitter(self, period: float) -> float:
+        """Hook: the wait before a periodic timer (probe, ACK, window update) fires."""
+        return period
+
+    def _probed(self, c: _Child) -> bool:
+        """Children this agent probes: its own, reachable by unicast.
+
+        A switch fold (and a receiver behind one, known from NACKs only)
+        cannot be probed: the switch's membership ageing times those out.
+        """
+        return not ((self.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
+
+    def _start_probing(self, now: float) -> None:
+        for c in self.children.values():
+            c.last_heard = now
+            c.probe_due = now + self._jitter(PROBE_INTERVAL)
+        self._arm_probe_timer()
+
+    def _arm_probe_timer(self) -> None:
+        due = [c.probe_due for c in self.children.values()
+               if c.probe_due is not None and self._probed(c) and (c.heard or c.probe_at)]
+        if due:
+            if self.timer_at("probe") != min(due):
+                self.set_timer("probe", min(due))
+        else:
+            self.cancel_timer("probe")
+
+    def _probe(self, c: _Child, now: float) -> None:
+        """3.3: a probe the child answers at once (an RTT sample and a sign of life),
+        sent as a window update from the parent."""
+        ts = ts_us(now) or 1
+        c.probe_ts, c.probe_at = ts, now
+        c.probe_due = now + self._answer_timeout(c)
+        self.probes_sent += 1
+        self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts,
+                                           node_id=self.nid).encode())
+
+    def _answer_timeout(self, c: _Child) -> float:
+        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``;
+        ``RTO_INITIAL`` before a sample."""
+        r = c.rtt
+        if r.srtt is None:
+            return RTO_INITIAL
+        return max(2 * r.srtt, r.srtt + 4 * r.rttvar, PROBE_ANSWER_MIN)
+
+    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
+        """Any message from ``c`` shows it alive; the echo of the pending probe is an RTT sample."""
+        c.last_heard = now
+        if c.probe_ts and echo_ts == c.probe_ts:
+            c.rtt.sample(now - c.probe_at)
+            c.probe_ts = 0
+
+    def _suspect(self, c: _Child, now: float) -> None:
+        """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
+        if c.aggregated or c.solo:
+            self._roll_call(now)
+            return
+        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
+            self._probe(c, now)
+            self._arm_probe_timer()
+
+    def _on_probe_timer(self, now: float) -> None:
+        for c in list(self.children.values()):
+            if c.probe_due is None or c.probe_due > now or not self._probed(c):
+                continue
+            if c.probe_at and c.last_heard < c.probe_at:  # silent since the last probe
+                c.missed += 1
+                if c.missed >= DEAD_PROBES:
+                    self._remove_child(c, now)
+                    continue
+            else:
+                c.missed = 0
+                nxt = c.probe_at + self._jitter(PROBE_INTERVAL)
+                if c.probe_at and nxt > now:
+                    c.probe_due = nxt  # alive: the next periodic probe
+                    continue
+            self._probe(c, now)
+        self._arm_probe_timer()
+        self._arm_packet_timer()
+
+    def _undo_cuts(self, since: float) -> int:
+        """Cuts since ``since`` were a silent member's, not congestion: undo them
+        (hook; returns how many).
+
+        RFC 4015's response (``tcp_rules.undo_spurious_cuts``): ssthresh back
+        to the window before the first of them, cwnd to what is in flight
+        plus an initial window, the rest by slow start.
+        """
+        self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
+                                                                self.initial_window)
+        return undone
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        """Dead-child timeout: release what only ``c`` lacked, adopt its children (they
+        re-attach to the prober) and repair them from what this node holds (:meth:`_has`)."""
+        del self.children[c.nid]
+        self.departed.add(c.nid)
+        self.dead_children += 1
+        # Cuts since it fell silent were its silence, not congestion: undo them
+        # (as TCP undoes cuts that turn out spurious, RFC 4015).
+        self._undo_cuts(c.last_heard)
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+            if b.acks >= len(kids):
+                del self.buf[s]
+                self._acked_by_all(s, now)
+        for g in self.tree.children_of(c.addr[0]):
+            gid = node_id(g)
+            if gid in self.children or g == self.me:
+                continue
+            o = self._child(gid, (g, self.cfg.port), now)
+            self.adopted += 1
+            self._probe(o, now)
+        self.metric({"dead_child": c.nid, "children": len(self.children)}, "tree-repair")
+
+    def _has(self, seq: int) -> bool:
+        """Can this node send packet ``seq`` (buffered, or in the stream it holds)?"""
+        return seq in self.buf
+
+    def _next_point(self) -> int:
+        """The packet after everything this agent's children all hold (nothing buffered)."""
+        return self.highest_buffered + 1
+
+    def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
+        """Bring in a child that reports ``cum_ack`` 0 in a running session: its stream starts at the
+        oldest packet still buffered (or after what it acknowledged before), told by a join (p4mcc)."""
+        if cum_ack != 0 or c.aggregated:
+            return False
+        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
+        if start <= 1:
+            return False  # the session is at its first packet: nothing to skip
+        c.sb = Scoreboard()
+        c.sb.update(start - 1)
+        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks):
+            d.clear()
+        c.rqueue.clear()
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+        self.late_joins += 1
+        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                   cum_ack=start - 1, node_id=self.nid).encode())
+        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
+    def _roll_call(self, now: float) -> None:
+        """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
+
+    def _solo(self, c: _Child, now: float) -> None:
+        """``c``, known so far from its NACKs behind a fold, becomes a child that
+        acknowledges by NACK (the session is unfolded: folds no longer count)."""
+        c.nack_only, c.solo, c.heard = False, True, True
+        c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
+        c.last_heard = now
+        kids = self._acking()
+        for s, b in self.buf.items():
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+
+    # Buffering -------------------------------------------------------------------
+    def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
+        """Hold a packet first received (or, at the sender, first sent)."""
+        if seq in self.buf or not self._acking():
+            return
+        acks = sum(1 for c in self._acking() if c.sb.acked(seq))
+        if acks >= len(self._acking()):
+            return
+        if repaired:
+            deadline = now + self.rto_rtt()
+        else:
+            age = seconds_since(sender_ts, now)  # RTD of this packet so far
+            deadline = now + max(0.0, self.rto_rtd() - age)
+        self.buf[seq] = _Buffered(sender_ts, size, acks, deadline)
+        heapq.heappush(self._timers_heap, (deadline, seq))
+        self.twnd += 1
+        if seq > self.highest_buffered:
+            self.highest_buffered = seq
+        if self.round_end == 0:
+            self.round_end, self.round_start = seq, now
+        self._arm_packet_timer()
+
+    def _arm_packet_timer(self) -> None:
+        h = self._timers_heap
+        while h and (h[0][1] not in self.buf or self.buf[h[0][1]].deadline != h[0][0]):
+            heapq.heappop(h)
+        if h:
+            if self.timer_at("pkt") != h[0][0]:
+                self.set_timer("pkt", h[0][0])
+        else:
+            self.cancel_timer("pkt")
+
+    def _set_deadline(self, seq: int, when: float) -> None:
+        b = self.buf[seq]
+        b.deadline = when
+        heapq.heappush(self._timers_heap, (when, seq))
+
+    # Feedback from children ------------------------------------------------------
+    def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
+        sack_bitmap = msg.sack_bitmap
+        if msg.flags & Flags.AGGREGATED:
+            if self.unfolded:
+                # The session reports by NACK since it was unfolded; a fold now
+                # comes from a member that missed the call: call the roll again.
+                if msg.node_id not in self.departed:
+                    self._roll_call(now)
+                return
+            # A switch's fold keeps the reporter's node_id and address, but
+            # speaks for every receiver below it: one child, repaired by multicast.
+            if msg.cum_ack > self.fold_reported:
+                self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
+            self._member_acknowledges(msg.node_id, msg.cum_ack, now)
+            c = self._child(FOLD_ID, self.group)
+            if msg.cum_ack < c.sb.cum_ack:
+                # Below what a roll call's answers showed: a member that did not
+                # answer is behind (or silent). Call again; a NACK shows which.
+                self._roll_call(now)
+            c.aggregated = True
+            # Its SACK bits (if a switch left any) are one receiver's view, not
+            # the fold's: releasing on them would drop packets others still lack.
+            sack_bitmap = 0
+        else:
+            # A child timed out as dead that reports again is back (``_child``).
+            c = self._child(msg.node_id, src, now)
+            c.addr = src  # repairs go where its feedback comes from (its bound port)
+            self._late_join(c, msg.cum_ack, now)
+        c.nack_only = False
+        if c.probe_due is None:
+            c.probe_due = now + self._jitter(PROBE_INTERVAL)
+        if not c.heard:
+            c.heard = True
+            self._arm_probe_timer()
+        self._heard(c, now, msg.echo_ts if isinstance(msg, MtcpWindowUpdate) else 0)
+        c.min_cwnd, c.max_twnd, c.adv_wnd = msg.min_cwnd, msg.max_twnd, msg.adv_wnd
+        self.summaries_in += 1
+        if msg.echo_ts and isinstance(msg, MtcpAck):
+            rtd = seconds_since(msg.echo_ts, now)
+            c.rtd.sample(rtd)
+            c.round_min_rtd = lowest(c.round_min_rtd, rtd)
+        newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
+        self._acknowledged(c, newly, now)
+        self._pump_repairs(c, now)
+        self._arm_packet_timer()
+
+    def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
+        """``c`` now holds the packets ``newly``: free its repair slots and, once every child
+        holds a packet, the buffer (every report that moves a scoreboard goes through here)."""
+        n = len(self._acking())
+        for s in newly:
+            sent = c.rinflight.pop(s, None)
+            if sent is not None:
+                # Karn (RFC 6298 3): only a packet repaired once, and only the lowest one the report newly covers.
+                if c.rexmits.get(s, 0) == 1 and s == newly[0]:
+                    c.rtt.sample(now - sent)
+                self._rwnd_grow(c)
+            c.rqueue.discard(s)
+            c.last_tx.pop(s, None)
+            c.rexmits.pop(s, None)
+            c.nacks.pop(s, None)
+            if ack_from_one_more(self.buf, s, n):
+                self._acked_by_all(s, now)
+
+    def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
+        c = self.children.get(msg.node_id)
+        if c is None:
+            # A dead child comes back (``_child``); behind a fold: repaired, not counted as a child.
+            c = self._child(msg.node_id, src)
+            c.nack_only = True
+        if self.unfolded and c.nack_only:
+            self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
+        fold = self.children.get(FOLD_ID)
+        if c.nack_only and fold is not None and msg.cum_ack < fold.sb.cum_ack:
+            # The fold was taken past this member from the others' answers: it
+            # gets what it lacks below that point from the stream.
+            top = min(fold.sb.cum_ack, msg.cum_ack + MAX_NACK_SEQS)
+            c.rqueue.update(x for x in range(msg.cum_ack + 1, top + 1) if not c.sb.acked(x))
+        if self.rollcall_at is not None:
+            self.rollcall_heard[msg.node_id] = msg.cum_ack
+            if msg.timestamp == self.rollcall_ts:
+                self._rollcall_answer(c, now)
+        self._heard(c, now)
+        if self._late_join(c, msg.cum_ack, now):
+            c.addr = src
+            self._arm_packet_timer()
+            return  # what it lists lies before its stream's start
+        # A NACK is also a SACK of the packets between its holes (``nack_blocks``).
+        blocks = nack_blocks(msg.cum_ack, msg.missing)
+        if not c.nack_only:
+            self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
+        else:
+            self._nack_acknowledges(c, msg.cum_ack, blocks)
+        congested = repair_lost = False
+        srtt = c.rtt.srtt
+        if srtt is None and fold is not None and c.nack_only:
+            srtt = fold.rtt.srtt  # a receiver behind a fold is timed by the fold's repairs and roll calls
+        # A repair resent within this long of a NACK may still be on its way.
+        window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY
+        if c.nack_only or c.solo:
+            self._age_repairs(c, max(msg.missing, default=msg.cum_ack), now, window)
+        for s in msg.missing:
+            if c.sb.acked(s) or not self._has(s):
+                continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
+            last = c.last_tx.get(s)
+            if last is not None and now - last < window:
+                self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
+                continue
+            if c.rinflight.pop(s, None) is not None:  # an older repair of it is presumed lost
+                repair_lost = True
+            c.nacks[s] = c.nacks.get(s, 0) + 1
+            congested = self._nack_is_congestion(c, s) or congested
+            c.rqueue.add(s)
+        if congested:
+            self._congestion(now, timeout=False)
+        if repair_lost:
+            self._repair_lost(c, now, srtt)
+        self._pump_repairs(c, now, from_nack=True)
+        self._arm_packet_timer()
+
+    def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
+        """A fold a NACK-only member's own ACK triggered acknowledges that member up to the
+        fold's ``cum_ack`` (the switch counts the reporting port in every fold)."""
+        m = self.children.get(nid)
+        if m is None or not m.nack_only or fold_ack <= m.sb.cum_ack:
+            return
+        self._nack_acknowledges(m, fold_ack, [])
+        self._pump_repairs(m, now)
+
+    def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
+        """A NACK from behind a fold acknowledges that receiver's repairs up to ``cum_ack`` and
+        between its holes; it paces its repairs only, never releases a packet."""
+        c.sb.update(cum_ack, limit=self._ack_limit())
+        for s in [s for s in c.rinflight if s <= cum_ack or any(lo <= s < hi for lo, hi in blocks)]:
+            del c.rinflight[s]
+            self._rwnd_grow(c)
+            c.rqueue.discard(s)
+            c.nacks.pop(s, None)
+
+    # Windows -----------------------------------------------------------------------
+    def _acked_by_all(self, s: int, now: float) -> None:
+        """A packet left the subtree's pipe: twnd shrinks (3.7), cwnd grows (2, 3.5)."""
+        self.twnd = max(0, self.twnd - 1)
+        self.round_acked += 1
+        if self.cwnd < self.ssthresh:
+            self._slow_start(now)
+        else:
+            self._avoid_congestion(s)
+        if s >= self.round_end:
+            self._end_round(now)
+
+    def _slow_start(self, now: float) -> None:
+        """Hook (2): +1 per packet acknowledged by all children."""
+        self.cwnd += 1.0
+
+    def _avoid_congestion(self, s: int) -> None:
+        """Hook (2, 3.5): 1/cwnd per packet acknowledged by all, its sign Vegas' of the last round.
+
+        A Vegas decrease stays in congestion avoidance: it must not drop cwnd
+        under ssthresh and so restart slow start.
+        """
+        if self.trend:
+            self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
+            self.ssthresh = min(self.ssthresh, self.cwnd)
+
+    def vegas_diff(self, now: float) -> float | None:
+        """Packets queued on the worst child's path: ack rate times (RTD - base RTD)."""
+        dur = now - self.round_start
+        if dur <= 0 or self.round_acked == 0:
+            return None
+        rate = self.round_acked / dur
+        diffs = [
+            vegas_diff(rate, c.round_min_rtd, c.rtd.base)
+            for c in self._acking()
+            if c.round_min_rtd is not None and c.rtd.base is not None
+        ]
+        return max(diffs) if diffs else None
+
+    def _end_round(self, now: float) -> None:
+        """A round ends when a packet buffered after it began is acknowledged by all."""
+        self._vegas_round(now)
+        for c in self.children.values():
+            c.round_min_rtd = None
+        self.round_acked = 0
+        self.round_start = now
+        self.round_end = max(self.highest_buffered, self.round_end + 1)
+
+    def _vegas_round(self, now: float) -> None:
+        """Hook (3.5): Vegas' decision on the round's RTDs, and its early exit from slow start."""
+        diff = self.vegas_diff(now)
+        if diff is not None:
+            if self.cwnd < self.ssthresh and VEGAS.leaves_slow_start(diff):
+                self.ssthresh = self.cwnd
+            self.trend = VEGAS.step(diff)
+
+    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
+        """Hook (2): a NACK shrinks cwnd only as one of ``DUP_NACKS`` for the same packet,
+        and once per window (``recover``); an independent loss is only repaired."""
+        if c.nacks[s] >= DUP_NACKS:
+            c.nacks[s] = 0
+            return s > self.recover
+        return False
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        """Hook: timeouts (cwnd to 1, twnd to 0: 3.1, 3.7) and repeated NACKs (halved)
+        shrink cwnd, once per window of packets (RFC 6582's recovery point)."""
+        self.cuts.record(now, self.cwnd, self.ssthresh)
+        self.cwnd_cuts += 1
+        self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
+        self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)
+        self.recover = self.highest_buffered
+        if timeout:
+            self.twnd = 0
+
+    def _rwnd_grow(self, c: _Child) -> None:
+        if c.rwnd < c.rssthresh:
+            c.rwnd += 1.0
+        else:
+            c.rwnd += 1.0 / c.rwnd
+
+    def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
+        """Repairs above a NACK's last hole ``top`` sent ``window`` (a round trip) or more before it
+        are out of the pipe (RFC 6675's pipe); a lost one at the tail is the packet timer's."""
+        for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
+            del c.rinflight[s]
+
+    def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
+        """Hook: a NACK named again a repair sent more than a round trip ago (3.6 says no more)."""
+
+    # Repairs ------------------------------------------------------------------------
+    def _pump_repairs(self, c: _Child, now: float, from_nack: bool = False) -> None:
+        """Send queued repairs to ``c`` while its retransmission window allows."""
+        for s in sorted(c.rqueue):
+            if len(c.rinflight) >= int(c.rwnd):
+                break
+            c.rqueue.discard(s)
+            b = self.buf.get(s)
+            if c.sb.acked(s) or not self._has(s):
+                continue
+            self._repair(c, s, b, now)
+            if from_nack:
+                self.nack_rexmits += 1
+            else:
+                self.timer_rexmits += 1
+
+    def _repair(self, c: _Child, s: int, b: _Buffered | None, now: float) -> None:
+        """Resend ``s`` to ``c``; ``b is None``: from the stream (an adopted orphan's gap)."""
+        data = MtcpData(
+            session_id=self.cfg.session_id,
+            seq=s,
+            timestamp=b.sender_ts if b is not None else (ts_us(now) or 1),
+            flags=Flags.RETRANSMIT,
+            payload=payload_for(s, b.size if b is not None else self.p.packet_size),
+        ).encode()
+        fold = self.children.get(FOLD_ID) if c.nack_only else None
+        if fold is not None:
+            # Behind a fold a bottleneck loss is every member's: one repair to the group per fold RTT.
+            rtt = fold.rtt.srtt if fold.rtt.srtt is not None else c.rtt.srtt
+            last = fold.last_tx.get(s)
+            if last is not None and now - last < (rtt if rtt is not None else RTO_INITIAL) + ACK_DELAY:
+                self.suppressed_nacks += 1
+                c.rinflight[s] = c.last_tx[s] = last
+                c.rexmits[s] = c.rexmits.get(s, 0) + 1
+                c.rqueue.discard(s)
+                return
+            fold.last_tx[s] = now
+            # The fold's own timer repair of s (if any) is now ambiguous (Karn).
+            fold.rexmits[s] = fold.rexmits.get(s, 0) + 1
+        also = self._also_lacking(c, s, now)
+        self.send(self.group if c.aggregated or also or fold is not None else c.addr, data)
+        if also or fold is not None:
+            self.mcast_repairs += 1
+        for x in [c, *also]:
+            x.rinflight[s] = now
+            x.last_tx[s] = now
+            x.rexmits[s] = x.rexmits.get(s, 0) + 1
+            x.rqueue.discard(s)
+        if b is None:
+            self.stream_repairs += 1
+            return  # no timer: a lost one is NACKed again
+        b.stage = max(b.stage, 1)
+        self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        """Hook: other children a repair of ``s`` to ``c`` should reach (3.1: none, repairs go by unicast)."""
+        return []
+
+    def _on_packet_timer(self, now: float) -> None:
+        """Section 3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
+        due = []
+        h = self._timers_heap
+        while h and h[0][0] <= now:
+            when, s = heapq.heappop(h)
+            b = self.buf.get(s)
+            if b is not None and b.deadline == when and s not in due:
+                due.append(s)
+        cut = False
+        rto_rtt = self.rto_rtt()
+        for s in sorted(due):
+            b = self.buf[s]
+            lacking = [c for c in self._acking() if not c.sb.acked(s)]
+            for c in lacking:
+                self._suspect(c, now)
+            if lacking and self._repair_pending(s, lacking, now, rto_rtt):
+                self.deferred_timeouts += 1
+                self._set_deadline(s, now + rto_rtt)
+                continue
+            self.timeouts += 1
+            if s > self.recover:
+                cut = True
+            for c in self._acking():
+                if c.sb.acked(s):
+                    continue
+                if c.rinflight.pop(s, None) is not None:
+                    # A repair was lost: the retransmission window restarts (as cwnd would).
+                    c.rssthresh = max(1.0, c.rwnd / 2)
+                    c.rwnd = 1.0
+                c.rqueue.add(s)
+            b.stage += 1
+            self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+        if cut:
+            self._congestion(now, timeout=True)
+        for c in self._acking():
+            self._pump_repairs(c, now)
+        self._arm_packet_timer()
+
+    def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
+        """Hook: is the expiry of ``s`` not a loss, its repair still on its way? (3.4: it is a loss.)"""
+        return False
+
+    def _summary_fields(self) -> dict[str, int]:
+        mc, mt, adv = self.summary()
+        return {"min_cwnd": min(mc, NO_CWND), "max_twnd": min(mt, NO_CWND), "adv_wnd": adv}

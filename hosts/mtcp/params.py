@@ -1,0 +1,50 @@
+"""MTCP's user-facing parameters: the stream, the tree and the receive buffer.
+
+Everything else is a constant of the paper's algorithm (:mod:`hosts.mtcp.core`)
+or of the named rule that uses it (:mod:`hosts.mtcp.rules`); the reference
+is ``docs/protocols/mtcp.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hosts import mtcp_tree
+
+
+@dataclass
+class MtcpParams:
+    """What a user of MTCP sets."""
+
+    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (the
+    #: 20-byte MTCP header, UDP, IPv4), a TCP segment's size on such a path, so
+    #: a window of packets is TCP's window in bytes too.
+    packet_size: int = 1452
+    #: Packets in the transfer; 0: send for ever.
+    total_packets: int = 0
+    #: Children the sender of a flat, unassisted tree waits to hear from before it sends.
+    receivers: int = 0
+    #: The logical tree, ``"child>parent,..."`` (IPv4 addresses, :mod:`hosts.mtcp_tree`);
+    #: empty: every receiver is a child of the sender.
+    tree: str = ""
+    #: The fan-out bound of the tree (paper 4.1.1: 16 "a reasonable upper bound").
+    k: int = 16
+    #: None: the session's ``assistance`` decides (the registry's
+    #: ``SessionConfig.assisted``); set: overrides it, for a core driven
+    #: outside a scenario.  Only a flat tree can be assisted.
+    assisted: bool | None = None
+    #: The receive buffer in packets: the advertised window, so it must cover
+    #: the path's bandwidth-delay product.
+    rcv_buffer: int = 4096
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.total_packets < 0 or self.receivers < 0:
+            raise ValueError("total_packets and receivers must be >= 0")
+        if self.k < 1 or self.rcv_buffer < 1:
+            raise ValueError(f"k and rcv_buffer must be >= 1, got {self.k} and {self.rcv_buffer}")
+        if self.assisted and self.tree:
+            raise ValueError("switch-assisted sessions use the flat tree (leave 'tree' empty)")
+        if self.tree:
+            mtcp_tree.parse(self.tree, mtcp_tree.root_of(self.tree), self.k)  # TreeError is a ValueError

@@ -1,0 +1,304 @@
+"""MTCP's receiver, and with children in the tree a sender's agent (SA).
+
+It acknowledges to its parent with a delayed SACK ACK and NACKs its holes
+(3.1), echoes the send time of the last original packet so the parent
+measures the RTD (3.2), answers its parent's probes at once (3.3) and sends
+window updates while it has no summary to send (3.9).  Joins, late starts
+and the roll call's NACK-only reports are p4mcc's (``docs/protocols/mtcp.md``).
+"""
+
+from __future__ import annotations
+
+from hosts.core import Address, JoinGroup, node_id
+from hosts.mtcp.core import (
+    ACK_DELAY,
+    NACK_HOLDOFF_INITIAL,
+    NACK_HOLDOFF_RTTS,
+    WUPDATE_INITIAL,
+    WUPDATE_STEP,
+    _Agent,
+)
+from hosts.registry import SessionConfig
+from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
+from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+
+
+class MtcpReceiver(_Agent, role="mtcp-receiver"):
+    """A receiver; with children in the tree it is also a sender's agent."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        parent = self.tree.parent_of(self.me) or config.sender
+        self.parent: Address = (parent, config.port)
+        self.rbuf = ReceiveBuffer(self.p.rcv_buffer)
+        self.echo_ts = 0
+        self.echo_at = 0.0
+        self.wupdate_period = WUPDATE_INITIAL
+        self.ancestors: set[str] = set()
+        a = self.tree.parent_of(self.me)
+        while a is not None:
+            self.ancestors.add(a)
+            a = self.tree.parent_of(a)
+        self.ancestors.add(config.sender)
+        self.reattached = 0
+        self.late_joined = 0  # where our stream began, if we joined a running session
+        self.got_data = False
+        self.corrupt = 0
+        self.acks_sent = 0
+        self.nacks_sent = 0
+        self.wupdates_sent = 0
+        self.last_summary: dict[str, int] = {}
+        #: Reports by NACK only (which no switch folds) since the sender's roll call.
+        self.solo = False
+        #: Holes NACKed: seq -> (time of the last NACK, NACKed once only).
+        self.nacked: dict[int, tuple[float, bool]] = {}
+        self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
+        self.last_nack_at = float("-inf")
+        self.unacked = 0  # new packets since our last ACK
+
+    def _ack_limit(self) -> int:
+        return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
+
+    def _has(self, seq: int) -> bool:
+        # What this receiver got (its application holds it; payload_for regenerates it).
+        return seq in self.buf or self.rbuf.has(seq)
+
+    def _next_point(self) -> int:
+        return self.rbuf.cum_ack + 1
+
+    @property
+    def is_agent(self) -> bool:
+        return bool(self._acking())
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self.set_timer("wupdate", now + self._first_hello())
+        self._start_probing(now)
+
+    def _first_hello(self) -> float:
+        """Hook: when the first window update (the hello that makes us known) goes: at once."""
+        return 0.0
+
+    def _ack_wait(self) -> float:
+        """The ACK delay (3.1): an SA waits it to fold its children's reports in."""
+        return self._jitter(ACK_DELAY)
+
+    def _arm_wupdate(self, now: float) -> None:
+        """Next window update (hello before data) one period from now (3.9)."""
+        self.set_timer("wupdate", now + self._jitter(self.wupdate_period))
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
+            return
+        if isinstance(msg, MtcpData):
+            self._on_data(msg, now)
+        elif isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
+            if isinstance(msg, MtcpWindowUpdate) and msg.node_id not in self.children:
+                if msg.node_id not in self.departed:
+                    self._on_probe(msg, src, now)
+                    return
+            elif (isinstance(msg, MtcpNack) and src[0] == self.parent[0]
+                    and msg.node_id == node_id(src[0]) and msg.node_id not in self.children):
+                self._on_join(msg, now)
+                return
+            elif msg.node_id not in self.children:
+                return  # only our children in the tree report to us
+            if isinstance(msg, MtcpNack):
+                self._on_nack(msg, src, now)
+            else:
+                self._on_feedback(msg, src, now)
+                # Section 3.9: ACKs wait so an agent can fold its children's
+                # reports in; a changed summary goes up in the next ACK round.
+                if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
+                    self.set_timer("ack", now + self._ack_wait())
+
+    def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
+        """A probe from our parent, or from an ancestor adopting us: answer at once (a roll call,
+        ``cum_ack`` set, by NACK); an ancestor's probe re-attaches us to it."""
+        if src[0] != self.parent[0] and src[0] not in self.ancestors:
+            return
+        if msg.node_id != node_id(src[0]):
+            return
+        if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
+            # A roll call (cum_ack set, not a fold): the sender's own children answer by NACK.
+            if src[0] != self.parent[0] or src[0] != self.cfg.sender:
+                return
+            self.solo = self.solo or bool(msg.adv_wnd)
+            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now, echo=msg.timestamp)
+            return
+        if src[0] != self.parent[0]:
+            self.parent = (src[0], self.cfg.port)
+            self.reattached += 1
+            self.metric({"parent": msg.node_id}, "reattached")
+        self._feedback(MtcpWindowUpdate, now, echo=msg.timestamp)
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        if missing and self.reattached and not self.solo:
+            self._nack(missing, now)
+
+    def _on_join(self, msg: MtcpNack, now: float) -> None:
+        """Our parent's join (:meth:`_Agent._late_join`): our stream starts after ``cum_ack``.
+
+        Only a receiver that has delivered nothing takes it: one that has
+        delivered data owes its application every later packet.
+        """
+        if self.rbuf.delivered_packets or msg.cum_ack == 0:
+            return
+        for d in self.rbuf.start_at(msg.cum_ack + 1):
+            self.emit(d)
+        self.late_joined = msg.cum_ack + 1
+        self.metric({"start": msg.cum_ack + 1}, "late-join")
+        if self.timer_at("ack") is None:
+            self.set_timer("ack", now + self._ack_wait())
+
+    def _on_data(self, m: MtcpData, now: float) -> None:
+        if m.seq < 1:
+            return
+        if m.seq > MAX_SEQ:
+            self.malformed += 1
+            return
+        if m.payload != payload_for(m.seq, len(m.payload)):
+            self.corrupt += 1
+            return
+        in_order = m.seq == self.rbuf.cum_ack + 1 and self.rbuf.highest <= self.rbuf.cum_ack
+        new, delivered = self.rbuf.add(m.seq, len(m.payload))
+        for d in delivered:
+            self.emit(d)
+        if not new:
+            return
+        self._arrived(m.seq, now)
+        hole = self.nacked.pop(m.seq, None)
+        if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
+            x = now - hole[0]
+            self.nack_rtt = x if self.nack_rtt is None else 0.875 * self.nack_rtt + 0.125 * x
+        if len(self.nacked) > 4 * MAX_NACK_SEQS:
+            self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
+        self.got_data = True
+        retransmitted = bool(m.flags & Flags.RETRANSMIT)
+        if not retransmitted:
+            # Echo the send time of the last original transmission (a repair's
+            # old stamp would inflate the parent's RTD).
+            self.echo_ts, self.echo_at = m.timestamp, now
+            self.wupdate_period = WUPDATE_INITIAL  # reset on a new packet from the sender
+            self._arm_wupdate(now)
+        if self.is_agent:
+            self._buffer(m.seq, m.timestamp, len(m.payload), now, repaired=retransmitted)
+            for c in self._acking():
+                if m.seq in c.rqueue:
+                    self._pump_repairs(c, now)
+        self.unacked += 1
+        if self._ack_at_once(in_order):
+            self.cancel_timer("ack")
+            self._ack(now)
+        elif self.timer_at("ack") is None:
+            self.set_timer("ack", now + self._ack_wait())
+
+    def _arrived(self, seq: int, now: float) -> None:
+        """Hook: packet ``seq`` arrived for the first time."""
+
+    def _ack_at_once(self, in_order: bool) -> bool:
+        """Hook: does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
+        return False
+
+    def _ack(self, now: float) -> None:
+        """The ACK (and, when due, the NACK) to the parent."""
+        self.unacked = 0
+        self._feedback(MtcpAck, now)
+        self._nack_what_is_due(now)
+
+    def _nack_what_is_due(self, now: float) -> list[int]:
+        """NACK the holes that are ripe (``_nack_due``); the holes, ripe or not."""
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        due = self._nack_due(missing, now) if missing and not self.solo else []
+        if due:
+            self._nack(due, now)
+        return missing
+
+    def _holdoff(self) -> float:
+        """How long a NACKed hole's repair may take before it is overdue: twice the
+        NACK-to-repair time (``NACK_HOLDOFF_INITIAL`` before a sample)."""
+        return NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
+
+    def _solo_renack(self, now: float) -> None:
+        """A receiver reporting by NACK alone names its holes again once their repair is overdue
+        (after :meth:`_holdoff`): its reports ride on data, which a hole stops."""
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        if not missing:
+            return
+        due = self.last_nack_at + self._holdoff()
+        if now >= due - 1e-9:
+            self._nack(missing, now)
+        else:
+            self.set_timer("nack", due)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "nack" and self.solo:
+            self._solo_renack(now)
+        elif name == "nack":
+            self._nack_what_is_due(now)
+        elif name == "ack":
+            self._ack(now)
+        elif name == "wupdate":
+            # Section 3.9: no summary sent within the period -- send one anyway.
+            self._feedback(MtcpWindowUpdate, now)
+            if self.got_data:  # before any data it is a hello: repeat it at the first period
+                self.wupdate_period += WUPDATE_STEP
+            self._arm_wupdate(now)
+        elif name == "pkt":
+            self._on_packet_timer(now)
+        elif name == "probe":
+            before = self._summary_fields()
+            self._on_probe_timer(now)
+            if self._summary_fields() != before and self.timer_at("ack") is None:
+                self.set_timer("ack", now + self._ack_wait())
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        """Hook: the holes to NACK now (none: no NACK).  3.1: every hole, with every ACK."""
+        return missing
+
+    def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
+        """NACK to the parent; ``echo``: the answer to a roll call carries the call's
+        timestamp instead of our clock (the sender takes it as an RTT sample)."""
+        self.nacks_sent += 1
+        self.last_nack_at = now
+        for s in missing:
+            self.nacked[s] = (now, s not in self.nacked)
+        if self.solo and missing and self.timer_at("nack") is None:
+            # Armed once; on firing it re-arms for the last NACK's holdoff (_solo_renack).
+            self.set_timer("nack", now + self._holdoff())
+        self.send(self.parent, MtcpNack(
+            session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
+            node_id=self.nid, missing=tuple(missing)).encode())
+
+    def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
+        """Report to the parent; ``echo`` set: the answer to a probe.  After a roll call
+        (``solo``) every report is a NACK."""
+        if self.solo:
+            if cls is MtcpAck and self.timer_at("wupdate") is not None:
+                self._arm_wupdate(now)
+            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
+            return
+        if echo:
+            pass
+        elif self.echo_ts:
+            hold = int(round((now - self.echo_at) * 1e6))
+            echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1
+        fields = self._summary_fields()
+        self.last_summary = dict(fields)
+        fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
+        msg = cls(
+            session_id=self.cfg.session_id,
+            timestamp=ts_us(now),
+            cum_ack=self.rbuf.cum_ack,
+            node_id=self.nid,
+            echo_ts=echo,
+            sack_bitmap=self.rbuf.sack_bitmap(),
+            **fields,
+        )
+        if cls is MtcpAck:
+            self.acks_sent += 1
+            if self.timer_at("wupdate") is not None:
+                self._arm_wupdate(now)
+        else:
+            self.wupdates_sent += 1
+        self.send(self.parent, msg.encode())

@@ -1,0 +1,294 @@
+"""MTCP's named rules: each behaviour beyond the paper, one mixin per role it changes.
+
+Every mixin overrides a hook of :mod:`hosts.mtcp.core` (or of the sender or
+receiver) and calls ``super()``; the reasons and figures are in
+``docs/protocols/mtcp.md#rules``.  :data:`RULES` lists them in composition
+order (the first is outermost: ``recovery_hold`` wraps ``reno_window``,
+``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
+from hosts.registry import SessionConfig
+from hosts.rules import Rule, RuleBook
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
+from hosts.wire import MAX_NACK_SEQS
+
+SENDER, RECEIVER = "mtcp-sender", "mtcp-receiver"
+
+
+class TimerJitter:
+    """Every periodic wait (probe, ACK delay, window update) is drawn from
+    ``[1 - JITTER, 1 + JITTER]`` times its period, and the first hello within
+    half a period, from each node's own stream of the session seed.
+
+    Floyd and Jacobson ("The Synchronization of Periodic Routing Messages",
+    1994) advise at least half the period; RTCP (RFC 3550 6.3.1) uses the
+    same spread.  Receivers behind one bottleneck that get a packet at the
+    same moment otherwise report in the same microsecond and a short
+    reverse queue keeps only some of the reports.
+    """
+
+    JITTER = 0.5
+    rng: Any
+    wupdate_period: float
+
+    def _jitter(self, period: float) -> float:
+        return period * (1.0 + self.JITTER * (2.0 * self.rng.random() - 1.0))
+
+    def _first_hello(self) -> float:
+        return self.rng.uniform(0.0, 0.5 * self.wupdate_period)
+
+
+class InitialWindow:
+    """Slow start begins at RFC 6928's ten packets, TCP's (the paper: one)."""
+
+    initial_window = INITIAL_WINDOW
+
+
+class Abc:
+    """In slow start one report grows cwnd by at most ``LIMIT`` packets, however
+    many it acknowledges by all: RFC 3465's limit L = 2 on stretch ACKs."""
+
+    LIMIT = 2
+    ss_event = -1.0  # the report (its time) slow start's growth is counted for
+    ss_grown = 0
+
+    def _slow_start(self, now: float) -> None:
+        if now != self.ss_event:
+            self.ss_event, self.ss_grown = now, 0
+        if self.ss_grown < self.LIMIT:
+            super()._slow_start(now)  # type: ignore[misc]
+            self.ss_grown += 1
+
+
+class RecoveryHold:
+    """After a cut on a NACK the window does not grow on the packets that were
+    out at the cut (up to ``recover``): TCP's fast recovery (RFC 5681 3.2,
+    RFC 6582 3.2, RFC 6937).  A timeout's slow start and an undone cut hold nothing."""
+
+    hold_until = 0
+    recover: int
+
+    def _avoid_congestion(self, s: int) -> None:
+        if s > self.hold_until:
+            super()._avoid_congestion(s)  # type: ignore[misc]
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        super()._congestion(now, timeout)  # type: ignore[misc]
+        self.hold_until = 0 if timeout else self.recover
+
+    def _undo_cuts(self, since: float) -> int:
+        undone = super()._undo_cuts(since)  # type: ignore[misc]
+        if undone:
+            self.hold_until = 0
+        return undone
+
+
+class RenoWindow:
+    """Loss-driven AIMD instead of Vegas: +1/cwnd per packet acknowledged by all
+    (the paper's section-2 rule without Vegas' sign, no Vegas exit from slow
+    start), and the first NACK of a new loss halves cwnd, once per window, as
+    TCP's three duplicate ACKs do (RFC 5681 3.2).  Vegas keeps 1-3 packets in
+    a drop-tail queue that Reno fills, and gets a small fraction beside TCP."""
+
+    cwnd: float
+    recover: int
+
+    def _avoid_congestion(self, s: int) -> None:
+        self.cwnd += 1.0 / self.cwnd
+
+    def _vegas_round(self, now: float) -> None:
+        return None
+
+    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
+        if c.nacks[s] == 1 and c.rexmits.get(s, 0) == 0:
+            return s > self.recover
+        return super()._nack_is_congestion(c, s)  # type: ignore[misc]
+
+
+class DelayedAck:
+    """A leaf ACKs at once every second new packet and any packet out of order
+    or filling a hole, as TCP's receiver (RFC 5681 4.2); an SA still waits the
+    ACK delay to fold its children's reports in (3.1).  By time alone the fold
+    moved about one packet per ACK at 1 Mb/s, and MTCP's single packets took
+    the queue slots TCP's delayed-ACK pairs needed."""
+
+    unacked: int
+    is_agent: bool
+
+    def _ack_at_once(self, in_order: bool) -> bool:
+        return not self.is_agent and ack_at_once(self.unacked, not in_order, DELAYED_ACK_PACKETS)
+
+
+class NackHoldoff:
+    """In a switch-assisted session a receiver NACKs a hole again only once its
+    repair is overdue (twice its NACK-to-repair time), not with every ACK: every
+    receiver behind a fold NACKs the sender directly, and a NACK per ACK per
+    receiver crowded the fold's ACKs out of the reverse queue."""
+
+    nacks_held = 0
+    assisted: bool
+    nacked: dict[int, tuple[float, bool]]
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        missing = super()._nack_due(missing, now)  # type: ignore[misc]
+        if not missing or not self.assisted:
+            return missing
+        wait = self._holdoff()  # type: ignore[attr-defined]
+        if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
+            return missing
+        self.nacks_held += 1
+        return []
+
+
+class NackRack:
+    """A hole with fewer than three packets above it is NACKed once a packet
+    above it arrived a reordering window ago: RFC 8985 (RACK), with the window a
+    quarter of the receiver's NACK-to-repair time (the ACK delay before a
+    sample).  With windows of a few packets no hole has three above it, and
+    every loss waited for the packet timer while TCP's RACK found its own."""
+
+    rbuf: Any
+    solo: bool
+    nack_rtt: float | None
+    nacked: dict[int, tuple[float, bool]]
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self.hole_at: dict[int, float] = {}  # hole -> when a packet above it first arrived
+
+    def _reo_wnd(self) -> float:
+        return ACK_DELAY if self.nack_rtt is None else self.nack_rtt / 4
+
+    def _ripe(self, s: int, now: float) -> bool:
+        return super()._ripe(s, now) or now - self.hole_at.get(s, now) >= self._reo_wnd()  # type: ignore[misc]
+
+    def _arrived(self, seq: int, now: float) -> None:
+        super()._arrived(seq, now)  # type: ignore[misc]
+        self.hole_at.pop(seq, None)
+        if seq > self.rbuf.cum_ack:
+            fresh = [s for s in self.rbuf.missing(MAX_NACK_SEQS) if s not in self.hole_at]
+            for s in fresh:
+                self.hole_at[s] = now
+            if fresh and self.timer_at("nack") is None:  # type: ignore[attr-defined]
+                self.set_timer("nack", now + self._reo_wnd() + 1e-9)  # type: ignore[attr-defined]
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "nack" or self.solo:
+            super().on_timer(name, now)  # type: ignore[misc]
+            return
+        self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
+        missing = self._nack_what_is_due(now)  # type: ignore[attr-defined]
+        wait = [self.hole_at[s] for s in missing if s in self.hole_at and s not in self.nacked]
+        if wait:
+            reo = self._reo_wnd()
+            at = min(wait) + reo + 1e-9
+            self.set_timer("nack", at if at > now else now + reo)  # type: ignore[attr-defined]
+
+
+class NackDupthresh:
+    """A new hole is NACKed once ``THRESH`` packets above it arrived, as TCP
+    fast-retransmits on the third duplicate ACK (RFC 5681 3.2); the paper NACKs
+    the first gap.  Every NACK still lists every hole below its last one."""
+
+    THRESH = DUPTHRESH
+    rbuf: Any
+    nacked: dict[int, tuple[float, bool]]
+
+    def _ripe(self, s: int, now: float) -> bool:
+        return s in self.nacked or self.rbuf.received_above(s) >= self.THRESH
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        ripe = [s for s in missing if self._ripe(s, now)]
+        if not ripe:
+            return []
+        return super()._nack_due(missing[:missing.index(ripe[-1]) + 1], now)  # type: ignore[misc]
+
+
+class SharedLossMulticast:
+    """The sender repairs a packet several children lack by multicast, once (the
+    paper repairs by unicast): a loss at a bottleneck the children share would
+    cross it once per child.  A child lacks it when it acknowledged a later
+    packet but not this one and was not sent it within its RTT; children that
+    never acknowledged a later packet get unicast (nothing shows multicast reaches them)."""
+
+    def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
+        out: list[_Child] = []
+        if c.aggregated or c.sb.highest <= s:
+            return out
+        for x in self._acking():  # type: ignore[attr-defined]
+            if x is c or x.aggregated or x.sb.acked(s) or x.sb.highest <= s:
+                continue
+            last = x.last_tx.get(s)
+            rtt = x.rtt.srtt if x.rtt.srtt is not None else RTO_INITIAL
+            if last is not None and now - last < rtt:
+                continue
+            out.append(x)
+        return out
+
+
+class PacedRepairTimer:
+    """A packet whose repair waits for a child's retransmission window, or went
+    to every child lacking it within RTO_RTT, is not timed out again: its timer
+    is re-armed, as TCP restarts its timer while recovery makes progress (RFC 6298 5.3)."""
+
+    def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
+        return all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking)
+
+
+class LostRepairHalvesRwnd:
+    """A NACK that names again a repair sent more than a round trip before halves
+    that child's retransmission window, at most once per round trip: a lost
+    retransmission is a loss (RFC 5681 3.2, RFC 8985).  Without it a window grown
+    in slow start kept sending its whole size in repairs into a short queue."""
+
+    def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
+        if now - c.rcut_at < (srtt if srtt is not None else RTO_INITIAL):
+            return
+        c.rcut_at = now
+        c.rssthresh = max(1.0, c.rwnd / 2)
+        c.rwnd = c.rssthresh
+
+
+_OURS = "ours, see docs/protocols/mtcp.md#rules"
+_BOTH = (SENDER, RECEIVER)
+
+RULES = RuleBook(
+    "mtcp",
+    rules=(
+        Rule("timer_jitter", "periodic timers jittered by +-50 %, first hello within half a period",
+             "Floyd & Jacobson 1994; RFC 3550 6.3.1", {r: TimerJitter for r in _BOTH}),
+        Rule("initial_window", "slow start begins at 10 packets, not 1", "RFC 6928",
+             {r: InitialWindow for r in _BOTH}),
+        Rule("abc", "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)",
+             {r: Abc for r in _BOTH}),
+        Rule("recovery_hold", "no growth on the flight a NACK cut answered", "RFC 5681 3.2, RFC 6582 3.2",
+             {r: RecoveryHold for r in _BOTH}, requires=("reno_window",)),
+        Rule("reno_window", "loss-driven AIMD: the first NACK of a new loss halves cwnd", "RFC 5681 3.2; " + _OURS,
+             {r: RenoWindow for r in _BOTH}),
+        Rule("delayed_ack", "a leaf ACKs every second packet and out-of-order ones at once", "RFC 5681 4.2",
+             {RECEIVER: DelayedAck}),
+        Rule("nack_holdoff", "behind a fold, a hole is NACKed again only once its repair is overdue", _OURS,
+             {RECEIVER: NackHoldoff}),
+        Rule("nack_rack", "a hole is NACKed a reordering window after a later packet arrived", "RFC 8985",
+             {RECEIVER: NackRack}, requires=("nack_dupthresh",)),
+        Rule("nack_dupthresh", "a new hole is NACKed once 3 later packets arrived", "RFC 5681 3.2",
+             {RECEIVER: NackDupthresh}),
+        Rule("shared_loss_multicast", "the sender repairs a loss several children share by multicast, once",
+             _OURS, {SENDER: SharedLossMulticast}),
+        Rule("paced_repair_timer", "a packet whose repair is paced or on its way is not timed out",
+             "RFC 6298 5.3", {r: PacedRepairTimer for r in _BOTH}),
+        Rule("lost_repair_halves_rwnd", "a lost repair halves the child's retransmission window",
+             "RFC 5681 3.2, RFC 8985", {r: LostRepairHalvesRwnd for r in _BOTH}),
+    ),
+    profiles={
+        "paper": (),
+        "default": ("timer_jitter", "initial_window", "abc", "recovery_hold", "reno_window", "delayed_ack",
+                    "nack_holdoff", "nack_rack", "nack_dupthresh", "shared_loss_multicast",
+                    "paced_repair_timer", "lost_repair_halves_rwnd"),
+    },
+)

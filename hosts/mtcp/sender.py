@@ -1,0 +1,212 @@
+"""MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7).
+
+The roll call (:meth:`MtcpSender._roll_call`) is p4mcc's: the sender's poll
+of the receivers behind a switch fold that a silent member holds
+(``docs/protocols/mtcp.md``, "Deviations").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hosts.mtcp.core import DEAD_PROBES, FOLD_ID, RTO_INITIAL, _Agent, _Child
+from hosts.registry import SessionConfig
+from hosts.reliable import SendGate, payload_for
+from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+
+
+class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
+    """The root of the tree: multicasts data under the tree's summaries."""
+
+    def _ack_limit(self) -> int:
+        return self.next_seq - 1
+
+    def _has(self, seq: int) -> bool:
+        # The sender holds the application's whole stream (payload_for regenerates it).
+        return 1 <= seq < self.next_seq
+
+    def _next_point(self) -> int:
+        return self.next_seq
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.next_seq = 1
+        self.sent_ts: dict[int, int] = {}
+
+    # Roll calls: a fold held by a silent member (docs/protocols/mtcp.md, "Faults") ---------
+    def _rollcall_wait(self) -> float:
+        """How long the answers to a roll call may take: the probe answer wait of
+        the fold (or of the children that report by NACK), ``initial_rto`` before a sample."""
+        kids = [c for c in self.children.values() if (c.aggregated or c.solo) and c.rtt.srtt is not None]
+        return max((self._answer_timeout(c) for c in kids), default=RTO_INITIAL)
+
+    def _roll_call(self, now: float) -> None:
+        """Ask every member to answer by NACK, which no switch folds: a window update to the
+        group with ``cum_ack`` set (``adv_wnd`` 1 once unfolded); one call out at a time."""
+        if self.rollcall_at is not None or self.done:
+            return
+        fold = self.children.get(FOLD_ID)
+        self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
+        self.rollcall_at = now
+        self.rollcall_heard = {}
+        self.rollcalls += 1
+        waiting = min(self.buf, default=self.next_seq)
+        self.rollcall_ts = ts_us(now) or 1
+        self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
+                                               node_id=self.nid, cum_ack=max(1, waiting),
+                                               adv_wnd=int(self.unfolded)).encode())
+        self.set_timer("rollcall", now + self._rollcall_wait())
+
+    def _rollcall_answer(self, c: _Child, now: float) -> None:
+        """An answer echoes the call's timestamp: an RTT sample (of the fold, for a
+        member behind it), and the wait for the other answers shrinks to match."""
+        if self.rollcall_at is None:
+            return
+        target = self.children.get(FOLD_ID) if c.nack_only else c
+        if target is None:
+            return
+        target.rtt.sample(now - self.rollcall_at)
+        close = self.rollcall_at + self._rollcall_wait()
+        if close < (self.timer_at("rollcall") or float("inf")):
+            self.set_timer("rollcall", max(now, close))
+
+    def _on_rollcall_timer(self, now: float) -> None:
+        """The answers are in: unfold a stalled fold, or time out silent NACK-reporting children."""
+        at, heard = self.rollcall_at, self.rollcall_heard
+        self.rollcall_at, self.rollcall_heard = None, {}
+        if at is None:
+            return
+        fold = self.children.get(FOLD_ID)
+        if fold is not None and not self.unfolded:
+            stuck = fold.sb.cum_ack
+            heard = {n: cum for n, cum in heard.items() if n in self.children and self.children[n].nack_only}
+            # Every member that answered holds the packet the fold still lacks, and
+            # the fold has not moved since the call.
+            if (heard and self.fold_moved_at < at and stuck == self.rollcall_fold
+                    and all(cum > stuck for cum in heard.values()) and stuck + 1 in self.buf):
+                if self.fold_stalled_at == self.fold_reported:
+                    self._unfold(fold, heard, now)  # frozen across two calls: a silent member holds it
+                else:
+                    # The first time: the fold's last message may just have been lost
+                    # (the switch sends an unchanged fold only once). Take the answers.
+                    self.fold_stalled_at = self.fold_reported
+                    self._undo_cuts(self.fold_moved_at)
+                    low = min(heard.values())
+                    for x in [x for x in fold.rinflight if x <= low]:
+                        del fold.rinflight[x]  # not an RTT sample: the answers came from the call
+                    self._acknowledged(fold, fold.sb.update(low, limit=self._ack_limit()), now)
+            return
+        again = False
+        for c in [c for c in self.children.values() if c.solo]:
+            if c.last_heard >= at:
+                c.missed = 0
+                continue
+            c.missed += 1
+            if c.missed >= DEAD_PROBES:
+                self._remove_child(c, now)
+            else:
+                again = True
+        if again:
+            self._roll_call(now)
+        self._arm_packet_timer()
+
+    def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
+        """Stop counting on the switch's fold: the members that answered become
+        children that acknowledge by NACK; the silent one is left out."""
+        del self.children[FOLD_ID]
+        self.unfolded = True
+        self.unfolds += 1
+        for nid in heard:
+            c = self.children.get(nid)
+            if c is not None and c.nack_only:
+                self._solo(c, now)
+        # Cuts since the fold stalled were the silent member's, not congestion (RFC 4015).
+        self._undo_cuts(self.fold_moved_at)
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            if b.acks >= len(kids):
+                del self.buf[s]
+                self._acked_by_all(s, now)
+        self.metric({"unfolded": 1, "children": len(kids)}, "tree-repair")
+        self._roll_call(now)  # tells the members to report by NACK from now on
+
+    def _ready(self) -> bool:
+        kids = self._acking()
+        if self.assisted:
+            # Folds hide how many receivers there are: one heard summary suffices.
+            return any(c.heard for c in kids)
+        want = len(self.tree.children_of(self.me)) or self.p.receivers
+        return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
+
+    def current_window(self) -> int:
+        """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room; a snapshot per
+        feedback message, so the sender's own twnd cannot hide a child's."""
+        min_cwnd, max_twnd, adv = self.summary()
+        win = min_cwnd - max_twnd
+        lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
+        room = lowest + adv - (self.next_seq - 1)
+        return min(win, room)
+
+    def on_start(self, now: float) -> None:
+        self._start_probing(now)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        msg = self.decode_session(data, self.cfg.session_id)
+        if msg is None:
+            return
+        if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
+            self._on_feedback(msg, src, now)
+        elif isinstance(msg, MtcpNack):
+            self._on_nack(msg, src, now)
+        else:
+            return
+        self._pump(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
+        handler = handlers.get(name)
+        if handler is None or (name == "probe" and self.done):
+            return
+        handler(now)
+        self._pump(now)
+
+    def _pump(self, now: float) -> None:
+        if not self._may_send(now):
+            return
+        allowance = self.current_window()
+        while allowance >= 1:
+            if self.p.total_packets and self.next_seq > self.p.total_packets:
+                break
+            allowance -= 1
+            s = self.next_seq
+            self.next_seq += 1
+            ts = ts_us(now)
+            self.send(self.group, MtcpData(
+                session_id=self.cfg.session_id, seq=s, timestamp=ts,
+                payload=payload_for(s, self.p.packet_size)).encode())
+            self._buffer(s, ts, self.p.packet_size, now)
+        if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:
+            self.metric(self.metrics(now)[0], "done")  # the last record: none once done
+            self.done = True
+            self.cancel_timer("pkt")
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        if self.done:
+            return None
+        mc, mt, adv = self.summary()
+        return (
+            {
+                "cwnd": self.cwnd,
+                "twnd": self.twnd,
+                "min_cwnd": mc,
+                "max_twnd": mt,
+                "adv_wnd": adv,
+                "packets_sent": self.next_seq - 1,
+                "timeouts": self.timeouts,
+                "summaries_in": self.summaries_in,
+                "dead_children": self.dead_children,
+                "readmitted": self.readmitted,
+                "rtt_s": max((c.rtd.srtt or 0.0) for c in self._acking()) if self._acking() else 0.0,
+            },
+            "slowstart" if self.cwnd < self.ssthresh else "steady",
+        )
