@@ -122,27 +122,36 @@ class LoggedProcess:
 HOST_RT_PRIORITY = 5
 
 
-def realtime_prefix() -> list[str]:
-    """``chrt -f N`` for a host process, or nothing when it cannot or must not have it."""
+#: SCHED_FIFO priority of BMv2: that of the built-in switch's link and port
+#: threads (p4switch/linkemu.py, DEFAULT_RT_PRIORITY), so on a busy machine
+#: both targets forward ahead of ordinary processes alike.  BMv2's threads
+#: block on their queues between packets, so they take only what traffic needs.
+BMV2_RT_PRIORITY = 10
+
+
+def realtime_prefix(priority: int = HOST_RT_PRIORITY) -> list[str]:
+    """``chrt -f N`` for a process of the run, or nothing when it cannot or must not have it."""
     if os.environ.get("P4MCC_RT_PRIORITY", "").strip() == "0":
         return []
     if os.geteuid() != 0 or shutil.which("chrt") is None:
         return []
-    return ["chrt", "-f", str(HOST_RT_PRIORITY)]
+    return ["chrt", "-f", str(priority)]
 
 
 def spawn(name: str, argv: Sequence[str], log_path: Path, *, node: Any = None,
-          ready_pattern: re.Pattern[str] | None = None, realtime: bool = False,
+          ready_pattern: re.Pattern[str] | None = None, realtime: bool | int = False,
           stdin: bool = False) -> LoggedProcess:
     """Start ``argv`` (inside Mininet ``node``'s namespace when given) in its own
     process group, so stopping it stops everything it started.  ``realtime``
-    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`); ``stdin``
+    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`; an int is
+    the priority, True the hosts'); ``stdin``
     gives it a pipe to write to (``proc.stdin``)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=str(ROOT),
                               env=env, start_new_session=True)
     if realtime:
-        argv = [*realtime_prefix(), *argv]
+        prio = HOST_RT_PRIORITY if realtime is True else int(realtime)
+        argv = [*realtime_prefix(prio), *argv]
     if stdin:
         kw["stdin"] = subprocess.PIPE
     if node is not None:
@@ -190,7 +199,8 @@ def _switch_class() -> type:
                 argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir)
                 argv += ["--pipeline-cache", str(self.log_dir / PIPELINE_CACHE)]
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
-                                 ready_pattern=READY if self.target == "builtin" else None)
+                                 ready_pattern=READY if self.target == "builtin" else None,
+                                 realtime=BMV2_RT_PRIORITY if self.target == "bmv2" else False)
 
         def _start_links(self) -> None:
             """BMv2's link processes: a veth pair per port that goes through one, and
