@@ -4,7 +4,9 @@
 process: the built-in ``p4mcc switch`` by default, or BMv2
 ``simple_switch_grpc`` when asked and installed.  It lives in the root
 namespace (as Mininet's OVS and p4lang/tutorials' switches do) and owns the
-``sN-ethP`` ends of its cables through raw sockets.
+``sN-ethP`` ends of its cables through raw sockets.  On BMv2 a port whose
+link the kernel cannot shape is opened on an extra veth pair with a link
+process between it and the cable (emulation/shaping.py, emulation/linkproc.py).
 
 Hosts are plain Mininet hosts, prepared so that unmodified Linux networking
 works through a P4 switch: transmit checksum offload off (a veth otherwise
