@@ -21,8 +21,10 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "topologies" / "scenarios").rglob("*.yaml"))
-#: long enough for the controller's configuration and the first agents
-START_S = 4.0
+#: long enough for the controller's configuration and the agents to start
+#: and run a few seconds on a loaded 2-core machine (their Python start-up
+#: alone took several seconds at load average 40)
+START_S = 8.0
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +38,19 @@ def bmv2_ready(mininet_ready: None) -> None:
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(ROOT / "topologies" / "scenarios")))
 def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -> None:
-    from emulation.run import run_emulation
+    from emulation.faults import check_supported
+    from emulation.run import EmulationError, run_emulation
     from emulation.shaping import KERNEL, LINKPROC, NONE
 
     sc = load_scenario(path)
+    try:
+        check_supported(sc)
+    except ValueError as exc:
+        # a fault Mininet cannot inject on any target: refused up front, in one line naming it
+        with pytest.raises(EmulationError, match=r"^faults\[\d+\]") as info:
+            run_emulation(sc, tmp_path, target="bmv2", progress=False)
+        assert "\n" not in str(info.value) and str(exc) == str(info.value)
+        pytest.xfail(f"{path.name}: {exc}")
     sc = dataclasses.replace(sc.with_overrides(duration=min(sc.duration, START_S)), capture=None)
     summary = run_emulation(sc, tmp_path, target="bmv2", progress=False)
     assert summary["target"] == "bmv2"
