@@ -9,6 +9,7 @@ every shaped direction shaped (by the kernel or by a link process).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shutil
 from pathlib import Path
@@ -52,9 +53,20 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
         assert "\n" not in str(info.value) and str(exc) == str(info.value)
         pytest.xfail(f"{path.name}: {exc}")
     sc = dataclasses.replace(sc.with_overrides(duration=min(sc.duration, START_S)), capture=None)
-    summary = run_emulation(sc, tmp_path, target="bmv2", progress=False)
+    try:
+        run_emulation(sc, tmp_path, target="bmv2", progress=False)
+    except EmulationError as exc:
+        # Under heavy load an agent may still be finishing when the run's 3 s
+        # grace after the duration ends, and is stopped: it started and ran
+        # (its metrics are there), which is what this test is about.
+        assert str(exc).startswith("components failed"), exc
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["target"] == "bmv2"
-    assert summary["failed_components"] == []
+    for name in summary["failed_components"]:
+        role, label = name.split(" ", 1)
+        session, host = label.split("/", 1)
+        metrics = tmp_path / "agents" / f"{session}-{host}.jsonl"
+        assert metrics.exists() and metrics.read_text().strip(), f"{name} never ran"
     rows = summary["links"]
     assert len(rows) == 2 * len(sc.topology.links)  # both directions of every link
     for row in rows:
