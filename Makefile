@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
-	@echo "make run      - run the default demo ($(SCENARIO)) in Mininet (root)"
+	@echo "make run      - run the default demo ($(SCENARIO)) in Mininet (root; TARGET=auto|bmv2|builtin)"
 	@echo "make sim      - run the same scenario in the simulator"
 	@echo "make test     - run the whole test suite"
 	@echo "make bench    - run the benchmarks in bench/ and print figures"
@@ -42,9 +42,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --ignore-installed -e '.[dev]'
 	@touch $(STAMP)
 
+# TARGET=auto runs BMv2 when simple_switch_grpc and p4c-bm2-ss are on PATH
+# (sudo keeps PATH with `sudo env PATH=$$PATH make run`), the built-in switch otherwise.
+TARGET ?= auto
 run: install
 	@if [ "$$(id -u)" != 0 ]; then echo "make run: Mininet needs root (sudo make run)"; exit 1; fi
-	$(P4MCC) run $(SCENARIO) --out $(RESULTS)/demo
+	$(P4MCC) run $(SCENARIO) --target $(TARGET) --out $(RESULTS)/demo
 
 sim: install
 	$(P4MCC) sim $(SCENARIO) --out $(RESULTS)/demo-sim

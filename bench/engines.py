@@ -21,8 +21,16 @@ where several users build Mininet networks).  With ``--repeat N`` every
 engine runs N times (seeds 1..N unless ``--same-seed``) and the table shows
 the median with the spread (min-max) of the Mininet runs.
 
+``--target bmv2`` runs Mininet with BMv2 switches (``p4mcc run --target
+bmv2``; links shaped as docs/emulation.md says), ``--target builtin`` with
+the built-in switch (the default); each target keeps its own result folders
+(``mininet-bmv2-N``, ``mininet-N``), so both can sit beside one simulator run.
+
 ``--check 0.2`` exits non-zero when a flow's Mininet throughput is not
-within 20 % of the simulator's.
+within 20 % of the simulator's.  ``--docs`` writes the table into
+docs/emulation.md's generated section ``engines-<target>``.
+
+    sudo env PATH=$PATH .venv/bin/python bench/engines.py --target bmv2 --out results/engines --docs
 """
 
 from __future__ import annotations
@@ -69,7 +77,7 @@ def flows_of(summary: dict[str, Any]) -> dict[str, FlowFigures]:
 
 
 def run_engine(engine: str, scenario: str, out: Path, *, duration: float | None, seed: int,
-               lock: str | None, fresh: bool) -> dict[str, Any] | None:
+               lock: str | None, fresh: bool, target: str = "builtin") -> dict[str, Any] | None:
     """Run one engine on one scenario into ``out`` (reused when it has a summary)."""
     summary = out / "summary.json"
     if summary.exists() and not fresh:
@@ -78,7 +86,7 @@ def run_engine(engine: str, scenario: str, out: Path, *, duration: float | None,
            "--seed", str(seed)]
     if duration is not None:
         cmd += ["--duration", f"{duration:g}"]
-    cmd += ["--quiet"] if engine == "sim" else ["--no-progress"]
+    cmd += ["--quiet"] if engine == "sim" else ["--no-progress", "--target", target]
     if engine == "mininet" and lock:
         cmd = ["flock", lock, *cmd]
     print(f"# {engine}: {' '.join(cmd)}", file=sys.stderr, flush=True)
@@ -134,6 +142,23 @@ def compare(name: str, runs: dict[str, list[dict[str, Any]]]) -> tuple[list[str]
 
 HEADER = ("| scenario | flow | sim Mb/s | Mininet Mb/s | thr M/S | sim loss | Mininet loss | loss M/S "
           "| sim RTT s | Mininet RTT s | RTT M/S |\n|---|---|---|---|---|---|---|---|---|---|---|")
+DOCS_PAGE = ROOT / "docs" / "emulation.md"
+TARGET_NAMES = {"builtin": "the built-in switch", "bmv2": "BMv2 (simple_switch_grpc)"}
+
+
+def run_dir(engine: str, target: str, i: int) -> str:
+    """A run's folder name: the built-in switch's keep the historical ``mininet-N``."""
+    if engine == "mininet" and target != "builtin":
+        return f"mininet-{target}-{i}"
+    return f"{engine}-{i}"
+
+
+def docs_body(target: str, rows: list[str], ratios: list[float], tol: float) -> str:
+    """The generated section: the table, and how many flows sit within the tolerance."""
+    inside = sum(1 for r in ratios if abs(r - 1) <= tol)
+    return (f"Mininet on {TARGET_NAMES.get(target, target)} against the simulator, steady-state "
+            f"figures per flow (M/S: Mininet / simulator).  {inside} of {len(ratios)} flows' "
+            f"throughput within ±{tol:.0%}.\n\n" + HEADER + "\n" + "\n".join(rows))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-only", action="store_true", help="run nothing, compare what is in --out")
     ap.add_argument("--check", type=float, metavar="TOL",
                     help="exit 1 unless every flow's throughput ratio is within 1 +- TOL")
+    ap.add_argument("--target", choices=["builtin", "bmv2"], default="builtin",
+                    help="the switches of the Mininet runs (default builtin)")
+    ap.add_argument("--docs", action="store_true",
+                    help=f"write the table into {DOCS_PAGE.relative_to(ROOT)} (section engines-TARGET)")
     args = ap.parse_args(argv)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     bad = [e for e in engines if e not in ENGINES]
@@ -158,24 +187,33 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.duration or None
     print(HEADER)
     worst: list[float] = []
+    all_rows: list[str] = []
     for scen in args.scenarios:
         name = Path(scen).stem
         runs: dict[str, list[dict[str, Any]]] = {e: [] for e in ENGINES}
         for i in range(args.repeat):
             seed = 1 if args.same_seed else i + 1
             for engine in ENGINES:
-                out = args.out / name / f"{engine}-{i + 1}"
+                out = args.out / name / run_dir(engine, args.target, i + 1)
                 if args.compare_only or engine not in engines:
                     if (out / "summary.json").exists():
                         runs[engine].append(json.loads((out / "summary.json").read_text()))
                     continue
                 s = run_engine(engine, scen, out, duration=duration, seed=seed, lock=args.lock,
-                               fresh=args.fresh)
+                               fresh=args.fresh, target=args.target)
                 if s is not None:
                     runs[engine].append(s)
         rows, ratios = compare(name, runs)
         worst += ratios
+        all_rows += rows
         print("\n".join(rows), flush=True)
+    if args.docs:
+        sys.path.insert(0, str(ROOT))
+        from bench.docsection import write_section
+
+        cmd = "bench/engines.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        write_section(DOCS_PAGE, f"engines-{args.target}", docs_body(args.target, all_rows, worst,
+                                                                      args.check or 0.2), cmd)
     if args.check is not None:
         off = [r for r in worst if abs(r - 1) > args.check]
         if off or not worst:

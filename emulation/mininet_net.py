@@ -4,7 +4,9 @@
 process: the built-in ``p4mcc switch`` by default, or BMv2
 ``simple_switch_grpc`` when asked and installed.  It lives in the root
 namespace (as Mininet's OVS and p4lang/tutorials' switches do) and owns the
-``sN-ethP`` ends of its cables through raw sockets.
+``sN-ethP`` ends of its cables through raw sockets.  On BMv2 a port whose
+link the kernel cannot shape is opened on an extra veth pair with a link
+process between it and the cable (emulation/shaping.py, emulation/linkproc.py).
 
 Hosts are plain Mininet hosts, prepared so that unmodified Linux networking
 works through a P4 switch: transmit checksum offload off (a veth otherwise
@@ -20,6 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections import deque
 from pathlib import Path
@@ -36,6 +39,14 @@ PIPELINE_CACHE = "pipeline-cache"
 #: Called with every process :func:`spawn` starts: the run's record of what
 #: ``p4mcc stop`` may end (see :mod:`emulation.runstate`).
 spawn_hooks: list[Callable[["LoggedProcess"], None]] = []
+#: Called with the names of every interface pair a switch creates beyond
+#: Mininet's cables (BMv2's link-process veths): the run's record of them.
+interface_hooks: list[Callable[[list[str]], None]] = []
+#: What a link process prints once its ports are open (emulation/linkproc.py).
+LINKPROC_READY = re.compile(r"link emulation ready")
+LINKPROC_READY_TIMEOUT = 30.0
+#: A BMv2 switch's Thrift port is its P4Runtime port plus this.
+THRIFT_PORT_OFFSET = 1000
 
 
 class ComponentError(RuntimeError):
@@ -113,27 +124,36 @@ class LoggedProcess:
 HOST_RT_PRIORITY = 5
 
 
-def realtime_prefix() -> list[str]:
-    """``chrt -f N`` for a host process, or nothing when it cannot or must not have it."""
+#: SCHED_FIFO priority of BMv2: that of the built-in switch's link and port
+#: threads (p4switch/linkemu.py, DEFAULT_RT_PRIORITY), so on a busy machine
+#: both targets forward ahead of ordinary processes alike.  BMv2's threads
+#: block on their queues between packets, so they take only what traffic needs.
+BMV2_RT_PRIORITY = 10
+
+
+def realtime_prefix(priority: int = HOST_RT_PRIORITY) -> list[str]:
+    """``chrt -f N`` for a process of the run, or nothing when it cannot or must not have it."""
     if os.environ.get("P4MCC_RT_PRIORITY", "").strip() == "0":
         return []
     if os.geteuid() != 0 or shutil.which("chrt") is None:
         return []
-    return ["chrt", "-f", str(HOST_RT_PRIORITY)]
+    return ["chrt", "-f", str(priority)]
 
 
 def spawn(name: str, argv: Sequence[str], log_path: Path, *, node: Any = None,
-          ready_pattern: re.Pattern[str] | None = None, realtime: bool = False,
+          ready_pattern: re.Pattern[str] | None = None, realtime: bool | int = False,
           stdin: bool = False) -> LoggedProcess:
     """Start ``argv`` (inside Mininet ``node``'s namespace when given) in its own
     process group, so stopping it stops everything it started.  ``realtime``
-    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`); ``stdin``
+    runs it under SCHED_FIFO when allowed (:func:`realtime_prefix`; an int is
+    the priority, True the hosts'); ``stdin``
     gives it a pipe to write to (``proc.stdin``)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=str(ROOT),
                               env=env, start_new_session=True)
     if realtime:
-        argv = [*realtime_prefix(), *argv]
+        prio = HOST_RT_PRIORITY if realtime is True else int(realtime)
+        argv = [*realtime_prefix(prio), *argv]
     if stdin:
         kw["stdin"] = subprocess.PIPE
     if node is not None:
@@ -163,58 +183,102 @@ def _switch_class() -> type:
             self.seed = seed
             self.pcap_dir = Path(pcap_dir) if pcap_dir else None
             self.process: LoggedProcess | None = None
+            #: BMv2: the ports whose traffic goes through a link process
+            #: (emulation/shaping.py), set by the runner before the network starts
+            self.linkproc_ports: set[int] = set()
+            self.links: LoggedProcess | None = None
+            self.link_ifaces: list[str] = []
 
         def start(self, controllers: Any) -> None:  # noqa: ARG002 - P4Runtime, not OpenFlow
             assert self.plan is not None
             for intf in self.intfList():
                 if intf.name != "lo":
-                    self.cmd(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
-                    self.cmd(f"ethtool -K {intf.name} tx off rx off >/dev/null 2>&1")
+                    _quiet_iface(self, intf.name)
             if self.target == "bmv2":
-                argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir)
+                self._start_links()
+                argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir, via_links=self.linkproc_ports)
             else:
                 argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir)
                 argv += ["--pipeline-cache", str(self.log_dir / PIPELINE_CACHE)]
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
-                                 ready_pattern=READY if self.target == "builtin" else None)
+                                 ready_pattern=READY if self.target == "builtin" else None,
+                                 realtime=BMV2_RT_PRIORITY if self.target == "bmv2" else False)
+
+        def _start_links(self) -> None:
+            """BMv2's link processes: a veth pair per port that goes through one, and
+            the process (once: a BMv2 restarted after a crash finds both in place)."""
+            from emulation.shaping import bmv2_iface, linkproc_iface
+
+            assert self.plan is not None
+            if not self.linkproc_ports or (self.links is not None and self.links.alive):
+                return
+            argv = [sys.executable, "-m", "emulation.linkproc", "--name", self.name, "--seed", str(self.seed)]
+            for port in sorted(self.linkproc_ports):
+                iface = self.plan.ports[port]
+                bm, le = bmv2_iface(iface), linkproc_iface(iface)
+                if not Path(f"/sys/class/net/{bm}").exists():
+                    r = subprocess.run(["ip", "link", "add", bm, "type", "veth", "peer", "name", le],
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        raise ComponentError(f"{self.name}: cannot create the veth pair {bm}/{le} for "
+                                             f"port {port}'s link process: {r.stderr.strip()}")
+                    self.link_ifaces.append(bm)
+                    for hook in interface_hooks:
+                        hook([bm, le])
+                    for name in (bm, le):
+                        self.cmd(f"ip link set {name} up")
+                        _quiet_iface(self, name)
+                argv += ["--wire", f"{port}@{le}={iface}"]
+            for flag in self.plan.link_flags:
+                if int(flag.split(":", 1)[0]) in self.linkproc_ports:
+                    argv += ["--link", flag]
+            self.links = spawn(f"links {self.name}", argv, self.log_dir / f"{self.name}-links.log",
+                               ready_pattern=LINKPROC_READY)
+            if not self.links.ready.wait(LINKPROC_READY_TIMEOUT) or not self.links.alive:
+                raise ComponentError(f"{self.name}: its link process did not start:\n{self.links.last_lines()}")
 
         def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's name
             if self.process is not None:
                 self.process.stop()
+            if self.links is not None:
+                self.links.stop()
+            for name in self.link_ifaces:  # the pairs this switch created (the peer goes with it)
+                subprocess.run(["ip", "link", "del", "dev", name], capture_output=True)
+            self.link_ifaces.clear()
             super().stop(deleteIntfs)
 
     return P4Switch
 
 
-def _shaped(flag: str) -> bool:
-    """Whether a ``--link PORT:DIR:PARAMS`` flag asks for more than an
-    unshaped veth gives (a rate below the default, a delay or a loss):
-    BMv2 can run a scenario only when none does."""
-    from p4switch.units import parse_rate
-    from scenario.topology import DEFAULT_RATE_BPS
-
-    params = dict(kv.split("=", 1) for kv in flag.split(":", 2)[2].split(",") if "=" in kv)
-    if float(params.get("delay", "0ms").removesuffix("ms") or 0) > 0 or float(params.get("loss", 0)) > 0:
-        return True
-    return "rate" in params and parse_rate(params["rate"]) < DEFAULT_RATE_BPS
+def _quiet_iface(node: Any, name: str) -> None:
+    """No IPv6 chatter and no offloads on a switch-side interface (see module doc)."""
+    node.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
+    node.cmd(f"ethtool -K {name} tx off rx off >/dev/null 2>&1")
 
 
-def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None) -> list[str]:
-    """``simple_switch_grpc`` for the same ports (link shaping is the builtin switch's)."""
+def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None,
+                 via_links: set[int] | frozenset[int] = frozenset()) -> list[str]:
+    """``simple_switch_grpc`` for the same ports.
+
+    A port in ``via_links`` is opened on its link process's veth
+    (``<iface>-bm``, emulation/shaping.py) instead of the cable; the kernel's
+    shaping, where used, sits on the cable's interfaces and needs nothing here.
+    BMv2 logs at ``warn``: its per-packet trace costs more than the switch forwards.
+    """
+    from emulation.shaping import bmv2_iface
+
     exe = shutil.which("simple_switch_grpc")
     if exe is None:
-        raise ComponentError("--target bmv2: simple_switch_grpc is not on PATH")
-    if any(_shaped(flag) for flag in plan.link_flags):
-        raise ComponentError(
-            f"{plan.name}: BMv2 cannot emulate link rate/delay/loss on its ports and this machine "
-            "has no netem; run with --target builtin"
-        )
-    argv = [exe, "--device-id", str(plan.device_id), "--no-p4"]
+        raise ComponentError(f"{plan.name}: --target bmv2 needs simple_switch_grpc on PATH "
+                             "(install BMv2, or run with --target builtin)")
+    # each switch its own Thrift port (BMv2's default, 9090, would clash from the second switch on)
+    thrift = int(plan.grpc_addr.rsplit(":", 1)[1]) + THRIFT_PORT_OFFSET
+    argv = [exe, "--device-id", str(plan.device_id), "--no-p4", "--thrift-port", str(thrift)]
     for port, iface in sorted(plan.ports.items()):
-        argv += ["-i", f"{port}@{iface}"]
+        argv += ["-i", f"{port}@{bmv2_iface(iface) if port in via_links else iface}"]
     if pcap_dir is not None:
         argv.append(f"--pcap={pcap_dir}")
-    argv += ["--log-file", str(log_dir / f"{plan.name}.bmv2"), "--",
+    argv += ["--log-file", str(log_dir / f"{plan.name}.bmv2"), "--log-level", "warn", "--",
              "--grpc-server-addr", plan.grpc_addr, "--cpu-port", str(CPU_PORT)]
     return argv
 

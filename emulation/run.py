@@ -73,6 +73,27 @@ def missing_requirements(extra_tools: tuple[str, ...] = ()) -> str | None:
     return None
 
 
+#: What ``--target bmv2`` needs on PATH: the switch and the compiler of its pipeline.
+BMV2_TOOLS = ("simple_switch_grpc", "p4c-bm2-ss")
+TARGETS = ("auto", "builtin", "bmv2")
+#: How a summary's title names each target.
+TARGET_TITLES = {"builtin": "built-in p4mcc", "bmv2": "BMv2 simple_switch_grpc"}
+
+
+def resolve_target(target: str) -> str:
+    """``auto`` -> ``bmv2`` when BMv2 and p4c are on PATH, else ``builtin``;
+    a forced ``bmv2`` without them is an :class:`EmulationError` saying what is missing."""
+    if target not in TARGETS:
+        raise EmulationError(f"--target {target}: one of {', '.join(TARGETS)}")
+    missing = [t for t in BMV2_TOOLS if shutil.which(t) is None]
+    if target == "auto":
+        return "builtin" if missing else "bmv2"
+    if target == "bmv2" and missing:
+        raise EmulationError(f"--target bmv2: {' and '.join(missing)} not on PATH (install p4c and BMv2, "
+                             "or run with --target builtin)")
+    return target
+
+
 def check_environment() -> None:
     """Root and Mininet are needed; say which is missing."""
     reason = missing_requirements()
@@ -201,6 +222,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
     controller.  Yields (Mininet net, plan, controller op counts); always
     stops the switches and removes every namespace and interface."""
     check_environment()
+    target = resolve_target(target)
     logs = out / "logs"
     for d in (out, logs, out / "agents", out / "tcp"):
         d.mkdir(parents=True, exist_ok=True)
@@ -218,6 +240,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         record.add_process(proc.proc.pid, proc.name, group=True)
 
     mininet_net.spawn_hooks.append(remember)
+    mininet_net.interface_hooks.append(record.add_interfaces)
     net = build_network(plan, logs, target=target, program=program, pcap_dir=pcap_dir)
     try:
         net.build()
@@ -225,8 +248,10 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
             if node.shell is not None:
                 record.add_process(node.pid, f"mininet {node.name}")
         record.add_interfaces(sorted({c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables}))
+        plan.shapings = _plan_shaping(plan, net, target)  # type: ignore[attr-defined]
         net.start()
         prepare_hosts(net, plan)
+        _apply_tc(plan.shapings, net)  # type: ignore[attr-defined]
         for s in plan.switches.values():
             proc = net[s.name].process
             if proc is None or not proc.ready.wait(SWITCH_READY_TIMEOUT) or not proc.alive:
@@ -247,13 +272,53 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
     finally:
         net.stop()
         mininet_net.spawn_hooks.remove(remember)
+        mininet_net.interface_hooks.remove(record.add_interfaces)
         record.close()
 
 
+def _plan_shaping(plan: EmulationPlan, net: Any, target: str) -> list[Any]:
+    """How each link direction is shaped here (emulation/shaping.py); on BMv2 the
+    kernel's disciplines are probed on one of the run's own interfaces, and the
+    switches learn which ports go through a link process."""
+    from emulation import shaping
+
+    have: frozenset[str] = frozenset()
+    if target == "bmv2" and any(d.shaped for d in shaping.directions(plan)):
+        sw = next(iter(plan.switches.values()))
+        have = shaping.probe_qdiscs(sw.ports[min(sw.ports)])
+        for name, ports in shaping.linkproc_ports(plan, have).items():
+            net[name].linkproc_ports = set(ports)
+    try:
+        return shaping.shapings(plan, target, have)
+    except shaping.ShapingError as exc:
+        raise EmulationError(str(exc)) from None
+
+
+def _apply_tc(shapings: list[Any], net: Any) -> None:
+    """Run the kernel shaping's tc commands, each in the namespace of the node named in ``where``."""
+    from emulation.shaping import KERNEL
+
+    for sh in shapings:
+        if sh.how != KERNEL:
+            continue
+        node = net[sh.where.split()[0]]
+        for cmd in sh.commands:
+            out = node.cmd(f"{cmd} 2>&1; echo rc=$?")
+            if not out.rstrip().endswith("rc=0"):
+                err = out.rstrip().rsplit("rc=", 1)[0].strip().replace("\n", " ")
+                raise EmulationError(f"{sh.link} ({sh.sender} -> {sh.receiver}): tc refused `{cmd}`: {err}")
+
+
 def _check_no_leftovers(plan: EmulationPlan) -> None:
-    """Refuse to start over interfaces of another run (or of one killed hard)."""
+    """Refuse to start over interfaces of another run (or of one killed hard),
+    the cables' and the link processes' pairs (emulation/shaping.py) alike."""
+    from emulation.shaping import BMV2_SUFFIX, LINKPROC_SUFFIX
+
     existing = set(os.listdir("/sys/class/net"))
-    clash = sorted({c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables} & existing)
+    ours = {c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables}
+    ours |= {i + sfx for s in plan.switches.values() for i in s.ports.values()
+             for sfx in (BMV2_SUFFIX, LINKPROC_SUFFIX)}
+    clash = sorted(ours & existing)
     clash = [i for i in clash if i in existing]
     if clash:
         raise EmulationError(
@@ -275,6 +340,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     pcaps, turned into ``out/pcaps`` with run-relative times (scenario/capture.py).
     """
     out = Path(out)
+    target = resolve_target(target)
     from emulation.faults import check_supported
 
     try:
@@ -331,7 +397,8 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
-    rec.extra.update({"target": target, "controller_ops": ops,
+    rec.extra.update({"target": target, "switch": TARGET_TITLES[target], "controller_ops": ops,
+                      "links": [sh.as_dict() for sh in getattr(plan, "shapings", [])],
                       "failed_components": [s.process.name for s in failed]})
     rec.extra["link_timing_warnings"] = _link_timing(plan, logs, t0_wall, rec)
     summary = rec.write(out)
@@ -358,9 +425,14 @@ def _link_timing(plan: EmulationPlan, logs: Path, t0_wall: float, rec: R.Recorde
     """
     n = 0
     for name in plan.switches:
-        path = logs / f"{name}.log"
-        if not path.exists():
-            continue
+        for path in (logs / f"{name}.log", logs / f"{name}-links.log"):  # the switch's, or its link process's
+            n += _link_timing_file(path, name, t0_wall, rec)
+    return n
+
+
+def _link_timing_file(path: Path, name: str, t0_wall: float, rec: R.Recorder) -> int:
+    n = 0
+    if path.exists():
         for line in path.read_text(errors="replace").splitlines():
             m = _LINK_TIMING.search(line)
             if m is None:
@@ -375,7 +447,11 @@ def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, 
     """The switches' own pcaps, filtered and re-stamped from the run's start, into ``out/pcaps``."""
     from scenario import capture as C
 
+    from emulation.shaping import BMV2_SUFFIX
+
     port_of = {iface: (s.name, port) for s in plan.switches.values() for port, iface in s.ports.items()}
+    # BMv2 behind a link process captures on its own side of that process's veth
+    port_of |= {iface + BMV2_SUFFIX: where for iface, where in list(port_of.items())}
     for old in (out / C.PCAP_DIR).glob("*.pcap"):
         old.unlink()
     files = C.rebase(raw, out / C.PCAP_DIR, spec, C.FrameFilter.for_scenario(spec, plan.scenario),

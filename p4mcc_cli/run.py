@@ -13,17 +13,28 @@ from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_sce
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a scenario in Mininet emulation (root)")
     add_scenario_arguments(p)
-    p.add_argument("--target", choices=["builtin", "bmv2"], default="builtin",
-                   help="switch implementation: built-in p4mcc switch or BMv2 simple_switch_grpc")
+    p.add_argument("--target", choices=["auto", "builtin", "bmv2"], default="auto",
+                   help="switch implementation: BMv2 simple_switch_grpc, the built-in p4mcc switch, or "
+                        "auto (default): BMv2 when simple_switch_grpc and p4c-bm2-ss are on PATH")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_pcap_arguments(p)
     p.set_defaults(func=main)
 
 
+def first_line(exc: BaseException) -> str:
+    """What the user reads of an error that stops a run: its first line (the
+    rest, a component's log tail, is in the run's logs folder)."""
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
 def main(args: argparse.Namespace) -> int:
+    from emulation.mininet_net import ComponentError
     from emulation.plan import PlanError
     from emulation.run import EmulationError, run_emulation
+    from emulation.shaping import ShapingError
+    from p4switch.linkemu import LinkConfigError
     from reporting.console import table_console
     from reporting.results import summary_table
 
@@ -38,8 +49,12 @@ def main(args: argparse.Namespace) -> int:
         summary = run_emulation(scenario, out, target=args.target,
                                 program=Path(args.program) if args.program else None,
                                 progress=not args.no_progress, capture=capture)
-    except (EmulationError, PlanError) as exc:
+    except EmulationError as exc:
+        # a failed component's log tail is part of the message: it helps, and is no traceback
         print(f"p4mcc run: {exc}", file=sys.stderr)
+        return 1
+    except (ComponentError, PlanError, ShapingError, LinkConfigError) as exc:
+        print(f"p4mcc run: {first_line(exc)} (logs: {out}/logs)", file=sys.stderr)
         return 1
     table_console().print(summary_table(summary))
     print(f"results and plots: {out}/")

@@ -1,0 +1,68 @@
+"""On BMv2, a shaped link's delay and rate are what packets in Mininet experience.
+
+The same check as the built-in switch's (test_link_emulation.py): the ping
+RTT over the shaped bottleneck is the scenario's figure plus half the
+unshaped network's RTT (the switches' own processing that no link
+absorbs), within 10 %, and TCP gets the bottleneck's rate within 10 %.
+Here BMv2 forwards, and the links are shaped as emulation/shaping.py says:
+the kernel's disciplines where it has them all, a link process beside BMv2
+where one is missing (a kernel without netem).  summary.json's ``links``
+rows record which; the test checks they say so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_link_emulation import EXPECTED_RTT_S, RATE_BPS, median_ping_rtt, scenario  # noqa: E402
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def bmv2_ready(mininet_ready: None) -> None:
+    from emulation.run import BMV2_TOOLS
+
+    missing = [t for t in BMV2_TOOLS if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not on PATH: BMv2 runs need p4c and BMv2")
+
+
+@pytest.fixture(scope="module")
+def bmv2_baseline_rtt(bmv2_ready: None, tmp_path_factory: pytest.TempPathFactory) -> float:
+    """Median ping RTT (s) through BMv2 with the bottleneck unshaped: both switches' processing."""
+    from emulation.run import emulated_network
+
+    with emulated_network(scenario(rate="1Gbps", delay=0), tmp_path_factory.mktemp("baseline"),
+                          target="bmv2") as (net, _p, _o):
+        rtt, out = median_ping_rtt(net["h1"])
+    assert rtt < 0.005, out
+    return rtt
+
+
+def test_bmv2_link_rtt_and_tcp_throughput_match_the_scenario(bmv2_baseline_rtt: float, tmp_path: Path) -> None:
+    from emulation.mininet_net import spawn
+    from emulation.run import IPERF_READY, emulated_network
+    from emulation.shaping import KERNEL, LINKPROC
+
+    with emulated_network(scenario(), tmp_path, target="bmv2") as (net, plan, _ops):
+        bottleneck = [s for s in plan.shapings if s.link == "s1-p1--s2-p1"]
+        assert {(s.sender, s.receiver) for s in bottleneck} == {("s1", "s2"), ("s2", "s1")}
+        assert all(s.how in (KERNEL, LINKPROC) for s in bottleneck), bottleneck
+        rtt, out = median_ping_rtt(net["h1"])
+        assert rtt == pytest.approx(EXPECTED_RTT_S + bmv2_baseline_rtt / 2, rel=0.10), (bmv2_baseline_rtt, out)
+
+        server = spawn("iperf3 server", ["iperf3", "-s", "-1", "-p", "5301", "--forceflush"],
+                       tmp_path / "iperf3-server.log", node=net["h2"], ready_pattern=IPERF_READY)
+        try:
+            assert server.ready.wait(15) and server.alive, server.last_lines()
+            report = json.loads(net["h1"].cmd("iperf3 -c 10.0.0.2 -p 5301 -t 6 -O 2 -J"))
+        finally:
+            server.stop()
+    assert report["end"]["sum_received"]["bits_per_second"] == pytest.approx(RATE_BPS, rel=0.10)
