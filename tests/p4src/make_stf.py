@@ -95,11 +95,6 @@ class Stf:
     def expect(self, port: int, frame: bytes) -> None:
         self.lines.append(f"expect {port} {frame.hex().upper()}$")
 
-    def expect_any_nibble(self, port: int, frame: bytes, nibble: int) -> None:
-        """Expect ``frame`` with hex digit ``nibble`` (0 = first) left open."""
-        text = frame.hex().upper()
-        self.lines.append(f"expect {port} {text[:nibble]}*{text[nibble + 1:]}$")
-
     def check_counter(self, name: str, index: int, packets: int) -> None:
         self.lines.append(f"check_counter {name}({index}) packets == {packets}")
 
@@ -333,10 +328,6 @@ half-parsed.""")
     return s
 
 
-#: Hex digit of the stamp's queue code in a frame (Ethernet, IPv4, UDP, then byte 3).
-STAMP_Q_NIBBLE = 2 * (14 + 20 + 8 + 3)
-
-
 def _data(group: str, seq: int, session: int, stamp: int = 0, udp_checksum: bool = True) -> bytes:
     frame = udp_frame(SENDER, group, wire.TfmccData(session_id=session, seq=seq, stamp=stamp,
                                                     payload=b"x" * 32).encode())
@@ -353,20 +344,16 @@ def stamping() -> Stf:
 packet's stamp and its port's codes: queue code by maximum, spare code by
 minimum. Ports 1 and 2 run at 10 Mb/s (250 units of 40 kb/s: spare code 7
 while idle), port 3 has no rate (spare code 15). Session 7 is stamped,
-session 8 is not. An unstamped packet's queue code is the switch's own (the
-time the packet waited, which a live switch does not control: that digit is
-left open); stamps already worse than any wait here keep their queue code.""")
+session 8 is not. Every stamp sent in has a queue code (9: 65 ms or more)
+worse than any wait here, so the frames out do not depend on how long a
+live switch kept them queued; tests/p4src/test_stamping.py covers the
+switch's own queue code with a controlled queue.""")
     s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3},
                             groups=[Group(G[0], gidx=0, mgid=10)],
                             port_rates={1: 250, 2: 250, 4: 250}, stamped=(7,)))
     s.packet(1, igmpv2_report(H1, G[0]), "h1 joins G0")
     s.packet(2, igmpv2_report(H2, G[0]), "h2 joins G0")
     s.packet(3, igmpv2_report(H3, G[0]), "h3 joins G0")
-    f = _data(G[0], 1, 7, udp_checksum=False)
-    s.packet(4, f, "unstamped data: this switch's codes (spare 7 on the rated ports, 15 on port 3)")
-    s.expect_any_nibble(1, stamped(f, S.pack(1, 7)), STAMP_Q_NIBBLE)
-    s.expect_any_nibble(2, stamped(f, S.pack(1, 7)), STAMP_Q_NIBBLE)
-    s.expect_any_nibble(3, stamped(f, S.pack(1, 15)), STAMP_Q_NIBBLE)
     f = _data(G[0], 2, 7, stamp=S.pack(9, 12))
     s.packet(4, f, "stamped upstream: its queue code (9) and the tighter spare code stay; UDP checksum updated")
     s.expect(1, stamped(f, S.pack(9, 7)))
@@ -377,18 +364,18 @@ left open); stamps already worse than any wait here keep their queue code.""")
     s.expect(1, f)
     s.expect(2, f)
     s.expect(3, f)
-    f = _data(G[0], 4, 7, stamp=0x02, udp_checksum=False)
-    s.packet(4, f, "a high nibble of 0 is unstamped, whatever the low nibble says")
-    s.expect_any_nibble(1, stamped(f, S.pack(1, 7)), STAMP_Q_NIBBLE)
-    s.expect_any_nibble(2, stamped(f, S.pack(1, 7)), STAMP_Q_NIBBLE)
-    s.expect_any_nibble(3, stamped(f, S.pack(1, 15)), STAMP_Q_NIBBLE)
+    f = _data(G[0], 4, 7, stamp=S.pack(9, 15), udp_checksum=False)
+    s.packet(4, f, "no UDP checksum (0): it stays 0")
+    s.expect(1, stamped(f, S.pack(9, 7)))
+    s.expect(2, stamped(f, S.pack(9, 7)))
+    s.expect(3, stamped(f, S.pack(9, 15)))
     f = _data(G[0], 5, 8, stamp=S.pack(9, 12))
     s.packet(4, f, "session 8 is not stamped: unchanged")
     s.expect(1, f)
     s.expect(2, f)
     s.expect(3, f)
-    s.check_counter("port_stamped", 1, 4)
-    s.check_counter("port_stamped", 3, 4)
+    s.check_counter("port_stamped", 1, 3)
+    s.check_counter("port_stamped", 3, 3)
     return s
 
 

@@ -4,7 +4,9 @@ Egress writes the worse of a data packet's stamp and its port's own codes
 (queue code by maximum, spare code by minimum), keeps the UDP checksum
 valid, and measures each rated port's departure rate over aligned windows
 of 25.6 ms.  Tests that set the clock (``now``) or the queue model stay on
-the built-in switch; the others also run on BMv2 (tests/bmv2/test_stamp_parity.py).
+the built-in switch, as do those whose output holds this switch's own queue
+code (a live switch's queueing time is not the test's to choose); the
+others also run on BMv2 (tests/bmv2/test_stamp_parity.py).
 """
 
 from __future__ import annotations
@@ -53,19 +55,17 @@ def test_stamped_upstream_packet_keeps_the_worse_queue_and_the_tighter_spare_cod
 
 def test_unstamped_packet_gets_this_switch_codes_and_a_valid_udp_checksum():
     sw = _switch()
+    sw.queue_model = lambda port, now: (0, 0, 0)
     f = _data(1)
-    [(port, out)] = outputs(sw, 4, f)
-    assert port == 1 and S.stamped(_stamp_of(out)) and S.spare_code(_stamp_of(out)) == 7
-    assert out == stamped(f, _stamp_of(out))  # the checksum a full recomputation gives
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7)))]
+    f = _data(2, stamp=0x04)  # the high nibble says unstamped: the low one means nothing
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7)))]
 
 
 def test_a_port_without_a_rate_never_limits_the_spare_code():
     sw = _switch(rates={})
     f = _data(1, stamp=S.pack(9, 12))
     assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(9, 12)))]
-    f = _data(2, stamp=0x04)  # unstamped: the low nibble means nothing
-    [(_, out)] = outputs(sw, 4, f)
-    assert S.spare_code(_stamp_of(out)) == 15
 
 
 def test_sessions_without_stamping_and_feedback_pass_unchanged():
