@@ -16,6 +16,10 @@
 * per assisted session its mode: aggregation (slot + data group, the
   program folds over up to ``K`` member ports) or filtering (slot + round
   window); sessions with assistance off get no entry (plain replication);
+* per session with ``stamp`` set, an entry in the egress stamp table on
+  every switch of its tree, and on every switch any such session crosses,
+  each port's rate (from the topology's links) for the stamp's spare rate
+  (docs/stamp.md); with no stamped session neither table has entries;
 * the feedback-policing meter on host ports and the membership digest.
 
 Slots (group ``gidx``, session ``sidx``) and PRE group ids are allocated in
@@ -84,6 +88,8 @@ class SessionSpec:
     mode: str = "auto"
     filter_window_us: int | None = None
     """VLMCC's filter round length on the switch (None: the protocol's default)."""
+    stamp: bool = False
+    """Switches stamp the session's data packets with the congestion signal."""
 
     @property
     def effective_mode(self) -> str:
@@ -96,7 +102,8 @@ class SessionSpec:
 def session_from_scenario(s: Any) -> SessionSpec:
     """A :class:`SessionSpec` from a :class:`scenario.model.Session`."""
     groups = session_groups(s.protocol, s.group, getattr(s, "params", {}) or {})
-    mode = "auto" if getattr(s, "assistance", True) else "off"
+    assistance = getattr(s, "assistance", True)
+    mode = "auto" if assistance else "off"
     return SessionSpec(
         session_id=int(s.session_id),
         source=s.sender,
@@ -105,6 +112,7 @@ def session_from_scenario(s: Any) -> SessionSpec:
         receivers=tuple(s.receivers),
         mode=mode,
         filter_window_us=(getattr(s, "params", {}) or {}).get("filter_window_us"),
+        stamp=assistance == "stamp",
     )
 
 
@@ -343,8 +351,31 @@ def plan(
                     window = entry.filter_window_us if entry is not None else 0
                 st.add(TableEntry.make(n.session_table, key, n.filter_action,
                                        {n.session_sidx: sidx[s.session_id], n.session_window: int(window)}))
+    _add_stamping(topo, states, sessions, out.trees, n)
     out.below = switches_below(out.trees.values())
     return out
+
+
+def _add_stamping(topo: Topology, states: dict[str, SwitchState], sessions: Sequence[SessionSpec],
+                  trees: Mapping[int, Mapping[str, Any]], n: ProgramNames) -> None:
+    """The stamp's tables: each stamped session on the switches of its tree,
+    and on those switches every port's rate (links of unknown rate: none,
+    the port then never limits the spare rate)."""
+    stamping: set[str] = set()
+    for s in sessions:
+        if not s.stamp:
+            continue
+        for sw in sorted(trees[s.session_id]):
+            states[sw].add(TableEntry.make(n.stamp_table, {n.stamp_key: s.session_id}, n.stamp_action, {}))
+            stamping.add(sw)
+    for link in topo.links:
+        if link.rate_bps is None:
+            continue
+        units = int(link.rate_bps // n.stamp_rate_unit_bps)
+        for sw, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if sw in stamping:
+                states[sw].add(TableEntry.make(n.port_rate_table, {n.port_rate_key: port},
+                                               n.port_rate_action, {n.port_rate_units: units}))
 
 
 def _add_forwarding(topo: Topology, states: dict[str, SwitchState], n: ProgramNames) -> None:

@@ -82,6 +82,17 @@ class ProgramNames:
     session_gidx: str = "gidx"
     session_window: str = "window_us"
 
+    # Congestion stamp (egress): each port's rate, and the sessions stamped.
+    port_rate_table: str = "MccEgress.port_rate"
+    port_rate_key: str = "port"
+    port_rate_action: str = "MccEgress.set_port_rate"
+    port_rate_units: str = "rate_units"
+    #: bit/s per ``rate_units`` unit (RFC 4782's 40 kb/s; include/defs.p4)
+    stamp_rate_unit_bps: int = 40_000
+    stamp_table: str = "MccEgress.stamp_sessions"
+    stamp_key: str = "hdr.mcc.session_id"
+    stamp_action: str = "MccEgress.stamp"
+
     # Feedback policing meter (packets), index = ingress port.
     feedback_meter: str = "feedback_meter"
 
@@ -103,12 +114,14 @@ class ProgramNames:
     flood_mgid: int = 1
 
     def tables(self) -> list[str]:
-        return [self.config_table, self.fwd_table, self.arp_table, *self.group_tables, self.session_table]
+        return [self.config_table, self.fwd_table, self.arp_table, *self.group_tables, self.session_table,
+                self.port_rate_table, self.stamp_table]
 
     def actions(self) -> list[str]:
         return [
             self.config_action, self.fwd_action, self.fwd_drop_action, self.arp_action, *self.group_actions,
             self.aggregate_action, self.filter_action, self.none_action,
+            self.port_rate_action, self.stamp_action,
         ]
 
 

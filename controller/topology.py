@@ -59,8 +59,9 @@ class Switch:
 class Link:
     """One cable; ``*_port`` is the port number on a switch end (0 on a host).
 
-    No rate: the controller never needs one (a tutorials ``bw`` is accepted
-    and not kept); the simulator and Mininet read rates from the scenario.
+    ``rate_bps`` (None: unknown, as a tutorials topology without ``bw``) is
+    what the congestion stamp measures a port's spare rate against; the
+    simulator and Mininet shape links from the scenario itself.
     """
 
     a: str
@@ -70,6 +71,7 @@ class Link:
     delay_ms: float = 0.0
     loss: float = 0.0
     queue: int | None = None
+    rate_bps: float | None = None
 
 
 @dataclass
@@ -347,6 +349,7 @@ def from_scenario_topology(t: Any) -> Topology:
                 delay_ms=float(ln.delay_s) * 1e3,
                 loss=float(loss),
                 queue=ln.queue_packets,
+                rate_bps=float(ln.rate_bps),
             )
         )
     topo.validate()

@@ -13,7 +13,8 @@ layer (one class per message, named like the codec class: ``WebrcData``,
 ``TfmccReport``, ``RlaSack``, ...).  Data messages carry their application
 payload as ``Raw`` after the body; RLA SACK blocks and MTCP NACK lists are
 fields of the body layer, counted by ``nblocks`` / ``count``.  When building,
-``proto``, ``msg_type``, ``length`` and the counts fill themselves in.
+``msg_type``, ``length`` and the counts fill themselves in; ``stamp`` starts
+unstamped (0), as senders send it.
 
 The classes are generated from the same tables the codec and ``wire.p4`` use,
 so a message added to ``hosts/wire.py`` gets its layer with no edit here;
@@ -45,6 +46,7 @@ from scapy.fields import (
     SignedIntField,
     SignedLongField,
     SignedShortField,
+    XByteField,
     XShortField,
 )
 from scapy.layers.inet import UDP
@@ -82,8 +84,8 @@ def _common_fields() -> list[Field[Any, Any]]:
             out.append(XShortField("magic", wire.MAGIC))
         elif f.name == "version":
             out.append(ByteField("version", wire.VERSION))
-        elif f.name == "proto":
-            out.append(ByteEnumField("proto", None, {int(p): p.name for p in wire.Proto}))
+        elif f.name == "stamp":
+            out.append(XByteField("stamp", wire.Stamp.NOT_STAMPED))
         elif f.name == "msg_type":
             out.append(ByteEnumField("msg_type", None, {int(t): t.name for t in wire.MsgType}))
         elif f.name == "flags":
@@ -106,9 +108,6 @@ class P4mcc(Packet):
         offs = _OFFS
         if self.msg_type is None:
             pkt = pkt[: offs["msg_type"]] + b"\x00" + pkt[offs["msg_type"] + 1 :]
-        mtype = pkt[offs["msg_type"]]
-        if self.proto is None:
-            pkt = pkt[: offs["proto"]] + bytes([mtype >> 4]) + pkt[offs["proto"] + 1 :]
         if self.length is None:
             n = (len(pkt) + len(pay)).to_bytes(2, "big")
             pkt = pkt[: offs["length"]] + n + pkt[offs["length"] + 2 :]
@@ -247,7 +246,7 @@ bind_top_down(UDP, P4mcc, sport=DEFAULT_PORTS[0], dport=DEFAULT_PORTS[0])
 def to_layers(msg: wire.Message) -> Packet:
     """The Scapy packet (``P4mcc / body [/ Raw]``) of a codec message, field for field."""
     common = {f.name: getattr(msg, f.name) for f in wire.COMMON_FIELDS
-              if f.name in ("session_id", "seq", "timestamp", "flags")}
+              if f.name in ("session_id", "seq", "timestamp", "flags", "stamp")}
     body_cls = LAYERS[msg.MSG_TYPE]
     tail = tail_of(type(msg))
     kw: dict[str, Any] = {f.name: getattr(msg, f.name) for f in type(msg).BODY}

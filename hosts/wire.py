@@ -81,6 +81,89 @@ class Flags:
     SPREAD_ACKS = 0x40  # RLA data: the group is large, receivers spread their SACKs over the data gap
 
 
+class Stamp:
+    """The congestion stamp: one byte of the common header that switches write.
+
+    High nibble ``q``: the worst queueing delay on the path (switches combine
+    by maximum); low nibble ``s``: the spare rate of the tightest port
+    (combined by minimum), both on a base-2 scale.  ``q == 0`` means no switch
+    stamped the packet (senders write 0), so a receiver tells a path without
+    stamping switches apart from any measured value.  ``docs/stamp.md`` gives
+    the design and its reasons.
+
+    * ``q = 1``: the packet waited less than :attr:`Q_BASE_US` * 4 (512 us);
+      ``q`` in 2..14: it waited in ``[2**(q+7), 2**(q+8))`` us; ``q = 15``:
+      ``2**22`` us (4.2 s) or more.
+    * ``s = 0``: less than 80 kb/s spare; ``s`` in 1..15: at least
+      ``40 kb/s * 2**s`` spare (RFC 4782's Quick-Start rate scale, 3.1).
+    """
+
+    NOT_STAMPED = 0
+    #: Spare-rate unit of the ``s`` scale, bit/s (RFC 4782 3.1's K).
+    RATE_UNIT_BPS = 40_000
+    #: The ``q`` scale's unit: ``q >= 2`` means at least ``2**(q+7)`` us.
+    Q_BASE_US = 128
+
+    @staticmethod
+    def pack(q: int, s: int) -> int:
+        """The stamp byte of queue code ``q`` and spare code ``s`` (each 0..15)."""
+        if not (0 <= q <= 15 and 0 <= s <= 15):
+            raise WireError(f"stamp codes out of range: q={q} s={s}")
+        return (q << 4) | s
+
+    @staticmethod
+    def stamped(stamp: int) -> bool:
+        """True when at least one switch on the path wrote ``stamp``."""
+        return (stamp >> 4) != 0
+
+    @staticmethod
+    def queue_code(stamp: int) -> int:
+        return (stamp >> 4) & 0xF
+
+    @staticmethod
+    def spare_code(stamp: int) -> int:
+        return stamp & 0xF
+
+    @classmethod
+    def queue_delay_s(cls, stamp: int) -> float | None:
+        """Lower bound of the worst queueing delay on the path, seconds (None: not stamped)."""
+        q = cls.queue_code(stamp)
+        if q == 0:
+            return None
+        return 0.0 if q == 1 else cls.Q_BASE_US * 2**q / 1e6
+
+    @classmethod
+    def spare_bps(cls, stamp: int) -> float | None:
+        """Lower bound of the tightest port's spare rate, bit/s (None: not stamped)."""
+        if not cls.stamped(stamp):
+            return None
+        s = cls.spare_code(stamp)
+        return 0.0 if s == 0 else float(cls.RATE_UNIT_BPS * 2**s)
+
+    @classmethod
+    def queue_code_for(cls, delay_us: int) -> int:
+        """The ``q`` a switch writes for a packet that waited ``delay_us``."""
+        q = 1
+        while q < 15 and delay_us >= cls.Q_BASE_US << (q + 1):
+            q += 1
+        return q
+
+    @classmethod
+    def spare_code_for(cls, spare_bps: float) -> int:
+        """The ``s`` a switch writes for a port with ``spare_bps`` spare."""
+        s = 0
+        while s < 15 and spare_bps >= cls.RATE_UNIT_BPS * 2 ** (s + 1):
+            s += 1
+        return s
+
+    @classmethod
+    def combine(cls, stamp: int, q: int, s: int) -> int:
+        """``stamp`` after one more switch whose own codes are ``q`` (>= 1) and ``s``."""
+        if not cls.stamped(stamp):
+            return cls.pack(q, s)
+        return cls.pack(max(cls.queue_code(stamp), q), min(cls.spare_code(stamp), s))
+
+
 class TfmccReportFlags:
     """Bits of the TFMCC report's ``rflags`` byte."""
 
@@ -122,11 +205,12 @@ def _layout(spec: str) -> tuple[WireField, ...]:
     return tuple(out)
 
 
-#: Common header: magic, version, proto, msg_type, flags, length (whole UDP
-#: payload in bytes), session_id, seq, timestamp (sender clock, microseconds
-#: modulo 2**32).
+#: Common header: magic, version, stamp (the path's congestion signal, written
+#: by switches: :class:`Stamp`), msg_type (its high nibble is the protocol),
+#: flags, length (whole UDP payload in bytes), session_id, seq, timestamp
+#: (sender clock, microseconds modulo 2**32).
 COMMON_FIELDS: tuple[WireField, ...] = _layout(
-    "magic:16 version:8 proto:8 msg_type:8 flags:8 length:16 session_id:32 seq:32 timestamp:32")
+    "magic:16 version:8 stamp:8 msg_type:8 flags:8 length:16 session_id:32 seq:32 timestamp:32")
 _COMMON = struct.Struct("!" + "".join(f.struct_code for f in COMMON_FIELDS))
 assert _COMMON.size == COMMON_LEN
 
@@ -177,6 +261,7 @@ class Message:
     seq: int = 0
     timestamp: int = 0
     flags: int = 0
+    stamp: int = Stamp.NOT_STAMPED
 
     MSG_TYPE: ClassVar[MsgType]
     BODY: ClassVar[tuple[WireField, ...]] = ()
@@ -237,6 +322,8 @@ class Message:
             _check(self, f)
         if not 0 <= self.flags <= 0xFF:
             raise WireError(f"flags out of range: {self.flags}")
+        if not 0 <= self.stamp <= 0xFF:
+            raise WireError(f"stamp out of range: {self.stamp}")
         for f in self.BODY:
             _check(self, f)
         body = self._body_struct.pack(*(getattr(self, f.name) for f in self.BODY))
@@ -247,7 +334,7 @@ class Message:
         head = _COMMON.pack(
             MAGIC,
             VERSION,
-            int(self.MSG_TYPE) >> 4,
+            self.stamp,
             int(self.MSG_TYPE),
             self.flags,
             length,
@@ -304,13 +391,13 @@ def peek_header(data: bytes) -> tuple[MsgType | int, int]:
     """Return (message type, session id) without decoding the body."""
     if len(data) < COMMON_LEN:
         raise WireError(f"truncated: {len(data)} bytes, common header needs {COMMON_LEN}")
-    magic, version, proto, mtype, _flags, _length, session, _seq, _ts = _COMMON.unpack_from(data)
+    magic, version, _stamp, mtype, _flags, _length, session, _seq, _ts = _COMMON.unpack_from(data)
     if magic != MAGIC:
         raise WireError(f"bad magic 0x{magic:04x}")
     if version != VERSION:
         raise WireError(f"unsupported version {version}")
-    if mtype not in _REGISTRY or (mtype >> 4) != proto:
-        raise WireError(f"unknown message type 0x{mtype:02x} for protocol {proto}")
+    if mtype not in _REGISTRY:
+        raise WireError(f"unknown message type 0x{mtype:02x}")
     return _REGISTRY[mtype].MSG_TYPE, session
 
 
@@ -344,7 +431,7 @@ def _decode(data: bytes) -> Message:
     if len(data) > MAX_DATAGRAM:
         raise WireError(f"oversized: {len(data)} bytes > {MAX_DATAGRAM}")
     mtype, _ = peek_header(data)
-    _m, _v, _p, _t, flags, length, session, seq, ts = _COMMON.unpack_from(data)
+    _m, _v, stamp, _t, flags, length, session, seq, ts = _COMMON.unpack_from(data)
     if length != len(data):
         raise WireError(f"length field says {length} bytes, datagram has {len(data)}")
     cls = _REGISTRY[int(mtype)]
@@ -356,7 +443,7 @@ def _decode(data: bytes) -> Message:
     values = cls._body_struct.unpack_from(data, COMMON_LEN)
     kwargs: dict[str, object] = {f.name: v for f, v in zip(cls.BODY, values)}
     kwargs.update(cls._decode_tail(data[body_end:], kwargs))
-    return cls(session_id=session, seq=seq, timestamp=ts, flags=flags, **kwargs)
+    return cls(session_id=session, seq=seq, timestamp=ts, flags=flags, stamp=stamp, **kwargs)
 
 
 class _PayloadTail:
@@ -533,6 +620,7 @@ __all__ = [
     "Message",
     "MsgType",
     "Proto",
+    "Stamp",
     "TfmccDataFlags",
     "TfmccReportFlags",
     "WireError",

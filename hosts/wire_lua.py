@@ -33,7 +33,7 @@ LUA_NAME = "p4mcc.lua"
 #: UDP ports the dissector claims (where scenarios put sessions by default).
 PORT_RANGE = "5000-5999"
 
-_BASE_HEX = {"magic", "msg_type", "flags"}
+_BASE_HEX = {"magic", "msg_type", "flags", "stamp"}
 
 
 def _pf(var: str, filt: str, label: str, bits: int, signed: bool, base: str, extra: str = "") -> str:
@@ -85,6 +85,12 @@ def render() -> str:
         if fld.name == "flags":
             out += _flag_lines(var, "p4mcc.flags", COMMON_FLAG_BITS, fld.bits)
             flags = [f"flags.{n}" for _, n in sorted(COMMON_FLAG_BITS.items())]
+        elif fld.name == "stamp":
+            # the two codes of hosts.wire.Stamp, as masked sub-fields
+            for part, mask in (("queue", 0xF0), ("spare", 0x0F)):
+                out.append(f'f["stamp.{part}"] = ProtoField.uint8("p4mcc.stamp.{part}", "{part} code",'
+                           f' base.DEC, nil, 0x{mask:02x})')
+            flags = ["stamp.queue", "stamp.spare"]
         common.append((var, off, fld.bits // 8, flags))
         off += fld.bits // 8
     out.append('f["payload"] = ProtoField.bytes("p4mcc.payload", "payload")')
@@ -151,7 +157,7 @@ local e_short = ProtoExpert.new("p4mcc.short", "p4mcc message shorter than its l
                                 expert.group.MALFORMED, expert.severity.ERROR)
 local e_length = ProtoExpert.new("p4mcc.length.mismatch", "length field differs from the datagram size",
                                  expert.group.MALFORMED, expert.severity.ERROR)
-local e_type = ProtoExpert.new("p4mcc.msg_type.unknown", "unknown message type for this protocol",
+local e_type = ProtoExpert.new("p4mcc.msg_type.unknown", "unknown message type",
                                expert.group.MALFORMED, expert.severity.ERROR)
 local e_count = ProtoExpert.new("p4mcc.count.mismatch", "tail size differs from its count",
                                 expert.group.MALFORMED, expert.severity.ERROR)
@@ -180,7 +186,7 @@ function p4mcc.dissector(tvb, pinfo, tree)
     local root = tree:add(p4mcc, tvb(), "p4mcc " .. (body and body.name or kind))
     add_rows(root, tvb, common, 0)
     if tvb(6, 2):uint() ~= n then root:add_proto_expert_info(e_length) end
-    if body == nil or math.floor(mtype / 16) ~= tvb(3, 1):uint() then
+    if body == nil then
         root:add_proto_expert_info(e_type)
         return n
     end

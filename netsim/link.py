@@ -192,6 +192,21 @@ class Channel:
             return 0, 0
         return len(q) - 1, self._inflight_bytes - q[0][1]
 
+    def queue_meta(self, now: float) -> tuple[int, float]:
+        """(packets waiting, seconds a frame offered now waits before it starts on the wire).
+
+        The wait is what BMv2 reports as ``deq_timedelta`` for a frame its
+        traffic manager queues now: the time until the frames ahead of it
+        (and the one being sent) have left, excluding the frame's own
+        serialization.  Exact for a FIFO drained at ``rate_bps`` without
+        jitter (switch ports have none).
+        """
+        self._advance(now)
+        q = self._inflight
+        if not q:
+            return 0, 0.0
+        return len(q) - 1, max(0.0, q[-1][0] - now)
+
     def send(self, frame: bytes) -> bool:
         """Offer a frame; False if the queue dropped it."""
         sim = self.sim

@@ -15,8 +15,14 @@ API (tables, default actions, PRE groups, clone sessions, meters); digests and
 packets to the CPU port are counted and dropped (the data plane keeps join
 state itself; no controller runs inside the simulation).
 
-Queue metadata: the node tells the interpreter each egress port's current
-backlog (``standard_metadata.enq_qdepth``/``deq_qdepth``) from the link model.
+Queue metadata: each egress port's link is the traffic manager's queue
+between ingress and egress, drained at the port's rate, as in BMv2's
+``simple_switch``.  The interpreter runs egress when a packet is queued, so
+the node tells it the backlog the packet finds (``enq_qdepth``, and
+``deq_qdepth`` likewise: the packets that will queue behind it are not known
+yet) and the time it will wait before it leaves (``deq_timedelta``, in us;
+``egress_global_timestamp`` is the arrival time plus that wait).
+docs/stamp.md lists what differs from BMv2.
 """
 
 from __future__ import annotations
@@ -88,11 +94,12 @@ class P4SwitchNode:
         self.counters.digests += 1
 
     def _queue_model(self, port: int, now: float) -> tuple[int, int, int]:
+        """(enq_qdepth, deq_timedelta in us, deq_qdepth) of a packet queued on ``port`` now."""
         ch = self.ports.get(port)
         if ch is None:
             return 0, 0, 0
-        q, _ = ch.backlog(now)
-        return q, 0, q
+        q, wait = ch.queue_meta(now)
+        return q, int(round(wait * 1e6)), q
 
     def attach(self, port: int, channel: "Channel") -> None:
         self.ports[port] = channel

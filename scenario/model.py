@@ -94,8 +94,10 @@ class Session:
     port: int
     start: float = 0.0
     stop: float | None = None
-    #: Whether switches assist this session (aggregation/filtering) or only replicate.
-    assistance: bool = True
+    #: Whether switches assist this session (aggregation/filtering) or only
+    #: replicate; ``"stamp"``: assist, and stamp its data packets with the
+    #: path's congestion signal (docs/stamp.md).
+    assistance: bool | str = True
     params: dict[str, Any] = field(default_factory=dict)
     #: Session id on the wire (common header); defaults to the session's index + 1.
     session_id: int = 0
@@ -734,8 +736,8 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     if not isinstance(assistance, bool):
         if assistance in ("on", "off"):
             assistance = assistance == "on"
-        else:
-            ctx.err(f"{path}.assistance", f"expected true/false (or on/off), got {assistance!r}")
+        elif assistance != "stamp":
+            ctx.err(f"{path}.assistance", f"expected true/false (or on/off) or stamp, got {assistance!r}")
             assistance = True
     params = raw.get("params", raw.get("parameters", {})) or {}
     ctx.expect(f"{path}.params", params, dict, "a mapping of protocol parameters")
@@ -772,7 +774,7 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     return Session(
         name=str(raw.get("name", f"{proto}{index + 1}")), protocol=proto, sender=str(sender),
         receivers=tuple(receivers), group=group, port=int(port), start=start or 0.0, stop=stop,
-        assistance=bool(assistance), params=dict(params) if isinstance(params, dict) else {},
+        assistance=assistance if assistance == "stamp" else bool(assistance), params=dict(params) if isinstance(params, dict) else {},
         session_id=int(sid), join_at=times["join_at"], leave_at=times["leave_at"],
         profile=profile, rules=switches,
     )

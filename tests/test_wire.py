@@ -27,7 +27,7 @@ def _field_strategy(cls: type[wire.Message], name: str) -> st.SearchStrategy:
         return st.lists(st.tuples(edge, edge), max_size=wire.MAX_SACK_BLOCKS).map(tuple)
     if name == "missing":
         return st.lists(st.integers(0, 0xFFFFFFFF), max_size=wire.MAX_NACK_SEQS).map(tuple)
-    if name == "flags":
+    if name in ("flags", "stamp"):
         return st.integers(0, 0xFF)
     return st.integers(0, 0xFFFFFFFF)
 
@@ -62,10 +62,45 @@ def test_every_message_type_is_registered_with_its_protocol_nibble() -> None:
 def test_common_header_layout_is_exact() -> None:
     msg = wire.TfmccReport(session_id=0x01020304, seq=0x0A0B0C0D, timestamp=0x11223344, flags=0x02, rate=0xDEADBEEF, fb_round=7)
     data = msg.encode()
-    assert data[:20] == bytes.fromhex("504d" "01" "02" "22" "02" "0034" "01020304" "0a0b0c0d" "11223344")
+    assert data[:20] == bytes.fromhex("504d" "01" "00" "22" "02" "0034" "01020304" "0a0b0c0d" "11223344")
     # the switch reads rate and round at fixed offsets right after the common header
     assert data[20:24] == bytes.fromhex("deadbeef")
     assert data[24:26] == b"\x00\x07"
+
+
+def test_stamp_is_byte_3_and_senders_leave_it_unstamped() -> None:
+    assert wire.WebrcData(session_id=1).encode()[3] == wire.Stamp.NOT_STAMPED
+    data = wire.WebrcData(session_id=1, stamp=wire.Stamp.pack(3, 7)).encode()
+    assert data[3] == 0x37
+    assert wire.decode(data).stamp == 0x37
+
+
+def test_stamp_codes_follow_their_scales() -> None:
+    S = wire.Stamp
+    assert [S.queue_code_for(us) for us in (0, 511, 512, 1023, 1024, 2**21, 2**22, 10**9)] == [
+        1, 1, 2, 2, 3, 14, 15, 15]
+    assert S.queue_delay_s(S.pack(3, 0)) == 1024e-6
+    assert S.queue_delay_s(S.pack(1, 0)) == 0.0
+    # RFC 4782 3.1: N means at least 40 kb/s * 2**N
+    assert [S.spare_code_for(r) for r in (0, 79_999, 80_000, 10e6, 1.4e9)] == [0, 0, 1, 7, 15]
+    assert S.spare_bps(S.pack(1, 7)) == 40_000 * 128
+    assert S.spare_bps(S.pack(1, 0)) == 0.0
+
+
+def test_an_unstamped_byte_reads_as_no_switch_on_the_path() -> None:
+    S = wire.Stamp
+    # version-1 senders wrote the protocol id (1..5) here: the high nibble is 0
+    for legacy in range(6):
+        assert not S.stamped(legacy)
+        assert S.queue_delay_s(legacy) is None and S.spare_bps(legacy) is None
+    assert S.combine(0x05, 1, 9) == S.pack(1, 9)
+
+
+def test_stamps_combine_by_worst_queue_and_tightest_spare() -> None:
+    S = wire.Stamp
+    first = S.combine(S.NOT_STAMPED, 2, 9)
+    assert S.combine(first, 5, 12) == S.pack(5, 9)
+    assert S.combine(first, 1, 3) == S.pack(2, 3)
 
 
 @settings(max_examples=400)

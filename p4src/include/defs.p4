@@ -99,6 +99,14 @@ const bit<2> ASSIST_NONE      = 0;
 const bit<2> ASSIST_AGGREGATE = 1;
 const bit<2> ASSIST_FILTER    = 2;
 
+/* Congestion stamp (egress.p4, docs/stamp.md). A port's departure rate is
+ * measured over windows of STAMP_WINDOW_US; 25.6 ms makes 128 bytes per
+ * window one Quick-Start rate unit of 40 kb/s (RFC 4782 3.1), so a byte
+ * count becomes a rate in those units by a shift of STAMP_UNIT_SHIFT. */
+const bit<48> STAMP_WINDOW_US  = 25600;
+#define STAMP_UNIT_SHIFT 7
+const bit<4>  STAMP_NO_LIMIT   = 15;   /* spare code of a port without a rate */
+
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_ARP  = 0x0806;
 const bit<8>  IPPROTO_IGMP   = 2;

@@ -158,6 +158,10 @@ struct metadata_t {
     bit<32> sidx;
     bit<32> session_gidx;
     bit<48> filter_window;       /* us, VLMCC challenge rounds */
+    /* congestion stamp (egress) */
+    bit<1>  port_rated;          /* port_rate hit: the port's rate is known */
+    bit<32> port_rate_units;     /* its rate, 40 kb/s units */
+    bit<1>  stamp_on;            /* stamp_sessions hit: stamp this data packet */
     /* digest */
     bit<1>  digest_pending;
     membership_digest_t digest;

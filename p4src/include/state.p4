@@ -38,6 +38,14 @@ register<bit<16>>(MAX_SESSIONS) filter_round;        /* TFMCC fb_round */
 register<bit<48>>(MAX_SESSIONS) filter_round_start;  /* VLMCC window start (us) */
 register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
 
+/* ---- congestion stamp (egress.p4): per egress port, index = port ---- */
+/* Start (egress_global_timestamp, us) of the port's current rate window. */
+register<bit<48>>(PORT_SPACE) stamp_win_start;
+/* Bytes that left the port in the current window. */
+register<bit<32>>(PORT_SPACE) stamp_win_bytes;
+/* Bytes that left it in the last complete window (0 after an idle window). */
+register<bit<32>>(PORT_SPACE) stamp_last_bytes;
+
 /* ---- policing ---- */
 /* Per ingress port, packets/s; colour RED drops p4mcc feedback.
  * Unconfigured meters return GREEN (no policing). */
@@ -56,6 +64,7 @@ counter(PORT_SPACE, CounterType.packets) port_drops;                 /* ingress 
 counter(PORT_SPACE, CounterType.packets) port_pruned;                /* replicas pruned, by egress port */
 counter(PORT_SPACE, CounterType.packets) port_parser_errors;         /* malformed, by ingress port */
 counter(PORT_SPACE, CounterType.packets) port_policed;               /* meter RED, by ingress port */
+counter(PORT_SPACE, CounterType.packets) port_stamped;               /* data packets stamped, by egress port */
 /* Per group, index = gidx. */
 counter(MAX_GROUPS, CounterType.packets_and_bytes) group_data_rx;
 counter(MAX_GROUPS, CounterType.packets_and_bytes) group_data_tx;

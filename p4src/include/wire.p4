@@ -37,7 +37,7 @@
 header mcc_common_t {
     bit<16> magic;
     bit<8> version;
-    bit<8> proto;
+    bit<8> stamp;
     bit<8> msg_type;
     bit<8> flags;
     bit<16> length;

@@ -33,7 +33,7 @@ def summary(tmp: Path, monkeypatch: pytest.MonkeyPatch, fast: str) -> tuple[dict
     monkeypatch.setenv(FASTPATH_ENV, fast)
     sc = tfmcc_tree()
     run = run_scenario(sc, tmp / f"fast{fast}", switch=choose_switch("p4", sc))
-    assert all(n.sw._reads_queue == (fast == "0") for n in run.net.switches.values())
+    assert all(n.sw._reads_queue for n in run.net.switches.values())  # mcc.p4's stamp reads deq_timedelta
     shared = sum(n.sw.shared_outputs for n in run.net.switches.values())
     # one lowering shared by every node on the fast path, one each without it
     codes = {id(n.sw._ingress.__code__) for n in run.net.switches.values()}
@@ -67,8 +67,9 @@ def test_queue_model_asked_only_when_the_program_reads_queue_metadata() -> None:
     stf = Path(__file__).resolve().parents[1] / "stf" / "v1model"
     reads = Switch(compile_file(str(stf / "meta.p4"), [str(stf)]))  # copies enq_qdepth into a header
     assert reads._reads_queue
+    forward = compile_file(str(stf / "forward.p4"), [str(stf)])
+    assert not Switch(forward)._reads_queue  # never names queue metadata
+    assert Switch(forward, fast=False)._reads_queue
     from netsim.p4_switch import load_program
 
-    mcc = load_program()
-    assert not Switch(mcc)._reads_queue  # mcc.p4 never names queue metadata
-    assert Switch(mcc, fast=False)._reads_queue
+    assert Switch(load_program())._reads_queue  # mcc.p4's stamp reads deq_timedelta

@@ -127,3 +127,16 @@ def test_lost_packet_still_occupies_the_wire() -> None:
     sim.run()
     assert [t for t, _, _ in dst.got] == pytest.approx([0.002])
     assert ch.counters.loss_drops == 1
+
+
+def test_queue_meta_is_the_wait_before_a_frame_offered_now_starts() -> None:
+    sim = Simulator()
+    ch = channel(sim, Catch(sim), rate=8e6)  # 1000 bytes take 1 ms
+    assert ch.queue_meta(0.0) == (0, 0.0)
+    for _ in range(3):
+        ch.send(bytes(1000))
+    waiting, wait = ch.queue_meta(0.0)
+    assert waiting == 2 and wait == pytest.approx(0.003)  # one on the wire, two queued
+    waiting, wait = ch.queue_meta(0.0015)
+    assert waiting == 1 and wait == pytest.approx(0.0015)
+    assert ch.queue_meta(0.003) == (0, 0.0)

@@ -28,7 +28,7 @@ from scapy.packet import Raw  # noqa: E402
 from hosts import wire  # noqa: E402
 from p4src_harness import (ALLOW, FLOOD_MGID, JOIN, LEAVE, REPO, SENDER, Group, Host,  # noqa: E402
                            SwitchSetup, data_frame, igmpv2_leave, igmpv2_report,
-                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, udp_frame)
+                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, stamped, udp_frame)
 
 STF_DIR = os.path.join(REPO, "tests", "stf", "mcc")
 
@@ -82,6 +82,10 @@ class Stf:
         for session, (sidx, window) in setup.filters.items():
             self.lines.append(f"add MccIngress.sessions hdr.mcc.session_id:{session} "
                               f"MccIngress.assist_filter(sidx:{sidx}, window_us:{window})")
+        for port, units in setup.port_rates.items():
+            self.lines.append(f"add MccEgress.port_rate port:{port} MccEgress.set_port_rate(rate_units:{units})")
+        for session in setup.stamped:
+            self.lines.append(f"add MccEgress.stamp_sessions hdr.mcc.session_id:{session} MccEgress.stamp()")
 
     def packet(self, port: int, frame: bytes, note: str = "") -> None:
         if note:
@@ -324,6 +328,57 @@ half-parsed.""")
     return s
 
 
+def _data(group: str, seq: int, session: int, stamp: int = 0, udp_checksum: bool = True) -> bytes:
+    frame = udp_frame(SENDER, group, wire.TfmccData(session_id=session, seq=seq, stamp=stamp,
+                                                    payload=b"x" * 32).encode())
+    if not udp_checksum:
+        pkt = Ether(frame)
+        pkt[UDP].chksum = 0
+        frame = bytes(pkt)
+    return frame
+
+
+def stamping() -> Stf:
+    S = wire.Stamp
+    s = Stf("""Congestion stamp (docs/stamp.md): egress writes the worse of a data
+packet's stamp and its port's codes: queue code by maximum, spare code by
+minimum. Ports 1 and 2 run at 10 Mb/s (250 units of 40 kb/s: spare code 7
+while idle), port 3 has no rate (spare code 15). Session 7 is stamped,
+session 8 is not. Every stamp sent in has a queue code (9: 65 ms or more)
+worse than any wait here, so the frames out do not depend on how long a
+live switch kept them queued; tests/p4src/test_stamping.py covers the
+switch's own queue code with a controlled queue.""")
+    s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3},
+                            groups=[Group(G[0], gidx=0, mgid=10)],
+                            port_rates={1: 250, 2: 250, 4: 250}, stamped=(7,)))
+    s.packet(1, igmpv2_report(H1, G[0]), "h1 joins G0")
+    s.packet(2, igmpv2_report(H2, G[0]), "h2 joins G0")
+    s.packet(3, igmpv2_report(H3, G[0]), "h3 joins G0")
+    f = _data(G[0], 2, 7, stamp=S.pack(9, 12))
+    s.packet(4, f, "stamped upstream: its queue code (9) and the tighter spare code stay; UDP checksum updated")
+    s.expect(1, stamped(f, S.pack(9, 7)))
+    s.expect(2, stamped(f, S.pack(9, 7)))
+    s.expect(3, stamped(f, S.pack(9, 12)))
+    f = _data(G[0], 3, 7, stamp=S.pack(10, 3))
+    s.packet(4, f, "a tighter port upstream (spare 3) stays the path's spare code")
+    s.expect(1, f)
+    s.expect(2, f)
+    s.expect(3, f)
+    f = _data(G[0], 4, 7, stamp=S.pack(9, 15), udp_checksum=False)
+    s.packet(4, f, "no UDP checksum (0): it stays 0")
+    s.expect(1, stamped(f, S.pack(9, 7)))
+    s.expect(2, stamped(f, S.pack(9, 7)))
+    s.expect(3, stamped(f, S.pack(9, 15)))
+    f = _data(G[0], 5, 8, stamp=S.pack(9, 12))
+    s.packet(4, f, "session 8 is not stamped: unchanged")
+    s.expect(1, f)
+    s.expect(2, f)
+    s.expect(3, f)
+    s.check_counter("port_stamped", 1, 3)
+    s.check_counter("port_stamped", 3, 3)
+    return s
+
+
 def _fb_raw(payload: bytes) -> bytes:
     return udp_frame(H1, SENDER.ip, payload, dst_mac=SENDER.mac)
 
@@ -335,6 +390,7 @@ FILES = {
     "filtering.stf": filtering,
     "forwarding.stf": forwarding,
     "malformed.stf": malformed,
+    "stamping.stf": stamping,
 }
 
 

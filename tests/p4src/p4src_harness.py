@@ -115,6 +115,8 @@ class SwitchSetup:
     filters: dict[int, tuple[int, int]] = field(default_factory=dict)  # session -> (sidx, window_us)
     timeout_us: int = 0
     refresh_us: int = 0
+    port_rates: dict[int, int] = field(default_factory=dict)  # port -> rate, 40 kb/s units
+    stamped: tuple[int, ...] = ()  # sessions whose data packets are stamped
 
 
 def configure(sw: Any, setup: SwitchSetup) -> None:
@@ -156,6 +158,10 @@ def configure(sw: Any, setup: SwitchSetup) -> None:
     for session, (sidx, window) in setup.filters.items():
         sw.table_add("MccIngress.sessions", {"hdr.mcc.session_id": session},
                      "MccIngress.assist_filter", {"sidx": sidx, "window_us": window})
+    for port, units in setup.port_rates.items():
+        sw.table_add("MccEgress.port_rate", {"port": port}, "MccEgress.set_port_rate", {"rate_units": units})
+    for session in setup.stamped:
+        sw.table_add("MccEgress.stamp_sessions", {"hdr.mcc.session_id": session}, "MccEgress.stamp", {})
 
 
 def outputs(sw: Any, port: int, frame: bytes, now: float = 0.0) -> list[tuple[int, bytes]]:
@@ -279,6 +285,20 @@ def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = 
     pkt[UDP].add_payload(payload)
     if zero_udp_checksum:
         pkt[UDP].chksum = 0
+    return bytes(pkt)
+
+
+def stamped(frame: bytes, stamp: int) -> bytes:
+    """Expected frame after a switch wrote ``stamp`` into its p4mcc header:
+    the UDP checksum stays valid (recomputed here in full; the switch
+    updates it incrementally), 0 (none) stays 0."""
+    pkt = Ether(frame)
+    payload = bytearray(bytes(pkt[UDP].payload))
+    payload[3] = stamp
+    had_checksum = pkt[UDP].chksum != 0
+    pkt[UDP].remove_payload()
+    pkt[UDP].add_payload(Raw(bytes(payload)))
+    pkt[UDP].chksum = None if had_checksum else 0
     return bytes(pkt)
 
 

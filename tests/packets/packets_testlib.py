@@ -26,7 +26,7 @@ def message_of(cls: type[wire.Message]) -> st.SearchStrategy[wire.Message]:
     tail = tail_of(cls)
     kw: dict[str, st.SearchStrategy[Any]] = {
         "session_id": _int(32, False), "seq": _int(32, False),
-        "timestamp": _int(32, False), "flags": _int(8, False),
+        "timestamp": _int(32, False), "flags": _int(8, False), "stamp": _int(8, False),
     }
     for f in cls.BODY:
         kw[f.name] = _int(f.bits, f.signed)
@@ -134,8 +134,10 @@ def tshark_expected(msg: wire.Message) -> dict[str, list[str]]:
 
 
 def p4mcc_fields_only(fields: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Drop flag-bit subfields (``p4mcc.flags.retransmit``): they repeat their byte."""
+    """Drop flag-bit and stamp-code subfields (``p4mcc.flags.retransmit``,
+    ``p4mcc.stamp.queue``): they repeat their byte."""
     flag_names = {f"p4mcc.flags.{n}" for n in wire_view.COMMON_FLAG_BITS.values()}
+    flag_names |= {"p4mcc.stamp.queue", "p4mcc.stamp.spare"}
     for (cls_name, fld), bits in wire_view.BODY_FLAG_BITS.items():
         flag_names |= {f"p4mcc.{wire_view.snake(cls_name)}.{fld}.{n}" for n in bits.values()}
     return {k: v for k, v in fields.items() if k not in flag_names}
@@ -150,7 +152,8 @@ def random_message(cls: type[wire.Message], rng: random.Random) -> wire.Message:
         return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 
     kw: dict[str, Any] = {"session_id": rng.getrandbits(32), "seq": rng.getrandbits(32),
-                          "timestamp": rng.getrandbits(32), "flags": rng.getrandbits(8)}
+                          "timestamp": rng.getrandbits(32), "flags": rng.getrandbits(8),
+                          "stamp": rng.getrandbits(8)}
     for f in cls.BODY:
         kw[f.name] = val(f.bits, f.signed)
     if tail.kind == "payload":
