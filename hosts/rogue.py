@@ -14,6 +14,12 @@ feedback crafted with :mod:`hosts.wire` that no honest receiver would:
     a claim to be the limiting receiver: TFMCC reports with ``IS_CLR`` set
     and a low rate, VLMCC ACKs as if this host were the leader.
 
+A TFMCC claim's other fields are the rogue's to choose too: the RTT it
+claims (``claim_rtt_us``, 0xFFFFFFFF the largest the wire holds, 0 none),
+its loss event rate (``claim_loss``, 0 to 1) and whether it echoes the
+sender's timestamp (``echo``: without an echo the sender has no RTT sample
+of its own to hold the claim against).
+
 Whether the sender believes it is the protocol's business (each protocol
 page says which claims it refuses); bounding the flood is the switch's
 (``controller/policing.py``).  :func:`malformed_frames` makes the frames a
@@ -48,7 +54,8 @@ class Rogue(Endpoint):
 
     def __init__(self, mode: str, proto: str, session_id: int, group: str, sender: str, local: str,
                  sender_port: int, *, rate: float | None = None, claim_bps: float = 8_000.0,
-                 stop_at: float | None = None) -> None:
+                 stop_at: float | None = None, claim_rtt_us: int = 10_000, claim_loss: float = 0.1,
+                 echo: bool = True) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"unknown rogue mode {mode!r} ({', '.join(MODES)})")
@@ -61,6 +68,11 @@ class Rogue(Endpoint):
         self.rate = float(rate or (20_000.0 if mode == "flood" else CLAIM_PPS))
         self.claim = int(claim_bps)
         self.stop_at = stop_at
+        if not 0 <= claim_rtt_us <= 0xFFFFFFFF or not 0.0 <= claim_loss <= 1.0:
+            raise ValueError("claim_rtt_us must fit 32 bits and claim_loss lie in [0, 1]")
+        self.claim_rtt_us = int(claim_rtt_us)
+        self.claim_loss = float(claim_loss)
+        self.echo = echo
         self.sent = 0
         self.last: Any = None
         self.last_at = 0.0
@@ -106,7 +118,8 @@ class Rogue(Endpoint):
             return wire.TfmccReport(
                 session_id=sid, seq=self.sent & 0xFFFFFFFF, timestamp=ts, rate=rate,
                 fb_round=getattr(last, "fb_round", 0), rflags=flags, rcvr_id=self.me,
-                recv_rate=rate, rtt=10_000, loss_rate=(1 << 32) // 10, echo_ts=dts, echo_offset=held,
+                recv_rate=rate, rtt=self.claim_rtt_us, loss_rate=min(int(self.claim_loss * (1 << 32)), 0xFFFFFFFF),
+                echo_ts=dts if self.echo else 0, echo_offset=held if self.echo else 0,
             ).encode()
         if self.proto == "vlmcc":
             if self.mode == "spoof_clr":
@@ -166,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iface", default="")
     ap.add_argument("--rate", type=float, default=None)
     ap.add_argument("--claim", type=float, default=8000.0)
+    ap.add_argument("--claim-rtt-us", type=int, default=10_000, help="TFMCC: the RTT claimed (us)")
+    ap.add_argument("--claim-loss", type=float, default=0.1, help="TFMCC: the loss event rate claimed")
+    ap.add_argument("--no-echo", action="store_true", help="TFMCC: echo no timestamp")
     ap.add_argument("--for", dest="duration", type=float, default=5.0)
     a = ap.parse_args(argv)
     end = time.monotonic() + a.duration
@@ -191,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(gap)
         print(f"malformed frames sent: {n} (refused by the kernel: {refused})", flush=True)
         return 0
-    r = Rogue(a.mode, a.proto, a.session, a.group, a.sender, a.local, a.port, rate=a.rate, claim_bps=a.claim)
+    r = Rogue(a.mode, a.proto, a.session, a.group, a.sender, a.local, a.port, rate=a.rate, claim_bps=a.claim,
+              claim_rtt_us=a.claim_rtt_us, claim_loss=a.claim_loss, echo=not a.no_echo)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("", a.port))

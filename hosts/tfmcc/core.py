@@ -45,6 +45,11 @@ SILENCE_ROUNDS = 10.0
 #: without a larger report.
 RMAX_DECAY = 0.9
 
+#: The longest round trip either core takes as measured: a sample or a claim
+#: beyond it is a wrapped or forged timestamp, not a path (a minute is
+#: already far beyond the paper's 2.4.1 range of initial RTTs).
+MAX_RTT_S = 60.0
+
 #: Echo priorities (2.4.2): lower value goes first.
 ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER, ECHO_CLR = 0, 1, 2, 3
 

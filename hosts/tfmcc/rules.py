@@ -16,7 +16,7 @@ import math
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
 from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
-from hosts.tfmcc.core import LOSS_INTERVALS, SLOWSTART_D, feedback_delay
+from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D, feedback_delay
 from hosts.tfrc import CompetitorOverflow, LossHistory
 from hosts.wire import TfmccReport, TfmccReportFlags
 
@@ -286,6 +286,44 @@ class PacingPairs:
         return self.PAIR_SIZE if per_rtt >= self.PAIR_MIN_WINDOW else super()._next_burst_size()  # type: ignore[misc]
 
 
+class UnechoedClaims:
+    """A report that echoes no timestamp gets no more RTT than the sender measured
+    itself (4x its largest own sample + 10 ms; before any, ``initial_rtt``), so
+    ``check_claims`` holds its rate against its p there too."""
+
+    COUNTERS = ("capped_unechoed",)
+    UNECHOED_FACTOR = 4.0
+    UNECHOED_SLACK_S = 0.01
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        #: The largest RTT sample the sender measured itself, decaying as R_max does.
+        self.own_rtt_hi = 0.0
+
+    def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
+        x = super()._echo_sample(rep, now)  # type: ignore[misc]
+        if x is not None and x > self.own_rtt_hi:
+            self.own_rtt_hi = x
+        return x
+
+    def _end_round(self, now: float) -> None:
+        super()._end_round(now)  # type: ignore[misc]
+        self.own_rtt_hi *= RMAX_DECAY
+
+    def _unechoed_rtt(self, rep: TfmccReport, claimed: float | None) -> float | None:
+        rtt = super()._unechoed_rtt(rep, claimed)  # type: ignore[misc]
+        own = self.own_rtt_hi
+        if rtt is None:
+            # a rate from a loss rate is checked at the RTT the sender measures
+            has_loss = rep.rflags & TfmccReportFlags.HAVE_LOSS
+            return (own or self.r_max) if has_loss else None  # type: ignore[attr-defined]
+        cap = self.UNECHOED_FACTOR * own + self.UNECHOED_SLACK_S if own else self.p.initial_rtt  # type: ignore[attr-defined]
+        if rtt > cap:
+            self.capped_unechoed += 1
+            return cap
+        return rtt
+
+
 R, S = "tfmcc-receiver", "tfmcc-sender"
 
 RULES = RuleBook(
@@ -319,6 +357,8 @@ RULES = RuleBook(
              OURS, {S: PacingJitter}),
         Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
              OURS, {S: PacingPairs}),
+        Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
+             OURS, {S: UnechoedClaims}, requires=("check_claims",)),
     ),
     profiles={
         PAPER: (),
@@ -326,7 +366,7 @@ RULES = RuleBook(
             "history_discounting", "loss_event_current_rtt", "slowstart_recv_rate",
             "first_interval_recv_rate", "forgive_competitor_overflow", "outage_restart",
             "retime_feedback", "tfrc_initial_window", "slowstart_per_report", "police_reports",
-            "check_claims", "send_sooner", "pacing_jitter", "pacing_pairs",
+            "check_claims", "send_sooner", "pacing_jitter", "pacing_pairs", "unechoed_claims",
         ),
     },
 )

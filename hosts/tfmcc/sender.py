@@ -26,6 +26,7 @@ from hosts.tfmcc.core import (
     ECHO_NEW_CLR,
     ECHO_NO_RTT,
     ECHO_OTHER,
+    MAX_RTT_S,
     RMAX_DECAY,
     SILENCE_ROUNDS,
     SLOWSTART_D,
@@ -153,27 +154,46 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         """The report's rate as the receiver computed it (2.2)."""
         return rate
 
+    def _unechoed_rtt(self, rep: TfmccReport, claimed: float | None) -> float | None:
+        """A report's RTT when it echoes nothing: as claimed, or none (2.4.2)."""
+        return claimed
+
+    def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
+        """The sender's own RTT sample from the report's echo (2.4.4), if any."""
+        if not rep.echo_ts:
+            return None
+        x = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
+        return x if 0 < x < MAX_RTT_S else None
+
     def _checked_rtt(self, rep: TfmccReport, now: float) -> tuple[float | None, bool]:
         """The report's RTT, and whether it was measured at the sender.
 
         The echoed timestamp gives the sender's own RTT sample (2.4.4); a
-        receiver's own RTT goes through :meth:`_bound_claimed_rtt`.
+        receiver's own RTT goes through :meth:`_bound_claimed_rtt`, or
+        :meth:`_unechoed_rtt` when there is no sample to hold it against.
         """
+        inst = self._echo_sample(rep, now)
+        claimed = rep.rtt / 1e6 if rep.rflags & TfmccReportFlags.HAVE_RTT else None
+        if inst is None:
+            return self._unechoed_rtt(rep, claimed), False
+        if claimed is not None:
+            return self._bound_claimed_rtt(claimed, inst), False
+        return inst, True
+
+    @staticmethod
+    def _impossible(rep: TfmccReport) -> bool:
+        """A report the paper's receiver cannot send (2.1, 2.4): an RTT flagged
+        but zero or beyond :data:`MAX_RTT_S`, or loss flagged with p = 0."""
         f = rep.rflags
-        inst: float | None = None
-        if rep.echo_ts:
-            x = (wire.ts_diff_us(wire.ts_us(now), rep.echo_ts) - rep.echo_offset) / 1e6
-            if 0 < x < 60.0:
-                inst = x
-        if f & TfmccReportFlags.HAVE_RTT and rep.rtt:
-            rtt = rep.rtt / 1e6
-            if inst is not None:
-                rtt = self._bound_claimed_rtt(rtt, inst)
-            return rtt, False
-        return inst, inst is not None
+        if f & TfmccReportFlags.HAVE_RTT and not 0 < rep.rtt <= MAX_RTT_S * 1e6:
+            return True
+        return bool(f & TfmccReportFlags.HAVE_LOSS) and rep.loss_rate == 0
 
     def _on_report(self, rep: TfmccReport, now: float) -> None:
         s = self.p
+        if self._impossible(rep):
+            self.malformed += 1  # dropped like any datagram that does not decode
+            return
         if not self._police(rep, now):
             return
         self.reports += 1
