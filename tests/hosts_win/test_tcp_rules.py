@@ -11,7 +11,8 @@ from hosts.rla import RlaParams
 from hosts.rla import core as rla_core
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
-from hosts.vlmcc import VlmccParams
+from hosts.vlmcc import core as vlmcc_core
+from hosts.vlmcc import rules as vlmcc_rules
 
 
 def test_vegas_steps_the_window_by_the_packets_queued() -> None:
@@ -26,16 +27,15 @@ def test_vegas_refuses_thresholds_out_of_order() -> None:
         Vegas(alpha=3.0, beta=1.0)
     with pytest.raises(ValueError):
         MtcpParams(vegas_alpha=4.0)
-    with pytest.raises(ValueError):
-        VlmccParams(alpha=-1.0)
 
 
 def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
-    rla, mtcp, vlmcc = RlaParams(), MtcpParams(), VlmccParams()
-    assert rla.min_rto == mtcp.min_rto == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
+    rla, mtcp = RlaParams(), MtcpParams()
+    vlmcc = vlmcc_rules
+    assert rla.min_rto == mtcp.min_rto == vlmcc.CompeteTimeouts.COMPETE_MIN_RTO == tcp_rules.MIN_RTO == 1.0
     assert rla.initial_rto == mtcp.initial_rto == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
-    assert rla_core.DUPTHRESH == vlmcc.dupthresh == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
-    assert mtcp.vegas == vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
+    assert rla_core.DUPTHRESH == vlmcc.ThreeLaterAcks.LOSS_DUPTHRESH == mtcp.nack_dupthresh == mtcp.dup_nack_thresh == tcp_rules.DUPTHRESH == 3
+    assert mtcp.vegas == vlmcc_core.THRESHOLDS == VEGAS == Vegas(1.0, 3.0, 1.0)
 
 
 def test_the_reliable_senders_share_their_stream_and_timer_parameters() -> None:
