@@ -88,7 +88,7 @@ def _fig5_with_tcp() -> Scenario:
                       "group": "239.6.6.6", "port": 5006, "assistance": False,
                       # The paper's packet size (section 3, footnote 3) and its
                       # leader, which ACKs every packet (section 2.2).
-                      "params": {"packet_size": 1000, "leader_ack_every": 1}}],
+                      "params": {"packet_size": 1000}, "rules": {"delayed_acks": "off"}}],
         "tcp_flows": [{"name": "tcp1a", "src": "tsrc", "dst": "t1", "start": 10, "stop": 25, "port": 5201},
                       {"name": "tcp2", "src": "tsrc", "dst": "t2", "start": 27, "stop": 45, "port": 5202},
                       {"name": "tcp1b", "src": "tsrc", "dst": "t1", "start": 41, "stop": 60, "port": 5203}],

@@ -10,6 +10,7 @@ changed rules are what make the session fair.
 from __future__ import annotations
 
 import pytest
+from vlmcc_util import DEFAULT_RULES, rules
 
 from netsim.run import build_run
 from netsim.switches import choose_switch
@@ -19,7 +20,7 @@ PORT = 5999
 
 
 def _dumbbell(proto: str, params: dict, *, rate: str, delay: str, queue: int, receivers: int,
-              duration: float, seed: int = 1):
+              duration: float, seed: int = 1, rules: dict | None = None):
     hosts = {"snd": {"ip": "10.9.0.1/16"}, "tsrc": {"ip": "10.9.0.2/16"}, "tdst": {"ip": "10.9.2.1/16"}}
     hosts.update({f"r{i}": {"ip": f"10.9.1.{i}/16"} for i in range(1, receivers + 1)})
     links = [{"a": "s1", "b": "s2", "rate": rate, "delay": delay, "queue": queue}]
@@ -29,7 +30,8 @@ def _dumbbell(proto: str, params: dict, *, rate: str, delay: str, queue: int, re
         "topology": {"hosts": hosts, "switches": {"s1": {}, "s2": {}},
                      "link_defaults": {"rate": "1Gbps", "delay": "1ms", "queue": 1000}, "links": links},
         "sessions": [{"name": "m", "protocol": proto, "sender": "snd", "receivers": ["r*"],
-                      "group": "239.9.9.1", "port": PORT, "assistance": False, "params": params}],
+                      "group": "239.9.9.1", "port": PORT, "assistance": False, "params": params,
+                      "rules": rules or {}}],
         "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst", "port": 6001}],
     })
 
@@ -61,9 +63,10 @@ def test_defaults_share_a_dumbbell_with_tcp_within_the_tfrc_bound(proto):
 
 
 def test_vlmcc_pure_vegas_starves_on_a_deep_drop_tail_queue():
-    """The paper's behaviour (compete: false) gets a fraction of TCP's share on a
-    queue of 2 BDP; the competitive mode is what brings it into the bound."""
-    sc = _dumbbell("vlmcc", {"compete": False}, rate="2Mbps", delay="20ms", queue=22, receivers=2, duration=60)
+    """Without the competitive mode (rule ``compete``) VLMCC gets a fraction of
+    TCP's share on a queue of 2 BDP; the rule is what brings it into the bound."""
+    sc = _dumbbell("vlmcc", {}, rate="2Mbps", delay="20ms", queue=22, receivers=2, duration=60,
+                   rules={name: "off" for name in set(DEFAULT_RULES) - set(rules(("compete",)))})
     assert steady_ratio(sc) < 0.5
     sc = _dumbbell("vlmcc", {}, rate="2Mbps", delay="20ms", queue=22, receivers=2, duration=60)
     assert 0.5 <= steady_ratio(sc) <= 2.0

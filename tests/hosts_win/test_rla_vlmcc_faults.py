@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from rla_util import receiver_class, rules, sender_class
 from win_tinynet import Host, TinyNet
+from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
+from vlmcc_util import DefaultSender as DefaultVlmccSender
 
 from hosts.core import Endpoint, node_id
 from hosts.registry import SessionConfig
 from hosts.rla import RlaParams, RlaReceiver, RlaSender
 from hosts.rla.rules import OneClock
-from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from hosts.vlmcc import VlmccParams, VlmccSender
 from hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
 
 GROUP, PORT, SND = "239.1.1.1", 6000, "10.0.0.1"
@@ -178,10 +180,10 @@ def test_rla_without_the_dead_receiver_rule_stalls():
 def _vlmcc(n: int, seed: int = 2) -> tuple[TinyNet, list[Host], VlmccSender]:
     net, hosts = dumbbell(n, seed=seed)
     p = VlmccParams()
-    snd = VlmccSender(session(p, SND))
+    snd = DefaultVlmccSender(session(p, SND))
     net.hosts["s"].attach(snd)
     for i, h in enumerate(hosts):
-        h.attach(VlmccReceiver(session(p, h.ip)), at=0.05 * i)
+        h.attach(DefaultVlmccReceiver(session(p, h.ip)), at=0.05 * i)
     return net, hosts, snd
 
 
@@ -218,10 +220,10 @@ def test_vlmcc_loss_timer_counts_no_losses_on_a_clean_path():
     """Issue 14: 593 of 3,085 packets counted lost on a clean path (timer without a floor)."""
     net, hosts = dumbbell(2, rate=2e6, queue=50)
     p = VlmccParams()
-    snd = VlmccSender(session(p, SND))
+    snd = DefaultVlmccSender(session(p, SND))
     net.hosts["s"].attach(snd)
     for h in hosts:
-        h.attach(VlmccReceiver(session(p, h.ip)))
+        h.attach(DefaultVlmccReceiver(session(p, h.ip)))
     net.run(20.0)
     drops = net.channel("R1", "R2").counters.queue_drops
     assert drops <= 10  # slow start's overshoot at most
@@ -286,7 +288,7 @@ def test_a_rogue_receiver_cannot_hold_the_session_below_half():
 def test_malformed_packets_are_dropped_and_counted_by_every_rla_and_vlmcc_endpoint():
     junk = [b"", b"\x00", b"\xff" * 40, bytes(range(64))]
     eps = [RlaSender(session(RlaParams(), SND)), RlaReceiver(session(RlaParams(), "10.0.2.1")),
-           VlmccSender(session(VlmccParams(), SND)), VlmccReceiver(session(VlmccParams(), "10.0.2.1"))]
+           DefaultVlmccSender(session(VlmccParams(), SND)), DefaultVlmccReceiver(session(VlmccParams(), "10.0.2.1"))]
     for ep in eps:
         ep.start(0.0)
         ep.datagrams_to_send()

@@ -7,12 +7,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rla_util import DefaultReceiver, DefaultSender
 from win_util import cfg
+from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
+from vlmcc_util import DefaultSender as DefaultVlmccSender
 
 from mtcp_util import MtcpReceiver, MtcpSender
 
 from hosts.mtcp import MtcpParams
 from hosts.rla import RlaParams
-from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from hosts.vlmcc import VlmccParams, VlmccSender
 from hosts.wire import (
     MtcpAck,
     MtcpData,
@@ -65,8 +67,8 @@ def _cores():
     yield MtcpSender(cfg(MtcpParams(tree=tree)))
     yield MtcpReceiver(cfg(MtcpParams(tree=tree), local="10.0.1.1"))
     yield MtcpSender(cfg(MtcpParams(assisted=True)))
-    yield VlmccSender(cfg(VlmccParams()))
-    yield VlmccReceiver(cfg(VlmccParams(), local="10.0.1.1"))
+    yield DefaultVlmccSender(cfg(VlmccParams()))
+    yield DefaultVlmccReceiver(cfg(VlmccParams(), local="10.0.1.1"))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,7 +11,8 @@ from hosts.rla import RlaParams
 from hosts.rla import core as rla_core
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
-from hosts.vlmcc import VlmccParams
+from hosts.vlmcc import core as vlmcc_core
+from hosts.vlmcc import rules as vlmcc_rules
 
 
 def test_vegas_steps_the_window_by_the_packets_queued() -> None:
@@ -24,16 +25,14 @@ def test_vegas_steps_the_window_by_the_packets_queued() -> None:
 def test_vegas_refuses_thresholds_out_of_order() -> None:
     with pytest.raises(ValueError):
         Vegas(alpha=3.0, beta=1.0)
-    with pytest.raises(ValueError):
-        VlmccParams(alpha=-1.0)
 
 
 def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
-    rla, vlmcc = RlaParams(), VlmccParams()
-    assert rla.min_rto == mtcp.RTO_MIN == vlmcc.compete_min_rto == tcp_rules.MIN_RTO == 1.0
+    rla, vlmcc = RlaParams(), vlmcc_rules
+    assert rla.min_rto == mtcp.RTO_MIN == vlmcc.CompeteTimeouts.COMPETE_MIN_RTO == tcp_rules.MIN_RTO == 1.0
     assert rla.initial_rto == mtcp.RTO_INITIAL == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
-    assert rla_core.DUPTHRESH == vlmcc.dupthresh == mtcp.DUP_NACKS == tcp_rules.DUPTHRESH == 3
-    assert vlmcc.vegas == VEGAS == Vegas(1.0, 3.0, 1.0)
+    assert rla_core.DUPTHRESH == vlmcc.ThreeLaterAcks.LOSS_DUPTHRESH == mtcp.DUP_NACKS == tcp_rules.DUPTHRESH == 3
+    assert vlmcc_core.THRESHOLDS == VEGAS == Vegas(1.0, 3.0, 1.0)
 
 
 def test_the_reliable_senders_share_their_stream_and_timer_parameters() -> None:

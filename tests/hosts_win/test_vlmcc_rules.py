@@ -10,6 +10,7 @@ from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 from hosts.core import JoinGroup, node_id
 from hosts.registry import ParamError, params_from_dict
 from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from vlmcc_util import receiver_class, rules, sender_class
 from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
 L, F = "10.0.2.1", "10.0.3.1"
@@ -28,8 +29,18 @@ def leader_ack(seq: int, sent: float, rcvr: str = L) -> VlmccAck:
 PAPER_PACKET = {"packet_size": 1000}
 
 
-def sender(**kw) -> VlmccSender:
-    s = VlmccSender(cfg(VlmccParams(**{**PAPER_PACKET, **kw})))
+def _split(kw: dict) -> tuple[dict, dict]:
+    """Parameters, and rule constants (upper case) to set on the instance."""
+    return ({k: v for k, v in kw.items() if not k.isupper()}, {k: v for k, v in kw.items() if k.isupper()})
+
+
+def sender(without: tuple[str, ...] = (), paper: bool = False, **kw) -> VlmccSender:
+    """The default sender (``paper``: the bare core; ``without``: less those rules),
+    its first probe answered by L."""
+    params, consts = _split(kw)
+    s = sender_class(() if paper else rules(without))(cfg(VlmccParams(**{**PAPER_PACKET, **params})))
+    for k, v in consts.items():
+        setattr(s, k, v)
     s.start(0.0)
     feed(s, probe(L, 0.0), 0.0, src=L)
     return s
@@ -40,7 +51,7 @@ def sent_data(s):
 
 
 def test_first_probe_is_answered_with_start_and_makes_the_leader():
-    s = VlmccSender(cfg(VlmccParams()))
+    s = sender_class()(cfg(VlmccParams()))
     s.start(0.0)
     assert sent_data(s) == []  # nobody listening: nothing sent
     feed(s, probe(L, 0.0123), 0.02, src=L)
@@ -81,7 +92,7 @@ def test_competing_packets_leave_as_the_window_opens_not_paced(clocked: bool):
     # compete_ack_clocked: in the competitive (Reno) mode the window's
     # packets leave back to back, as TCP's leave on its ACK clock; with
     # equation (3) they leave two at a time, rtt / W apart.
-    s = sender(initial_window=8, initial_rtt=0.08, compete_ack_clocked=clocked)
+    s = sender(() if clocked else ("compete_ack_clocked",), initial_window=8, initial_rtt=0.08)
     out(s)
     s.competing, s.slowstart = True, False
     s.W = 8.0
@@ -137,7 +148,7 @@ def test_slow_start_doubles_until_the_queue_grows():
 
 
 def test_loss_is_no_ack_within_rtt_plus_four_deviations_and_halves_once_per_rtt():
-    s = sender(initial_window=10, loss_floor_rtts=0, leader_ack_every=1)  # the paper's bare timer
+    s = sender(paper=True, initial_window=10)  # the paper's bare timer
     out(s)
     s.rtt, s.dev, s.W = 0.1, 0.01, 10.0
     s._arm_loss()
@@ -179,7 +190,7 @@ def test_challenge_acceptance_policy():
 
 def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
     # The paper's rule: W grows by one per round while leaderless, heard or not.
-    s = sender(initial_window=3, initial_rtt=0.1, leaderless_backoff=False)
+    s = sender(("leaderless_backoff",), initial_window=3, initial_rtt=0.1)
     out(s)
     run_timers(s, 1.05)  # a window and (no RTT yet) the initial 1 s without an ACK
     assert s.leaderless
@@ -199,9 +210,9 @@ def test_leadership_loss_keeps_a_window_per_rtt_and_grows_w_by_one():
 def test_a_leader_silent_for_less_than_the_minimum_rto_still_leads():
     """A queue filling behind the leader delays its ACKs past the loss timeout
     of a quiet path (deviation 0, 2 x 30 ms): not a lost leader before RFC 6298
-    2.4's 1 s (``leader_loss_min``); with the floor off it is one at once."""
-    def silent(until: float, **kw) -> bool:
-        s = sender(initial_window=3, initial_rtt=0.1, **kw)
+    2.4's 1 s (rule ``leader_silence``); without it the window alone loses the leader."""
+    def silent(until: float, without: tuple[str, ...] = ()) -> bool:
+        s = sender(without, initial_window=3, initial_rtt=0.1)
         out(s)
         s.rtt, s.dev = 0.03, 0.0
         s._arm_loss()  # the loss timer on this path's RTT: the window is lost after 0.1 s
@@ -209,7 +220,7 @@ def test_a_leader_silent_for_less_than_the_minimum_rto_still_leads():
         return s.leaderless
 
     assert not silent(0.5) and silent(1.05)
-    assert silent(0.5, leader_loss_min=0.0)
+    assert silent(0.5, ("leader_silence",))
 
 
 def test_a_leaderless_sender_nobody_hears_backs_off_instead_of_growing():
@@ -234,8 +245,11 @@ def dpkt(seq: int, sent: float, drift: float, leader: str = L, rate_w: float = 1
                      drift_prev=int(round(drift * 1e6)), rate=int(rate_w * 8000 / rtt), payload=bytes(1000))
 
 
-def follower(local: str = F, **kw) -> VlmccReceiver:
-    r = VlmccReceiver(cfg(VlmccParams(**{**PAPER_PACKET, **kw}), local=local))
+def follower(local: str = F, without: tuple[str, ...] = (), **kw) -> VlmccReceiver:
+    params, consts = _split(kw)
+    r = receiver_class(rules(without))(cfg(VlmccParams(**{**PAPER_PACKET, **params}), local=local))
+    for k, v in consts.items():
+        setattr(r, k, v)
     r.start(0.0)
     return r
 
@@ -263,7 +277,7 @@ def test_unanswered_probes_of_receivers_that_start_together_do_not_repeat_in_ste
     def repeats(seed: int) -> list[float]:
         times = []
         for i in range(64):
-            r = VlmccReceiver(cfg(VlmccParams(), local=f"10.0.2.{i + 1}", seed=seed))
+            r = receiver_class()(cfg(VlmccParams(), local=f"10.0.2.{i + 1}", seed=seed))
             r.start(0.0)
             t = r.timer_at("probe")
             assert t is not None and 0.5 <= t <= 1.5
@@ -286,8 +300,8 @@ def test_params_carry_the_switch_filter_window_for_the_controller():
         params_from_dict(VlmccParams, {"filter_window_us": 0})
 
 
-def _started(**kw) -> VlmccReceiver:
-    r = follower(**kw)
+def _started(local: str = F, without: tuple[str, ...] = (), **kw) -> VlmccReceiver:
+    r = follower(local, without, **kw)
     out(r)
     r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=10, rate=1,
                                   tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.1)
@@ -323,7 +337,7 @@ def test_leader_acks_every_second_packet_at_once_and_a_lone_or_out_of_order_one_
     assert [a.seq for a in lone] == [3] and lone[0].tstamp_comp == ts_us(1.002) + 40000
     r.receive_datagram(dpkt(5, 1.3, 0.001).encode(), (SENDER, PORT), 1.35)  # 4 is missing
     assert [m.seq for _d, m in out(r)] == [5]
-    paper = _started(local=L, leader_ack_every=1)
+    paper = _started(L, ("delayed_acks",))
     paper.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
     assert [m.seq for _d, m in out(paper)] == [1]
 
@@ -334,13 +348,13 @@ def test_the_loss_timer_waits_for_a_held_ack():
     s = sender()
     s.rtt, s.dev = 0.01, 0.0
     assert s.loss_timeout() == pytest.approx(2 * 0.01 + 0.04)
-    p = sender(leader_ack_every=1)
+    p = sender(("delayed_acks",))
     p.rtt, p.dev = 0.01, 0.0
     assert p.loss_timeout() == pytest.approx(2 * 0.01)
 
 
 def test_leader_acks_every_packet_with_processing_time_added():
-    r = _started(local=L, leader_ack_delay=0.004, leader_ack_every=3)
+    r = _started(L, ACK_DELAY=0.004, ACK_EVERY=3)
     r.receive_datagram(dpkt(1, 1.0, 0.0).encode(), (SENDER, PORT), 1.05)
     r.receive_datagram(dpkt(2, 1.001, 0.001).encode(), (SENDER, PORT), 1.052)
     assert out(r) == []
@@ -393,7 +407,7 @@ def test_a_follower_in_slow_start_keeps_up_with_a_doubling_sender_and_does_not_c
     sender's does; on a path without a queue it keeps up with what the
     sender sends it.  Growing by one per RTT instead, it lagged the doubling
     sender and challenged, which ended the sender's slow start."""
-    r = _started(follower_slow_start=emulated)
+    r = _started(without=() if emulated else ("follower_slow_start",))
     t, seq, w = 1.0, 1, 10
     for _round in range(6):  # the sender doubles each 0.1 s round: 10 ... 320 packets
         for i in range(w):
@@ -440,8 +454,8 @@ def test_leader_does_not_challenge_and_bad_datagrams_are_counted():
 
 def test_loss_timer_never_fires_before_twice_the_rtt_when_the_deviation_decays():
     """rtt + 4*dev alone fires on jitter once dev decays to 0 (issue: 593 of 3,085
-    packets counted lost on a clean path); the floor is loss_floor_rtts * rtt."""
-    s = sender(initial_window=10, leader_ack_every=1)  # no ACK hold to add
+    packets counted lost on a clean path); the floor (``loss_timer_floor``) is 2 * rtt."""
+    s = sender(("delayed_acks",), initial_window=10)  # no ACK hold to add
     out(s)
     s.rtt, s.dev, s.W = 0.1, 0.0, 10.0
     assert s.loss_timeout() == pytest.approx(0.2)
@@ -450,10 +464,16 @@ def test_loss_timer_never_fires_before_twice_the_rtt_when_the_deviation_decays()
     assert s.losses == 0 and s.W == 10
     s._check_losses(0.2)
     assert s.losses == 1 and s.W == 5
+    bare = sender(("delayed_acks", "loss_timer_floor"), initial_window=10)
+    bare.rtt, bare.dev, bare.W = 0.1, 0.0, 10.0
+    bare.outstanding = {5: 0.0}
+    bare._check_losses(0.15)  # the bare timer: 0.1 s, so 1.5 RTTs is a loss
+    assert bare.losses == 1 and bare.W == 5
 
 
-def test_three_later_acks_mean_lost_at_once():
-    s = sender(initial_window=10)
+@pytest.mark.parametrize("rule", [True, False])
+def test_three_later_acks_mean_lost_at_once(rule: bool):
+    s = sender(() if rule else ("three_later_acks",), initial_window=10)
     out(s)
     s.W, s.rtt, s.dev = 10.0, 0.1, 0.01
     s.outstanding = {i: 0.01 * i for i in range(1, 8)}
@@ -461,13 +481,17 @@ def test_three_later_acks_mean_lost_at_once():
     feed(s, leader_ack(3, 0.03), 0.13, src=L)  # 1 and 2 still out, nothing 3 higher
     assert s.losses == 0
     feed(s, leader_ack(5, 0.05), 0.15, src=L)  # 5 - 3 = 2: packets 1 and 2 lost
-    assert s.losses == 2 and s.halvings == 1 and s.W == 5
-    assert sorted(x for x in s.outstanding if x < 100) == [4, 6, 7]
+    if rule:
+        assert s.losses == 2 and s.halvings == 1 and s.W == 5
+        assert sorted(x for x in s.outstanding if x < 100) == [4, 6, 7]
+    else:  # the timer alone: nothing is lost yet
+        assert s.losses == 0 and s.W == 10 and sorted(x for x in s.outstanding if x < 100) == [1, 2, 4, 6, 7]
 
 
-def test_base_rtt_survives_a_leader_change():
+@pytest.mark.parametrize("rule", [True, False])
+def test_base_rtt_survives_a_leader_change(rule: bool):
     """Re-learning base_rtt under a full queue made the new leader's Vegas rule see no queue."""
-    s = sender(holdoff_rtts=0)
+    s = sender(() if rule else ("keep_base_rtt",), holdoff_rtts=0)
     out(s)
     s.next_seq = 20
     s.outstanding = {10: 1.0}
@@ -477,10 +501,18 @@ def test_base_rtt_survives_a_leader_change():
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=150_000, win_size=2, rate=1),
          2.0, src=F)
     assert s.leader == node_id(F)
-    assert s.base_rtt == pytest.approx(0.05)  # not the 150 ms the follower sees under the queue
+    if rule:
+        assert s.base_rtt == pytest.approx(0.05)  # not the 150 ms the follower sees under the queue
+    else:
+        assert s.base_rtt is None  # the paper: learnt afresh, from the next ACK on the new path
 
 
 def test_feedback_whose_id_is_not_its_source_is_refused():
+    p = sender(("bounded_claims",), holdoff_rtts=0)
+    p.W, p.rtt = 20.0, 0.05
+    feed(p, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=50_000, win_size=1, rate=1), 1.0,
+         src="10.0.9.9")
+    assert p.leader == node_id(F) and p.W == 1  # the paper trusts the claim: the rogue leads
     s = sender(holdoff_rtts=0)
     out(s)
     s.W, s.rtt = 20.0, 0.05
@@ -501,10 +533,15 @@ def test_a_challenge_cuts_the_window_at_most_in_half_and_the_rtt_at_most_doubles
          src=F)
     assert s.leader == node_id(F)
     assert s.W == 20 and s.rtt == pytest.approx(0.1)
+    p = sender(("bounded_claims",), holdoff_rtts=0, min_rate_bps=1)
+    p.W, p.rtt = 40.0, 0.05
+    feed(p, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=10_000_000, win_size=1, rate=1), 1.0,
+         src=F)
+    assert p.W == 1 and p.rtt == pytest.approx(10.0)  # the paper adopts the claim whole
 
 
 def test_a_leader_that_falls_silent_is_barred_and_the_data_asks_for_volunteers():
-    s = sender(initial_window=3, initial_rtt=0.1, leader_bar=5.0)
+    s = sender(initial_window=3, initial_rtt=0.1)
     out(s)
     run_timers(s, 1.05)
     assert s.leaderless and s.leader_losses == 1
@@ -516,6 +553,13 @@ def test_a_leader_that_falls_silent_is_barred_and_the_data_asks_for_volunteers()
     # ... a follower can, at once.
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 1.2, src=F)
     assert s.leader == node_id(F) and not s.leaderless
+    # Without the rules the data names the lost leader, and it may lead again at once.
+    p = sender(("bar_silent_leaders", "volunteers"), initial_window=3, initial_rtt=0.1)
+    out(p)
+    run_timers(p, 1.05)
+    assert p.leaderless and all(m.leader_id == node_id(L) for m in sent_data(p)[-2:])
+    feed(p, VlmccChallenge(session_id=9, rcvr_id=node_id(L), rtt=100_000, win_size=4, rate=1), 1.1, src=L)
+    assert not p.leaderless and p.leader == node_id(L)
 
 
 def test_followers_volunteer_when_the_data_names_no_leader():
@@ -529,6 +573,12 @@ def test_followers_volunteer_when_the_data_names_no_leader():
                                  rate=80_000, payload=bytes(1000)).encode(), (SENDER, PORT), 0.135)
     t = r.timer_at("volunteer")
     assert t is not None and 0.135 <= t <= 0.135 + r.rtt_hat
+    p = follower(without=("volunteers",))
+    p.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+    p.receive_datagram(VlmccData(session_id=9, seq=2, timestamp=ts_us(0.11), leader_id=0, drift_prev=10_000,
+                                 rate=80_000, payload=bytes(1000)).encode(), (SENDER, PORT), 0.135)
+    assert p.timer_at("volunteer") is None  # the paper's followers wait for their own challenge
     run_timers(r, t)
     [(dest, m)] = [(d, m) for d, m in out(r) if isinstance(m, VlmccChallenge)]
     assert dest == (SENDER, PORT) and m.rcvr_id == node_id(F) and m.win_size >= 1
@@ -539,8 +589,8 @@ def test_a_receiver_that_hears_nothing_probes_again_and_follows_a_restarted_send
     comes; receivers that joined long before sent theirs once.  After
     ``rejoin_silence`` (2 s) without a packet a receiver probes again, and the
     fresh sender's Start restarts its stream at sequence number 1."""
-    def silent_follower(**kw) -> tuple[VlmccReceiver, float]:
-        r = follower(**kw)
+    def silent_follower(without: tuple[str, ...] = ()) -> tuple[VlmccReceiver, float]:
+        r = follower(without=without)
         r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
                                       tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
         for seq in range(1, 50):
@@ -565,9 +615,9 @@ def test_a_receiver_that_hears_nothing_probes_again_and_follows_a_restarted_send
     r.receive_datagram(dpkt(2, t + 0.01, 0.01, leader=F).encode(), (SENDER, PORT), t + 0.06)
     assert r.last_seq == 2 and r.lost == 0  # the new stream, not 47 packets "reordered"
     # With the rule off the receiver never probes again.
-    q, last = silent_follower(rejoin_silence=0)
+    q, last = silent_follower(("rejoin_after_silence",))
     run_timers(q, last + 10.0)
-    assert probes(q) == [] and q.rejoins == 0
+    assert probes(q) == []
 
 
 def test_the_quiet_timer_fires_once_where_the_silence_rounds_below_the_limit() -> None:
@@ -586,7 +636,7 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
     """A queue that outlives two RTTs of half the window is a competitor's: the sender
     switches to Reno's rule (W + 1 per RTT, no Vegas decrease) and marks its data;
     two probes that see the queue drain bring Vegas back."""
-    s = sender(probe_rounds=3, compete_exit_probes=2)
+    s = sender(PROBE_ROUNDS=3, COMPETE_EXIT_PROBES=2)
     out(s)
     s.slowstart = False
     s.W, s.base_rtt, s.rtt = 10.0, 0.1, 0.2  # a standing queue: Vegas would shrink W
@@ -617,20 +667,20 @@ def test_drain_probe_enters_and_leaves_the_competitive_mode():
             break
     assert not s.competing and s.drained_probes >= 2
     # The paper's pure behaviour: no probes, Vegas only.
-    v = sender(compete=False, probe_rounds=3)
+    v = sender(("compete",))
     v.slowstart, v.W, v.base_rtt, v.rtt = False, 10.0, 0.1, 0.2
     for t in range(10):
         v.acks_in_round, v.round_rtt_sum, v.round_rtt_n = 3, 0.6, 3
         v._round(float(t))
-    assert not v.competing and v.probe_phase == 0 and v.W == 6  # Vegas: diff = 6 * 0.5 = beta
+    assert v.W == 6 and v._window_limit() == 6  # Vegas: diff = 6 * 0.5 = beta; no half-window probe
 
 
 @pytest.mark.parametrize("exits", [None, 2])
 def test_a_reno_competitors_empty_queue_phase_does_not_end_the_competitive_mode(exits):
-    # compete_exit_probes (4 by default): three drained probes, then one that
-    # finds the queue again (the competitor regrew its halved window), keep
-    # the competitive mode; with 2 the sender had left after the second.
-    kw = {} if exits is None else {"compete_exit_probes": exits}
+    # COMPETE_EXIT_PROBES (4): three drained probes, then one that finds the
+    # queue again (the competitor regrew its halved window), keep the
+    # competitive mode; with 2 the sender had left after the second.
+    kw = {} if exits is None else {"COMPETE_EXIT_PROBES": exits}
     s = sender(**kw)
     out(s)
     s.competing, s.slowstart = True, False
@@ -651,9 +701,9 @@ def test_entering_the_competitive_mode_slow_starts_until_the_first_loss():
     ``probe_rounds`` RTTs) holds most of a long path; entering, the sender
     starts as a TCP flow would (RFC 5681 3.1: slow start until a loss), and
     the loss's halving ends slow start (3.2), so Reno's +1 per RTT follows.
-    ``compete_slow_start: false`` enters with +1 per RTT at once."""
-    def entered(**kw) -> VlmccSender:
-        s = sender(probe_rounds=3, initial_window=10, **kw)
+    Without ``compete_slow_start`` it enters with +1 per RTT at once."""
+    def entered(without: tuple[str, ...] = ()) -> VlmccSender:
+        s = sender(without, PROBE_ROUNDS=3, initial_window=10)
         out(s)
         s.slowstart = False
         s.W, s.base_rtt, s.rtt, s.dev = 10.0, 0.1, 0.2, 0.01
@@ -676,7 +726,7 @@ def test_entering_the_competitive_mode_slow_starts_until_the_first_loss():
     s.acks_in_round = 3
     s._round(4.3)
     assert s.W == w0 + 1
-    plain = entered(compete_slow_start=False)
+    plain = entered(("compete_slow_start",))
     w0 = plain.W
     plain.acks_in_round = 3
     plain._round(4.0)
@@ -704,16 +754,21 @@ def test_drain_probe_judges_the_queue_by_the_rounds_mean_rtt_not_its_smallest():
     assert s.queue_drained()
 
 
-def test_followers_emulate_the_rule_the_sender_announces():
-    r = follower()
+@pytest.mark.parametrize("rule", [True, False])
+def test_followers_emulate_the_rule_the_sender_announces(rule: bool):
+    # (out of its slow start: the queue alone decides the Vegas emulation)
+    r = follower(without=("follower_slow_start",) if rule else ("follower_slow_start", "compete"))
     r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=6, rate=1,
                                   tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.1)
     t = 0.2
-    for seq in range(1, 40):  # a growing one-way delay: Vegas would shrink W
+    for seq in range(1, 120):  # a growing one-way delay: Vegas would shrink W
         m = dataclasses.replace(dpkt(seq, t, 0.01, rate_w=100), flags=Flags.COMPETING)
         r.receive_datagram(m.encode(), (SENDER, PORT), t + 0.1 + 0.002 * seq)
         t += 0.01
-    assert r.competing and r.W > 6
+    if rule:
+        assert r.competing and r.W >= 12, r.W
+    else:
+        assert r.W < 6, r.W  # a Vegas emulation on the competitor's queue
 
 
 def test_before_the_first_rtt_sample_the_loss_timer_is_one_second():
@@ -757,22 +812,22 @@ def test_competing_a_timer_loss_is_tcps_timeout_window_one_and_backoff():
     # An ACK of data sent after the pause ends the backoff; W slow-starts back.
     feed(s, leader_ack(p.seq, 3.0), 3.1, src=L)
     assert s.backoff == 1
-    # Without the rule (the former one) a timer loss only halves W.
-    t = sender(initial_window=3, compete_timeouts=False)
+    # Without the rule a timer loss only halves W.
+    t = sender(("compete_timeouts",), initial_window=3)
     out(t)
     t.competing, t.slowstart = True, False
     t.rtt, t.dev, t.W = 0.1, 0.01, 3.0
     t.outstanding = {1: 0.0}
     t._check_losses(0.3)
-    assert t.W == 1.5 and t.compete_timeouts == 0
+    assert t.W == 1.5 and not hasattr(t, "paused_until")
 
 
 def test_competing_a_leader_silent_through_two_timeouts_in_a_row_is_lost():
     """Section 2.4 on the window after a timeout: one packet, unanswered too.
     A crashed leader otherwise kept the sender in back-off (1, 2, 4 ... 64
     RTOs) and the followers, alive behind another branch, got nothing."""
-    def competing(**kw) -> VlmccSender:
-        s = sender(initial_window=3, **kw)
+    def competing(without: tuple[str, ...] = ()) -> VlmccSender:
+        s = sender(without, initial_window=3)
         out(s)
         s.competing, s.slowstart = True, False
         s.rtt, s.dev, s.W = 0.1, 0.01, 3.0
@@ -792,7 +847,7 @@ def test_competing_a_leader_silent_through_two_timeouts_in_a_row_is_lost():
     feed(s, VlmccChallenge(session_id=9, rcvr_id=node_id(F), rtt=100_000, win_size=4, rate=1), 1.8, src=F)
     assert s.leader == node_id(F) and not s.leaderless
     # Without the rule the sender backs off again and sends nothing for 2 s.
-    t = competing(timeout_loses_leader=False)
+    t = competing(("timeout_loses_leader",))
     assert not t.leaderless and t.compete_timeouts == 2 and t.paused_until == pytest.approx(3.0)
 
 
@@ -807,9 +862,9 @@ def test_competing_a_loss_found_by_three_later_acks_only_halves():
     assert s.W == 5 and s.compete_timeouts == 0 and s.paused_until < 0
 
 
-def _competing_with_a_flight(**kw) -> VlmccSender:
+def _competing_with_a_flight(without: tuple[str, ...] = ()) -> VlmccSender:
     """A competing sender with W = 16 and packets 1-7 out (next sequence number 100)."""
-    s = sender(initial_window=10, **kw)
+    s = sender(without, initial_window=10)
     out(s)
     s.competing, s.slowstart = True, False
     s.W, s.rtt, s.dev = 16.0, 0.1, 0.01
@@ -836,7 +891,7 @@ def test_competing_losses_before_the_last_cut_do_not_cut_again():
     feed(s, leader_ack(104, 0.5), 0.6, src=L)  # 101 lost: sent after the cut
     assert s.W == 4 and s.cut_seq > 104
     # The paper's rule (once per RTT of time) cuts for packet 3 as well.
-    p = _competing_with_a_flight(one_cut_per_window=False)
+    p = _competing_with_a_flight(("one_cut_per_window",))
     feed(p, leader_ack(5, 0.05), 0.15, src=L)
     p.outstanding.update({3: 0.03})
     feed(p, leader_ack(6, 0.4), 0.45, src=L)
@@ -845,9 +900,9 @@ def test_competing_losses_before_the_last_cut_do_not_cut_again():
 
 def test_a_queue_that_outlives_the_vegas_cuts_enters_the_competitive_mode():
     """Eight rounds in a row in which the Vegas rule cut W while the round's
-    mean RTT did not fall (`compete_yield_rounds`): the queue is someone
+    mean RTT did not fall (rule ``compete_yield``): the queue is someone
     else's, and the sender competes at once, from its W, with no slow start."""
-    s = sender(probe_rounds=1000, compete_yield_rounds=8)
+    s = sender(PROBE_ROUNDS=1000)
     out(s)
     s.slowstart = False
     s.W, s.base_rtt, s.rtt = 60.0, 0.1, 0.2  # a standing queue: Vegas cuts W
@@ -867,9 +922,9 @@ def test_a_queue_that_outlives_the_vegas_cuts_enters_the_competitive_mode():
 
 def test_vegas_cuts_that_drain_the_queue_do_not_enter_the_competitive_mode():
     """Vegas alone: each cut shortens the queue, so the round's mean RTT falls
-    and the streak starts again; without the rule (0) nothing but probes."""
-    for rule in (8, 0):
-        s = sender(probe_rounds=1000, compete_yield_rounds=rule)
+    and the streak starts again; without the rule nothing but probes."""
+    for without in ((), ("compete_yield",)):
+        s = sender(without, PROBE_ROUNDS=1000)
         out(s)
         s.slowstart = False
         s.W, s.base_rtt, s.rtt = 60.0, 0.1, 0.2
@@ -878,7 +933,7 @@ def test_vegas_cuts_that_drain_the_queue_do_not_enter_the_competitive_mode():
             s.round_rtt_sum = 3 * (0.2 - 0.002 * i)  # our cuts drain the queue
             s._round(1.0 + i)
         assert not s.competing and s.W == 40
-    s = sender(probe_rounds=1000, compete_yield_rounds=0)
+    s = sender(("compete_yield",), PROBE_ROUNDS=1000)
     out(s)
     s.slowstart, s.W, s.base_rtt, s.rtt = False, 60.0, 0.1, 0.2
     for i in range(20):
@@ -895,7 +950,7 @@ def test_drain_probe_allows_the_paths_delay_noise(noise: bool):
     the 3.5 ms of drain_frac); a probe round at that mean is drained, one with
     a queue on top of it is not. Without the rule the noise alone reads as a
     standing queue and the sender competes with nobody."""
-    s = sender(initial_window=10, drain_noise=noise)
+    s = sender(() if noise else ("drain_noise",), initial_window=10)
     out(s)
     s.slowstart, s.W, s.base_rtt, s.rtt = False, 10.0, 0.035, 0.039
 

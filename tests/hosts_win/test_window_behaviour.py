@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from rla_util import DefaultReceiver, DefaultSender
 from win_tinynet import CbrSource, Sink, TinyNet
+from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
+from vlmcc_util import DefaultSender as DefaultVlmccSender
 
 from hosts import mtcp_tree
 from hosts.core import node_id
@@ -21,7 +23,7 @@ from hosts.mtcp.core import ACK_DELAY
 from hosts.mtcp.rules import TimerJitter
 from hosts.registry import SessionConfig
 from hosts.rla import RlaParams
-from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from hosts.vlmcc import VlmccParams, VlmccSender
 from hosts.wire import COMMON_LEN, Flags, MtcpAck, MtcpWindowUpdate, VlmccData, body_size, decode
 
 GROUP, PORT, SND = "239.1.1.1", 6000, "10.0.0.1"
@@ -239,10 +241,10 @@ def vlmcc_fig5(seed: int = 3) -> tuple[TinyNet, VlmccSender, list]:
         net.link(c.name, "R1", rate_bps=10e6, delay_s=0.001)
         c.attach(CbrSource((dst, 7000 + j), 0.5e6, start=start, stop=stop))
     p = VlmccParams()
-    snd = VlmccSender(session(p, SND))
+    snd = DefaultVlmccSender(session(p, SND))
     net.hosts["src"].attach(snd)
     for i, h in enumerate(rcv):
-        h.attach(VlmccReceiver(session(p, h.ip)), at=0.1 * i)
+        h.attach(DefaultVlmccReceiver(session(p, h.ip)), at=0.1 * i)
     return net, snd, rcv
 
 
@@ -274,13 +276,13 @@ def test_vlmcc_alone_on_one_megabit_has_no_losses_in_steady_state():
     net.link("src", "R1", rate_bps=10e6, delay_s=0.001)
     bottleneck = net.link("R1", "R2", rate_bps=1e6, delay_s=0.02, queue=20)
     p = VlmccParams()
-    snd = VlmccSender(session(p, SND))
+    snd = DefaultVlmccSender(session(p, SND))
     net.hosts["src"].attach(snd)
     rcv = []
     for i in range(3):
         h = net.host(f"v{i}", f"10.0.2.{i + 1}")
         net.link("R2", h.name, rate_bps=10e6, delay_s=0.001)
-        h.attach(VlmccReceiver(session(p, h.ip)))
+        h.attach(DefaultVlmccReceiver(session(p, h.ip)))
         rcv.append(h)
     net.run(10.0)
     drops, gaps = bottleneck.ab.counters.queue_drops, [h.ep.lost for h in rcv]

@@ -1,0 +1,49 @@
+"""What a user of VLMCC sets: the packet, the start, the rate bounds and the paper's N_extra.
+
+Every other number is a constant of the paper's algorithm
+(:mod:`hosts.vlmcc.core`, with its section) or of the rule that uses it
+(:mod:`hosts.vlmcc.rules`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class VlmccParams:
+    """VLMCC session parameters; ``docs/protocols/vlmcc.md`` gives each one's source."""
+
+    #: Payload bytes per data packet: 1440 fills a 1500-byte IP packet, a TCP
+    #: segment's size on such a path (the paper's section 3 uses 1000).
+    packet_size: int = 1440
+    #: W before the first round (packets): TCP Vegas' initial window.
+    initial_window: float = 2.0
+    #: The sender's RTT before the first ACK (s): it paces only the first packets.
+    initial_rtt: float = 0.1
+    #: The ceiling on W (packets).
+    max_window: float = 10000.0
+    #: Section 2.3: a challenge claiming less than this rate is refused (bit/s).
+    min_rate_bps: float = 16000.0
+    #: Section 2.3, eq. (6): N_extra, the packets of slack before a follower
+    #: challenges (the paper's fairness/stability trade-off).
+    n_extra: float = 4.0
+    #: Section 2.3: "a few RTTs" after a leader change in which no challenge is taken.
+    holdoff_rtts: float = 4.0
+    #: Mean interval between a joining receiver's unanswered probes (s).
+    probe_interval: float = 1.0
+    #: The switches' challenge-filter window (µs): read by the controller
+    #: (``assist_filter``'s ``window_us``); the hosts ignore it.
+    filter_window_us: int = 100_000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.initial_window < 1 or self.initial_rtt <= 0 or self.max_window < 1:
+            raise ValueError("initial_window and max_window must be >= 1, initial_rtt > 0")
+        if self.min_rate_bps < 0 or self.n_extra < 0 or self.holdoff_rtts < 0:
+            raise ValueError("min_rate_bps, n_extra and holdoff_rtts must be >= 0")
+        if self.probe_interval <= 0:
+            raise ValueError("probe_interval must be > 0")
+        if not 0 < self.filter_window_us < 1 << 48:
+            raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")

@@ -1,0 +1,203 @@
+"""VLMCC's receiver as the paper has it (section 2.3): the leader ACKs, a follower watches.
+
+A follower emulates a Vegas connection on its own path, on the RTT that
+``drift_prev`` lets it track (eqs. 4, 5), and challenges by eq. (6).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from hosts.core import Address, JoinGroup, node_id
+from hosts.registry import SessionConfig, SessionEndpoint
+from hosts.rtt import ewma, lowest
+from hosts.tcp_rules import vegas_diff
+from hosts.vlmcc.core import GAP_GAIN, THRESHOLDS, G, jittered, rate_bps
+from hosts.vlmcc.params import VlmccParams
+from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_diff_us, ts_us
+
+
+class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
+    """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
+
+    #: Data packets received, packets lost (sequence gaps), challenges and ACKs sent.
+    COUNTERS = ("received", "lost", "challenges_sent", "acks_sent")
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.me = node_id(config.local)
+        # Per-receiver stream from the session seed: reproducible, not in step.
+        self.rng = random.Random((config.seed << 32) ^ self.me)
+        self.sender: Address = (config.sender, config.port)
+        self.rtt: float | None = None  # raw estimate, updated by equation (4)
+        self.rtt_hat: float | None = None
+        self.base_rtt: float | None = None
+        self.W = float(self.p.initial_window)
+        self.leader = 0
+        self.last_seq = 0
+        self.last_arrival: float | None = None
+        self.last_tstamp = 0
+        self.last_flags = 0
+        self.sender_rate = 0.0  # packets per second, announced
+        self.gap_avg: float | None = None
+        self.last_adjust = -math.inf
+        self.last_halve = -math.inf
+        self.last_challenge = -math.inf
+        self.pending_acks: list[tuple[int, int, float]] = []
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader == self.me
+
+    def on_start(self, now: float) -> None:
+        self.emit(JoinGroup(self.cfg.group))
+        self._probe(now)
+
+    def _probe(self, now: float) -> None:
+        """A Challenge with only id and tstamp: the sender answers with Start.
+
+        The paper does not say what follows a lost probe: it is repeated."""
+        self.send(self.sender, VlmccChallenge(
+            session_id=self.cfg.session_id, timestamp=ts_us(now), rcvr_id=self.me).encode())
+        self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "probe" and self.rtt is None:
+            self._probe(now)
+
+    def on_datagram(self, data: bytes, src: Address, now: float) -> None:
+        msg = self.decode_session(data, self.cfg.session_id, VlmccStart, VlmccData)
+        if isinstance(msg, VlmccStart):
+            self._on_start_msg(msg, now)
+        elif msg is not None:
+            self._on_data(msg, now)
+
+    def _awaits_start(self) -> bool:
+        return self.rtt is None
+
+    def _on_start_msg(self, m: VlmccStart, now: float) -> None:
+        rtt = seconds_since(m.tstamp_comp, now)
+        if rtt < 0 or not self._awaits_start():
+            return
+        self._started(m)
+        self.rtt = self.rtt_hat = self.base_rtt = rtt
+        self.leader = m.leader
+        self.W = max(1.0, float(m.win_size))
+        self.cancel_timer("probe")
+
+    def _started(self, m: VlmccStart) -> None:
+        """A Start is taken: the emulated connection begins on this path."""
+
+    def _on_data(self, m: VlmccData, now: float) -> None:
+        self.received += 1
+        self.leader = m.leader_id
+        if m.leader_id == self.me:
+            self.pending_acks.append((m.seq, m.timestamp, now))
+            self._ack(m.seq == self.last_seq + 1 or not self.last_seq, now)
+        if m.seq <= self.last_seq:
+            return  # reordered or duplicated: too late to say anything about the path
+        if m.seq > self.last_seq + 1 and self.last_seq:
+            self.lost += m.seq - self.last_seq - 1
+            self._follower_loss(now)
+        if self.rtt is not None and self.last_arrival is not None:
+            # Equations (4) and (5): the RTT changes as the one-way delay does.
+            # After a loss the packet sent just before this one never arrived:
+            # the tstamp difference spaces it from the last one that did.
+            if m.seq == self.last_seq + 1:
+                spacing = m.drift_prev / 1e6
+            else:
+                spacing = ts_diff_us(m.timestamp, self.last_tstamp) / 1e6
+            delta = now - (self.last_arrival + spacing)
+            self.rtt = max(1e-6, self.rtt + delta)
+            assert self.rtt_hat is not None and self.base_rtt is not None
+            self.rtt_hat = ewma(self.rtt_hat, self.rtt, G)
+            self.base_rtt = lowest(self.base_rtt, self.rtt)
+        self.last_seq = m.seq
+        self.last_arrival = now
+        self.last_tstamp = m.timestamp
+        self.last_flags = m.flags
+        self._arrived(now)
+        self.sender_rate = m.rate / (8 * max(1, self.p.packet_size))
+        if self.rtt_hat is not None:
+            self._follower_window(now)
+            if not self.is_leader:
+                self._maybe_challenge(now)
+
+    def _arrived(self, now: float) -> None:
+        """After each new data packet: nothing more in the paper."""
+
+    def _ack(self, in_order: bool, now: float) -> None:
+        """2.2: the leader ACKs every packet at once."""
+        self._flush_acks(now)
+
+    def _flush_acks(self, now: float) -> None:
+        """One ACK per held packet; tstamp_comp adds the time it was held."""
+        for seq, ts, arrived in self.pending_acks:
+            hold = int(round((now - arrived) * 1e6))
+            self.acks_sent += 1
+            self.send(self.sender, VlmccAck(
+                session_id=self.cfg.session_id, seq=seq, timestamp=ts_us(now), rcvr_id=self.me,
+                tstamp_comp=(ts + hold) & 0xFFFFFFFF).encode())
+        self.pending_acks.clear()
+
+    # Follower emulation ------------------------------------------------------------
+    def vegas_diff(self) -> float | None:
+        if self.rtt_hat is None or self.base_rtt is None or self.rtt_hat <= 0:
+            return None
+        return vegas_diff(self.W / self.rtt_hat, self.rtt_hat, self.base_rtt)
+
+    def _follower_window(self, now: float) -> None:
+        """The emulated connection's window once per RTT on the follower's own RTT.
+
+        It cannot open beyond what the sender actually sends this path (plus
+        the challenge slack): an idle emulation would grow without bound."""
+        assert self.rtt_hat is not None
+        if now - self.last_adjust < self.rtt_hat:
+            return
+        self.last_adjust = now
+        cap = self.sender_rate * self.rtt_hat + self.p.n_extra + 1
+        self._emulate(cap)
+        self.W = max(1.0, min(self.W, cap))
+
+    def _emulate(self, cap: float) -> None:
+        """2.3: the Vegas rule, in congestion avoidance."""
+        diff = self.vegas_diff()
+        if diff is not None:
+            self.W = max(1.0, self.W + THRESHOLDS.step(diff))
+
+    def _follower_loss(self, now: float) -> None:
+        """A sequence gap halves the emulated window at most once per RTT."""
+        if self.rtt_hat is not None and now - self.last_halve >= self.rtt_hat:
+            self.W = max(1.0, self.W / 2)
+            self.last_halve = now
+
+    def own_rate(self) -> float:
+        """Packets per second a Vegas connection on this path would get."""
+        assert self.rtt_hat is not None
+        return self.W / self.rtt_hat
+
+    def _maybe_challenge(self, now: float) -> None:
+        """Equation (6) and a growing gap, at most once per RTT: ask to lead."""
+        assert self.rtt_hat is not None
+        gap = self.sender_rate - self.own_rate()
+        prev = self.gap_avg
+        self.gap_avg = gap if prev is None else (1 - GAP_GAIN) * prev + GAP_GAIN * gap
+        if prev is None or self.gap_avg <= prev:
+            return
+        if self.sender_rate <= (self.W + self.p.n_extra) / self.rtt_hat:
+            return
+        if now - self.last_challenge < self.rtt_hat:
+            return
+        self._send_challenge(now)
+
+    def _send_challenge(self, now: float) -> None:
+        if self.rtt_hat is None:
+            return
+        self.last_challenge = now
+        self.challenges_sent += 1
+        self.send(self.sender, VlmccChallenge(
+            session_id=self.cfg.session_id, timestamp=ts_us(now),
+            rate=min(int(rate_bps(self.W, self.rtt_hat, self.p.packet_size)), 0xFFFFFFFF),
+            rcvr_id=self.me, rtt=min(int(self.rtt_hat * 1e6), 0xFFFFFFFF),
+            win_size=max(1, int(self.W))).encode())
