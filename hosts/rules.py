@@ -135,19 +135,32 @@ class RuleBook:
     ) -> tuple[str, ...]:
         """The effective rule list: ``profile``'s rules with ``switches`` applied.
 
-        The result is in composition order, so equal sets give equal lists
-        (and equal results records).
+        Switching a rule off also drops the profile's rules that need it (a
+        rule never runs without what it builds on); switching a rule on
+        without what it needs, or off while a rule switched on needs it, is
+        an error.  The result is in composition order, so equal sets give
+        equal lists (and equal results records).
         """
         if profile not in self.profiles:
             known = ", ".join(self.profiles)
             raise RuleError(f"{self.protocol}: unknown profile {profile!r}; known: {known}")
         chosen = set(self.profiles[profile])
+        named_on: set[str] = set()
+        off: set[str] = set()
         for name, value in (switches or {}).items():
             self.get(name)
             if parse_switch(name, value):
                 chosen.add(name)
+                named_on.add(name)
             else:
                 chosen.discard(name)
+                off.add(name)
+        dropped = True
+        while dropped:  # the profile's rules that need a rule switched off
+            needy = {n for n in chosen - named_on if any(r in off for r in self.get(n).requires)}
+            dropped = bool(needy)
+            chosen -= needy
+            off |= needy
         ordered = tuple(n for n in self.names() if n in chosen)
         self._check(ordered, f"profile {profile!r} with {dict(switches or {})}")
         return ordered

@@ -66,7 +66,8 @@ def test_composed_classes_are_cached() -> None:
         ("fast", None, "unknown profile 'fast'; known: paper, default"),
         ("default", {"tripple": "on"}, "unknown rule 'tripple'; known: double, plus_one, elsewhere"),
         ("default", {"double": "maybe"}, "'maybe' is not on or off"),
-        ("default", {"double": "off"}, "rule 'plus_one' needs 'double'"),
+        ("default", {"double": "off", "plus_one": "on"}, "rule 'plus_one' needs 'double'"),
+        ("paper", {"plus_one": "on"}, "rule 'plus_one' needs 'double'"),
     ],
 )
 def test_bad_names_and_values_are_named(profile, switches, message) -> None:
@@ -77,3 +78,7 @@ def test_bad_names_and_values_are_named(profile, switches, message) -> None:
 def test_a_paper_profile_with_rules_is_refused() -> None:
     with pytest.raises(RuleError, match="'paper' must have no rule"):
         RuleBook("bad", rules=BOOK.rules, profiles={"paper": ("double",), "default": ()})
+
+
+def test_switching_a_rule_off_drops_the_profile_rules_that_need_it() -> None:
+    assert BOOK.resolve("default", {"double": "off"}) == ()

@@ -23,3 +23,13 @@ def toy() -> Iterator[registry.Protocol]:
         yield registry.get(toyproto.NAME)
     finally:
         registry.unregister(toyproto.NAME)
+
+
+@pytest.fixture
+def plain() -> Iterator[registry.Protocol]:
+    """The toy cores as a protocol without named rules, registered for the test only."""
+    registry.register(toyproto.PLAIN_ENTRY)
+    try:
+        yield registry.get(toyproto.PLAIN)
+    finally:
+        registry.unregister(toyproto.PLAIN)

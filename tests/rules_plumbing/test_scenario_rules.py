@@ -64,19 +64,14 @@ def test_bad_profiles_and_rules_are_named_by_field(toy, session, expected) -> No
     assert any(p.startswith(expected) for p in got), got
 
 
-def test_a_profile_the_protocol_does_not_define_is_named(toy) -> None:
-    d = doc(protocol="tfmcc", profile="stamped")
-    if "stamped" in registry.get("tfmcc").rules.profiles:
-        pytest.skip("tfmcc defines a stamped profile")
-    assert problems(d) == ["sessions[0].profile: tfmcc has no profile 'stamped' (known: paper, default)"]
+def test_a_profile_the_protocol_does_not_define_is_named(plain) -> None:
+    assert problems(doc(protocol="toyplain", profile="stamped")) == [
+        "sessions[0].profile: toyplain has no profile 'stamped' (known: paper, default)"]
 
 
-def test_a_protocol_with_an_empty_book_refuses_any_rule_name() -> None:
-    book = registry.get("vlmcc").rules
-    if book.names():
-        pytest.skip("vlmcc has named rules now")
-    assert problems(doc(protocol="vlmcc", rules={"double": "on"})) == [
-        "sessions[0].rules.double: unknown rule of vlmcc (known: none)"]
+def test_a_protocol_without_a_rule_book_refuses_any_rule_name(plain) -> None:
+    assert problems(doc(protocol="toyplain", rules={"double": "on"})) == [
+        "sessions[0].rules.double: unknown rule of toyplain (known: none)"]
 
 
 def test_the_simulators_agents_get_the_effective_rule_list(toy) -> None:

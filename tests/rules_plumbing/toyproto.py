@@ -96,3 +96,7 @@ RULES = RuleBook(
 )
 
 ENTRY = Protocol(NAME, __name__, "ToyParams", "ToySender", "ToyReceiver", "a toy with named rules")
+PLAIN = "toyplain"
+PLAIN_ENTRY = Protocol(PLAIN, __name__, "ToyParams", "ToySender", "ToyReceiver", "the toy without a rule book",
+                       rulebook="NO_RULE_BOOK")
+"""The same toy cores with no rule book: every profile is its bare cores."""
