@@ -487,7 +487,9 @@ class FaultInjector:
             else:
                 state["dropped"] += 1
 
-        def wake() -> None:
+        t0 = sim.now
+
+        def wake(k: int) -> None:
             state["awake"] = True
             while backlog:
                 saved(*backlog.pop(0))
@@ -496,15 +498,15 @@ class FaultInjector:
                 node.receive = saved
                 self._ev(f.target, "slow_end", f"dropped={state['dropped']}")
                 return
-            sim.after(run_s, sleep)
+            sim.at(min(t0 + k * SLOW_PERIOD_S + run_s, end), sleep, k)
 
-        def sleep() -> None:
+        def sleep(k: int) -> None:
             state["awake"] = False
-            sim.after(min(SLOW_PERIOD_S - run_s, max(0.0, end - sim.now)), wake)
+            sim.at(min(t0 + (k + 1) * SLOW_PERIOD_S, end), wake, k + 1)
 
         node.receive = receive
         self._ev(f.target, "slow_start", f"cpu={f.params['cpu']:g}")
-        sim.after(run_s, sleep)
+        sim.at(min(t0 + run_s, end), sleep, 0)
 
     def _disk_full(self, f: "Fault") -> None:
         self._ev("disk", "disk_full", f"free={f.params.get('free', 0)} bytes for the results")
