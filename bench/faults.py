@@ -1,71 +1,137 @@
-"""Each fault in each protocol, in the simulator: time to recover and data lost.
+"""Every fault type on every protocol, on random trees with TCP cross traffic.
 
-For every scenario of ``topologies/scenarios/faults/`` (one fault type each)
-and every protocol, the session's protocol is swapped and the scenario runs
-in the simulator on the P4 switch.  Printed per (fault, protocol):
+Each draw is a k-ary tree of switches (three levels or more, k 2-3), the
+sender at the root, receivers on the leaves, one or two TCP flows from the
+root to leaves, link rates and delays drawn per level.  On each draw, every
+fault type of :data:`FAULTS` hits one place of that tree (a leaf switch, a
+receiver, the sender, a link below the root) once the protocol is past its
+start (:data:`WARMUP`), and the run goes on :data:`TAIL_S` after it.  Each
+(protocol, fault, draw) runs in the simulator on the P4 switch.
 
-* **recover s**: seconds from the end of the fault (its ``for``) until the
-  mean throughput of the surviving receivers is back to 80 % of its value
-  in the 5 s before the fault and holds there for a second
-  (``scenario.faults.recovery_times``; the worst instance when a fault
-  repeats); ``0`` when throughput never fell below 80 %, ``never`` when it
-  had not come back by the end of the run (the scenario's own end plus
-  :data:`TAIL_S`, so a recovery slower than the scenario's bound still shows
-  its time);
-* **lost B** (RLA and MTCP, the reliable ones): bytes the sender had sent
-  :data:`DRAIN_S` seconds before the end that some surviving receiver never
-  got in order -- 0 is what a reliable protocol owes;
-* **before Mb/s**: the session's mean receiver throughput over the 5 s
-  before the (first) fault: the level recovery is measured against, so a
-  session that was not running shows here (a WEBRC session whose default
-  rate overran its sender's link once gave "recovered" rows from nothing);
-* the switch's ``restored`` time and the feedback the sender saw;
-* with ``--control``, **control s**: the same recovery analysis over the
-  same run with no fault injected -- the protocol's own dips at that time
-  (WEBRC's rate moves by more than 20 % within a few seconds on these
-  paths), so a figure no larger than its control is not the fault's.
+Printed per (protocol, fault) over the draws:
 
-TFMCC's and WEBRC's faults come :data:`WARMUP` seconds later than the
-scenario says, so that they hit a session past its (slow by design) start.
+* **within 5 s**: the share of draws whose session was back to 80 % of its
+  pre-fault throughput within 5 s of the fault's end
+  (``scenario.faults.recovery_times``, the same rule as ``events.csv``);
+* **median / worst s**: recovery times over the draws (``never``: not back
+  by the end of the run);
+* **lost B** (RLA and MTCP, the reliable ones): the most bytes, over the
+  draws, that the sender had sent :data:`DRAIN_S` before the end and a
+  surviving receiver never got in order; 0 is what they owe;
+* ``disk_full`` instead checks that the results are refused: its row reads
+  **refused** when the write failed and the folder has no completion mark.
 
-``--quick`` runs three faults (switch crash, link flap, agent kill).
-``docs/faults.md`` holds the numbers of a full run.
+``--quick`` runs one draw of three faults for every protocol (a few minutes
+on 2 shared cores); ``--docs`` writes the table into ``docs/faults.md``.
 
-``--jobs N`` runs N simulations at once (each its own process; the rows
-print in the same order).
-
-Run: ``.venv/bin/python bench/faults.py [--quick] [--jobs N] [--fault NAME] [--protocol P] [--control]``
+Run: ``.venv/bin/python bench/faults.py [--quick] [--draws N] [--jobs N]
+[--fault TYPE] [--protocol P] [--docs]``
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import random
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SCENARIOS = ROOT / "topologies" / "scenarios" / "faults"
 PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
 RELIABLE = ("rla", "mtcp")
-QUICK = ("switch-crash", "link-flap", "agent-kill")
+BOUND_S = 5.0
 DRAIN_S = 4.0
-
-
-#: Seconds added before every fault for protocols whose start is slow by
-#: design, so that the fault hits a session in its steady state: TFMCC
-#: doubles once per feedback round (the TFMCC paper sec. 2.6); WEBRC climbs
-#: from its 1 packet/s base channel by at most Gamma^3 per two epochs (the
-#: WEBRC paper sec. 3.2), about 9 s to the scenarios' 4 Mb/s bottleneck, so
-#: a fault at 6 s hit its start-up and measured the start-up's own dips.
+#: Seconds the fault lasts (``for``) where the type has a duration.
+FOR_S = 2.0
+#: Seconds every run goes on after the fault's end.
+TAIL_S = 12.0
+#: Seconds before the fault for protocols whose start is slow by design:
+#: TFMCC doubles once per feedback round (the TFMCC paper sec. 2.6); WEBRC
+#: climbs from its 1 packet/s base channel by at most Gamma^3 per two epochs
+#: (the WEBRC paper sec. 3.2).  The others are steady within 10 s.
 WARMUP = {"tfmcc": 30.0, "webrc": 30.0}
+DEFAULT_WARMUP = 10.0
 
-#: Seconds every run goes on past the scenario's own end: a recovery slower
-#: than the scenario's 5 s bound is then measured instead of "never".
-TAIL_S = 10.0
+#: fault type -> (what it hits, extra fields)
+FAULTS: dict[str, tuple[str, dict]] = {
+    "switch_crash": ("leaf_switch", {}),
+    "switch_wipe": ("leaf_switch", {}),
+    "switch_slow": ("leaf_switch", {"cpu": 0.2}),
+    "controller_cut": ("leaf_switch", {}),
+    "controller_restart": ("none", {}),
+    "receiver_crash": ("receiver", {}),
+    "receiver_leave": ("receiver", {}),
+    "agent_kill": ("receiver", {}),
+    "sender_crash": ("sender", {}),
+    "link_down": ("link", {}),
+    "link_oneway": ("link_up", {}),
+    "link_change": ("link", {"rate": "500kbps", "delay": "40ms"}),
+    "link_reorder": ("link", {"fraction": 0.05}),
+    "link_duplicate": ("link", {"fraction": 0.05}),
+    "link_corrupt": ("link", {"fraction": 0.02}),
+    "malformed": ("leaf_port", {"rate": 500}),
+    "disk_full": ("none", {"free": 0}),
+}
+TREE_QUICK = ("switch_crash", "link_oneway", "receiver_crash")
+
+
+def draw_tree(rng: random.Random) -> dict:
+    """A random tree (a ``topology: {generate: ...}`` mapping) and the places faults hit."""
+    k = rng.choice((2, 3))
+    depth = rng.choice((3, 3, 4)) if k == 2 else 3
+    leaves = k ** (depth - 1)
+    receivers = rng.randint(leaves, 2 * leaves) if leaves <= 4 else rng.randint(leaves // 2, leaves)
+    return {"kind": "kary_tree", "k": k, "depth": depth, "receivers": receivers,
+            "rate": f"{rng.choice((20, 50, 100))}Mbps", "delay": f"{rng.randint(2, 10)}ms",
+            "leaf_rate": f"{rng.choice((4, 6, 10))}Mbps", "leaf_delay": f"{rng.randint(2, 20)}ms",
+            "queue": rng.choice((30, 50, 100)), "tcp_pairs": rng.choice((1, 2))}
+
+
+def make_scenario(tree: dict, proto: str, kind: str, rng: random.Random):
+    """The scenario of one (draw, protocol, fault): the fault at its place, past the warm-up."""
+    from scenario.model import scenario_from_dict
+
+    at = WARMUP.get(proto, DEFAULT_WARMUP)
+    raw = {"name": f"tree-{proto}-{kind}", "seed": rng.randint(1, 10_000),
+           "duration": at + FOR_S + TAIL_S, "topology": {"generate": dict(tree)},
+           "sessions": [{"name": proto, "protocol": proto, "sender": "snd", "receivers": ["r*"]}],
+           "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"}
+                         for i in range(1, tree["tcp_pairs"] + 1)]}
+    sc = scenario_from_dict(raw)  # the tree's names, to place the fault
+    where, extra = FAULTS[kind]
+    topo = sc.topology
+    parent = {}
+    for l in topo.links:
+        a, b = l.a.node, l.b.node
+        if a in topo.switches and b in topo.switches:
+            parent[b] = a  # the generator links parent -> child
+    leaves = sorted({l.b.node if l.a.node.startswith("r") else l.a.node for l in topo.links
+                     if {l.a.node, l.b.node} & set(sc.sessions[0].receivers)} & set(topo.switches))
+    leaf = rng.choice(leaves)
+    f: dict = {"type": "link_down" if kind == "link_oneway" else kind, "at": at, **extra}
+    if kind not in ("switch_wipe", "receiver_leave", "disk_full"):
+        f["for"] = FOR_S
+    if where == "leaf_switch":
+        f["target"] = leaf
+    elif where == "receiver":
+        f["target"] = rng.choice(sc.sessions[0].receivers)
+    elif where == "sender":
+        f["target"] = "snd"
+    elif where in ("link", "link_up"):
+        f["target"] = [parent[leaf], leaf]
+        if where == "link_up":
+            f["from"] = leaf  # feedback and joins toward the sender lost, data still flows
+    elif where == "leaf_port":
+        f["target"] = rng.choice(sc.sessions[0].receivers)
+    if kind == "controller_restart":
+        f["for"] = FOR_S
+    raw["faults"] = [f]
+    return scenario_from_dict(raw)
 
 
 def _buffer(agent):
@@ -76,6 +142,96 @@ def _buffer(agent):
     return None
 
 
+def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
+    """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused."""
+    from netsim.run import build_run, run_scenario
+    from netsim.switches import choose_switch
+    from scenario.faults import recovery_times
+
+    rng = random.Random(seed * 1_000_003 + draw)
+    tree = draw_tree(rng)
+    sc = make_scenario(tree, proto, kind, random.Random(f"{seed}/{draw}/{kind}"))
+    out: dict = {"draw": draw, "protocol": proto, "fault": kind, "tree": tree, "wall_s": 0.0}
+    t0 = time.perf_counter()
+    if kind == "disk_full":
+        from reporting.results import results_folder_problem
+
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                run_scenario(sc, Path(d), switch=choose_switch("p4", sc))
+                out["refused"] = False
+            except OSError:
+                out["refused"] = results_folder_problem(Path(d)) is not None
+        out["wall_s"] = time.perf_counter() - t0
+        return out
+    run = build_run(sc, switch=choose_switch("p4", sc))
+    s = sc.sessions[0]
+    cut: dict[str, int] = {}
+    if proto in RELIABLE:
+        def mark() -> None:
+            snd = run.agents.get(f"{s.name}/{s.sender}")
+            cut["seq"] = getattr(snd, "next_seq", 1) - 1
+        run.sim.at(sc.duration - DRAIN_S, mark)
+    run.sim.run(until=sc.duration)
+    f = sc.faults[0]
+    times = list(recovery_times(run.recorder.samples, sc, f, f.at).values())
+    out["recover_s"] = None if not times or any(t is None for t in times) else max(times)
+    out["affected"] = bool(times)
+    if proto in RELIABLE and "seq" in cut:
+        gone = {f.target} if f.kind in ("receiver_crash", "receiver_leave", "agent_kill") else set()
+        size = getattr(getattr(run.agents[f"{s.name}/{s.sender}"], "p", None), "packet_size", 1000)
+        lost = 0
+        for r in s.receivers:
+            agent = run.agents.get(f"{s.name}/{r}")
+            buf = _buffer(agent) if agent is not None and r not in gone else None
+            if buf is not None:
+                lost += max(0, cut["seq"] - buf.cum_ack) * size
+        out["lost_bytes"] = lost
+    out["wall_s"] = time.perf_counter() - t0
+    return out
+
+
+def table(rows: list[dict]) -> list[tuple]:
+    """(protocol, fault, draws, share within 5 s, median, worst, lost B) per (protocol, fault)."""
+    out = []
+    keys = sorted({(r["protocol"], r["fault"]) for r in rows}, key=lambda k: (PROTOCOLS.index(k[0]), k[1]))
+    for proto, kind in keys:
+        rs = [r for r in rows if r["protocol"] == proto and r["fault"] == kind]
+        if kind == "disk_full":
+            ok = sum(r["refused"] for r in rs)
+            out.append((proto, kind, len(rs), ok / len(rs), "refused" if ok == len(rs) else "accepted", "-", "-"))
+            continue
+        rs = [r for r in rs if r["affected"]] or rs
+        rec = [r["recover_s"] for r in rs]
+        within = sum(t is not None and t <= BOUND_S for t in rec) / len(rec)
+        done = sorted(t for t in rec if t is not None)
+        med = "never" if len(done) * 2 <= len(rec) and len(done) < len(rec) else (
+            f"{statistics.median(done):.1f}" if done else "never")
+        worst = "never" if None in rec else f"{max(done):.1f}"
+        lost = "-" if proto not in RELIABLE else str(max(r.get("lost_bytes", 0) or 0 for r in rs))
+        out.append((proto, kind, len(rs), within, med, worst, lost))
+    return out
+
+
+def render(rows: list[tuple]) -> str:
+    lines = ["| protocol | fault | draws | within 5 s | median s | worst s | lost B |",
+             "|---|---|---|---|---|---|---|"]
+    for proto, kind, n, share, med, worst, lost in rows:
+        lines.append(f"| {proto} | `{kind}` | {n} | {share:.0%} | {med} | {worst} | {lost} |")
+    return "\n".join(lines)
+
+
+# The fault scenarios of topologies/scenarios/faults/, one case each: the
+# fault rows of ``bench/friendliness.py --ablate --faults`` (a rule's
+# ablation counts the rows it makes fail).
+
+SCENARIOS = ROOT / "topologies" / "scenarios" / "faults"
+#: the scenario files the ablation's ``--quick`` runs
+QUICK = ("switch-crash", "link-flap", "agent-kill")
+#: Seconds a scenario file's run goes on past its own end.
+FILE_TAIL_S = 10.0
+
+
 def run_one(name: str, proto: str, control: bool = False, profile: str | None = None,
             rules: dict[str, bool] | None = None) -> dict:
     """One (fault, protocol) row; ``profile``/``rules`` put every session on
@@ -83,7 +239,7 @@ def run_one(name: str, proto: str, control: bool = False, profile: str | None = 
     from scenario.faults import faults_later, with_protocol, with_rules
     from scenario.model import load_scenario
 
-    sc = faults_later(with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), TAIL_S)
+    sc = faults_later(with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), FILE_TAIL_S)
     if profile is not None or rules:
         sc = with_rules(sc, profile or "default", rules)
     ctrl = _worst_recovery(_run_quiet(sc), sc) if control else "-"
@@ -161,42 +317,43 @@ def _worst_recovery(run, sc) -> float | None | str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
-    ap.add_argument("--fault", action="append", help="scenario name(s) under topologies/scenarios/faults")
+    ap.add_argument("--quick", action="store_true", help=f"one draw of {', '.join(TREE_QUICK)}")
+    ap.add_argument("--draws", type=int, default=20, help="random trees per (protocol, fault) (default 20)")
+    ap.add_argument("--fault", action="append", choices=sorted(FAULTS))
     ap.add_argument("--protocol", action="append", choices=PROTOCOLS)
     ap.add_argument("--jobs", type=int, default=1, help="simulations run at once (default 1)")
-    ap.add_argument("--control", action="store_true",
-                    help="also run each case with no fault and print its recovery figure (control s)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
+    ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
     a = ap.parse_args(argv)
-    if a.jobs < 1:
-        ap.error("--jobs must be at least 1")
-    names = a.fault or (list(QUICK) if a.quick else sorted(p.stem for p in SCENARIOS.glob("*.yaml")
-                                                           if p.stem != "processes"))
+    if a.jobs < 1 or a.draws < 1:
+        ap.error("--jobs and --draws must be at least 1")
+    faults = a.fault or (list(TREE_QUICK) if a.quick else list(FAULTS))
+    draws = 1 if a.quick else a.draws
     protos = a.protocol or list(PROTOCOLS)
-    print(f"{'fault':<20} {'protocol':<7} {'recover s':>9} {'control s':>9} {'before Mb/s':>11} {'lost B':>9} "
-          f"{'restored at':>12} "
-          f"{'fb msgs':>8} {'wall s':>7}")
-    cases = [(n, p) for n in names for p in protos]
+    cases = [(d, p, k, a.seed) for p in protos for k in faults for d in range(draws)]
+    t0 = time.perf_counter()
     if a.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(a.jobs)
-        results = pool.map(run_one, *zip(*cases), [a.control] * len(cases))
+        with ProcessPoolExecutor(a.jobs) as pool:
+            results = list(pool.map(run_tree, *zip(*cases)))
     else:
-        results = (run_one(n, p, a.control) for n, p in cases)
-    for r in results:
-        n, p = r["fault"], r["protocol"]
-        rec_s, ctrl_s = _figure(r["recover_s"]), _figure(r["control_s"])
-        lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
-        restored = ",".join(f"{t:.1f}" for t in r["restored"]) or "-"
-        before = "-" if r["before_bps"] is None else f"{r['before_bps'] / 1e6:.2f}"
-        print(f"{n:<20} {p:<7} {rec_s:>9} {ctrl_s:>9} {before:>11} {lost:>9} {restored:>12} {r['feedback']:>8} "
-              f"{r['wall_s']:>7.1f}", flush=True)
+        results = []
+        for c in cases:
+            results.append(run_tree(*c))
+            r = results[-1]
+            fig = r.get("refused", r.get("recover_s"))
+            print(f"  draw {r['draw']} {r['protocol']:<6} {r['fault']:<18} {fig!s:>8} "
+                  f"lost={r.get('lost_bytes', '-')} ({r['wall_s']:.0f} s)", file=sys.stderr, flush=True)
+    body = render(table(results))
+    print(body)
+    print(f"{len(results)} runs in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if a.docs:
+        from bench.docsection import write_section
+
+        cmd = " ".join(["bench/faults.py", *(argv if argv is not None else sys.argv[1:])])
+        write_section(ROOT / "docs" / "faults.md", "fault-bench", body, cmd)
     return 0
-
-
-def _figure(rec: float | None | str) -> str:
-    return "never" if rec is None else (rec if isinstance(rec, str) else f"{rec:.1f}")
 
 
 if __name__ == "__main__":

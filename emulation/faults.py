@@ -38,6 +38,22 @@ the runner wakes up.  It
                       switch whose link emulation changes while it runs:
                       :func:`check_supported` refuses them before the
                       network is built
+  ``link_down`` with ``from``  one direction only: a ``matchall`` filter
+                      dropping every frame on the egress of that end's veth
+                      (:func:`oneway_commands`; ``ip link`` would take both)
+  ``sender_crash``    as ``receiver_crash``, for the sender's host
+  ``controller_cut``  iptables rejects the switch's P4Runtime port with TCP
+                      resets for ``for`` seconds (:func:`cut_commands`): the
+                      streams reset, reconnecting fails, the switch runs on
+  ``switch_slow``     SIGSTOP/SIGCONT of the switch process on a
+                      ``cpu`` duty cycle (:func:`duty_cycle`)
+  ``disk_full``       the results files share ``free`` bytes
+                      (``scenario.faults.fill_disk``)
+
+  Refused by :func:`check_supported`, with the reason: ``link_reorder``,
+  ``link_duplicate``, ``link_corrupt`` (netem, absent from this kernel) and
+  ``switch_wipe`` (nothing but the switch's primary controller can drop its
+  tables, and the controller does not read switches back while they run).
 """
 
 from __future__ import annotations
@@ -47,13 +63,27 @@ import re
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 #: Fault types a Mininet run can inject.
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
-             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed"}
+             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed",
+             "sender_crash", "controller_cut", "switch_slow", "disk_full"}
+#: Why a Mininet run cannot inject the others (``check_supported``'s one line).
+UNSUPPORTED_WHY = {
+    "link_reorder": "reordering needs netem, which this kernel lacks, and the switch cannot change its "
+                    "link emulation while it runs",
+    "link_duplicate": "duplication needs netem, which this kernel lacks",
+    "link_corrupt": "corruption needs netem, which this kernel lacks (and the kernels' UDP checksum would "
+                    "drop a corrupted datagram before the agent)",
+    "switch_wipe": "only the switch's primary controller may drop its tables, and the controller does not "
+                   "read a running switch back",
+}
+#: Period of a starved switch's duty cycle (``netsim.faults.SLOW_PERIOD_S`` in the simulator).
+SLOW_PERIOD_S = 0.1
 #: tc's token bucket shapes the veth below the switch's own link emulation;
 #: this machine's kernel has no netem, so delay, loss and queue cannot change.
 TBF_BURST_BYTES = 10_000
@@ -70,9 +100,10 @@ def check_supported(scenario: Any) -> None:
     """Raise ValueError naming the first fault Mininet cannot inject."""
     for i, f in enumerate(getattr(scenario, "faults", ()) or ()):
         if f.kind not in SUPPORTED:
-            raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet; use p4mcc sim")
+            why = UNSUPPORTED_WHY.get(f.kind, "not implemented")
+            raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet ({why}); use p4mcc sim")
         if f.kind == "link_change":
-            other = sorted(set(f.params) - {"rate"})
+            other = sorted(set(f.params) - {"rate", "from"})
             if other:
                 raise ValueError(f"faults[{i}]: link_change of {', '.join(other)} is simulated only (p4mcc "
                                  "switch cannot change its link emulation while it runs and this kernel has "
@@ -81,6 +112,50 @@ def check_supported(scenario: Any) -> None:
             if f.params["rate"] > link.rate_bps:
                 raise ValueError(f"faults[{i}].rate: Mininet can only lower a link's rate "
                                  f"(below {link.rate_bps:g} bit/s, the switch's own emulation)")
+
+
+def oneway_commands(iface: str, down: bool) -> list[str]:
+    """tc commands that drop (or stop dropping) every frame leaving ``iface``:
+    one direction of a veth pair, the other still carries frames."""
+    if down:
+        return [f"tc qdisc replace dev {iface} root handle 1: prio",
+                f"tc filter add dev {iface} parent 1: protocol all matchall action drop"]
+    return [f"tc qdisc del dev {iface} root"]
+
+
+def cut_commands(grpc_addr: str, on: bool) -> list[str]:
+    """iptables commands that reset (``on``) every TCP segment to or from a
+    switch's P4Runtime port, or remove that rule: its streams end with a
+    reset and new ones are refused while the processes keep running."""
+    port = grpc_addr.rsplit(":", 1)[1]
+    op = "-I" if on else "-D"
+    return [f"iptables {op} INPUT -p tcp --{way} {port} -m comment --comment p4mcc-cut -j REJECT "
+            f"--reject-with tcp-reset" for way in ("dport", "sport")]
+
+
+def duty_cycle(pid: int, cpu: float, duration: float, stop: threading.Event, *,
+               kill: Callable[[int, int], None] = os.killpg, period: float = SLOW_PERIOD_S,
+               clock: Callable[[], float] = time.monotonic) -> int:
+    """Run the process group ``pid`` ``cpu`` of every ``period`` for
+    ``duration`` seconds (SIGSTOP, then SIGCONT), ending continued; returns
+    the number of stops.  ``stop`` ends it early (the run's end)."""
+    end = clock() + duration
+    stops = 0
+    try:
+        while clock() < end and not stop.wait(cpu * period):
+            kill(pid, signal.SIGSTOP)
+            stops += 1
+            if stop.wait((1.0 - cpu) * period):
+                break
+            kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        return stops
+    finally:
+        try:
+            kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    return stops
 
 
 @dataclass
@@ -118,6 +193,14 @@ class EmuFaults:
         self.switch_restarts: dict[str, int] = {}
         self.expected_down: set[str] = set()  # switches we keep down on purpose
         self.rogues: list[Any] = []
+        #: set at the run's end: a starved switch is continued at once
+        self.ending = threading.Event()
+        self.cut_rules: list[str] = []
+        for f in scenario.faults:
+            if f.kind == "disk_full":
+                from scenario.faults import fill_disk
+
+                fill_disk(rec, f.params.get("free", 0))
         for i, f in enumerate(scenario.faults):
             for t in f.times(scenario.duration):
                 self._at(t, lambda f=f, i=i: self._inject(f, i))
@@ -317,10 +400,10 @@ class EmuFaults:
             self._gate(items)
             self._at(self.now + f.duration, lambda: self._restart(items))
 
-    def _receiver_crash(self, f: Any) -> None:
+    def _receiver_crash(self, f: Any, *, senders: bool = False) -> None:
         iface = self.plan.hosts[f.target].iface
         self._iface_cmd(f.target, iface, up=False)  # silent: no IGMP leave gets out
-        items = self._agents(f)
+        items = self._agents(f, sender_too=senders)
         for s in items:
             self._kill(s)
         self._ev(f.target, "crash", ",".join(s.plan.session for s in items))
@@ -332,6 +415,9 @@ class EmuFaults:
                 self.net[f.target].cmd(f"ip route replace 224.0.0.0/4 dev {iface}")
                 self._restart(items)
             self._at(self.now + f.duration, back)
+
+    def _sender_crash(self, f: Any) -> None:
+        self._receiver_crash(f, senders=True)
 
     def _receiver_leave(self, f: Any) -> None:
         items = self._agents(f)
@@ -375,6 +461,9 @@ class EmuFaults:
         self._at(self.now + (f.duration if f.duration is not None else DEFAULT_DOWN_S), up)
 
     def _link_down(self, f: Any) -> None:
+        if "from" in f.params:
+            self._link_oneway(f)
+            return
         ends = self._link_ifaces(f.target)
         for node, iface in ends:
             self._iface_cmd(node, iface, up=False)
@@ -389,7 +478,7 @@ class EmuFaults:
 
     def _link_change(self, f: Any) -> None:
         """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`)."""
-        ends = self._link_ifaces(f.target)
+        ends = [e for e in self._link_ifaces(f.target) if e[0] == f.params.get("from", e[0])]
         rate = int(f.params["rate"])
         for node, iface in ends:
             self.net[node].cmd(f"tc qdisc replace dev {iface} root tbf rate {rate}bit "
@@ -402,6 +491,48 @@ class EmuFaults:
                     self.net[node].cmd(f"tc qdisc del dev {iface} root")
                 self._ev(name, "link_change", "restored")
             self._at(self.now + f.duration, back)
+
+    def _link_oneway(self, f: Any) -> None:
+        src = f.params["from"]
+        node, iface = next(e for e in self._link_ifaces(f.target) if e[0] == src)
+        dst = f.target[1] if f.target[0] == src else f.target[0]
+        name = f"{src}->{dst}"
+        for c in oneway_commands(iface, down=True):
+            self.net[node].cmd(c)
+        self._ev(name, "link_down")
+        if f.duration is not None:
+            def up() -> None:
+                for c in oneway_commands(iface, down=False):
+                    self.net[node].cmd(c)
+                self._ev(name, "link_up")
+            self._at(self.now + f.duration, up)
+
+    def _controller_cut(self, f: Any) -> None:
+        addr = self.plan.switches[f.target].grpc_addr
+        node = self.net[f.target]
+        for c in cut_commands(addr, on=True):
+            node.cmd(c)
+        self.cut_rules += cut_commands(addr, on=False)
+        self._ev(f.target, "controller_cut", "stream reset")
+
+        def back() -> None:
+            for c in cut_commands(addr, on=False):
+                node.cmd(c)
+                self.cut_rules.remove(c)
+            self._ev(f.target, "controller_reconnect")
+
+        self._at(self.now + (f.duration if f.duration is not None else DEFAULT_DOWN_S), back)
+
+    def _switch_slow(self, f: Any) -> None:
+        pid = self.net[f.target].process.proc.pid
+        dur = f.duration if f.duration is not None else self.scenario.duration - self.now
+        cpu = f.params["cpu"]
+        threading.Thread(target=duty_cycle, args=(pid, cpu, dur, self.ending), daemon=True,
+                         name=f"slow:{f.target}").start()
+        self._ev(f.target, "slow_start", f"cpu={cpu:g}")
+
+    def _disk_full(self, f: Any) -> None:
+        self._ev("disk", "disk_full", f"free={f.params.get('free', 0)} bytes for the results")
 
     def _link_ifaces(self, pair: tuple[str, str]) -> list[tuple[str, str]]:
         for c in self.plan.cables:
@@ -456,6 +587,11 @@ class EmuFaults:
         self._ev(host.name, "malformed", f"{dur:g}s")
 
     def stop(self) -> None:
+        self.ending.set()  # a starved switch runs again
+        for c in list(self.cut_rules):
+            node = next(iter(self.plan.switches))
+            self.net[node].cmd(c)
+        self.cut_rules.clear()
         for p in self.rogues:
             p.stop(timeout=3)
         for p in [*self.standby.values(), *self.gates.values()]:

@@ -13,8 +13,10 @@ is restored and no query goes out.
 scenario (``scenario/faults.py``) and records what it did in the run's
 events: ``switch_down``/``switch_up``/``restored``, ``link_down``/``link_up``,
 ``link_change``, ``crash``/``restart``/``kill``/``graceful_leave``, ``rogue_start``/
-``rogue_stop``, ``malformed`` (with the frame count) and
-``controller_down``/``controller_up``.
+``rogue_stop``, ``malformed`` (with the frame count),
+``controller_down``/``controller_up``, ``impair_start``/``impair_end`` (with
+the frames hit), ``controller_cut``/``controller_reconnect``, ``wiped`` and
+``slow_start``/``slow_end`` (with the frames a starved switch dropped).
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ class SimRun(Protocol):
 #: Seconds from a switch's restart to the controller's restored state and query.
 RESTORE_DELAY_S = 0.5
 DEFAULT_DOWN_S = 1.0
+#: Period of the stand-in controller's read-back of every switch (run when a
+#: scenario has a ``switch_wipe``): a switch that lost its tables while
+#: running is found and written again within this time.
+AUDIT_S = 1.0
+#: A starved switch (``switch_slow``) runs ``cpu`` of every period: the
+#: scheduler quantum of a cgroup CPU limit (``cpu.max``'s default period).
+SLOW_PERIOD_S = 0.1
+#: Frames a stopped switch's ports hold (its sockets' buffers); more are dropped.
+SLOW_BACKLOG_FRAMES = 1000
 
 
 def _query_frame(max_resp_ds: int) -> bytes:
@@ -67,6 +78,10 @@ class SimControl:
     queries_sent: int = 0
     #: switch -> the switches whose proxied joins climb through it (``Plan.below``)
     below: dict[str, Any] = field(default_factory=dict)
+    #: switches whose stream to the controller is cut (``controller_cut``)
+    cut: set[str] = field(default_factory=set)
+    #: switches in a rejoin window (their eager state is meant; the audit leaves them)
+    rejoining: set[str] = field(default_factory=set)
 
     def start(self) -> None:
         if self.query_interval:
@@ -82,7 +97,7 @@ class SimControl:
     def query(self, switch: str, max_resp_ds: int) -> None:
         """Flood a general query out of ``switch``'s host ports (what a PacketOut with flood does)."""
         node = self.run.net.switches[switch]
-        if getattr(node, "down", False):
+        if getattr(node, "down", False) or switch in self.cut:
             return
         frame = _query_frame(max_resp_ds)
         for port, peer in sorted(self.run.net.adjacency.get(switch, {}).items()):
@@ -101,7 +116,7 @@ class SimControl:
         node = self.run.net.switches[switch]
         if getattr(node, "down", False):
             return
-        if not self.up:
+        if not self.up or switch in self.cut:
             self.waiting.add(switch)
             return
         st = self.states.get(switch)
@@ -138,8 +153,10 @@ class SimControl:
         LocalApplier(node.sw, switch).sync(rejoin_state(st))
         self.run.recorder.event(self.run.sim.now, switch, "rejoin", "every report proxied, hosts re-queried")
         self._requery(switch)
+        self.rejoining.add(switch)
 
         def settle() -> None:
+            self.rejoining.discard(switch)
             if not getattr(node, "down", False):
                 LocalApplier(node.sw, switch).sync(st)
 
@@ -150,9 +167,37 @@ class SimControl:
 
     def controller_up(self) -> None:
         self.up = True
-        for sw in sorted(self.waiting):
+        for sw in sorted(self.waiting - self.cut):
             self.restore(sw)
-        self.waiting.clear()
+        self.waiting &= self.cut
+
+    def reconnect(self, switch: str) -> None:
+        """A cut stream comes back: the controller's ready handler reads the
+        switch back, writes the diff and re-queries (``Controller._ready``)."""
+        self.cut.discard(switch)
+        self.waiting.discard(switch)
+        self.restore(switch)
+
+    def start_audit(self) -> None:
+        """Read every switch back each :data:`AUDIT_S` and write what it lost."""
+        self.run.sim.after(AUDIT_S, self._audit)
+
+    def _audit(self) -> None:
+        from controller.local import LocalApplier
+
+        for name, node in sorted(self.run.net.switches.items()):
+            st = self.states.get(name)
+            if (st is None or not hasattr(node, "sw") or getattr(node, "down", False) or not self.up
+                    or name in self.cut or name in self.rejoining):
+                continue
+            # the interpreter does not read digest configs back: those are rewritten, not lost
+            ops = LocalApplier(node.sw, name).sync(st)
+            if any(type(o.entity).__name__ != "DigestConfig" for o in ops):
+                self.run.recorder.event(self.run.sim.now, name, "restored", "audit: lost tables written")
+                self._requery(name)
+                for child in sorted(self.below.get(name, ())):
+                    self._rejoin(child)
+        self.run.sim.after(AUDIT_S, self._audit)
 
 
 class FaultInjector:
@@ -180,15 +225,32 @@ class FaultInjector:
         return [sl for sl in self.run.net.hosts[host]._udp.get(port, []) if sl.running]
 
     def _channels(self, f: "Fault") -> list[Any]:
+        """The link's directions the fault hits: both, or with ``from`` the one leaving that end."""
         a, b = f.target
+        src = f.params.get("from")
         for l in self.run.net.links.values():
             names = {getattr(l.a, "name", None), getattr(l.b, "name", None)}
             if names == {a, b}:
-                return [l.ab, l.ba]
+                if src is None:
+                    return [l.ab, l.ba]
+                return [l.ab if getattr(l.a, "name", None) == src else l.ba]
         return []
+
+    def _link_name(self, f: "Fault") -> str:
+        src = f.params.get("from")
+        if src is None:
+            return "--".join(f.target)
+        return f"{src}->{f.target[1] if f.target[0] == src else f.target[0]}"
 
     def schedule(self) -> None:
         end = self.scenario.duration
+        if any(f.kind == "switch_wipe" for f in self.scenario.faults):
+            self.control.start_audit()
+        for f in self.scenario.faults:
+            if f.kind == "disk_full":
+                from scenario.faults import fill_disk
+
+                fill_disk(self.run.recorder, f.params.get("free", 0))
         for i, f in enumerate(self.scenario.faults):
             fn = getattr(self, f"_{f.kind}")
             for t in f.times(end):
@@ -208,8 +270,16 @@ class FaultInjector:
 
     def _receiver_crash(self, f: "Fault") -> None:
         """The host dies: agents stop silently, no leave, no IGMP, frames dropped."""
+        self._crash(f, self._sessions(f, f.target))
+
+    def _sender_crash(self, f: "Fault") -> None:
+        """The sender's host dies as a receiver's does (:meth:`_receiver_crash`);
+        after ``for`` it reboots and a fresh sender starts its session again."""
+        self._crash(f, [s for s in self.scenario.sessions
+                        if (f.session is None or s.name == f.session) and s.sender == f.target])
+
+    def _crash(self, f: "Fault", sessions: list[Any]) -> None:
         host = self.run.net.hosts[f.target]
-        sessions = self._sessions(f, f.target)
         for s in sessions:
             for sl in self._slots(f.target, s.port):
                 sl.running = False
@@ -315,7 +385,7 @@ class FaultInjector:
         chans = self._channels(f)
         for ch in chans:
             ch.set_up(False)
-        name = "--".join(f.target)
+        name = self._link_name(f)
         self._ev(name, "link_down")
         if f.duration is not None:
             def up() -> None:
@@ -328,7 +398,7 @@ class FaultInjector:
         from netsim.link import make_loss
 
         chans = self._channels(f)
-        name = "--".join(f.target)
+        name = self._link_name(f)
         saved = [(ch.rate_bps, ch.delay_s, ch.loss, ch.queue_packets) for ch in chans]
         for ch in chans:
             if "rate" in f.params:
@@ -349,6 +419,97 @@ class FaultInjector:
                     ch.queue_packets = q
                 self._ev(name, "link_change", "restored")
             self.run.sim.after(f.duration, back)
+
+    def _impair(self, f: "Fault") -> None:
+        chans = self._channels(f)
+        name = self._link_name(f)
+        mode = f.kind.removeprefix("link_")
+        rng = random.Random(self.rng.random())
+        proxies = []
+        for ch in chans:
+            proxy = Impairment(self.run.sim, ch.dst, mode, f.params["fraction"], rng, f.params.get("delay", 0.0))
+            ch.dst = proxy
+            proxies.append((ch, proxy))
+        self._ev(name, "impair_start", f"{mode} {f.params['fraction']:g}")
+        if f.duration is not None:
+            def back() -> None:
+                for ch, proxy in proxies:
+                    proxy.remove_from(ch)
+                self._ev(name, "impair_end", f"{mode} frames={sum(p.hit for _, p in proxies)}")
+            self.run.sim.after(f.duration, back)
+
+    _link_reorder = _link_duplicate = _link_corrupt = _impair
+
+    # the controller's stream, a switch's tables and CPU ----------------------
+    def _controller_cut(self, f: "Fault") -> None:
+        """The stream to one switch is reset and cannot come back for ``for``
+        seconds; the switch keeps forwarding with what it holds."""
+        self.control.cut.add(f.target)
+        self._ev(f.target, "controller_cut", "stream reset")
+
+        def back() -> None:
+            self._ev(f.target, "controller_reconnect")
+            self.control.reconnect(f.target)
+
+        self.run.sim.after(f.duration if f.duration is not None else DEFAULT_DOWN_S, back)
+
+    def _switch_wipe(self, f: "Fault") -> None:
+        """The switch keeps running with its tables and PRE groups gone
+        (registers kept); the stand-in controller's audit finds it."""
+        node = self.run.net.switches[f.target]
+        if hasattr(node, "sw"):
+            from controller.local import LocalApplier
+            from controller.state import SwitchState
+
+            n = len(LocalApplier(node.sw, f.target).sync(SwitchState()))
+        else:
+            n = len(node.routes) + len(node.upstream)
+            node.routes.clear()
+            node.upstream.clear()
+        self._ev(f.target, "wiped", f"entities={n}")
+
+    def _switch_slow(self, f: "Fault") -> None:
+        """The switch runs ``cpu`` of every :data:`SLOW_PERIOD_S`; frames that
+        arrive while it is stopped wait (up to :data:`SLOW_BACKLOG_FRAMES`)."""
+        node = self.run.net.switches[f.target]
+        saved = node.receive
+        sim = self.run.sim
+        run_s = f.params["cpu"] * SLOW_PERIOD_S
+        end = sim.now + (f.duration if f.duration is not None else self.scenario.duration)
+        backlog: list[tuple[int, bytes]] = []
+        state = {"awake": True, "dropped": 0, "on": True}
+
+        def receive(port: int, frame: bytes) -> None:
+            if state["awake"] or not state["on"]:
+                saved(port, frame)
+            elif len(backlog) < SLOW_BACKLOG_FRAMES:
+                backlog.append((port, frame))
+            else:
+                state["dropped"] += 1
+
+        t0 = sim.now
+
+        def wake(k: int) -> None:
+            state["awake"] = True
+            while backlog:
+                saved(*backlog.pop(0))
+            if sim.now + 1e-9 >= end:
+                state["on"] = False
+                node.receive = saved
+                self._ev(f.target, "slow_end", f"dropped={state['dropped']}")
+                return
+            sim.at(min(t0 + k * SLOW_PERIOD_S + run_s, end), sleep, k)
+
+        def sleep(k: int) -> None:
+            state["awake"] = False
+            sim.at(min(t0 + (k + 1) * SLOW_PERIOD_S, end), wake, k + 1)
+
+        node.receive = receive
+        self._ev(f.target, "slow_start", f"cpu={f.params['cpu']:g}")
+        sim.at(min(t0 + run_s, end), sleep, 0)
+
+    def _disk_full(self, f: "Fault") -> None:
+        self._ev("disk", "disk_full", f"free={f.params.get('free', 0)} bytes for the results")
 
     # malformed frames --------------------------------------------------------
     def _malformed(self, f: "Fault") -> None:
@@ -380,3 +541,71 @@ class FaultInjector:
         self._ev(where, "malformed", f"frames={n} over {dur:g}s")
         for i in range(n):
             self.run.sim.after(i / rate, one, i)
+
+
+class Impairment:
+    """A link direction's receiving end that reorders, duplicates or corrupts
+    a ``fraction`` of the frames that arrive (``link_reorder``,
+    ``link_duplicate``, ``link_corrupt``), in place of the channel's
+    destination while the fault lasts.
+
+    * reorder: the frame is held ``delay`` seconds; later frames overtake it;
+    * duplicate: the frame arrives twice;
+    * corrupt: one random bit of its UDP payload (or, for a frame that is not
+      UDP, of everything after the Ethernet header) is flipped.  p4mcc
+      messages carry no checksum of their own and the simulator's UDP
+      checksum is zero (RFC 768), so the damaged bytes reach the P4 program
+      and the receiving core: a damaged p4mcc header is dropped and counted
+      by the core's codec (``malformed``), a damaged body field arrives as a
+      wrong value.
+    """
+
+    def __init__(self, sim: "Simulator", inner: Any, mode: str, fraction: float, rng: random.Random,
+                 delay: float = 0.0) -> None:
+        self.sim, self.inner, self.mode = sim, inner, mode
+        self.fraction, self.rng, self.delay = fraction, rng, delay
+        self.hit = 0
+        self.active = True
+
+    def receive(self, port: int, frame: bytes) -> None:
+        if not self.active or self.rng.random() >= self.fraction:
+            self.inner.receive(port, frame)
+            return
+        self.hit += 1
+        if self.mode == "duplicate":
+            self.inner.receive(port, frame)
+            self.inner.receive(port, frame)
+        elif self.mode == "reorder":
+            self.sim.after(self.delay, self.inner.receive, port, frame)
+        else:
+            self.inner.receive(port, corrupt(frame, self.rng))
+
+    def remove_from(self, ch: Any) -> None:
+        """Take this impairment out of ``ch``'s chain of destinations (frames it holds still arrive)."""
+        self.active = False
+        if ch.dst is self:
+            ch.dst = self.inner
+            return
+        node = ch.dst
+        while isinstance(node, Impairment):
+            if node.inner is self:
+                node.inner = self.inner
+                return
+            node = node.inner
+
+
+def corrupt(frame: bytes, rng: random.Random) -> bytes:
+    """``frame`` with one random bit flipped in its UDP payload (see :class:`Impairment`)."""
+    p = pk.parse(frame)
+    if p is not None and p.proto == pk.PROTO_UDP and p.payload:
+        start = 14 + (frame[14] & 0xF) * 4 + 8  # after Ethernet, IPv4 and UDP headers
+        span = len(p.payload)
+    else:
+        start, span = 14, max(0, len(frame) - 14)
+    if span <= 0:
+        return frame
+    bit = rng.randrange(span * 8)
+    b = bytearray(frame)
+    b[start + bit // 8] ^= 1 << (bit % 8)
+    return bytes(b)
+

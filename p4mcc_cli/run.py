@@ -56,6 +56,11 @@ def main(args: argparse.Namespace) -> int:
     except (ComponentError, PlanError, ShapingError, LinkConfigError) as exc:
         print(f"p4mcc run: {first_line(exc)} (logs: {out}/logs)", file=sys.stderr)
         return 1
+    except OSError as exc:
+        # a full disk or a folder we may not write: the folder keeps no completion mark
+        print(f"p4mcc run: cannot write the results to {out}: {exc.strerror or exc} (results incomplete)",
+              file=sys.stderr)
+        return 1
     table_console().print(summary_table(summary))
     print(f"results and plots: {out}/")
     return 0

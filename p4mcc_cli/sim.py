@@ -45,6 +45,11 @@ def main(args: argparse.Namespace) -> int:
     except (SimError, DesiredStateError, SwitchUnavailable) as e:
         print(f"p4mcc sim: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as e:
+        # a full disk or a folder we may not write: the folder keeps no completion mark
+        print(f"p4mcc sim: cannot write the results to {out}: {e.strerror or e} (results incomplete)",
+              file=sys.stderr)
+        return 1
     if not args.quiet:
         console.print(R.summary_table(run.summary))
         console.print(f"{run.sim.events} events in {run.wall_s:.1f} s wall "

@@ -1,11 +1,14 @@
 """The ``faults:``, ``policing:`` and ``membership:`` parts of a scenario.
 
-A fault is something a real network does to a session: a receiver crashes or
-leaves, an agent is killed and restarted, a switch crashes and comes back
-empty, the controller restarts or another one takes over, a link goes down,
-flaps or changes its rate/delay/loss, a receiver misbehaves (floods
-feedback, reports a false rate, claims to be the CLR), or malformed frames
-arrive at a switch port.  Both engines read the same :class:`Fault` list
+A fault is something a real network does to a session: a receiver or a
+sender crashes, a receiver leaves, an agent is killed and restarted, a
+switch crashes and comes back empty, loses its tables while it runs, or is
+starved of CPU, the controller restarts, another one takes over or its
+stream to one switch is cut, a link goes down (both ways or one), flaps,
+changes its rate/delay/loss, reorders, duplicates or corrupts frames, a
+receiver misbehaves (floods feedback, reports a false rate, claims to be the
+CLR), malformed frames arrive at a switch port, or the disk fills while the
+results are written.  Both engines read the same :class:`Fault` list
 (``netsim/faults.py`` injects them in virtual time, ``emulation/run``
 in Mininet) and both record every fault instance and every recovery in
 ``events.csv`` (:func:`recovery_events`).
@@ -38,14 +41,32 @@ KINDS: dict[str, str] = {
     "false_report": "host",
     "spoof_clr": "host",
     "malformed": "port",
+    "sender_crash": "host",
+    "link_reorder": "link",
+    "link_duplicate": "link",
+    "link_corrupt": "link",
+    "controller_cut": "switch",
+    "switch_wipe": "switch",
+    "switch_slow": "switch",
+    "disk_full": "none",
 }
+
+#: Link faults that hit a share (``fraction``) of the frames in flight.
+IMPAIRMENTS = ("link_reorder", "link_duplicate", "link_corrupt")
+#: Link faults that may hit one direction only (``from``: the end whose
+#: outgoing direction fails).
+DIRECTED = ("link_down", "link_change", *IMPAIRMENTS)
+#: How long a reordered frame is held by default: later frames on a 10 Mb/s
+#: link overtake it by about eight 1500-byte frames.
+REORDER_DELAY_S = 0.01
 
 #: A fault instance repeats at most this often (keeps an ``every`` typo from
 #: scheduling millions of events).
 MAX_INSTANCES = 1000
 
 _KEYS = {"type", "target", "session", "at", "every", "until", "count", "for", "duration",
-         "rate", "delay", "loss", "queue", "claim", "takeover", "size"}
+         "rate", "delay", "loss", "queue", "claim", "takeover", "size", "from", "fraction", "cpu",
+         "free"}
 
 
 @dataclass(frozen=True)
@@ -256,6 +277,11 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             if kind.startswith("receiver") and any(target == s.sender for s in sessions if s.name == sess):
                 ctx.err(f"{p}.target", "a sender is not a receiver (use agent_kill)")
                 ok = False
+        if kind == "sender_crash" and isinstance(target, str) and target:
+            if not any(target == s.sender for s in sessions if sess is None or s.name == sess):
+                ctx.err(f"{p}.target", f"{target!r} is not the sender of "
+                        + (f"session {sess!r}" if sess else "any session"))
+                ok = False
         if kind in ("feedback_flood", "false_report", "spoof_clr") and sess is None and ok:
             mine = [s for s in sessions if target in s.receivers]
             if len(mine) > 1:
@@ -265,6 +291,7 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                 sess = mine[0].name
         # kind-specific values
         params: dict[str, Any] = {}
+        ok = _parse_new_kinds(ctx, p, f, kind, target, params) and ok
         if kind in ("link_change",):
             for k, fn in (("rate", parse_rate), ("delay", parse_time), ("loss", parse_fraction)):
                 if k in f:
@@ -282,7 +309,7 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                     ok = False
                 else:
                     params["queue"] = q
-            if not params and ok:
+            if not set(params) - {"from"} and ok:
                 ctx.err(p, "link_change needs rate, delay, loss and/or queue")
                 ok = False
         elif "rate" in f:
@@ -317,6 +344,83 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
         if ok:
             out.append(Fault(kind, float(at or 0.0), target, sess, every, until, count, dur, params))
     return out
+
+
+def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any,
+                     params: dict[str, Any]) -> bool:
+    """``from``, ``fraction``, the reorder ``delay``, ``cpu`` and ``free``:
+    each checked against its fault type, errors naming the field."""
+    from p4switch.units import parse_fraction, parse_size, parse_time
+
+    ok = True
+    if "from" in f:
+        if kind not in DIRECTED:
+            ctx.err(f"{p}.from", f"for {', '.join(DIRECTED)} only")
+            ok = False
+        elif isinstance(target, tuple) and str(f["from"]) not in target:
+            ctx.err(f"{p}.from", f"{f['from']!r} is not an end of the link {'--'.join(target)}")
+            ok = False
+        elif isinstance(target, tuple):
+            params["from"] = str(f["from"])
+    if kind in IMPAIRMENTS:
+        if "fraction" not in f:
+            ctx.err(f"{p}.fraction", f"required for {kind} (the share of frames hit, e.g. 1%)")
+            ok = False
+        else:
+            v = ctx.conv(f"{p}.fraction", parse_fraction, f["fraction"], None)
+            if v is None:
+                ok = False
+            elif not 0 < v <= 1:
+                ctx.err(f"{p}.fraction", f"must be in (0, 1], got {v:g}")
+                ok = False
+            else:
+                params["fraction"] = float(v)
+        if kind == "link_reorder":
+            d = REORDER_DELAY_S
+            if "delay" in f:
+                d = ctx.conv(f"{p}.delay", parse_time, f["delay"], None)
+                if d is None or not 0 < d <= 1:
+                    if d is not None:
+                        ctx.err(f"{p}.delay", f"the hold of a reordered frame must be in (0, 1 s], got {d:g}")
+                    ok = False
+            if ok:
+                params["delay"] = float(d)
+        elif "delay" in f:
+            ctx.err(f"{p}.delay", "for link_change and link_reorder only")
+            ok = False
+    elif "fraction" in f:
+        ctx.err(f"{p}.fraction", f"for {', '.join(IMPAIRMENTS)} only")
+        ok = False
+    if kind == "switch_slow":
+        c = f.get("cpu")
+        if c is None:
+            ctx.err(f"{p}.cpu", "required for switch_slow (the share of CPU time the switch gets, e.g. 20%)")
+            ok = False
+        else:
+            v = ctx.conv(f"{p}.cpu", parse_fraction, c, None)
+            if v is None:
+                ok = False
+            elif not 0 < v < 1:
+                ctx.err(f"{p}.cpu", f"must be in (0, 1), got {v:g}")
+                ok = False
+            else:
+                params["cpu"] = float(v)
+    elif "cpu" in f:
+        ctx.err(f"{p}.cpu", "for switch_slow only")
+        ok = False
+    if kind == "disk_full":
+        v = ctx.conv(f"{p}.free", parse_size, f.get("free", 0), None)
+        if v is None:
+            ok = False
+        elif v < 0:
+            ctx.err(f"{p}.free", "must not be negative")
+            ok = False
+        else:
+            params["free"] = int(v)
+    elif "free" in f:
+        ctx.err(f"{p}.free", "for disk_full only")
+        ok = False
+    return ok
 
 
 def parse_policing(ctx: Any, raw: Any) -> Policing:
@@ -404,15 +508,19 @@ def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
     """
     dt = dt or scenario.metrics_interval
     out: dict[str, float | None] = {}
+    if fault.kind == "disk_full" or (fault.kind == "sender_crash" and fault.duration is None):
+        return out  # no throughput to come back: results refused / the session is over
     gone: set[str] = set()
     only: set[str] | None = None
-    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill"):
+    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill", "sender_crash"):
         if fault.duration is None or fault.kind == "receiver_leave":
             gone.add(fault.target)  # the others are the survivors
         else:
             only = {fault.target}  # it comes back: its own throughput must
     for s in scenario.sessions:
         if fault.session and fault.session != s.name and fault.kind != "malformed":
+            continue
+        if fault.kind == "sender_crash" and fault.target != s.sender:
             continue
         survivors = [r for r in s.receivers if r not in gone and (only is None or r in only)
                      and s.join_at.get(r, s.start) < t - dt and s.leave_at.get(r, 1e18) > t]
@@ -465,6 +573,43 @@ def recovery_events(samples: list[Any], scenario: Any, run_end: float) -> list[t
                     rows.append((t + (f.duration or 0.0) + rt, node, "recovered",
                                  f"faults[{i}] session={sess} after={rt:.2f}s"))
     return rows
+
+
+class FullDisk:
+    """A results writer's file with ``free`` bytes left on its disk: the
+    write that goes past them fails as ``write(2)`` does, with ENOSPC.
+
+    ``disk_full`` puts every results file of a run behind one budget
+    (:func:`fill_disk`), so a run whose disk fills while it writes leaves no
+    completion mark and ``p4mcc report`` refuses the folder."""
+
+    def __init__(self, f: Any, budget: list[int]) -> None:
+        self._f = f
+        self._budget = budget
+
+    def write(self, text: str) -> int:
+        n = len(text.encode())
+        if n > self._budget[0]:
+            import errno
+            import os
+
+            self._budget[0] = 0
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._budget[0] -= n
+        return self._f.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+
+def fill_disk(recorder: Any, free: int) -> None:
+    """Make ``recorder``'s results files share ``free`` bytes of disk (the
+    ``disk_full`` fault, the same in both engines): its CSV and metrics
+    writers get :class:`FullDisk` files."""
+    budget = [int(free)]
+    for name in ("_write_samples", "_write_events", "_write_records"):
+        fill = getattr(recorder, name)
+        setattr(recorder, name, lambda f, fill=fill: fill(FullDisk(f, budget)))
 
 
 def _node(f: Fault) -> str:
