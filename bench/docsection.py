@@ -77,3 +77,47 @@ def write_section(page: Path, name: str, body: str, command: str) -> None:
 def sections(text: str) -> dict[str, str]:
     """Every generated section of a page's text: name -> body (stamp included)."""
     return {m["name"]: m["body"] for m in SECTION_RE.finditer(text)}
+
+
+def command_line(script: str, argv: "list[str] | None" = None) -> str:
+    """How a bench was invoked, for its stamp: ``python bench/NAME.py ARGS``."""
+    import shlex
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    return " ".join(["python", script, *(shlex.quote(a) for a in args)])
+
+
+class Tee:
+    """A stdout that also keeps what was written: a bench that prints its
+    figures puts the same lines into its section (``with Tee() as out:``)."""
+
+    def __init__(self) -> None:
+        import io
+        import sys
+
+        self._sys = sys
+        self.buffer = io.StringIO()
+        self._stdout = sys.stdout
+
+    def write(self, s: str) -> int:
+        self.buffer.write(s)
+        return self._stdout.write(s)
+
+    def flush(self) -> None:
+        self._stdout.flush()
+
+    def __enter__(self) -> "Tee":
+        self._sys.stdout = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sys.stdout = self._stdout
+
+    def text(self) -> str:
+        return self.buffer.getvalue()
+
+
+def fenced(text: str) -> str:
+    """Printed output as a Markdown code block."""
+    return "```text\n" + text.strip("\n") + "\n```"

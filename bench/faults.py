@@ -31,7 +31,8 @@ scenario says, so that they hit a session past its (slow by design) start.
 ``--quick`` runs three faults (switch crash, link flap, agent kill).
 ``docs/faults.md`` holds the numbers of a full run.
 
-``--jobs N`` runs N simulations at once (each its own process; the rows
+``--docs`` also writes the table into ``docs/faults.md`` (its generated
+section).  ``--jobs N`` runs N simulations at once (each its own process; the rows
 print in the same order).
 
 Run: ``.venv/bin/python bench/faults.py [--quick] [--jobs N] [--fault NAME] [--protocol P] [--control]``
@@ -162,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="simulations run at once (default 1)")
     ap.add_argument("--control", action="store_true",
                     help="also run each case with no fault and print its recovery figure (control s)")
+    ap.add_argument("--docs", action="store_true", help="also write the table into docs/faults.md")
     a = ap.parse_args(argv)
     if a.jobs < 1:
         ap.error("--jobs must be at least 1")
@@ -179,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         results = pool.map(run_one, *zip(*cases), [a.control] * len(cases))
     else:
         results = (run_one(n, p, a.control) for n, p in cases)
+    rows: list[dict] = []
     for r in results:
+        rows.append(r)
         n, p = r["fault"], r["protocol"]
         rec_s, ctrl_s = _figure(r["recover_s"]), _figure(r["control_s"])
         lost = "-" if r["lost_bytes"] is None else str(r["lost_bytes"])
@@ -187,7 +191,33 @@ def main(argv: list[str] | None = None) -> int:
         before = "-" if r["before_bps"] is None else f"{r['before_bps'] / 1e6:.2f}"
         print(f"{n:<20} {p:<7} {rec_s:>9} {ctrl_s:>9} {before:>11} {lost:>9} {restored:>12} {r['feedback']:>8} "
               f"{r['wall_s']:>7.1f}", flush=True)
+    if a.docs:
+        from bench import docsection
+
+        docsection.write_section(ROOT / "docs" / "faults.md", "faults", markdown(rows, protos, a.control),
+                                 docsection.command_line("bench/faults.py", argv))
     return 0
+
+
+def markdown(rows: list[dict], protos: list[str], control: bool) -> str:
+    """One row per fault, one column per protocol: recovery s (control s), lost bytes for the reliable ones."""
+    cell: dict[tuple[str, str], str] = {}
+    for r in rows:
+        text = _figure(r["recover_s"])
+        if control:
+            text += f" ({_figure(r['control_s'])})"
+        if r["lost_bytes"] is not None:
+            text += f", {r['lost_bytes']} B lost"
+        cell[r["fault"], r["protocol"]] = text
+    faults = list(dict.fromkeys(r["fault"] for r in rows))
+    head = "| fault | " + " | ".join(protos) + " |"
+    lines = [head, "|---|" + "---|" * len(protos)]
+    lines += ["| " + f + " | " + " | ".join(cell.get((f, p), "") for p in protos) + " |" for f in faults]
+    legend = ("Seconds from the fault's end until the surviving receivers' mean throughput is back to 80 % of "
+              "its level before it; `-`: the fault did not touch the session; `never`: not back by the end"
+              + ("; in brackets the same figure over the same run with no fault (the control)" if control else "")
+              + "; bytes lost: data some surviving receiver never got (RLA and MTCP).")
+    return "\n".join(lines) + "\n\n" + legend
 
 
 def _figure(rec: float | None | str) -> str:

@@ -625,6 +625,18 @@ def print_table(rows: list[Row], seeds: list[int], quick: bool) -> None:
                   f"{format(r.mean, f)} +- {format(r.spread, f)}", r.verdict)
     Console(width=200).print(t)
 
+def markdown_table(rows: list[Row], seeds: list[int], quick: bool) -> str:
+    """The table of :func:`print_table` for docs/paper-results.md."""
+    lines = [f"{'quick' if quick else 'full'} runs, seeds {', '.join(map(str, seeds))}; ours = mean +- half range",
+             "", "| protocol | claim | paper | ours | verdict |", "|---|---|---|---|---|"]
+    for r in rows:
+        f = r.claim.fmt
+        cells = (r.claim.protocol, r.claim.text, r.claim.paper, f"{format(r.mean, f)} +- {format(r.spread, f)}",
+                 r.verdict)
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one seed, shorter runs")
@@ -636,6 +648,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the sweeps keep their tables (finished points are reused)")
     ap.add_argument("--details", action="store_true", help="print per-run numbers as well")
     ap.add_argument("--write-sweeps", action="store_true", help="regenerate bench/sweeps/paper/*.yaml")
+    ap.add_argument("--docs", action="store_true", help="also write the table into docs/paper-results.md")
     args = ap.parse_args(argv)
     if args.write_sweeps:
         files = write_sweeps()
@@ -659,6 +672,12 @@ def main(argv: list[str] | None = None) -> int:
                       {k: round(v / PKT_BITS, 1) for k, v in sorted(run.goodput.items()) if k[1] in ("r1", "r9")})
     rows = evaluate(runs, claims)
     print_table(rows, seeds, args.quick)
+    if args.docs:
+        from bench import docsection
+
+        docsection.write_section(ROOT / "docs" / "paper-results.md", "paper-results",
+                                 markdown_table(rows, seeds, args.quick),
+                                 docsection.command_line("bench/paper_results.py", argv))
     print(f"{sum(len(r) for r in runs.values())} simulations (sweeps in {args.out}) "
           f"in {time.perf_counter() - t0:.0f} s wall")
     return 0
