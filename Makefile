@@ -76,15 +76,17 @@ bench: install
 
 # The results sections of the docs, each written by the bench that measures
 # it (bench/docsection.py stamps the command, commit, date and machine).
-# Quick variants by default (some minutes on 2 cores); DOCS_FULL=1 runs the
-# full grids, the papers' seeds and the 1000-receiver speed run (hours).
+# Quick variants by default (under an hour on 2 cores: one seed, short runs,
+# small trees); DOCS_FULL=1 runs the full grids, the papers' seeds, every
+# fault and the 1000-receiver speed run (hours).
 DOCS_FULL ?=
 DOCS_NICE ?= nice -n 10
 QUICK = $(if $(DOCS_FULL),,--quick)
 SIM_SPEED_ARGS = --skip-ns3 --switch both --no-assistance --interleave 1 \
                  $(if $(DOCS_FULL),--receivers 1000 --duration 60,--receivers 200 --duration 20)
 DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(SIM_SPEED_ARGS)" \
-                "faults.py --docs $(QUICK)" "assistance.py --docs $(QUICK)" \
+                "faults.py --docs $(QUICK)" \
+                "assistance.py --docs $(if $(DOCS_FULL),,--n 16 --seeds 1 --check-n 16)" \
                 "paper_results.py --docs $(QUICK)" "friendliness.py --docs $(QUICK)"
 
 docs: install

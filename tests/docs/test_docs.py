@@ -255,3 +255,17 @@ def test_a_dated_heading_is_caught() -> None:
     assert DATE_RE.search("### WEBRC's averages (27 November)")
     assert DATE_RE.search("## Run of 2024-11-26")
     assert not DATE_RE.search("## 20 Mb/s cells 13 and 22")
+
+
+def test_make_docs_runs_a_bench_for_every_section() -> None:
+    """`make docs` regenerates every section: each is written by a bench the target runs, with --docs."""
+    makefile = (ROOT / "Makefile").read_text()
+    block = re.search(r"^DOCS_BENCHES :=(.*?)(?:\n\n|\n[A-Za-z#])", makefile, re.S | re.M)
+    assert block, "Makefile: no DOCS_BENCHES"
+    runs = re.findall(r'"(\w+\.py) ([^"]*)"', block.group(1))
+    assert runs and all("--docs" in args for _, args in runs), runs
+    sources = "\n".join((ROOT / "bench" / script).read_text() for script, _ in runs)
+    for names in GENERATED.values():
+        for name in names:
+            assert f'"{name}"' in sources, f"no bench that `make docs` runs writes section {name!r}"
+    assert re.search(r"^docs:", makefile, re.M) and "$(DOCS_BENCHES)" in makefile
