@@ -625,6 +625,7 @@ def print_table(rows: list[Row], seeds: list[int], quick: bool) -> None:
                   f"{format(r.mean, f)} +- {format(r.spread, f)}", r.verdict)
     Console(width=200).print(t)
 
+
 def markdown_table(rows: list[Row], seeds: list[int], quick: bool) -> str:
     """The table of :func:`print_table` for docs/paper-results.md."""
     lines = [f"{'quick' if quick else 'full'} runs, seeds {', '.join(map(str, seeds))}; ours = mean +- half range",
