@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import re
 import shlex
@@ -107,7 +108,9 @@ def test_a_missing_link_target_is_found(tmp_path: Path) -> None:
 
 # ---- command lines ------------------------------------------------------------
 
+@functools.lru_cache(maxsize=1)
 def _parser() -> argparse.ArgumentParser:
+    """The ``p4mcc`` parser, built in process once (parsing never changes it)."""
     from p4mcc_cli.main import build_parser
 
     return build_parser()
