@@ -11,7 +11,7 @@ RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: install run sim test test-bmv2 bench stop clean help
+.PHONY: install run sim test test-bmv2 bench docs stop clean help
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
@@ -19,6 +19,7 @@ help:
 	@echo "make sim      - run the same scenario in the simulator"
 	@echo "make test     - run the whole test suite"
 	@echo "make bench    - run the benchmarks in bench/ and print figures"
+	@echo "make docs     - regenerate the results sections of README.md and docs/ (DOCS_FULL=1: full runs)"
 	@echo "make stop     - stop what p4mcc runs started (recorded processes and interfaces)"
 	@echo "make clean    - remove .venv, caches and results"
 
@@ -75,6 +76,25 @@ bench: install
 	@if [ -n "$(P4C_TESTDATA)" ]; then echo "== bench/conformance.py"; \
 	    $(PY) bench/conformance.py --p4c-testdata $(P4C_TESTDATA); \
 	else echo "== bench/conformance.py: skipped (set P4C_TESTDATA to p4c's testdata directory)"; fi
+
+# The results sections of the docs, each written by the bench that measures
+# it (bench/docsection.py stamps the command, commit, date and machine).
+# Quick variants by default (under an hour on 2 cores: one seed, short runs,
+# small trees); DOCS_FULL=1 runs the full grids, the papers' seeds, every
+# fault and the 1000-receiver speed run (hours).
+DOCS_FULL ?=
+DOCS_NICE ?= nice -n 10
+QUICK = $(if $(DOCS_FULL),,--quick)
+SIM_SPEED_ARGS = --skip-ns3 --switch both --no-assistance --interleave 1 \
+                 $(if $(DOCS_FULL),--receivers 1000 --duration 60,--receivers 200 --duration 20)
+DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(SIM_SPEED_ARGS)" \
+                "faults.py --docs $(QUICK)" \
+                "assistance.py --docs $(if $(DOCS_FULL),,--n 16 --seeds 1 --check-n 16)" \
+                "paper_results.py --docs $(QUICK)" "friendliness.py --docs $(QUICK)"
+
+docs: install
+	@for b in $(DOCS_BENCHES); do \
+	    echo "== bench/$$b"; $(DOCS_NICE) $(PY) bench/$$b || exit 1; done
 
 # What p4mcc runs started, also after a runner was killed with -9: each run
 # records its processes (with their start times) and its interfaces (with

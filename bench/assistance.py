@@ -22,7 +22,7 @@ RLA and WEBRC have no assistance; they run once through the same switches
 (assistance off) as a check that replication alone delivers end to end.  The
 exit status is 1 when a run with assistance off left a receiver without data.
 
-Usage (docs/assistance.md has the measured tables)::
+Usage (``--docs`` also writes the tables into docs/assistance.md)::
 
     .venv/bin/python bench/assistance.py --n 16 --seeds 3 --no-check
     .venv/bin/python bench/assistance.py --n 64 --seeds 2
@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from hosts import wire  # noqa: E402
 from hosts.core import Endpoint  # noqa: E402
@@ -323,6 +324,24 @@ def print_pair(ons: list[Result], offs: list[Result]) -> None:
         print(f"  {'mean receiver kb/s on/off by seed':32s} {', '.join(per)}")
 
 
+def markdown_pair(ons: list[Result], offs: list[Result]) -> str:
+    """The pair's table for docs/assistance.md: figure, on, off, on/off."""
+    on = ons[0]
+    seeds = len(ons)
+    lines = [f"**{on.variant.upper()}**, n = {on.n}, {on.switches} switches, {on.duration:.0f} s simulated, "
+             f"mean of {seeds} seed{'s' if seeds > 1 else ''}", "",
+             "| figure | on | off | on/off |", "|---|---|---|---|"]
+    lines += [f"| {name} | {a} | {b} | {rt} |" for name, a, b, rt in table(ons, offs)]
+    return "\n".join(lines)
+
+
+def markdown_check(r: Result) -> str:
+    ok = r.receivers_with_data == r.n
+    return (f"- {r.variant.upper()}, n = {r.n}, {r.switches} switches, replication only: "
+            f"{r.receivers_with_data}/{r.n} receivers got data, mean {r.mean_thr / 1e3:.0f} kb/s, "
+            f"min {r.min_thr / 1e3:.0f} kb/s: {'OK' if ok else 'FAIL'}")
+
+
 def print_check(r: Result) -> None:
     ok = r.receivers_with_data == r.n
     print(f"\n{r.variant.upper()} n={r.n} switches={r.switches} assistance off (replication only): "
@@ -345,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="simulated seconds for MTCP runs (reliable bulk transfer: steady within seconds)")
     ap.add_argument("--check-n", type=int, default=64, help="n for the RLA/WEBRC replication check")
     ap.add_argument("--no-check", action="store_true", help="skip the RLA/WEBRC replication check")
+    ap.add_argument("--docs", action="store_true", help="also write the tables into docs/assistance.md")
     a = ap.parse_args(argv)
+    parts: list[str] = []
     ns = a.n or ([16, 64] if a.quick else [16, 64, 256])
     variants = a.proto or list(VARIANTS)
     failed = False
@@ -361,13 +382,20 @@ def main(argv: list[str] | None = None) -> int:
             ons = [run_one(v, n, a.k, True, dur, s) for s in seeds]
             offs = [run_one(v, n, a.k, False, dur, s) for s in seeds]
             print_pair(ons, offs)
+            parts.append(markdown_pair(ons, offs))
             failed |= any(r.receivers_with_data != n for r in offs)
             sys.stdout.flush()
     for v in (v for v in variants if v in REPLICATION_ONLY and not a.no_check):
         r = run_one(v, a.check_n, a.k, False, a.duration / 2, 1)
         print_check(r)
+        parts.append(markdown_check(r))
         failed |= r.receivers_with_data != r.n
         sys.stdout.flush()
+    if a.docs:
+        from bench import docsection
+
+        docsection.write_section(ROOT / "docs" / "assistance.md", "assistance", "\n\n".join(parts),
+                                 docsection.command_line("bench/assistance.py", argv))
     return 1 if failed else 0
 
 

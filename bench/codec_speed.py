@@ -1,15 +1,21 @@
 """Encode/decode rates of the wire codec, one line per message type.
 
 Prints messages per second for encode and decode of a typical instance of
-every message type (data messages with a 1000-byte payload).
+every message type (data messages with a 1000-byte payload).  ``--docs``
+also writes them into docs/performance.md.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import fields
+from pathlib import Path
 
-from hosts import wire
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hosts import wire  # noqa: E402
 
 
 def sample(cls: type[wire.Message]) -> wire.Message:
@@ -36,6 +42,18 @@ def rate(fn, arg, seconds: float = 0.3) -> float:
 
 
 def main() -> None:
+    if "--docs" in sys.argv[1:]:  # also write the figures into docs/performance.md
+        from bench import docsection
+
+        with docsection.Tee() as out:
+            table()
+        docsection.write_section(ROOT / "docs" / "performance.md", "codec-speed", docsection.fenced(out.text()),
+                                 docsection.command_line("bench/codec_speed.py"))
+        return
+    table()
+
+
+def table() -> None:
     print(f"{'message':<18} {'encode/s':>12} {'decode/s':>12} {'bytes':>6}")
     for cls in wire.message_types().values():
         msg = sample(cls)

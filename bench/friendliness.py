@@ -31,7 +31,7 @@ on by the bound alone.
 
     .venv/bin/python bench/friendliness.py --quick          # 5 protocols x 4 cells, 1 seed, 60 s
     .venv/bin/python bench/friendliness.py                  # the full grid (long: 360 runs of 200 s)
-    .venv/bin/python bench/friendliness.py --docs           # also write docs/friendliness.md figures
+    .venv/bin/python bench/friendliness.py --docs           # also write docs/friendliness.md's section
     .venv/bin/python bench/friendliness.py --reference --protocols tfmcc --duration 100  # TCP beside it
     .venv/bin/python bench/friendliness.py --write-sweeps   # regenerate the sweep files
     .venv/bin/python bench/friendliness.py --draw 12 --draw-seed 7 --seeds 1  # 12 dumbbells off the grid
@@ -670,6 +670,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pictures: {', '.join(str(f) for f in files)}")
     if args.docs:
         print(markdown_table(summary))
+        from bench import docsection
+
+        pictures = " ".join(f"![{f.stem}](img/{f.name})" for f in files)
+        docsection.write_section(ROOT / "docs" / "friendliness.md", "friendliness-grid",
+                                 f"{tag}; steady state = second half{conditions}\n\n{markdown_table(summary)}"
+                                 f"\n\n{pictures}", docsection.command_line("bench/friendliness.py", argv))
     return 0
 
 

@@ -12,7 +12,9 @@
 
 Usage: python bench/sim_speed.py [--duration S] [--receivers N] [--switch model|p4|both]
                                  [--skip-dumbbell] [--skip-ns3] [--skip-tfmcc] [--progress S]
-                                 [--interleave S]
+                                 [--interleave S] [--docs]
+
+``--docs`` also writes what it prints into docs/performance.md.
 
 The P4/model ratio: ``--switch both --no-assistance --interleave 1`` advances
 both runs one simulated second at a time in turn, so the machine's drifting
@@ -43,7 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from netsim.run import build_run  # noqa: E402
 from netsim.switches import SwitchUnavailable, choose_switch  # noqa: E402
@@ -252,7 +255,20 @@ def main() -> int:
     ap.add_argument("--interleave", type=float, default=0.0, metavar="S",
                     help="with --switch both: build both runs, then advance them S simulated seconds "
                          "in turn, so the machine's drifting speed weighs on both alike")
+    ap.add_argument("--docs", action="store_true", help="also write the printed figures into docs/performance.md")
     args = ap.parse_args()
+    if args.docs:
+        from bench import docsection
+
+        with docsection.Tee() as out:
+            status = _run(args)
+        docsection.write_section(ROOT / "docs" / "performance.md", "sim-speed", docsection.fenced(out.text()),
+                                 docsection.command_line("bench/sim_speed.py"))
+        return status
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
 
     if not args.skip_dumbbell:
         dumbbell(args)
