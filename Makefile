@@ -11,7 +11,7 @@ RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: install run sim test test-bmv2 bench docs stop clean help
+.PHONY: install run sim test test-bmv2 bench docs docs-ablation docs-emulation stop clean help
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
@@ -95,6 +95,24 @@ DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(
 docs: install
 	@for b in $(DOCS_BENCHES); do \
 	    echo "== bench/$$b"; $(DOCS_NICE) $(PY) bench/$$b || exit 1; done
+
+# Sections too slow for `make docs`: each protocol's rule ablation (the grid
+# once per rule variant; quick cells unless DOCS_FULL=1) ...
+DOCS_ABLATION := "friendliness.py --ablate tfmcc --docs $(QUICK)" "friendliness.py --ablate webrc --docs $(QUICK)" \
+                 "friendliness.py --ablate rla --docs $(QUICK)" "friendliness.py --ablate mtcp --docs $(QUICK)" \
+                 "friendliness.py --ablate vlmcc --docs $(QUICK)"
+
+# ... and the Mininet runs beside the simulator on each target (root).
+DOCS_EMULATION := "engines.py --docs --target builtin" "engines.py --docs --target bmv2"
+
+docs-ablation: install
+	@for b in $(DOCS_ABLATION); do \
+	    echo "== bench/$$b"; $(DOCS_NICE) $(PY) bench/$$b || exit 1; done
+
+docs-emulation: install
+	@if [ "$$(id -u)" != 0 ]; then echo "make docs-emulation: Mininet needs root"; exit 1; fi
+	@for b in $(DOCS_EMULATION); do \
+	    echo "== bench/$$b"; $(PY) bench/$$b || exit 1; done
 
 # What p4mcc runs started, also after a runner was killed with -9: each run
 # records its processes (with their start times) and its interfaces (with
