@@ -15,7 +15,7 @@ from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
 from hosts.rules import Rule, RuleBook
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
-from hosts.wire import MAX_NACK_SEQS
+from hosts.wire import MAX_NACK_SEQS, Flags, seconds_since
 
 SENDER, RECEIVER = "mtcp-sender", "mtcp-receiver"
 
@@ -254,6 +254,85 @@ class LostRepairHalvesRwnd:
         c.rwnd = c.rssthresh
 
 
+class StalledChildren:
+    """A child that keeps reporting but acknowledges nothing new for
+    max(STALL_MIN, STALL_RTTS * its repair srtt) while it owes a packet, as
+    its siblings move, is removed as a dead child is; its reports are then
+    refused until one acknowledges a packet sent after the removal.
+
+    The paper's dead-child rule (3.3) counts answers to probes, so a child
+    that answers but never acknowledges is alive: one node's ACKs with
+    ``cum_ack`` 0 and windows of one packet held a 4 Mbit/s session at zero
+    for as long as they came, and 4.5 s after.  Only an ACK of new data moves
+    a window (RFC 9293 3.10.7.4); the time is RLA's ``stalled_receivers``'s.
+    """
+
+    STALL_MIN = 2.0
+    STALL_RTTS = 4.0
+    children: dict[int, _Child]
+    buf: dict[int, Any]
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self.progress_at: dict[int, float] = {}  # when each child last acknowledged new data
+        self.held_out: dict[int, int] = {}  # removed stalled child -> first packet after the removal
+        self.stalled_drops = 0
+        self.refused_reports = 0
+
+    def _refused(self, nid: int, top: int) -> bool:
+        after = self.held_out.get(nid)
+        if after is None:
+            return False
+        if top >= after:
+            del self.held_out[nid]
+            return False
+        self.refused_reports += 1
+        return True
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        folded = bool(msg.flags & Flags.AGGREGATED)
+        if not folded and self._refused(msg.node_id, msg.cum_ack + msg.sack_bitmap.bit_length()):
+            return
+        super()._on_feedback(msg, src, now)  # type: ignore[misc]
+        c = self.children.get(msg.node_id)
+        if not folded and c is not None:
+            self._check_stall(c, now)
+
+    def _on_nack(self, msg: Any, src: Any, now: float) -> None:
+        if self._refused(msg.node_id, msg.cum_ack):
+            return
+        super()._on_nack(msg, src, now)  # type: ignore[misc]
+
+    def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
+        if newly or c.nid not in self.progress_at:
+            self.progress_at[c.nid] = now
+        super()._acknowledged(c, newly, now)  # type: ignore[misc]
+
+    def _stall_after(self, c: _Child) -> float:
+        return max(self.STALL_MIN, self.STALL_RTTS * (c.rtt.srtt or 0.0))
+
+    def _stalled_since(self, c: _Child, now: float) -> float | None:
+        owed = next((s for s in sorted(self.buf) if not c.sb.acked(s)), None)
+        if owed is None:
+            return None
+        return max(self.progress_at.get(c.nid, now), now - seconds_since(self.buf[owed].sender_ts, now))
+
+    def _check_stall(self, c: _Child, now: float) -> None:
+        since = self._stalled_since(c, now)
+        if since is None or now - since <= self._stall_after(c):
+            return
+        others = [x for x in self._acking() if x is not c]  # type: ignore[attr-defined]
+        moving = [x for x in others if (t := self._stalled_since(x, now)) is None
+                  or now - t <= self._stall_after(x) / 2]
+        if not moving:
+            return  # the whole group waits: the path, not one child
+        self.held_out[c.nid] = self._next_point()  # type: ignore[attr-defined]
+        self.progress_at.pop(c.nid, None)
+        self.stalled_drops += 1
+        c.last_heard = since  # the cuts since it stalled are undone with it
+        self._remove_child(c, now)  # type: ignore[attr-defined]
+
+
 _OURS = "ours, see docs/protocols/mtcp.md#rules"
 _BOTH = (SENDER, RECEIVER)
 
@@ -284,11 +363,13 @@ RULES = RuleBook(
              "RFC 6298 5.3", {r: PacedRepairTimer for r in _BOTH}),
         Rule("lost_repair_halves_rwnd", "a lost repair halves the child's retransmission window",
              "RFC 5681 3.2, RFC 8985", {r: LostRepairHalvesRwnd for r in _BOTH}),
+        Rule("stalled_children", "a child that acknowledges nothing new is removed", "RFC 9293 3.10.7.4; " + _OURS,
+             {r: StalledChildren for r in _BOTH}),
     ),
     profiles={
         "paper": (),
         "default": ("timer_jitter", "initial_window", "abc", "recovery_hold", "reno_window", "delayed_ack",
                     "nack_holdoff", "nack_rack", "nack_dupthresh", "shared_loss_multicast",
-                    "paced_repair_timer", "lost_repair_halves_rwnd"),
+                    "paced_repair_timer", "lost_repair_halves_rwnd", "stalled_children"),
     },
 )

@@ -664,6 +664,87 @@ class OneClock(Sender):
         return now - clock.last_heard <= DELAYED_ACK_TIMEOUT
 
 
+# Feedback a receiver cannot abuse -------------------------------------------------
+class StalledReceivers(Sender):
+    """A receiver that keeps talking but acknowledges nothing new for
+    max(STALL_MIN, STALL_RTTS * srtt_i) while it owes a packet, as the rest of
+    the group moves, is dropped as a silent one is; its SACKs are then refused
+    until one acknowledges a packet sent after the drop (it receives again).
+
+    The paper's rules 4 and 5 wait for every receiver: one SACK stream with
+    a cumulative ACK that never moves and a buffer of one packet held a
+    4 Mbit/s session at zero for as long as it was sent, and after (its
+    partners, owed nothing, fell silent and ``drop_silent_receivers`` took
+    the group for a path that is down).  A SACK that acknowledges nothing is
+    no ACK (RFC 9293 3.10.7.4: only an ACK of new data moves the window);
+    the time is ``drop_silent_receivers``'s (ours).
+    """
+
+    COUNTERS = ("stalled_drops", "refused_sacks")
+    STALL_MIN = 2.0
+    STALL_RTTS = 4.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.progress_at: dict[int, float] = {}  # when each receiver last acknowledged new data
+        self.held_out: dict[int, int] = {}  # dropped stalled receiver -> first packet sent after
+        self.progress_rtt: dict[int, float] = {}  # each receiver's srtt when it last acknowledged new data
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        after = self.held_out.get(m.rcvr_id)
+        if after is not None:
+            top = max([m.cum_ack] + [e - 1 for _s, e in m.blocks])
+            if top < after:
+                self.refused_sacks += 1
+                return
+            del self.held_out[m.rcvr_id]
+        super()._on_sack(m, src, now)
+
+    def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
+        if newly or r.rid not in self.progress_at:
+            self.progress_at[r.rid] = now
+        if newly and r.rtt.srtt is not None:
+            self.progress_rtt[r.rid] = r.srtt
+        super()._take_acks(r, newly, now)
+
+    def stall_after(self, r: _Receiver) -> float:
+        """The stall time, from the srtt r had when it last acknowledged new
+        data: an echo in a SACK of nothing new is no sample (RFC 7323 4.3), and
+        a stale one would stretch the time as long as the liar likes."""
+        rtt = self.progress_rtt.get(r.rid)
+        if rtt is None:
+            rtt = max(self.progress_rtt.values(), default=r.srtt)
+        return max(self.STALL_MIN, self.STALL_RTTS * rtt)
+
+    def _stalled_since(self, r: _Receiver, now: float) -> float | None:
+        """Since when r owes a packet without acknowledging anything new; None: it does not."""
+        owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
+        if owed is None:
+            return None
+        return max(self.progress_at.get(r.rid, now), owed)
+
+    def _drop_silent(self, now: float) -> bool:
+        dropped = super()._drop_silent(now)
+        since = {r.rid: self._stalled_since(r, now) for r in self.rcvrs.values()}
+        gone = [r.rid for r in self.rcvrs.values()
+                if since[r.rid] is not None and now - since[r.rid] > self.stall_after(r)]  # type: ignore[operator]
+        if not gone:
+            return dropped
+        moving = [r for r in self.rcvrs.values() if r.rid not in gone
+                  and (since[r.rid] is None or now - since[r.rid] <= self.stall_after(r) / 2)]
+        if not moving:
+            return dropped  # the whole group waits: the path, not one receiver
+        first = min(since[rid] for rid in gone)  # type: ignore[type-var]
+        for rid in gone:
+            self.held_out[rid] = self.next_seq
+            self.progress_at.pop(rid, None)
+            self.progress_rtt.pop(rid, None)
+        self.stalled_drops += len(gone)
+        self._forget(gone)
+        self._dropped_since(first)  # type: ignore[arg-type]
+        return True
+
+
 def _rule(name: str, cls: type, summary: str, reason: str, receiver: type | None = None,
           requires: tuple[str, ...] = ()) -> Rule:
     mixins = {_S: cls} if issubclass(cls, Sender) else {_R: cls}
@@ -701,6 +782,8 @@ _RULES = (
     _rule("spread_pairs", SpreadPairs, "behind spread SACKs data leaves in pairs", "RFC 5681 4.2",
           requires=("spread_acks",)),
     _rule("one_clock", OneClock, "a large group's window is sent on one receiver's SACKs", _OURS),
+    _rule("stalled_receivers", StalledReceivers, "a receiver that acknowledges nothing new is dropped",
+          "RFC 9293 3.10.7.4; ours"),
 )
 #: ``paper``: the published algorithm; ``default``: every rule (each earns its
 #: place on the friendliness grid or is an RFC's; the ablation measures it).
