@@ -25,7 +25,7 @@ that counts bytes.  The arrangement here:
 
 The price: frames smaller than a full frame leave BMv2 at the same packet
 rate, so a direction carrying mostly small frames (ACKs, feedback) is
-limited to that packet rate (826 packets/s at 10 Mb/s) rather than to the
+limited to that packet rate (825 packets/s at 10 Mb/s) rather than to the
 bits.  The ACKs of a flow that fills the forward direction need at most one
 per segment, which is the same packet rate, so TCP is not held back.
 
@@ -76,15 +76,14 @@ def queue_setting(switch: str, port: int, rate_bps: float, queue_packets: int | 
     """BMv2's queue for an egress direction of ``rate_bps`` with the link's queue.
 
     The rate is rounded down (never faster than the link for a full frame);
-    a byte-limited queue becomes the number of full frames it holds.
+    a byte limit becomes the number of full frames it holds, and with both
+    limits the tighter one counts.
     """
     rate_pps = max(1, math.floor(rate_bps / (8 * FRAME_BYTES)))
-    if queue_packets is not None:
-        depth = queue_packets
-    elif queue_bytes is not None:
-        depth = max(1, queue_bytes // FRAME_BYTES)
-    else:
-        depth = UNBOUNDED_DEPTH
+    limits = [queue_packets] if queue_packets is not None else []
+    if queue_bytes is not None:
+        limits.append(max(1, queue_bytes // FRAME_BYTES))
+    depth = min(limits) if limits else UNBOUNDED_DEPTH
     return QueueSetting(switch, port, depth, rate_pps)
 
 
