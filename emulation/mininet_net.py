@@ -47,6 +47,8 @@ LINKPROC_READY = re.compile(r"link emulation ready")
 LINKPROC_READY_TIMEOUT = 30.0
 #: A BMv2 switch's Thrift port is its P4Runtime port plus this.
 THRIFT_PORT_OFFSET = 1000
+#: How long a BMv2 switch's Thrift service may take to answer after it starts (s).
+QUEUE_SETUP_TIMEOUT = 30.0
 
 
 class ComponentError(RuntimeError):
@@ -188,6 +190,12 @@ def _switch_class() -> type:
             self.linkproc_ports: set[int] = set()
             self.links: LoggedProcess | None = None
             self.link_ifaces: list[str] = []
+            #: BMv2: its egress queues' depth and rate per shaped port
+            #: (emulation/bmv2_queue.py), set by the runner before the network starts
+            self.bmv2_queues: list[Any] = []
+            #: set once this process's queues are configured; ``queue_error`` says why not
+            self.queues_set = threading.Event()
+            self.queue_error: str | None = None
 
         def start(self, controllers: Any) -> None:  # noqa: ARG002 - P4Runtime, not OpenFlow
             assert self.plan is not None
@@ -203,6 +211,41 @@ def _switch_class() -> type:
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
                                  ready_pattern=READY if self.target == "builtin" else None,
                                  realtime=BMV2_RT_PRIORITY if self.target == "bmv2" else False)
+            self.queues_set = threading.Event()
+            self.queue_error = None
+            if self.target == "bmv2" and self.bmv2_queues:
+                # in a thread: a BMv2 restarted after a crash needs them again, and
+                # its Thrift server comes up a moment after the process starts
+                threading.Thread(target=self._set_queues, args=(self.process, self.queues_set),
+                                 name=f"{self.name}-queues", daemon=True).start()
+            else:
+                self.queues_set.set()
+
+        def _set_queues(self, proc: LoggedProcess, done: threading.Event) -> None:
+            """BMv2's egress queue depth and rate for every shaped port, over its Thrift
+            service (P4Runtime port + THRIFT_PORT_OFFSET), once the service answers."""
+            import time
+
+            from emulation.bmv2_queue import Bmv2QueueError, apply
+
+            assert self.plan is not None
+            host, grpc_port = self.plan.grpc_addr.rsplit(":", 1)
+            thrift = int(grpc_port) + THRIFT_PORT_OFFSET
+            deadline = time.monotonic() + QUEUE_SETUP_TIMEOUT
+            try:
+                for q in self.bmv2_queues:
+                    while True:
+                        try:
+                            apply(q, host, thrift)
+                            break
+                        except Bmv2QueueError as e:
+                            if "Connection refused" not in str(e) or time.monotonic() > deadline or not proc.alive:
+                                raise
+                            time.sleep(0.1)
+            except Bmv2QueueError as e:
+                self.queue_error = str(e)
+            finally:
+                done.set()
 
         def _start_links(self) -> None:
             """BMv2's link processes: a veth pair per port that goes through one, and

@@ -18,6 +18,7 @@ from the run's record of its processes and interfaces
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -44,6 +45,9 @@ from scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
 SWITCH_READY_TIMEOUT = 90.0
+#: ``0`` leaves BMv2's egress queues unlimited (the bottleneck queue then sits
+#: in the shaper alone, emulation/bmv2_queue.py), to compare the two.
+BMV2_QUEUES_ENV = "P4MCC_BMV2_QUEUES"
 
 
 class EmulationError(RuntimeError):
@@ -257,6 +261,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
             if proc is None or not proc.ready.wait(SWITCH_READY_TIMEOUT) or not proc.alive:
                 tail = proc.last_lines() if proc else ""
                 raise EmulationError(f"switch {s.name} did not start:\n{tail}")
+        _await_queues(plan, net)
         ctl = LiveController(plan, target, program, out / "controller-events.jsonl")
         try:
             ops = ctl.start()
@@ -289,9 +294,31 @@ def _plan_shaping(plan: EmulationPlan, net: Any, target: str) -> list[Any]:
         for name, ports in shaping.linkproc_ports(plan, have).items():
             net[name].linkproc_ports = set(ports)
     try:
-        return shaping.shapings(plan, target, have)
+        rows = shaping.shapings(plan, target, have)
     except shaping.ShapingError as exc:
         raise EmulationError(str(exc)) from None
+    if target == "bmv2" and os.environ.get(BMV2_QUEUES_ENV, "1") == "0":
+        rows = [dataclasses.replace(r, bmv2_queue=None) for r in rows]
+    if target == "bmv2":
+        from emulation.bmv2_queue import QueueSetting
+
+        for row in rows:
+            if row.bmv2_queue is not None:
+                q = QueueSetting(**row.bmv2_queue)  # type: ignore[arg-type]
+                net[q.switch].bmv2_queues.append(q)
+    return rows
+
+
+def _await_queues(plan: EmulationPlan, net: Any) -> None:
+    """Wait until every BMv2 switch has its egress queues configured (emulation/bmv2_queue.py)."""
+    from emulation.mininet_net import QUEUE_SETUP_TIMEOUT
+
+    for name in plan.switches:
+        node = net[name]
+        if not node.queues_set.wait(QUEUE_SETUP_TIMEOUT + 5):
+            raise EmulationError(f"switch {name}: its egress queues were not configured in time")
+        if node.queue_error:
+            raise EmulationError(f"switch {name}: cannot configure its egress queues: {node.queue_error}")
 
 
 def _apply_tc(shapings: list[Any], net: Any) -> None:

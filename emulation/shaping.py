@@ -17,9 +17,10 @@ switch that owns it.  This module decides *how*, per switch port:
   opens ``<iface>-le`` (the other end of that veth pair) and the cable's
   ``<iface>``.  Both directions of such a port pass through it.
 
-The bottleneck queue stays in the shaper (the kernel's leaf qdisc or the
-link process), not in BMv2's egress queue: BMv2's traffic manager drains at
-its own speed, so its queue metadata read near zero on BMv2.
+On BMv2 the shaper is the byte-accurate limit, and BMv2's own egress queue
+for every rate-shaped egress direction is given the link's depth and a
+packet rate no faster than the link (:mod:`emulation.bmv2_queue`), so the
+standing queue forms in BMv2 and its queue metadata describe the link.
 
 Everything here is pure; :func:`probe_qdiscs` is the one function that asks
 the kernel, and the runner calls it once per run.
@@ -107,6 +108,8 @@ class Shaping:
     where: str        # the node and interface (or switch port) that shapes it
     params: str       # the direction's link parameters, as the switch's --link flag writes them
     commands: tuple[str, ...] = ()  # the tc commands (KERNEL only)
+    #: BMv2's egress queue for this direction (emulation/bmv2_queue.py), as a dict
+    bmv2_queue: dict[str, object] | None = None
 
     def as_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -221,10 +224,15 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
 
     ``available`` is the kernel's disciplines (:func:`probe_qdiscs`), for BMv2.
     """
+    from emulation.bmv2_queue import plan_queues
+
     have = set(available)
     via_proc = linkproc_ports(plan, have) if target == "bmv2" else {}
+    queues = plan_queues(directions(plan)) if target == "bmv2" else {}
     out = []
     for d in directions(plan):
+        q = queues.get((d.switch, d.port)) if d.direction == "egress" else None
+        bq = q.as_dict() if q is not None else None
         flag_params = next(_flag_params(f) for f in plan.switches[d.switch].link_flags
                            if f.startswith(f"{d.port}:{d.direction}:"))
         at_port = f"{d.switch} port {d.port} ({d.iface}) {d.direction}"
@@ -235,7 +243,7 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
         elif d.port in via_proc.get(d.switch, set()):
             out.append(Shaping(d.link, d.sender, d.receiver, target, LINKPROC,
                                f"link process of {d.switch} between {bmv2_iface(d.iface)} and {d.iface} "
-                               f"({d.direction})", flag_params))
+                               f"({d.direction})", flag_params, bmv2_queue=bq))
         else:
             if d.direction == "egress":
                 node, dev = d.switch, d.iface
@@ -245,7 +253,7 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
                     raise ShapingError(f"{d.link}: an ingress direction without a host to shape it on")
                 node, dev = peer
             out.append(Shaping(d.link, d.sender, d.receiver, target, KERNEL, f"{node} {dev}", flag_params,
-                               tuple(tc_commands(d, dev))))
+                               tuple(tc_commands(d, dev)), bmv2_queue=bq))
     return out
 
 
