@@ -458,6 +458,28 @@ def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: floa
     }
 
 
+def stamp_table(protos: list[str], cases: list[str], seeds: int, duration: float) -> str:
+    """Run every (protocol, case, profile) over ``seeds`` seeds; the Markdown table of medians."""
+    import statistics
+
+    def med(xs: list[Any]) -> str:
+        ys = [x for x in xs if x is not None]
+        if not ys:
+            return "-"
+        return f"{statistics.median(ys):.2f}" + ("" if len(ys) == len(xs) else f" ({len(xs) - len(ys)} never)")
+
+    lines = ["| protocol | case | profile | t80 s (median) | ratio to TCP | utilisation | "
+             "queue p50 ms | queue p99 ms | Jain |", "|---|---|---|---|---|---|---|---|---|"]
+    for proto in protos:
+        for case in cases:
+            for prof in STAMP_PROFILES:
+                rs = [stamp_run(proto, prof, case, s, duration) for s in range(1, seeds + 1)]
+                row = [med([r[k] for r in rs]) for k in ("t80", "ratio", "util", "q50_ms", "q99_ms", "jain")]
+                lines.append(f"| {proto} | {case} | {prof} | " + " | ".join(row) + " |")
+                print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="n in {16, 64} only")
@@ -472,7 +494,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="simulated seconds for MTCP runs (reliable bulk transfer: steady within seconds)")
     ap.add_argument("--check-n", type=int, default=64, help="n for the RLA/WEBRC replication check")
     ap.add_argument("--no-check", action="store_true", help="skip the RLA/WEBRC replication check")
+    ap.add_argument("--stamp", action="store_true",
+                    help="compare the paper, default and stamped profiles on the stamp cases instead")
+    ap.add_argument("--stamp-proto", action="append", choices=["tfmcc", "webrc", "rla", "mtcp", "vlmcc"])
+    ap.add_argument("--stamp-case", action="append", choices=list(STAMP_CASES))
+    ap.add_argument("--docs", action="store_true", help="with --stamp: write the table into docs/assistance.md")
     a = ap.parse_args(argv)
+    if a.stamp:
+        body = stamp_table(a.stamp_proto or ["tfmcc", "webrc"], a.stamp_case or ["d10", "mc"], a.seeds, a.duration)
+        if a.docs:
+            from bench.docsection import ROOT as _ROOT, write_section
+            cmd = "bench/assistance.py " + " ".join(argv if argv is not None else sys.argv[1:])
+            write_section(_ROOT / "docs" / "assistance.md", "assistance-stamp", body, cmd)
+        return 0
     ns = a.n or ([16, 64] if a.quick else [16, 64, 256])
     variants = a.proto or list(VARIANTS)
     failed = False
