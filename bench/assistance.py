@@ -350,6 +350,155 @@ def print_check(r: Result) -> None:
           f"feedback at sender {r.feedback} -> {'OK' if ok else 'FAIL'} (wall {r.wall_s:.0f} s)")
 
 
+# The congestion stamp: paper, default and stamped profiles ----------------------------
+
+#: Stamp cases: the issue's 10 Mb/s, 50 ms dumbbell with one TCP flow, the
+#: friendliness bench's quick cells, and the multicast-only case (two
+#: sessions of the protocol on the 10 Mb/s dumbbell, no TCP).
+STAMP_CASES: dict[str, dict[str, Any]] = {
+    "d10": {"rate_mbps": 10.0, "rtt_ms": 50.0, "queue": 42, "tcp": 1, "receivers": 2, "sessions": 1},
+    "q1": {"rate_mbps": 1.0, "rtt_ms": 20.0, "queue": 10, "tcp": 1, "receivers": 2, "sessions": 1},
+    "q2": {"rate_mbps": 1.0, "rtt_ms": 200.0, "queue": 33, "tcp": 2, "receivers": 8, "sessions": 1},
+    "q3": {"rate_mbps": 4.0, "rtt_ms": 40.0, "queue": 27, "tcp": 1, "receivers": 4, "sessions": 1},
+    "q4": {"rate_mbps": 10.0, "rtt_ms": 100.0, "queue": 42, "tcp": 4, "receivers": 2, "sessions": 1},
+    "mc": {"rate_mbps": 10.0, "rtt_ms": 50.0, "queue": 42, "tcp": 0, "receivers": 2, "sessions": 2},
+}
+STAMP_PROFILES = ("paper", "default", "stamped")
+#: Access links of the dumbbell generator (one each side), as bench/friendliness.py.
+_ACCESS_DELAY = 0.001
+#: Offsets in a frame on the bottleneck: IPv4 protocol, source address, and the
+#: p4mcc session id (Ethernet 14 + IPv4 20 + UDP 8, then 8 bytes of the common header).
+_IP_PROTO, _IP_SRC, _SESSION_AT = 23, 26, 50
+#: Throughput bins and the moving average that time-to-80 % reads (as friendliness: 2 s).
+_BIN_S, _T80_WINDOW_S = 0.5, 2.0
+
+
+def stamp_scenario(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> Scenario:
+    """One stamp case: every session asks for the stamp; only ``stamped`` rules read it."""
+    c = STAMP_CASES[case]
+    rate = int(c["rate_mbps"] * 1e6)
+    n = c["sessions"]
+    sessions = [{"name": f"mc{i}", "protocol": proto, "sender": f"snd{i}", "receivers": ["r*"],
+                 "group": f"239.1.{i}.1", "port": PORT + i, "assistance": "stamp", "profile": profile,
+                 "params": {"session_rate_bps": 2 * rate} if proto == "webrc" else {}}
+                for i in range(1, n + 1)]
+    return scenario_from_dict({
+        "name": f"stamp-{proto}-{profile}-{case}",
+        "topology": {"generate": {"kind": "dumbbell", "senders": n, "receivers": c["receivers"],
+                                  "tcp_pairs": c["tcp"], "rate": rate,
+                                  "delay": round(c["rtt_ms"] / 2e3 - 2 * _ACCESS_DELAY, 5),
+                                  "queue": c["queue"]}},
+        "sessions": sessions,
+        "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"} for i in range(1, c["tcp"] + 1)],
+        "duration": duration, "seed": seed, "metrics_interval": 1.0,
+    })
+
+
+def _bottleneck(run: SimRun) -> Any:
+    """The s1 -> s2 channel of the dumbbell (the direction data crosses)."""
+    link = next(l for l in run.net.links.values()
+                if {getattr(l.a, "name", None), getattr(l.b, "name", None)} == {"s1", "s2"})
+    return link.ab if getattr(link.b, "name", None) == "s2" else link.ba
+
+
+def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> dict[str, Any]:
+    """Run one stamp case and measure it at the bottleneck.
+
+    Every frame the bottleneck's queue accepts is attributed to its flow (a
+    session by its p4mcc session id, a TCP flow by its source address) and
+    its queueing delay is the wait before it starts on the wire.  Returned:
+    ``t80`` (first time a session's 2 s moving average reaches 80 % of the
+    fair share, the latest over the sessions; None: never), and over the
+    second half of the run ``ratio`` (mean session over mean TCP flow),
+    ``util``, ``jain`` (over every flow), ``q50_ms``/``q99_ms``.
+    """
+    sc = stamp_scenario(proto, profile, case, seed, duration)
+    c = STAMP_CASES[case]
+    rate = c["rate_mbps"] * 1e6
+    frames: list[tuple[float, Any, int, float]] = []
+
+    def before(run: SimRun) -> None:
+        ch = _bottleneck(run)
+
+        def tap(now: float, _ch: Any, frame: bytes, what: str) -> None:
+            if what != "enqueue":
+                return
+            if frame[_IP_PROTO] == 6:
+                flow: Any = ("tcp", frame[_IP_SRC:_IP_SRC + 4])
+            elif len(frame) > _SESSION_AT + 4:
+                flow = ("s", int.from_bytes(frame[_SESSION_AT:_SESSION_AT + 4], "big"))
+            else:
+                return
+            start = ch._inflight[-1][0] - len(frame) * ch._sec_per_byte
+            frames.append((now, flow, len(frame), max(0.0, start - now)))
+
+        ch.taps.append(tap)
+
+    run_scenario(sc, switch=choose_switch("p4", sc), before_run=before)
+    flows = sorted({f for _, f, _, _ in frames}, key=str)
+    sess = [f for f in flows if f[0] == "s"]
+    tcp = [f for f in flows if f[0] == "tcp"]
+    nbins = int(duration / _BIN_S) + 1
+    bins: dict[Any, list[float]] = {f: [0.0] * nbins for f in flows}
+    half = duration / 2
+    steady: dict[Any, float] = dict.fromkeys(flows, 0.0)
+    waits = []
+    for t, f, size, w in frames:
+        bins[f][int(t / _BIN_S)] += size * 8 / _BIN_S
+        if t >= half:
+            steady[f] += size * 8 / (duration - half)
+            waits.append(w)
+    fair = rate / max(1, len(sess) + c["tcp"])
+    k = int(_T80_WINDOW_S / _BIN_S)
+    t80s: list[float | None] = []
+    for f in sess:
+        hit = None
+        for i in range(nbins):
+            lo = max(0, i - k + 1)
+            if sum(bins[f][lo:i + 1]) / (i + 1 - lo) >= 0.8 * fair:
+                hit = (i + 1) * _BIN_S
+                break
+        t80s.append(hit)
+    xs = [steady[f] for f in flows]
+    waits.sort()
+
+    def pct(p: float) -> float | None:
+        return 1e3 * waits[min(len(waits) - 1, int(p * len(waits)))] if waits else None
+
+    mean_s = sum(steady[f] for f in sess) / len(sess) if sess else 0.0
+    mean_t = sum(steady[f] for f in tcp) / len(tcp) if tcp else None
+    return {
+        "t80": None if not t80s or None in t80s else max(t80s),  # type: ignore[type-var]
+        "ratio": mean_s / mean_t if mean_t else None,
+        "util": sum(xs) / rate,
+        "jain": sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else None,
+        "q50_ms": pct(0.5), "q99_ms": pct(0.99),
+        "session_mbps": [steady[f] / 1e6 for f in sess],
+    }
+
+
+def stamp_table(protos: list[str], cases: list[str], seeds: int, duration: float) -> str:
+    """Run every (protocol, case, profile) over ``seeds`` seeds; the Markdown table of medians."""
+    import statistics
+
+    def med(xs: list[Any]) -> str:
+        ys = [x for x in xs if x is not None]
+        if not ys:
+            return "-"
+        return f"{statistics.median(ys):.2f}" + ("" if len(ys) == len(xs) else f" ({len(xs) - len(ys)} never)")
+
+    lines = ["| protocol | case | profile | t80 s (median) | ratio to TCP | utilisation | "
+             "queue p50 ms | queue p99 ms | Jain |", "|---|---|---|---|---|---|---|---|---|"]
+    for proto in protos:
+        for case in cases:
+            for prof in STAMP_PROFILES:
+                rs = [stamp_run(proto, prof, case, s, duration) for s in range(1, seeds + 1)]
+                row = [med([r[k] for r in rs]) for k in ("t80", "ratio", "util", "q50_ms", "q99_ms", "jain")]
+                lines.append(f"| {proto} | {case} | {prof} | " + " | ".join(row) + " |")
+                print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="n in {16, 64} only")
@@ -364,8 +513,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="simulated seconds for MTCP runs (reliable bulk transfer: steady within seconds)")
     ap.add_argument("--check-n", type=int, default=64, help="n for the RLA/WEBRC replication check")
     ap.add_argument("--no-check", action="store_true", help="skip the RLA/WEBRC replication check")
+    ap.add_argument("--stamp", action="store_true",
+                    help="compare the paper, default and stamped profiles on the stamp cases instead")
+    ap.add_argument("--stamp-proto", action="append", choices=["tfmcc", "webrc", "rla", "mtcp", "vlmcc"])
+    ap.add_argument("--stamp-case", action="append", choices=list(STAMP_CASES))
     ap.add_argument("--docs", action="store_true", help="also write the tables into docs/assistance.md")
     a = ap.parse_args(argv)
+    if a.stamp:
+        body = stamp_table(a.stamp_proto or ["tfmcc", "webrc"], a.stamp_case or ["d10", "mc"], a.seeds, a.duration)
+        if a.docs:
+            from bench import docsection
+
+            docsection.write_section(ROOT / "docs" / "assistance.md", "assistance-stamp", body,
+                                     docsection.command_line("bench/assistance.py", argv))
+        return 0
     parts: list[str] = []
     ns = a.n or ([16, 64] if a.quick else [16, 64, 256])
     variants = a.proto or list(VARIANTS)

@@ -228,6 +228,13 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def _before_packet(self, seq: int, now: float) -> None:
         """Called for every data packet before anything is measured from it."""
 
+    def _report_stamp(self) -> int:
+        """The stamp byte a report carries back to the sender: the paper
+        carries none (0, "not stamped"); a rule echoes the data path's stamp
+        (docs/stamp.md).  Switches never stamp feedback, so the byte arrives
+        as the receiver wrote it."""
+        return wire.Stamp.NOT_STAMPED
+
     def _meter_packet(self, now: float, size: int) -> None:
         """Count the packet into the receive-rate meter."""
         self.recv_meter.add(now, size)
@@ -388,6 +395,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             loss_rate=u32(self.loss_event_rate * U32),
             echo_ts=echo_ts,
             echo_offset=u32(offset),
+            stamp=self._report_stamp(),
         )
         self.send(self.sender_addr, rep.encode())
         self.reports_sent += 1

@@ -22,6 +22,7 @@ from hosts import wire
 from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
 from hosts.registry import SessionConfig
 from hosts.rules import Rule, RuleBook
+from hosts.stampwindow import StampWindow
 from hosts.tfrc import CompetitorOverflow
 from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
 from hosts.webrc.params import gamma
@@ -568,6 +569,76 @@ class HistoryDiscounting(_Base):
     DISCOUNTING = True
 
 
+# Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------------
+
+
+class StampJoin(_Base):
+    """While every packet of the last epoch was stamped and the worst queue
+    on the path stayed short: no join while the tightest port has nothing
+    spare, and in start-up, join at each epoch as many waves as
+    ``ARR + SPARE_SHARE · spare`` holds (instead of 3.2's Γ³·TRR and RR-lag
+    wait; never above the equation's or SSR's rate, eq. 5).  A long queue, or an unstamped packet, leaves the
+    decision to the ``default`` rules, so a queue TCP fills never speeds the
+    session up.  Quick-Start's approved rate (RFC 4782 3.1) and RCP's
+    minimum along the path, read per epoch; the hold is ABC's brake."""
+
+    #: Share of the tightest port's spare rate (its lower bound) one epoch may take.
+    SPARE_SHARE = 0.5
+    #: A queue is short below this share of ARTT ...
+    SHORT_QUEUE_ARTT = 0.1
+    #: ... or below this many seconds.
+    SHORT_QUEUE_MIN = 0.004
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._stamps = StampWindow()
+        #: the last full epoch's stamps: (stamped, worst queue s, spare bit/s)
+        self.stamp_view: tuple[bool, float | None, float | None] = (False, None, None)
+        self.stamp_joins = self.stamp_holds = 0
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        super()._packet_seen(msg, now)
+        self._stamps.add(msg.stamp)
+
+    def _epoch_begins(self, rr_rate: float) -> None:
+        super()._epoch_begins(rr_rate)
+        w = self._stamps
+        self.stamp_view = (w.stamped, w.queue_s(), w.spare_bps())
+        w.reset()
+
+    def _stamp_short_queue(self) -> bool:
+        stamped, queue_s, _ = self.stamp_view
+        return (stamped and queue_s is not None
+                and queue_s < max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_ARTT * self.artt_value))
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        if not self._stamp_short_queue() or self.arr is None:
+            super()._decide_join(now, rr_rate)
+            return
+        spare_pps = (self.stamp_view[2] or 0.0) / (8.0 * self.p.packet_length)
+        if spare_pps <= 0:
+            self.stamp_holds += 1  # the path is full and its queue short: a join only builds one
+            return
+        if not self.startup:
+            super()._decide_join(now, rr_rate)  # out of start-up the equation and Γ·TRR decide
+            return
+        if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
+            return
+        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
+        limit = min(max(self.ssr, self.reqn()), mrr, self.arr + self.SPARE_SHARE * spare_pps)
+        if gamma(self.p.p, self.nwc) * self.arr > limit:
+            return
+        self._rr_lagged = 0
+        self._join(now, gamma(self.p.p, self.nwc))
+        self.stamp_joins += 1
+        while self.nwc < self.N and gamma(self.p.p, self.nwc) * self.arr <= limit:
+            more = gamma(self.p.p, self.nwc)
+            self._subscribe((self.tsi + self.nwc) % self.T, now)  # MRTT: the first wave's only
+            self.arr *= more
+            self.nwc += 1
+            self.joins += 1
+
+
 def _rule(name: str, cls: type, summary: str, reason: str, requires: tuple[str, ...] = ()) -> Rule:
     return Rule(name, summary, reason, {R: cls}, requires)
 
@@ -615,6 +686,9 @@ RULES = RuleBook(
               requires=("interval_loss",)),
         _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
               "RFC 5348 5.4"),
+        _rule("stamp_join", StampJoin,
+              "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
+              "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
     ),
     profiles={
         "paper": (),
@@ -623,6 +697,13 @@ RULES = RuleBook(
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
+        ),
+        "stamped": (
+            "precision_artt", "artt_follows", "own_path_mrtt", "mrtt_queue_bound", "join_past_queue_free",
+            "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
+            "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
+            "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
+            "stamp_join",
         ),
     },
 )

@@ -33,7 +33,7 @@ GENERATED = {
     "docs/friendliness.md": ["friendliness-grid"],
     "docs/paper-results.md": ["paper-results"],
     "docs/performance.md": ["codec-speed", "sim-speed"],
-    "docs/assistance.md": ["assistance"],
+    "docs/assistance.md": ["assistance", "assistance-stamp"],
     "docs/faults.md": ["fault-bench"],
 }
 

@@ -1,0 +1,56 @@
+"""What the congestion stamps of recent data packets say (docs/stamp.md).
+
+A rule that reads the stamp folds every data packet's stamp into a
+:class:`StampWindow` and reads it once per decision (a WEBRC epoch, a TFMCC
+report): one packet's queue code is that packet's wait, not an average, so
+a decision reads the worst queue code and the tightest spare code of the
+window, and whether *every* packet in it was stamped.  A window with an
+unstamped packet, or with none, says nothing: the rules then run their
+``default`` behaviour (docs/stamp.md, need (d)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hosts.wire import Stamp
+
+
+@dataclass
+class StampWindow:
+    """The stamps of the data packets since the last :meth:`reset`."""
+
+    packets: int = 0
+    unstamped: int = 0
+    q_max: int = 0
+    s_min: int = 15
+
+    def add(self, stamp: int) -> None:
+        """Fold one data packet's stamp byte."""
+        self.packets += 1
+        if not Stamp.stamped(stamp):
+            self.unstamped += 1
+            return
+        self.q_max = max(self.q_max, Stamp.queue_code(stamp))
+        self.s_min = min(self.s_min, Stamp.spare_code(stamp))
+
+    @property
+    def stamped(self) -> bool:
+        """Every packet of a non-empty window was stamped."""
+        return self.packets > 0 and self.unstamped == 0
+
+    def queue_s(self) -> float | None:
+        """Lower bound of the worst queueing delay seen, seconds (None: not stamped)."""
+        return Stamp.queue_delay_s(Stamp.pack(self.q_max, self.s_min)) if self.stamped else None
+
+    def spare_bps(self) -> float | None:
+        """Lower bound of the tightest spare rate seen, bit/s (None: not stamped)."""
+        return Stamp.spare_bps(Stamp.pack(self.q_max, self.s_min)) if self.stamped else None
+
+    def byte(self) -> int:
+        """The window as one stamp byte (0: not stamped), for feedback that carries it back."""
+        return Stamp.pack(self.q_max, self.s_min) if self.stamped else Stamp.NOT_STAMPED
+
+    def reset(self) -> None:
+        self.packets = self.unstamped = self.q_max = 0
+        self.s_min = 15

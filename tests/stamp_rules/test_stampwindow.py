@@ -1,0 +1,32 @@
+"""The stamp window the stamped rules read (hosts/stampwindow.py)."""
+
+from __future__ import annotations
+
+from hosts.stampwindow import StampWindow
+from hosts.wire import Stamp
+
+
+def test_folds_the_worst_queue_and_the_tightest_spare() -> None:
+    w = StampWindow()
+    for q, s in ((1, 9), (5, 7), (3, 8)):
+        w.add(Stamp.pack(q, s))
+    assert w.stamped and (w.q_max, w.s_min) == (5, 7)
+    assert w.queue_s() == Stamp.queue_delay_s(Stamp.pack(5, 0))  # 4.096 ms
+    assert w.spare_bps() == 40_000 * 2**7
+    assert w.byte() == Stamp.pack(5, 7)
+
+
+def test_one_unstamped_packet_makes_the_window_say_nothing() -> None:
+    w = StampWindow()
+    w.add(Stamp.pack(1, 12))
+    w.add(Stamp.NOT_STAMPED)
+    assert not w.stamped
+    assert w.queue_s() is None and w.spare_bps() is None and w.byte() == 0
+
+
+def test_an_empty_window_says_nothing_and_reset_empties() -> None:
+    w = StampWindow()
+    assert not w.stamped and w.byte() == 0
+    w.add(Stamp.pack(2, 3))
+    w.reset()
+    assert not w.stamped and (w.q_max, w.s_min) == (0, 15)
