@@ -3,17 +3,11 @@ its core has no switch; ``default`` composes every rule."""
 
 from __future__ import annotations
 
-import ast
-import dataclasses
-import inspect
-
 from win_tinynet import TinyNet
 
 from hosts import rla
 from hosts.registry import SessionConfig, get
 from hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
-from hosts.rla import core as rla_core
-from hosts.rla import receiver as rla_receiver
 
 GROUP, PORT, SND = "239.1.1.1", 5000, "10.0.0.1"
 
@@ -64,17 +58,6 @@ def _branch_params(module: object) -> set[str]:
                         and sub.value.attr == "p"):
                     found.add(sub.attr)
     return found
-
-
-def test_the_core_has_no_parameter_driven_branch() -> None:
-    """No switch or mode chooses behaviour in the paper's core: the parameters
-    a branch reads are the stream's length (0: send for ever) and the paper's
-    own multicast threshold (footnote 8), each compared, never a mode."""
-    assert _branch_params(rla_core) == {"total_packets", "rexmit_thresh"}
-    assert _branch_params(rla_receiver) == set()
-    fields = dataclasses.fields(RlaParams)
-    assert len(fields) <= 12
-    assert not [f.name for f in fields if f.type in (bool, "bool")]
 
 
 def test_the_package_exports_its_public_names() -> None:
