@@ -181,7 +181,8 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
 
     WEBRC's session rate is twice the fastest branch's rate (its own ceiling
     well above any fair share); ``variant`` (``profile``, ``rules``) is set on
-    the session of every point."""
+    the session of every point (a column of the cell group: each point's
+    rules are checked against its own protocol)."""
     cols: dict[str, list[Any]] = defaultdict(list)
     for proto in protocols:
         for c in cells:
@@ -191,8 +192,9 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
             cols["topology.generate.branches"].append(c["branches"])
             cols["topology.generate.lossy_leaf"].append(c["lossy_leaf"])
             cols["tcp_flows"].append(_tcp_flows(c))
+            for k, v in (variant or {}).items():
+                cols[f"sessions[0].{k}"].append(v)
     session: dict[str, Any] = {"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}
-    session.update(variant or {})
     return {
         "name": name,
         "description": "tree design of bench/friendliness.py --design trees",
