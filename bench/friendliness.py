@@ -482,8 +482,13 @@ def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     seeds, duration = _seeds_and_duration(args)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "friendliness-subset.yaml"
+    variants = None
+    if args.profile or args.rule:
+        from bench.trees import session_variant
+
+        variants = {f"sessions[0].{k}": [v] for k, v in session_variant(args).items()}
     doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols, args.switch, args.send_jitter,
-                    args.tcp_start)
+                    args.tcp_start, variants=variants)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
     return path
 
@@ -622,9 +627,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--design", choices=["grid", "trees"], default="grid",
                     help="grid: the dumbbells (default); trees: receivers behind 2-4 different bottlenecks, "
                          "each with its own TCP load, some with a lossy leaf (bench/trees.py)")
-    ap.add_argument("--profile", help="with --design trees: the session's profile (default: the protocol's default)")
+    ap.add_argument("--profile", help="the session's profile (default: the protocol's default)")
     ap.add_argument("--rule", action="append", metavar="NAME=on|off",
-                    help="with --design trees: turn one rule on or off in every session (repeatable)")
+                    help="turn one rule on or off in every session (repeatable; with one protocol)")
     args = ap.parse_args(argv)
     if args.design == "trees":
         if args.ablate or args.reference or args.faults or args.write_sweeps or args.tcp_start or args.send_jitter:
@@ -635,8 +640,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench import trees
 
         return trees.run(args, sys.argv[1:] if argv is None else list(argv), ROOT)
-    if args.profile or args.rule:
-        raise SystemExit("friendliness: --profile and --rule: only with --design trees")
+    if (args.profile or args.rule) and (args.ablate or args.reference):
+        raise SystemExit("friendliness: --profile and --rule: not with --ablate or --reference")
     if args.faults and not args.ablate:
         raise SystemExit("friendliness: --faults: only with --ablate")
     if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:
@@ -665,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
         stem += f"-tcp-start{args.tcp_start:g}"
     out = Path(args.out or ROOT / "results" / "sweeps" / stem)
     if (args.protocols or args.seeds or args.duration or args.cells or args.draw or args.switch != "p4"
-            or args.send_jitter or args.tcp_start):
+            or args.send_jitter or args.tcp_start or args.profile or args.rule):
         sweep_file = _subset_sweep(args, out)
     ran = _sweep(sweep_file, out, args.scheduler)
     if ran is None:

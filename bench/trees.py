@@ -490,7 +490,7 @@ def chosen_cells(args: Any) -> list[dict[str, Any]]:
     return cells
 
 
-def _variant(args: Any) -> dict[str, Any]:
+def session_variant(args: Any) -> dict[str, Any]:
     """``--profile`` and ``--rule NAME=on|off`` as the session's profile and rules."""
     out: dict[str, Any] = {}
     if args.profile:
@@ -521,7 +521,7 @@ def run(args: Any, argv: list[str], root: Path) -> int:
     cells = chosen_cells(args)
     seeds = list(range(1, (args.seeds or (1 if args.quick else 3)) + 1))
     duration = args.duration or (60.0 if args.quick else 100.0)
-    variant = _variant(args)
+    variant = session_variant(args)
     stem = "friendliness-trees" + ("-quick" if args.quick else "") + (
         f"-draw{args.draw}-seed{args.draw_seed}" if args.draw else "")
     out = Path(args.out or root / "results" / "sweeps" / stem)
