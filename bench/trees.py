@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import random
 import statistics
 from collections import defaultdict
@@ -338,11 +339,11 @@ def _worst(xs: list[float]) -> float:
     return max(xs, key=lambda x: abs(math.log(x)) if x > 0 else math.inf)
 
 
-def summary_rows(cells: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Per protocol over its entries: median, worst, share in [0.5, 2], the limiting branch's
-    Jain (median), the entries against the equation, and harmed fast branches."""
+def summary_rows(cells: dict[str, list[dict[str, Any]]], order: tuple[str, ...] = PROTOCOLS) -> list[dict[str, Any]]:
+    """Per protocol (or variant, in ``order``) over its entries: median, worst, share in [0.5, 2],
+    the limiting branch's Jain (median), the entries against the equation, and harmed fast branches."""
     rows = []
-    for proto in PROTOCOLS:
+    for proto in order:
         cs = cells.get(proto, [])
         if not cs:
             continue
@@ -388,10 +389,10 @@ def cell_lines(cells: dict[str, list[dict[str, Any]]]) -> list[str]:
     return out
 
 
-def markdown_cells(cells: dict[str, list[dict[str, Any]]]) -> str:
+def markdown_cells(cells: dict[str, list[dict[str, Any]]], order: tuple[str, ...] = PROTOCOLS) -> str:
     lines = ["| protocol | cell (rate/RTT/queue/TCP/receivers per branch; lossy leaf) | ratio(s) "
              "| limiting | Jain per branch | other TCP / share |", "|---|---|---|---|---|---|"]
-    for proto in PROTOCOLS:
+    for proto in order:
         for c in cells.get(proto, []):
             ents = ", ".join(f"b{e['branch']} {e['ratio']:.2f}" + (" (eq)" if e["against"] == "eq" else "")
                              for e in c["entries"])
@@ -451,14 +452,14 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
             axis.set_major_formatter(plain)
         ax.set_xlabel("RTT of the measured branch, ms")
         ax.set_ylabel("longest RTT in the tree / the branch's")
-        ax.set_title(f"{proto} on trees ({tag}); squares: lossy leaf vs RFC 5348", fontsize=8)
+        ax.set_title(f"{proto}: ratio to TCP on trees (squares: lossy leaf vs RFC 5348)\n{tag}", fontsize=8)
         if sc is not None:
             bar = fig.colorbar(sc, label="session / TCP throughput")
             ticks = [1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8]
             bar.set_ticks(ticks, labels=["1/8", "1/4", "1/2", "1", "2", "4", "8"])
             bar.minorticks_off()
         fig.tight_layout()
-        f = out / f"friendliness-trees-{proto}.png"
+        f = out / f"friendliness-trees-{re.sub(r'[^a-z0-9_-]+', '-', proto)}.png"
         fig.savefig(f, dpi=110)
         plt.close(fig)
         files.append(f)
@@ -466,12 +467,11 @@ def draw(cells: dict[str, list[dict[str, Any]]], out: Path, tag: str) -> list[Pa
 
 
 def docs_body(rows: list[dict[str, Any]], cells: dict[str, list[dict[str, Any]]], tag: str,
-              images: list[Path]) -> str:
+              images: list[Path], order: tuple[str, ...] = PROTOCOLS) -> str:
     """The ``friendliness-trees`` section of docs/friendliness.md."""
     pics = "\n".join(f"![{p.stem}](img/{p.name})" for p in images)
-    return (f"Tree design ({tag}; steady state = second half; see [the tree design](#trees-receivers-behind-"
-            f"different-bottlenecks)).\n\n{markdown_table(rows)}\n\n{pics}\n\n<details><summary>Every cell"
-            f"</summary>\n\n{markdown_cells(cells)}\n\n</details>\n")
+    return (f"Tree design ({tag}; steady state = second half).\n\n{markdown_table(rows)}\n\n{pics}\n\n"
+            f"<details><summary>Every cell</summary>\n\n{markdown_cells(cells, order)}\n\n</details>\n")
 
 
 # The command ------------------------------------------------------------------------
