@@ -91,7 +91,8 @@ DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(
                 "faults.py --docs $(QUICK)" \
                 "assistance.py --docs $(if $(DOCS_FULL),,--n 16 --seeds 1 --check-n 16)" \
                 "assistance.py --stamp --docs $(if $(DOCS_FULL),--seeds 10 --duration 60,--seeds 1 --duration 20)" \
-                "paper_results.py --docs $(QUICK)" "friendliness.py --docs $(QUICK)"
+                "paper_results.py --docs $(QUICK)" "friendliness.py --docs $(QUICK)" \
+                "friendliness.py --design trees --docs $(QUICK)"
 
 docs: install
 	@for b in $(DOCS_BENCHES); do \

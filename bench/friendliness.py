@@ -37,6 +37,16 @@ on by the bound alone.
     .venv/bin/python bench/friendliness.py --draw 12 --draw-seed 7 --seeds 1  # 12 dumbbells off the grid
     .venv/bin/python bench/friendliness.py --ablate tfmcc --quick --faults   # each rule of TFMCC measured
 
+``--design trees`` runs the tree design instead (``bench/trees.py``): 24
+trees of 2-4 branches, each branch its own bottleneck, TCP load and
+receivers, some with a lossy leaf; the measure is on the limiting branch
+(WEBRC: on every branch).  ``--quick``, ``--cells``, ``--draw``,
+``--protocols``, ``--seeds``, ``--duration``, ``--switch``, ``--per-cell`` and
+``--docs`` apply; ``--profile`` and ``--rule NAME=on|off`` set the session's rules.
+
+    .venv/bin/python bench/friendliness.py --design trees --quick    # 4 trees, 1 seed, 60 s
+    .venv/bin/python bench/friendliness.py --design trees --docs     # 24 trees x 3 seeds, 100 s
+
 ``--ablate PROTO`` runs the same cells (``--quick``, ``--cells``, ``--draw``)
 for the protocol's ``default`` and ``paper`` profiles, ``default`` minus each
 rule and ``paper`` plus each rule, as one more axis of the sweep, and prints
@@ -472,8 +482,13 @@ def _subset_sweep(args: argparse.Namespace, out: Path) -> Path:
     seeds, duration = _seeds_and_duration(args)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "friendliness-subset.yaml"
+    variants = None
+    if args.profile or args.rule:
+        from bench.trees import session_variant
+
+        variants = {f"sessions[0].{k}": [v] for k, v in session_variant(args).items()}
     doc = sweep_doc(cells, seeds, duration, "friendliness-subset", protocols, args.switch, args.send_jitter,
-                    args.tcp_start)
+                    args.tcp_start, variants=variants)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
     return path
 
@@ -609,7 +624,24 @@ def main(argv: list[str] | None = None) -> int:
                          "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO.md")
     ap.add_argument("--faults", action="store_true",
                     help="with --ablate: also run bench/faults.py's fault cases (--quick: three) per variant")
+    ap.add_argument("--design", choices=["grid", "trees"], default="grid",
+                    help="grid: the dumbbells (default); trees: receivers behind 2-4 different bottlenecks, "
+                         "each with its own TCP load, some with a lossy leaf (bench/trees.py)")
+    ap.add_argument("--profile", help="the session's profile (default: the protocol's default)")
+    ap.add_argument("--rule", action="append", metavar="NAME=on|off",
+                    help="turn one rule on or off in every session (repeatable; with one protocol)")
     args = ap.parse_args(argv)
+    if args.design == "trees":
+        if args.ablate or args.reference or args.faults or args.write_sweeps or args.tcp_start or args.send_jitter:
+            raise SystemExit("friendliness: --design trees: not with --ablate, --reference, --faults, "
+                             "--write-sweeps, --tcp-start or --send-jitter")
+        if args.draw is not None and (args.draw < 1 or args.cells):
+            raise SystemExit("friendliness: --draw: a positive count expected, and not with --cells")
+        from bench import trees
+
+        return trees.run(args, sys.argv[1:] if argv is None else list(argv), ROOT)
+    if (args.profile or args.rule) and (args.ablate or args.reference):
+        raise SystemExit("friendliness: --profile and --rule: not with --ablate or --reference")
     if args.faults and not args.ablate:
         raise SystemExit("friendliness: --faults: only with --ablate")
     if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:
@@ -638,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
         stem += f"-tcp-start{args.tcp_start:g}"
     out = Path(args.out or ROOT / "results" / "sweeps" / stem)
     if (args.protocols or args.seeds or args.duration or args.cells or args.draw or args.switch != "p4"
-            or args.send_jitter or args.tcp_start):
+            or args.send_jitter or args.tcp_start or args.profile or args.rule):
         sweep_file = _subset_sweep(args, out)
     ran = _sweep(sweep_file, out, args.scheduler)
     if ran is None:

@@ -584,6 +584,8 @@ def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
         return gens[kind](**args)
     except TypeError as e:
         ctx.err(path, f"bad arguments for {kind}: {e}")
+    except shapes.GeneratorFieldError as e:
+        ctx.err(f"{path}.{e.field}", e.msg)
     except ValueError as e:
         ctx.err(path, str(e))
     return Topology({}, {}, [])

@@ -226,8 +226,138 @@ def kary_tree(
     return b.build()
 
 
+#: Bounds of the tree generator: a root with a handful of bottlenecks, each
+#: with its own TCP load and receivers (issue-sized trees, not scaling runs).
+TREE_MAX_BRANCHES = 16
+TREE_MAX_RECEIVERS = 1000
+TREE_MAX_TCP = 64
+_BRANCH_KEYS = ("rate", "delay", "queue", "tcp_pairs", "receivers")
+
+
+class GeneratorFieldError(ValueError):
+    """A generator argument that is wrong, with the field it sits in
+    (``branches[1].rate``), so the scenario reader can name it in full."""
+
+    def __init__(self, field: str, msg: str):
+        super().__init__(f"{field}: {msg}")
+        self.field = field
+        self.msg = msg
+
+
+def tree_layout(branches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Host names per branch of :func:`tree`: ``receivers`` and ``tcp`` (``(src, dst)`` pairs).
+
+    Receivers ``r1..`` and TCP pairs ``tsrc<i>``/``tdst<i>`` are numbered over
+    the whole tree in branch order, so a bench that builds the scenario's TCP
+    flows or reads per-receiver rows finds each host's branch here and not by
+    repeating the numbering."""
+    out, r, t = [], 0, 0
+    for br in branches:
+        n, k = int(br.get("receivers", 1)), int(br.get("tcp_pairs", 0))
+        out.append({"receivers": [f"r{r + i}" for i in range(1, n + 1)],
+                    "tcp": [(f"tsrc{t + i}", f"tdst{t + i}") for i in range(1, k + 1)]})
+        r, t = r + n, t + k
+    return out
+
+
+def _count(field: str, v: Any, lo: int, hi: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise GeneratorFieldError(field, f"expected a whole number, got {type(v).__name__} {v!r:.40}")
+    if not lo <= v <= hi:
+        raise GeneratorFieldError(field, f"{v} is outside {lo}..{hi}")
+    return v
+
+
+def _field(field: str, parse: Callable[[Any], Any], v: Any) -> Any:
+    try:
+        return parse(v)
+    except (TypeError, ValueError) as e:
+        raise GeneratorFieldError(field, str(e)) from None
+
+
+def _checked_branch(i: int, br: Any, access_delay: float) -> dict[str, Any]:
+    """One branch spec, checked field by field (defaults: 10 Mb/s, 20 ms, 1 BDP)."""
+    where = f"branches[{i}]"
+    if not isinstance(br, dict):
+        raise GeneratorFieldError(where, f"expected a mapping with {', '.join(_BRANCH_KEYS)}")
+    unknown = sorted(str(k) for k in br if k not in _BRANCH_KEYS)
+    if unknown:
+        raise GeneratorFieldError(f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(_BRANCH_KEYS)})")
+    rate = _field(f"{where}.rate", parse_rate, br.get("rate", "10Mbps"))
+    if not rate > 0:
+        raise GeneratorFieldError(f"{where}.rate", "must be positive")
+    delay = _field(f"{where}.delay", parse_time, br.get("delay", "20ms"))
+    if delay < 0:
+        raise GeneratorFieldError(f"{where}.delay", "must not be negative")
+    receivers = _count(f"{where}.receivers", br.get("receivers", 1), 0, TREE_MAX_RECEIVERS)
+    tcp = _count(f"{where}.tcp_pairs", br.get("tcp_pairs", 0), 0, TREE_MAX_TCP)
+    queue = br.get("queue")
+    if queue is None:
+        bdp = rate * 2 * (delay + 2 * access_delay) / 8 / 1500
+        queue = max(10, int(math.ceil(bdp)))
+    else:
+        queue = _count(f"{where}.queue", queue, 1, 1_000_000)
+    return {"rate": rate, "delay": delay, "queue": queue, "tcp_pairs": tcp, "receivers": receivers}
+
+
+def tree(
+    branches: Sequence[dict[str, Any]] = ({}, {}),
+    *,
+    lossy_leaf: dict[str, Any] | None = None,
+    access_rate: Any = "1Gbps",
+    access_delay: Any = "1ms",
+) -> Topology:
+    """A root switch ``s1`` with the sender ``snd1`` and one bottleneck per branch.
+
+    Each entry of ``branches`` is a mapping: ``rate``, ``delay`` (one way),
+    ``queue`` (drop-tail, packets; default one bandwidth-delay product of the
+    branch's round trip, at least 10), ``tcp_pairs`` and ``receivers``.
+    Branch i's bottleneck joins ``s1`` to switch ``s<i+1>``; its receivers and
+    TCP sinks hang off that switch, its TCP sources off the root, all on
+    access links (``access_rate``, ``access_delay``), so a branch's round trip
+    is ``2 * (delay + 2 * access_delay)``, as on :func:`dumbbell`.
+
+    ``lossy_leaf: {branch: i, loss: p}`` (i from 1) gives the last receiver of
+    branch i an access link that drops each packet with probability ``p``:
+    random loss that no congestion causes, as on a wireless leaf.  Host
+    names per branch: :func:`tree_layout`.
+    """
+    if not isinstance(branches, (list, tuple)) or not 1 <= len(branches) <= TREE_MAX_BRANCHES:
+        raise GeneratorFieldError("branches", f"expected a list of 1..{TREE_MAX_BRANCHES} branch mappings")
+    acc_delay = _field("access_delay", parse_time, access_delay)
+    _field("access_rate", parse_rate, access_rate)
+    specs = [_checked_branch(i, br, acc_delay) for i, br in enumerate(branches)]
+    lossy: tuple[int, float] | None = None
+    if lossy_leaf is not None:
+        if not isinstance(lossy_leaf, dict) or set(lossy_leaf) - {"branch", "loss"}:
+            raise GeneratorFieldError("lossy_leaf", "expected a mapping {branch, loss}")
+        bi = _count("lossy_leaf.branch", lossy_leaf.get("branch"), 1, len(specs))
+        p = _field("lossy_leaf.loss", parse_fraction, lossy_leaf.get("loss"))
+        if not 0 <= p < 1:
+            raise GeneratorFieldError("lossy_leaf.loss", f"{p} is outside [0, 1)")
+        if specs[bi - 1]["receivers"] < 1:
+            raise GeneratorFieldError("lossy_leaf.branch", f"branch {bi} has no receivers")
+        lossy = (bi, p)
+    b = _Builder()
+    root = b.switch("s1")
+    acc = dict(rate=access_rate, delay=access_delay, queue=DEFAULT_QUEUE_PACKETS)
+    b.link(b.host("snd1"), root, **acc)
+    layout = tree_layout(specs)
+    for i, (spec, names) in enumerate(zip(specs, layout), start=1):
+        sw = b.switch(f"s{i + 1}")
+        b.link(root, sw, rate=spec["rate"], delay=spec["delay"], queue=spec["queue"])
+        for src, dst in names["tcp"]:
+            b.link(b.host(src), root, **acc)
+            b.link(b.host(dst), sw, **acc)
+        for j, r in enumerate(names["receivers"]):
+            loss = lossy[1] if lossy and lossy[0] == i and j == len(names["receivers"]) - 1 else 0.0
+            b.link(b.host(r), sw, **{**acc, "loss": loss})
+    return b.build()
+
+
 GENERATORS: dict[str, Callable[..., Topology]] = {
     "dumbbell": dumbbell,
     "star": star,
     "kary_tree": kary_tree,
+    "tree": tree,
 }

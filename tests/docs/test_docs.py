@@ -15,6 +15,7 @@ import io
 import re
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ DOC_PAGES = sorted((ROOT / "docs").rglob("*.md"))
 #: Every results page and the sections its benches write (``make docs``).
 GENERATED = {
     "README.md": ["demo"],
-    "docs/friendliness.md": ["friendliness-grid"],
+    "docs/friendliness.md": ["friendliness-grid", "friendliness-trees"],
     "docs/paper-results.md": ["paper-results"],
     "docs/performance.md": ["codec-speed", "sim-speed"],
     "docs/assistance.md": ["assistance", "assistance-stamp"],
@@ -269,7 +270,7 @@ def test_slow_sections_have_their_own_make_targets() -> None:
         assert block and re.search(rf"^{target}:", makefile, re.M) and f"$({var})" in makefile, var
         scripts += [(script, args) for script, args in re.findall(r'"(\w+\.py) ([^"]*)"', block.group(1))]
     assert scripts and all("--docs" in args for _, args in scripts), scripts
-    sources = "\n".join((ROOT / "bench" / script).read_text() for script, _ in scripts)
+    sources = bench_sources(script for script, _ in scripts)
     for names in SLOW_GENERATED.values():
         for name in names:
             stem = name.rsplit("-", 1)[0]
@@ -297,6 +298,21 @@ def test_a_dated_heading_is_caught() -> None:
     assert not DATE_RE.search("## 20 Mb/s cells 13 and 22")
 
 
+def bench_sources(scripts: Iterable[str]) -> str:
+    """The text of each bench script and of the bench modules it imports
+    (``bench/friendliness.py --design trees`` writes through ``bench/trees.py``)."""
+    seen: set[str] = set()
+    todo = list(scripts)
+    while todo:
+        name = todo.pop()
+        if name in seen or not (ROOT / "bench" / name).exists():
+            continue
+        seen.add(name)
+        text = (ROOT / "bench" / name).read_text()
+        todo += [f"{m}.py" for m in re.findall(r"^\s*(?:from bench import|from bench\.|import bench\.)(\w+)", text, re.M)]
+    return "\n".join((ROOT / "bench" / n).read_text() for n in sorted(seen))
+
+
 def test_make_docs_runs_a_bench_for_every_section() -> None:
     """`make docs` regenerates every section: each is written by a bench the target runs, with --docs."""
     makefile = (ROOT / "Makefile").read_text()
@@ -304,7 +320,7 @@ def test_make_docs_runs_a_bench_for_every_section() -> None:
     assert block, "Makefile: no DOCS_BENCHES"
     runs = re.findall(r'"(\w+\.py) ([^"]*)"', block.group(1))
     assert runs and all("--docs" in args for _, args in runs), runs
-    sources = "\n".join((ROOT / "bench" / script).read_text() for script, _ in runs)
+    sources = bench_sources(script for script, _ in runs)
     for names in GENERATED.values():
         for name in names:
             assert f'"{name}"' in sources, f"no bench that `make docs` runs writes section {name!r}"

@@ -21,7 +21,8 @@ def test_the_registry_builds_the_papers_core_for_the_paper_profile() -> None:
     assert proto.resolve_rules("paper") == ()
     assert type(proto.sender(_session(SND, RlaParams()))) is RlaSender
     assert type(proto.receiver(_session("10.0.1.1", RlaParams()))) is RlaReceiver
-    assert proto.resolve_rules("default") == RULES.names()
+    # default: every rule but rtt_fair_increase, measured on trees, not yet on the dumbbell grid's draws
+    assert proto.resolve_rules("default") == tuple(n for n in RULES.names() if n != "rtt_fair_increase")
 
 
 def test_the_paper_profile_delivers_every_byte_through_loss() -> None:

@@ -1,0 +1,77 @@
+"""Each protocol's defaults on a two-branch tree (issue 62's shape), as a bound.
+
+Branch 1: 2 Mb/s, 30 ms round trip, one TCP flow; branch 2: 10 Mb/s, 80 ms
+(2.7 times branch 1's), one TCP flow; two receivers on each.  Branch 1
+limits (fair share 1 Mb/s against 5).  Steady state = the second half of a
+36 s run (WEBRC: 60 s) on model switches.  Single-rate protocols: the session on branch 1
+over its TCP flow within the TFRC bound [0.5, 2]; WEBRC: each branch's
+receivers over that branch's TCP flow.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from netsim.run import build_run
+from netsim.switches import choose_switch
+from scenario.model import scenario_from_dict
+from scenario.shapes import tree_layout
+
+PORT = 5999
+BRANCHES = [{"rate": "2Mbps", "delay": "13ms", "tcp_pairs": 1, "receivers": 2},
+            {"rate": "10Mbps", "delay": "38ms", "tcp_pairs": 1, "receivers": 2}]
+DURATION = 36.0
+
+
+def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration: float = DURATION) -> list[float]:
+    """Per branch: the session's mean receiver goodput over the branch's TCP flow, second half of the run."""
+    layout = tree_layout(BRANCHES)
+    flows = [{"name": f"tcp{i}", "src": s, "dst": d, "port": 6000 + i}
+             for i, (s, d) in enumerate((p for b in layout for p in b["tcp"]), start=1)]
+    session = {"name": "m", "protocol": proto, "sender": "snd1", "receivers": ["r*"], "group": "239.9.9.1",
+               "port": PORT, "params": params, **({"rules": rules} if rules else {})}
+    sc = scenario_from_dict({"name": f"{proto}-tree", "duration": duration, "seed": 1,
+                             "topology": {"generate": {"kind": "tree", "branches": BRANCHES}},
+                             "sessions": [session], "tcp_flows": flows})
+    run = build_run(sc, switch=choose_switch("model"))
+
+    def snap() -> tuple[dict[str, int], dict[str, int]]:
+        return ({r: run.net.hosts[r].rx_mcast_bytes.get(PORT, 0) for b in layout for r in b["receivers"]},
+                {f["name"]: run.tcp[f["name"]].receiver.delivered_bytes for f in flows})
+
+    run.sim.run(until=duration / 2)
+    m0, t0 = snap()
+    run.sim.run(until=duration)
+    m1, t1 = snap()
+    out, i = [], 0
+    for b in layout:
+        mc = sum(m1[r] - m0[r] for r in b["receivers"]) / len(b["receivers"])
+        tcp = [t1[f"tcp{i + j}"] - t0[f"tcp{i + j}"] for j in range(1, len(b["tcp"]) + 1)]
+        i += len(b["tcp"])
+        out.append(mc / max(1, sum(tcp) / len(tcp)))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("proto, rules", [
+    ("tfmcc", None),
+    ("vlmcc", None),
+    # RLA's window is sent once per the longest round trip: rtt_fair_increase
+    # (not yet in default) keeps TCP's pace at the troubled receiver's.
+    ("rla", {"rtt_fair_increase": "on"}),
+    pytest.param("mtcp", None, marks=pytest.mark.xfail(
+        strict=True, reason="MTCP's window, acknowledged by every receiver, is sent once per the longest "
+                            "round trip (0.46 of TCP here); it needs RLA's rtt_fair_increase")),
+])
+def test_a_single_rate_session_shares_the_limiting_branch_within_the_tfrc_bound(proto: str, rules) -> None:
+    ratio = branch_ratios(proto, {}, rules)[0]
+    assert 0.5 <= ratio <= 2.0, f"{proto}/TCP on the limiting branch = {ratio:.2f}"
+
+
+@pytest.mark.slow
+def test_webrc_shares_every_branch_within_the_tfrc_bound() -> None:
+    # 60 s: WEBRC's receivers take 10-50 s to reach 80 % of a share on a
+    # 10 Mb/s branch (docs/friendliness.md), so a 36 s run's second half
+    # still holds the fast branch's climb.
+    ratios = branch_ratios("webrc", {"session_rate_bps": 20_000_000}, duration=60.0)
+    assert all(0.5 <= r <= 2.0 for r in ratios), f"webrc/TCP per branch = {[round(r, 2) for r in ratios]}"
