@@ -401,9 +401,7 @@ class Compete(Sender):
         return super()._data_flags() | (Flags.COMPETING if self.competing else 0)
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
-        got = super().metrics(now)
-        assert got is not None
-        values, state = got
+        values, state = super().metrics(now)  # type: ignore[misc]
         values["competing"] = int(self.competing)
         return values, "competing" if state == "steady" and self.competing else state
 
