@@ -1,25 +1,9 @@
-"""MTCP's paper core: the agent every sender and sender's agent (SA) runs.
+"""MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what
+the sender and every sender's agent (SA) share.
 
-I. Rhee, N. Balaguru, G. N. Rouskas, "MTCP: Scalable TCP-like congestion
-control for reliable multicast", Computer Networks 38 (2002).  The sender
-multicasts; every receiver acknowledges to its parent in a logical tree
-(:mod:`hosts.mtcp_tree`).  A node with children is an SA: it buffers each
-packet until all its children acknowledged it, repairs them by unicast, and
-keeps a TCP-Vegas window for the paths from the sender to its children.
-Each ACK carries a congestion summary (minimum cwnd, maximum transit window
-of the subtree), so the sender never has more than ``minCwnd - maxTwnd``
-beyond what is in flight.  Section numbers below are the paper's; where it
-points to TCP and says no more, RFC 6298 and RFC 5681 give the rule.
-
-This module holds what the sender and the SAs share; :mod:`.sender` and
-:mod:`.receiver` the two roles.  Behaviour beyond the paper is a named rule
-in :mod:`.rules`; the hooks it overrides are marked "hook" here.
-
-The core also runs in p4mcc's environment, which the paper does not have
-(``docs/protocols/mtcp.md``, "Deviations"): switch folds of the ACK
-summaries, members that die or join late, and the sender's roll call of a
-fold held by a silent member.  Those paths act only when a switch folds or
-a member fails, never on the paper's own scenarios.
+Section numbers are the paper's; where it points to TCP, RFC 6298 and RFC 5681
+give the rule.  Hooks a rule in :mod:`.rules` overrides are marked "hook".  The
+fold, dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
 """
 
 from __future__ import annotations
@@ -90,13 +74,7 @@ def rtt_estimator() -> SmoothedRtt:
 
 
 def _rtd_estimator() -> SmoothedRtt:
-    """RTO_RTD of one child (3.2, 3.4): TCP's srtt/rttvar rules on relative time delays.
-
-    RTD samples may be negative (the clocks are not synchronised); only their
-    differences matter, so the timeout is ``srtd + max(4 * rtdvar, RTO_MIN)``
-    on the sender's time axis (``RTO_MIN`` as RFC 6298's G, no floor) and the
-    smallest sample is Vegas' base.
-    """
+    """RTO_RTD of one child (3.2, 3.4): unsynchronised clocks make RTDs relative, so no floor."""
     return SmoothedRtt(min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True)
 
 
@@ -125,15 +103,19 @@ class _Child:
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
     nacks: dict[int, int] = field(default_factory=dict)
-    # Liveness (section 3.3's probes; p4mcc's dead-child timeout, docs/protocols/mtcp.md).
+    # Liveness (3.3's probes; p4mcc's dead-child timeout).
     last_heard: float = 0.0
     probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
     probe_at: float = 0.0
     probe_due: float | None = None
     missed: int = 0
-    # Behind a folding switch after the sender unfolded the session: the child
-    # reports by NACK (never folded) and is probed by the sender's roll call.
-    solo: bool = False
+    solo: bool = False  # reports by NACK since the session was unfolded (roll call)
+
+
+def _sent_repair(c: _Child, s: int, at: float) -> None:
+    c.rinflight[s] = c.last_tx[s] = at
+    c.rexmits[s] = c.rexmits.get(s, 0) + 1
+    c.rqueue.discard(s)
 
 
 @dataclass
@@ -152,6 +134,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
+    COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
+                "dead_children", "adopted", "mcast_repairs", "deferred_timeouts", "late_joins",
+                "readmitted", "unfolds")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -167,9 +152,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             raise ParamError(f"MtcpParams.tree: {e} (the sender is {config.sender})") from None
         self.children: dict[int, _Child] = {}
         self.buf: dict[int, _Buffered] = {}
-        #: Children timed out as dead; any later report makes one a child again
-        #: (``_child``), and a fold's report from one calls no roll.
-        self.departed: set[int] = set()
+        self.departed: set[int] = set()  # timed out as dead; a later report readmits one (_child)
         # Per-node stream from the session seed: reproducible, not in step.
         self.rng = random.Random((config.seed << 32) ^ self.nid)
         for c in self.tree.children_of(self.me):
@@ -184,27 +167,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = 0.0
         self.round_acked = 0
         self.highest_buffered = 0
-        # Counters for metrics and tests.
-        self.timeouts = 0
-        self.nack_rexmits = 0
-        self.timer_rexmits = 0
-        self.suppressed_nacks = 0
-        self.cwnd_cuts = 0
-        self.summaries_in = 0
         self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
-        self.probes_sent = 0
-        self.dead_children = 0
-        self.adopted = 0
-        self.stream_repairs = 0
-        self.mcast_repairs = 0
-        self.deferred_timeouts = 0
-        self.late_joins = 0
-        self.readmitted = 0  # children timed out as dead that reported again and came back
-        # Roll calls (p4mcc, docs/protocols/mtcp.md "Faults"): the sender finds a
-        # switch fold held by a silent member and unfolds the session.
+        # Roll calls (p4mcc): the sender finds a fold held by a silent member and unfolds the session.
         self.unfolded = False
-        self.unfolds = 0
-        self.rollcalls = 0
         self.rollcall_at: float | None = None
         self.rollcall_ts = 0  # the call's timestamp, which answers echo
         self.rollcall_fold: int | None = None  # the fold's cum_ack when the roll call went out
@@ -226,19 +191,23 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if now is not None:
                 c.last_heard = now
                 c.probe_due = now + self._jitter(PROBE_INTERVAL)
-            for s, b in self.buf.items():
-                b.acks = sum(1 for x in self._acking() if x.sb.acked(s))
+            self._recount()
         return c
+
+    def _recount(self, now: float | None = None) -> None:
+        """Recount each buffered packet's acknowledgers; with ``now``, release what all hold."""
+        kids = self._acking()
+        for s, b in sorted(self.buf.items()):
+            b.acks = sum(1 for x in kids if x.sb.acked(s))
+            if now is not None and b.acks >= len(kids):
+                del self.buf[s]
+                self._acked_by_all(s, now)
 
     def _acking(self) -> list[_Child]:
         return [c for c in self.children.values() if not c.nack_only]
 
     def _ack_limit(self) -> int:
-        """Highest packet a child may acknowledge: what exists, as far as we know.
-
-        A child may be ahead of its agent (it got a packet the agent lost), so
-        an agent allows a margin of its buffer size beyond what it has seen.
-        """
+        """Highest packet a child may acknowledge: a child may be ahead of its agent by a buffer."""
         return self.highest_buffered + self.p.rcv_buffer
 
     def rto_rtd(self) -> float:
@@ -267,11 +236,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return period
 
     def _probed(self, c: _Child) -> bool:
-        """Children this agent probes: its own, reachable by unicast.
-
-        A switch fold (and a receiver behind one, known from NACKs only)
-        cannot be probed: the switch's membership ageing times those out.
-        """
+        """Its own children, by unicast: the switch's membership ageing times out folded ones."""
         return not ((self.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
 
     def _start_probing(self, now: float) -> None:
@@ -290,18 +255,15 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self.cancel_timer("probe")
 
     def _probe(self, c: _Child, now: float) -> None:
-        """3.3: a probe the child answers at once (an RTT sample and a sign of life),
-        sent as a window update from the parent."""
+        """3.3: a window update the child answers at once (an RTT sample and a sign of life)."""
         ts = ts_us(now) or 1
         c.probe_ts, c.probe_at = ts, now
         c.probe_due = now + self._answer_timeout(c)
-        self.probes_sent += 1
         self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts,
                                            node_id=self.nid).encode())
 
     def _answer_timeout(self, c: _Child) -> float:
-        """How long a probe's answer may take: ``max(2 RTT, RTT + 4 RTTVAR, PROBE_ANSWER_MIN)``;
-        ``RTO_INITIAL`` before a sample."""
+        """How long a probe's answer may take (``RTO_INITIAL`` before a sample)."""
         r = c.rtt
         if r.srtt is None:
             return RTO_INITIAL
@@ -343,32 +305,18 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_packet_timer()
 
     def _undo_cuts(self, since: float) -> int:
-        """Cuts since ``since`` were a silent member's, not congestion: undo them
-        (hook; returns how many).
-
-        RFC 4015's response (``tcp_rules.undo_spurious_cuts``): ssthresh back
-        to the window before the first of them, cwnd to what is in flight
-        plus an initial window, the rest by slow start.
-        """
+        """Hook: cuts since ``since`` were a silent member's, not congestion: undo them (RFC 4015)."""
         self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
                                                                 self.initial_window)
         return undone
 
     def _remove_child(self, c: _Child, now: float) -> None:
-        """Dead-child timeout: release what only ``c`` lacked, adopt its children (they
-        re-attach to the prober) and repair them from what this node holds (:meth:`_has`)."""
+        """Dead-child timeout: release what only ``c`` lacked, adopt and repair its children."""
         del self.children[c.nid]
         self.departed.add(c.nid)
         self.dead_children += 1
-        # Cuts since it fell silent were its silence, not congestion: undo them
-        # (as TCP undoes cuts that turn out spurious, RFC 4015).
         self._undo_cuts(c.last_heard)
-        kids = self._acking()
-        for s, b in sorted(self.buf.items()):
-            b.acks = sum(1 for x in kids if x.sb.acked(s))
-            if b.acks >= len(kids):
-                del self.buf[s]
-                self._acked_by_all(s, now)
+        self._recount(now)
         for g in self.tree.children_of(c.addr[0]):
             gid = node_id(g)
             if gid in self.children or g == self.me:
@@ -387,8 +335,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return self.highest_buffered + 1
 
     def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
-        """Bring in a child that reports ``cum_ack`` 0 in a running session: its stream starts at the
-        oldest packet still buffered (or after what it acknowledged before), told by a join (p4mcc)."""
+        """A child reporting ``cum_ack`` 0 mid-session starts at the oldest packet still buffered (p4mcc)."""
         if cum_ack != 0 or c.aggregated:
             return False
         start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
@@ -399,9 +346,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks):
             d.clear()
         c.rqueue.clear()
-        kids = self._acking()
-        for s, b in sorted(self.buf.items()):
-            b.acks = sum(1 for x in kids if x.sb.acked(s))
+        self._recount()
         self.late_joins += 1
         self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
                                    cum_ack=start - 1, node_id=self.nid).encode())
@@ -412,14 +357,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
 
     def _solo(self, c: _Child, now: float) -> None:
-        """``c``, known so far from its NACKs behind a fold, becomes a child that
-        acknowledges by NACK (the session is unfolded: folds no longer count)."""
+        """Unfolded, a member known from its NACKs becomes a child that acknowledges by NACK."""
         c.nack_only, c.solo, c.heard = False, True, True
         c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
         c.last_heard = now
-        kids = self._acking()
-        for s, b in self.buf.items():
-            b.acks = sum(1 for x in kids if x.sb.acked(s))
+        self._recount()
 
     # Buffering -------------------------------------------------------------------
     def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
@@ -463,27 +405,22 @@ class _Agent(SessionEndpoint[MtcpParams]):
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
             if self.unfolded:
-                # The session reports by NACK since it was unfolded; a fold now
-                # comes from a member that missed the call: call the roll again.
+                # Unfolded, a fold comes from a member that missed the call: call again.
                 if msg.node_id not in self.departed:
                     self._roll_call(now)
                 return
-            # A switch's fold keeps the reporter's node_id and address, but
-            # speaks for every receiver below it: one child, repaired by multicast.
+            # A fold speaks for every receiver below it: one child, repaired by multicast.
             if msg.cum_ack > self.fold_reported:
                 self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
             self._member_acknowledges(msg.node_id, msg.cum_ack, now)
             c = self._child(FOLD_ID, self.group)
             if msg.cum_ack < c.sb.cum_ack:
-                # Below what a roll call's answers showed: a member that did not
-                # answer is behind (or silent). Call again; a NACK shows which.
+                # Below what a roll call's answers showed: a member is behind; a NACK shows which.
                 self._roll_call(now)
             c.aggregated = True
-            # Its SACK bits (if a switch left any) are one receiver's view, not
-            # the fold's: releasing on them would drop packets others still lack.
+            # Any SACK bits are one receiver's view, not the fold's.
             sack_bitmap = 0
         else:
-            # A child timed out as dead that reports again is back (``_child``).
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
             self._late_join(c, msg.cum_ack, now)
@@ -506,8 +443,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_packet_timer()
 
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
-        """``c`` now holds the packets ``newly``: free its repair slots and, once every child
-        holds a packet, the buffer (every report that moves a scoreboard goes through here)."""
+        """``c`` holds ``newly``: free its repair slots, and the buffer once every child holds a packet."""
         n = len(self._acking())
         for s in newly:
             sent = c.rinflight.pop(s, None)
@@ -533,8 +469,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
         fold = self.children.get(FOLD_ID)
         if c.nack_only and fold is not None and msg.cum_ack < fold.sb.cum_ack:
-            # The fold was taken past this member from the others' answers: it
-            # gets what it lacks below that point from the stream.
+            # The fold was taken past this member from the others' answers: repair it from the stream.
             top = min(fold.sb.cum_ack, msg.cum_ack + MAX_NACK_SEQS)
             c.rqueue.update(x for x in range(msg.cum_ack + 1, top + 1) if not c.sb.acked(x))
         if self.rollcall_at is not None:
@@ -580,8 +515,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_packet_timer()
 
     def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
-        """A fold a NACK-only member's own ACK triggered acknowledges that member up to the
-        fold's ``cum_ack`` (the switch counts the reporting port in every fold)."""
+        """A fold this member's ACK triggered acknowledges it (the switch counts the reporting port)."""
         m = self.children.get(nid)
         if m is None or not m.nack_only or fold_ack <= m.sb.cum_ack:
             return
@@ -589,8 +523,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._pump_repairs(m, now)
 
     def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
-        """A NACK from behind a fold acknowledges that receiver's repairs up to ``cum_ack`` and
-        between its holes; it paces its repairs only, never releases a packet."""
+        """A NACK from behind a fold paces that receiver's repairs; it never releases a packet."""
         c.sb.update(cum_ack, limit=self._ack_limit())
         for s in [s for s in c.rinflight if s <= cum_ack or any(lo <= s < hi for lo, hi in blocks)]:
             del c.rinflight[s]
@@ -615,11 +548,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.cwnd += 1.0
 
     def _avoid_congestion(self, s: int) -> None:
-        """Hook (2, 3.5): 1/cwnd per packet acknowledged by all, its sign Vegas' of the last round.
-
-        A Vegas decrease stays in congestion avoidance: it must not drop cwnd
-        under ssthresh and so restart slow start.
-        """
+        """Hook (2, 3.5): 1/cwnd per packet acknowledged by all, signed by Vegas; a decrease keeps
+        cwnd at or above ssthresh so it does not restart slow start."""
         if self.trend:
             self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
             self.ssthresh = min(self.ssthresh, self.cwnd)
@@ -655,16 +585,14 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self.trend = VEGAS.step(diff)
 
     def _nack_is_congestion(self, c: _Child, s: int) -> bool:
-        """Hook (2): a NACK shrinks cwnd only as one of ``DUP_NACKS`` for the same packet,
-        and once per window (``recover``); an independent loss is only repaired."""
+        """Hook (2): only ``DUP_NACKS`` NACKs of one packet, once per window, shrink cwnd."""
         if c.nacks[s] >= DUP_NACKS:
             c.nacks[s] = 0
             return s > self.recover
         return False
 
     def _congestion(self, now: float, timeout: bool) -> None:
-        """Hook: timeouts (cwnd to 1, twnd to 0: 3.1, 3.7) and repeated NACKs (halved)
-        shrink cwnd, once per window of packets (RFC 6582's recovery point)."""
+        """Hook: a timeout sets cwnd to 1 and twnd to 0 (3.1, 3.7); repeated NACKs halve cwnd."""
         self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
         self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
@@ -680,8 +608,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.rwnd += 1.0 / c.rwnd
 
     def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
-        """Repairs above a NACK's last hole ``top`` sent ``window`` (a round trip) or more before it
-        are out of the pipe (RFC 6675's pipe); a lost one at the tail is the packet timer's."""
+        """Repairs above a NACK's last hole sent a round trip before it are out of the pipe (RFC 6675)."""
         for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
             del c.rinflight[s]
 
@@ -706,13 +633,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _repair(self, c: _Child, s: int, b: _Buffered | None, now: float) -> None:
         """Resend ``s`` to ``c``; ``b is None``: from the stream (an adopted orphan's gap)."""
-        data = MtcpData(
-            session_id=self.cfg.session_id,
-            seq=s,
-            timestamp=b.sender_ts if b is not None else (ts_us(now) or 1),
-            flags=Flags.RETRANSMIT,
-            payload=payload_for(s, b.size if b is not None else self.p.packet_size),
-        ).encode()
+        data = MtcpData(session_id=self.cfg.session_id, seq=s, flags=Flags.RETRANSMIT,
+                        timestamp=b.sender_ts if b is not None else (ts_us(now) or 1),
+                        payload=payload_for(s, b.size if b is not None else self.p.packet_size)).encode()
         fold = self.children.get(FOLD_ID) if c.nack_only else None
         if fold is not None:
             # Behind a fold a bottleneck loss is every member's: one repair to the group per fold RTT.
@@ -720,9 +643,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             last = fold.last_tx.get(s)
             if last is not None and now - last < (rtt if rtt is not None else RTO_INITIAL) + ACK_DELAY:
                 self.suppressed_nacks += 1
-                c.rinflight[s] = c.last_tx[s] = last
-                c.rexmits[s] = c.rexmits.get(s, 0) + 1
-                c.rqueue.discard(s)
+                _sent_repair(c, s, last)
                 return
             fold.last_tx[s] = now
             # The fold's own timer repair of s (if any) is now ambiguous (Karn).
@@ -732,12 +653,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if also or fold is not None:
             self.mcast_repairs += 1
         for x in [c, *also]:
-            x.rinflight[s] = now
-            x.last_tx[s] = now
-            x.rexmits[s] = x.rexmits.get(s, 0) + 1
-            x.rqueue.discard(s)
+            _sent_repair(x, s, now)
         if b is None:
-            self.stream_repairs += 1
             return  # no timer: a lost one is NACKed again
         b.stage = max(b.stage, 1)
         self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))

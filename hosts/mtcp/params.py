@@ -1,9 +1,4 @@
-"""MTCP's user-facing parameters: the stream, the tree and the receive buffer.
-
-Everything else is a constant of the paper's algorithm (:mod:`hosts.mtcp.core`)
-or of the named rule that uses it (:mod:`hosts.mtcp.rules`); the reference
-is ``docs/protocols/mtcp.md``.
-"""
+"""MTCP's user-facing parameters; every other number is a constant of the core or of a rule."""
 
 from __future__ import annotations
 
@@ -16,9 +11,7 @@ from hosts import mtcp_tree
 class MtcpParams:
     """What a user of MTCP sets."""
 
-    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (the
-    #: 20-byte MTCP header, UDP, IPv4), a TCP segment's size on such a path, so
-    #: a window of packets is TCP's window in bytes too.
+    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet, as a TCP segment does.
     packet_size: int = 1452
     #: Packets in the transfer; 0: send for ever.
     total_packets: int = 0
@@ -29,12 +22,10 @@ class MtcpParams:
     tree: str = ""
     #: The fan-out bound of the tree (paper 4.1.1: 16 "a reasonable upper bound").
     k: int = 16
-    #: None: the session's ``assistance`` decides (the registry's
-    #: ``SessionConfig.assisted``); set: overrides it, for a core driven
-    #: outside a scenario.  Only a flat tree can be assisted.
+    #: None: the session's ``assistance`` decides; set: overrides it (a core driven outside a
+    #: scenario).  Only a flat tree can be assisted.
     assisted: bool | None = None
-    #: The receive buffer in packets: the advertised window, so it must cover
-    #: the path's bandwidth-delay product.
+    #: The receive buffer in packets: the advertised window, so it must cover the path's BDP.
     rcv_buffer: int = 4096
 
     def __post_init__(self) -> None:

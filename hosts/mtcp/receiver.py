@@ -1,10 +1,6 @@
-"""MTCP's receiver, and with children in the tree a sender's agent (SA).
+"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9).
 
-It acknowledges to its parent with a delayed SACK ACK and NACKs its holes
-(3.1), echoes the send time of the last original packet so the parent
-measures the RTD (3.2), answers its parent's probes at once (3.3) and sends
-window updates while it has no summary to send (3.9).  Joins, late starts
-and the roll call's NACK-only reports are p4mcc's (``docs/protocols/mtcp.md``).
+Joins, late starts and the roll call's NACK-only reports are p4mcc's.
 """
 
 from __future__ import annotations
@@ -20,11 +16,14 @@ from hosts.mtcp.core import (
 )
 from hosts.registry import SessionConfig
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
+from hosts.rtt import ewma
 from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
 class MtcpReceiver(_Agent, role="mtcp-receiver"):
     """A receiver; with children in the tree it is also a sender's agent."""
+
+    COUNTERS = ("reattached", "corrupt", "acks_sent")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -40,13 +39,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.ancestors.add(a)
             a = self.tree.parent_of(a)
         self.ancestors.add(config.sender)
-        self.reattached = 0
         self.late_joined = 0  # where our stream began, if we joined a running session
         self.got_data = False
-        self.corrupt = 0
-        self.acks_sent = 0
-        self.nacks_sent = 0
-        self.wupdates_sent = 0
         self.last_summary: dict[str, int] = {}
         #: Reports by NACK only (which no switch folds) since the sender's roll call.
         self.solo = False
@@ -114,8 +108,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                     self.set_timer("ack", now + self._ack_wait())
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
-        """A probe from our parent, or from an ancestor adopting us: answer at once (a roll call,
-        ``cum_ack`` set, by NACK); an ancestor's probe re-attaches us to it."""
+        """A probe from our parent or an adopting ancestor (re-attaching us): answer at once."""
         if src[0] != self.parent[0] and src[0] not in self.ancestors:
             return
         if msg.node_id != node_id(src[0]):
@@ -137,11 +130,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self._nack(missing, now)
 
     def _on_join(self, msg: MtcpNack, now: float) -> None:
-        """Our parent's join (:meth:`_Agent._late_join`): our stream starts after ``cum_ack``.
-
-        Only a receiver that has delivered nothing takes it: one that has
-        delivered data owes its application every later packet.
-        """
+        """Our parent's join (:meth:`_Agent._late_join`), taken only before we delivered anything."""
         if self.rbuf.delivered_packets or msg.cum_ack == 0:
             return
         for d in self.rbuf.start_at(msg.cum_ack + 1):
@@ -169,8 +158,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self._arrived(m.seq, now)
         hole = self.nacked.pop(m.seq, None)
         if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
-            x = now - hole[0]
-            self.nack_rtt = x if self.nack_rtt is None else 0.875 * self.nack_rtt + 0.125 * x
+            self.nack_rtt = ewma(self.nack_rtt, now - hole[0], 0.125)
         if len(self.nacked) > 4 * MAX_NACK_SEQS:
             self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
         self.got_data = True
@@ -215,13 +203,11 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         return missing
 
     def _holdoff(self) -> float:
-        """How long a NACKed hole's repair may take before it is overdue: twice the
-        NACK-to-repair time (``NACK_HOLDOFF_INITIAL`` before a sample)."""
+        """How long a NACKed hole's repair may take before it is overdue."""
         return NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
 
     def _solo_renack(self, now: float) -> None:
-        """A receiver reporting by NACK alone names its holes again once their repair is overdue
-        (after :meth:`_holdoff`): its reports ride on data, which a hole stops."""
+        """Solo, holes are NACKed again once overdue: its reports ride on data, which a hole stops."""
         missing = self.rbuf.missing(MAX_NACK_SEQS)
         if not missing:
             return
@@ -257,9 +243,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         return missing
 
     def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
-        """NACK to the parent; ``echo``: the answer to a roll call carries the call's
-        timestamp instead of our clock (the sender takes it as an RTT sample)."""
-        self.nacks_sent += 1
+        """NACK to the parent; ``echo``: a roll call's answer carries the call's timestamp."""
         self.last_nack_at = now
         for s in missing:
             self.nacked[s] = (now, s not in self.nacked)
@@ -271,34 +255,22 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             node_id=self.nid, missing=tuple(missing)).encode())
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
-        """Report to the parent; ``echo`` set: the answer to a probe.  After a roll call
-        (``solo``) every report is a NACK."""
+        """Report to the parent; ``echo`` set: a probe's answer.  Solo, every report is a NACK."""
         if self.solo:
             if cls is MtcpAck and self.timer_at("wupdate") is not None:
                 self._arm_wupdate(now)
             self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
             return
-        if echo:
-            pass
-        elif self.echo_ts:
+        if not echo and self.echo_ts:
             hold = int(round((now - self.echo_at) * 1e6))
             echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1
         fields = self._summary_fields()
         self.last_summary = dict(fields)
         fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
-        msg = cls(
-            session_id=self.cfg.session_id,
-            timestamp=ts_us(now),
-            cum_ack=self.rbuf.cum_ack,
-            node_id=self.nid,
-            echo_ts=echo,
-            sack_bitmap=self.rbuf.sack_bitmap(),
-            **fields,
-        )
+        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
+                  node_id=self.nid, echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), **fields)
         if cls is MtcpAck:
             self.acks_sent += 1
             if self.timer_at("wupdate") is not None:
                 self._arm_wupdate(now)
-        else:
-            self.wupdates_sent += 1
         self.send(self.parent, msg.encode())

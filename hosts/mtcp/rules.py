@@ -1,10 +1,7 @@
-"""MTCP's named rules: each behaviour beyond the paper, one mixin per role it changes.
+"""MTCP's named rules: mixins over the core's hooks; reasons in ``docs/protocols/mtcp.md#rules``.
 
-Every mixin overrides a hook of :mod:`hosts.mtcp.core` (or of the sender or
-receiver) and calls ``super()``; the reasons and figures are in
-``docs/protocols/mtcp.md#rules``.  :data:`RULES` lists them in composition
-order (the first is outermost: ``recovery_hold`` wraps ``reno_window``,
-``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``).
+:data:`RULES` lists them in composition order, the first outermost (``recovery_hold``
+wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``).
 """
 
 from __future__ import annotations
@@ -21,16 +18,8 @@ SENDER, RECEIVER = "mtcp-sender", "mtcp-receiver"
 
 
 class TimerJitter:
-    """Every periodic wait (probe, ACK delay, window update) is drawn from
-    ``[1 - JITTER, 1 + JITTER]`` times its period, and the first hello within
-    half a period, from each node's own stream of the session seed.
-
-    Floyd and Jacobson ("The Synchronization of Periodic Routing Messages",
-    1994) advise at least half the period; RTCP (RFC 3550 6.3.1) uses the
-    same spread.  Receivers behind one bottleneck that get a packet at the
-    same moment otherwise report in the same microsecond and a short
-    reverse queue keeps only some of the reports.
-    """
+    """Periodic waits spread over ``1 +- JITTER`` of their period: receivers behind one
+    bottleneck otherwise report in the same microsecond into a short reverse queue."""
 
     JITTER = 0.5
     rng: Any
@@ -50,8 +39,7 @@ class InitialWindow:
 
 
 class Abc:
-    """In slow start one report grows cwnd by at most ``LIMIT`` packets, however
-    many it acknowledges by all: RFC 3465's limit L = 2 on stretch ACKs."""
+    """One report grows cwnd in slow start by at most ``LIMIT`` packets (RFC 3465's L)."""
 
     LIMIT = 2
     ss_event = -1.0  # the report (its time) slow start's growth is counted for
@@ -66,9 +54,7 @@ class Abc:
 
 
 class RecoveryHold:
-    """After a cut on a NACK the window does not grow on the packets that were
-    out at the cut (up to ``recover``): TCP's fast recovery (RFC 5681 3.2,
-    RFC 6582 3.2, RFC 6937).  A timeout's slow start and an undone cut hold nothing."""
+    """No growth on the packets out at a NACK cut (TCP's fast recovery); a timeout or an undo holds none."""
 
     hold_until = 0
     recover: int
@@ -89,11 +75,7 @@ class RecoveryHold:
 
 
 class RenoWindow:
-    """Loss-driven AIMD instead of Vegas: +1/cwnd per packet acknowledged by all
-    (the paper's section-2 rule without Vegas' sign, no Vegas exit from slow
-    start), and the first NACK of a new loss halves cwnd, once per window, as
-    TCP's three duplicate ACKs do (RFC 5681 3.2).  Vegas keeps 1-3 packets in
-    a drop-tail queue that Reno fills, and gets a small fraction beside TCP."""
+    """Reno's AIMD instead of Vegas: beside TCP on a drop-tail queue Vegas gets a small fraction."""
 
     cwnd: float
     recover: int
@@ -111,11 +93,7 @@ class RenoWindow:
 
 
 class DelayedAck:
-    """A leaf ACKs at once every second new packet and any packet out of order
-    or filling a hole, as TCP's receiver (RFC 5681 4.2); an SA still waits the
-    ACK delay to fold its children's reports in (3.1).  By time alone the fold
-    moved about one packet per ACK at 1 Mb/s, and MTCP's single packets took
-    the queue slots TCP's delayed-ACK pairs needed."""
+    """A leaf ACKs as TCP's receiver does; an SA still waits the ACK delay to fold its children in."""
 
     unacked: int
     is_agent: bool
@@ -125,12 +103,9 @@ class DelayedAck:
 
 
 class NackHoldoff:
-    """In a switch-assisted session a receiver NACKs a hole again only once its
-    repair is overdue (twice its NACK-to-repair time), not with every ACK: every
-    receiver behind a fold NACKs the sender directly, and a NACK per ACK per
-    receiver crowded the fold's ACKs out of the reverse queue."""
+    """Assisted, a hole is NACKed again only once its repair is overdue: a NACK per ACK per
+    receiver behind a fold crowded the fold's ACKs out of the reverse queue."""
 
-    nacks_held = 0
     assisted: bool
     nacked: dict[int, tuple[float, bool]]
 
@@ -141,16 +116,11 @@ class NackHoldoff:
         wait = self._holdoff()  # type: ignore[attr-defined]
         if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
             return missing
-        self.nacks_held += 1
         return []
 
 
 class NackRack:
-    """A hole with fewer than three packets above it is NACKed once a packet
-    above it arrived a reordering window ago: RFC 8985 (RACK), with the window a
-    quarter of the receiver's NACK-to-repair time (the ACK delay before a
-    sample).  With windows of a few packets no hole has three above it, and
-    every loss waited for the packet timer while TCP's RACK found its own."""
+    """RACK (RFC 8985): with windows of a few packets no hole has three above it."""
 
     rbuf: Any
     solo: bool
@@ -191,9 +161,7 @@ class NackRack:
 
 
 class NackDupthresh:
-    """A new hole is NACKed once ``THRESH`` packets above it arrived, as TCP
-    fast-retransmits on the third duplicate ACK (RFC 5681 3.2); the paper NACKs
-    the first gap.  Every NACK still lists every hole below its last one."""
+    """A new hole is NACKed once ``THRESH`` packets above it arrived (RFC 5681 3.2)."""
 
     THRESH = DUPTHRESH
     rbuf: Any
@@ -210,11 +178,7 @@ class NackDupthresh:
 
 
 class SharedLossMulticast:
-    """The sender repairs a packet several children lack by multicast, once (the
-    paper repairs by unicast): a loss at a bottleneck the children share would
-    cross it once per child.  A child lacks it when it acknowledged a later
-    packet but not this one and was not sent it within its RTT; children that
-    never acknowledged a later packet get unicast (nothing shows multicast reaches them)."""
+    """A loss shared at a bottleneck is repaired once by multicast, not once per child across it."""
 
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
         out: list[_Child] = []
@@ -232,19 +196,14 @@ class SharedLossMulticast:
 
 
 class PacedRepairTimer:
-    """A packet whose repair waits for a child's retransmission window, or went
-    to every child lacking it within RTO_RTT, is not timed out again: its timer
-    is re-armed, as TCP restarts its timer while recovery makes progress (RFC 6298 5.3)."""
+    """A packet whose repair is paced or on its way is not timed out again (RFC 6298 5.3)."""
 
     def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
         return all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking)
 
 
 class LostRepairHalvesRwnd:
-    """A NACK that names again a repair sent more than a round trip before halves
-    that child's retransmission window, at most once per round trip: a lost
-    retransmission is a loss (RFC 5681 3.2, RFC 8985).  Without it a window grown
-    in slow start kept sending its whole size in repairs into a short queue."""
+    """A lost repair halves the child's rwnd once per round trip: a lost retransmission is a loss."""
 
     def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
         if now - c.rcut_at < (srtt if srtt is not None else RTO_INITIAL):
@@ -255,17 +214,8 @@ class LostRepairHalvesRwnd:
 
 
 class StalledChildren:
-    """A child that keeps reporting but acknowledges nothing new for
-    max(STALL_MIN, STALL_RTTS * its repair srtt) while it owes a packet, as
-    its siblings move, is removed as a dead child is; its reports are then
-    refused until one acknowledges a packet sent after the removal.
-
-    The paper's dead-child rule (3.3) counts answers to probes, so a child
-    that answers but never acknowledges is alive: one node's ACKs with
-    ``cum_ack`` 0 and windows of one packet held a 4 Mbit/s session at zero
-    for as long as they came, and 4.5 s after.  Only an ACK of new data moves
-    a window (RFC 9293 3.10.7.4); the time is RLA's ``stalled_receivers``'s.
-    """
+    """A child that answers probes but acknowledges nothing new while its siblings move is
+    removed; its reports are refused until one covers a packet sent after the removal."""
 
     STALL_MIN = 2.0
     STALL_RTTS = 4.0
@@ -277,7 +227,6 @@ class StalledChildren:
         self.progress_at: dict[int, float] = {}  # when each child last acknowledged new data
         self.held_out: dict[int, int] = {}  # removed stalled child -> first packet after the removal
         self.stalled_drops = 0
-        self.refused_reports = 0
 
     def _refused(self, nid: int, top: int) -> bool:
         after = self.held_out.get(nid)
@@ -286,7 +235,6 @@ class StalledChildren:
         if top >= after:
             del self.held_out[nid]
             return False
-        self.refused_reports += 1
         return True
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:

@@ -1,8 +1,6 @@
 """MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7).
 
-The roll call (:meth:`MtcpSender._roll_call`) is p4mcc's: the sender's poll
-of the receivers behind a switch fold that a silent member holds
-(``docs/protocols/mtcp.md``, "Deviations").
+The roll call of the members behind a fold a silent member holds is p4mcc's.
 """
 
 from __future__ import annotations
@@ -31,25 +29,21 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.next_seq = 1
-        self.sent_ts: dict[int, int] = {}
 
-    # Roll calls: a fold held by a silent member (docs/protocols/mtcp.md, "Faults") ---------
+    # Roll calls: a fold held by a silent member ---------------------------------------------
     def _rollcall_wait(self) -> float:
-        """How long the answers to a roll call may take: the probe answer wait of
-        the fold (or of the children that report by NACK), ``initial_rto`` before a sample."""
+        """How long a roll call's answers may take: the fold's (or solo children's) probe wait."""
         kids = [c for c in self.children.values() if (c.aggregated or c.solo) and c.rtt.srtt is not None]
         return max((self._answer_timeout(c) for c in kids), default=RTO_INITIAL)
 
     def _roll_call(self, now: float) -> None:
-        """Ask every member to answer by NACK, which no switch folds: a window update to the
-        group with ``cum_ack`` set (``adv_wnd`` 1 once unfolded); one call out at a time."""
+        """Ask every member to answer by NACK, which no switch folds; one call out at a time."""
         if self.rollcall_at is not None or self.done:
             return
         fold = self.children.get(FOLD_ID)
         self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
         self.rollcall_at = now
         self.rollcall_heard = {}
-        self.rollcalls += 1
         waiting = min(self.buf, default=self.next_seq)
         self.rollcall_ts = ts_us(now) or 1
         self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
@@ -58,8 +52,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         self.set_timer("rollcall", now + self._rollcall_wait())
 
     def _rollcall_answer(self, c: _Child, now: float) -> None:
-        """An answer echoes the call's timestamp: an RTT sample (of the fold, for a
-        member behind it), and the wait for the other answers shrinks to match."""
+        """An answer is an RTT sample (the fold's, for a member behind it); the others' wait shrinks."""
         if self.rollcall_at is None:
             return
         target = self.children.get(FOLD_ID) if c.nack_only else c
@@ -87,8 +80,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
                 if self.fold_stalled_at == self.fold_reported:
                     self._unfold(fold, heard, now)  # frozen across two calls: a silent member holds it
                 else:
-                    # The first time: the fold's last message may just have been lost
-                    # (the switch sends an unchanged fold only once). Take the answers.
+                    # The first time the fold's last message may just have been lost: take the answers.
                     self.fold_stalled_at = self.fold_reported
                     self._undo_cuts(self.fold_moved_at)
                     low = min(heard.values())
@@ -111,8 +103,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         self._arm_packet_timer()
 
     def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
-        """Stop counting on the switch's fold: the members that answered become
-        children that acknowledge by NACK; the silent one is left out."""
+        """Drop the fold: the members that answered become children acknowledging by NACK."""
         del self.children[FOLD_ID]
         self.unfolded = True
         self.unfolds += 1
@@ -139,8 +130,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
 
     def current_window(self) -> int:
-        """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room; a snapshot per
-        feedback message, so the sender's own twnd cannot hide a child's."""
+        """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room."""
         min_cwnd, max_twnd, adv = self.summary()
         win = min_cwnd - max_twnd
         lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
@@ -194,19 +184,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         if self.done:
             return None
         mc, mt, adv = self.summary()
-        return (
-            {
-                "cwnd": self.cwnd,
-                "twnd": self.twnd,
-                "min_cwnd": mc,
-                "max_twnd": mt,
-                "adv_wnd": adv,
-                "packets_sent": self.next_seq - 1,
-                "timeouts": self.timeouts,
-                "summaries_in": self.summaries_in,
-                "dead_children": self.dead_children,
-                "readmitted": self.readmitted,
-                "rtt_s": max((c.rtd.srtt or 0.0) for c in self._acking()) if self._acking() else 0.0,
-            },
-            "slowstart" if self.cwnd < self.ssthresh else "steady",
-        )
+        return ({"cwnd": self.cwnd, "twnd": self.twnd, "min_cwnd": mc, "max_twnd": mt, "adv_wnd": adv,
+                 "packets_sent": self.next_seq - 1, "timeouts": self.timeouts, "summaries_in": self.summaries_in,
+                 "dead_children": self.dead_children, "readmitted": self.readmitted,
+                 "rtt_s": max((c.rtd.srtt or 0.0) for c in self._acking()) if self._acking() else 0.0},
+                "slowstart" if self.cwnd < self.ssthresh else "steady")

@@ -1,9 +1,6 @@
 """VLMCC: Vegas-like single-rate multicast streaming toward a leader receiver.
 
-The package is the paper's algorithm (:mod:`.sender`, :mod:`.receiver`,
-constants in :mod:`.core`), the user's parameters (:mod:`.params`) and the
-named rules beyond the paper with the ``paper`` and ``default`` profiles
-(:mod:`.rules`); ``docs/protocols/vlmcc.md`` is its reference page.
+The paper's algorithm plus named rules (:data:`RULES`); reference: ``docs/protocols/vlmcc.md``.
 """
 
 from hosts.vlmcc.params import VlmccParams

@@ -1,9 +1,6 @@
-"""VLMCC's constants and the arithmetic both ends share (Rodríguez-Pérez et al.).
+"""VLMCC's constants (with the paper's section) and the arithmetic both ends share.
 
-The paper's algorithm lives in :mod:`hosts.vlmcc.sender` and
-:mod:`hosts.vlmcc.receiver`; its constants are here, each with the section
-that sets it.  VLMCC emulates TCP Vegas, so where the paper is silent the
-cores take TCP's rule (RFC 6298, RFC 5681) and say so.
+VLMCC emulates TCP Vegas: where the paper is silent the cores take TCP's rule.
 """
 
 from __future__ import annotations
@@ -26,9 +23,8 @@ GAP_GAIN = 0.1
 #: The loss timeout before the first RTT sample: RFC 6298 2.1's initial RTO
 #: (the paper's timer is rtt + 4σ, and there is no rtt yet).
 INITIAL_LOSS_TIMEOUT = INITIAL_RTO
-#: Unanswered probes repeat after ``probe_interval`` spread over
-#: [1 - J, 1 + J] of it: receivers that join together must not stay in step
-#: (Floyd and Jacobson 1994; RTCP, RFC 3550 6.3.1).
+#: Unanswered probes repeat after ``probe_interval`` times U[1 - J, 1 + J]: receivers
+#: that join together must not stay in step (Floyd and Jacobson 1994; RFC 3550 6.3.1).
 TIMER_JITTER = 0.5
 
 

@@ -1,9 +1,4 @@
-"""What a user of VLMCC sets: the packet, the start, the rate bounds and the paper's N_extra.
-
-Every other number is a constant of the paper's algorithm
-(:mod:`hosts.vlmcc.core`, with its section) or of the rule that uses it
-(:mod:`hosts.vlmcc.rules`).
-"""
+"""What a user of VLMCC sets; every other number is a constant of the core or of a rule."""
 
 from __future__ import annotations
 
@@ -25,15 +20,13 @@ class VlmccParams:
     max_window: float = 10000.0
     #: Section 2.3: a challenge claiming less than this rate is refused (bit/s).
     min_rate_bps: float = 16000.0
-    #: Section 2.3, eq. (6): N_extra, the packets of slack before a follower
-    #: challenges (the paper's fairness/stability trade-off).
+    #: Section 2.3, eq. (6): N_extra, a follower's slack before it challenges (packets).
     n_extra: float = 4.0
     #: Section 2.3: "a few RTTs" after a leader change in which no challenge is taken.
     holdoff_rtts: float = 4.0
     #: Mean interval between a joining receiver's unanswered probes (s).
     probe_interval: float = 1.0
-    #: The switches' challenge-filter window (µs): read by the controller
-    #: (``assist_filter``'s ``window_us``); the hosts ignore it.
+    #: The switches' challenge-filter window (µs), read by the controller; the hosts ignore it.
     filter_window_us: int = 100_000
 
     def __post_init__(self) -> None:

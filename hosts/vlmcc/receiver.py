@@ -1,8 +1,5 @@
-"""VLMCC's receiver as the paper has it (section 2.3): the leader ACKs, a follower watches.
-
-A follower emulates a Vegas connection on its own path, on the RTT that
-``drift_prev`` lets it track (eqs. 4, 5), and challenges by eq. (6).
-"""
+"""VLMCC's receiver as the paper has it (2.3): the leader ACKs; a follower emulates Vegas on its
+own path (eqs. 4, 5) and challenges by eq. (6)."""
 
 from __future__ import annotations
 
@@ -55,9 +52,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self._probe(now)
 
     def _probe(self, now: float) -> None:
-        """A Challenge with only id and tstamp: the sender answers with Start.
-
-        The paper does not say what follows a lost probe: it is repeated."""
+        """A Challenge with only id and tstamp, which the sender answers with Start; repeated if lost."""
         self.send(self.sender, VlmccChallenge(
             session_id=self.cfg.session_id, timestamp=ts_us(now), rcvr_id=self.me).encode())
         self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
@@ -101,13 +96,9 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self.lost += m.seq - self.last_seq - 1
             self._follower_loss(now)
         if self.rtt is not None and self.last_arrival is not None:
-            # Equations (4) and (5): the RTT changes as the one-way delay does.
-            # After a loss the packet sent just before this one never arrived:
-            # the tstamp difference spaces it from the last one that did.
-            if m.seq == self.last_seq + 1:
-                spacing = m.drift_prev / 1e6
-            else:
-                spacing = ts_diff_us(m.timestamp, self.last_tstamp) / 1e6
+            # Equations (4) and (5); after a loss the tstamp difference spaces it from the last arrival.
+            in_order = m.seq == self.last_seq + 1
+            spacing = (m.drift_prev if in_order else ts_diff_us(m.timestamp, self.last_tstamp)) / 1e6
             delta = now - (self.last_arrival + spacing)
             self.rtt = max(1e-6, self.rtt + delta)
             assert self.rtt_hat is not None and self.base_rtt is not None
@@ -148,10 +139,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         return vegas_diff(self.W / self.rtt_hat, self.rtt_hat, self.base_rtt)
 
     def _follower_window(self, now: float) -> None:
-        """The emulated connection's window once per RTT on the follower's own RTT.
-
-        It cannot open beyond what the sender actually sends this path (plus
-        the challenge slack): an idle emulation would grow without bound."""
+        """The emulated window once per RTT, capped by what the sender sends (else it grows unbounded)."""
         assert self.rtt_hat is not None
         if now - self.last_adjust < self.rtt_hat:
             return

@@ -77,8 +77,7 @@ class ThreeLaterAcks(Sender):
 
 
 class KeepBaseRtt(Sender):
-    """base_rtt per leader, the smallest on any path for a new one: learnt afresh,
-    it was measured under the queue that caused the change."""
+    """base_rtt per leader, the smallest on any path for a new one: learnt afresh, it has the queue in it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -96,8 +95,7 @@ class KeepBaseRtt(Sender):
 
 
 class BoundedClaims(Sender):
-    """Ids are source addresses; a challenge halves W and doubles rtt at most; an
-    ACK's RTT is at most its real age: one rogue cannot stall the group."""
+    """Ids are sources; a challenge at most halves W and doubles rtt; an ACK's RTT is at most its age."""
 
     def _genuine(self, rid: int, src: Address) -> bool:
         try:
@@ -401,9 +399,7 @@ class Compete(Sender):
         return super()._data_flags() | (Flags.COMPETING if self.competing else 0)
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
-        got = super().metrics(now)
-        assert got is not None
-        values, state = got
+        values, state = super().metrics(now)  # type: ignore[misc]
         values["competing"] = int(self.competing)
         return values, "competing" if state == "steady" and self.competing else state
 
@@ -535,12 +531,9 @@ class CompeteTimeouts(Sender):
         if now < self.paused_until:
             return
         self.compete_timeouts += 1
-        self.halvings += 1
-        self.last_halve = now
-        self.cut_seq = self.next_seq
-        self.compete_ssthresh = max(LEAST_SSTHRESH, self.W / 2)
-        self.W = 1.0
-        self.slowstart = False
+        ssthresh = max(LEAST_SSTHRESH, self.W / 2)
+        self._halve(now)  # counted, timed and marked as a cut
+        self.compete_ssthresh, self.W = ssthresh, 1.0
         rto = max(self.COMPETE_MIN_RTO, self.srtt + 4 * self.dev)
         self.paused_until = max(now, since + rto * self.backoff)
         self.backoff = min(self.backoff * 2, 64)

@@ -1,8 +1,4 @@
-"""VLMCC's sender as the paper has it (sections 2.2-2.4): Vegas toward one leader.
-
-The underscore methods are the hooks :mod:`hosts.vlmcc.rules` overrides;
-here they do what the paper does (``docs/protocols/vlmcc.md``).
-"""
+"""VLMCC's sender as the paper has it (2.2-2.4); underscore methods are the rules' hooks."""
 
 from __future__ import annotations
 
@@ -21,6 +17,8 @@ from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_
 class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     """The sender: Vegas toward the leader, challenge arbitration, leadership recovery."""
 
+    COUNTERS = ("losses", "halvings", "leader_changes", "leader_losses", "challenges", "rejected", "refused")
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.group: Address = (config.group, config.port)
@@ -33,7 +31,6 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.round_rtt_sum, self.round_rtt_n = 0.0, 0
         self.acks_in_round = 0
         self.leader = 0
-        self.leader_addr: str | None = None
         self.leader_since = -math.inf
         self.leaderless = False
         self.next_seq = 1
@@ -46,13 +43,6 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         #: The next sequence number when W was last cut.
         self.cut_seq = 0
         self.last_ack = -math.inf
-        self.losses = 0
-        self.halvings = 0
-        self.leader_changes = 0
-        self.leader_losses = 0
-        self.challenges = 0
-        self.rejected = 0
-        self.refused = 0  # feedback a rule found not genuine
         self.leader_log: list[tuple[float, int]] = []
 
     @property
@@ -293,7 +283,6 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self.leader_changes += 1
             self.leader_log.append((now, rid))
         self.leader = rid
-        self.leader_addr = src[0]
         self.leader_since = now
         self.last_ack = now  # the new leader's silence counts from now
         self.leaderless = False
