@@ -726,8 +726,10 @@ class StalledReceivers(Sender):
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
         since = {r.rid: self._stalled_since(r, now) for r in self.rcvrs.values()}
+        # Only a receiver still talking: a silent one is drop_silent_receivers' to judge.
         gone = [r.rid for r in self.rcvrs.values()
-                if since[r.rid] is not None and now - since[r.rid] > self.stall_after(r)]  # type: ignore[operator]
+                if since[r.rid] is not None and now - since[r.rid] > self.stall_after(r)  # type: ignore[operator]
+                and now - r.last_heard <= self.stall_after(r)]
         if not gone:
             return dropped
         moving = [r for r in self.rcvrs.values() if r.rid not in gone
