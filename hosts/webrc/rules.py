@@ -568,6 +568,21 @@ class HistoryDiscounting(_Base):
     DISCOUNTING = True
 
 
+class MeasureFromFirstPacket(_Base):
+    """An epoch ends unmeasured while the receiver has heard no packet since
+    its start: ARR, TRR and start-up begin with its first packet, as they do
+    for a receiver that starts with the session.  A receiver that joins late
+    or reboots waits up to 1/BCR (more when the base channel's packets are
+    lost at the bottleneck) for its first packet; its empty epochs averaged
+    in left TRR at a quarter of the first heard epoch's rate, and start-up,
+    which grows from Γ³·TRR, about a second behind."""
+
+    def _epoch(self, now: float) -> None:
+        if self.received == 0:
+            return  # nothing heard yet: no rate to measure
+        super()._epoch(now)
+
+
 def _rule(name: str, cls: type, summary: str, reason: str, requires: tuple[str, ...] = ()) -> Rule:
     return Rule(name, summary, reason, {R: cls}, requires)
 
@@ -615,6 +630,8 @@ RULES = RuleBook(
               requires=("interval_loss",)),
         _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
               "RFC 5348 5.4"),
+        _rule("measure_from_first_packet", MeasureFromFirstPacket,
+              "epochs before the receiver's first packet are not measured", PAGE),
     ),
     profiles={
         "paper": (),
@@ -623,6 +640,7 @@ RULES = RuleBook(
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
+            "measure_from_first_packet",
         ),
     },
 )
