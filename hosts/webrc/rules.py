@@ -583,6 +583,37 @@ class MeasureFromFirstPacket(_Base):
         super()._epoch(now)
 
 
+class OutageNotLoss(_Base):
+    """A silence of max(1 s, 4·ARTT) that ends with 8 or more packets
+    missing on the channel heard is an outage of the path (a switch or link
+    down), not congestion: sequence state restarts and the gap counts as no
+    loss, as TFMCC's ``outage_restart`` (and RFC 5348 5.2, which counts loss
+    events, not the packets of a link that was down).  Behind a leaf switch
+    down for 2 s, the returning receiver counted 700 packets in five loss
+    events: LOSSP went from 0.0011 to 0.0062, REQN halved and held the
+    receiver below 80 % of its rate for 6 s after the path was back."""
+
+    OUTAGE_S = 1.0
+    OUTAGE_RTTS = 4.0
+    OUTAGE_PACKETS = 8
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._last_heard: float | None = None
+        self.outages = 0  # silences taken as outages, not loss
+
+    def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
+        last, self._last_heard = self._last_heard, now
+        exp = self.expect.get(msg.cn)
+        if (last is not None and exp is not None and now - last > max(self.OUTAGE_S, self.OUTAGE_RTTS * self.artt_value)
+                and self.OUTAGE_PACKETS <= (msg.psn - exp) & 0xFFFF < 0x8000):
+            self.outages += 1
+            self.expect.clear()  # every channel's numbering restarts: no gap is a loss
+            self.last_psn.clear()  # nor a wave's end counted from before the outage
+            self.last_ts.clear()
+        super()._on_packet(msg, size, now)
+
+
 def _rule(name: str, cls: type, summary: str, reason: str, requires: tuple[str, ...] = ()) -> Rule:
     return Rule(name, summary, reason, {R: cls}, requires)
 
@@ -632,6 +663,9 @@ RULES = RuleBook(
               "RFC 5348 5.4"),
         _rule("measure_from_first_packet", MeasureFromFirstPacket,
               "epochs before the receiver's first packet are not measured", PAGE),
+        _rule("outage_not_loss", OutageNotLoss,
+              "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
+              "RFC 5348 5.2; " + PAGE),
     ),
     profiles={
         "paper": (),
@@ -640,7 +674,7 @@ RULES = RuleBook(
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
-            "measure_from_first_packet",
+            "measure_from_first_packet", "outage_not_loss",
         ),
     },
 )
