@@ -568,21 +568,6 @@ class HistoryDiscounting(_Base):
     DISCOUNTING = True
 
 
-class MeasureFromFirstPacket(_Base):
-    """An epoch ends unmeasured while the receiver has heard no packet since
-    its start: ARR, TRR and start-up begin with its first packet, as they do
-    for a receiver that starts with the session.  A receiver that joins late
-    or reboots waits up to 1/BCR (more when the base channel's packets are
-    lost at the bottleneck) for its first packet; its empty epochs averaged
-    in left TRR at a quarter of the first heard epoch's rate, and start-up,
-    which grows from Γ³·TRR, about a second behind."""
-
-    def _epoch(self, now: float) -> None:
-        if self.received == 0:
-            return  # nothing heard yet: no rate to measure
-        super()._epoch(now)
-
-
 class OutageNotLoss(_Base):
     """A silence of max(1 s, 4·ARTT) that ends with 8 or more packets
     missing on the channel heard is an outage of the path (a switch or link
@@ -661,8 +646,6 @@ RULES = RuleBook(
               requires=("interval_loss",)),
         _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
               "RFC 5348 5.4"),
-        _rule("measure_from_first_packet", MeasureFromFirstPacket,
-              "epochs before the receiver's first packet are not measured", PAGE),
         _rule("outage_not_loss", OutageNotLoss,
               "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
               "RFC 5348 5.2; " + PAGE),
@@ -674,7 +657,7 @@ RULES = RuleBook(
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
-            "measure_from_first_packet", "outage_not_loss",
+            "outage_not_loss",
         ),
     },
 )
