@@ -10,9 +10,12 @@ start (:data:`WARMUP`), and the run goes on :data:`TAIL_S` after it.  Each
 
 Printed per (protocol, fault) over the draws:
 
-* **within 5 s**: the share of draws whose session was back to 80 % of its
+* **within 5 s**: the share of draws where every receiver behind the fault
+  (whose path from the sender crosses the faulted switch or link; every
+  receiver for a fault of the whole session) was back to 80 % of its own
   pre-fault throughput within 5 s of the fault's end
-  (``scenario.faults.recovery_times``, the same rule as ``events.csv``);
+  (``scenario.faults.recovery_times``, the same rule as ``events.csv``): a
+  leaf's receivers are judged on their own, not hidden in the session's mean;
 * **median / worst s**: recovery times over the draws (``never``: not back
   by the end of the run);
 * **lost B** (RLA and MTCP, the reliable ones): the most bytes, over the

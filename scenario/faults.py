@@ -490,21 +490,93 @@ def query_interval(m: Membership, timeout: float) -> float | None:
 # ---------------------------------------------------------------------------
 # Recovery (the same analysis for both engines)
 
-#: Throughput must be back to this fraction of its pre-fault mean to count as recovered.
+#: A receiver's throughput must be back to this fraction of its pre-fault mean to count as recovered.
 RECOVERED_FRACTION = 0.8
 #: Seconds of samples before a fault that define its pre-fault throughput.
 BASELINE_S = 5.0
 
 
+#: Faults that hit one element of the network: the receivers behind it are the ones judged.
+SWITCH_FAULTS = ("switch_crash", "switch_wipe", "switch_slow", "controller_cut")
+#: Faults of one receiver's host or agent.
+HOST_FAULTS = ("receiver_crash", "receiver_leave", "agent_kill")
+
+
+def behind(scenario: Any, session: Any, fault: Fault) -> list[str]:
+    """The receivers of ``session`` whose path from its sender crosses the
+    element ``fault`` hits (a switch, a link, the switch a malformed port
+    belongs to); every receiver for a fault of the whole session (the
+    sender, the controller, a misbehaving receiver's claims).
+
+    Why: a leaf's receivers are a few of many, so the session's mean hides
+    them (losing every receiver of one leaf out of five never takes the mean
+    below 80 %); only the receivers behind the fault can show whether it
+    recovered.  Paths are hop-count shortest paths, as the controller's
+    multicast trees are (the only path on a tree)."""
+    import networkx as nx
+
+    k, tgt = fault.kind, fault.target
+    if k in SWITCH_FAULTS:
+        hit = lambda nodes: tgt in nodes  # noqa: E731
+    elif k.startswith("link_"):
+        edge = frozenset(tgt)
+        hit = lambda nodes: any(frozenset(e) == edge for e in zip(nodes, nodes[1:]))  # noqa: E731
+    elif k == "malformed":
+        sw = tgt[0] if isinstance(tgt, tuple) else next(
+            (l.b.node if l.a.node == tgt else l.a.node for l in scenario.topology.links
+             if tgt in (l.a.node, l.b.node)), tgt)
+        hit = lambda nodes: sw in nodes  # noqa: E731
+    else:
+        return list(session.receivers)
+    g = nx.Graph()
+    g.add_edges_from((l.a.node, l.b.node) for l in scenario.topology.links)
+    out = []
+    for r in session.receivers:
+        try:
+            if hit(nx.shortest_path(g, session.sender, r)):
+                out.append(r)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            continue
+    return out
+
+
+def recovery_time(pts: list[tuple[float, float]], t: float, t_end: float) -> float | None:
+    """Seconds after ``t_end`` until the series ``pts`` ((time, bit/s),
+    sorted) is back to :data:`RECOVERED_FRACTION` of its mean over the
+    :data:`BASELINE_S` before ``t`` and holds there for a second (None: never
+    within the series; 0: it never fell below).  The caller checks that the
+    baseline is positive."""
+    before = [v for tm, v in pts if t - BASELINE_S <= tm < t]
+    target = RECOVERED_FRACTION * sum(before) / len(before)
+    after = [(tm, v) for tm, v in pts if tm >= t]
+    dipped = False
+    for i, (tm, v) in enumerate(after):
+        if v < target:
+            dipped = True
+            continue
+        if tm < t_end:
+            continue  # the fault still lasts
+        # back up: hold for a second (two samples at 0.5 s) to count
+        hold = [w for tw, w in after[i:] if tw < tm + 1.0]
+        if all(w >= target for w in hold):
+            return max(0.0, tm - t_end) if dipped else 0.0
+    return None
+
+
 def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
                    dt: float | None = None) -> dict[str, float | None]:
     """Per session: seconds after the fault instance at ``t`` ends (``t`` plus
-    its ``for``) until the mean throughput of its surviving receivers is back
-    to 80 % of the :data:`BASELINE_S` before ``t`` and holds there for a
-    second (None: never within the run; 0: it never fell below).
+    its ``for``) until every receiver the fault hit is back to 80 % of its
+    own throughput over the :data:`BASELINE_S` before ``t`` and holds there
+    for a second (None: one never is within the run; 0: none fell below).
 
-    A receiver that the fault removed (crash/leave without restart) is not a
-    survivor; a session without throughput before ``t`` is skipped.
+    The receivers judged are those behind the faulted element
+    (:func:`behind`), each on its own series against its own baseline; a
+    sampling instant where it has no sample counts as nothing received.  A
+    receiver the fault removed (crash/leave without restart) is not judged,
+    the others are; one that comes back is judged alone.  A receiver with no
+    throughput before ``t`` is not judged, and a session with none left is
+    skipped.
     """
     dt = dt or scenario.metrics_interval
     out: dict[str, float | None] = {}
@@ -512,49 +584,41 @@ def recovery_times(samples: list[Any], scenario: Any, fault: Fault, t: float,
         return out  # no throughput to come back: results refused / the session is over
     gone: set[str] = set()
     only: set[str] | None = None
-    if fault.kind in ("receiver_crash", "receiver_leave", "agent_kill", "sender_crash"):
+    if fault.kind in (*HOST_FAULTS, "sender_crash"):
         if fault.duration is None or fault.kind == "receiver_leave":
             gone.add(fault.target)  # the others are the survivors
         else:
             only = {fault.target}  # it comes back: its own throughput must
+    t_end = t + (fault.duration or 0.0)
     for s in scenario.sessions:
         if fault.session and fault.session != s.name and fault.kind != "malformed":
             continue
         if fault.kind == "sender_crash" and fault.target != s.sender:
             continue
-        survivors = [r for r in s.receivers if r not in gone and (only is None or r in only)
-                     and s.join_at.get(r, s.start) < t - dt and s.leave_at.get(r, 1e18) > t]
+        hit = set(behind(scenario, s, fault))
+        judged = [r for r in s.receivers if r in hit and r not in gone and (only is None or r in only)
+                  and s.join_at.get(r, s.start) < t - dt and s.leave_at.get(r, 1e18) > t]
         if only is not None and fault.target == s.sender:
-            survivors = [r for r in s.receivers if s.join_at.get(r, s.start) < t - dt]
-        if not survivors:
+            judged = [r for r in s.receivers if s.join_at.get(r, s.start) < t - dt]
+        if not judged:
             continue
-        series: dict[float, list[float]] = {}
+        # every sampling instant of the session; a receiver's missing sample is 0
+        series: dict[str, dict[float, float]] = {r: {} for r in judged}
+        grid: set[float] = set()
         for x in samples:
-            if x.kind == "session" and x.flow == s.name and x.node in survivors and x.metric == "throughput_bps":
-                series.setdefault(round(x.time / dt) * dt, []).append(x.value)
-        # mean over survivors at each sampling instant
-        pts = sorted((tm, sum(v) / len(survivors)) for tm, v in series.items())
-        before = [v for tm, v in pts if t - BASELINE_S <= tm < t]
-        if not before or sum(before) <= 0:
-            continue
-        base = sum(before) / len(before)
-        target = RECOVERED_FRACTION * base
-        after = [(tm, v) for tm, v in pts if tm >= t]
-        dipped = False
-        rec: float | None = None
-        t_end = t + (fault.duration or 0.0)
-        for i, (tm, v) in enumerate(after):
-            if v < target:
-                dipped = True
-                continue
-            if tm < t_end:
-                continue  # the fault still lasts
-            # back up: hold for a second (two samples at 0.5 s) to count
-            hold = [w for tw, w in after[i:] if tw < tm + 1.0]
-            if all(w >= target for w in hold):
-                rec = max(0.0, tm - t_end) if dipped else 0.0
-                break
-        out[s.name] = rec
+            if x.kind == "session" and x.flow == s.name and x.metric == "throughput_bps":
+                tm = round(x.time / dt) * dt
+                grid.add(tm)
+                if x.node in series:
+                    series[x.node][tm] = series[x.node].get(tm, 0.0) + x.value
+        times: list[float | None] = []
+        for r in judged:
+            pts = [(tm, series[r].get(tm, 0.0)) for tm in sorted(grid)]
+            if sum(v for tm, v in pts if t - BASELINE_S <= tm < t) <= 0:
+                continue  # nothing before the fault to come back to
+            times.append(recovery_time(pts, t, t_end))
+        if times:
+            out[s.name] = None if None in times else max(times)
     return out
 
 

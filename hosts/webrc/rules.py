@@ -569,6 +569,35 @@ class HistoryDiscounting(_Base):
     DISCOUNTING = True
 
 
+class OutageNotLoss(_Base):
+    """A silence of max(1 s, 4·ARTT) that ends with 8 or more packets
+    missing on the channel heard is an outage of the path (a switch or link
+    down), not congestion: sequence state restarts and the gap counts as no
+    loss, as TFMCC's ``outage_restart`` (and RFC 5348 5.2, which counts loss
+    events, not the packets of a link that was down).  Behind a leaf switch
+    down for 2 s, the returning receiver counted 700 packets in five loss
+    events: LOSSP went from 0.0011 to 0.0062, REQN halved and held the
+    receiver below 80 % of its rate for 6 s after the path was back."""
+
+    OUTAGE_S = 1.0
+    OUTAGE_RTTS = 4.0
+    OUTAGE_PACKETS = 8
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._last_heard: float | None = None
+        self.outages = 0  # silences taken as outages, not loss
+
+    def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
+        last, self._last_heard = self._last_heard, now
+        exp = self.expect.get(msg.cn)
+        if (last is not None and exp is not None and now - last > max(self.OUTAGE_S, self.OUTAGE_RTTS * self.artt_value)
+                and self.OUTAGE_PACKETS <= (msg.psn - exp) & 0xFFFF < 0x8000):
+            self.outages += 1
+            self.expect.clear()  # every channel's numbering restarts: no gap is a loss
+            self.last_psn.clear()  # nor a wave's end counted from before the outage
+            self.last_ts.clear()
+        super()._on_packet(msg, size, now)
 # Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------------
 
 
@@ -686,6 +715,9 @@ RULES = RuleBook(
               requires=("interval_loss",)),
         _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
               "RFC 5348 5.4"),
+        _rule("outage_not_loss", OutageNotLoss,
+              "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
+              "RFC 5348 5.2; " + PAGE),
         _rule("stamp_join", StampJoin,
               "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
               "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
@@ -697,13 +729,14 @@ RULES = RuleBook(
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
+            "outage_not_loss",
         ),
         "stamped": (
             "precision_artt", "artt_follows", "own_path_mrtt", "mrtt_queue_bound", "join_past_queue_free",
             "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
             "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
             "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
-            "stamp_join",
+            "outage_not_loss", "stamp_join",
         ),
     },
 )
