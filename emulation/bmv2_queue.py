@@ -94,12 +94,10 @@ def plan_queues(directions: Iterable[object]) -> dict[tuple[str, int], QueueSett
     ingress direction (host to switch) is shaped before BMv2 and has no BMv2
     egress queue of its own.
     """
-    from emulation.shaping import UNSHAPED_RATE_BPS
-
     out: dict[tuple[str, int], QueueSetting] = {}
     for d in directions:
         rate = getattr(d, "rate_bps")
-        if getattr(d, "direction") != "egress" or rate is None or rate >= UNSHAPED_RATE_BPS:
+        if getattr(d, "direction") != "egress" or not getattr(d, "rate_shaped"):
             continue
         sw, port = getattr(d, "switch"), getattr(d, "port")
         out[(sw, port)] = queue_setting(sw, port, rate, getattr(d, "queue_packets"), getattr(d, "queue_bytes"))

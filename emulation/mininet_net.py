@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from controller.program import CPU_PORT, P4_SOURCE
-from emulation.plan import ROOT, EmulationPlan, SwitchPlan
+from emulation.plan import ROOT, THRIFT_PORT_OFFSET, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 #: The run's compiled pipelines (p4switch/pipecache.py), under its log folder:
@@ -45,8 +45,6 @@ interface_hooks: list[Callable[[list[str]], None]] = []
 #: What a link process prints once its ports are open (emulation/linkproc.py).
 LINKPROC_READY = re.compile(r"link emulation ready")
 LINKPROC_READY_TIMEOUT = 30.0
-#: A BMv2 switch's Thrift port is its P4Runtime port plus this.
-THRIFT_PORT_OFFSET = 1000
 #: How long a BMv2 switch's Thrift service may take to answer after it starts (s).
 QUEUE_SETUP_TIMEOUT = 30.0
 

@@ -21,6 +21,7 @@ loss and queue once, whichever pair of nodes it joins.
 
 from __future__ import annotations
 
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,33 @@ from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow, fit
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPC_BASE_PORT = 50051
+#: A BMv2 switch's Thrift port is its P4Runtime port plus this.
+THRIFT_PORT_OFFSET = 1000
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def switch_ports(count: int, base: int = GRPC_BASE_PORT) -> list[int]:
+    """``count`` P4Runtime ports from ``base`` up, each free on loopback with
+    its Thrift port (``+ THRIFT_PORT_OFFSET``): a port still held by another
+    program, or by the switch of a run that is just ending, is skipped
+    instead of failing the switch that would bind it."""
+    ports: list[int] = []
+    port = base
+    while len(ports) < count:
+        if port >= base + THRIFT_PORT_OFFSET:
+            raise PlanError(f"no {count} free P4Runtime ports on 127.0.0.1 from {base}")
+        if _port_free(port) and _port_free(port + THRIFT_PORT_OFFSET):
+            ports.append(port)
+        port += 1
+    return ports
 
 
 class PlanError(ValueError):
@@ -202,9 +230,10 @@ def make_plan(scenario: Scenario, out_dir: Path) -> EmulationPlan:
             raise PlanError(f"{where}: a host-to-host link has no switch to emulate it")
 
     switches: dict[str, SwitchPlan] = {}
+    grpc_ports = switch_ports(len(ctopo.switches))
     for i, (name, sw) in enumerate(ctopo.switches.items()):
         ports = {p: ifaces[(name, p)] for p in ctopo.port_map(name)}
-        switches[name] = SwitchPlan(name, sw.device_id or i, f"127.0.0.1:{GRPC_BASE_PORT + i}",
+        switches[name] = SwitchPlan(name, sw.device_id or i, f"127.0.0.1:{grpc_ports[i]}",
                                     ports, tuple(flags[name]))
 
     hosts: dict[str, HostPlan] = {}

@@ -79,16 +79,20 @@ class Direction:
     loss: float
 
     @property
+    def rate_shaped(self) -> bool:
+        """Its rate is below what counts as unshaped (a real bottleneck)."""
+        return self.rate_bps is not None and self.rate_bps < UNSHAPED_RATE_BPS
+
+    @property
     def shaped(self) -> bool:
-        return (self.delay_s > 0 or self.loss > 0
-                or (self.rate_bps is not None and self.rate_bps < UNSHAPED_RATE_BPS))
+        return self.delay_s > 0 or self.loss > 0 or self.rate_shaped
 
     def needs(self) -> set[str]:
         """The kernel disciplines this direction needs."""
         out: set[str] = set()
         if not self.shaped:
             return out
-        if self.rate_bps is not None and self.rate_bps < UNSHAPED_RATE_BPS:
+        if self.rate_shaped:
             out.add("htb")
             out.add("bfifo" if self.queue_bytes is not None and self.queue_packets is None else "pfifo")
         if self.delay_s > 0 or self.loss > 0:

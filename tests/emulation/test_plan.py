@@ -61,9 +61,12 @@ def test_each_link_direction_is_shaped_exactly_once(tmp_path: Path) -> None:
 
 
 def test_switch_command_is_p4mcc_switch_with_every_port(tmp_path: Path) -> None:
-    cmd = plan_of(BASE, tmp_path).switches["s2"].command(Path("p4src/mcc.p4"))
+    plan = plan_of(BASE, tmp_path)
+    cmd = plan.switches["s2"].command(Path("p4src/mcc.p4"))
     assert cmd[1:5] == ["-m", "p4mcc_cli.main", "switch", "p4src/mcc.p4"]
-    assert cmd[cmd.index("--grpc-server-addr") + 1] == "127.0.0.1:50052"
+    addrs = [sw.grpc_addr for sw in plan.switches.values()]
+    assert cmd[cmd.index("--grpc-server-addr") + 1] == plan.switches["s2"].grpc_addr
+    assert len(set(addrs)) == len(addrs) and all(a.startswith("127.0.0.1:") for a in addrs)
     assert cmd[cmd.index("--cpu-port") + 1] == str(CPU_PORT)
     assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "-i"] == ["1@s2-eth1", "2@s2-eth2", "3@s2-eth3"]
 
@@ -113,3 +116,18 @@ def test_link_params_without_queue_limit() -> None:
 
     ln = Link(LinkEnd("s1", 1), LinkEnd("s2", 1), rate_bps=1e6, delay_s=0.0025, queue_packets=None, queue_bytes=15000)
     assert link_params(ln, "x") == "rate=1000000bps,delay=2.5ms,queue=none,queue_bytes=15000"
+
+
+def test_a_port_in_use_is_skipped_with_its_thrift_port() -> None:
+    import socket
+
+    from emulation.plan import THRIFT_PORT_OFFSET, switch_ports
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        busy = held.getsockname()[1]
+        if busy + THRIFT_PORT_OFFSET > 65535 or busy < 1024:
+            pytest.skip("the port the kernel gave leaves no room for its Thrift port")
+        assert busy not in switch_ports(3, base=busy)
+        # a P4Runtime port whose Thrift port is taken is skipped too
+        assert busy - THRIFT_PORT_OFFSET not in switch_ports(2, base=busy - THRIFT_PORT_OFFSET)
