@@ -102,7 +102,12 @@ docs: install
 # once per rule variant; quick cells unless DOCS_FULL=1) ...
 DOCS_ABLATION := "friendliness.py --ablate tfmcc --docs $(QUICK)" "friendliness.py --ablate webrc --docs $(QUICK)" \
                  "friendliness.py --ablate rla --docs $(QUICK)" "friendliness.py --ablate mtcp --docs $(QUICK)" \
-                 "friendliness.py --ablate vlmcc --docs $(QUICK)"
+                 "friendliness.py --ablate vlmcc --docs $(QUICK)" \
+                 "friendliness.py --ablate tfmcc --docs --draw 6 --draw-seed 7 $(QUICK)" \
+                 "friendliness.py --ablate webrc --docs --draw 6 --draw-seed 7 $(QUICK)" \
+                 "friendliness.py --ablate rla --docs --draw 6 --draw-seed 7 $(QUICK)" \
+                 "friendliness.py --ablate mtcp --docs --draw 6 --draw-seed 7 $(QUICK)" \
+                 "friendliness.py --ablate vlmcc --docs --draw 6 --draw-seed 7 $(QUICK)"
 
 # ... and the Mininet runs beside the simulator on each target (root).
 DOCS_EMULATION := "engines.py --docs --target builtin" "engines.py --docs --target bmv2"

@@ -246,9 +246,11 @@ def print_rows(rows: list[dict[str, str]], title: str) -> None:
     Console(width=200).print(t)
 
 
-def docs_body(rows: list[dict[str, str]], proto: str, tag: str) -> str:
-    """The generated section of ``docs/protocols/<proto>.md``: what ran and the table."""
-    return (f"Ablation of {proto}'s rules on the friendliness grid ({tag}): each variant beside "
+def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = False) -> str:
+    """A generated section of ``docs/protocols/<proto>.md``: what ran and the table
+    (``drawn``: the off-grid random dumbbells, which confirm what the grid chose)."""
+    where = "random dumbbells drawn off the grid" if drawn else "the friendliness grid"
+    return (f"Ablation of {proto}'s rules on {where} ({tag}): each variant beside "
             f"`default`; a rule of `default` earns its place when removing it makes a cell leave "
             f"[0.5, 2], moves the median ratio by {MEDIAN_MOVE} or more, makes the median time to 80 % "
             f"of the share {T80_GROWTH:.0%} longer, or makes a fault row fail.\n\n" + markdown(rows))

@@ -580,9 +580,10 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
         from bench.docsection import write_section
 
         page = ROOT / "docs" / "protocols" / f"{proto}.md"
-        write_section(page, f"ablation-{proto}", ablation.docs_body(table, proto, tag),
+        section = f"ablation-{proto}-draws" if args.draw else f"ablation-{proto}"
+        write_section(page, section, ablation.docs_body(table, proto, tag, drawn=bool(args.draw)),
                       "bench/friendliness.py " + " ".join(argv))
-        print(f"wrote the ablation-{proto} section of {page.relative_to(ROOT)}")
+        print(f"wrote the {section} section of {page.relative_to(ROOT)}")
     return 0
 
 
