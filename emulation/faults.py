@@ -32,12 +32,17 @@ the runner wakes up.  It
   ``malformed``       ``python -m hosts.rogue malformed`` on a raw socket of
                       the host attached to the port
 
-  ``link_change``    a lower ``rate`` only: tc's token bucket (``tbf``) on
-                      both veth ends, removed after ``for``; delay, loss and
-                      queue changes need netem, which this kernel lacks, or a
-                      switch whose link emulation changes while it runs:
-                      :func:`check_supported` refuses them before the
+  ``link_change``    a lower ``rate``: tc's token bucket (``tbf``) on
+                      both veth ends, removed after ``for``; a longer delay
+                      or more loss: netem, which adds to the link's own
+                      emulation (emulation/netem_faults.py); a queue change
+                      needs a switch whose link emulation changes while it
+                      runs: :func:`check_supported` refuses it before the
                       network is built
+  ``link_reorder``, ``link_duplicate``, ``link_corrupt``
+                      netem on the veth ends (emulation/netem_faults.py); a
+                      kernel without netem: refused in one line before the
+                      run's clock starts (:meth:`EmuFaults.prepare`)
   ``link_down`` with ``from``  one direction only: a ``matchall`` filter
                       dropping every frame on the egress of that end's veth
                       (:func:`oneway_commands`; ``ip link`` would take both)
@@ -50,10 +55,9 @@ the runner wakes up.  It
   ``disk_full``       the results files share ``free`` bytes
                       (``scenario.faults.fill_disk``)
 
-  Refused by :func:`check_supported`, with the reason: ``link_reorder``,
-  ``link_duplicate``, ``link_corrupt`` (netem, absent from this kernel) and
-  ``switch_wipe`` (nothing but the switch's primary controller can drop its
-  tables, and the controller does not read switches back while they run).
+  Refused by :func:`check_supported`, with the reason: ``switch_wipe``
+  (nothing but the switch's primary controller can drop its tables, and
+  the controller does not read switches back while they run).
 """
 
 from __future__ import annotations
@@ -69,23 +73,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 #: Fault types a Mininet run can inject.
+#: (``link_reorder``, ``link_duplicate``, ``link_corrupt`` and a ``link_change``
+#: of delay, loss or queue need the kernel's netem: emulation/netem_faults.py.)
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
              "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed",
-             "sender_crash", "controller_cut", "switch_slow", "disk_full"}
+             "sender_crash", "controller_cut", "switch_slow", "disk_full",
+             "link_reorder", "link_duplicate", "link_corrupt"}
 #: Why a Mininet run cannot inject the others (``check_supported``'s one line).
 UNSUPPORTED_WHY = {
-    "link_reorder": "reordering needs netem, which this kernel lacks, and the switch cannot change its "
-                    "link emulation while it runs",
-    "link_duplicate": "duplication needs netem, which this kernel lacks",
-    "link_corrupt": "corruption needs netem, which this kernel lacks (and the kernels' UDP checksum would "
-                    "drop a corrupted datagram before the agent)",
     "switch_wipe": "only the switch's primary controller may drop its tables, and the controller does not "
                    "read a running switch back",
 }
 #: Period of a starved switch's duty cycle (``netsim.faults.SLOW_PERIOD_S`` in the simulator).
 SLOW_PERIOD_S = 0.1
-#: tc's token bucket shapes the veth below the switch's own link emulation;
-#: this machine's kernel has no netem, so delay, loss and queue cannot change.
+#: tc's token bucket (a lower rate) shapes the veth below the switch's own link emulation.
 TBF_BURST_BYTES = 10_000
 TBF_LATENCY_MS = 50
 DEFAULT_DOWN_S = 1.0
@@ -103,12 +104,13 @@ def check_supported(scenario: Any) -> None:
             why = UNSUPPORTED_WHY.get(f.kind, "not implemented")
             raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet ({why}); use p4mcc sim")
         if f.kind == "link_change":
-            other = sorted(set(f.params) - {"rate", "from"})
-            if other:
-                raise ValueError(f"faults[{i}]: link_change of {', '.join(other)} is simulated only (p4mcc "
-                                 "switch cannot change its link emulation while it runs and this kernel has "
-                                 "no netem; Mininet can lower the rate only); use p4mcc sim")
+            from emulation.netem_faults import change_problem
+
             link = next(l for l in scenario.topology.links if {l.a.node, l.b.node} == set(f.target))
+            why = change_problem(f, link)
+            if why:
+                raise ValueError(f"faults[{i}]: link_change in Mininet: {why}; use p4mcc sim")
+        if f.kind == "link_change" and "rate" in f.params:
             if f.params["rate"] > link.rate_bps:
                 raise ValueError(f"faults[{i}].rate: Mininet can only lower a link's rate "
                                  f"(below {link.rate_bps:g} bit/s, the switch's own emulation)")
@@ -196,6 +198,8 @@ class EmuFaults:
         #: set at the run's end: a starved switch is continued at once
         self.ending = threading.Event()
         self.cut_rules: list[str] = []
+        #: fault index -> the (node, interface) ends its netem goes on (:meth:`_check_netem`)
+        self.netem_ends: dict[int, list[tuple[str, str]]] = {}
         for f in scenario.faults:
             if f.kind == "disk_full":
                 from scenario.faults import fill_disk
@@ -222,6 +226,33 @@ class EmuFaults:
             if p is not None and not (p.ready.wait(STANDBY_WARM_S) and p.alive):
                 self.standby.pop(name, None)  # restarts start a process then; say why in its log
                 self.rec.event(0.0, name, "error", f"standby did not warm up:\n{p.last_lines(5)}")
+        self._check_netem()
+
+    def _check_netem(self) -> None:
+        """Refuse, in one line, a fault that needs netem where there is none
+        (probed once on an interface of this run) or where it would replace
+        p4mcc's own shaping (emulation/netem_faults.py)."""
+        from emulation import netem_faults
+        from emulation.mininet_net import ComponentError
+
+        shaped = netem_faults.kernel_shaped(getattr(self.plan, "shapings", ()) or ())
+        have: bool | None = None
+        for i, f in enumerate(self.scenario.faults):
+            if not netem_faults.needs_netem(f):
+                continue
+            ends = netem_faults.fault_ends(f, self._link_ifaces(f.target), shaped)
+            if ends and have is None:
+                have = self._probe_netem(*ends[0])
+            why = netem_faults.refusal(i, f, bool(have), ends)
+            if why:
+                raise ComponentError(why)
+            self.netem_ends[i] = ends
+
+    def _probe_netem(self, node: str, iface: str) -> bool:
+        """The kernel attaches netem to ``iface`` (added and deleted again)."""
+        out = self.net[node].cmd(f"tc qdisc add dev {iface} root netem delay 1ms 2>&1 && "
+                                 f"tc qdisc del dev {iface} root && echo NETEM_OK")
+        return "NETEM_OK" in out
 
     def _watch(self, proc: Any) -> None:
         if self.wake is not None:
@@ -476,8 +507,39 @@ class EmuFaults:
                 self._ev(name, "link_up")
             self._at(self.now + f.duration, up)
 
+    def _netem(self, f: Any) -> None:
+        """Reorder, duplicate, corrupt or a change of delay/loss/queue: netem on
+        the ends :meth:`_check_netem` chose, taken off after ``for``."""
+        from emulation import netem_faults
+
+        ends = self.netem_ends[self.scenario.faults.index(f)]
+        link = next((l for l in self.scenario.topology.links if {l.a.node, l.b.node} == set(f.target)), None)
+        args = netem_faults.netem_args(f, link)
+        for node, iface in ends:
+            for c in netem_faults.commands(iface, args, on=True):
+                self.net[node].cmd(c)
+        name = "--".join(f.target)
+        kind = f.kind.removeprefix("link_")
+        self._ev(name, "link_change" if f.kind == "link_change" else "impair_start", f"netem {args}")
+        if f.duration is not None:
+            def back() -> None:
+                for node, iface in ends:
+                    for c in netem_faults.commands(iface, args, on=False):
+                        self.net[node].cmd(c)
+                self._ev(name, "link_change" if f.kind == "link_change" else "impair_end",
+                         "restored" if f.kind == "link_change" else kind)
+            self._at(self.now + f.duration, back)
+
+    _link_reorder = _link_duplicate = _link_corrupt = _netem
+
     def _link_change(self, f: Any) -> None:
-        """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`)."""
+        """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`);
+        delay, loss or queue: netem (:meth:`_netem`)."""
+        from emulation import netem_faults
+
+        if netem_faults.needs_netem(f):
+            self._netem(f)
+            return
         ends = [e for e in self._link_ifaces(f.target) if e[0] == f.params.get("from", e[0])]
         rate = int(f.params["rate"])
         for node, iface in ends:

@@ -57,6 +57,7 @@ def bmv2_ready(mininet_ready: None) -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(ROOT / "topologies" / "scenarios")))
 def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -> None:
     from emulation.faults import check_supported
+    from emulation.mininet_net import ComponentError
     from emulation.run import EmulationError, run_emulation
     from emulation.shaping import KERNEL, LINKPROC, NONE
 
@@ -88,6 +89,12 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
         return
     try:
         run_emulation(sc, tmp_path, target="bmv2", progress=False)
+    except ComponentError as exc:
+        # a netem fault where the kernel has none, or on a link BMv2 shapes
+        # with tc: refused in one line naming it, before the run's clock starts
+        assert re.match(r"faults\[\d+\]: link_", str(exc)) and "\n" not in str(exc), exc
+        assert not (tmp_path / "complete.json").exists()
+        pytest.xfail(f"{path.name}: {exc}")
     except EmulationError as exc:
         # Under heavy load an agent may still be finishing when the run's 3 s
         # grace after the duration ends, and is stopped: it started and ran

@@ -330,9 +330,6 @@ def test_a_starved_switch_process_is_stopped_and_continued_on_its_duty_cycle():
 
 
 @pytest.mark.parametrize("kind, text", [
-    ("link_corrupt", "{type: link_corrupt, target: [s1, s2], fraction: 1%, at: 5}"),
-    ("link_reorder", "{type: link_reorder, target: [s1, s2], fraction: 1%, at: 5}"),
-    ("link_duplicate", "{type: link_duplicate, target: [s1, s2], fraction: 1%, at: 5}"),
     ("switch_wipe", "{type: switch_wipe, target: s2, at: 5}"),
 ])
 def test_mininet_refuses_what_it_cannot_inject_in_one_line_with_the_reason(kind, text):

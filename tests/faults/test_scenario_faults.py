@@ -126,7 +126,16 @@ def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
 
     check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
     check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))
-    with pytest.raises(ValueError, match=r"faults\[0\]: link_change of delay is simulated only"):
-        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "delay": "9ms"}]))
+    # netem adds to the link's own emulation: a longer delay and more loss go ...
+    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "delay": "9ms", "loss": "1%"}]))
+    # ... a queue, a shorter delay or less loss cannot
+    with pytest.raises(ValueError, match=r"^faults\[0\]: link_change in Mininet: the queue belongs to the switch"):
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "queue": 5}]))
+    slow = {**BASE, "topology": {**BASE["topology"], "link_defaults": {"delay": "20ms", "loss": "2%"}}}
+    for change, why in (({"delay": "9ms"}, "can only lengthen the delay .the link has 20 ms"),
+                        ({"loss": "1%"}, "can only add loss .the link has 0.02")):
+        with pytest.raises(ValueError, match=rf"^faults\[0\]: link_change in Mininet: netem {why}"):
+            check_supported(scenario_from_dict({**slow, "faults": [{"type": "link_change", "target": "r1",
+                                                                  "at": 1, **change}]}))
     with pytest.raises(ValueError, match=r"faults\[0\].rate: Mininet can only lower"):
         check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "5Gbps"}]))
