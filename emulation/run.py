@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from hosts.wire import Stamp
 from reporting import results as R
 from emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
 from emulation import mininet_net
@@ -648,6 +649,9 @@ def _collect_agent(s: _Started, t0: float, dt: float, rec: R.Recorder, out: Path
                 rx = float(r.get("rx_mcast_bytes", 0))
                 rec.sample(t, "session", a.session, a.host, R.THROUGHPUT, (rx - last.get("rx", 0.0)) * 8 / span)
                 last["rx"] = rx
+                if isinstance(r.get("stamp"), int) and Stamp.stamped(r["stamp"]):
+                    rec.sample(t, "session", a.session, a.host, R.STAMP_QUEUE, Stamp.queue_delay_s(r["stamp"]))
+                    rec.sample(t, "session", a.session, a.host, R.STAMP_SPARE, Stamp.spare_bps(r["stamp"]))
             else:
                 tx = float(r.get("tx_bytes", 0))
                 fb = float(r.get("rx_msgs", 0))

@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from hosts.core import Address, Delivered, Endpoint, JoinGroup, LeaveGroup, Metric
 from hosts.registry import SessionConfig
+from hosts.stampwindow import StampWindow, fold_stamp
 
 #: Multicast TTL: enough for the emulated topologies, never leaves a lab.
 MULTICAST_TTL = 16
@@ -92,6 +93,8 @@ class UdpDriver:
         self._done: asyncio.Future[None] | None = None
         self._warned = False
         self._rx_at = 0.0  # loop time of the last datagram handed to the core
+        #: the stamps of the data received since the last "traffic" record (docs/stamp.md)
+        self._stamps: dict[int, StampWindow] = {}
 
     # Sockets --------------------------------------------------------------
     def _sender_socket(self) -> socket.socket:
@@ -175,9 +178,15 @@ class UdpDriver:
         if self._done is None or self._done.done():
             return
         st = self.stats
-        self._write({"time": self.loop.time(), "role": self.ep.role, "state": "traffic",
-                     "rx_msgs": st["rx"], "rx_bytes": st["rx_bytes"], "rx_mcast_bytes": st["rx_mcast_bytes"],
-                     "tx_msgs": st["tx"], "tx_bytes": st["tx_bytes"]})
+        rec = {"time": self.loop.time(), "role": self.ep.role, "state": "traffic",
+               "rx_msgs": st["rx"], "rx_bytes": st["rx_bytes"], "rx_mcast_bytes": st["rx_mcast_bytes"],
+               "tx_msgs": st["tx"], "tx_bytes": st["tx_bytes"]}
+        window = self._stamps.get(0)
+        if window is not None:
+            if window.stamped:  # the interval's worst queue and tightest spare codes
+                rec["stamp"] = window.byte()
+            window.reset()
+        self._write(rec)
         self.loop.call_later(self.traffic_interval, self._traffic)
 
     # Core calls -------------------------------------------------------------
@@ -187,6 +196,7 @@ class UdpDriver:
         self.stats["rx_bytes"] += len(data)
         if multicast:
             self.stats["rx_mcast_bytes"] += len(data)
+            fold_stamp(self._stamps, 0, data)
         self._rx_at = self.loop.time()
         try:
             self.ep.receive_datagram(data, src, self._rx_at)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hosts.wire import Stamp
+from hosts.wire import MAGIC, MsgType, Stamp
 
 
 @dataclass
@@ -54,3 +54,23 @@ class StampWindow:
     def reset(self) -> None:
         self.packets = self.unstamped = self.q_max = 0
         self.s_min = 15
+
+
+def fold_stamp(windows: dict, key: object, payload: bytes) -> None:
+    """Fold the stamp of a received p4mcc *data* message into ``windows[key]``.
+
+    The engines' own stamp measurement (``reporting.results.STAMP_QUEUE``):
+    every other payload, and every other p4mcc message (switches stamp only
+    data, docs/stamp.md), is ignored, so a window says what the data saw.
+    """
+    if len(payload) >= 5 and payload[0] == _MAGIC_HI and payload[1] == _MAGIC_LO and payload[4] & 0x0F == _DATA:
+        w = windows.get(key)
+        if w is None:
+            w = windows[key] = StampWindow()
+        w.add(payload[3])
+
+
+#: The common header's magic, and the low nibble every data message type has (hosts/wire.py).
+_MAGIC_HI, _MAGIC_LO = MAGIC >> 8, MAGIC & 0xFF
+_DATA = MsgType.TFMCC_DATA & 0x0F
+assert all(t & 0x0F == _DATA for t in MsgType if t.name.endswith("_DATA"))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from controller.igmp import igmpv2
 from hosts.core import Endpoint, JoinGroup, LeaveGroup
+from hosts.stampwindow import StampWindow, fold_stamp
 from netsim import packets as pk
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ class HostNode:
         self.membership_log: list[tuple[float, str, str]] = []
         #: UDP payload bytes received to a multicast group, by destination port.
         self.rx_mcast_bytes: dict[int, int] = {}
+        #: Congestion stamps of the p4mcc messages received to a multicast
+        #: group, by destination port (read by the sampler, docs/stamp.md).
+        self.rx_mcast_stamps: dict[int, StampWindow] = {}
         #: Unicast UDP datagrams received, by destination port (feedback at a sender).
         self.rx_ucast_msgs: dict[int, int] = {}
         #: UDP payload bytes sent, by source port.
@@ -235,6 +239,7 @@ class HostNode:
                 self.rx_ucast_msgs[p.dport] = self.rx_ucast_msgs.get(p.dport, 0) + 1
             else:
                 self.rx_mcast_bytes[p.dport] = self.rx_mcast_bytes.get(p.dport, 0) + len(p.payload)
+                fold_stamp(self.rx_mcast_stamps, p.dport, p.payload)
             slots = self._udp.get(p.dport)
             if not slots:
                 c.rx_no_listener += 1

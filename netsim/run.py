@@ -243,6 +243,8 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
                 lv = s.leave_at.get(r, hi)
                 if jl < now <= lv + 1e-9:
                     rec.sample(now, "session", s.name, r, R.THROUGHPUT, (b - last.get(k, 0)) * 8 / dt)
+                    if s.assistance == "stamp":
+                        sample_stamp(rec, now, s.name, r, net.hosts[r].rx_mcast_stamps.get(s.port))
                 last[k] = b
         for name, f in run.tcp.items():
             lo, hi = tcp_active[name]
@@ -267,6 +269,17 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
             sim.at(now + dt, tick)
 
     sim.at(dt, tick)
+
+
+def sample_stamp(rec: R.Recorder, now: float, session: str, node: str, window: Any) -> None:
+    """One interval's stamp samples of a receiver (R.STAMP_QUEUE, R.STAMP_SPARE),
+    when every data packet of the interval was stamped; the window starts again."""
+    if window is None:
+        return
+    if window.stamped:
+        rec.sample(now, "session", session, node, R.STAMP_QUEUE, window.queue_s())
+        rec.sample(now, "session", session, node, R.STAMP_SPARE, window.spare_bps())
+    window.reset()
 
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress: bool = False,

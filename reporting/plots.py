@@ -3,7 +3,9 @@
 ``render(dir)`` writes ``throughput.png`` (per receiver and TCP flow, the
 sender's send rate dashed), ``loss.png``, ``rtt.png``, ``feedback.png``
 (feedback messages per interval at each session's sender), ``membership.png``
-(join/leave events per host) and ``queues.png`` (switch-to-switch queues).
+(join/leave events per host), ``queues.png`` (switch-to-switch queues) and,
+for runs with ``assistance: stamp``, ``stamp.png`` (the congestion stamp
+each receiver saw).
 Sessions with many receivers are drawn as a min/median/max band plus the
 slowest few receivers, so 1000-receiver runs stay readable.
 """
@@ -129,7 +131,28 @@ def render(d: str | Path) -> list[Path]:
         ax.text(0.5, 0.5, "no membership events", ha="center", va="center", transform=ax.transAxes)
     _finish(plt, fig, ax, d / "membership.png", "host", f"{name}: group joins and leaves")
     written.append(d / "membership.png")
-    return written
+    stamp = _stamp_plot(plt, d, samples, name)
+    return written + ([stamp] if stamp else [])
+
+
+def _stamp_plot(plt: Any, d: Path, samples: list[R.Sample], name: str) -> Path | None:
+    """``stamp.png``: what the congestion stamp told each receiver of a stamped
+    session (docs/stamp.md): the worst queueing delay on its path and the
+    tightest spare rate, each a lower bound within a factor of two.  Only
+    runs with ``assistance: stamp`` have these samples; others get no file."""
+    queue = _series(samples, R.STAMP_QUEUE)
+    if not queue:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    _plot_metric(plt, top, queue, 1e-3, {})
+    top.set_ylabel("queueing delay >= (ms)")
+    top.set_title(f"{name}: congestion stamp seen by each receiver")
+    top.grid(alpha=0.3)
+    top.legend(fontsize=7, loc="best")
+    _plot_metric(plt, bottom, _series(samples, R.STAMP_SPARE), 1e6, {})
+    path = d / "stamp.png"
+    _finish(plt, fig, bottom, path, "spare rate >= (Mb/s)", "")
+    return path
 
 
 def render_comparison(a: str | Path, b: str | Path, out: str | Path) -> Path:

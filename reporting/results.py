@@ -65,6 +65,12 @@ THROUGHPUT = "throughput_bps"
 LOSS = "loss"
 RTT = "rtt_s"
 FEEDBACK = "feedback_msgs"
+#: The congestion stamp a receiver saw (docs/stamp.md), per metrics interval,
+#: for sessions with ``assistance: stamp``: the worst queueing delay's lower
+#: bound (s) and the tightest spare rate's (bit/s), over the interval's data
+#: packets; no sample for an interval with an unstamped packet.
+STAMP_QUEUE = "stamp_queue_s"
+STAMP_SPARE = "stamp_spare_bps"
 
 
 @dataclass(frozen=True, slots=True)
