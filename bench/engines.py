@@ -11,9 +11,12 @@ fields (``steady_throughput_bps``, ``steady_loss``, ``steady_rtt_s`` of
     sudo .venv/bin/python bench/engines.py --out results/engines --repeat 3
     .venv/bin/python bench/engines.py --out results/engines --compare-only
 
-By default the demo and two paper scenarios run: WEBRC's equation check
-(equation-based: one receiver behind a lossy 0.2 s RTT path) and VLMCC's
-Fig. 4 (window-based, with a TCP flow on a 1 Mb/s bottleneck), each for 60 s.  A result folder
+By default the demo, the demo with the congestion stamp (``demo-stamp``:
+both sessions with ``assistance: stamp``, so the switches' queue metadata
+shapes every data packet in both engines) and two paper scenarios run:
+WEBRC's equation check (equation-based: one receiver behind a lossy 0.2 s
+RTT path) and VLMCC's Fig. 4 (window-based, with a TCP flow on a 1 Mb/s
+bottleneck), each for 60 s.  ``--stamp`` runs the stamped demo alone.  A result folder
 that already holds a ``summary.json`` is reused, so a run that was stopped
 goes on where it was; ``--fresh`` runs everything again.  ``--lock FILE``
 holds an exclusive ``flock`` on FILE around each Mininet run (for a machine
@@ -28,9 +31,11 @@ the built-in switch (the default); each target keeps its own result folders
 
 ``--check 0.2`` exits non-zero when a flow's Mininet throughput is not
 within 20 % of the simulator's.  ``--docs`` writes the table into
-docs/emulation.md's generated section ``engines-<target>``.
+docs/emulation.md's generated section ``engines-<target>``: the rows of the
+scenarios it ran replace theirs, the other scenarios' rows stay.
 
     sudo env PATH=$PATH .venv/bin/python bench/engines.py --target bmv2 --out results/engines --docs
+    sudo .venv/bin/python bench/engines.py --stamp --out results/engines --check 0.2 --docs
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SCEN = ROOT / "topologies" / "scenarios"
+STAMP_SCENARIOS = (str(SCEN / "demo-stamp.yaml"),)
 DEFAULT_SCENARIOS = (
     str(SCEN / "demo.yaml"),
+    *STAMP_SCENARIOS,
     str(SCEN / "paper" / "webrc-equation.yaml"),
     str(SCEN / "paper" / "vlmcc-fig4.yaml"),
 )
@@ -161,9 +168,45 @@ def docs_body(target: str, rows: list[str], ratios: list[float], tol: float) -> 
             f"throughput within ±{tol:.0%}.\n\n" + HEADER + "\n" + "\n".join(rows))
 
 
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def merge_rows(old_body: str | None, rows: list[str]) -> list[str]:
+    """The section's table rows with those of the scenarios in ``rows`` replaced
+    (in place; a scenario new to the table goes last), every other row kept."""
+    new: dict[str, list[str]] = {}
+    for row in rows:
+        new.setdefault(_cells(row)[0], []).append(row)
+    out: list[str] = []
+    placed: set[str] = set()
+    for line in (old_body or "").splitlines():
+        if not line.startswith("| ") or line.startswith("| scenario"):
+            continue
+        name = _cells(line)[0]
+        if name not in new:
+            out.append(line)
+        elif name not in placed:
+            out += new[name]
+            placed.add(name)
+    for name, rs in new.items():
+        if name not in placed:
+            out += rs
+    return out
+
+
+def row_ratio(row: str) -> float | None:
+    """A table row's throughput ratio (thr M/S), None where a figure is missing."""
+    cell = _cells(row)[4]
+    return None if cell == "-" else float(cell)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("scenarios", nargs="*", default=list(DEFAULT_SCENARIOS), help="scenario files")
+    ap.add_argument("scenarios", nargs="*", help="scenario files (default: the demo, the stamped demo "
+                    "and two paper scenarios)")
+    ap.add_argument("--stamp", action="store_true",
+                    help="run the demo with the congestion stamp alone (topologies/scenarios/demo-stamp.yaml)")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "engines", help="results folder")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds per run (0: the scenario's own)")
     ap.add_argument("--engines", default="sim,mininet", help="comma list of sim, mininet")
@@ -179,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", action="store_true",
                     help=f"write the table into {DOCS_PAGE.relative_to(ROOT)} (section engines-TARGET)")
     args = ap.parse_args(argv)
+    if args.stamp and args.scenarios:
+        print("engines.py: --stamp picks the scenario itself; give no scenario files with it", file=sys.stderr)
+        return 2
+    scenarios = list(STAMP_SCENARIOS if args.stamp else args.scenarios or DEFAULT_SCENARIOS)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     bad = [e for e in engines if e not in ENGINES]
     if bad:
@@ -188,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     worst: list[float] = []
     all_rows: list[str] = []
-    for scen in args.scenarios:
+    for scen in scenarios:
         name = Path(scen).stem
         runs: dict[str, list[dict[str, Any]]] = {e: [] for e in ENGINES}
         for i in range(args.repeat):
@@ -209,11 +256,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(rows), flush=True)
     if args.docs:
         sys.path.insert(0, str(ROOT))
-        from bench.docsection import write_section
+        from bench.docsection import sections, write_section
 
         cmd = "bench/engines.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        write_section(DOCS_PAGE, f"engines-{args.target}", docs_body(args.target, all_rows, worst,
-                                                                      args.check or 0.2), cmd)
+        section = f"engines-{args.target}"
+        rows = merge_rows(sections(DOCS_PAGE.read_text()).get(section), all_rows)
+        ratios = [r for r in map(row_ratio, rows) if r is not None]
+        write_section(DOCS_PAGE, section, docs_body(args.target, rows, ratios, args.check or 0.2), cmd)
     if args.check is not None:
         off = [r for r in worst if abs(r - 1) > args.check]
         if off or not worst:

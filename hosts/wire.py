@@ -96,6 +96,15 @@ class Stamp:
       ``2**22`` us (4.2 s) or more.
     * ``s = 0``: less than 80 kb/s spare; ``s`` in 1..15: at least
       ``40 kb/s * 2**s`` spare (RFC 4782's Quick-Start rate scale, 3.1).
+
+    Switches stamp data messages only.  A feedback message's stamp byte is
+    the receiver's *echo*: :meth:`hosts.stampwindow.StampWindow.byte` of the
+    data it received since its previous feedback (0 when not every packet
+    was stamped).  A switch that folds or filters feedback (MTCP ACKs, TFMCC
+    reports, VLMCC challenges) writes into the message it sends up the
+    combination of its echo and those of the messages it absorbed since the
+    last one went up: worst ``q`` (maximum), tightest ``s`` (minimum), and 0
+    if any of them is 0 (docs/stamp.md, "Carried back").
     """
 
     NOT_STAMPED = 0

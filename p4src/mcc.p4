@@ -2,7 +2,8 @@
  *
  * Multicast replication with IGMP join state kept in the data plane, IGMP
  * proxying toward each group's source, MTCP-style feedback aggregation,
- * TFMCC/VLMCC feedback filtering, policing and counters. Everything is
+ * TFMCC/VLMCC feedback filtering (carrying the stamp echoes of what they
+ * absorb), the congestion stamp, policing and counters. Everything is
  * configured at run time by the controller (tables, PRE groups, meter
  * rates); docs/p4-program.md lists what it must configure.
  *
@@ -16,6 +17,7 @@
 #include "include/state.p4"
 #include "include/parser.p4"
 #include "include/igmp.p4"
+#include "include/echo.p4"
 #include "include/aggregation.p4"
 #include "include/filtering.p4"
 #include "include/ingress.p4"

@@ -14,7 +14,9 @@
  * what one receiver holds, and the fold speaks for every port, so a bitmap
  * left in place would let the sender release packets other receivers still
  * lack. A fold acknowledges by cum_ack alone (losses are repaired on NACKs).
- * NACKs are never folded: they pass upstream so no reported loss is lost. */
+ * NACKs are never folded: they pass upstream so no reported loss is lost.
+ * The stamp echo of a message that goes up is combined with those of the
+ * messages absorbed since the last one went up (echo.p4). */
 #ifndef P4MCC_AGGREGATION_P4
 #define P4MCC_AGGREGATION_P4
 
@@ -51,6 +53,7 @@ control FoldSlot(in bit<32> base, in bit<32> mask, in bit<32> pending, in bit<8>
 }
 
 control Aggregate(inout headers_t hdr, inout metadata_t meta) {
+    FeedbackEcho() echo;
     /* AGG_K = 32 slots. */
     FoldSlot() fold0;
     FoldSlot() fold1;
@@ -148,7 +151,9 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             bit<1> sent;
             agg_last_sent.read(last, meta.sidx);
             agg_sent_valid.read(sent, meta.sidx);
-            if (sent == 1 && last == folded) {
+            bool absorb = sent == 1 && last == folded;
+            echo.apply(hdr, meta, !absorb);
+            if (absorb) {
                 meta.drop = 1;
                 meta.drop_reason = DROP_ABSORBED;
                 session_feedback_absorbed.count(meta.sidx);

@@ -12,11 +12,14 @@
  * is: they neither open a round nor change its worst rate (a probe's rate
  * field is 0 and would otherwise block the rest of the window). Forwarded
  * messages get flag FILTERED and a zero UDP checksum; suppressed ones are
- * dropped and counted. */
+ * dropped and counted. A forwarded message's stamp echo is combined with
+ * those of the messages suppressed since the last one passed (echo.p4). */
 #ifndef P4MCC_FILTERING_P4
 #define P4MCC_FILTERING_P4
 
 control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
+    FeedbackEcho() echo;
+
     apply {
         if (meta.sidx < MAX_SESSIONS) {
             bit<32> rate = 0;
@@ -60,6 +63,7 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
                     filter_worst.write(meta.sidx, rate);
                 }
             }
+            echo.apply(hdr, meta, pass);
             if (pass) {
                 hdr.mcc.flags = hdr.mcc.flags | MCC_FLAG_FILTERED;
                 hdr.udp.checksum = 0;

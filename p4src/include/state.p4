@@ -38,6 +38,10 @@ register<bit<16>>(MAX_SESSIONS) filter_round;        /* TFMCC fb_round */
 register<bit<48>>(MAX_SESSIONS) filter_round_start;  /* VLMCC window start (us) */
 register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
 
+/* ---- stamp echo of absorbed feedback (echo.p4) ---- */
+register<bit<1>>(MAX_SESSIONS) echo_held;   /* echo_acc holds absorbed echoes */
+register<bit<8>>(MAX_SESSIONS) echo_acc;    /* their combination (stamp byte) */
+
 /* ---- congestion stamp (egress.p4): per egress port, index = port ---- */
 /* Start (egress_global_timestamp, us) of the port's current rate window. */
 register<bit<48>>(PORT_SPACE) stamp_win_start;

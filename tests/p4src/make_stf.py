@@ -270,6 +270,97 @@ its worst rate.""")
     return s
 
 
+def feedback_echo() -> Stf:
+    S = wire.Stamp
+    s = Stf("""Stamp echoes of folded and filtered feedback (docs/stamp.md, "Carried
+back"): a receiver's feedback carries in its stamp byte the stamp of the
+data since its previous feedback. A message that goes up carries the
+combination of its own echo and those of the messages absorbed since the
+last one went up: queue code by maximum, spare code by minimum, 0 if any
+of them is 0. Session 7 is folded (MTCP, receivers h1 and h2), session 21
+filtered (TFMCC), session 23 filtered (VLMCC, a one-hour window).""")
+    s.configure(SwitchSetup(ports=[1, 2, 4], hosts={1: H1, 2: H2, 4: SENDER},
+                            groups=[Group(G[0], 0, 10)], aggregate={7: (0, 0)},
+                            filters={21: (1, 0), 23: (2, 3_600_000_000)}))
+    s.packet(1, igmpv2_report(H1, G[0]), "h1 and h2 join the MTCP session's group")
+    s.packet(2, igmpv2_report(H2, G[0]))
+
+    def ack(cum: int, node: int, echo: int) -> wire.MtcpAck:
+        return dataclasses.replace(_ack(cum, 10, 20, 64, node), stamp=echo)
+
+    m = ack(100, 1, S.pack(5, 9))
+    f = _fb(m, H1)
+    s.packet(1, f, "h1's first ACK goes up (cum_ack 0: h2 unheard) with its own echo")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=0))
+    m = ack(90, 2, S.pack(3, 6))
+    f = _fb(m, H2)
+    s.packet(2, f, "h2's ACK changes the fold: up with its own echo")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED))
+    s.packet(1, _fb(ack(100, 1, S.pack(8, 10)), H1), "h1 repeats itself: absorbed, echo (8, 10) kept")
+    s.packet(2, _fb(ack(90, 2, S.pack(4, 4)), H2), "h2 repeats itself: absorbed, echo (4, 4) kept")
+    m = ack(95, 2, S.pack(2, 12))
+    f = _fb(m, H2)
+    s.packet(2, f, "h2 advances: up with queue max(8, 4, 2) = 8, spare min(10, 4, 12) = 4")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=95, stamp=S.pack(8, 4)))
+    m = ack(96, 2, S.pack(6, 6))
+    f = _fb(m, H2)
+    s.packet(2, f, "h2 advances again: only its own echo (the store emptied)")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=96))
+    s.packet(1, _fb(ack(100, 1, S.NOT_STAMPED), H1), "h1 repeats with echo 0 (an unstamped packet): absorbed")
+    m = ack(97, 2, S.pack(7, 3))
+    f = _fb(m, H2)
+    s.packet(2, f, "h2 advances: the absorbed 0 makes the echo 0 (a path not stamped)")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=97, stamp=S.NOT_STAMPED))
+    m = ack(98, 2, S.pack(7, 3))
+    f = _fb(m, H2)
+    s.packet(2, f, "h2 advances: its own echo again")
+    s.expect(4, _flagged(f, m, wire.Flags.AGGREGATED, cum_ack=98))
+    nack = wire.MtcpNack(session_id=7, seq=3, cum_ack=98, node_id=2, missing=(99,), stamp=S.pack(9, 1))
+    f = _fb(nack, H2)
+    s.packet(2, f, "a NACK passes unchanged, its echo too")
+    s.expect(4, f)
+
+    def report(rate: int, rnd: int, echo: int, rflags: int = 0) -> wire.TfmccReport:
+        return dataclasses.replace(_report(rate, rnd, rflags), stamp=echo)
+
+    steps = [
+        (1, report(1_000_000, 1, S.pack(3, 7)), None, "TFMCC round 1: the first report passes, its own echo"),
+        (2, report(2_000_000, 1, S.pack(9, 5)), False, "not worse: suppressed, echo (9, 5) kept"),
+        (1, report(1_500_000, 1, S.pack(4, 2)), False, "not worse: suppressed, echo (4, 2) kept"),
+        (2, report(500_000, 1, S.pack(2, 8)), S.pack(9, 2), "worse: passes with (max 9, min 2)"),
+        (1, report(2_000_000, 2, S.pack(5, 5)), None, "round 2: its own echo (the store emptied)"),
+        (2, report(3_000_000, 2, S.NOT_STAMPED), False, "suppressed with echo 0"),
+        (1, report(3_000_000, 2, S.pack(6, 6), wire.TfmccReportFlags.IS_CLR), S.NOT_STAMPED,
+         "the CLR's report passes: the suppressed 0 makes its echo 0"),
+    ]
+    for port, msg, echo, note in steps:
+        f = _fb(msg, H1 if port == 1 else H2)
+        s.packet(port, f, note)
+        if echo is not False:
+            fields = {} if echo is None else {"stamp": echo}
+            s.expect(4, _flagged(f, msg, wire.Flags.FILTERED, **fields))
+
+    def challenge(rate: int, echo: int) -> wire.VlmccChallenge:
+        return dataclasses.replace(_challenge(rate), stamp=echo)
+
+    vsteps = [
+        (1, challenge(300, S.pack(2, 9)), None, "VLMCC: the first challenge opens the window, its own echo"),
+        (2, challenge(400, S.pack(11, 4)), False, "not below 300: suppressed, echo (11, 4) kept"),
+        (2, challenge(200, S.pack(3, 6)), S.pack(11, 4), "below 300: passes with (max 11, min 4)"),
+    ]
+    for port, msg, echo, note in vsteps:
+        f = _fb(msg, H1 if port == 1 else H2)
+        s.packet(port, f, note)
+        if echo is not False:
+            fields = {} if echo is None else {"stamp": echo}
+            s.expect(4, _flagged(f, msg, wire.Flags.FILTERED, **fields))
+    s.check_counter("session_feedback_absorbed", 0, 3)
+    s.check_counter("session_feedback_absorbed", 1, 3)
+    s.check_counter("session_feedback_absorbed", 2, 1)
+    s.check_counter("port_stamped", 4, 0)
+    return s
+
+
 def forwarding() -> Stf:
     s = Stf("""Unicast IPv4 forwarding and ARP: requests for known hosts are answered
 by the switch, others flooded (not back out the ingress port), replies
@@ -391,6 +482,7 @@ FILES = {
     "forwarding.stf": forwarding,
     "malformed.stf": malformed,
     "stamping.stf": stamping,
+    "echo.stf": feedback_echo,
 }
 
 
