@@ -362,6 +362,15 @@ STAMP_CASES: dict[str, dict[str, Any]] = {
     "q3": {"rate_mbps": 4.0, "rtt_ms": 40.0, "queue": 27, "tcp": 1, "receivers": 4, "sessions": 1},
     "q4": {"rate_mbps": 10.0, "rtt_ms": 100.0, "queue": 42, "tcp": 4, "receivers": 2, "sessions": 1},
     "mc": {"rate_mbps": 10.0, "rtt_ms": 50.0, "queue": 42, "tcp": 0, "receivers": 2, "sessions": 2},
+    # Trees (scenario.shapes.tree): one bottleneck per branch; measured on the
+    # limiting branch, the one with the lowest fair share rate / (TCP + 1).
+    # t1: the slow branch has the short round trip; t2: the slow branch the long one.
+    "t1": {"sessions": 1, "branches": [
+        {"rate_mbps": 4.0, "rtt_ms": 20.0, "queue": 14, "tcp": 1, "receivers": 2},
+        {"rate_mbps": 20.0, "rtt_ms": 150.0, "queue": 125, "tcp": 2, "receivers": 3}]},
+    "t2": {"sessions": 1, "branches": [
+        {"rate_mbps": 10.0, "rtt_ms": 30.0, "queue": 25, "tcp": 1, "receivers": 2},
+        {"rate_mbps": 3.0, "rtt_ms": 120.0, "queue": 30, "tcp": 1, "receivers": 2}]},
 }
 STAMP_PROFILES = ("paper", "default", "stamped")
 #: Access links of the dumbbell generator (one each side), as bench/friendliness.py.
@@ -373,9 +382,42 @@ _IP_PROTO, _IP_SRC, _SESSION_AT = 23, 26, 50
 _BIN_S, _T80_WINDOW_S = 0.5, 2.0
 
 
+def limiting_branch(case: str) -> tuple[int, dict[str, Any]]:
+    """The measured bottleneck of a case: (switch index i of the s1 -> s<i> link, its spec).
+    A dumbbell's is s1 -> s2; a tree's the branch with the lowest fair share."""
+    c = STAMP_CASES[case]
+    if "branches" not in c:
+        return 2, c
+    i, br = min(enumerate(c["branches"]), key=lambda x: x[1]["rate_mbps"] / (x[1]["tcp"] + 1))
+    return i + 2, br
+
+
+def _tree_scenario(proto: str, profile: str, case: str, seed: int, duration: float) -> Scenario:
+    from scenario.shapes import tree_layout
+
+    c = STAMP_CASES[case]
+    branches = [{"rate": int(b["rate_mbps"] * 1e6), "delay": round(b["rtt_ms"] / 2e3 - 2 * _ACCESS_DELAY, 5),
+                 "queue": b["queue"], "tcp_pairs": b["tcp"], "receivers": b["receivers"]} for b in c["branches"]]
+    layout = tree_layout(branches)
+    top = max(b["rate"] for b in branches)
+    return scenario_from_dict({
+        "name": f"stamp-{proto}-{profile}-{case}",
+        "topology": {"generate": {"kind": "tree", "branches": branches}},
+        "sessions": [{"name": "mc1", "protocol": proto, "sender": "snd1",
+                      "receivers": [r for br in layout for r in br["receivers"]],
+                      "group": "239.1.1.1", "port": PORT + 1, "assistance": "stamp", "profile": profile,
+                      "params": {"session_rate_bps": 2 * top} if proto == "webrc" else {}}],
+        "tcp_flows": [{"name": dst.replace("tdst", "tcp"), "src": src, "dst": dst}
+                      for br in layout for src, dst in br["tcp"]],
+        "duration": duration, "seed": seed, "metrics_interval": 1.0,
+    })
+
+
 def stamp_scenario(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> Scenario:
     """One stamp case: every session asks for the stamp; only ``stamped`` rules read it."""
     c = STAMP_CASES[case]
+    if "branches" in c:
+        return _tree_scenario(proto, profile, case, seed, duration)
     rate = int(c["rate_mbps"] * 1e6)
     n = c["sessions"]
     sessions = [{"name": f"mc{i}", "protocol": proto, "sender": f"snd{i}", "receivers": ["r*"],
@@ -394,15 +436,16 @@ def stamp_scenario(proto: str, profile: str, case: str, seed: int = 1, duration:
     })
 
 
-def _bottleneck(run: SimRun) -> Any:
-    """The s1 -> s2 channel of the dumbbell (the direction data crosses)."""
+def _bottleneck(run: SimRun, far: str = "s2") -> Any:
+    """The s1 -> ``far`` channel (the direction data crosses): the dumbbell's
+    bottleneck, or a tree's branch."""
     link = next(l for l in run.net.links.values()
-                if {getattr(l.a, "name", None), getattr(l.b, "name", None)} == {"s1", "s2"})
-    return link.ab if getattr(link.b, "name", None) == "s2" else link.ba
+                if {getattr(l.a, "name", None), getattr(l.b, "name", None)} == {"s1", far})
+    return link.ab if getattr(link.b, "name", None) == far else link.ba
 
 
 def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> dict[str, Any]:
-    """Run one stamp case and measure it at the bottleneck.
+    """Run one stamp case and measure it at the bottleneck (a tree: its limiting branch).
 
     Every frame the bottleneck's queue accepts is attributed to its flow (a
     session by its p4mcc session id, a TCP flow by its source address) and
@@ -413,12 +456,12 @@ def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: floa
     ``util``, ``jain`` (over every flow), ``q50_ms``/``q99_ms``.
     """
     sc = stamp_scenario(proto, profile, case, seed, duration)
-    c = STAMP_CASES[case]
+    far, c = limiting_branch(case)
     rate = c["rate_mbps"] * 1e6
     frames: list[tuple[float, Any, int, float]] = []
 
     def before(run: SimRun) -> None:
-        ch = _bottleneck(run)
+        ch = _bottleneck(run, f"s{far}")
 
         def tap(now: float, _ch: Any, frame: bytes, what: str) -> None:
             if what != "enqueue":
@@ -448,7 +491,7 @@ def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: floa
         if t >= half:
             steady[f] += size * 8 / (duration - half)
             waits.append(w)
-    fair = rate / max(1, len(sess) + c["tcp"])
+    fair = rate / max(1, STAMP_CASES[case]["sessions"] + c["tcp"])
     k = int(_T80_WINDOW_S / _BIN_S)
     t80s: list[float | None] = []
     for f in sess:
