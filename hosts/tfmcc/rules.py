@@ -1,12 +1,8 @@
-"""TFMCC's named rules: each behaviour beyond the paper, one mixin per role it changes.
+"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py).
 
-Every mixin overrides a hook of :class:`~hosts.tfmcc.receiver.TfmccReceiver`
-or :class:`~hosts.tfmcc.sender.TfmccSender` and calls ``super()``; its
-constants are class constants, named apart from every other rule's (a
-composed class sees all of them).  Reasons are RFC sections, or ours with the
-measurement on ``docs/protocols/tfmcc.md#rules``.  ``RULES`` lists them in
-composition order (first = outermost) with the profiles ``paper`` (none)
-and ``default`` (all of them).
+Each overrides a hook of the receiver or sender core and calls ``super()``;
+its constants are class constants, named apart from every other rule's.
+Reasons and figures: docs/protocols/tfmcc.md#rules.
 """
 
 from __future__ import annotations
@@ -22,9 +18,7 @@ from hosts.wire import TfmccReport, TfmccReportFlags
 
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
 
-# ===========================================================================
-# Receiver rules
-# ===========================================================================
+# -- receiver rules ----------------------------------------------------------
 
 
 class HistoryDiscounting:
@@ -97,7 +91,7 @@ class ForgiveCompetitorOverflow:
 
     FORGIVE_MIN_WINDOW = 10.0
     FORGIVE_RTTS = 2.0
-    FORGIVE_OVERFLOWS = 0  # every overflow that starts below the window
+    FORGIVE_OVERFLOWS = 0  # every overflow below the window
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)  # type: ignore[call-arg]
@@ -126,13 +120,9 @@ class OutageRestart:
     """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
+    COUNTERS = ("outages",)  # loss histories restarted
     OUTAGE_S = 1.0
     OUTAGE_PACKETS = 8
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
-        #: outages survived: loss histories restarted
-        self.outages = 0
 
     def _before_packet(self, seq: int, now: float) -> None:
         super()._before_packet(seq, now)  # type: ignore[misc]
@@ -156,14 +146,11 @@ class RetimeFeedback:
         T = feedback_delay(self.p.packet_size, self.max_rtt, send)  # type: ignore[attr-defined]
         when = max(now, self._fb_start + self._fb_frac * T)  # type: ignore[attr-defined]
         old = self.timer_at("feedback")  # type: ignore[attr-defined]
-        # Moves below 1% of T are jitter in the rate estimate, not a new rate.
         if old is None or abs(old - when) > 0.01 * T:
             self.set_timer("feedback", when)  # type: ignore[attr-defined]
 
 
-# ===========================================================================
-# Sender rules
-# ===========================================================================
+# -- sender rules ------------------------------------------------------------
 
 
 class TfrcInitialWindow:
@@ -297,8 +284,7 @@ class UnechoedClaims:
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)  # type: ignore[call-arg]
-        #: The largest RTT sample the sender measured itself, decaying as R_max does.
-        self.own_rtt_hi = 0.0
+        self.own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
 
     def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
         x = super()._echo_sample(rep, now)  # type: ignore[misc]
@@ -314,7 +300,6 @@ class UnechoedClaims:
         rtt = super()._unechoed_rtt(rep, claimed)  # type: ignore[misc]
         own = self.own_rtt_hi
         if rtt is None:
-            # a rate from a loss rate is checked at the RTT the sender measures
             has_loss = rep.rflags & TfmccReportFlags.HAVE_LOSS
             return (own or self.r_max) if has_loss else None  # type: ignore[attr-defined]
         cap = self.UNECHOED_FACTOR * own + self.UNECHOED_SLACK_S if own else self.p.initial_rtt  # type: ignore[attr-defined]
@@ -326,47 +311,34 @@ class UnechoedClaims:
 
 R, S = "tfmcc-receiver", "tfmcc-sender"
 
-RULES = RuleBook(
-    "tfmcc",
-    rules=(
-        Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
-             "RFC 5348 5.5", {R: HistoryDiscounting}),
-        Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
-             OURS, {R: LossEventCurrentRtt}),
-        Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
-             "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
-        Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
-             "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
-        Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
-             "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
-        Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
-             OURS, {R: OutageRestart}),
-        Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
-             OURS, {R: RetimeFeedback}),
-        Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
-             "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
-        Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
-             "RFC 4654 3.6", {S: SlowstartPerReport}),
-        Rule("police_reports", "refuse false CLR claims and report floods",
-             OURS, {S: PoliceReports}),
-        Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
-             OURS, {S: CheckClaims}),
-        Rule("send_sooner", "a report that raises a floor rate acts at once",
-             "RFC 5348 4.6", {S: SendSooner}),
-        Rule("pacing_jitter", "departures jitter within a packet-time of their ticks",
-             OURS, {S: PacingJitter}),
-        Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
-             OURS, {S: PacingPairs}),
-        Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
-             OURS, {S: UnechoedClaims}, requires=("check_claims",)),
-    ),
-    profiles={
-        PAPER: (),
-        DEFAULT: (
-            "history_discounting", "loss_event_current_rtt", "slowstart_recv_rate",
-            "first_interval_recv_rate", "forgive_competitor_overflow", "outage_restart",
-            "retime_feedback", "tfrc_initial_window", "slowstart_per_report", "police_reports",
-            "check_claims", "send_sooner", "pacing_jitter", "pacing_pairs", "unechoed_claims",
-        ),
-    },
+_RULES = (
+    Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
+         "RFC 5348 5.5", {R: HistoryDiscounting}),
+    Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
+         OURS, {R: LossEventCurrentRtt}),
+    Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
+         "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
+    Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
+         "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
+    Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
+         "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
+    Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
+         OURS, {R: OutageRestart}),
+    Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
+         OURS, {R: RetimeFeedback}),
+    Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
+         "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
+    Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
+         "RFC 4654 3.6", {S: SlowstartPerReport}),
+    Rule("police_reports", "refuse false CLR claims and report floods", OURS, {S: PoliceReports}),
+    Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
+         OURS, {S: CheckClaims}),
+    Rule("send_sooner", "a report that raises a floor rate acts at once", "RFC 5348 4.6", {S: SendSooner}),
+    Rule("pacing_jitter", "departures jitter within a packet-time of their ticks", OURS, {S: PacingJitter}),
+    Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
+         OURS, {S: PacingPairs}),
+    Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
+         OURS, {S: UnechoedClaims}, requires=("check_claims",)),
 )
+_ALL = tuple(r.name for r in _RULES)
+RULES = RuleBook("tfmcc", rules=_RULES, profiles={PAPER: (), DEFAULT: _ALL})
