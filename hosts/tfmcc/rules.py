@@ -11,10 +11,11 @@ import math
 
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
-from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
+from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
+from hosts.stampwindow import StampWindow
 from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D, feedback_delay
 from hosts.tfrc import CompetitorOverflow, LossHistory
-from hosts.wire import TfmccReport, TfmccReportFlags
+from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
 
@@ -309,6 +310,108 @@ class UnechoedClaims:
         return rtt
 
 
+class ClrSilence:
+    """A CLR reports once per RTT (2.4.2): one silent for ``CLR_SILENT_RMAX``
+    R_max (and 8 packet-times, at least 1 s) has gone, e.g. behind a crashed
+    switch; it is dropped then, checked per packet, not after 4.2's 10 rounds."""
+
+    CLR_SILENT_RMAX, CLR_SILENT_PACKETS, CLR_SILENT_MIN_S = 8.0, 8.0, 1.0
+
+    def _check_round(self, now: float) -> None:
+        silent = max(self.CLR_SILENT_RMAX * self.r_max, self.CLR_SILENT_PACKETS * self._interval(),  # type: ignore
+                     self.CLR_SILENT_MIN_S)
+        if self.clr is not None and now - self.clr_last > silent:  # type: ignore[attr-defined]
+            self._drop_clr()  # type: ignore[attr-defined]
+        super()._check_round(now)  # type: ignore[misc]
+
+# -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
+
+
+class StampEcho:
+    """Receiver: a report carries back the stamp of the data since the last one."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self._stamps = StampWindow()
+        self._stamp_now = 0  # the last data packet's stamp
+
+    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
+        self._stamps.add(msg.stamp)
+        self._stamp_now = msg.stamp
+        super()._on_data(msg, size, now)  # type: ignore[misc]
+
+    def _report_stamp(self) -> int:
+        byte = self._stamps.byte()
+        self._stamps.reset()
+        return byte
+
+    def _arm(self, now: float) -> None:
+        # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.
+        super()._arm(now)  # type: ignore[misc]
+        queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
+        if (self.timer_pending and self.sender_slowstart and spare and queue is not None  # type: ignore
+                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):  # type: ignore
+            self._fb_frac = 0.0  # retime_feedback keeps it at once
+            self.set_timer("feedback", now)  # type: ignore[attr-defined]
+
+
+class StampSpare:
+    """Sender: the CLR's echoed stamp decides slowstart while it shows a short
+    queue: a share of the spare rate is added at once (Quick-Start, RFC 4782),
+    none spare holds.  A long queue brakes once to 0.9 of what arrives (ABC's
+    brake) and holds while it drains; one that does not drain is not the
+    session's (TCP fills it): ``default`` decides until it is short again.
+    The increase after a CLR change (2.2) also takes the share, up to the
+    CLR's rate.  No stamp: ``default``."""
+
+    COUNTERS = ("stamp_raises", "stamp_brakes")
+    STAMP_SHARE = 0.25
+    #: A queue is short below this share of R_max, or below STAMP_SHORT_S.
+    STAMP_SHORT_RMAX, STAMP_SHORT_S = 0.1, 0.004
+    #: The spare code lags the rate by up to two 25.6 ms windows (docs/stamp.md).
+    STAMP_LAG_S = 0.1
+    #: The brake, and how long (R_max, at least seconds) a braked queue has to drain
+    #: by a code: halving a queue at a tenth of the rate takes five times its delay.
+    STAMP_BRAKE, STAMP_DRAIN_RMAX, STAMP_DRAIN_S = 0.9, 4.0, 0.3
+    _stamp_at = _brake_at = -1.0
+    _brake_q = 0  # the queue code at the brake; 0: none; -1: not the session's queue
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        before, taken = self.rate, self.reports  # type: ignore[attr-defined]
+        super()._on_report(rep, now)  # type: ignore[misc]
+        queue, spare = Stamp.queue_delay_s(rep.stamp), Stamp.spare_bps(rep.stamp)
+        if (self.reports == taken or rep.rcvr_id != self.clr  # type: ignore[attr-defined]
+                or queue is None or spare is None or rep.rflags & TfmccReportFlags.LEAVING):
+            return
+        r_max, q = self.r_max, Stamp.queue_code(rep.stamp)  # type: ignore[attr-defined]
+        short = queue < max(self.STAMP_SHORT_S, self.STAMP_SHORT_RMAX * r_max)
+        due = now - self._stamp_at >= max(r_max, self.STAMP_LAG_S)
+        if short:
+            self._brake_q = 0
+        elif 0 < self._brake_q <= q and now - self._brake_at > max(self.STAMP_DRAIN_RMAX * r_max, self.STAMP_DRAIN_S):
+            self._brake_q = -1  # braking did not drain it
+        if self.slowstart and self._brake_q >= 0:  # type: ignore[attr-defined]
+            recv = float(rep.recv_rate or rep.rate)
+            if short and spare > 0 and due:
+                self.rate = max(before, min(recv + self.STAMP_SHARE * spare, self.p.max_rate_bps))  # type: ignore
+                self.stamp_raises += 1
+            elif not short and due and self._brake_q == 0:
+                self.rate = max(min(before, self.STAMP_BRAKE * recv), self._slowstart_floor())  # type: ignore
+                self.stamp_brakes += 1
+                self._brake_q, self._brake_at = q, now
+            else:
+                self.rate = min(self.rate, before)  # type: ignore[attr-defined]
+                if 0 < q < self._brake_q:
+                    self._brake_q, self._brake_at = q, now  # draining: the queue is the session's
+            self._stamp_at = now if due else self._stamp_at
+            self.ss_from = self.ss_target = self.rate
+        elif short and due and self.limited and spare > 0:  # type: ignore[attr-defined]
+            ceiling = min(self.clr_rate, self.p.max_rate_bps)  # type: ignore[attr-defined]
+            self.rate = max(self.rate, min(ceiling, self.rate + self.STAMP_SHARE * spare))  # type: ignore
+            self.stamp_raises += 1
+            self._stamp_at = now
+
+
 R, S = "tfmcc-receiver", "tfmcc-sender"
 
 _RULES = (
@@ -339,6 +442,11 @@ _RULES = (
          OURS, {S: PacingPairs}),
     Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
          OURS, {S: UnechoedClaims}, requires=("check_claims",)),
+    Rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", OURS, {S: ClrSilence}),
+    Rule("stamp_spare", "under a short stamped queue, slowstart and the limited increase take half the "
+         "spare rate at once; no spare holds slowstart", "RFC 4782 3.1 (Quick-Start); ABC's brake; " + OURS,
+         {R: StampEcho, S: StampSpare}),
 )
-_ALL = tuple(r.name for r in _RULES)
-RULES = RuleBook("tfmcc", rules=_RULES, profiles={PAPER: (), DEFAULT: _ALL})
+_DEFAULT = tuple(r.name for r in _RULES if not r.name.startswith("stamp_"))
+RULES = RuleBook("tfmcc", rules=_RULES,
+                 profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: (*_DEFAULT, "stamp_spare")})
