@@ -324,6 +324,7 @@ class ClrSilence:
             self._drop_clr()  # type: ignore[attr-defined]
         super()._check_round(now)  # type: ignore[misc]
 
+
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
 
 
