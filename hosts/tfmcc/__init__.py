@@ -1,12 +1,8 @@
 """TFMCC: TCP-friendly multicast congestion control (Widmer & Handley; RFC 4654).
 
-Single-rate and equation based: every receiver computes the TCP-friendly
-rate toward itself, biased feedback timers bring the lowest to the sender,
-and the sender follows the current limiting receiver.  The package is the
-paper's algorithm (:mod:`.core`, :mod:`.receiver`, :mod:`.sender`), the
-user's parameters (:mod:`.params`) and the named rules beyond the paper with
-the ``paper`` and ``default`` profiles (:mod:`.rules`);
-``docs/protocols/tfmcc.md`` is its reference page.
+The paper's algorithm (:mod:`.core`, :mod:`.receiver`, :mod:`.sender`), the
+user's parameters (:mod:`.params`) and the named rules with the profiles
+(:mod:`.rules`); ``docs/protocols/tfmcc.md`` is its reference page.
 """
 
 from hosts.tfmcc.core import bias, feedback_delay, feedback_time

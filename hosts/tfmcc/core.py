@@ -1,13 +1,7 @@
-"""TFMCC's constants and feedback-timer arithmetic (Widmer & Handley; RFC 4654).
+"""TFMCC's constants and feedback-timer arithmetic, read by both cores.
 
-The paper's algorithm lives in :mod:`hosts.tfmcc.receiver` and
-:mod:`hosts.tfmcc.sender`; this module holds what both read: the paper's
-constants, each with the section that sets it, and the feedback timer of
-2.5.  Sections are the paper's (seed 001) unless marked RFC; where the paper
-is silent the cores follow RFC 4654, and say so where they do.
-
-Units inside the cores: seconds, bytes, and rates in **bits per second** (the
-wire's unit).
+Sections are the paper's unless marked RFC (RFC 4654 where the paper is
+silent).  Units: seconds, bytes, rates in bit/s (the wire's unit).
 """
 
 from __future__ import annotations
@@ -16,42 +10,22 @@ import math
 
 U32 = 0xFFFFFFFF
 
-#: 2.4.2: weight of a real RTT measurement in the CLR's EWMA.
-BETA_CLR = 0.05
-#: 2.4.2: weight of a real RTT measurement at other receivers.
-BETA_OTHER = 0.5
-#: 2.3: m, the loss intervals averaged with weights {5,5,5,5,4,3,2,1}.
-LOSS_INTERVALS = 8
-#: 2.6: the receive rate is measured over several RTTs; four.
-RECV_WINDOW_RTTS = 4.0
-#: 2.5.1/2.5.4: T = b·max RTT.
-FB_B = 4.0
-#: 2.5.4: the biased offset's share of T.
-FB_GAMMA = 0.25
-#: 2.5.2: a pending report is cancelled when R_fb - R_calc < θ·R_fb.
-FB_THETA = 0.1
-#: 2.5.3: packets that may be lost in a row without stalling feedback (2..4).
-FB_C = 4
-#: 2.5.1: r' saturates below BIAS_LO and biasing starts below BIAS_HI.
-BIAS_LO, BIAS_HI = 0.5, 0.9
-#: 2.6: slowstart's target is d · R_recv^min.
-SLOWSTART_D = 2.0
-#: 4.2: a CLR silent for 10 feedback delays has left.
-CLR_TIMEOUT_ROUNDS = 10.0
-#: RFC 4654 3.3 (no feedback): no report at all for this many feedback
-#: delays halves the rate at each round end until one comes.
-SILENCE_ROUNDS = 10.0
-#: RFC 4654 3.4 (draft-01 change log): R_max decays by this factor per round
-#: without a larger report.
-RMAX_DECAY = 0.9
-
-#: The longest round trip either core takes as measured: a sample or a claim
-#: beyond it is a wrapped or forged timestamp, not a path (a minute is
-#: already far beyond the paper's 2.4.1 range of initial RTTs).
+BETA_CLR, BETA_OTHER = 0.05, 0.5  #: 2.4.2: a real RTT sample's EWMA weight at the CLR, elsewhere.
+LOSS_INTERVALS = 8  #: 2.3: m, the loss intervals averaged with weights {5,5,5,5,4,3,2,1}.
+RECV_WINDOW_RTTS = 4.0  #: 2.6: the receive rate is measured over several RTTs; four.
+FB_B = 4.0  #: 2.5.1/2.5.4: T = b·max RTT.
+FB_GAMMA = 0.25  #: 2.5.4: the biased offset's share of T.
+FB_THETA = 0.1  #: 2.5.2: a pending report is cancelled when R_fb - R_calc < θ·R_fb.
+FB_C = 4  #: 2.5.3: packets that may be lost in a row without stalling feedback (2..4).
+BIAS_LO, BIAS_HI = 0.5, 0.9  #: 2.5.1: r' saturates below BIAS_LO, biasing starts below BIAS_HI.
+SLOWSTART_D = 2.0  #: 2.6: slowstart's target is d · R_recv^min.
+CLR_TIMEOUT_ROUNDS = 10.0  #: 4.2: a CLR silent for 10 feedback delays has left.
+SILENCE_ROUNDS = 10.0  #: RFC 4654 3.3: no report for this many T halves the rate per round.
+RMAX_DECAY = 0.9  #: RFC 4654 3.4 (draft-01 change log): R_max decays by this factor per round.
+#: The longest RTT either core takes as measured: beyond it a timestamp is
+#: wrapped or forged (far beyond 2.4.1's range of initial RTTs).
 MAX_RTT_S = 60.0
-
-#: Echo priorities (2.4.2): lower value goes first.
-ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER, ECHO_CLR = 0, 1, 2, 3
+ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER, ECHO_CLR = 0, 1, 2, 3  #: Echo priorities (2.4.2): lower goes first.
 
 
 def feedback_delay(packet_size: int, max_rtt: float, send_rate_bps: float) -> float:
@@ -66,11 +40,8 @@ def bias(r: float) -> float:
 
 
 def feedback_time(receivers: int, T: float, r: float, x: float) -> float:
-    """t' = γ·r'·T + (1 - γ)·T·(1 + log_N x), never negative (eq. 3, 2.5.4).
-
-    ``x`` is uniform in (0, 1]; ``r`` the ratio of the receiver's rate to the
-    sending rate (low ratio -> early feedback); ``receivers`` is N.
-    """
+    """t' = γ·r'·T + (1 - γ)·T·(1 + log_N x), never negative (eq. 3, 2.5.4);
+    ``x`` uniform in (0, 1], ``r`` the receiver's rate over the sending rate."""
     g = FB_GAMMA
     t = g * bias(r) * T + (1 - g) * T * (1 + math.log(x) / math.log(receivers))
     return max(t, 0.0)

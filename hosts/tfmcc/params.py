@@ -1,8 +1,5 @@
-"""The parameters a user of TFMCC sets: packet size, rate ceiling, start-up.
-
-Everything else is the paper's constant (:mod:`hosts.tfmcc.core`) or a named
-rule's (:mod:`hosts.tfmcc.rules`).
-"""
+"""The parameters a user of TFMCC sets; everything else is a paper constant
+(:mod:`hosts.tfmcc.core`) or a named rule's (:mod:`hosts.tfmcc.rules`)."""
 
 from __future__ import annotations
 
@@ -16,24 +13,15 @@ DATA_HEADER = wire.COMMON_LEN + 28
 
 @dataclass(frozen=True)
 class TfmccParams:
-    """TFMCC session parameters."""
+    """TFMCC session parameters (docs/protocols/tfmcc.md#user-parameters)."""
 
-    #: s: whole UDP payload in bytes.  1460, a TCP segment's payload on a
-    #: 1500-byte MTU: the equation is per packet and drop-tail queues drop
-    #: per packet, so at TCP's packet size the rates match in bytes too.
+    #: s, the whole UDP payload: a TCP segment's, so equal packet rates are
+    #: equal byte rates (the equation and drop-tail queues count packets).
     packet_size: int = 1460
-    #: The receivers' RTT before their first measurement, and the sender's
-    #: R_max until a report brings one (paper 2.4.1: 500 ms suits most networks).
-    initial_rtt: float = 0.5
-    #: N, the upper bound on the number of receivers the feedback timers
-    #: are sized for (paper 2.5.1).
-    fb_receivers: int = 10000
-    #: The application's ceiling on the sending rate, bit/s.
-    max_rate_bps: float = 100e6
-    #: The rate of the first packets, bit/s; None: the initial window per
-    #: ``initial_rtt`` (one packet, RFC 4654 3.1, or TFRC's initial window
-    #: with the ``tfrc_initial_window`` rule).
-    initial_rate_bps: float | None = None
+    initial_rtt: float = 0.5  #: Receivers' RTT and the sender's R_max until measured (2.4.1).
+    fb_receivers: int = 10000  #: N, the receiver count the feedback timers are sized for (2.5.1).
+    max_rate_bps: float = 100e6  #: The application's ceiling on the sending rate, bit/s.
+    initial_rate_bps: float | None = None  #: The first packets' rate; None: the initial window.
 
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:

@@ -1,10 +1,8 @@
-"""The TFMCC receiver as the paper describes it (sections 2.1-2.6, appendices A-B).
+"""The TFMCC receiver as the paper describes it (2.1-2.6, appendices A-B).
 
-Each receiver measures its loss event rate (2.3) and RTT (2.4) and computes
-the TCP-friendly rate toward itself (2.1); biased exponential feedback
-timers (2.5) let the lowest rates reach the sender without an implosion.
-The methods under "hooks the rules change" are where the named rules of
-:mod:`hosts.tfmcc.rules` change it.
+Loss event rate (2.3), RTT (2.4), the TCP-friendly rate toward itself (2.1)
+and biased feedback timers (2.5); docs/protocols/tfmcc.md describes it.  The
+methods under "hooks the rules change" are what :mod:`hosts.tfmcc.rules` changes.
 """
 
 from __future__ import annotations
@@ -19,17 +17,8 @@ from hosts.core import Address, JoinGroup, LeaveGroup, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import ewma
-from hosts.tfmcc.core import (
-    BETA_CLR,
-    BETA_OTHER,
-    FB_THETA,
-    LOSS_INTERVALS,
-    RECV_WINDOW_RTTS,
-    U32,
-    feedback_delay,
-    feedback_time,
-    u32,
-)
+from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, RECV_WINDOW_RTTS, U32,
+                              feedback_delay, feedback_time, u32)
 from hosts.tfmcc.params import TfmccParams
 from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
@@ -48,36 +37,24 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         s = self.p
         self.history = self._new_history()
         self.rtt = s.initial_rtt
-        self.have_rtt = False
-        self._first_interval_synthetic = False
+        self.have_rtt = self._first_interval_synthetic = False
         self.recv_meter = WindowRateMeter(max(RECV_WINDOW_RTTS * self.rtt, 0.5))
         # Sender-rate estimate from (seq, sender timestamp, size) of recent packets.
         self._recent: deque[tuple[int, int, int]] = deque(maxlen=4)
-        # One-way delay state (2.4.3): d_{R->S} from the last real measurement.
-        self.d_rs_us: int | None = None
+        self.d_rs_us: int | None = None  # d_{R->S} from the last real measurement (2.4.3)
         self._measured_echo = 0
         self._calc_key: tuple[float, int, float] | None = None
-        self._calc = 0.0
-        # Echo state for sender-side RTT (2.4.4).
-        self.last_data_ts: int | None = None
-        self.last_data_arrival = 0.0
-        # Feedback round state.
+        self._calc = self.last_data_arrival = 0.0
+        self.last_data_ts: int | None = None  # echoed in reports (2.4.4)
         self.fb_round: int | None = None
-        self.x_fbr = math.inf  # calculated rate at the start of the round
-        self.timer_pending = False
-        self._armed = False
-        self._fb_start = 0.0
-        self._fb_frac = 0.0  # the pending timer's delay as a fraction of T
-        self.is_clr = False
+        self.x_fbr = self.supp_rate = math.inf  # x_fbr: calculated rate at the round's start
+        self.timer_pending = self._armed = self.is_clr = self.left = False
+        self._fb_start = self._fb_frac = 0.0  # the pending timer's start and delay / T
         self.sender_clr = -1  # the CLR the data packets name; 0: none
         self.last_clr_report = -math.inf
         self.sender_slowstart = True
         self.max_rtt = s.initial_rtt
-        self.supp_rate = math.inf
-        self.reports_sent = 0
-        self.suppressed = 0
-        self.packets = 0
-        self.left = False
+        self.reports_sent = self.suppressed = self.packets = 0
 
     # -- measurements -------------------------------------------------------
     @property
@@ -85,11 +62,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         return self.history.loss_event_rate()
 
     def send_rate_bps(self) -> float:
-        """The sender's current rate, from sequence numbers and sender timestamps.
-
-        Exact despite losses: the sequence gap counts lost packets too, and the
-        timestamps are the sender's own clock.
-        """
+        """The sender's rate from sequence numbers and sender timestamps: exact
+        despite losses (the gap counts them; the clock is the sender's)."""
         if len(self._recent) < 2:
             return math.inf
         seq0, ts0, _ = self._recent[0]
@@ -108,11 +82,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         return self.recv_meter.rate_bps(self.now)
 
     def calculated_rate_bps(self) -> float:
-        """The TCP-friendly rate toward this receiver (2.1); the receive rate before loss.
-
-        Computed at most once per instant: the history and RTT change only
-        when a packet arrives.
-        """
+        """The TCP-friendly rate toward this receiver (2.1), the receive rate
+        before loss; computed once per instant (it moves only with packets)."""
         key = (self.now, self.packets, self.rtt)
         if self._calc_key == key:
             return self._calc
@@ -137,14 +108,9 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self._on_data(msg, len(data), now)
 
     def _implausible(self, msg: TfmccData) -> bool:
-        """A sequence jump the sender cannot have made since the last packet.
-
-        The sender paces at most ``max_rate_bps``; a jump of more packets
-        than that allows in the time between the two timestamps (with a
-        margin of 1000) is a corrupted or forged packet.  Taken at face value
-        it would count billions of losses and leave every later packet
-        "old".
-        """
+        """A sequence jump beyond what ``max_rate_bps`` allows since the last
+        packet (margin 1000): corrupted or forged, it would count billions of
+        losses and leave every later packet "old"."""
         if not self._recent:
             return False
         seq0, ts0, _ = self._recent[-1]
@@ -169,11 +135,11 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.is_clr = msg.clr_id == self.me
         self.sender_clr = msg.clr_id
 
-        # RTT: real measurement from an echo of our report (2.4.2).
+        # RTT: one real measurement per echo of our report (2.4.2), else the
+        # one-way-delay adjustment with the real weight spread over an RTT (2.4.3).
         rtt_now = 0.0  # the round trip this packet measures, if it measures one
         d_sr = wire.ts_diff_us(now_us, msg.timestamp)  # one-way delay, clock offset included
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
-            # Each report gives one measurement; the sender may echo it again.
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
             if 0 < inst_us < 60_000_000:
@@ -181,12 +147,9 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 self.d_rs_us = inst_us - d_sr
                 self._rtt_sample(rtt_now)
         elif self.have_rtt and self.d_rs_us is not None:
-            # One-way-delay adjustment between measurements (2.4.3).
             inst_us = self.d_rs_us + d_sr
             if inst_us > 0:
                 rtt_now = inst_us / 1e6
-                # Per-packet weight: the real-measurement weight spread over the
-                # packets of one RTT (2.4.3).
                 per_rtt = max(1.0, self.send_rate_bps() * self.rtt / (8.0 * s.packet_size))
                 beta = self._beta() / (per_rtt if not math.isinf(per_rtt) else 1.0)
                 self.rtt = beta * inst_us / 1e6 + (1 - beta) * self.rtt
@@ -199,7 +162,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self._record_packet(msg.seq, now, span, owd)
         if not had_loss and self.history.has_loss:
             self._init_first_interval()
-
         self.last_data_ts = msg.timestamp
         self.last_data_arrival = now
 
@@ -213,11 +175,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.cancel_timer("feedback")
             self.timer_pending = False
             self.suppressed += 1
-        elif self.timer_pending and not self._wants_to_report(
-            self.calculated_rate_bps()
-        ):
-            # The sender already went below our rate: nothing left to say this round.
-            self.cancel_timer("feedback")
+        elif self.timer_pending and not self._wants_to_report(self.calculated_rate_bps()):
+            self.cancel_timer("feedback")  # the sender already went below our rate
             self.timer_pending = False
         elif self.timer_pending:
             self._retime(now)
@@ -229,10 +188,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         """Called for every data packet before anything is measured from it."""
 
     def _report_stamp(self) -> int:
-        """The stamp byte a report carries back to the sender: the paper
-        carries none (0, "not stamped"); a rule echoes the data path's stamp
-        (docs/stamp.md).  Switches never stamp feedback, so the byte arrives
-        as the receiver wrote it."""
+        """The stamp byte a report carries back: the paper carries none (0)."""
         return wire.Stamp.NOT_STAMPED
 
     def _meter_packet(self, now: float, size: int) -> None:
@@ -248,10 +204,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.recv_meter.window = max(RECV_WINDOW_RTTS * self.rtt, 0.5)
 
     def _event_span(self, rtt_now: float) -> float:
-        """The round trip a loss event lasts from its first loss (2.3): the smoothed RTT.
-
-        ``rtt_now`` is the round trip this packet measures (0 if none).
-        """
+        """A loss event lasts the smoothed RTT from its first loss (2.3);
+        ``rtt_now`` is the round trip this packet measures (0: none)."""
         return self.rtt
 
     def _record_packet(self, seq: int, now: float, span: float, owd: float) -> None:
@@ -292,9 +246,8 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self.rtt = ewma(self.rtt, inst, self._beta())
 
     def _init_first_interval(self) -> None:
-        """l_0 = 1/p with p the loss event rate whose equation rate is the
-        hook's rate (appendix B); the full equation's inverse, since the
-        simplified one exceeds p = 1 at the low rates of an early first loss."""
+        """l_0 = 1/p, p the full equation's inverse at the hook's rate (app. B;
+        the simplified one exceeds p = 1 at an early first loss's low rates)."""
         rate_bytes = max(self._first_interval_rate() / 8.0, 1e-9)
         p = loss_rate_full(self.p.packet_size, self.rtt, rate_bytes, rto(self.rtt))
         self.history.set_first_interval(1.0 / p)
@@ -302,21 +255,15 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
     # -- feedback (2.5) -----------------------------------------------------------
     def _wants_to_report(self, x_calc: float) -> bool:
-        """Report when below the sending rate; during the sender's slowstart always
-        (loss-free receivers give their receive rate, and the first loss must reach
-        the sender to end slowstart, 2.6)."""
+        """Report when below the sending rate; always in the sender's slowstart
+        (2.6) and while the data names no CLR (RFC 4654 3.3)."""
         if self.sender_slowstart or self.sender_clr == 0:
-            # No CLR (it left or timed out): every receiver may report, loss or
-            # not, so the sender names a new one and its rounds keep going
-            # (RFC 4654 3.3: feedback must not stop with the CLR).
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
 
     def _ratio(self, x_calc: float) -> float:
         send = self.send_rate_bps()
-        if math.isinf(send) or send <= 0:
-            return 1.0
-        return x_calc / send
+        return 1.0 if math.isinf(send) or send <= 0 else x_calc / send
 
     def _new_round(self, rnd: int, now: float) -> None:
         """A data packet announced feedback round ``rnd``: set a biased timer (2.5.1)."""
@@ -340,26 +287,18 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         T = feedback_delay(self.p.packet_size, self.max_rtt, self.send_rate_bps())
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
         t = feedback_time(self.p.fb_receivers, T, self._ratio(x_calc), x)
-        # The draw is kept as a fraction of T, for rules that rescale it.
-        self._fb_start, self._fb_frac = now, t / T
+        self._fb_start, self._fb_frac = now, t / T  # kept as a fraction of T for rules
         self.set_timer("feedback", now + t)
         self.timer_pending = True
 
     def _suppressed_by(self, supp: float) -> bool:
-        """Cancel when R_fb - R_calc < θ·R_fb (2.5.2).
-
-        During the sender's slowstart a receiver that has seen loss is only
-        suppressed by reports that also saw loss (2.6); the sender leaves
-        slowstart on the first such report, so while the slowstart flag is set
-        the echoed rate came from loss-free reports.
-        """
+        """Cancel when R_fb - R_calc < θ·R_fb (2.5.2), R_calc the larger of
+        X_fbr (RFC 4654 3.4) and the rate now; in slowstart a receiver with
+        loss is only suppressed by loss reports, which end slowstart (2.6)."""
         if math.isinf(supp):
             return False
         if self.history.has_loss and self.sender_slowstart:
             return False
-        # Compare with the rate at the round's start (X_fbr, RFC 4654 3.4),
-        # or the current rate when it has risen since: falling rates must not
-        # unsuppress everyone, and rising ones (slowstart) must not either.
         x = max(self.x_fbr, self.calculated_rate_bps())
         return supp - x < FB_THETA * supp
 
@@ -369,41 +308,27 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self._send_report(now)
 
     def _send_report(self, now: float, leaving: bool = False) -> None:
-        flags = 0
+        flags = TfmccReportFlags.HAVE_LOSS if self.history.has_loss else TfmccReportFlags.SLOWSTART
         if self.have_rtt:
             flags |= TfmccReportFlags.HAVE_RTT
-        if self.history.has_loss:
-            flags |= TfmccReportFlags.HAVE_LOSS
-        else:
-            flags |= TfmccReportFlags.SLOWSTART
         if self.is_clr:
             flags |= TfmccReportFlags.IS_CLR
         if leaving:
             flags |= TfmccReportFlags.LEAVING
-        echo_ts = self.last_data_ts or 0
         offset = int((now - self.last_data_arrival) * 1e6) if self.last_data_ts else 0
         rep = TfmccReport(
-            session_id=self.cfg.session_id,
-            seq=self.reports_sent & U32,
-            timestamp=wire.ts_us(now),
-            rate=u32(self.calculated_rate_bps()),
-            fb_round=(self.fb_round or 0) & 0xFFFF,
-            rflags=flags,
-            rcvr_id=self.me,
-            recv_rate=u32(self.receive_rate_bps()),
-            rtt=u32(self.rtt * 1e6),
-            loss_rate=u32(self.loss_event_rate * U32),
-            echo_ts=echo_ts,
-            echo_offset=u32(offset),
-            stamp=self._report_stamp(),
-        )
+            session_id=self.cfg.session_id, seq=self.reports_sent & U32, timestamp=wire.ts_us(now),
+            rate=u32(self.calculated_rate_bps()), fb_round=(self.fb_round or 0) & 0xFFFF, rflags=flags,
+            rcvr_id=self.me, recv_rate=u32(self.receive_rate_bps()), rtt=u32(self.rtt * 1e6),
+            loss_rate=u32(self.loss_event_rate * U32), echo_ts=self.last_data_ts or 0,
+            echo_offset=u32(offset), stamp=self._report_stamp())
         self.send(self.sender_addr, rep.encode())
         self.reports_sent += 1
         if self.is_clr:
             self.last_clr_report = now
 
     def close(self, now: float) -> None:
-        """Leave the session: tell the sender (so a leaving CLR is replaced at once, 4.2)."""
+        """Leave, telling the sender (a leaving CLR is replaced at once, 4.2)."""
         if self.left:
             return
         self.now = max(self.now, now)
@@ -415,13 +340,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         recv = self.recv_meter.peek_bps(self.now)  # a read that changes no measurement
         calc = self.calculated_rate_bps() if self.loss_event_rate > 0 else recv
-        return (
-            {
-                "rate_bps": recv,
-                "calc_rate_bps": min(calc, 1e12),
-                "loss_event_rate": self.loss_event_rate,
-                "rtt_s": self.rtt,
-                "reports": self.reports_sent,
-            },
-            "clr" if self.is_clr else ("have_rtt" if self.have_rtt else "no_rtt"),
-        )
+        return ({"rate_bps": recv, "calc_rate_bps": min(calc, 1e12), "loss_event_rate": self.loss_event_rate,
+                 "rtt_s": self.rtt, "reports": self.reports_sent},
+                "clr" if self.is_clr else ("have_rtt" if self.have_rtt else "no_rtt"))

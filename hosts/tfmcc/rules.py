@@ -1,12 +1,8 @@
-"""TFMCC's named rules: each behaviour beyond the paper, one mixin per role it changes.
+"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py).
 
-Every mixin overrides a hook of :class:`~hosts.tfmcc.receiver.TfmccReceiver`
-or :class:`~hosts.tfmcc.sender.TfmccSender` and calls ``super()``; its
-constants are class constants, named apart from every other rule's (a
-composed class sees all of them).  Reasons are RFC sections, or ours with the
-measurement on ``docs/protocols/tfmcc.md#rules``.  ``RULES`` lists them in
-composition order (first = outermost) with the profiles ``paper`` (none)
-and ``default`` (all of them).
+Each overrides a hook of the receiver or sender core and calls ``super()``;
+its constants are class constants, named apart from every other rule's.
+Reasons and figures: docs/protocols/tfmcc.md#rules.
 """
 
 from __future__ import annotations
@@ -15,16 +11,15 @@ import math
 
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
-from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
+from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
+from hosts.stampwindow import StampWindow
 from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D, feedback_delay
 from hosts.tfrc import CompetitorOverflow, LossHistory
-from hosts.wire import TfmccReport, TfmccReportFlags
+from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
 
-# ===========================================================================
-# Receiver rules
-# ===========================================================================
+# -- receiver rules ----------------------------------------------------------
 
 
 class HistoryDiscounting:
@@ -97,7 +92,7 @@ class ForgiveCompetitorOverflow:
 
     FORGIVE_MIN_WINDOW = 10.0
     FORGIVE_RTTS = 2.0
-    FORGIVE_OVERFLOWS = 0  # every overflow that starts below the window
+    FORGIVE_OVERFLOWS = 0  # every overflow below the window
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)  # type: ignore[call-arg]
@@ -126,13 +121,9 @@ class OutageRestart:
     """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
+    COUNTERS = ("outages",)  # loss histories restarted
     OUTAGE_S = 1.0
     OUTAGE_PACKETS = 8
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
-        #: outages survived: loss histories restarted
-        self.outages = 0
 
     def _before_packet(self, seq: int, now: float) -> None:
         super()._before_packet(seq, now)  # type: ignore[misc]
@@ -156,14 +147,11 @@ class RetimeFeedback:
         T = feedback_delay(self.p.packet_size, self.max_rtt, send)  # type: ignore[attr-defined]
         when = max(now, self._fb_start + self._fb_frac * T)  # type: ignore[attr-defined]
         old = self.timer_at("feedback")  # type: ignore[attr-defined]
-        # Moves below 1% of T are jitter in the rate estimate, not a new rate.
         if old is None or abs(old - when) > 0.01 * T:
             self.set_timer("feedback", when)  # type: ignore[attr-defined]
 
 
-# ===========================================================================
-# Sender rules
-# ===========================================================================
+# -- sender rules ------------------------------------------------------------
 
 
 class TfrcInitialWindow:
@@ -297,8 +285,7 @@ class UnechoedClaims:
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)  # type: ignore[call-arg]
-        #: The largest RTT sample the sender measured itself, decaying as R_max does.
-        self.own_rtt_hi = 0.0
+        self.own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
 
     def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
         x = super()._echo_sample(rep, now)  # type: ignore[misc]
@@ -314,7 +301,6 @@ class UnechoedClaims:
         rtt = super()._unechoed_rtt(rep, claimed)  # type: ignore[misc]
         own = self.own_rtt_hi
         if rtt is None:
-            # a rate from a loss rate is checked at the RTT the sender measures
             has_loss = rep.rflags & TfmccReportFlags.HAVE_LOSS
             return (own or self.r_max) if has_loss else None  # type: ignore[attr-defined]
         cap = self.UNECHOED_FACTOR * own + self.UNECHOED_SLACK_S if own else self.p.initial_rtt  # type: ignore[attr-defined]
@@ -324,49 +310,144 @@ class UnechoedClaims:
         return rtt
 
 
+class ClrSilence:
+    """A CLR reports once per RTT (2.4.2): one silent for ``CLR_SILENT_RMAX``
+    R_max (and 8 packet-times, at least 1 s) has gone, e.g. behind a crashed
+    switch; it is dropped then, checked per packet, not after 4.2's 10 rounds."""
+
+    CLR_SILENT_RMAX, CLR_SILENT_PACKETS, CLR_SILENT_MIN_S = 8.0, 8.0, 1.0
+
+    def _check_round(self, now: float) -> None:
+        silent = max(self.CLR_SILENT_RMAX * self.r_max, self.CLR_SILENT_PACKETS * self._interval(),  # type: ignore
+                     self.CLR_SILENT_MIN_S)
+        if self.clr is not None and now - self.clr_last > silent:  # type: ignore[attr-defined]
+            self._drop_clr()  # type: ignore[attr-defined]
+        super()._check_round(now)  # type: ignore[misc]
+
+
+# -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
+
+
+class StampEcho:
+    """Receiver: a report carries back the stamp of the data since the last one."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)  # type: ignore[call-arg]
+        self._stamps = StampWindow()
+        self._stamp_now = 0  # the last data packet's stamp
+
+    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
+        self._stamps.add(msg.stamp)
+        self._stamp_now = msg.stamp
+        super()._on_data(msg, size, now)  # type: ignore[misc]
+
+    def _report_stamp(self) -> int:
+        byte = self._stamps.byte()
+        self._stamps.reset()
+        return byte
+
+    def _arm(self, now: float) -> None:
+        # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.
+        super()._arm(now)  # type: ignore[misc]
+        queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
+        if (self.timer_pending and self.sender_slowstart and spare and queue is not None  # type: ignore
+                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):  # type: ignore
+            self._fb_frac = 0.0  # retime_feedback keeps it at once
+            self.set_timer("feedback", now)  # type: ignore[attr-defined]
+
+
+class StampSpare:
+    """Sender: the CLR's echoed stamp decides slowstart while it shows a short
+    queue: a share of the spare rate is added at once (Quick-Start, RFC 4782),
+    none spare holds.  A long queue brakes once to 0.9 of what arrives (ABC's
+    brake) and holds while it drains; one that does not drain is not the
+    session's (TCP fills it): ``default`` decides until it is short again.
+    The increase after a CLR change (2.2) also takes the share, up to the
+    CLR's rate.  No stamp: ``default``."""
+
+    COUNTERS = ("stamp_raises", "stamp_brakes")
+    STAMP_SHARE = 0.25
+    #: A queue is short below this share of R_max, or below STAMP_SHORT_S.
+    STAMP_SHORT_RMAX, STAMP_SHORT_S = 0.1, 0.004
+    #: The spare code lags the rate by up to two 25.6 ms windows (docs/stamp.md).
+    STAMP_LAG_S = 0.1
+    #: The brake, and how long (R_max, at least seconds) a braked queue has to drain
+    #: by a code: halving a queue at a tenth of the rate takes five times its delay.
+    STAMP_BRAKE, STAMP_DRAIN_RMAX, STAMP_DRAIN_S = 0.9, 4.0, 0.3
+    _stamp_at = _brake_at = -1.0
+    _brake_q = 0  # the queue code at the brake; 0: none; -1: not the session's queue
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        before, taken = self.rate, self.reports  # type: ignore[attr-defined]
+        super()._on_report(rep, now)  # type: ignore[misc]
+        queue, spare = Stamp.queue_delay_s(rep.stamp), Stamp.spare_bps(rep.stamp)
+        if (self.reports == taken or rep.rcvr_id != self.clr  # type: ignore[attr-defined]
+                or queue is None or spare is None or rep.rflags & TfmccReportFlags.LEAVING):
+            return
+        r_max, q = self.r_max, Stamp.queue_code(rep.stamp)  # type: ignore[attr-defined]
+        short = queue < max(self.STAMP_SHORT_S, self.STAMP_SHORT_RMAX * r_max)
+        due = now - self._stamp_at >= max(r_max, self.STAMP_LAG_S)
+        if short:
+            self._brake_q = 0
+        elif 0 < self._brake_q <= q and now - self._brake_at > max(self.STAMP_DRAIN_RMAX * r_max, self.STAMP_DRAIN_S):
+            self._brake_q = -1  # braking did not drain it
+        if self.slowstart and self._brake_q >= 0:  # type: ignore[attr-defined]
+            recv = float(rep.recv_rate or rep.rate)
+            if short and spare > 0 and due:
+                self.rate = max(before, min(recv + self.STAMP_SHARE * spare, self.p.max_rate_bps))  # type: ignore
+                self.stamp_raises += 1
+            elif not short and due and self._brake_q == 0:
+                self.rate = max(min(before, self.STAMP_BRAKE * recv), self._slowstart_floor())  # type: ignore
+                self.stamp_brakes += 1
+                self._brake_q, self._brake_at = q, now
+            else:
+                self.rate = min(self.rate, before)  # type: ignore[attr-defined]
+                if 0 < q < self._brake_q:
+                    self._brake_q, self._brake_at = q, now  # draining: the queue is the session's
+            self._stamp_at = now if due else self._stamp_at
+            self.ss_from = self.ss_target = self.rate
+        elif short and due and self.limited and spare > 0:  # type: ignore[attr-defined]
+            ceiling = min(self.clr_rate, self.p.max_rate_bps)  # type: ignore[attr-defined]
+            self.rate = max(self.rate, min(ceiling, self.rate + self.STAMP_SHARE * spare))  # type: ignore
+            self.stamp_raises += 1
+            self._stamp_at = now
+
+
 R, S = "tfmcc-receiver", "tfmcc-sender"
 
-RULES = RuleBook(
-    "tfmcc",
-    rules=(
-        Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
-             "RFC 5348 5.5", {R: HistoryDiscounting}),
-        Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
-             OURS, {R: LossEventCurrentRtt}),
-        Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
-             "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
-        Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
-             "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
-        Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
-             "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
-        Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
-             OURS, {R: OutageRestart}),
-        Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
-             OURS, {R: RetimeFeedback}),
-        Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
-             "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
-        Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
-             "RFC 4654 3.6", {S: SlowstartPerReport}),
-        Rule("police_reports", "refuse false CLR claims and report floods",
-             OURS, {S: PoliceReports}),
-        Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
-             OURS, {S: CheckClaims}),
-        Rule("send_sooner", "a report that raises a floor rate acts at once",
-             "RFC 5348 4.6", {S: SendSooner}),
-        Rule("pacing_jitter", "departures jitter within a packet-time of their ticks",
-             OURS, {S: PacingJitter}),
-        Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
-             OURS, {S: PacingPairs}),
-        Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
-             OURS, {S: UnechoedClaims}, requires=("check_claims",)),
-    ),
-    profiles={
-        PAPER: (),
-        DEFAULT: (
-            "history_discounting", "loss_event_current_rtt", "slowstart_recv_rate",
-            "first_interval_recv_rate", "forgive_competitor_overflow", "outage_restart",
-            "retime_feedback", "tfrc_initial_window", "slowstart_per_report", "police_reports",
-            "check_claims", "send_sooner", "pacing_jitter", "pacing_pairs", "unechoed_claims",
-        ),
-    },
+_RULES = (
+    Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
+         "RFC 5348 5.5", {R: HistoryDiscounting}),
+    Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
+         OURS, {R: LossEventCurrentRtt}),
+    Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
+         "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
+    Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
+         "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
+    Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
+         "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
+    Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
+         OURS, {R: OutageRestart}),
+    Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
+         OURS, {R: RetimeFeedback}),
+    Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
+         "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
+    Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
+         "RFC 4654 3.6", {S: SlowstartPerReport}),
+    Rule("police_reports", "refuse false CLR claims and report floods", OURS, {S: PoliceReports}),
+    Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
+         OURS, {S: CheckClaims}),
+    Rule("send_sooner", "a report that raises a floor rate acts at once", "RFC 5348 4.6", {S: SendSooner}),
+    Rule("pacing_jitter", "departures jitter within a packet-time of their ticks", OURS, {S: PacingJitter}),
+    Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
+         OURS, {S: PacingPairs}),
+    Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
+         OURS, {S: UnechoedClaims}, requires=("check_claims",)),
+    Rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", OURS, {S: ClrSilence}),
+    Rule("stamp_spare", "under a short stamped queue, slowstart and the limited increase take half the "
+         "spare rate at once; no spare holds slowstart", "RFC 4782 3.1 (Quick-Start); ABC's brake; " + OURS,
+         {R: StampEcho, S: StampSpare}),
 )
+_DEFAULT = tuple(r.name for r in _RULES if not r.name.startswith("stamp_"))
+RULES = RuleBook("tfmcc", rules=_RULES,
+                 profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: (*_DEFAULT, "stamp_spare")})

@@ -1,13 +1,9 @@
-"""The TFMCC sender as the paper describes it (sections 2.2, 2.4.2, 2.5, 2.6, 4.2).
+"""The TFMCC sender as the paper describes it (2.2, 2.4.2, 2.5, 2.6, 4.2).
 
-The sender follows the *current limiting receiver* (CLR): it decreases to a
-lower reported rate at once, follows the CLR's own rate up, and after a CLR
-change to a higher rate climbs by at most one packet per R_max per R_max
-(2.2).  Data packets echo reports (2.4.2), carry the feedback round and the
-suppression rate (2.5).  Slowstart moves toward twice the lowest receive
-rate once per feedback round (2.6).  The methods whose docstring says what
-the paper does there are the hooks the rules of :mod:`hosts.tfmcc.rules`
-override.
+It follows the current limiting receiver (CLR), echoes reports, runs the
+feedback rounds and slowstart; docs/protocols/tfmcc.md describes it.  Methods
+whose docstring says what the paper does are the hooks :mod:`hosts.tfmcc.rules`
+overrides.
 """
 
 from __future__ import annotations
@@ -20,20 +16,8 @@ from typing import Any
 from hosts import wire
 from hosts.core import Address
 from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.tfmcc.core import (
-    CLR_TIMEOUT_ROUNDS,
-    ECHO_CLR,
-    ECHO_NEW_CLR,
-    ECHO_NO_RTT,
-    ECHO_OTHER,
-    MAX_RTT_S,
-    RMAX_DECAY,
-    SILENCE_ROUNDS,
-    SLOWSTART_D,
-    U32,
-    feedback_delay,
-    u32,
-)
+from hosts.tfmcc.core import (CLR_TIMEOUT_ROUNDS, ECHO_CLR, ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER,
+                              MAX_RTT_S, RMAX_DECAY, SILENCE_ROUNDS, SLOWSTART_D, U32, feedback_delay, u32)
 from hosts.tfmcc.params import DATA_HEADER, TfmccParams
 from hosts.tfrc import rto, tcp_rate
 from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
@@ -51,7 +35,6 @@ class _Echo:
 class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
     """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
 
-    #: CLRs dropped (timed out or left).
     COUNTERS = ("clr_drops",)
 
     def __init__(self, config: SessionConfig) -> None:
@@ -59,49 +42,30 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.dest: Address = (config.group, config.port)
         s = self.p
         self.r_max = s.initial_rtt
-        #: Sending rate in bit/s; starts at the initial window per R_max.
         self.rate = self._initial_rate(self.r_max)
         self.slowstart = True
-        self.ss_target = self.rate
-        self.ss_from = self.rate
-        self.ss_ramp_start = 0.0
+        self.ss_target = self.ss_from = self.rate
+        self.ss_ramp_start = self.ss_step_at = 0.0
         self.clr: int | None = None
         self.clr_rate = math.inf
-        self.clr_last = -math.inf
-        self.clr_changed_at = -math.inf
+        self.clr_last = self.clr_changed_at = -math.inf
         self.clr_echo: _Echo | None = None
         self.pending: dict[int, _Echo] = {}
-        self.fb_round = 0
-        self.round_start = 0.0
-        self.round_nonclr = False
-        self.first_nonclr_at = 0.0
+        self.fb_round = self.seq = self.reports = self.reports_this_round = 0
+        self.round_start = self.first_nonclr_at = self.round_max_rtt = 0.0
+        self.round_nonclr = self.rmax_measured = self.silent_latched = False
         self.round_recv: dict[int, float] = {}
-        self.round_max_rtt = 0.0
         self.supp_rate = math.inf
-        self.last_report = 0.0
-        self.last_increase = 0.0
-        self.seq = 0
-        self.reports = 0
-        self.reports_this_round = 0
-        #: Non-CLR reports per finished round (for scaling figures).
+        self.last_report = self.last_increase = 0.0
         self.round_report_counts: list[int] = []
-        self.rmax_measured = False
-        self.silent_latched = False
-        #: Increase limited to one packet per RTT (after a CLR change or leave).
-        self.limited = False
-        self.ss_step_at = 0.0
+        self.limited = False  # one packet per RTT per RTT after a CLR change (2.2)
         self._payload = bytes(s.packet_size - DATA_HEADER)
         self.rng = random.Random((config.seed << 32) ^ 0x7F3A)
-        #: The pacing schedule's time of the next packet; the packet carries
-        #: it as its timestamp, so receivers read the sending rate exactly.
-        self._tick = 0.0
-        self._last_tick = 0.0  # the pacing tick of the last packet sent
-        #: Packets of the current burst already sent, and its size
-        #: (:meth:`_next_burst_size`).
-        self._burst_sent = 0
-        self._burst_size = 1
+        # The next packet's pacing tick, sent as its timestamp so receivers read
+        # the sending rate exactly; the last packet's; the burst's progress.
+        self._tick = self._last_tick = 0.0
+        self._burst_sent, self._burst_size = 0, 1
 
-    # -- helpers ------------------------------------------------------------
     def _initial_window_bytes(self) -> float:
         """One packet per R_max at the start (RFC 4654 3.1)."""
         return float(self.p.packet_size)
@@ -111,11 +75,11 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         return self.p.initial_rate_bps or 8.0 * self._initial_window_bytes() / rtt
 
     def _slowstart_floor(self) -> float:
-        """The lowest slowstart target: the rate's floor, one packet per 64 s."""
+        """The lowest slowstart target: the rate's floor."""
         return self.p.min_rate_bps
 
     def T(self) -> float:
-        """The feedback delay receivers use now (2.5.3), from R_max and the rate."""
+        """The feedback delay receivers use now (2.5.3)."""
         return feedback_delay(self.p.packet_size, self.r_max, self.rate)
 
     def _interval(self) -> float:
@@ -123,15 +87,10 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         return 8.0 * self.p.packet_size / self.rate
 
     def on_start(self, now: float) -> None:
-        self.round_start = now
-        self.last_report = now
-        self.last_increase = now
-        self.ss_ramp_start = now
-        self.ss_step_at = now
-        self._tick = now
+        self.round_start = self.last_report = self.last_increase = now
+        self.ss_ramp_start = self.ss_step_at = self._tick = now
         self.set_timer("send", now)
 
-    # -- reports ------------------------------------------------------------
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id, TfmccReport)
         if msg is not None:
@@ -166,12 +125,8 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         return x if 0 < x < MAX_RTT_S else None
 
     def _checked_rtt(self, rep: TfmccReport, now: float) -> tuple[float | None, bool]:
-        """The report's RTT, and whether it was measured at the sender.
-
-        The echoed timestamp gives the sender's own RTT sample (2.4.4); a
-        receiver's own RTT goes through :meth:`_bound_claimed_rtt`, or
-        :meth:`_unechoed_rtt` when there is no sample to hold it against.
-        """
+        """The report's RTT, and whether the sender measured it (2.4.4); a
+        claimed RTT is bounded by the hooks above."""
         inst = self._echo_sample(rep, now)
         claimed = rep.rtt / 1e6 if rep.rflags & TfmccReportFlags.HAVE_RTT else None
         if inst is None:
@@ -205,26 +160,21 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         rate = float(rep.rate)
         rtt, sender_side = self._checked_rtt(rep, now)
         if rtt is not None and have_loss and rep.loss_rate:
-            # With a sender-side RTT the rate is recomputed from the report's
-            # own p (2.4.4).
+            # With a sender-side RTT the rate is recomputed from the report's p (2.4.4).
             eq = 8.0 * tcp_rate(s.packet_size, rtt, rep.loss_rate / U32, rto(rtt))
             rate = eq if sender_side else self._claimed_rate(rate, eq)
         if rtt is not None:
             self.round_max_rtt = max(self.round_max_rtt, rtt)
             if not self.rmax_measured:
-                # The first real RTT replaces the 0.5 s placeholder (RFC 4654
-                # 3.2: R_max is the largest RTT reported).
                 self.r_max = rtt
                 self.rmax_measured = True
             elif rtt > self.r_max:
-                self.r_max = rtt  # max RTT grows at once, shrinks per round
-
+                self.r_max = rtt  # grows at once, shrinks per round (RFC 4654 3.2)
         if f & TfmccReportFlags.LEAVING:
             self.pending.pop(rep.rcvr_id, None)
             if is_clr:
                 self._drop_clr()
             return
-
         if is_clr:
             self.clr_last = now  # the CLR is alive, with or without loss
         else:
@@ -232,16 +182,14 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             if not self.round_nonclr:
                 self.first_nonclr_at = now
             self.round_nonclr = True
-            # Echo the rate as the receiver computed it: receivers compare it
-            # with their own computation (a sender-side RTT must not unsuppress).
+            # The rate as the receiver computed it: receivers compare it with theirs.
             self.supp_rate = min(self.supp_rate, float(rep.rate))
 
         echo = _Echo(ECHO_OTHER if rtt is not None and f & TfmccReportFlags.HAVE_RTT else ECHO_NO_RTT,
                      rate, rep.rcvr_id, rep.timestamp, now)
 
         if self.slowstart and not have_loss:
-            # Slowstart (2.6): reports carry receive rates; the lowest reporter
-            # is the CLR (RFC 4654 3.6) and the target is d · R_recv^min.
+            # Slowstart (2.6): the lowest reporter is the CLR (RFC 4654 3.6).
             recv = float(rep.recv_rate or rep.rate)
             self.round_recv[rep.rcvr_id] = recv
             if is_clr or self.clr is None or rate < self.clr_rate:
@@ -251,7 +199,6 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
                 self._slowstart_report(recv, rtt, now)
             self._queue_echo(echo, is_clr)
             return
-
         if have_loss and self.slowstart:
             self.slowstart = False  # first loss anywhere ends slowstart (2.6)
             self.last_increase = now
@@ -261,31 +208,25 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
                 self._set_clr(rep.rcvr_id, rate, now)
                 is_clr = True
         elif have_loss and not is_clr and (self.clr is None or rate < self.clr_rate):
-            # No limiting receiver, or one without loss whose rate sets no
-            # limit: a report with loss names the new CLR.
+            # No CLR, or one whose rate sets no limit: a loss report names the CLR.
             echo.prio = ECHO_NEW_CLR
             self._set_clr(rep.rcvr_id, rate, now)
             is_clr = True
             self.last_increase = now
         if not have_loss:
             if self.clr is None and not self.slowstart:
-                # The CLR left or timed out and nobody has loss: the lowest
-                # loss-free reporter becomes CLR, so feedback keeps coming
-                # every RTT; its rate sets no equation limit, the increase
-                # stays at one packet per RTT (paper 2.2, 4.2).
+                # No CLR and nobody has loss: the lowest loss-free reporter
+                # becomes CLR without a limit, so feedback keeps coming (2.2, 4.2).
                 echo.prio = ECHO_NEW_CLR
                 self._set_clr(rep.rcvr_id, math.inf, now)
                 self.limited = True
                 self.last_increase = now
             elif is_clr and not self.slowstart:
                 if not math.isinf(self.clr_rate):
-                    # The CLR's history restarted: its rate no longer limits,
-                    # and the increase is the one after a CLR change (2.2).
                     self.limited = True
                 self.clr_rate = math.inf
             self._queue_echo(echo, is_clr)
             return
-
         if is_clr:
             self.clr_rate = rate
             self.clr_last = now
@@ -311,19 +252,13 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.clr_last = now
 
     def _drop_clr(self) -> None:
-        """The CLR left or timed out (paper 4.2): keep the rate, increase only
-        by one packet per RTT until a new CLR's rate is reached (paper 2.2)."""
-        self.clr = None
-        self.clr_rate = math.inf
-        self.clr_echo = None
-        self.last_increase = self.now
-        self.limited = True
+        """The CLR left or timed out (4.2): keep the rate, then the increase
+        after a CLR change (2.2)."""
+        self.clr, self.clr_rate, self.clr_echo = None, math.inf, None
+        self.last_increase, self.limited = self.now, True
         self.clr_drops += 1
-        # The receivers learn from the next packets that there is no CLR and
-        # then report: their silence until now proves nothing, so the
-        # no-feedback halving restarts its clock.
-        self.last_report = max(self.last_report, self.now)
-        self.silent_latched = False
+        # Receivers learn of it from the next packets: the halving's clock restarts.
+        self.last_report, self.silent_latched = max(self.last_report, self.now), False
 
     def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
         if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
@@ -336,35 +271,21 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.pending[echo.rcvr] = echo
 
     def next_echo(self) -> _Echo | None:
-        """Which report the next data packet echoes (2.4.2 priority order).
-
-        New CLR, then receivers without an RTT, then other non-CLR receivers,
-        then the CLR; ties go to the lowest reported rate.  With nothing
-        pending the CLR's last report is echoed again.
-        """
+        """Which report the next data packet echoes (2.4.2 priority order; ties to
+        the lowest rate; with nothing pending the CLR's last report again)."""
         if self.pending:
             best = min(self.pending.values(), key=lambda e: (e.prio, e.rate))
             del self.pending[best.rcvr]
             return best
         return self.clr_echo
 
-    # -- rate control ---------------------------------------------------------
     def _increase(self, now: float) -> None:
-        """Increase toward the CLR's rate.
-
-        After the CLR changed to a higher rate or left, at most one packet per
-        R_max per R_max (paper 2.2; RFC 4654 3.3: 8s/R_max bit/s every R_max)
-        until the new CLR's rate is reached; otherwise the CLR's own rate is
-        followed at once, its loss history limiting the increase to about 0.3
-        packets per RTT (paper 2.2).
-        """
+        """Increase toward the CLR's rate: at once, or after a CLR change at most
+        one packet per R_max per R_max (2.2; RFC 4654 3.3)."""
         dt = max(0.0, now - self.last_increase)
         self.last_increase = now
         if self.clr is None:
-            # No CLR: hold the rate until a report names one ("we cannot
-            # afford to increase the transmission rate in the absence of
-            # feedback", paper 2.2); every receiver may report meanwhile.
-            return
+            return  # no increase without feedback (2.2)
         ceiling = min(self.clr_rate, self.p.max_rate_bps)
         if self.rate >= ceiling:
             self.limited = False
@@ -384,8 +305,8 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
 
     def _silent(self, now: float) -> bool:
-        """No report for ``SILENCE_ROUNDS`` feedback delays; latched until the
-        next report (T grows as the rate halves and must not end the silence)."""
+        """No report for ``SILENCE_ROUNDS`` feedback delays; latched until a
+        report (T grows as the rate halves)."""
         if not self.silent_latched and now - self.last_report > SILENCE_ROUNDS * self.T():
             self.silent_latched = True
         return self.silent_latched
@@ -395,18 +316,12 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self._send_data(now)
 
     def _check_round(self, now: float) -> None:
-        """End the feedback round when due (RFC 4654 3.4).
-
-        A round ends one round length T after it began if non-CLR feedback
-        arrived; otherwise at the first non-CLR report, but no later than 2T.
-        Checked at every data packet, so a T that shrinks as the rate grows
-        takes effect at once.
-        """
+        """End the round T after it began if non-CLR feedback came, else at the
+        first such report and at most at 2T (RFC 4654 3.4); checked per packet."""
         L = self.T()
         elapsed = now - self.round_start
         if elapsed >= 2 * L or (elapsed >= L and self.round_nonclr):
-            # Feedback that only came after the round's normal length also
-            # suppresses in the next round (the receivers sent it for this one).
+            # Feedback that came after T also suppresses in the next round.
             late = self.round_nonclr and self.first_nonclr_at >= self.round_start + L
             carry = self.supp_rate
             self._end_round(now)
@@ -417,13 +332,11 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         s = self.p
         self.round_report_counts.append(self.reports_this_round)
         self.reports_this_round = 0
-        # Max RTT: decays unless reports in the round showed a larger one; a
-        # round without any RTT evidence keeps it (silence proves nothing).
+        # R_max decays unless the round showed a larger RTT; none keeps it.
         if self.round_max_rtt > 0:
             self.r_max = max(self.round_max_rtt, self.r_max * RMAX_DECAY, 1e-3)
         self.round_max_rtt = 0.0
         if self.slowstart and self.round_recv:
-            # Latest receive rate of each reporting receiver; the minimum sets the target.
             self.ss_from = self.rate
             self.ss_target = min(max(SLOWSTART_D * min(self.round_recv.values()), self._slowstart_floor()),
                                  s.max_rate_bps)
@@ -440,7 +353,6 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.round_nonclr = False
         self.supp_rate = math.inf
 
-    # -- pacing ------------------------------------------------------------------
     def _send_data(self, now: float) -> None:
         if self._silent(now):
             self.last_increase = now  # only halving (at round ends) while nobody answers
@@ -450,28 +362,17 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self._increase(now)
         self._check_round(now)
         echo = self.next_echo()
-        dflags = 0
-        if self.slowstart:
-            dflags |= TfmccDataFlags.SLOWSTART
+        dflags = TfmccDataFlags.SLOWSTART if self.slowstart else 0
         if now - self.clr_changed_at < self.r_max:
             dflags |= TfmccDataFlags.CLR_CHANGED
         msg = TfmccData(
-            session_id=self.cfg.session_id,
-            seq=self.seq & U32,
-            timestamp=wire.ts_us(self._tick),
-            supp_rate=u32(self.supp_rate),
-            max_rtt=u32(self.r_max * 1e6),
-            clr_id=self.clr or 0,
-            echo_rcvr_id=echo.rcvr if echo else 0,
-            echo_ts=echo.ts if echo else 0,
+            session_id=self.cfg.session_id, seq=self.seq & U32, timestamp=wire.ts_us(self._tick),
+            supp_rate=u32(self.supp_rate), max_rtt=u32(self.r_max * 1e6), clr_id=self.clr or 0,
+            echo_rcvr_id=echo.rcvr if echo else 0, echo_ts=echo.ts if echo else 0,
             echo_offset=u32((now - echo.received) * 1e6) if echo else 0,
-            fb_round=self.fb_round,
-            dflags=dflags,
-            payload=self._payload,
-        )
+            fb_round=self.fb_round, dflags=dflags, payload=self._payload)
         self.seq += 1
         self.send(self.dest, msg.encode())
-        # Pacing: the next tick one packet-time later at the current rate.
         gap = self._interval()
         self._last_tick = self._tick
         self._tick = max(self._tick + gap, now - 0.5 * gap)
@@ -479,8 +380,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         if self._burst_sent < self._burst_size:
             self.set_timer("send", now)  # the rest of the burst, back to back
             return
-        # The next burst: its size from the rate now, its departure the mean
-        # of its packets' ticks.
+        # The next burst leaves at the mean of its packets' ticks.
         self._burst_sent = 0
         self._burst_size = self._next_burst_size()
         offset = self._pacing_offset(gap)
@@ -496,13 +396,6 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         return 0.0
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
-        return (
-            {
-                "rate_bps": self.rate,
-                "max_rtt_s": self.r_max,
-                "clr": float(self.clr or 0),
-                "reports": self.reports,
-                "fb_round": self.fb_round,
-            },
-            "slowstart" if self.slowstart else "steady",
-        )
+        return ({"rate_bps": self.rate, "max_rtt_s": self.r_max, "clr": float(self.clr or 0),
+                 "reports": self.reports, "fb_round": self.fb_round},
+                "slowstart" if self.slowstart else "steady")
