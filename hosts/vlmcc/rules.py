@@ -15,6 +15,7 @@ from typing import Any
 from hosts.core import Address, node_id
 from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
 from hosts.rtt import lowest
+from hosts.stampwindow import StampWindow
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.vlmcc.core import THRESHOLDS
 from hosts.vlmcc.receiver import VlmccReceiver as Receiver
@@ -23,6 +24,7 @@ from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart
 
 
 OURS = "ours, see docs/protocols/vlmcc.md#rules"
+STAMPED = ("stamp_echo", "stamp_drain_verdict", "stamp_queue")  # profile ``stamped`` only
 COMPETE = ("compete",)
 _RULES: dict[str, Rule] = {}
 
@@ -237,6 +239,62 @@ class RejoinAfterSilence(Receiver):
         if self.rejoining:
             self._rejoined(m.seq)
         super()._on_data(m, now)
+
+# The congestion stamp (docs/stamp.md; profile ``stamped``): the drain verdict overrides compete's.
+@rule("stamp_echo", "ACKs and challenges carry back the stamps of the data since the last", "docs/stamp.md")
+class StampEcho(Receiver):
+    """Feedback's own stamp is the StampWindow byte of the data since the previous feedback."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stamps = StampWindow()
+
+    def _on_data(self, m: VlmccData, now: float) -> None:
+        self.stamps.add(m.stamp)
+        super()._on_data(m, now)
+
+    def _feedback_stamp(self) -> int:
+        byte = self.stamps.byte()
+        self.stamps.reset()
+        return byte
+
+
+class _StampView(Sender):
+    """The stamps the leader's ACKs carried back in the last round: its worst queue (s) and the
+    tightest spare rate (b/s), both None unless every ACK was stamped (then the default decides)."""
+    #: A stamped queue is short below this share of base_rtt, or below STAMP_SHORT_MIN s.
+    STAMP_SHORT_RTT = 0.1
+    STAMP_SHORT_MIN = 0.004
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ack_stamps = StampWindow()
+        self.stamp_view: tuple[float | None, float | None] = (None, None)
+
+    def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
+        self.ack_stamps.add(m.stamp)
+        super()._acked(m, sent, now)
+
+    def _round(self, now: float) -> None:
+        self.stamp_view = (self.ack_stamps.queue_s(), self.ack_stamps.spare_bps())
+        self.ack_stamps.reset()
+        super()._round(now)
+
+    def stamp_short(self) -> bool | None:
+        """Whether the last round's stamped queue was short (None: not every ACK stamped)."""
+        queue_s = self.stamp_view[0]
+        limit = max(self.STAMP_SHORT_MIN, self.STAMP_SHORT_RTT * (self.base_rtt or self.srtt))
+        return None if queue_s is None else queue_s < limit
+
+
+@rule("stamp_drain_verdict", "a drain probe's verdict is the stamped queue's length", OURS,
+      ("stamp_echo", "compete"))
+class StampDrainVerdict(_StampView):
+    """A drain probe (or an exit probe) whose round saw a short stamped queue drained it, a long
+    one did not: the other sessions' Vegas queue is no competitor's, though the mean RTT says so."""
+    def queue_drained(self) -> bool:
+        short = self.stamp_short()
+        return super().queue_drained() if short is None else short
+
 
 @rule("drain_noise", "a drain probe allows the path's delay noise", OURS, COMPETE)
 class DrainNoise(Sender):
@@ -498,5 +556,42 @@ class FollowerSlowStart(Receiver):
             super()._maybe_challenge(now)
 
 
-#: ``paper``: the published algorithm; ``default``: every rule.
-RULES = RuleBook("vlmcc", rules=tuple(_RULES.values()), profiles={PAPER: (), DEFAULT: tuple(_RULES)})
+# Innermost: runs only in the rounds where the default runs the Vegas rule.
+@rule("stamp_queue", "no Vegas growth under a long stamped queue; one that does not fall is a competitor's",
+      OURS, ("stamp_echo", "compete"))
+class StampQueue(_StampView):
+    """In the Vegas rule's rounds, a long stamped queue holds W (the sessions' Vegas queues add
+    up past each one's β), and STAMP_YIELD_ROUNDS rounds in a row of a long queue that did not
+    fall, with at most STAMP_NO_SPARE b/s spare, enter competition by slow start: TCP fills it
+    (the default waits for a drain probe, up to PROBE_ROUNDS RTTs)."""
+    STAMP_YIELD_ROUNDS = 4
+    STAMP_NO_SPARE = 80_000.0  # spare code 1: a full port's measurement noise
+
+    stamp_holds = 0
+    _stamp_streak = 0
+    _streak_queue = math.inf
+
+    def _adjust_window(self) -> None:
+        w = self.W
+        super()._adjust_window()
+        queue_s, spare = self.stamp_view
+        if self.stamp_short() is not False or queue_s is None:
+            self._stamp_streak, self._streak_queue = 0, math.inf
+            return
+        if self.W > w:
+            self.W = w
+            self.stamp_holds += 1
+        if spare is not None and spare > self.STAMP_NO_SPARE:
+            return
+        if queue_s < self._streak_queue:
+            self._stamp_streak, self._streak_queue = 1, queue_s
+        else:
+            self._stamp_streak += 1
+        if self._stamp_streak >= self.STAMP_YIELD_ROUNDS:
+            self._stamp_streak, self._streak_queue, self.rounds = 0, math.inf, 0
+            self._enter_competing(self._entry_ssthresh())
+
+
+#: ``paper``: the published algorithm; ``default``: every rule but the stamp's; ``stamped``: all.
+RULES = RuleBook("vlmcc", rules=tuple(_RULES.values()), profiles={
+    PAPER: (), DEFAULT: tuple(n for n in _RULES if n not in STAMPED), "stamped": tuple(_RULES)})
