@@ -557,13 +557,13 @@ class FollowerSlowStart(Receiver):
 
 
 # Innermost: runs only in the rounds where the default runs the Vegas rule.
-@rule("stamp_queue", "no Vegas growth under a long stamped queue; one that does not fall is a competitor's",
+@rule("stamp_queue", "no Vegas growth over a stamped queue of more than β packets; cuts it outlives enter competition",
       OURS, ("stamp_echo", "compete"))
 class StampQueue(_StampView):
-    """In the Vegas rule's rounds, a long stamped queue holds W (the sessions' Vegas queues add
-    up past each one's β), and STAMP_YIELD_ROUNDS rounds in a row of a long queue that did not
-    fall, with at most STAMP_NO_SPARE b/s spare, enter competition by slow start: TCP fills it
-    (the default waits for a drain probe, up to PROBE_ROUNDS RTTs)."""
+    """In the Vegas rule's rounds, a stamped queue of more than β packets at the session's own rate
+    holds W (the sessions' Vegas queues add up past each one's β), and STAMP_YIELD_ROUNDS Vegas
+    cuts in a row under a long stamped queue that did not fall, with at most STAMP_NO_SPARE b/s
+    spare, enter competition by slow start: TCP fills it (the default waits for a drain probe)."""
     STAMP_YIELD_ROUNDS = 4
     STAMP_NO_SPARE = 80_000.0  # spare code 1: a full port's measurement noise
 
@@ -575,18 +575,17 @@ class StampQueue(_StampView):
         w = self.W
         super()._adjust_window()
         queue_s, spare = self.stamp_view
-        if self.stamp_short() is not False or queue_s is None:
+        if queue_s is None:
             self._stamp_streak, self._streak_queue = 0, math.inf
             return
-        if self.W > w:
+        if self.W > w and queue_s * w / self.srtt > THRESHOLDS.beta:  # at least that many queued
             self.W = w
             self.stamp_holds += 1
-        if spare is not None and spare > self.STAMP_NO_SPARE:
-            return
-        if queue_s < self._streak_queue:
-            self._stamp_streak, self._streak_queue = 1, queue_s
-        else:
-            self._stamp_streak += 1
+        if self.stamp_short() or not self.W < w:
+            self._stamp_streak, self._streak_queue = 0, math.inf
+        elif spare is None or spare <= self.STAMP_NO_SPARE:
+            self._stamp_streak = self._stamp_streak + 1 if queue_s >= self._streak_queue else 1
+            self._streak_queue = min(self._streak_queue, queue_s)
         if self._stamp_streak >= self.STAMP_YIELD_ROUNDS:
             self._stamp_streak, self._streak_queue, self.rounds = 0, math.inf, 0
             self._enter_competing(self._entry_ssthresh())

@@ -116,8 +116,9 @@ def test_a_drain_probe_reads_the_stamped_queue(names: tuple[str, ...], stamps: t
 
 
 @pytest.mark.parametrize(("names", "stamps", "w"), [
-    (STAMPED, (LONG, LONG), 10.0),  # the Vegas rule's +1 is held
-    (STAMPED, (Stamp.pack(10, 3), Stamp.pack(10, 3)), 10.0),  # long, whatever is spare
+    (STAMPED, (LONG, LONG), 10.0),  # 131 ms at 10 packets per 105 ms: 12 packets queued, the +1 is held
+    (STAMPED, (Stamp.pack(10, 3), Stamp.pack(10, 3)), 10.0),  # whatever is spare
+    (STAMPED, (Stamp.pack(6, 0), Stamp.pack(6, 0)), 11.0),  # 8 ms: one packet at this rate (a slow link's)
     (STAMPED, (SHORT, SHORT), 11.0),
     (STAMPED, (LONG, NONE), 11.0),  # one ACK unstamped: the default decides
     (without("stamp_queue"), (LONG, LONG), 11.0),
@@ -129,18 +130,19 @@ def test_a_long_stamped_queue_holds_the_vegas_window(names: tuple[str, ...], sta
     assert s.W == w and not s.competing
 
 
-@pytest.mark.parametrize(("names", "codes", "competing"), [
-    (STAMPED, ((10, 0), (10, 1), (11, 0), (10, 0)), True),  # four rounds of a queue that does not fall: TCP's
-    (STAMPED, ((12, 0), (11, 0), (10, 0), (9, 0)), False),  # it falls: the sessions' own draining
-    (STAMPED, ((10, 0), (10, 0), (10, 0)), False),
-    (STAMPED, ((10, 0), (10, 5), (10, 0), (10, 0)), False),  # 1.28 Mb/s spare: not a full port
-    (without("stamp_queue"), ((10, 0), (10, 1), (11, 0), (10, 0)), False),
+@pytest.mark.parametrize(("names", "codes", "rtt", "competing"), [
+    (STAMPED, ((10, 0), (10, 1), (11, 0), (10, 0)), 0.15, True),  # four cuts the queue outlived: TCP's
+    (STAMPED, ((12, 0), (11, 0), (10, 0), (9, 0)), 0.15, False),  # it falls: the sessions' own draining
+    (STAMPED, ((10, 0), (10, 0), (10, 0)), 0.15, False),
+    (STAMPED, ((10, 0), (10, 5), (10, 0), (10, 0)), 0.15, False),  # 1.28 Mb/s spare: not a full port
+    (STAMPED, ((10, 0), (10, 1), (11, 0), (10, 0)), 0.12, False),  # no Vegas cut (diff 1.7): a queue it keeps
+    (without("stamp_queue"), ((10, 0), (10, 1), (11, 0), (10, 0)), 0.15, False),
 ])
-def test_a_long_queue_that_does_not_fall_with_nothing_spare_is_a_competitors(
-        names: tuple[str, ...], codes: tuple[tuple[int, int], ...], competing: bool) -> None:
+def test_vegas_cuts_a_long_queue_outlives_with_nothing_spare_are_a_competitors(
+        names: tuple[str, ...], codes: tuple[tuple[int, int], ...], rtt: float, competing: bool) -> None:
     s = sender(names)
-    for i, (q, spare) in enumerate(codes):
-        round_with(s, (Stamp.pack(q, spare),) * 2, 1.0 + 0.2 * i, W=10.0, rtt=0.105, acks_in_round=2)
+    for i, (q, spare) in enumerate(codes):  # rtt 0.15: Vegas diff 3.3 > beta, W - 1 each round
+        round_with(s, (Stamp.pack(q, spare),) * 2, 1.0 + 0.2 * i, W=10.0, rtt=rtt, acks_in_round=2)
     assert s.competing is competing
     if competing:
         assert s.compete_ssthresh == s.p.max_window  # entered by slow start, as a probe's entry
