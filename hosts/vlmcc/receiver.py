@@ -1,5 +1,5 @@
 """VLMCC's receiver as the paper has it (2.3): the leader ACKs; a follower emulates Vegas on its
-own path (eqs. 4, 5) and challenges by eq. (6)."""
+own path (eqs. 4, 5) and challenges by eq. (6).  Underscore methods are the rules' hooks."""
 
 from __future__ import annotations
 
@@ -18,34 +18,23 @@ from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_
 class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
 
-    #: Data packets received, packets lost (sequence gaps), challenges and ACKs sent.
     COUNTERS = ("received", "lost", "challenges_sent", "acks_sent")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.me = node_id(config.local)
-        # Per-receiver stream from the session seed: reproducible, not in step.
-        self.rng = random.Random((config.seed << 32) ^ self.me)
+        self.rng = random.Random((config.seed << 32) ^ self.me)  # reproducible, not in step
         self.sender: Address = (config.sender, config.port)
         self.rtt: float | None = None  # raw estimate, updated by equation (4)
         self.rtt_hat: float | None = None
         self.base_rtt: float | None = None
         self.W = float(self.p.initial_window)
-        self.leader = 0
-        self.last_seq = 0
+        self.leader = self.last_seq = self.last_tstamp = self.last_flags = 0
         self.last_arrival: float | None = None
-        self.last_tstamp = 0
-        self.last_flags = 0
         self.sender_rate = 0.0  # packets per second, announced
         self.gap_avg: float | None = None
-        self.last_adjust = -math.inf
-        self.last_halve = -math.inf
-        self.last_challenge = -math.inf
-        self.pending_acks: list[tuple[int, int, float]] = []
-
-    @property
-    def is_leader(self) -> bool:
-        return self.leader == self.me
+        self.last_adjust = self.last_halve = self.last_challenge = -math.inf
+        self.pending_acks: list[tuple[int, int, float]] = []  # (seq, tstamp, arrival)
 
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.cfg.group))
@@ -58,7 +47,13 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
 
     def on_timer(self, name: str, now: float) -> None:
-        if name == "probe" and self.rtt is None:
+        """Timer ``name`` runs ``_timer_<name>``: a rule adds a timer with one method."""
+        handler = getattr(self, f"_timer_{name}", None)
+        if handler is not None:
+            handler(now)
+
+    def _timer_probe(self, now: float) -> None:
+        if self._awaits_start():
             self._probe(now)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
@@ -96,23 +91,19 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self.lost += m.seq - self.last_seq - 1
             self._follower_loss(now)
         if self.rtt is not None and self.last_arrival is not None:
-            # Equations (4) and (5); after a loss the tstamp difference spaces it from the last arrival.
+            # Eqs. (4), (5); after a loss the tstamp difference spaces it from the last arrival.
             in_order = m.seq == self.last_seq + 1
             spacing = (m.drift_prev if in_order else ts_diff_us(m.timestamp, self.last_tstamp)) / 1e6
-            delta = now - (self.last_arrival + spacing)
-            self.rtt = max(1e-6, self.rtt + delta)
+            self.rtt = max(1e-6, self.rtt + (now - (self.last_arrival + spacing)))
             assert self.rtt_hat is not None and self.base_rtt is not None
             self.rtt_hat = ewma(self.rtt_hat, self.rtt, G)
             self.base_rtt = lowest(self.base_rtt, self.rtt)
-        self.last_seq = m.seq
-        self.last_arrival = now
-        self.last_tstamp = m.timestamp
-        self.last_flags = m.flags
+        self.last_seq, self.last_arrival, self.last_tstamp, self.last_flags = m.seq, now, m.timestamp, m.flags
         self._arrived(now)
         self.sender_rate = m.rate / (8 * max(1, self.p.packet_size))
         if self.rtt_hat is not None:
             self._follower_window(now)
-            if not self.is_leader:
+            if self.leader != self.me:
                 self._maybe_challenge(now)
 
     def _arrived(self, now: float) -> None:
@@ -122,14 +113,19 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         """2.2: the leader ACKs every packet at once."""
         self._flush_acks(now)
 
+    def _feedback_stamp(self) -> int:
+        """The stamp byte feedback carries back (docs/stamp.md): none in the paper."""
+        return 0
+
     def _flush_acks(self, now: float) -> None:
         """One ACK per held packet; tstamp_comp adds the time it was held."""
+        stamp = self._feedback_stamp() if self.pending_acks else 0
         for seq, ts, arrived in self.pending_acks:
             hold = int(round((now - arrived) * 1e6))
             self.acks_sent += 1
             self.send(self.sender, VlmccAck(
                 session_id=self.cfg.session_id, seq=seq, timestamp=ts_us(now), rcvr_id=self.me,
-                tstamp_comp=(ts + hold) & 0xFFFFFFFF).encode())
+                tstamp_comp=(ts + hold) & 0xFFFFFFFF, stamp=stamp).encode())
         self.pending_acks.clear()
 
     # Follower emulation ------------------------------------------------------------
@@ -160,22 +156,15 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             self.W = max(1.0, self.W / 2)
             self.last_halve = now
 
-    def own_rate(self) -> float:
-        """Packets per second a Vegas connection on this path would get."""
-        assert self.rtt_hat is not None
-        return self.W / self.rtt_hat
-
     def _maybe_challenge(self, now: float) -> None:
         """Equation (6) and a growing gap, at most once per RTT: ask to lead."""
         assert self.rtt_hat is not None
-        gap = self.sender_rate - self.own_rate()
+        gap = self.sender_rate - self.W / self.rtt_hat  # over what Vegas would get on this path
         prev = self.gap_avg
         self.gap_avg = gap if prev is None else (1 - GAP_GAIN) * prev + GAP_GAIN * gap
         if prev is None or self.gap_avg <= prev:
             return
-        if self.sender_rate <= (self.W + self.p.n_extra) / self.rtt_hat:
-            return
-        if now - self.last_challenge < self.rtt_hat:
+        if self.sender_rate <= (self.W + self.p.n_extra) / self.rtt_hat or now - self.last_challenge < self.rtt_hat:
             return
         self._send_challenge(now)
 
@@ -185,7 +174,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_challenge = now
         self.challenges_sent += 1
         self.send(self.sender, VlmccChallenge(
-            session_id=self.cfg.session_id, timestamp=ts_us(now),
+            session_id=self.cfg.session_id, timestamp=ts_us(now), stamp=self._feedback_stamp(),
             rate=min(int(rate_bps(self.W, self.rtt_hat, self.p.packet_size)), 0xFFFFFFFF),
             rcvr_id=self.me, rtt=min(int(self.rtt_hat * 1e6), 0xFFFFFFFF),
             win_size=max(1, int(self.W))).encode())

@@ -1,39 +1,53 @@
 """VLMCC's named rules: mixins of the hooks of ``VlmccSender``/``VlmccReceiver``.
 
-Reasons and measurements: ``docs/protocols/vlmcc.md#rules``.  :data:`RULES`
-lists them in composition order (first listed: outermost).
+Each class says what its rule changes and why in a line or two; reasons and measurements:
+``docs/protocols/vlmcc.md#rules``.  The rules compose in this file's order (first: outermost),
+so a rule overriding a hook of the rule it needs comes before it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 from hosts.core import Address, node_id
 from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.rtt import lowest
+from hosts.stampwindow import StampWindow
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.vlmcc.core import THRESHOLDS
 from hosts.vlmcc.receiver import VlmccReceiver as Receiver
 from hosts.vlmcc.sender import VlmccSender as Sender
 from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart
 
-_S = "vlmcc-sender"
-_R = "vlmcc-receiver"
+
+OURS = "ours, see docs/protocols/vlmcc.md#rules"
+STAMPED = ("stamp_echo", "stamp_drain_verdict", "stamp_queue")  # profile ``stamped`` only
+COMPETE = ("compete",)
+_RULES: dict[str, Rule] = {}
 
 
+def rule(name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = ()) -> Callable[[type], type]:
+    """Register the class as rule ``name``'s mixin for its role; a rule's mixin for its
+    other role gives the name only.  Rules compose in the order they first appear."""
+    def register(cls: type) -> type:
+        first = _RULES.get(name, Rule(name, summary, reason, {}, requires))
+        _RULES[name] = dataclasses.replace(first, mixins={**first.mixins, cls.role: cls})  # type: ignore[attr-defined]
+        return cls
+    return register
+
+
+@rule("delayed_acks", "the leader ACKs as TCP does", "RFC 5681 4.2")
 class DelayedAcks(Sender):
-    """The sender's loss timer waits out the leader's ACK hold: RTT samples leave it out."""
-
+    """The loss timer waits out the leader's ACK hold: RTT samples leave it out."""
     def loss_timeout(self) -> float:
-        if self.rtt is None:
-            return super().loss_timeout()
-        return super().loss_timeout() + DelayedAcksReceiver.ACK_DELAY
+        return super().loss_timeout() + (0.0 if self.rtt is None else DelayedAcksReceiver.ACK_DELAY)
 
-
+@rule("delayed_acks")
 class DelayedAcksReceiver(Receiver):
     """Every second packet, at once out of order, else ACK_DELAY after the first held."""
-
     ACK_EVERY = DELAYED_ACK_PACKETS
     ACK_DELAY = DELAYED_ACK_TIMEOUT
 
@@ -44,59 +58,50 @@ class DelayedAcksReceiver(Receiver):
         elif self.timer_at("ack") is None:
             self.set_timer("ack", now + self.ACK_DELAY)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "ack":
-            self._flush_acks(now)
-        else:
-            super().on_timer(name, now)
+    def _timer_ack(self, now: float) -> None:
+        self._flush_acks(now)
 
-
+@rule("loss_timer_floor", "the loss timer waits at least two RTTs", OURS)
 class LossTimerFloor(Sender):
     """The timer never fires before LOSS_FLOOR_RTTS·rtt: dev decays to 0 on a clean path."""
-
     LOSS_FLOOR_RTTS = 2.0
 
     def loss_timeout(self) -> float:
-        if self.rtt is None:
-            return super().loss_timeout()
-        return max(super().loss_timeout(), self.LOSS_FLOOR_RTTS * self.srtt)
+        timeout = super().loss_timeout()
+        return timeout if self.rtt is None else max(timeout, self.LOSS_FLOOR_RTTS * self.srtt)
 
-
+@rule("three_later_acks", "three later ACKs mean lost", "RFC 5681 3.2")
 class ThreeLaterAcks(Sender):
     """A packet is lost once the leader ACKed LOSS_DUPTHRESH packets sent after it."""
-
     LOSS_DUPTHRESH = DUPTHRESH
 
     def _detect_losses(self, seq: int, now: float) -> None:
         super()._detect_losses(seq, now)
         early = [s for s in self.outstanding if s <= seq - self.LOSS_DUPTHRESH]
+        for s in early:
+            del self.outstanding[s]
         if early:
-            for s in early:
-                del self.outstanding[s]
             self._lost(len(early), now, newest=max(early))
 
-
+@rule("keep_base_rtt", "base_rtt is kept per leader", OURS)
 class KeepBaseRtt(Sender):
     """base_rtt per leader, the smallest on any path for a new one: learnt afresh, it has the queue in it."""
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.base_by_leader: dict[int, float] = {}
-        self.min_rtt_any: float | None = None
 
     def _sampled(self, rtt: float) -> None:
         super()._sampled(rtt)
         assert self.base_rtt is not None
         self.base_by_leader[self.leader] = self.base_rtt
-        self.min_rtt_any = lowest(self.min_rtt_any, rtt)
 
     def _base_rtt_for(self, rid: int) -> float | None:
-        return self.base_by_leader.get(rid, self.min_rtt_any)
+        # Every sample passed through some leader's minimum: theirs is the smallest on any path.
+        return self.base_by_leader.get(rid, min(self.base_by_leader.values(), default=None))
 
-
+@rule("bounded_claims", "ids are sources; a challenge halves W at most", OURS)
 class BoundedClaims(Sender):
     """Ids are sources; a challenge at most halves W and doubles rtt; an ACK's RTT is at most its age."""
-
     def _genuine(self, rid: int, src: Address) -> bool:
         try:
             return rid == node_id(src[0]) and super()._genuine(rid, src)
@@ -113,20 +118,18 @@ class BoundedClaims(Sender):
     def _ack_rtt(self, rtt: float, sent: float, now: float) -> float:
         return super()._ack_rtt(min(rtt, now - sent), sent, now)
 
-
+@rule("leader_silence", "leader loss needs 1 s of silence", "RFC 6298 2.4")
 class LeaderSilence(Sender):
     """Leader loss also needs a silence of the loss timeout, at least LEADER_LOSS_MIN:
     a new leader needs an RTT, and a queue filling behind it outran the timer."""
-
     LEADER_LOSS_MIN = MIN_RTO
 
     def _leader_silence_limit(self) -> float:
         return max(self.loss_timeout(), self.LEADER_LOSS_MIN)
 
-
+@rule("bar_silent_leaders", "a silent leader may not lead for 5 s", OURS)
 class BarSilentLeaders(Sender):
     """A silent leader may not lead for LEADER_BAR s, doubled if it repeats soon."""
-
     LEADER_BAR = 5.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -141,56 +144,40 @@ class BarSilentLeaders(Sender):
 
     def accept_challenge(self, m: VlmccChallenge, now: float) -> bool:
         bar = self.barred.get(m.rcvr_id)
-        if bar is not None and now < bar[0]:
-            return False
-        return super().accept_challenge(m, now)
+        return (bar is None or now >= bar[0]) and super().accept_challenge(m, now)
 
-
+@rule("volunteers", "followers volunteer when no leader is named", OURS)
 class Volunteers(Sender):
     """Leaderless, the data names no leader (0), so followers volunteer."""
-
     def _named_leader(self) -> int:
         return 0 if self.leaderless else super()._named_leader()
 
-
+@rule("volunteers")
 class VolunteersReceiver(Receiver):
     """Data naming no leader: offer to lead within a random fraction of an RTT."""
-
     def _on_data(self, m: VlmccData, now: float) -> None:
-        if m.leader_id == 0:
-            self._volunteer(now)
-        else:
+        if m.leader_id != 0:
             self.cancel_timer("volunteer")
+        elif (self.rtt_hat is not None and self.timer_at("volunteer") is None
+              and now - self.last_challenge >= 2 * self.rtt_hat):
+            self.set_timer("volunteer", now + self.rng.random() * self.rtt_hat)
         super()._on_data(m, now)
 
-    def _volunteer(self, now: float) -> None:
-        if self.rtt_hat is None or self.timer_at("volunteer") is not None:
-            return
-        if now - self.last_challenge < 2 * self.rtt_hat:
-            return
-        self.set_timer("volunteer", now + self.rng.random() * self.rtt_hat)
+    def _timer_volunteer(self, now: float) -> None:
+        if self.leader == 0:
+            self._send_challenge(now)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "volunteer":
-            if self.leader == 0:
-                self._send_challenge(now)
-        else:
-            super().on_timer(name, now)
-
-
+@rule("leaderless_backoff", "leaderless and unheard, W halves", "RFC 5681 3.1, RFC 6298 5.5")
 class LeaderlessBackoff(Sender):
     """Leaderless, SILENT_ROUNDS rounds without a challenge halve W each round:
     a sender nobody hears must not speed up."""
-
     SILENT_ROUNDS = 4
 
-    challenges_at_round = 0
-    silent_rounds = 0
+    challenges_at_round = silent_rounds = 0
 
     def _leader_lost(self, now: float) -> None:
         super()._leader_lost(now)
-        self.challenges_at_round = self.challenges
-        self.silent_rounds = 0
+        self.challenges_at_round, self.silent_rounds = self.challenges, 0
 
     def _leaderless_round(self) -> None:
         self.silent_rounds = 0 if self.challenges > self.challenges_at_round else self.silent_rounds + 1
@@ -200,23 +187,14 @@ class LeaderlessBackoff(Sender):
         else:
             self.W = max(1.0, self.W / 2)
 
-
+@rule("rejoin_after_silence", "a receiver hearing nothing probes again", OURS)
 class RejoinAfterSilence(Receiver):
     """Nothing heard for REJOIN_SILENCE (at least 4 RTTs): probe again, as a joining
     receiver; a restarted sender waits for a probe."""
-
     REJOIN_SILENCE = 2.0
 
     rejoining = False
     rejoins = 0
-
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "quiet":
-            self._check_quiet(now)
-        elif name == "probe" and self.rejoining:
-            self._probe(now)
-        else:
-            super().on_timer(name, now)
 
     def _quiet_due(self) -> float | None:
         if self.last_arrival is None:
@@ -225,12 +203,11 @@ class RejoinAfterSilence(Receiver):
 
     def _arrived(self, now: float) -> None:
         super()._arrived(now)
-        if self.timer_at("quiet") is None:
-            due = self._quiet_due()
-            if due is not None:
-                self.set_timer("quiet", due)
+        due = self._quiet_due()
+        if self.timer_at("quiet") is None and due is not None:
+            self.set_timer("quiet", due)
 
-    def _check_quiet(self, now: float) -> None:
+    def _timer_quiet(self, now: float) -> None:
         """The timer's own sum, not a subtraction (a rounding re-armed it for ever)."""
         due = self._quiet_due()
         if due is None or self.rejoining:
@@ -263,11 +240,298 @@ class RejoinAfterSilence(Receiver):
             self._rejoined(m.seq)
         super()._on_data(m, now)
 
+# The congestion stamp (docs/stamp.md; profile ``stamped``): the drain verdict overrides compete's.
+@rule("stamp_echo", "ACKs and challenges carry back the stamps of the data since the last", "docs/stamp.md")
+class StampEcho(Receiver):
+    """Feedback's own stamp is the StampWindow byte of the data since the previous feedback."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stamps = StampWindow()
 
+    def _on_data(self, m: VlmccData, now: float) -> None:
+        self.stamps.add(m.stamp)
+        super()._on_data(m, now)
+
+    def _feedback_stamp(self) -> int:
+        byte = self.stamps.byte()
+        self.stamps.reset()
+        return byte
+
+
+class _StampView(Sender):
+    """The stamps the leader's ACKs carried back in the last round: its worst queue (s) and the
+    tightest spare rate (b/s), both None unless every ACK was stamped (then the default decides)."""
+    #: A stamped queue is short below this share of base_rtt, or below STAMP_SHORT_MIN s.
+    STAMP_SHORT_RTT = 0.1
+    STAMP_SHORT_MIN = 0.004
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ack_stamps = StampWindow()
+        self.stamp_view: tuple[float | None, float | None] = (None, None)
+
+    def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
+        self.ack_stamps.add(m.stamp)
+        super()._acked(m, sent, now)
+
+    def _round(self, now: float) -> None:
+        self.stamp_view = (self.ack_stamps.queue_s(), self.ack_stamps.spare_bps())
+        self.ack_stamps.reset()
+        super()._round(now)
+
+    def stamp_short(self) -> bool | None:
+        """Whether the last round's stamped queue was short (None: not every ACK stamped)."""
+        queue_s = self.stamp_view[0]
+        limit = max(self.STAMP_SHORT_MIN, self.STAMP_SHORT_RTT * (self.base_rtt or self.srtt))
+        return None if queue_s is None else queue_s < limit
+
+
+@rule("stamp_drain_verdict", "a drain probe's verdict is the stamped queue's length", OURS,
+      ("stamp_echo", "compete"))
+class StampDrainVerdict(_StampView):
+    """A drain probe (or an exit probe) whose round saw a short stamped queue drained it, a long
+    one did not: the other sessions' Vegas queue is no competitor's, though the mean RTT says so."""
+    def queue_drained(self) -> bool:
+        short = self.stamp_short()
+        return super().queue_drained() if short is None else short
+
+
+@rule("drain_noise", "a drain probe allows the path's delay noise", OURS, COMPETE)
+class DrainNoise(Sender):
+    """A drain probe allows the smallest round mean's excess over base_rtt on this
+    leader's path, at most DRAIN_FRAC·base_rtt (a round's mean sits above a minimum)."""
+    min_round_mean: float | None = None
+
+    def delay_noise(self) -> float:
+        if self.base_rtt is None or self.min_round_mean is None:
+            return super().delay_noise()
+        return min(max(0.0, self.min_round_mean - self.base_rtt), self.DRAIN_FRAC * self.base_rtt)
+
+    def _adjust_window(self) -> None:
+        super()._adjust_window()
+        if self.round_rtt_n >= 2:
+            self.min_round_mean = lowest(self.min_round_mean, self.round_rtt_sum / self.round_rtt_n)
+
+    def _set_leader(self, rid: int, src: Address, now: float) -> None:
+        super()._set_leader(rid, src, now)
+        self.min_round_mean = None  # the new leader's path: its noise is learnt afresh
+
+@rule("compete_slow_start", "entering competition slow-starts", "RFC 5681 3.1", COMPETE)
+class CompeteSlowStart(Sender):
+    """A probe's entry slow-starts to the first loss: +1 per RTT was too slow on long paths."""
+    def _entry_ssthresh(self) -> float:
+        return self.p.max_window
+
+@rule("compete", "drain probes find a competitor; Reno's rule then", OURS)
+class Compete(Sender):
+    """Every PROBE_ROUNDS RTTs half a window for two RTTs; a queue that outlives it
+    is a competitor's: Reno's rule (flagged in the data) until COMPETE_EXIT_PROBES
+    probes in a row drain.  Vegas gets a fraction of TCP's share on drop-tail."""
+    PROBE_ROUNDS = 20
+    COMPETE_EXIT_PROBES = 4
+    DRAIN_FRAC = 0.1
+    #: While competing, a challenge must claim less than this share of the rate.
+    COMPETE_ACCEPT_RATIO = 0.33
+
+    competing = False
+    rounds = 0  # rounds since the last drain probe
+    probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
+    drained_probes = compete_entries = 0
+    compete_ssthresh = 0.0  # slow start toward it (RFC 5681 3.1)
+
+    def queue_drained(self) -> bool:
+        """The round's mean RTT (not its smallest: a bursty competitor's queue
+        empties for a moment every round trip) is near base_rtt."""
+        if self.base_rtt is None or not self.round_rtt_n:
+            return False
+        slack = max(self.DRAIN_FRAC * self.base_rtt, THRESHOLDS.alpha * self.srtt / max(self.W, 1.0))
+        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack + self.delay_noise()
+
+    def delay_noise(self) -> float:
+        return 0.0
+
+    def _adjust_window(self) -> None:
+        if self.probe_phase == 1:
+            self.probe_phase = 2  # the half window's effect shows from this round on
+        elif self.probe_phase == 2:
+            self.probe_phase = 0
+            self._probe_result(self.queue_drained())
+        elif self.competing and self.W < self.compete_ssthresh:
+            self.W = min(self.p.max_window, self.compete_ssthresh, 2 * self.W)
+        elif self.competing:
+            self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
+        else:
+            super()._adjust_window()
+        if not self.slowstart and self.probe_phase == 0:
+            self.rounds += 1
+            if self.rounds >= self.PROBE_ROUNDS:
+                self.rounds, self.probe_phase = 0, 1
+
+    def _probe_result(self, drained: bool) -> None:
+        if not self.competing:
+            if not drained:
+                self._enter_competing(self._entry_ssthresh())
+            return
+        self.drained_probes = self.drained_probes + 1 if drained else 0
+        if self.drained_probes >= self.COMPETE_EXIT_PROBES:
+            self.competing = False  # the competitor left: Vegas again
+
+    def _entry_ssthresh(self) -> float:
+        return 0.0
+
+    def _enter_competing(self, ssthresh: float) -> None:
+        self.competing = True
+        self.compete_entries += 1
+        self.compete_ssthresh, self.drained_probes = ssthresh, 0
+
+    def _halve(self, now: float) -> None:
+        super()._halve(now)
+        if self.competing:
+            self.compete_ssthresh = self.W  # fast recovery ends slow start (RFC 5681 3.2)
+
+    def _window_limit(self) -> int:
+        return max(1, int(self.W / 2)) if self.probe_phase else super()._window_limit()
+
+    def _slower(self, new_rate: float) -> bool:
+        if self.competing:  # Reno's sawtooth swings by a halving and a follower's emulation lags
+            return new_rate < self.COMPETE_ACCEPT_RATIO * self.rate_bps
+        return super()._slower(new_rate)
+
+    def _data_flags(self) -> int:
+        return super()._data_flags() | (Flags.COMPETING if self.competing else 0)
+
+    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
+        values, state = super().metrics(now)  # type: ignore[misc]
+        values["competing"] = int(self.competing)
+        return values, "competing" if state == "steady" and self.competing else state
+
+@rule("compete")
+class CompeteReceiver(Receiver):
+    """Flagged COMPETING, a follower emulates Reno's +1 per RTT, not Vegas."""
+    def _emulate(self, cap: float) -> None:
+        if self.last_flags & Flags.COMPETING:
+            self.slowstart = False
+            self.W += 1
+        else:
+            super()._emulate(cap)
+
+@rule("compete_ack_clocked", "competing, packets leave on the ACK clock", "RFC 5681 4.2; ours", COMPETE)
+class CompeteAckClocked(Sender):
+    """Competing, packets leave as ACKs open the window, up to three at once, as
+    TCP's: paced by eq. (3) they met a full queue less often than TCP's pairs."""
+    def _clocked(self) -> bool:
+        return self.competing and not self.leaderless
+
+    def _burst(self) -> int:
+        return super()._burst() + (1 if self._clocked() else 0)
+
+    def _after_burst(self, now: float, sent: int, burst: int) -> None:
+        if self._clocked() and not (sent == burst and self._window_open(now)):
+            self.next_tx = now  # the next ACK releases what the window allows
+        else:
+            super()._after_burst(now, sent, burst)
+
+@rule("compete_yield", "Vegas cuts that keep the queue enter competition", OURS, COMPETE)
+class CompeteYield(Sender):
+    """YIELD_ROUNDS Vegas cuts in a row whose round mean RTT did not fall: a
+    competitor fills the queue; compete at once from W (Vegas drains its own)."""
+    YIELD_ROUNDS = 8
+
+    _yield_rounds = 0
+    _yield_rtt: float | None = None
+
+    def _adjust_window(self) -> None:
+        w_before = self.W
+        super()._adjust_window()
+        if not self.round_rtt_n:
+            return
+        mean = self.round_rtt_sum / self.round_rtt_n
+        if not self.W < w_before:
+            self._yield_rounds, self._yield_rtt = 0, None
+        elif self._yield_rtt is None or mean < self._yield_rtt:
+            self._yield_rounds, self._yield_rtt = 1, mean
+        else:
+            self._yield_rounds += 1
+            if self._yield_rounds >= self.YIELD_ROUNDS:
+                self._yield_rounds, self._yield_rtt, self.rounds = 0, None, 0
+                self._enter_competing(0.0)
+
+@rule("one_cut_per_window", "competing, one cut per window of data", "RFC 6582 3.2", COMPETE)
+class OneCutPerWindow(Sender):
+    """Competing, a loss of a packet sent before W's last cut is that cut's congestion."""
+    absorbed_losses = 0
+
+    def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
+        if self.competing and newest is not None and newest < self.cut_seq:
+            self.absorbed_losses += n
+        else:
+            super()._loss_response(n, now, since, newest)
+
+@rule("timeout_loses_leader", "two timeouts in a row lose a silent leader", "paper 2.4", ("compete_timeouts",))
+class TimeoutLosesLeader(Sender):
+    """A second timeout in a row, the leader silent since before the first, loses
+    it (2.4): backing off again left a crashed leader's followers with nothing."""
+    last_leader_ack = -math.inf
+
+    def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
+        if m.rcvr_id == self.leader and self.leader != 0:
+            self.last_leader_ack = now  # late ACKs too: the leader is alive
+        super()._on_ack(m, src, now)
+
+    def _set_leader(self, rid: int, src: Address, now: float) -> None:
+        super()._set_leader(rid, src, now)
+        self.last_leader_ack = now
+
+    def _timeout(self, now: float, since: float) -> None:
+        if (now >= self.paused_until and self.backoff > 1
+                and now - self.last_leader_ack > self._leader_silence_limit()):
+            self.backoff = 1
+            self._leader_lost(now)
+        else:
+            super()._timeout(now, since)
+
+@rule("compete_timeouts", "competing, a timer loss is TCP's RTO", "RFC 6298 2.4, 5.5; RFC 5681 3.1", COMPETE)
+class CompeteTimeouts(Sender):
+    """Competing, a timer loss is TCP's RTO: W = 1, a pause of max(COMPETE_MIN_RTO,
+    rtt + 4·dev) doubled per timeout in a row, then slow start to half."""
+    COMPETE_MIN_RTO = MIN_RTO
+
+    paused_until = -math.inf
+    backoff = 1
+    compete_timeouts = 0
+
+    def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
+        if sent >= self.paused_until:
+            self.backoff = 1  # new data got through: the backoff ends
+        super()._acked(m, sent, now)
+
+    def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
+        if since is not None and self.competing:
+            self._timeout(now, since)
+        else:
+            super()._loss_response(n, now, since, newest)
+
+    def _timeout(self, now: float, since: float) -> None:
+        if now < self.paused_until:
+            return
+        self.compete_timeouts += 1
+        ssthresh = max(LEAST_SSTHRESH, self.W / 2)
+        self._halve(now)  # counted, timed and marked as a cut
+        self.compete_ssthresh, self.W = ssthresh, 1.0
+        rto = max(self.COMPETE_MIN_RTO, self.srtt + 4 * self.dev)
+        self.paused_until = max(now, since + rto * self.backoff)
+        self.backoff = min(self.backoff * 2, 64)
+        self.outstanding.clear()  # the flight is given up, as TCP's after an RTO
+        self.sent_since_ack = 0
+        self.last_ack = self.paused_until  # the pause is not the leader's silence
+        self.next_tx = max(self.next_tx, self.paused_until)
+
+
+# After compete's receiver: a competing follower emulates Reno, in slow start or not.
+@rule("follower_slow_start", "a follower's emulation slow-starts", "paper 2.2 (reading); ours")
 class FollowerSlowStart(Receiver):
     """The emulation slow-starts as the sender's (2.2): until its path queues more
     than γ or loses, it keeps up with the sender and does not challenge."""
-
     slowstart = True
 
     def _started(self, m: VlmccStart) -> None:
@@ -292,292 +556,41 @@ class FollowerSlowStart(Receiver):
             super()._maybe_challenge(now)
 
 
-class DrainNoise(Sender):
-    """A drain probe allows the smallest round mean's excess over base_rtt on this
-    leader's path, at most DRAIN_FRAC·base_rtt (a round's mean sits above a minimum)."""
+# Innermost: runs only in the rounds where the default runs the Vegas rule.
+@rule("stamp_queue", "no Vegas growth over a stamped queue of more than β packets; cuts it outlives enter competition",
+      OURS, ("stamp_echo", "compete"))
+class StampQueue(_StampView):
+    """In the Vegas rule's rounds, a stamped queue of more than β packets at the session's own rate
+    holds W (the sessions' Vegas queues add up past each one's β), and STAMP_YIELD_ROUNDS Vegas
+    cuts in a row under a long stamped queue that did not fall, with at most STAMP_NO_SPARE b/s
+    spare, enter competition by slow start: TCP fills it (the default waits for a drain probe)."""
+    STAMP_YIELD_ROUNDS = 4
+    STAMP_NO_SPARE = 80_000.0  # spare code 1: a full port's measurement noise
 
-    min_round_mean: float | None = None
-
-    def delay_noise(self) -> float:
-        if self.base_rtt is None or self.min_round_mean is None:
-            return super().delay_noise()
-        return min(max(0.0, self.min_round_mean - self.base_rtt), self.DRAIN_FRAC * self.base_rtt)
+    stamp_holds = 0
+    _stamp_streak = 0
+    _streak_queue = math.inf
 
     def _adjust_window(self) -> None:
+        w = self.W
         super()._adjust_window()
-        if self.round_rtt_n >= 2:
-            mean = self.round_rtt_sum / self.round_rtt_n
-            if self.min_round_mean is None or mean < self.min_round_mean:
-                self.min_round_mean = mean
-
-    def _set_leader(self, rid: int, src: Address, now: float) -> None:
-        super()._set_leader(rid, src, now)
-        self.min_round_mean = None  # the new leader's path: its noise is learnt afresh
-
-
-class Compete(Sender):
-    """Every PROBE_ROUNDS RTTs half a window for two RTTs; a queue that outlives it
-    is a competitor's: Reno's rule (flagged in the data) until COMPETE_EXIT_PROBES
-    probes in a row drain.  Vegas gets a fraction of TCP's share on drop-tail."""
-
-    PROBE_ROUNDS = 20
-    COMPETE_EXIT_PROBES = 4
-    DRAIN_FRAC = 0.1
-    #: While competing, a challenge must claim less than this share of the rate.
-    COMPETE_ACCEPT_RATIO = 0.33
-
-    competing = False
-    rounds = 0  # rounds since the last drain probe
-    probe_phase = 0  # 1, 2: the two half-window rounds of a drain probe
-    drained_probes = 0
-    compete_entries = 0
-    compete_ssthresh = 0.0  # slow start toward it (RFC 5681 3.1)
-
-    def queue_drained(self) -> bool:
-        """The round's mean RTT (not its smallest: a bursty competitor's queue
-        empties for a moment every round trip) is near base_rtt."""
-        if self.base_rtt is None or not self.round_rtt_n:
-            return False
-        slack = max(self.DRAIN_FRAC * self.base_rtt, THRESHOLDS.alpha * self.srtt / max(self.W, 1.0))
-        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack + self.delay_noise()
-
-    def delay_noise(self) -> float:
-        return 0.0
-
-    def _adjust_window(self) -> None:
-        if self.probe_phase == 1:
-            self.probe_phase = 2  # the half window's effect shows from this round on
-        elif self.probe_phase == 2:
-            self.probe_phase = 0
-            self._probe_result(self.queue_drained())
-        elif self.competing:
-            if self.W < self.compete_ssthresh:
-                self.W = min(self.p.max_window, self.compete_ssthresh, 2 * self.W)
-            else:
-                self.W = min(self.p.max_window, self.W + 1)  # Reno's additive increase
-        else:
-            super()._adjust_window()
-        if not self.slowstart and self.probe_phase == 0:
-            self.rounds += 1
-            if self.rounds >= self.PROBE_ROUNDS:
-                self.rounds = 0
-                self.probe_phase = 1
-
-    def _probe_result(self, drained: bool) -> None:
-        if not self.competing:
-            if not drained:
-                self._enter_competing(self._entry_ssthresh())
+        queue_s, spare = self.stamp_view
+        if queue_s is None:
+            self._stamp_streak, self._streak_queue = 0, math.inf
             return
-        self.drained_probes = self.drained_probes + 1 if drained else 0
-        if self.drained_probes >= self.COMPETE_EXIT_PROBES:
-            self.competing = False  # the competitor left: Vegas again
-
-    def _entry_ssthresh(self) -> float:
-        return 0.0
-
-    def _enter_competing(self, ssthresh: float) -> None:
-        self.competing = True
-        self.compete_entries += 1
-        self.compete_ssthresh = ssthresh
-        self.drained_probes = 0
-
-    def _halve(self, now: float) -> None:
-        super()._halve(now)
-        if self.competing:
-            self.compete_ssthresh = self.W  # fast recovery ends slow start (RFC 5681 3.2)
-
-    def _window_limit(self) -> int:
-        return max(1, int(self.W / 2)) if self.probe_phase else super()._window_limit()
-
-    def _slower(self, new_rate: float) -> bool:
-        if self.competing:
-            # Reno's sawtooth swings by a halving and a follower's emulation lags.
-            return new_rate < self.COMPETE_ACCEPT_RATIO * self.rate_bps
-        return super()._slower(new_rate)
-
-    def _data_flags(self) -> int:
-        return super()._data_flags() | (Flags.COMPETING if self.competing else 0)
-
-    def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
-        values, state = super().metrics(now)  # type: ignore[misc]
-        values["competing"] = int(self.competing)
-        return values, "competing" if state == "steady" and self.competing else state
+        if self.W > w and queue_s * w / self.srtt > THRESHOLDS.beta:  # at least that many queued
+            self.W = w
+            self.stamp_holds += 1
+        if self.stamp_short() or not self.W < w:
+            self._stamp_streak, self._streak_queue = 0, math.inf
+        elif spare is None or spare <= self.STAMP_NO_SPARE:
+            self._stamp_streak = self._stamp_streak + 1 if queue_s >= self._streak_queue else 1
+            self._streak_queue = min(self._streak_queue, queue_s)
+        if self._stamp_streak >= self.STAMP_YIELD_ROUNDS:
+            self._stamp_streak, self._streak_queue, self.rounds = 0, math.inf, 0
+            self._enter_competing(self._entry_ssthresh())
 
 
-class CompeteReceiver(Receiver):
-    """Flagged COMPETING, a follower emulates Reno's +1 per RTT, not Vegas."""
-
-    @property
-    def competing(self) -> bool:
-        return bool(self.last_flags & Flags.COMPETING)
-
-    def _emulate(self, cap: float) -> None:
-        if self.competing:
-            self.slowstart = False
-            self.W += 1
-        else:
-            super()._emulate(cap)
-
-
-class CompeteSlowStart(Sender):
-    """A probe's entry slow-starts to the first loss: +1 per RTT was too slow on long paths."""
-
-    def _entry_ssthresh(self) -> float:
-        return self.p.max_window
-
-
-class CompeteAckClocked(Sender):
-    """Competing, packets leave as ACKs open the window, up to three at once, as
-    TCP's: paced by eq. (3) they met a full queue less often than TCP's pairs."""
-
-    def _clocked(self) -> bool:
-        return self.competing and not self.leaderless
-
-    def _burst(self) -> int:
-        return super()._burst() + (1 if self._clocked() else 0)
-
-    def _after_burst(self, now: float, sent: int, burst: int) -> None:
-        if self._clocked() and not (sent == burst and self._window_open(now)):
-            self.next_tx = now  # the next ACK releases what the window allows
-            return
-        super()._after_burst(now, sent, burst)
-
-
-class CompeteYield(Sender):
-    """YIELD_ROUNDS Vegas cuts in a row whose round mean RTT did not fall: a
-    competitor fills the queue; compete at once from W (Vegas drains its own)."""
-
-    YIELD_ROUNDS = 8
-
-    _yield_rounds = 0
-    _yield_rtt: float | None = None
-
-    def _vegas(self) -> None:
-        w_before = self.W
-        super()._vegas()
-        if not self.round_rtt_n:
-            return
-        mean = self.round_rtt_sum / self.round_rtt_n
-        if not self.W < w_before:
-            self._yield_rounds, self._yield_rtt = 0, None
-        elif self._yield_rtt is None or mean < self._yield_rtt:
-            self._yield_rounds, self._yield_rtt = 1, mean
-        else:
-            self._yield_rounds += 1
-            if self._yield_rounds >= self.YIELD_ROUNDS:
-                self._yield_rounds, self._yield_rtt = 0, None
-                self.rounds = 0
-                self._enter_competing(0.0)
-
-
-class OneCutPerWindow(Sender):
-    """Competing, a loss of a packet sent before W's last cut is that cut's congestion."""
-
-    absorbed_losses = 0
-
-    def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
-        if self.competing and newest is not None and newest < self.cut_seq:
-            self.absorbed_losses += n
-            return
-        super()._loss_response(n, now, since, newest)
-
-
-class TimeoutLosesLeader(Sender):
-    """A second timeout in a row, the leader silent since before the first, loses
-    it (2.4): backing off again left a crashed leader's followers with nothing."""
-
-    last_leader_ack = -math.inf
-
-    def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
-        if m.rcvr_id == self.leader and self.leader != 0:
-            self.last_leader_ack = now  # late ACKs too: the leader is alive
-        super()._on_ack(m, src, now)
-
-    def _set_leader(self, rid: int, src: Address, now: float) -> None:
-        super()._set_leader(rid, src, now)
-        self.last_leader_ack = now
-
-    def _timeout(self, now: float, since: float) -> None:
-        if (now >= self.paused_until and self.backoff > 1
-                and now - self.last_leader_ack > self._leader_silence_limit()):
-            self.backoff = 1
-            self._leader_lost(now)
-            return
-        super()._timeout(now, since)
-
-
-class CompeteTimeouts(Sender):
-    """Competing, a timer loss is TCP's RTO: W = 1, a pause of max(COMPETE_MIN_RTO,
-    rtt + 4·dev) doubled per timeout in a row, then slow start to half."""
-
-    COMPETE_MIN_RTO = MIN_RTO
-
-    paused_until = -math.inf
-    backoff = 1
-    compete_timeouts = 0
-
-    def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
-        if sent >= self.paused_until:
-            self.backoff = 1  # new data got through: the backoff ends
-        super()._acked(m, sent, now)
-
-    def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
-        if since is not None and self.competing:
-            self._timeout(now, since)
-            return
-        super()._loss_response(n, now, since, newest)
-
-    def _timeout(self, now: float, since: float) -> None:
-        if now < self.paused_until:
-            return
-        self.compete_timeouts += 1
-        ssthresh = max(LEAST_SSTHRESH, self.W / 2)
-        self._halve(now)  # counted, timed and marked as a cut
-        self.compete_ssthresh, self.W = ssthresh, 1.0
-        rto = max(self.COMPETE_MIN_RTO, self.srtt + 4 * self.dev)
-        self.paused_until = max(now, since + rto * self.backoff)
-        self.backoff = min(self.backoff * 2, 64)
-        self.outstanding.clear()  # the flight is given up, as TCP's after an RTO
-        self.sent_since_ack = 0
-        self.last_ack = self.paused_until  # the pause is not the leader's silence
-        self.next_tx = max(self.next_tx, self.paused_until)
-
-
-def _rule(name: str, summary: str, reason: str, sender: type | None = None,
-          receiver: type | None = None, requires: tuple[str, ...] = ()) -> Rule:
-    mixins = {role: cls for role, cls in ((_S, sender), (_R, receiver)) if cls is not None}
-    return Rule(name, summary, reason, mixins, requires)
-
-
-_OURS = "ours, see docs/protocols/vlmcc.md#rules"
-_C = ("compete",)
-_RULES = (
-    _rule("delayed_acks", "the leader ACKs as TCP does", "RFC 5681 4.2", DelayedAcks, DelayedAcksReceiver),
-    _rule("loss_timer_floor", "the loss timer waits at least two RTTs", _OURS, LossTimerFloor),
-    _rule("three_later_acks", "three later ACKs mean lost", "RFC 5681 3.2", ThreeLaterAcks),
-    _rule("keep_base_rtt", "base_rtt is kept per leader", _OURS, KeepBaseRtt),
-    _rule("bounded_claims", "ids are sources; a challenge halves W at most", _OURS, BoundedClaims),
-    _rule("leader_silence", "leader loss needs 1 s of silence", "RFC 6298 2.4", LeaderSilence),
-    _rule("bar_silent_leaders", "a silent leader may not lead for 5 s", _OURS, BarSilentLeaders),
-    _rule("volunteers", "followers volunteer when no leader is named", _OURS, Volunteers, VolunteersReceiver),
-    _rule("leaderless_backoff", "leaderless and unheard, W halves", "RFC 5681 3.1, RFC 6298 5.5", LeaderlessBackoff),
-    _rule("rejoin_after_silence", "a receiver hearing nothing probes again", _OURS, receiver=RejoinAfterSilence),
-    _rule("drain_noise", "a drain probe allows the path's delay noise", _OURS, DrainNoise, requires=_C),
-    # A rule that overrides a hook of compete's comes before it (outermost wins).
-    _rule("compete_slow_start", "entering competition slow-starts", "RFC 5681 3.1", CompeteSlowStart, requires=_C),
-    _rule("compete", "drain probes find a competitor; Reno's rule then", _OURS, Compete, CompeteReceiver),
-    _rule("compete_ack_clocked", "competing, packets leave on the ACK clock", "RFC 5681 4.2; ours",
-          CompeteAckClocked, requires=_C),
-    _rule("compete_yield", "Vegas cuts that keep the queue enter competition", _OURS, CompeteYield, requires=_C),
-    _rule("one_cut_per_window", "competing, one cut per window of data", "RFC 6582 3.2", OneCutPerWindow,
-          requires=_C),
-    _rule("timeout_loses_leader", "two timeouts in a row lose a silent leader", "paper 2.4", TimeoutLosesLeader,
-          requires=("compete_timeouts",)),
-    _rule("compete_timeouts", "competing, a timer loss is TCP's RTO", "RFC 6298 2.4, 5.5; RFC 5681 3.1",
-          CompeteTimeouts, requires=_C),
-    # After compete: a competing follower emulates Reno, in slow start or not.
-    _rule("follower_slow_start", "a follower's emulation slow-starts", "paper 2.2 (reading); ours",
-          receiver=FollowerSlowStart),
-)
-#: ``paper``: the published algorithm; ``default``: every rule.
-RULES = RuleBook("vlmcc", rules=_RULES, profiles={PAPER: (), DEFAULT: tuple(r.name for r in _RULES)})
+#: ``paper``: the published algorithm; ``default``: every rule but the stamp's; ``stamped``: all.
+RULES = RuleBook("vlmcc", rules=tuple(_RULES.values()), profiles={
+    PAPER: (), DEFAULT: tuple(n for n in _RULES if n not in STAMPED), "stamped": tuple(_RULES)})

@@ -1,4 +1,5 @@
-"""VLMCC's sender as the paper has it (2.2-2.4); underscore methods are the rules' hooks."""
+"""VLMCC's sender as the paper has it (2.2-2.4); underscore methods are the rules' hooks, doing
+here what the paper does (often nothing).  ``docs/protocols/vlmcc.md`` maps each to its test."""
 
 from __future__ import annotations
 
@@ -14,52 +15,39 @@ from hosts.vlmcc.params import VlmccParams
 from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_us
 
 
+def _estimate(field: str) -> Any:
+    """A read-write view of the RTT estimator's ``field``: eqs. (1), (2) keep it there."""
+    return property(lambda s: getattr(s.est, field), lambda s, v: setattr(s.est, field, v))
+
+
 class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     """The sender: Vegas toward the leader, challenge arbitration, leadership recovery."""
 
     COUNTERS = ("losses", "halvings", "leader_changes", "leader_losses", "challenges", "rejected", "refused")
+    rtt = _estimate("srtt")  # eqs. (1), (2): None before the first sample
+    dev = _estimate("rttvar")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.group: Address = (config.group, config.port)
         self.W = float(self.p.initial_window)
-        #: Equations (1) and (2): rtt and its deviation.
         self.est = SmoothedRtt(alpha=G, beta=G_DEV, mean_first=True)
         self.base_rtt: float | None = None
         self.slowstart = True
-        #: This round's RTT samples (their mean is what the round measured).
-        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
-        self.acks_in_round = 0
-        self.leader = 0
-        self.leader_since = -math.inf
-        self.leaderless = False
-        self.next_seq = 1
-        self.outstanding: dict[int, float] = {}
+        self.leader, self.leader_since, self.leaderless = 0, -math.inf, False
+        self.next_seq, self.sent_since_ack = 1, 0
+        self.cut_seq = 0  # the next sequence number when W was last cut
+        self.outstanding: dict[int, float] = {}  # seq -> send time
         self.late: dict[int, float] = {}  # declared lost: send times kept for RTT samples
-        self.sent_since_ack = 0
         self.last_send: float | None = None
         self.next_tx = 0.0
-        self.last_halve = -math.inf
-        #: The next sequence number when W was last cut.
-        self.cut_seq = 0
-        self.last_ack = -math.inf
+        self.last_halve = self.last_ack = -math.inf
         self.leader_log: list[tuple[float, int]] = []
+        self._new_round()
 
-    @property
-    def rtt(self) -> float | None:
-        return self.est.srtt
-
-    @rtt.setter
-    def rtt(self, value: float | None) -> None:
-        self.est.srtt = value
-
-    @property
-    def dev(self) -> float:
-        return self.est.rttvar
-
-    @dev.setter
-    def dev(self, value: float) -> None:
-        self.est.rttvar = value
+    def _new_round(self) -> None:
+        """This round's ACKs and RTT samples (their mean is what the round measured)."""
+        self.acks_in_round, self.round_rtt_sum, self.round_rtt_n = 0, 0.0, 0
 
     @property
     def srtt(self) -> float:
@@ -72,57 +60,43 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
 
     def loss_timeout(self) -> float:
         """2.2: no ACK within ``rtt + 4·dev`` means lost (TCP's RTO rule)."""
-        if self.rtt is None:
-            return INITIAL_LOSS_TIMEOUT
-        return self.srtt + 4 * self.dev
-
-    def _leader_silence_limit(self) -> float:
-        return 0.0  # 2.4 counts the window only
+        return INITIAL_LOSS_TIMEOUT if self.rtt is None else self.srtt + 4 * self.dev
 
     def pacing_delay(self) -> float:
         """Equation (3): ``rtt · MaxSegment / W`` between bursts."""
         return self.srtt / max(self.W, 1.0)
 
-    # Endpoint hooks ------------------------------------------------------------
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if msg is None:
             return
-        if isinstance(msg, (VlmccAck, VlmccChallenge)) and not self._genuine(msg.rcvr_id, src):
-            self.refused += 1
-            return
-        if isinstance(msg, VlmccAck):
-            self._on_ack(msg, src, now)
-        elif isinstance(msg, VlmccChallenge):
-            self._on_challenge(msg, src, now)
+        if isinstance(msg, (VlmccAck, VlmccChallenge)):
+            if not self._genuine(msg.rcvr_id, src):
+                self.refused += 1
+                return
+            (self._on_ack if isinstance(msg, VlmccAck) else self._on_challenge)(msg, src, now)
         self._pump(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "loss":
+            self._check_losses(now)
+        elif name == "round":
+            self._round(now)
+        if name in ("tx", "loss", "round"):
+            self._pump(now)
 
     def _genuine(self, rid: int, src: Address) -> bool:
         return True  # the paper trusts every receiver's id
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "tx":
-            self._pump(now)
-        elif name == "loss":
-            self._check_losses(now)
-            self._pump(now)
-        elif name == "round":
-            self._round(now)
-            self._pump(now)
-
-    # Leader feedback -------------------------------------------------------------
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
         if m.rcvr_id != self.leader or self.leader == 0:
             return
-        sent = self.outstanding.pop(m.seq, None)
+        sent = self.outstanding.pop(m.seq, None)  # else declared lost: a late ACK still samples RTT
         if sent is None:
-            # Declared lost already: the RTT sample still counts (a late ACK is
-            # the best evidence that the path got longer).
             sent = self.late.pop(m.seq, None)
         self.sent_since_ack = 0
         self.last_ack = now
-        if self.leaderless:
-            self.leaderless = False  # the leader was only quiet: it leads on
+        self.leaderless = False  # the leader was only quiet: it leads on
         if sent is not None:
             self._acked(m, sent, now)
 
@@ -163,8 +137,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self._leaderless_round()
         elif self.acks_in_round:
             self._adjust_window()
-        self.acks_in_round = 0
-        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
+        self._new_round()
         if self.leader:
             self.set_timer("round", now + self.srtt)
 
@@ -173,9 +146,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.W = min(self.p.max_window, self.W + 1)
 
     def _adjust_window(self) -> None:
-        self._vegas()
-
-    def _vegas(self) -> None:
+        """2.2: the Vegas rule (slow start doubles W until more than γ packets queue)."""
         diff = self.vegas_diff()
         if diff is None:
             return
@@ -203,12 +174,10 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self._arm_loss()
 
     def _lost(self, n: int, now: float, since: float | None = None, newest: int | None = None) -> None:
-        """``n`` packets lost on the leader's path; ``since``: found by the timer,
-        the oldest one's send time; ``newest``: the highest lost sequence number."""
-        if self.leaderless:
-            return
-        self.losses += n
-        self._loss_response(n, now, since, newest)
+        """``n`` lost on the leader's path; ``since``: the timer's oldest send time; ``newest``: top seq."""
+        if not self.leaderless:
+            self.losses += n
+            self._loss_response(n, now, since, newest)
 
     def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
         """2.2: halve W at most once per RTT."""
@@ -224,16 +193,13 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
 
     def _arm_loss(self) -> None:
         if self.outstanding:
-            first = min(self.outstanding.values())
-            self.set_timer("loss", first + self.loss_timeout())
+            self.set_timer("loss", min(self.outstanding.values()) + self.loss_timeout())
         else:
             self.cancel_timer("loss")
 
-    # Challenges ------------------------------------------------------------------
     def _on_challenge(self, m: VlmccChallenge, src: Address, now: float) -> None:
         self.challenges += 1
-        if m.win_size == 0:
-            # An RTT probe from a joining receiver; the first one leads.
+        if m.win_size == 0:  # an RTT probe from a joining receiver; the first one leads
             if self.leader == 0:
                 self._set_leader(m.rcvr_id, src, now)
             self.send(src, VlmccStart(
@@ -269,11 +235,8 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             return True
         if now - self.leader_since < self.p.holdoff_rtts * self.srtt:
             return False
-        rtt = m.rtt / 1e6 if m.rtt else self.srtt
-        new_rate = rate_bps(m.win_size, rtt, self.p.packet_size)
-        if new_rate < self.p.min_rate_bps:
-            return False
-        return self._slower(new_rate)
+        new_rate = rate_bps(m.win_size, m.rtt / 1e6 if m.rtt else self.srtt, self.p.packet_size)
+        return new_rate >= self.p.min_rate_bps and self._slower(new_rate)
 
     def _slower(self, new_rate: float) -> bool:
         return new_rate < self.rate_bps  # the challenge lowers the rate
@@ -282,12 +245,9 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if rid != self.leader:
             self.leader_changes += 1
             self.leader_log.append((now, rid))
-        self.leader = rid
-        self.leader_since = now
+        self.leader, self.leader_since, self.leaderless = rid, now, False
         self.last_ack = now  # the new leader's silence counts from now
-        self.leaderless = False
-        self.acks_in_round = 0
-        self.round_rtt_sum, self.round_rtt_n = 0.0, 0
+        self._new_round()
         self.set_timer("round", now + self.srtt)
 
     def _leader_lost(self, now: float) -> None:
@@ -296,15 +256,13 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.leader_losses += 1
         self.outstanding.clear()
 
-    # Sending ---------------------------------------------------------------------
     def _pump(self, now: float) -> None:
         if self.leader == 0:
             return
         if now < self.next_tx:
             self.set_timer("tx", self.next_tx)
             return
-        sent = 0
-        burst = self._burst()
+        sent, burst = 0, self._burst()
         while sent < burst and self._window_open(now):
             self._send(now)
             sent += 1
@@ -320,20 +278,21 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         elif self.leaderless:
             self.set_timer("tx", now + self.pacing_delay())
 
+    def _leader_silence_limit(self) -> float:
+        return 0.0  # 2.4 counts the window only
+
     def _window_open(self, now: float) -> bool:
         if (not self.leaderless and self.sent_since_ack > self.W
                 and now - self.last_ack > self._leader_silence_limit()):
             self._leader_lost(now)
-        if self.leaderless:
-            return True  # one window per RTT: pacing alone spaces the packets
-        return len(self.outstanding) < self._window_limit()
+        # Leaderless, one window per RTT: pacing alone spaces the packets.
+        return self.leaderless or len(self.outstanding) < self._window_limit()
 
     def _window_limit(self) -> int:
         return int(self.W)
 
     def _send(self, now: float) -> None:
-        s = self.next_seq
-        self.next_seq += 1
+        s, self.next_seq = self.next_seq, self.next_seq + 1
         drift = 0 if self.last_send is None else int(round((now - self.last_send) * 1e6))
         self.last_send = now
         self.send(self.group, VlmccData(

@@ -628,7 +628,7 @@ def test_the_quiet_timer_fires_once_where_the_silence_rounds_below_the_limit() -
     r.last_arrival, r.rtt_hat = 15.414125, 0.01
     now = 15.414125 + 2.0
     assert now - r.last_arrival < 2.0  # the rounding this test is about
-    r._check_quiet(now)
+    r._timer_quiet(now)
     assert r.rejoining and r.timer_at("quiet") is None
 
 
@@ -766,7 +766,7 @@ def test_followers_emulate_the_rule_the_sender_announces(rule: bool):
         r.receive_datagram(m.encode(), (SENDER, PORT), t + 0.1 + 0.002 * seq)
         t += 0.01
     if rule:
-        assert r.competing and r.W >= 12, r.W
+        assert r.last_flags & Flags.COMPETING and r.W >= 12, r.W
     else:
         assert r.W < 6, r.W  # a Vegas emulation on the competitor's queue
 
