@@ -164,6 +164,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _arrived(self, seq: int, now: float) -> None:
         """Hook: packet ``seq`` arrived for the first time."""
 
+    def _stamp_echo(self) -> int:
+        """Hook: the stamp byte a report carries back (docs/stamp.md; 0: none, the paper's)."""
+        return 0
+
     def _ack_at_once(self, in_order: bool) -> bool:
         """Hook: does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
         return False
@@ -246,8 +250,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         fields = self._summary_fields()
         self.last_summary = dict(fields)
         fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
-        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
-                  node_id=self.nid, echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), **fields)
+        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack, node_id=self.nid,
+                  echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._stamp_echo(), **fields)
         if cls is MtcpAck:
             self.acks_sent += 1
             if self.timer_at("wupdate") is not None:

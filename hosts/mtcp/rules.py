@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
+from hosts.rtt import ewma
 from hosts.rules import Rule, RuleBook
+from hosts.stampwindow import StampWindow
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
-from hosts.wire import MAX_NACK_SEQS, Flags, seconds_since
+from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -265,6 +267,191 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
+class RttFairIncrease(_Base):
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster: it is acknowledged by
+    every receiver, so sent once per the largest round trip R_max, while the TCP flow beside the
+    receiver whose losses cut it (R_c) sends once per R_c (TCP Hybla's compensation)."""
+
+    MAX_SPREAD = 8.0  # at most this spread is compensated: a stale or wild RTD cannot run away
+    MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
+    CUT_RTT_GAIN = 0.25  # weight of the latest cut's round trip in R_c
+    RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.node_rtd: dict[int, float] = {}  # receiver -> smoothed RTD (a fold's triggering member included)
+        self.cut_rtd: float | None = None  # R_c
+        self.cutter: int | None = None
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if msg.echo_ts and isinstance(msg, MtcpAck):
+            rtd = seconds_since(msg.echo_ts, now)
+            self.node_rtd[msg.node_id] = ewma(self.node_rtd.get(msg.node_id), rtd, self.RTD_GAIN)
+        super()._on_feedback(msg, src, now)
+
+    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
+        cut = super()._nack_is_congestion(c, s)
+        if cut:
+            self.cutter = c.nid
+        return cut
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        super()._congestion(now, timeout)
+        rtd = self.node_rtd.get(self.cutter) if self.cutter is not None and not timeout else None
+        if rtd is not None:
+            self.cut_rtd = ewma(self.cut_rtd, rtd, self.CUT_RTT_GAIN)
+        self.cutter = None
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.node_rtd.pop(c.nid, None)
+        super()._remove_child(c, now)
+
+    def rtt_spread(self) -> float:
+        """R_max / R_c, between 1 and ``MAX_SPREAD`` (1 before the first cut)."""
+        if self.cut_rtd is None or self.cut_rtd <= 0 or not self.node_rtd:
+            return 1.0
+        spread = max(self.node_rtd.values()) / self.cut_rtd
+        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
+
+    def _avoid_congestion(self, s: int) -> None:
+        window = self.cwnd
+        super()._avoid_congestion(s)
+        if self.cwnd > window:
+            self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
+
+
+class ReturningChild(_Base):
+    """A child heard again after it missed a probe, or readmitted after its removal, was away, not
+    congested: the cuts since it fell silent are undone (RFC 4015), losses of what was sent before
+    its return are old news, and the packets it lacks are timed afresh, without the backoff."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.away: set[int] = set()  # readmitted children whose first report is yet to be handled
+        self.returns = 0
+
+    def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
+        if nid in self.departed and nid not in self.children:
+            self.away.add(nid)
+        return super()._child(nid, addr, now)
+
+    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
+        since = c.last_heard if c.missed and c.heard else None
+        readmitted = c.nid in self.away
+        super()._heard(c, now, echo_ts)
+        if since is None and not readmitted:
+            return
+        self.away.discard(c.nid)
+        c.missed = 0
+        self.returns += 1
+        if since is not None:
+            self._undo_cuts(since)
+        self.recover = max(self.recover, self.highest_buffered)
+        rto = self.rto_rtt()
+        for s, b in self.buf.items():
+            if b.stage > 1 and not c.sb.acked(s):
+                b.stage = 1
+                self._set_deadline(s, now + rto)
+        self._arm_packet_timer()
+
+
+class StampEcho(_Rx):
+    """A receiver carries back the stamps of the data since its last report (docs/stamp.md)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.stamps = StampWindow()
+
+    def _on_data(self, m: MtcpData, now: float) -> None:
+        self.stamps.add(m.stamp)
+        super()._on_data(m, now)
+
+    def _stamp_echo(self) -> int:
+        byte = self.stamps.byte()
+        self.stamps.reset()
+        return byte
+
+
+class _StampReader(_Base):
+    """What the last ACK's echo says (docs/stamp.md), against the session's round trip."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.stamp = Stamp.NOT_STAMPED
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if isinstance(msg, MtcpAck):
+            self.stamp = msg.stamp
+        super()._on_feedback(msg, src, now)
+
+    def _round_trip(self) -> float | None:
+        rtds = [c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None]
+        return max(rtds) if rtds else None
+
+    def _queue_under(self, share: float, floor: float) -> bool | None:
+        """Is the stamped queue below ``max(floor, share x RTD)``? (None: no stamp or no RTD.)"""
+        q, rtt = Stamp.queue_delay_s(self.stamp), self._round_trip()
+        return None if q is None or rtt is None else q < max(floor, share * rtt)
+
+
+class StampClimb(_StampReader):
+    """While the echoed stamp shows a short queue, congestion avoidance adds ``SPARE_SHARE`` of the
+    tightest port's spare rate per round trip (Quick-Start's approved rate, RFC 4782 3.1, as
+    WEBRC's ``stamp_join``); an unstamped echo or a long queue leaves ``default``'s growth."""
+
+    SPARE_SHARE = 0.5
+    SHORT_QUEUE_RTT = 0.1  # a queue is short below this share of the round trip ...
+    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
+
+    def _spare_packets(self) -> float:
+        """Packets per round trip the stamp says are spare behind a short queue (0: none, or no stamp)."""
+        spare, rtt = Stamp.spare_bps(self.stamp), self._round_trip()
+        if not spare or rtt is None or not self._queue_under(self.SHORT_QUEUE_RTT, self.SHORT_QUEUE_MIN):
+            return 0.0
+        return self.SPARE_SHARE * spare * rtt / (8.0 * self.p.packet_size)
+
+    def _avoid_congestion(self, s: int) -> None:
+        window = self.cwnd
+        super()._avoid_congestion(s)
+        extra = self._spare_packets()
+        if self.cwnd > window and extra > 0:
+            self.cwnd += extra / window
+
+
+class StampBrake(_StampReader):
+    """A long stamped queue with nothing spare is a congestion signal, as an ECN mark is (RFC 3168
+    6.1.2: the window halves once per window), while the queue is the session's own: a queue that
+    does not shrink in the round after such a cut is someone else's (TCP ignores the stamp), and
+    the session follows ``default`` until the queue is short again (docs/stamp.md, need (c))."""
+
+    LONG_QUEUE_RTT = 0.2  # a queue is long from this share of the round trip ...
+    LONG_QUEUE_MIN = 0.008  # ... and this many seconds
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.brake: tuple[int, int] | None = None  # (queue code, highest packet sent) at the last brake
+        self.foreign_queue = False
+        self.stamp_brakes = 0
+
+    def _avoid_congestion(self, s: int) -> None:
+        short = self._queue_under(self.LONG_QUEUE_RTT, self.LONG_QUEUE_MIN)
+        if short is None or short or Stamp.spare_bps(self.stamp):
+            self.brake = None
+            self.foreign_queue = self.foreign_queue and short is False
+            super()._avoid_congestion(s)
+            return
+        code = Stamp.queue_code(self.stamp)
+        if self.brake is not None and s > self.brake[1]:  # a round after the brake
+            self.foreign_queue = code >= self.brake[0]
+            self.brake = None
+        if self.foreign_queue:
+            super()._avoid_congestion(s)
+        elif s > self.recover:
+            self.brake = (code, self.highest_buffered)
+            self.stamp_brakes += 1
+            self._congestion(self.now, timeout=False)
+
+
 _OURS = "ours, see docs/protocols/mtcp.md#rules"
 _BOTH = (SENDER, RECEIVER)
 
@@ -274,38 +461,47 @@ def _rule(name: str, cls: type, summary: str, reason: str, roles: tuple[str, ...
     return Rule(name, summary, reason, {r: cls for r in roles}, requires)
 
 
-RULES = RuleBook(
-    "mtcp",
-    rules=(
-        _rule("timer_jitter", TimerJitter, "periodic timers jittered by +-50 %, first hello within half a period",
-              "Floyd & Jacobson 1994; RFC 3550 6.3.1"),
-        _rule("initial_window", InitialWindow, "slow start begins at 10 packets, not 1", "RFC 6928"),
-        _rule("abc", Abc, "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)"),
-        _rule("recovery_hold", RecoveryHold, "no growth on the flight a NACK cut answered",
-              "RFC 5681 3.2, RFC 6582 3.2", requires=("reno_window",)),
-        _rule("reno_window", RenoWindow, "loss-driven AIMD: the first NACK of a new loss halves cwnd",
-              "RFC 5681 3.2; " + _OURS),
-        _rule("delayed_ack", DelayedAck, "a leaf ACKs every second packet and out-of-order ones at once",
-              "RFC 5681 4.2", (RECEIVER,)),
-        _rule("nack_holdoff", NackHoldoff, "behind a fold, a hole is NACKed again only once its repair is overdue",
-              _OURS, (RECEIVER,)),
-        _rule("nack_rack", NackRack, "a hole is NACKed a reordering window after a later packet arrived",
-              "RFC 8985", (RECEIVER,), requires=("nack_dupthresh",)),
-        _rule("nack_dupthresh", NackDupthresh, "a new hole is NACKed once 3 later packets arrived",
-              "RFC 5681 3.2", (RECEIVER,)),
-        _rule("shared_loss_multicast", SharedLossMulticast,
-              "the sender repairs a loss several children share by multicast, once", _OURS, (SENDER,)),
-        _rule("paced_repair_timer", PacedRepairTimer, "a packet whose repair is paced or on its way is not timed out",
-              "RFC 6298 5.3"),
-        _rule("lost_repair_halves_rwnd", LostRepairHalvesRwnd, "a lost repair halves the child's retransmission window",
-              "RFC 5681 3.2, RFC 8985"),
-        _rule("stalled_children", StalledChildren, "a child that acknowledges nothing new is removed",
-              "RFC 9293 3.10.7.4; " + _OURS),
-    ),
-    profiles={
-        "paper": (),
-        "default": ("timer_jitter", "initial_window", "abc", "recovery_hold", "reno_window", "delayed_ack",
-                    "nack_holdoff", "nack_rack", "nack_dupthresh", "shared_loss_multicast",
-                    "paced_repair_timer", "lost_repair_halves_rwnd", "stalled_children"),
-    },
+_RULES = (
+    _rule("rtt_fair_increase", RttFairIncrease,
+          "congestion avoidance grows (R_max/R_c)^2 times faster, R_c the round trip of the receivers that cut",
+          "TCP Hybla (Caini & Firrincieli 2004); " + _OURS, (SENDER,), requires=("reno_window",)),
+    _rule("stamp_climb", StampClimb,
+          "behind a short stamped queue, congestion avoidance adds half the spare rate per round trip",
+          "RFC 4782 3.1; " + _OURS, (SENDER,)),
+    _rule("stamp_brake", StampBrake,
+          "a long stamped queue with nothing spare halves the window once per window while the queue is its own",
+          "docs/stamp.md (need c); " + _OURS, (SENDER,)),
+    _rule("stamp_echo", StampEcho, "a receiver's ACK carries back the stamps of the data since its last one",
+          "docs/stamp.md", (RECEIVER,)),
+    _rule("returning_child", ReturningChild,
+          "a child back from an absence undoes the cuts since it fell silent and drops its backoff",
+          "RFC 4015; RFC 6298 5.7; " + _OURS),
+    _rule("timer_jitter", TimerJitter, "periodic timers jittered by +-50 %, first hello within half a period",
+          "Floyd & Jacobson 1994; RFC 3550 6.3.1"),
+    _rule("initial_window", InitialWindow, "slow start begins at 10 packets, not 1", "RFC 6928"),
+    _rule("abc", Abc, "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)"),
+    _rule("recovery_hold", RecoveryHold, "no growth on the flight a NACK cut answered",
+          "RFC 5681 3.2, RFC 6582 3.2", requires=("reno_window",)),
+    _rule("reno_window", RenoWindow, "loss-driven AIMD: the first NACK of a new loss halves cwnd",
+          "RFC 5681 3.2; " + _OURS),
+    _rule("delayed_ack", DelayedAck, "a leaf ACKs every second packet and out-of-order ones at once",
+          "RFC 5681 4.2", (RECEIVER,)),
+    _rule("nack_holdoff", NackHoldoff, "behind a fold, a hole is NACKed again only once its repair is overdue",
+          _OURS, (RECEIVER,)),
+    _rule("nack_rack", NackRack, "a hole is NACKed a reordering window after a later packet arrived",
+          "RFC 8985", (RECEIVER,), requires=("nack_dupthresh",)),
+    _rule("nack_dupthresh", NackDupthresh, "a new hole is NACKed once 3 later packets arrived",
+          "RFC 5681 3.2", (RECEIVER,)),
+    _rule("shared_loss_multicast", SharedLossMulticast,
+          "the sender repairs a loss several children share by multicast, once", _OURS, (SENDER,)),
+    _rule("paced_repair_timer", PacedRepairTimer, "a packet whose repair is paced or on its way is not timed out",
+          "RFC 6298 5.3"),
+    _rule("lost_repair_halves_rwnd", LostRepairHalvesRwnd, "a lost repair halves the child's retransmission window",
+          "RFC 5681 3.2, RFC 8985"),
+    _rule("stalled_children", StalledChildren, "a child that acknowledges nothing new is removed",
+          "RFC 9293 3.10.7.4; " + _OURS),
 )
+#: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it.
+_STAMP = ("stamp_climb", "stamp_brake", "stamp_echo")
+_DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
+RULES = RuleBook("mtcp", rules=_RULES, profiles={"paper": (), "default": _DEFAULT, "stamped": _DEFAULT + _STAMP})
