@@ -418,40 +418,6 @@ class StampClimb(_StampReader):
             self.cwnd += extra / window
 
 
-class StampBrake(_StampReader):
-    """A long stamped queue with nothing spare is a congestion signal, as an ECN mark is (RFC 3168
-    6.1.2: the window halves once per window), while the queue is the session's own: a queue that
-    does not shrink in the round after such a cut is someone else's (TCP ignores the stamp), and
-    the session follows ``default`` until the queue is short again (docs/stamp.md, need (c))."""
-
-    LONG_QUEUE_RTT = 0.2  # a queue is long from this share of the round trip ...
-    LONG_QUEUE_MIN = 0.008  # ... and this many seconds
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.brake: tuple[int, int] | None = None  # (queue code, highest packet sent) at the last brake
-        self.foreign_queue = False
-        self.stamp_brakes = 0
-
-    def _avoid_congestion(self, s: int) -> None:
-        short = self._queue_under(self.LONG_QUEUE_RTT, self.LONG_QUEUE_MIN)
-        if short is None or short or Stamp.spare_bps(self.stamp):
-            self.brake = None
-            self.foreign_queue = self.foreign_queue and short is False
-            super()._avoid_congestion(s)
-            return
-        code = Stamp.queue_code(self.stamp)
-        if self.brake is not None and s > self.brake[1]:  # a round after the brake
-            self.foreign_queue = code >= self.brake[0]
-            self.brake = None
-        if self.foreign_queue:
-            super()._avoid_congestion(s)
-        elif s > self.recover:
-            self.brake = (code, self.highest_buffered)
-            self.stamp_brakes += 1
-            self._congestion(self.now, timeout=False)
-
-
 _OURS = "ours, see docs/protocols/mtcp.md#rules"
 _BOTH = (SENDER, RECEIVER)
 
@@ -468,9 +434,6 @@ _RULES = (
     _rule("stamp_climb", StampClimb,
           "behind a short stamped queue, congestion avoidance adds half the spare rate per round trip",
           "RFC 4782 3.1; " + _OURS, (SENDER,)),
-    _rule("stamp_brake", StampBrake,
-          "a long stamped queue with nothing spare halves the window once per window while the queue is its own",
-          "docs/stamp.md (need c); " + _OURS, (SENDER,)),
     _rule("stamp_echo", StampEcho, "a receiver's ACK carries back the stamps of the data since its last one",
           "docs/stamp.md", (RECEIVER,)),
     _rule("returning_child", ReturningChild,
@@ -502,6 +465,6 @@ _RULES = (
           "RFC 9293 3.10.7.4; " + _OURS),
 )
 #: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it.
-_STAMP = ("stamp_climb", "stamp_brake", "stamp_echo")
+_STAMP = ("stamp_climb", "stamp_echo")
 _DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
 RULES = RuleBook("mtcp", rules=_RULES, profiles={"paper": (), "default": _DEFAULT, "stamped": _DEFAULT + _STAMP})
