@@ -464,7 +464,8 @@ _RULES = (
     _rule("stalled_children", StalledChildren, "a child that acknowledges nothing new is removed",
           "RFC 9293 3.10.7.4; " + _OURS),
 )
-#: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it.
+#: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it, and
+#: ``rtt_fair_increase``, which does not yet bring the tree design within its targets (docs page).
 _STAMP = ("stamp_climb", "stamp_echo")
-_DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
+_DEFAULT = tuple(r.name for r in _RULES if r.name not in (*_STAMP, "rtt_fair_increase"))
 RULES = RuleBook("mtcp", rules=_RULES, profiles={"paper": (), "default": _DEFAULT, "stamped": _DEFAULT + _STAMP})

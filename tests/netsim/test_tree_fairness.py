@@ -60,8 +60,8 @@ def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration:
     # (not yet in default) keeps TCP's pace at the troubled receiver's.
     ("rla", {"rtt_fair_increase": "on"}),
     # MTCP's window, acknowledged by every receiver, is sent once per the longest round
-    # trip: its default rtt_fair_increase keeps TCP's pace at the receivers that cut it.
-    ("mtcp", None),
+    # trip: its rtt_fair_increase (not yet in default) keeps TCP's pace at the receivers that cut it.
+    ("mtcp", {"rtt_fair_increase": "on"}),
 ])
 def test_a_single_rate_session_shares_the_limiting_branch_within_the_tfrc_bound(proto: str, rules) -> None:
     ratio = branch_ratios(proto, {}, rules)[0]
