@@ -1,9 +1,7 @@
-"""MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what
-the sender and every sender's agent (SA) share.
-
-Section numbers are the paper's; where it points to TCP, RFC 6298 and RFC 5681
-give the rule.  Hooks a rule in :mod:`.rules` overrides are marked "hook".  The
-fold, dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
+"""MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what the sender and
+every sender's agent (SA) share.  Section numbers are the paper's; RFC 6298 and RFC 5681 fill in
+where it points to TCP.  Hooks marked "hook" are what :mod:`.rules` overrides; the fold,
+dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ import heapq
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 from hosts import mtcp_tree
 from hosts.core import Address, node_id
@@ -21,31 +18,20 @@ from hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from hosts.rtt import SmoothedRtt, lowest
 from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
-from hosts.wire import (
-    MAX_NACK_SEQS,
-    Flags,
-    MtcpAck,
-    MtcpData,
-    MtcpNack,
-    MtcpWindowUpdate,
-    seconds_since,
-    ts_us,
-)
+from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
 
 #: 3.1: ACKs are "delayed for a few tens of milliseconds" (s); the lower end.
 ACK_DELAY = 0.02
 #: 3.1: "at the beginning of transmission or after a RTO expiration, an SA sets its cwnd to one".
 INITIAL_CWND = 1
-#: Slow start's first threshold (packets): RFC 5681 3.1's "arbitrarily high",
-#: the largest receive buffer; the paper names none.
+#: Slow start's first threshold (packets): RFC 5681 3.1's "arbitrarily high"; the paper names none.
 INITIAL_SSTHRESH = 4096.0
 #: 2: "several consecutive duplicate NACKs" shrink cwnd; TCP's three duplicate ACKs.
 DUP_NACKS = DUPTHRESH
 #: 3.3: an SA polls each child every 2 s (s).
 PROBE_INTERVAL = 2.0
-#: 3.9: a receiver that sent no summary for this long sends a window update (s) ...
+#: 3.9: a receiver silent this long sends a window update (s); the period grows by the step.
 WUPDATE_INITIAL = 0.5
-#: ... and the period grows by this much each time, back to the start on new data (s).
 WUPDATE_STEP = 1.0
 #: 3.6: the retransmission window starts at one packet, as cwnd does.
 INITIAL_RWND = 1.0
@@ -56,15 +42,12 @@ RTO_MIN = MIN_RTO
 NO_CWND = 0xFFFFFFFF
 #: The child id under which the sender keeps switch-folded summaries (no host has id 0).
 FOLD_ID = 0
-#: Probes a child may leave unanswered before it is dead (p4mcc: the paper polls
-#: but has no rule for a child that stops answering; one lost answer is no death).
+#: Unanswered probes before a child is dead (p4mcc: the paper polls but has no death rule).
 DEAD_PROBES = 3
 #: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
 PROBE_ANSWER_MIN = 0.1
-#: A receiver that reports by NACK alone (an unfolded session) names a hole
-#: again after this many NACK-to-repair times ...
+#: A NACK-only receiver names a hole again after this many NACK-to-repair times, or this long before a sample.
 NACK_HOLDOFF_RTTS = 2.0
-#: ... or, before the first sample, after this long (s).
 NACK_HOLDOFF_INITIAL = 0.25
 
 
@@ -94,7 +77,7 @@ class _Child:
     max_twnd: int = 0
     adv_wnd: int = 0
     round_min_rtd: float | None = None
-    # Retransmission window (section 3.6): initial 1, TCP-like growth, never reset when idle.
+    # Retransmission window (3.6): initial 1, TCP-like growth, never reset when idle.
     rwnd: float = INITIAL_RWND
     rssthresh: float = INITIAL_SSTHRESH
     rinflight: dict[int, float] = field(default_factory=dict)
@@ -111,11 +94,10 @@ class _Child:
     missed: int = 0
     solo: bool = False  # reports by NACK since the session was unfolded (roll call)
 
-
-def _sent_repair(c: _Child, s: int, at: float) -> None:
-    c.rinflight[s] = c.last_tx[s] = at
-    c.rexmits[s] = c.rexmits.get(s, 0) + 1
-    c.rqueue.discard(s)
+    def sent_repair(self, s: int, at: float) -> None:
+        self.rinflight[s] = self.last_tx[s] = at
+        self.rexmits[s] = self.rexmits.get(s, 0) + 1
+        self.rqueue.discard(s)
 
 
 @dataclass
@@ -135,8 +117,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
-                "dead_children", "adopted", "mcast_repairs", "deferred_timeouts", "late_joins",
-                "readmitted", "unfolds")
+                "dead_children", "adopted", "mcast_repairs", "deferred_timeouts", "late_joins", "readmitted",
+                "unfolds")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -144,8 +126,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.nid = node_id(config.local)
         self.group: Address = (config.group, config.port)
         #: The switches fold this session's summaries (flat tree only).
-        self.assisted = self.p.assisted if self.p.assisted is not None else (
-            config.assisted and not self.p.tree)
+        self.assisted = self.p.assisted if self.p.assisted is not None else (config.assisted and not self.p.tree)
         try:
             self.tree = mtcp_tree.parse(self.p.tree, config.sender, self.p.k)
         except mtcp_tree.TreeError as e:
@@ -153,8 +134,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.children: dict[int, _Child] = {}
         self.buf: dict[int, _Buffered] = {}
         self.departed: set[int] = set()  # timed out as dead; a later report readmits one (_child)
-        # Per-node stream from the session seed: reproducible, not in step.
-        self.rng = random.Random((config.seed << 32) ^ self.nid)
+        self.rng = random.Random((config.seed << 32) ^ self.nid)  # per node: reproducible, not in step
         for c in self.tree.children_of(self.me):
             self._child(node_id(c), (c, config.port))
         self._timers_heap: list[tuple[float, int]] = []
@@ -168,7 +148,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_acked = 0
         self.highest_buffered = 0
         self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
-        # Roll calls (p4mcc): the sender finds a fold held by a silent member and unfolds the session.
+        # Roll calls (p4mcc, :class:`MtcpSender`): find a fold held by a silent member, unfold.
         self.unfolded = False
         self.rollcall_at: float | None = None
         self.rollcall_ts = 0  # the call's timestamp, which answers echo
@@ -182,10 +162,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
-            c = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
-            self.children[nid] = c
-            if nid in self.departed:
-                # It reports again, so it lives (its reports were lost): a child again, owed what it lacks.
+            c = self.children[nid] = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
+            if nid in self.departed:  # it reports again, so it lives: a child again, owed what it lacks
                 self.departed.discard(nid)
                 self.readmitted += 1
             if now is not None:
@@ -211,7 +189,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return self.highest_buffered + self.p.rcv_buffer
 
     def rto_rtd(self) -> float:
-        """Section 3.4: an SA's RTO_RTD is the maximum over its children."""
+        """3.4: an SA's RTOs are the maximum over its children."""
         vals = [c.rtd.rto for c in self._acking() if c.rtd.srtt is not None]
         return max(vals) if vals else RTO_INITIAL
 
@@ -220,15 +198,14 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return max(vals) if vals else RTO_INITIAL
 
     def summary(self) -> tuple[int, int, int]:
-        """(minCwnd, maxTwnd, advertised window) of this node's subtree (section 3.7)."""
+        """(minCwnd, maxTwnd, advertised window) of this node's subtree (3.7)."""
         kids = self._acking()
         if not kids:
             return NO_CWND, 0, self.p.rcv_buffer  # a leaf limits nothing but its buffer
         heard = [c for c in kids if c.heard]
         min_cwnd = min([int(self.cwnd)] + [c.min_cwnd for c in heard])
         max_twnd = max([self.twnd] + [c.max_twnd for c in heard])
-        adv = min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
-        return min_cwnd, max_twnd, adv
+        return min_cwnd, max_twnd, min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
 
     # Liveness: probes, dead children, adoption ---------------------------------------
     def _jitter(self, period: float) -> float:
@@ -248,26 +225,22 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _arm_probe_timer(self) -> None:
         due = [c.probe_due for c in self.children.values()
                if c.probe_due is not None and self._probed(c) and (c.heard or c.probe_at)]
-        if due:
-            if self.timer_at("probe") != min(due):
-                self.set_timer("probe", min(due))
-        else:
+        if not due:
             self.cancel_timer("probe")
+        elif self.timer_at("probe") != min(due):
+            self.set_timer("probe", min(due))
 
     def _probe(self, c: _Child, now: float) -> None:
         """3.3: a window update the child answers at once (an RTT sample and a sign of life)."""
-        ts = ts_us(now) or 1
-        c.probe_ts, c.probe_at = ts, now
+        c.probe_ts, c.probe_at = ts_us(now) or 1, now
         c.probe_due = now + self._answer_timeout(c)
-        self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts,
+        self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=c.probe_ts,
                                            node_id=self.nid).encode())
 
     def _answer_timeout(self, c: _Child) -> float:
         """How long a probe's answer may take (``RTO_INITIAL`` before a sample)."""
         r = c.rtt
-        if r.srtt is None:
-            return RTO_INITIAL
-        return max(2 * r.srtt, r.srtt + 4 * r.rttvar, PROBE_ANSWER_MIN)
+        return RTO_INITIAL if r.srtt is None else max(2 * r.srtt, r.srtt + 4 * r.rttvar, PROBE_ANSWER_MIN)
 
     def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
         """Any message from ``c`` shows it alive; the echo of the pending probe is an RTT sample."""
@@ -280,8 +253,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
         if c.aggregated or c.solo:
             self._roll_call(now)
-            return
-        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
+        elif self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
             self._probe(c, now)
             self._arm_probe_timer()
 
@@ -318,12 +290,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._undo_cuts(c.last_heard)
         self._recount(now)
         for g in self.tree.children_of(c.addr[0]):
-            gid = node_id(g)
-            if gid in self.children or g == self.me:
-                continue
-            o = self._child(gid, (g, self.cfg.port), now)
-            self.adopted += 1
-            self._probe(o, now)
+            if node_id(g) not in self.children and g != self.me:
+                self.adopted += 1
+                self._probe(self._child(node_id(g), (g, self.cfg.port), now), now)
         self.metric({"dead_child": c.nid, "children": len(self.children)}, "tree-repair")
 
     def _has(self, seq: int) -> bool:
@@ -343,9 +312,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
             return False  # the session is at its first packet: nothing to skip
         c.sb = Scoreboard()
         c.sb.update(start - 1)
-        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks):
+        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks, c.rqueue):
             d.clear()
-        c.rqueue.clear()
         self._recount()
         self.late_joins += 1
         self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
@@ -358,9 +326,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _solo(self, c: _Child, now: float) -> None:
         """Unfolded, a member known from its NACKs becomes a child that acknowledges by NACK."""
-        c.nack_only, c.solo, c.heard = False, True, True
+        c.nack_only, c.solo, c.heard, c.last_heard = False, True, True, now
         c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
-        c.last_heard = now
         self._recount()
 
     # Buffering -------------------------------------------------------------------
@@ -371,16 +338,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
         acks = sum(1 for c in self._acking() if c.sb.acked(seq))
         if acks >= len(self._acking()):
             return
-        if repaired:
-            deadline = now + self.rto_rtt()
-        else:
-            age = seconds_since(sender_ts, now)  # RTD of this packet so far
-            deadline = now + max(0.0, self.rto_rtd() - age)
+        # The first timer: RTO_RTD less the packet's RTD so far; a repair's: RTO_RTT (3.4).
+        age = 0.0 if repaired else seconds_since(sender_ts, now)
+        deadline = now + (self.rto_rtt() if repaired else max(0.0, self.rto_rtd() - age))
         self.buf[seq] = _Buffered(sender_ts, size, acks, deadline)
         heapq.heappush(self._timers_heap, (deadline, seq))
         self.twnd += 1
-        if seq > self.highest_buffered:
-            self.highest_buffered = seq
+        self.highest_buffered = max(self.highest_buffered, seq)
         if self.round_end == 0:
             self.round_end, self.round_start = seq, now
         self._arm_packet_timer()
@@ -389,23 +353,20 @@ class _Agent(SessionEndpoint[MtcpParams]):
         h = self._timers_heap
         while h and (h[0][1] not in self.buf or self.buf[h[0][1]].deadline != h[0][0]):
             heapq.heappop(h)
-        if h:
-            if self.timer_at("pkt") != h[0][0]:
-                self.set_timer("pkt", h[0][0])
-        else:
+        if not h:
             self.cancel_timer("pkt")
+        elif self.timer_at("pkt") != h[0][0]:
+            self.set_timer("pkt", h[0][0])
 
     def _set_deadline(self, seq: int, when: float) -> None:
-        b = self.buf[seq]
-        b.deadline = when
+        self.buf[seq].deadline = when
         heapq.heappush(self._timers_heap, (when, seq))
 
     # Feedback from children ------------------------------------------------------
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
-            if self.unfolded:
-                # Unfolded, a fold comes from a member that missed the call: call again.
+            if self.unfolded:  # a fold from a member that missed the call: call again
                 if msg.node_id not in self.departed:
                     self._roll_call(now)
                 return
@@ -414,12 +375,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
             self._member_acknowledges(msg.node_id, msg.cum_ack, now)
             c = self._child(FOLD_ID, self.group)
-            if msg.cum_ack < c.sb.cum_ack:
-                # Below what a roll call's answers showed: a member is behind; a NACK shows which.
+            if msg.cum_ack < c.sb.cum_ack:  # below a roll call's answers: a member is behind
                 self._roll_call(now)
             c.aggregated = True
-            # Any SACK bits are one receiver's view, not the fold's.
-            sack_bitmap = 0
+            sack_bitmap = 0  # any SACK bits are one receiver's view, not the fold's
         else:
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
@@ -437,8 +396,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             rtd = seconds_since(msg.echo_ts, now)
             c.rtd.sample(rtd)
             c.round_min_rtd = lowest(c.round_min_rtd, rtd)
-        newly = c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit())
-        self._acknowledged(c, newly, now)
+        self._acknowledged(c, c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit()), now)
         self._pump_repairs(c, now)
         self._arm_packet_timer()
 
@@ -461,8 +419,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
-        if c is None:
-            # A dead child comes back (``_child``); behind a fold: repaired, not counted as a child.
+        if c is None:  # a dead child comes back (``_child``); behind a fold: repaired, not a child
             c = self._child(msg.node_id, src)
             c.nack_only = True
         if self.unfolded and c.nack_only:
@@ -481,8 +438,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.addr = src
             self._arm_packet_timer()
             return  # what it lists lies before its stream's start
-        # A NACK is also a SACK of the packets between its holes (``nack_blocks``).
-        blocks = nack_blocks(msg.cum_ack, msg.missing)
+        blocks = nack_blocks(msg.cum_ack, msg.missing)  # a NACK also SACKs the packets between its holes
         if not c.nack_only:
             self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
         else:
@@ -490,9 +446,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         congested = repair_lost = False
         srtt = c.rtt.srtt
         if srtt is None and fold is not None and c.nack_only:
-            srtt = fold.rtt.srtt  # a receiver behind a fold is timed by the fold's repairs and roll calls
-        # A repair resent within this long of a NACK may still be on its way.
-        window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY
+            srtt = fold.rtt.srtt  # behind a fold a receiver is timed by the fold's repairs and roll calls
+        window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY  # a repair this recent may be on its way
         if c.nack_only or c.solo:
             self._age_repairs(c, max(msg.missing, default=msg.cum_ack), now, window)
         for s in msg.missing:
@@ -500,7 +455,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
             last = c.last_tx.get(s)
             if last is not None and now - last < window:
-                self.suppressed_nacks += 1  # resent within its RTT: the repair is on its way
+                self.suppressed_nacks += 1
                 continue
             if c.rinflight.pop(s, None) is not None:  # an older repair of it is presumed lost
                 repair_lost = True
@@ -517,10 +472,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
         """A fold this member's ACK triggered acknowledges it (the switch counts the reporting port)."""
         m = self.children.get(nid)
-        if m is None or not m.nack_only or fold_ack <= m.sb.cum_ack:
-            return
-        self._nack_acknowledges(m, fold_ack, [])
-        self._pump_repairs(m, now)
+        if m is not None and m.nack_only and fold_ack > m.sb.cum_ack:
+            self._nack_acknowledges(m, fold_ack, [])
+            self._pump_repairs(m, now)
 
     def _nack_acknowledges(self, c: _Child, cum_ack: int, blocks: list[tuple[int, int]]) -> None:
         """A NACK from behind a fold paces that receiver's repairs; it never releases a packet."""
@@ -560,11 +514,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if dur <= 0 or self.round_acked == 0:
             return None
         rate = self.round_acked / dur
-        diffs = [
-            vegas_diff(rate, c.round_min_rtd, c.rtd.base)
-            for c in self._acking()
-            if c.round_min_rtd is not None and c.rtd.base is not None
-        ]
+        diffs = [vegas_diff(rate, c.round_min_rtd, c.rtd.base) for c in self._acking()
+                 if c.round_min_rtd is not None and c.rtd.base is not None]
         return max(diffs) if diffs else None
 
     def _end_round(self, now: float) -> None:
@@ -602,10 +553,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self.twnd = 0
 
     def _rwnd_grow(self, c: _Child) -> None:
-        if c.rwnd < c.rssthresh:
-            c.rwnd += 1.0
-        else:
-            c.rwnd += 1.0 / c.rwnd
+        c.rwnd += 1.0 if c.rwnd < c.rssthresh else 1.0 / c.rwnd
 
     def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
         """Repairs above a NACK's last hole sent a round trip before it are out of the pipe (RFC 6675)."""
@@ -622,10 +570,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if len(c.rinflight) >= int(c.rwnd):
                 break
             c.rqueue.discard(s)
-            b = self.buf.get(s)
             if c.sb.acked(s) or not self._has(s):
                 continue
-            self._repair(c, s, b, now)
+            self._repair(c, s, self.buf.get(s), now)
             if from_nack:
                 self.nack_rexmits += 1
             else:
@@ -643,28 +590,26 @@ class _Agent(SessionEndpoint[MtcpParams]):
             last = fold.last_tx.get(s)
             if last is not None and now - last < (rtt if rtt is not None else RTO_INITIAL) + ACK_DELAY:
                 self.suppressed_nacks += 1
-                _sent_repair(c, s, last)
+                c.sent_repair(s, last)
                 return
             fold.last_tx[s] = now
-            # The fold's own timer repair of s (if any) is now ambiguous (Karn).
-            fold.rexmits[s] = fold.rexmits.get(s, 0) + 1
+            fold.rexmits[s] = fold.rexmits.get(s, 0) + 1  # the fold's own timer repair of s is now ambiguous
         also = self._also_lacking(c, s, now)
         self.send(self.group if c.aggregated or also or fold is not None else c.addr, data)
         if also or fold is not None:
             self.mcast_repairs += 1
         for x in [c, *also]:
-            _sent_repair(x, s, now)
-        if b is None:
-            return  # no timer: a lost one is NACKed again
-        b.stage = max(b.stage, 1)
-        self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+            x.sent_repair(s, now)
+        if b is not None:  # from the stream: no timer, a lost one is NACKed again
+            b.stage = max(b.stage, 1)
+            self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
 
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
         """Hook: other children a repair of ``s`` to ``c`` should reach (3.1: none, repairs go by unicast)."""
         return []
 
     def _on_packet_timer(self, now: float) -> None:
-        """Section 3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
+        """3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
         due = []
         h = self._timers_heap
         while h and h[0][0] <= now:
@@ -684,13 +629,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 self._set_deadline(s, now + rto_rtt)
                 continue
             self.timeouts += 1
-            if s > self.recover:
-                cut = True
+            cut = cut or s > self.recover
             for c in self._acking():
                 if c.sb.acked(s):
                     continue
-                if c.rinflight.pop(s, None) is not None:
-                    # A repair was lost: the retransmission window restarts (as cwnd would).
+                if c.rinflight.pop(s, None) is not None:  # a repair was lost: rwnd restarts, as cwnd would
                     c.rssthresh = max(1.0, c.rwnd / 2)
                     c.rwnd = 1.0
                 c.rqueue.add(s)

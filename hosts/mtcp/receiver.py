@@ -1,19 +1,10 @@
-"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9).
-
-Joins, late starts and the roll call's NACK-only reports are p4mcc's.
-"""
+"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9); joins,
+late starts and the roll call's NACK-only reports are p4mcc's."""
 
 from __future__ import annotations
 
 from hosts.core import Address, JoinGroup, node_id
-from hosts.mtcp.core import (
-    ACK_DELAY,
-    NACK_HOLDOFF_INITIAL,
-    NACK_HOLDOFF_RTTS,
-    WUPDATE_INITIAL,
-    WUPDATE_STEP,
-    _Agent,
-)
+from hosts.mtcp.core import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP, _Agent
 from hosts.registry import SessionConfig
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from hosts.rtt import ewma
@@ -27,25 +18,20 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
-        parent = self.tree.parent_of(self.me) or config.sender
-        self.parent: Address = (parent, config.port)
+        self.parent: Address = (self.tree.parent_of(self.me) or config.sender, config.port)
         self.rbuf = ReceiveBuffer(self.p.rcv_buffer)
-        self.echo_ts = 0
-        self.echo_at = 0.0
+        self.echo_ts, self.echo_at = 0, 0.0
         self.wupdate_period = WUPDATE_INITIAL
-        self.ancestors: set[str] = set()
+        self.ancestors: set[str] = {config.sender}
         a = self.tree.parent_of(self.me)
         while a is not None:
             self.ancestors.add(a)
             a = self.tree.parent_of(a)
-        self.ancestors.add(config.sender)
         self.late_joined = 0  # where our stream began, if we joined a running session
         self.got_data = False
         self.last_summary: dict[str, int] = {}
-        #: Reports by NACK only (which no switch folds) since the sender's roll call.
-        self.solo = False
-        #: Holes NACKed: seq -> (time of the last NACK, NACKed once only).
-        self.nacked: dict[int, tuple[float, bool]] = {}
+        self.solo = False  # reports by NACK only (which no switch folds) since the sender's roll call
+        self.nacked: dict[int, tuple[float, bool]] = {}  # hole -> (time of the last NACK, NACKed once only)
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
         self.last_nack_at = float("-inf")
         self.unacked = 0  # new packets since our last ACK
@@ -54,8 +40,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         return max(self.highest_buffered, self.rbuf.highest) + self.p.rcv_buffer
 
     def _has(self, seq: int) -> bool:
-        # What this receiver got (its application holds it; payload_for regenerates it).
-        return seq in self.buf or self.rbuf.has(seq)
+        return seq in self.buf or self.rbuf.has(seq)  # what it got (payload_for regenerates it)
 
     def _next_point(self) -> int:
         return self.rbuf.cum_ack + 1
@@ -83,35 +68,33 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
-        if msg is None:
-            return
         if isinstance(msg, MtcpData):
             self._on_data(msg, now)
-        elif isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
-            if isinstance(msg, MtcpWindowUpdate) and msg.node_id not in self.children:
-                if msg.node_id not in self.departed:
-                    self._on_probe(msg, src, now)
-                    return
-            elif (isinstance(msg, MtcpNack) and src[0] == self.parent[0]
-                    and msg.node_id == node_id(src[0]) and msg.node_id not in self.children):
-                self._on_join(msg, now)
-                return
-            elif msg.node_id not in self.children:
-                return  # only our children in the tree report to us
-            if isinstance(msg, MtcpNack):
-                self._on_nack(msg, src, now)
-            else:
-                self._on_feedback(msg, src, now)
-                # Section 3.9: ACKs wait so an agent can fold its children's
-                # reports in; a changed summary goes up in the next ACK round.
-                if self._summary_fields() != self.last_summary and self.timer_at("ack") is None:
-                    self.set_timer("ack", now + self._ack_wait())
+        elif not isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
+            return
+        elif msg.node_id in self.children and isinstance(msg, MtcpNack):
+            self._on_nack(msg, src, now)
+        elif msg.node_id in self.children or (isinstance(msg, MtcpWindowUpdate) and msg.node_id in self.departed):
+            self._on_feedback(msg, src, now)  # a departed child's update readmits it
+            self._summary_changed(now)
+        elif isinstance(msg, MtcpWindowUpdate):
+            self._on_probe(msg, src, now)
+        elif isinstance(msg, MtcpNack) and src[0] == self.parent[0] and msg.node_id == node_id(src[0]):
+            self._on_join(msg, now)
+        # anything else: only our children in the tree report to us
+
+    def _summary_changed(self, now: float) -> None:
+        """3.9: ACKs wait so an agent can fold its children's reports in; a changed summary goes up next."""
+        if self._summary_fields() != self.last_summary:
+            self._ack_soon(now)
+
+    def _ack_soon(self, now: float) -> None:
+        if self.timer_at("ack") is None:
+            self.set_timer("ack", now + self._ack_wait())
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent or an adopting ancestor (re-attaching us): answer at once."""
-        if src[0] != self.parent[0] and src[0] not in self.ancestors:
-            return
-        if msg.node_id != node_id(src[0]):
+        if (src[0] != self.parent[0] and src[0] not in self.ancestors) or msg.node_id != node_id(src[0]):
             return
         if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
             # A roll call (cum_ack set, not a fold): the sender's own children answer by NACK.
@@ -137,8 +120,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.emit(d)
         self.late_joined = msg.cum_ack + 1
         self.metric({"start": msg.cum_ack + 1}, "late-join")
-        if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self._ack_wait())
+        self._ack_soon(now)
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:
@@ -163,9 +145,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
         self.got_data = True
         retransmitted = bool(m.flags & Flags.RETRANSMIT)
-        if not retransmitted:
-            # Echo the send time of the last original transmission (a repair's
-            # old stamp would inflate the parent's RTD).
+        if not retransmitted:  # echo the last original's send time: a repair's would inflate the RTD
             self.echo_ts, self.echo_at = m.timestamp, now
             self.wupdate_period = WUPDATE_INITIAL  # reset on a new packet from the sender
             self._arm_wupdate(now)
@@ -178,11 +158,15 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if self._ack_at_once(in_order):
             self.cancel_timer("ack")
             self._ack(now)
-        elif self.timer_at("ack") is None:
-            self.set_timer("ack", now + self._ack_wait())
+        else:
+            self._ack_soon(now)
 
     def _arrived(self, seq: int, now: float) -> None:
         """Hook: packet ``seq`` arrived for the first time."""
+
+    def _stamp_echo(self) -> int:
+        """Hook: the stamp byte a report carries back (docs/stamp.md; 0: none, the paper's)."""
+        return 0
 
     def _ack_at_once(self, in_order: bool) -> bool:
         """Hook: does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
@@ -235,8 +219,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         elif name == "probe":
             before = self._summary_fields()
             self._on_probe_timer(now)
-            if self._summary_fields() != before and self.timer_at("ack") is None:
-                self.set_timer("ack", now + self._ack_wait())
+            if self._summary_fields() != before:
+                self._ack_soon(now)
 
     def _nack_due(self, missing: list[int], now: float) -> list[int]:
         """Hook: the holes to NACK now (none: no NACK).  3.1: every hole, with every ACK."""
@@ -247,8 +231,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.last_nack_at = now
         for s in missing:
             self.nacked[s] = (now, s not in self.nacked)
-        if self.solo and missing and self.timer_at("nack") is None:
-            # Armed once; on firing it re-arms for the last NACK's holdoff (_solo_renack).
+        if self.solo and missing and self.timer_at("nack") is None:  # re-armed by _solo_renack
             self.set_timer("nack", now + self._holdoff())
         self.send(self.parent, MtcpNack(
             session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
@@ -267,8 +250,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         fields = self._summary_fields()
         self.last_summary = dict(fields)
         fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
-        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack,
-                  node_id=self.nid, echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), **fields)
+        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack, node_id=self.nid,
+                  echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._stamp_echo(), **fields)
         if cls is MtcpAck:
             self.acks_sent += 1
             if self.timer_at("wupdate") is not None:

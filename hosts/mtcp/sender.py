@@ -1,7 +1,5 @@
-"""MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7).
-
-The roll call of the members behind a fold a silent member holds is p4mcc's.
-"""
+"""MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7); the roll
+call of the members behind a fold a silent member holds is p4mcc's."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return self.next_seq - 1
 
     def _has(self, seq: int) -> bool:
-        # The sender holds the application's whole stream (payload_for regenerates it).
-        return 1 <= seq < self.next_seq
+        return 1 <= seq < self.next_seq  # the application's whole stream (payload_for regenerates it)
 
     def _next_point(self) -> int:
         return self.next_seq
@@ -42,10 +39,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return
         fold = self.children.get(FOLD_ID)
         self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
-        self.rollcall_at = now
-        self.rollcall_heard = {}
+        self.rollcall_at, self.rollcall_heard, self.rollcall_ts = now, {}, ts_us(now) or 1
         waiting = min(self.buf, default=self.next_seq)
-        self.rollcall_ts = ts_us(now) or 1
         self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
                                                node_id=self.nid, cum_ack=max(1, waiting),
                                                adv_wnd=int(self.unfolded)).encode())
@@ -53,10 +48,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
 
     def _rollcall_answer(self, c: _Child, now: float) -> None:
         """An answer is an RTT sample (the fold's, for a member behind it); the others' wait shrinks."""
-        if self.rollcall_at is None:
-            return
         target = self.children.get(FOLD_ID) if c.nack_only else c
-        if target is None:
+        if self.rollcall_at is None or target is None:
             return
         target.rtt.sample(now - self.rollcall_at)
         close = self.rollcall_at + self._rollcall_wait()
@@ -73,8 +66,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         if fold is not None and not self.unfolded:
             stuck = fold.sb.cum_ack
             heard = {n: cum for n, cum in heard.items() if n in self.children and self.children[n].nack_only}
-            # Every member that answered holds the packet the fold still lacks, and
-            # the fold has not moved since the call.
+            # Every member that answered holds the packet the fold still lacks, and it has not moved since.
             if (heard and self.fold_moved_at < at and stuck == self.rollcall_fold
                     and all(cum > stuck for cum in heard.values()) and stuck + 1 in self.buf):
                 if self.fold_stalled_at == self.fold_reported:
@@ -113,18 +105,13 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
                 self._solo(c, now)
         # Cuts since the fold stalled were the silent member's, not congestion (RFC 4015).
         self._undo_cuts(self.fold_moved_at)
-        kids = self._acking()
-        for s, b in sorted(self.buf.items()):
-            if b.acks >= len(kids):
-                del self.buf[s]
-                self._acked_by_all(s, now)
-        self.metric({"unfolded": 1, "children": len(kids)}, "tree-repair")
+        self._recount(now)
+        self.metric({"unfolded": 1, "children": len(self._acking())}, "tree-repair")
         self._roll_call(now)  # tells the members to report by NACK from now on
 
     def _ready(self) -> bool:
         kids = self._acking()
-        if self.assisted:
-            # Folds hide how many receivers there are: one heard summary suffices.
+        if self.assisted:  # folds hide how many receivers there are: one heard summary suffices
             return any(c.heard for c in kids)
         want = len(self.tree.children_of(self.me)) or self.p.receivers
         return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
@@ -132,10 +119,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def current_window(self) -> int:
         """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room."""
         min_cwnd, max_twnd, adv = self.summary()
-        win = min_cwnd - max_twnd
         lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
-        room = lowest + adv - (self.next_seq - 1)
-        return min(win, room)
+        return min(min_cwnd - max_twnd, lowest + adv - (self.next_seq - 1))
 
     def on_start(self, now: float) -> None:
         self._start_probing(now)
@@ -148,9 +133,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             self._on_feedback(msg, src, now)
         elif isinstance(msg, MtcpNack):
             self._on_nack(msg, src, now)
-        else:
-            return
-        self._pump(now)
+        if isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
+            self._pump(now)
 
     def on_timer(self, name: str, now: float) -> None:
         handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
@@ -163,17 +147,13 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def _pump(self, now: float) -> None:
         if not self._may_send(now):
             return
-        allowance = self.current_window()
-        while allowance >= 1:
+        for _ in range(max(0, self.current_window())):
             if self.p.total_packets and self.next_seq > self.p.total_packets:
                 break
-            allowance -= 1
-            s = self.next_seq
+            s, ts = self.next_seq, ts_us(now)
             self.next_seq += 1
-            ts = ts_us(now)
-            self.send(self.group, MtcpData(
-                session_id=self.cfg.session_id, seq=s, timestamp=ts,
-                payload=payload_for(s, self.p.packet_size)).encode())
+            self.send(self.group, MtcpData(session_id=self.cfg.session_id, seq=s, timestamp=ts,
+                                           payload=payload_for(s, self.p.packet_size)).encode())
             self._buffer(s, ts, self.p.packet_size, now)
         if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:
             self.metric(self.metrics(now)[0], "done")  # the last record: none once done
