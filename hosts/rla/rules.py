@@ -1,9 +1,7 @@
-"""RLA's named rules: each behaviour beyond the paper, as a mixin of the core it changes.
+"""RLA's named rules: each behaviour beyond the paper, a mixin overriding a core hook.
 
-Each class overrides a hook of :class:`hosts.rla.core.RlaSender` or
-:class:`hosts.rla.receiver.RlaReceiver` and calls ``super()``; its docstring
-says what it changes and why.  Reasons are an RFC section the TCP flows
-beside RLA follow, or ours, measured: ``docs/protocols/rla.md#rules``.
+A docstring says what the rule changes and why in short; the reason in full
+(an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
 :data:`RULES` lists them in composition order (first listed: outermost).
 """
 
@@ -21,33 +19,21 @@ from hosts.rtt import ewma
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack
 
-_S = "rla-sender"
-_R = "rla-receiver"
-#: Hooks named by the mixins below exist on these cores.
-Sender = RlaSender
+Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
 
 
 # Congestion response ---------------------------------------------------------
 class OneDrawPerLoss(Sender):
-    """One random draw per lost packet instead of one per receiver's signal.
+    """One draw per lost packet, not per signal: once every troubled receiver
+    reported past it (or after their largest srtt), cut with probability
+    k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
 
-    The signals of receivers that lost the same packets are one loss event;
-    once every troubled receiver reported past its first packet (or after the
-    largest srtt) the sender cuts with probability k / num_trouble_rcvr, k
-    the troubled receivers that lost it: the paper's expected number of cuts,
-    but one cut for a packet lost behind a shared bottleneck, where the
-    paper's k draws cut 0 times in (1-1/n)^n and twice or more in 26 %.
-    A timeout response answers the event open at the time.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
-        self.event: tuple[int, int, float] | None = None
-        #: The lost packets of the last event drawn: later signals for them are absorbed.
-        self.drawn: tuple[int, int] = (0, 0)
-        self.events = 0
+    COUNTERS = ("events",)
+    #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
+    event: tuple[int, int, float] | None = None
+    #: The lost packets of the last event drawn: later signals for them are absorbed.
+    drawn: tuple[int, int] = (0, 0)
 
     def _randomized_cut(self, r: _Receiver, now: float, lost: list[int] | None) -> None:
         if not lost:
@@ -103,17 +89,10 @@ class OneDrawPerLoss(Sender):
 
 
 class OneCutPerWindow(Sender):
-    """A signal whose lost packets were all sent before the last cut is absorbed.
+    """A signal whose losses were all sent before the last cut is absorbed (one
+    reduction per window, RFC 6582 3.2, RFC 6675 5); never one by timeout."""
 
-    TCP's one reduction per window of data (RFC 6582 3.2, RFC 6675 5: the
-    ``recover`` point).  Rule 2's time period alone let a second loss of the
-    same overflow, found later at a small window, halve the window again.
-    A loss found by timeout is never absorbed.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.absorbed_signals = 0
+    COUNTERS = ("absorbed_signals",)
 
     def _cut_already_answers(self, lost: list[int] | None, by_timeout: bool) -> bool:
         if lost and not by_timeout and max(lost) <= self.cut_seq:
@@ -123,37 +102,29 @@ class OneCutPerWindow(Sender):
 
 
 class OneRttCongestionPeriod(Sender):
-    """Rule 2's congestion period is one srtt_i, not two: TCP's recovery, which
-    RLA is measured against, absorbs the losses of one round trip (ours)."""
+    """Rule 2's period is one srtt_i, not two, as TCP's recovery (ours)."""
 
     cperiod_rtts = 1.0
 
 
 class TcpCutFloor(Sender):
-    """A cut leaves at least two packets, TCP's floor (RFC 5681 eq. 4 and 3.2):
-    with one, fast recovery could repair only when the one packet in flight
-    was acknowledged, and its loss meant a timeout."""
+    """A cut leaves at least two packets, TCP's floor (RFC 5681 eq. 4 and 3.2)."""
 
     cut_floor = LEAST_SSTHRESH
 
 
 class RtoMarksAll(Sender):
-    """A timeout marks everything the receiver has not acknowledged lost (RFC
-    5681 3.1, RFC 6675 5.1), not only what is older than one RTO: after an
-    outage the rest of the window stayed in the pipe and nothing was resent."""
+    """A timeout marks all the receiver lacks lost, not only what is older than
+    one RTO (RFC 5681 3.1, RFC 6675 5.1)."""
 
     def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
         return pending
 
 
 class RtoHoldsSsthresh(Sender):
-    """A second timeout of the same oldest packet holds ssthresh (RFC 5681 3.1:
-    "the value of ssthresh is held constant"); halving again after an outage
-    longer than one RTO left ssthresh at 2."""
+    """A second timeout of the same oldest packet holds ssthresh (RFC 5681 3.1)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.rto_seq: int | None = None  # the oldest packet at the last timeout response
+    rto_seq: int | None = None  # the oldest packet at the last timeout response
 
     def _timeout_ssthresh(self, oldest: int, cwnd_before: float) -> None:
         if oldest != self.rto_seq:
@@ -163,20 +134,15 @@ class RtoHoldsSsthresh(Sender):
 
 # Group membership --------------------------------------------------------------
 class JoinAtWindowEdge(Sender):
-    """A receiver first heard after data started takes the stream from the
-    trailing edge of the transmit window (PGM's late join, RFC 3208); a known
-    receiver that says hello again (its agent restarted) is admitted anew.
+    """A late joiner (or a restarted receiver) takes the stream from the
+    window's trailing edge (RFC 3208's late join), its first packet sent to it
+    alone flagged ``SYNC``; the paper's fixed group owed it every packet."""
 
-    The paper's group is fixed: a receiver heard mid-stream is owed every
-    packet from 1, repaired while rule 5 holds everyone's window.  Unless the
-    edge is packet 1, its first packet goes to it alone flagged ``SYNC``,
-    which tells its buffer where its stream starts.
-    """
+    COUNTERS = ("restarts",)  # known receivers that came back with no state
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet)
-        self.restarts = 0  # known receivers that came back with no state
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = self.rcvrs.get(m.rcvr_id)
@@ -212,8 +178,7 @@ class JoinAtWindowEdge(Sender):
 
 
 class JoinAtWindowEdgeReceiver(Receiver):
-    """The receiver's half: a ``SYNC`` packet marks where its stream starts
-    (only before anything was delivered: ``ReceiveBuffer.rebase``)."""
+    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
 
     def _stream_start(self, msg: RlaData) -> None:
         super()._stream_start(msg)
@@ -224,22 +189,17 @@ class JoinAtWindowEdgeReceiver(Receiver):
 
 class DropSilentReceivers(Sender):
     """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an
-    ACK is dropped from the group; if it speaks again it is re-admitted.
-
-    Rule 5 and rule 4 wait for every receiver, so one crashed or departed
-    receiver stalled the session for good (ours).  Nobody is dropped while
-    the whole group is silent (the path is down), and silence counts only
-    from when the group is heard again after such an outage.
-    """
+    ACK is dropped (rules 4 and 5 would wait for it for good; ours); nobody is
+    while the whole group is silent, which is the path."""
 
     DEAD_MIN = 2.0
     DEAD_RTTS = 4.0
+    last_feedback = -math.inf  # when any receiver was last heard
+    heard_again = -math.inf  # first word after the whole group fell silent
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.dropped: list[tuple[float, int]] = []  # (time, receiver id)
-        self.last_feedback = -math.inf  # when any receiver was last heard
-        self.heard_again = -math.inf  # first word after the whole group fell silent
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = super()._admit(m, src, now)
@@ -255,33 +215,31 @@ class DropSilentReceivers(Sender):
         dropped = super()._drop_silent(now)
         gone = []
         for r in self.rcvrs.values():
-            owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
+            owed = self._owed_since(r)
             if owed is None:
                 continue  # owes nothing: silence is normal
             if now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r):
                 gone.append(r.rid)
         if not gone:
             return dropped
-        heard = [r for r in self.rcvrs.values() if r.rid not in gone
-                 and now - r.last_heard <= self.dead_after(r) / 2]
-        if not heard:
+        if not any(r.rid not in gone and now - r.last_heard <= self.dead_after(r) / 2
+                   for r in self.rcvrs.values()):
             return dropped  # all silent together: the path is down, not they
         self.dropped.extend((now, rid) for rid in gone)
-        since = min(self.rcvrs[rid].last_heard for rid in gone)
-        self._forget(gone)
-        self._dropped_since(since)
+        self._forget(gone, since=min(self.rcvrs[rid].last_heard for rid in gone))
         return True
 
 
 class UndoDeadCuts(Sender):
-    """The cuts made since a dropped receiver was last heard are undone by RFC
-    4015's response (``tcp_rules.undo_spurious_cuts``): they were its silence
-    (timeouts of what only it lacked), not congestion."""
+    """The cuts since a dropped receiver was last heard were its silence, not
+    congestion: undone as RFC 4015 3.1 undoes spurious ones."""
+
+    COUNTERS = ("undone_cuts",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cuts = CutLog()
-        self.undone_cuts = 0
+
 
     def _cut(self, now: float) -> None:
         self.cuts.record(now, self.cwnd, self.ssthresh)
@@ -300,11 +258,9 @@ class UndoDeadCuts(Sender):
 
 # Repairs -----------------------------------------------------------------------
 class OneRepairPerLoss(Sender):
-    """One multicast repair per lost packet: a repair waits until every
-    receiver acknowledged the packet or is known to miss it (footnote 8's
-    "hears from all"), and a report overtaken by a multicast repair waits for
-    that repair.  Waiting for a report at or above the packet sent the group
-    a copy per receiver whose report came after the first repair (ours)."""
+    """One multicast repair per lost packet: a repair waits until every receiver
+    has the packet or is known to miss it, and a loss reported after a multicast
+    repair waits for that repair (footnote 8's "hears from all"; ours)."""
 
     def _heard_all(self, s: int) -> bool:
         return all(r.sb.acked(s) or s in r.lost_pending or s in r.rexmit_at for r in self.rcvrs.values())
@@ -318,10 +274,8 @@ class OneRepairPerLoss(Sender):
 
 
 class DetectLostRepairs(Sender):
-    """A repair is lost for a receiver that acknowledges a packet sent more
-    than srtt_i/4 after it while still missing it (RFC 8985 6.2, RACK's
-    time-based rule): it is repaired again at once instead of after an RTO.
-    Only packets sent once date a delivery; it is no new congestion signal."""
+    """A repair still missing when a packet sent srtt_i/4 after it arrived is
+    lost and sent again (RFC 8985 6.2); it is no congestion signal."""
 
     COUNTERS = ("lost_repairs",)
 
@@ -340,22 +294,15 @@ class DetectLostRepairs(Sender):
 
 
 class TailLossProbe(Sender):
-    """RFC 8985 7 (TLP, which the TCP flows beside RLA run): with data out, no
-    recovery and no repair waiting, 2 * max srtt_i (plus the receivers'
-    delayed-ACK time with one packet out) without progress sends one probe,
-    the next new packet or the last one again.  What a receiver that
-    acknowledges the probe still misses of packets sent srtt_i/4 before it is
-    lost (RFC 8985 6.2): a small window's tail loss costs no timeout."""
+    """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a
+    receiver acknowledging it still misses of packets sent srtt_i/4 before it
+    is lost (RFC 8985 6.2)."""
 
     COUNTERS = ("tail_loss_probes",)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: The probe out: its packet and the send time a delivery of it dates.
-        self.probe: tuple[int, float] | None = None
-        self._progress = False  # something new sent or acknowledged since the PTO was set
-        #: When the probe is due; the one "pto" timer follows it when it fires.
-        self._pto_deadline: float | None = None
+    probe: tuple[int, float] | None = None  # the probe out: its packet, the send time it dates
+    _progress = False  # something new sent or acknowledged since the PTO was set
+    _pto_deadline: float | None = None  # when the probe is due; the "pto" timer follows it
 
     def on_timer(self, name: str, now: float) -> None:
         if name != "pto":
@@ -437,9 +384,7 @@ class TailLossProbe(Sender):
 
 # Feedback ---------------------------------------------------------------------
 class SpreadHellos(Receiver):
-    """The first hello waits up to HELLO_SPREAD s, the next ones a random factor
-    in [0.5, 1.5] of the interval: 32 receivers started together sent their
-    hellos in step and the sender heard the same 11 every second (ours)."""
+    """Hellos spread in time: receivers started together sent theirs in step (ours)."""
 
     HELLO_SPREAD = 0.1
 
@@ -451,20 +396,16 @@ class SpreadHellos(Receiver):
 
 
 class ThinAcks(Sender):
-    """The sender marks its data ``THIN_ACKS``: receivers delay their SACKs as
-    TCP receivers delay their ACKs (RFC 5681 4.2), the TCP flows RLA shares a
-    path with included.  A SACK per packet from n receivers is n packets per
-    data packet into the reverse path, in one burst."""
+    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
 
     def _data_flags(self, flags: int) -> int:
         return super()._data_flags(flags) | Flags.THIN_ACKS
 
 
 class ThinAcksReceiver(Receiver):
-    """Delayed SACKs (RFC 5681 4.2, RFC 1122 4.2.3.2): one for every
-    ``ACK_EVERY`` packets or ``ACK_DELAY`` after the first unacknowledged one;
-    at once for a hole the sender can now call lost, a packet that fills a
-    hole, and a SYNC.  The echo is the first packet acknowledged (RFC 7323 3.4)."""
+    """Delayed SACKs (RFC 5681 4.2, RFC 1122 4.2.3.2): every ``ACK_EVERY``
+    packets or ``ACK_DELAY``; at once for a hole the sender can call lost, a
+    filled hole or a SYNC.  The echo is the first packet's (RFC 7323 3.4)."""
 
     ACK_EVERY = DELAYED_ACK_PACKETS
     ACK_DELAY = DELAYED_ACK_TIMEOUT
@@ -530,10 +471,8 @@ class ThinAcksReceiver(Receiver):
 
 
 class SpreadAcks(Sender):
-    """From SPREAD_MIN_RECEIVERS receivers the sender marks its data
-    ``SPREAD_ACKS``: without the spread, the SACKs one packet triggers at 32
-    receivers filled a 10-packet reverse queue (RLA/TCP 0.01-0.05).  A small
-    group's SACKs leave unspread, as TCP's delayed ACKs (ours)."""
+    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
+    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
 
     #: Groups of at least this many receivers spread their SACKs (and send pairs).
     SPREAD_MIN_RECEIVERS = 8
@@ -546,21 +485,18 @@ class SpreadAcks(Sender):
 
 
 class SpreadAcksReceiver(ThinAcksReceiver):
-    """Each receiver holds every SACK of marked data for its own fixed phase
-    of the data gap, at most SERVICE_TIMES of the bottleneck's service times
-    (the shortest data spacing lately), so the SACKs of n receivers reach the
-    reverse queue one by one.  The hold is at most half of ``ACK_DELAY``."""
+    """A SACK of marked data waits its receiver's phase of the data gap, at most
+    SERVICE_TIMES of the bottleneck's service time (the shortest spacing lately)."""
 
     #: A receiver's phase is drawn from [0, ACK_SPREAD).
     ACK_SPREAD = 1.0
-    #: The spread lasts at most this many service times: some 30 SACKs, the
-    #: group's answers to one pair, pass the reverse queue in that time.
+    #: At most this many service times: some 30 SACKs pass the reverse queue in them.
     SERVICE_TIMES = 2.0
     #: Data packets per block of the running minimum spacing (this block and the last).
     SERVICE_BLOCK = 64
-    #: The least service time believed (s): a host that reads its socket late
-    #: sees packets microseconds apart whatever the path (1 ms spread, HZ=1000).
+    #: The least service time believed (s): a late socket reader sees packets µs apart.
     SERVICE_FLOOR = 0.0005
+
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -595,11 +531,8 @@ class SpreadAcksReceiver(ThinAcksReceiver):
 
 
 class SpreadPairs(Sender):
-    """While SACKs are spread, a lone packet the window frees waits for the
-    next acknowledgement, so data leaves in pairs as a TCP sender's behind
-    delayed ACKs (RFC 5681 4.2); single packets passed the drop-tail
-    overflows TCP's pairs lose.  Not with fewer than two in flight: an
-    acknowledgement is then not sure to come."""
+    """While SACKs are spread, a lone freed packet waits for the next ACK, so data
+    leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out."""
 
     SPREAD_MIN_RECEIVERS = SpreadAcks.SPREAD_MIN_RECEIVERS  # spread_acks's, which comes first
 
@@ -611,27 +544,17 @@ class SpreadPairs(Sender):
 
 
 class OneClock(Sender):
-    """From CLOCK_MIN_RECEIVERS receivers the window is sent on one receiver's
-    SACKs, as a TCP sender's on its receiver's ACKs (the paper's section 3.1:
-    send "in a fashion similar to the TCP senders").  A window freed by the
-    last of n SACKs leaves at the latest of n arrival times, a stream so
-    smooth it missed the overflows TCP met (RLA/TCP 2.52 with 27 receivers).
-
-    The clock is the receiver with the largest srtt, kept until another's
-    exceeds it by CLOCK_SWITCH; any SACK sends while the clock is silent for
-    the delayed-ACK time or its SACKs come fewer than CLOCK_LAG times per srtt.
-    """
+    """From CLOCK_MIN_RECEIVERS receivers the window is sent on the SACKs of one,
+    the largest srtt's (section 3.1: "similar to the TCP senders"; ours); any
+    SACK sends while that clock is silent or slow."""
 
     CLOCK_MIN_RECEIVERS = 8
-    #: Receivers behind one queue differ by a few per cent; a clock that
-    #: followed them would be the latest of n again.
+    #: Receivers behind one queue differ by a few per cent: a clock following
+    #: them would be the latest of n again.
     CLOCK_SWITCH = 1.25
     #: A freed packet waits at most 1/16 of a round trip for the clock.
     CLOCK_LAG = 16
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.clock: int | None = None  # the receiver whose SACKs send; None: every SACK
+    clock: int | None = None  # the receiver whose SACKs send; None: every SACK
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = super()._admit(m, src, now)
@@ -666,19 +589,10 @@ class OneClock(Sender):
 
 # Feedback a receiver cannot abuse -------------------------------------------------
 class StalledReceivers(Sender):
-    """A receiver that keeps talking but acknowledges nothing new for
-    max(STALL_MIN, STALL_RTTS * srtt_i) while it owes a packet, as the rest of
-    the group moves, is dropped as a silent one is; its SACKs are then refused
-    until one acknowledges a packet sent after the drop (it receives again).
-
-    The paper's rules 4 and 5 wait for every receiver: one SACK stream with
-    a cumulative ACK that never moves and a buffer of one packet held a
-    4 Mbit/s session at zero for as long as it was sent, and after (its
-    partners, owed nothing, fell silent and ``drop_silent_receivers`` took
-    the group for a path that is down).  A SACK that acknowledges nothing is
-    no ACK (RFC 9293 3.10.7.4: only an ACK of new data moves the window);
-    the time is ``drop_silent_receivers``'s (ours).
-    """
+    """A receiver that talks but acknowledges nothing new for max(STALL_MIN,
+    STALL_RTTS * srtt_i) while it owes a packet and the rest move is dropped;
+    its SACKs are refused until one acknowledges a packet sent after the drop
+    (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""
 
     COUNTERS = ("stalled_drops", "refused_sacks")
     STALL_MIN = 2.0
@@ -708,9 +622,8 @@ class StalledReceivers(Sender):
         super()._take_acks(r, newly, now)
 
     def stall_after(self, r: _Receiver) -> float:
-        """The stall time, from the srtt r had when it last acknowledged new
-        data: an echo in a SACK of nothing new is no sample (RFC 7323 4.3), and
-        a stale one would stretch the time as long as the liar likes."""
+        """From r's srtt at its last new ACK: an echo in a SACK of nothing new
+        is no sample (RFC 7323 4.3), else a liar stretches the time."""
         rtt = self.progress_rtt.get(r.rid)
         if rtt is None:
             rtt = max(self.progress_rtt.values(), default=r.srtt)
@@ -718,10 +631,8 @@ class StalledReceivers(Sender):
 
     def _stalled_since(self, r: _Receiver, now: float) -> float | None:
         """Since when r owes a packet without acknowledging anything new; None: it does not."""
-        owed = next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
-        if owed is None:
-            return None
-        return max(self.progress_at.get(r.rid, now), owed)
+        owed = self._owed_since(r)
+        return None if owed is None else max(self.progress_at.get(r.rid, now), owed)
 
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
@@ -732,9 +643,8 @@ class StalledReceivers(Sender):
                 and now - r.last_heard <= self.stall_after(r)]
         if not gone:
             return dropped
-        moving = [r for r in self.rcvrs.values() if r.rid not in gone
-                  and (since[r.rid] is None or now - since[r.rid] <= self.stall_after(r) / 2)]
-        if not moving:
+        if not any(r.rid not in gone and (since[r.rid] is None or now - since[r.rid] <= self.stall_after(r) / 2)
+                   for r in self.rcvrs.values()):
             return dropped  # the whole group waits: the path, not one receiver
         first = min(since[rid] for rid in gone)  # type: ignore[type-var]
         for rid in gone:
@@ -742,40 +652,30 @@ class StalledReceivers(Sender):
             self.progress_at.pop(rid, None)
             self.progress_rtt.pop(rid, None)
         self.stalled_drops += len(gone)
-        self._forget(gone)
-        self._dropped_since(first)  # type: ignore[arg-type]
+        self._forget(gone, since=first)  # type: ignore[arg-type]
         return True
-class RttFairIncrease(Sender):
-    """The window grows (R_max / R_c)^2 times faster in congestion avoidance,
-    R_max the group's largest srtt and R_c the srtt of the receivers whose
-    signals cut the window (a moving average over cuts), R_max / R_c at most
-    MAX_SPREAD.
 
-    The paper proves RLA fair for receivers with equal round trips: the window
-    is acknowledged by every receiver, so it is sent once per R_max, while the
-    TCP flow beside the troubled receiver sends its own once per R_c.  With
-    the same loss rate behind a shared queue, both windows settle at the same
-    size and the session takes R_c / R_max of the TCP flow (0.37-0.43 on a
-    tree whose other branch had 2.7 times the round trip).  An AIMD window's
-    size goes as the square root of its increase per round, so (R_max/R_c)^2
-    per round of R_max gives a window R_max/R_c times TCP's: TCP's rate at
-    the troubled receiver's round trip (the compensation of TCP Hybla,
-    RFC-less but standard for RTT fairness; ours here, measured on the tree
-    design): the session's rate then grows by 1/R_c^2 packets per second
-    per second, as the TCP flow's does.  Equal round trips leave the paper's increase unchanged.
+
+# Fairness across round trips ------------------------------------------------------
+class RttFairIncrease(Sender):
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster,
+    R_max the largest srtt, R_c the cutting receivers' srtt (an EWMA over cuts).
+
+    The window is sent once per R_max, the TCP flow beside the troubled
+    receiver once per R_c: equal windows took R_c / R_max of it (the paper
+    proves fairness for equal round trips only).  An AIMD window goes as the
+    square root of its increase, so this gives TCP's rate at R_c (TCP Hybla's
+    compensation; ours, measured on the tree design).
     """
 
-    #: At most this spread is compensated (64 times the increase per round,
-    #: which is then TCP's growth in packets per second per second at R_c):
-    #: a stale or wild srtt cannot make the window run away.
+    #: At most this spread is compensated: a stale or wild srtt cannot make the window run away.
     MAX_SPREAD = 8.0
     #: Weight of the latest cut's round trip in R_c.
     CUT_RTT_GAIN = 0.25
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.signal_srtt: float | None = None  # the srtt of the receiver that signalled last
-        self.cut_srtt: float | None = None  # R_c
+    signal_srtt: float | None = None  # the srtt of the receiver that signalled last
+    cut_srtt: float | None = None  # R_c
+
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
@@ -804,9 +704,9 @@ class RttFairIncrease(Sender):
 
 def _rule(name: str, cls: type, summary: str, reason: str, receiver: type | None = None,
           requires: tuple[str, ...] = ()) -> Rule:
-    mixins = {_S: cls} if issubclass(cls, Sender) else {_R: cls}
+    mixins = {Sender.role: cls} if issubclass(cls, Sender) else {Receiver.role: cls}
     if receiver is not None:
-        mixins[_R] = receiver
+        mixins[Receiver.role] = receiver
     return Rule(name, summary, reason, mixins, requires)
 
 
@@ -844,12 +744,7 @@ _RULES = (
     _rule("rtt_fair_increase", RttFairIncrease,
           "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip", _OURS),
 )
-#: ``paper``: the published algorithm; ``default``: every rule but those of
-#: ``_NOT_DEFAULT`` (each earns its place on the friendliness grid or is an
-#: RFC's; the ablation measures it).
-#: Rules outside ``default``: ``rtt_fair_increase`` brings the tree design's
-#: limiting branch into the TFRC bound, but its place in ``default`` waits for
-#: the dumbbell grid's targets measured with it on draws off the grid.
+#: ``default``: every rule but these (docs/protocols/rla.md#rules says why).
 _NOT_DEFAULT = ("rtt_fair_increase",)
 RULES = RuleBook("rla", rules=_RULES, profiles={
     PAPER: (), DEFAULT: tuple(r.name for r in _RULES if r.name not in _NOT_DEFAULT)})
