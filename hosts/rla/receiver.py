@@ -12,7 +12,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from hosts.rla.params import RlaParams
-from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
+from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, Stamp, ts_us
 
 #: Seconds between hellos until data arrives (the paper's receivers are known; how is open).
 HELLO_INTERVAL = 1.0
@@ -63,7 +63,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if not self.got_data:
             self.got_data = True
             self.cancel_timer("hello")
-        self._note_arrival(now)
+        self._note_arrival(msg, now)
         self._stream_start(msg)
         had_holes = self.buf.highest > self.buf.cum_ack
         cum_before = self.buf.cum_ack
@@ -72,8 +72,12 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.emit(d)
         self._acknowledge(msg, now, new, had_holes and self.buf.cum_ack > cum_before)
 
-    def _note_arrival(self, now: float) -> None:
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
         """Hook: a data packet arrived at ``now``."""
+
+    def _sack_stamp(self) -> int:
+        """Hook: the stamp byte a SACK carries back (the paper: none, 0; docs/stamp.md)."""
+        return Stamp.NOT_STAMPED
 
     def _stream_start(self, msg: RlaData) -> None:
         """Hook: where the stream starts, if the sender marks it (the paper's starts at 1)."""
@@ -94,5 +98,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
                 rcvr_id=self.rid,
                 echo_ts=echo_ts,
                 blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
+                stamp=self._sack_stamp(),
             ).encode(),
         )

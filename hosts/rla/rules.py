@@ -14,10 +14,11 @@ from typing import Any
 from hosts.reliable import CutLog
 from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
-from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
+from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
 from hosts.rtt import ewma
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
-from hosts.wire import Flags, RlaData, RlaSack
+from hosts.stampwindow import StampWindow
+from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
@@ -506,8 +507,8 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         self._gap_min = self._gap_min_before = math.inf
         self._gaps_in_block = 0
 
-    def _note_arrival(self, now: float) -> None:
-        super()._note_arrival(now)
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
         if self.last_data_at is not None:
             g = now - self.last_data_at
             self.gap = g if self.gap is None else self.gap + (g - self.gap) / 8
@@ -656,6 +657,86 @@ class StalledReceivers(Sender):
         return True
 
 
+# Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------
+class StampEchoReceiver(Receiver):
+    """Each SACK carries back the stamps of the data since the last one
+    (``StampWindow.byte()``: 0 unless every packet was stamped)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stamps = StampWindow()
+
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
+        self.stamps.add(msg.stamp)
+
+    def _sack_stamp(self) -> int:
+        byte = self.stamps.byte()
+        self.stamps.reset()
+        return byte
+
+
+class _StampView(Sender):
+    """The group's path as the receivers' last echoes say: worst queue code,
+    tightest spare code; ``None`` unless every receiver's echo is stamped."""
+
+    #: The queue is short below this many seconds or this share of the largest srtt.
+    SHORT_QUEUE_MIN = 0.004
+    SHORT_QUEUE_RTT = 0.1
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.echoes: dict[int, int] = {}  # receiver id -> its last SACK's stamp byte
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        self.echoes[m.rcvr_id] = m.stamp
+        super()._on_sack(m, src, now)
+
+    def short_queue_spare(self) -> float | None:
+        """The tightest spare rate (bit/s) while every path's queue is short; None otherwise."""
+        bytes_ = [self.echoes.get(rid, Stamp.NOT_STAMPED) for rid in self.rcvrs]
+        if not bytes_ or not all(Stamp.stamped(b) for b in bytes_):
+            return None
+        worst = Stamp.pack(max(Stamp.queue_code(b) for b in bytes_), min(Stamp.spare_code(b) for b in bytes_))
+        queue = Stamp.queue_delay_s(worst)
+        if queue is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * self.largest_srtt):
+            return None
+        return Stamp.spare_bps(worst)
+
+
+class StampClimb(_StampView):
+    """While every path's queue is short and rate is spare, the window takes
+    SPARE_SHARE of the tightest spare rate for one largest srtt at once, once
+    per round (RFC 4782's Quick-Start rate, RCP's minimum along the path; ours).
+    TCP's full queue (long, nothing spare) or an unstamped path never climbs."""
+
+    COUNTERS = ("stamp_climbs",)
+    SPARE_SHARE = 0.5
+    climbed_at = -math.inf
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        super()._on_sack(m, src, now)
+        spare = self.short_queue_spare()
+        if spare and not self.in_recovery and now - self.climbed_at >= self.largest_srtt:
+            self.cwnd += self.SPARE_SHARE * spare * self.largest_srtt / (8.0 * self.p.packet_size)
+            self.climbed_at = now
+            self.stamp_climbs += 1
+
+
+class StampHold(_StampView):
+    """While every path's queue is short and nothing is spare, rule 4 does not
+    grow the window: the link is full and growth only builds a queue (ABC's
+    brake; ours).  A long queue (TCP's) or an unstamped path grows as default."""
+
+    COUNTERS = ("stamp_holds",)
+
+    def _acked_by_all(self, s: int, now: float) -> None:
+        if self.short_queue_spare() == 0.0:
+            self.stamp_holds += 1
+            return
+        super()._acked_by_all(s, now)
+
+
 # Fairness across round trips ------------------------------------------------------
 class RttFairIncrease(Sender):
     """In congestion avoidance the window grows (R_max / R_c)^2 times faster,
@@ -741,10 +822,18 @@ _RULES = (
     _rule("one_clock", OneClock, "a large group's window is sent on one receiver's SACKs", _OURS),
     _rule("stalled_receivers", StalledReceivers, "a receiver that acknowledges nothing new is dropped",
           "RFC 9293 3.10.7.4; ours"),
+    _rule("stamp_climb", StampClimb, "under a short stamped queue, take half the spare rate per round",
+          _OURS, requires=("stamp_echo",)),
+    _rule("stamp_hold", StampHold, "under a short stamped queue with nothing spare, the window holds",
+          _OURS, requires=("stamp_echo",)),
+    _rule("stamp_echo", _StampView, "SACKs carry back the data's congestion stamps", "docs/stamp.md",
+          receiver=StampEchoReceiver),
     _rule("rtt_fair_increase", RttFairIncrease,
           "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip", _OURS),
 )
 #: ``default``: every rule but these (docs/protocols/rla.md#rules says why).
 _NOT_DEFAULT = ("rtt_fair_increase",)
-RULES = RuleBook("rla", rules=_RULES, profiles={
-    PAPER: (), DEFAULT: tuple(r.name for r in _RULES if r.name not in _NOT_DEFAULT)})
+#: ``stamped``: default plus the rules that read the stamp.
+_STAMP = ("stamp_climb", "stamp_hold", "stamp_echo")
+_DEFAULT = tuple(r.name for r in _RULES if r.name not in _NOT_DEFAULT + _STAMP)
+RULES = RuleBook("rla", rules=_RULES, profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
