@@ -2,13 +2,14 @@
 
 A docstring says what the rule changes and why in short; the reason in full
 (an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
-:data:`RULES` lists them in composition order (first listed: outermost).
+``@rule`` registers each into :data:`RULES` in composition order (first: outermost).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 from hosts.reliable import CutLog
@@ -16,15 +17,28 @@ from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
 from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
 from hosts.rtt import ewma
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.stampwindow import StampWindow
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
+_OURS = "ours, see docs/protocols/rla.md#rules"
+_RULES: list[Rule] = []  # in composition order (first registered: outermost)
+
+
+def rule(name: str, summary: str, reason: str = _OURS, receiver: type | None = None,
+         requires: tuple[str, ...] = ()) -> Callable[[type], type]:
+    """Register the decorated mixin (and ``receiver``'s) as rule ``name``."""
+    def register(cls: type) -> type:
+        roles = (cls,) if receiver is None else (cls, receiver)
+        _RULES.append(Rule(name, summary, reason, {c.role: c for c in roles}, requires))  # type: ignore[attr-defined]
+        return cls
+    return register
 
 
 # Congestion response ---------------------------------------------------------
+@rule("one_draw_per_loss", "one random draw per lost packet, not per signal")
 class OneDrawPerLoss(Sender):
     """One draw per lost packet, not per signal: once every troubled receiver
     reported past it (or after their largest srtt), cut with probability
@@ -89,6 +103,7 @@ class OneDrawPerLoss(Sender):
             self.event = None
 
 
+@rule("one_cut_per_window", "a loss sent before the last cut does not cut again", "RFC 6582 3.2, RFC 6675 5")
 class OneCutPerWindow(Sender):
     """A signal whose losses were all sent before the last cut is absorbed (one
     reduction per window, RFC 6582 3.2, RFC 6675 5); never one by timeout."""
@@ -102,18 +117,21 @@ class OneCutPerWindow(Sender):
         return super()._cut_already_answers(lost, by_timeout)
 
 
+@rule("one_rtt_congestion_period", "rule 2's period is one srtt, not two")
 class OneRttCongestionPeriod(Sender):
     """Rule 2's period is one srtt_i, not two, as TCP's recovery (ours)."""
 
     cperiod_rtts = 1.0
 
 
+@rule("tcp_cut_floor", "a cut leaves at least two packets", "RFC 5681 eq. 4, 3.2")
 class TcpCutFloor(Sender):
     """A cut leaves at least two packets, TCP's floor (RFC 5681 eq. 4 and 3.2)."""
 
     cut_floor = LEAST_SSTHRESH
 
 
+@rule("rto_marks_all", "a timeout marks every unacknowledged packet lost", "RFC 5681 3.1, RFC 6675 5.1")
 class RtoMarksAll(Sender):
     """A timeout marks all the receiver lacks lost, not only what is older than
     one RTO (RFC 5681 3.1, RFC 6675 5.1)."""
@@ -122,6 +140,7 @@ class RtoMarksAll(Sender):
         return pending
 
 
+@rule("rto_holds_ssthresh", "a second timeout of a packet holds ssthresh", "RFC 5681 3.1")
 class RtoHoldsSsthresh(Sender):
     """A second timeout of the same oldest packet holds ssthresh (RFC 5681 3.1)."""
 
@@ -134,6 +153,18 @@ class RtoHoldsSsthresh(Sender):
 
 
 # Group membership --------------------------------------------------------------
+class JoinAtWindowEdgeReceiver(Receiver):
+    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
+
+    def _stream_start(self, msg: RlaData) -> None:
+        super()._stream_start(msg)
+        if msg.flags & Flags.SYNC:
+            for d in self.buf.rebase(msg.seq - 1):
+                self.emit(d)
+
+
+@rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
+      receiver=JoinAtWindowEdgeReceiver)
 class JoinAtWindowEdge(Sender):
     """A late joiner (or a restarted receiver) takes the stream from the
     window's trailing edge (RFC 3208's late join), its first packet sent to it
@@ -178,16 +209,7 @@ class JoinAtWindowEdge(Sender):
         return super()._repair_joiners(s, [r for r in want if r.synced or s != r.join], now)
 
 
-class JoinAtWindowEdgeReceiver(Receiver):
-    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
-
-    def _stream_start(self, msg: RlaData) -> None:
-        super()._stream_start(msg)
-        if msg.flags & Flags.SYNC:
-            for d in self.buf.rebase(msg.seq - 1):
-                self.emit(d)
-
-
+@rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
 class DropSilentReceivers(Sender):
     """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an
     ACK is dropped (rules 4 and 5 would wait for it for good; ours); nobody is
@@ -231,6 +253,8 @@ class DropSilentReceivers(Sender):
         return True
 
 
+@rule("undo_dead_cuts", "a dropped receiver's cuts are undone", "RFC 4015 3.1",
+      requires=("drop_silent_receivers",))
 class UndoDeadCuts(Sender):
     """The cuts since a dropped receiver was last heard were its silence, not
     congestion: undone as RFC 4015 3.1 undoes spurious ones."""
@@ -258,6 +282,7 @@ class UndoDeadCuts(Sender):
 
 
 # Repairs -----------------------------------------------------------------------
+@rule("one_repair_per_loss", "one multicast repair per lost packet")
 class OneRepairPerLoss(Sender):
     """One multicast repair per lost packet: a repair waits until every receiver
     has the packet or is known to miss it, and a loss reported after a multicast
@@ -274,6 +299,7 @@ class OneRepairPerLoss(Sender):
         return super()._awaits_repair(r, s, now)
 
 
+@rule("detect_lost_repairs", "a lost repair is found by a later packet", "RFC 8985 6.2")
 class DetectLostRepairs(Sender):
     """A repair still missing when a packet sent srtt_i/4 after it arrived is
     lost and sent again (RFC 8985 6.2); it is no congestion signal."""
@@ -294,6 +320,7 @@ class DetectLostRepairs(Sender):
                     self._mark_lost(r, s, now)
 
 
+@rule("tail_loss_probe", "a tail loss is found by a probe, not the timeout", "RFC 8985 7")
 class TailLossProbe(Sender):
     """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a
     receiver acknowledging it still misses of packets sent srtt_i/4 before it
@@ -384,6 +411,7 @@ class TailLossProbe(Sender):
 
 
 # Feedback ---------------------------------------------------------------------
+@rule("spread_hellos", "receivers' hellos are spread in time")
 class SpreadHellos(Receiver):
     """Hellos spread in time: receivers started together sent theirs in step (ours)."""
 
@@ -396,13 +424,6 @@ class SpreadHellos(Receiver):
         return self.rng.uniform(0.5, 1.5)
 
 
-class ThinAcks(Sender):
-    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
-
-    def _data_flags(self, flags: int) -> int:
-        return super()._data_flags(flags) | Flags.THIN_ACKS
-
-
 class ThinAcksReceiver(Receiver):
     """Delayed SACKs (RFC 5681 4.2, RFC 1122 4.2.3.2): every ``ACK_EVERY``
     packets or ``ACK_DELAY``; at once for a hole the sender can call lost, a
@@ -410,17 +431,16 @@ class ThinAcksReceiver(Receiver):
 
     ACK_EVERY = DELAYED_ACK_PACKETS
     ACK_DELAY = DELAYED_ACK_TIMEOUT
+    pending_echo: int | None = None  # send time of the first packet not yet acknowledged
+    pending_since = 0.0
+    told_lost = 0  # holes up to here were reported as detectable already
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A separate stream, so the hello schedule does not depend on this rule.
+        # Its own stream, so the hellos do not depend on this rule; packets since
+        # the last SACK from a random offset, so receivers acknowledge different ones.
         self.ack_rng = random.Random(f"rla-ack-{self.cfg.seed}-{self.rid}")
-        #: Packets received since the last SACK, from a random offset so a group's
-        #: receivers acknowledge different packets.
         self.unacked = self.ack_rng.randrange(self.ACK_EVERY)
-        self.pending_echo: int | None = None  # send time of the first packet not yet acknowledged
-        self.pending_since = 0.0
-        self.told_lost = 0  # holes up to here were reported as detectable already
 
     def on_timer(self, name: str, now: float) -> None:
         if name == "ack" and self.pending_echo is not None:
@@ -471,20 +491,6 @@ class ThinAcksReceiver(Receiver):
         super()._sack(echo_ts, now, hello)
 
 
-class SpreadAcks(Sender):
-    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
-    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
-
-    #: Groups of at least this many receivers spread their SACKs (and send pairs).
-    SPREAD_MIN_RECEIVERS = 8
-
-    def _data_flags(self, flags: int) -> int:
-        flags = super()._data_flags(flags)
-        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
-            flags |= Flags.SPREAD_ACKS
-        return flags
-
-
 class SpreadAcksReceiver(ThinAcksReceiver):
     """A SACK of marked data waits its receiver's phase of the data gap, at most
     SERVICE_TIMES of the bottleneck's service time (the shortest spacing lately)."""
@@ -497,15 +503,14 @@ class SpreadAcksReceiver(ThinAcksReceiver):
     SERVICE_BLOCK = 64
     #: The least service time believed (s): a late socket reader sees packets µs apart.
     SERVICE_FLOOR = 0.0005
-
+    gap: float | None = None  # smoothed interval between data packets
+    last_data_at: float | None = None
+    _gap_min = _gap_min_before = math.inf
+    _gaps_in_block = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.phase = self.ack_rng.uniform(0, self.ACK_SPREAD)
-        self.gap: float | None = None  # smoothed interval between data packets
-        self.last_data_at: float | None = None
-        self._gap_min = self._gap_min_before = math.inf
-        self._gaps_in_block = 0
 
     def _note_arrival(self, msg: RlaData, now: float) -> None:
         super()._note_arrival(msg, now)
@@ -531,6 +536,31 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         return due + self.phase * span
 
 
+@rule("spread_acks", "a large group's SACKs are spread over the data gap", receiver=SpreadAcksReceiver,
+      requires=("thin_acks",))
+class SpreadAcks(Sender):
+    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
+    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
+
+    #: Groups of at least this many receivers spread their SACKs (and send pairs).
+    SPREAD_MIN_RECEIVERS = 8
+
+    def _data_flags(self, flags: int) -> int:
+        flags = super()._data_flags(flags)
+        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
+            flags |= Flags.SPREAD_ACKS
+        return flags
+
+
+@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2", receiver=ThinAcksReceiver)
+class ThinAcks(Sender):
+    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
+
+    def _data_flags(self, flags: int) -> int:
+        return super()._data_flags(flags) | Flags.THIN_ACKS
+
+
+@rule("spread_pairs", "behind spread SACKs data leaves in pairs", "RFC 5681 4.2", requires=("spread_acks",))
 class SpreadPairs(Sender):
     """While SACKs are spread, a lone freed packet waits for the next ACK, so data
     leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out."""
@@ -544,6 +574,7 @@ class SpreadPairs(Sender):
         return limit
 
 
+@rule("one_clock", "a large group's window is sent on one receiver's SACKs")
 class OneClock(Sender):
     """From CLOCK_MIN_RECEIVERS receivers the window is sent on the SACKs of one,
     the largest srtt's (section 3.1: "similar to the TCP senders"; ours); any
@@ -589,6 +620,7 @@ class OneClock(Sender):
 
 
 # Feedback a receiver cannot abuse -------------------------------------------------
+@rule("stalled_receivers", "a receiver that acknowledges nothing new is dropped", "RFC 9293 3.10.7.4; ours")
 class StalledReceivers(Sender):
     """A receiver that talks but acknowledges nothing new for max(STALL_MIN,
     STALL_RTTS * srtt_i) while it owes a packet and the rest move is dropped;
@@ -704,6 +736,8 @@ class _StampView(Sender):
         return Stamp.spare_bps(worst)
 
 
+@rule("stamp_climb", "under a short stamped queue, take half the spare rate per round",
+      requires=("stamp_echo",))
 class StampClimb(_StampView):
     """While every path's queue is short and rate is spare, the window takes
     SPARE_SHARE of the tightest spare rate for one largest srtt at once, once
@@ -723,6 +757,8 @@ class StampClimb(_StampView):
             self.stamp_climbs += 1
 
 
+@rule("stamp_hold", "under a short stamped queue with nothing spare, the window holds",
+      requires=("stamp_echo",))
 class StampHold(_StampView):
     """While every path's queue is short and nothing is spare, rule 4 does not
     grow the window: the link is full and growth only builds a queue (ABC's
@@ -737,7 +773,13 @@ class StampHold(_StampView):
         super()._acked_by_all(s, now)
 
 
+rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md",
+     receiver=StampEchoReceiver)(_StampView)
+
+
 # Fairness across round trips ------------------------------------------------------
+@rule("rtt_fair_increase",
+      "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
     """In congestion avoidance the window grows (R_max / R_c)^2 times faster,
     R_max the largest srtt, R_c the cutting receivers' srtt (an EWMA over cuts).
@@ -783,57 +825,9 @@ class RttFairIncrease(Sender):
             self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
 
 
-def _rule(name: str, cls: type, summary: str, reason: str, receiver: type | None = None,
-          requires: tuple[str, ...] = ()) -> Rule:
-    mixins = {Sender.role: cls} if issubclass(cls, Sender) else {Receiver.role: cls}
-    if receiver is not None:
-        mixins[Receiver.role] = receiver
-    return Rule(name, summary, reason, mixins, requires)
-
-
-_OURS = "ours, see docs/protocols/rla.md#rules"
-_RULES = (
-    _rule("one_draw_per_loss", OneDrawPerLoss, "one random draw per lost packet, not per signal", _OURS),
-    _rule("one_cut_per_window", OneCutPerWindow, "a loss sent before the last cut does not cut again",
-          "RFC 6582 3.2, RFC 6675 5"),
-    _rule("one_rtt_congestion_period", OneRttCongestionPeriod, "rule 2's period is one srtt, not two", _OURS),
-    _rule("tcp_cut_floor", TcpCutFloor, "a cut leaves at least two packets", "RFC 5681 eq. 4, 3.2"),
-    _rule("rto_marks_all", RtoMarksAll, "a timeout marks every unacknowledged packet lost",
-          "RFC 5681 3.1, RFC 6675 5.1"),
-    _rule("rto_holds_ssthresh", RtoHoldsSsthresh, "a second timeout of a packet holds ssthresh",
-          "RFC 5681 3.1"),
-    _rule("join_at_window_edge", JoinAtWindowEdge, "late joiners and restarts start at the window's edge",
-          "RFC 3208 (PGM late join)", receiver=JoinAtWindowEdgeReceiver),
-    _rule("drop_silent_receivers", DropSilentReceivers, "a receiver silent while it owes an ACK is dropped",
-          _OURS),
-    _rule("undo_dead_cuts", UndoDeadCuts, "a dropped receiver's cuts are undone", "RFC 4015 3.1",
-          requires=("drop_silent_receivers",)),
-    _rule("one_repair_per_loss", OneRepairPerLoss, "one multicast repair per lost packet", _OURS),
-    _rule("detect_lost_repairs", DetectLostRepairs, "a lost repair is found by a later packet",
-          "RFC 8985 6.2"),
-    _rule("tail_loss_probe", TailLossProbe, "a tail loss is found by a probe, not the timeout", "RFC 8985 7"),
-    _rule("spread_hellos", SpreadHellos, "receivers' hellos are spread in time", _OURS),
-    _rule("spread_acks", SpreadAcks, "a large group's SACKs are spread over the data gap", _OURS,
-          receiver=SpreadAcksReceiver, requires=("thin_acks",)),
-    _rule("thin_acks", ThinAcks, "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2",
-          receiver=ThinAcksReceiver),
-    _rule("spread_pairs", SpreadPairs, "behind spread SACKs data leaves in pairs", "RFC 5681 4.2",
-          requires=("spread_acks",)),
-    _rule("one_clock", OneClock, "a large group's window is sent on one receiver's SACKs", _OURS),
-    _rule("stalled_receivers", StalledReceivers, "a receiver that acknowledges nothing new is dropped",
-          "RFC 9293 3.10.7.4; ours"),
-    _rule("stamp_climb", StampClimb, "under a short stamped queue, take half the spare rate per round",
-          _OURS, requires=("stamp_echo",)),
-    _rule("stamp_hold", StampHold, "under a short stamped queue with nothing spare, the window holds",
-          _OURS, requires=("stamp_echo",)),
-    _rule("stamp_echo", _StampView, "SACKs carry back the data's congestion stamps", "docs/stamp.md",
-          receiver=StampEchoReceiver),
-    _rule("rtt_fair_increase", RttFairIncrease,
-          "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip", _OURS),
-)
 #: ``default``: every rule but these (docs/protocols/rla.md#rules says why).
 _NOT_DEFAULT = ("rtt_fair_increase",)
 #: ``stamped``: default plus the rules that read the stamp.
 _STAMP = ("stamp_climb", "stamp_hold", "stamp_echo")
 _DEFAULT = tuple(r.name for r in _RULES if r.name not in _NOT_DEFAULT + _STAMP)
-RULES = RuleBook("rla", rules=_RULES, profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
+RULES = RuleBook("rla", rules=tuple(_RULES), profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
