@@ -793,6 +793,9 @@ class RttFairIncrease(Sender):
 
     #: At most this spread is compensated: a stale or wild srtt cannot make the window run away.
     MAX_SPREAD = 8.0
+    #: Below this spread the round trips count as equal: a queue's swing in one
+    #: receiver's srtt is no spread of the tree (dumbbells keep the paper's increase).
+    MIN_SPREAD = 1.25
     #: Weight of the latest cut's round trip in R_c.
     CUT_RTT_GAIN = 0.25
 
@@ -812,10 +815,11 @@ class RttFairIncrease(Sender):
             self.cut_srtt = ewma(self.cut_srtt, self.signal_srtt, self.CUT_RTT_GAIN)
 
     def rtt_spread(self) -> float:
-        """R_max / R_c, between 1 and MAX_SPREAD (1 before the first cut)."""
+        """R_max / R_c, at most MAX_SPREAD; 1 below MIN_SPREAD and before the first cut."""
         if self.cut_srtt is None or not self.rcvrs:
             return 1.0
-        return min(self.MAX_SPREAD, max(1.0, self.largest_srtt / self.cut_srtt))
+        spread = self.largest_srtt / self.cut_srtt
+        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
 
     def _acked_by_all(self, s: int, now: float) -> None:
         window = self.cwnd
