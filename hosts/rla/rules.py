@@ -715,6 +715,9 @@ class _StampView(Sender):
     #: The queue is short below this many seconds or this share of the largest srtt.
     SHORT_QUEUE_MIN = 0.004
     SHORT_QUEUE_RTT = 0.1
+    #: Spare below this share of the session's own rate is none: a port's rate
+    #: window and the stamp's scale leave a few per cent of a full link "spare".
+    SPARE_FLOOR = 0.125
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -733,7 +736,9 @@ class _StampView(Sender):
         queue = Stamp.queue_delay_s(worst)
         if queue is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * self.largest_srtt):
             return None
-        return Stamp.spare_bps(worst)
+        spare = Stamp.spare_bps(worst) or 0.0
+        own = self.cwnd * 8.0 * self.p.packet_size / self.largest_srtt
+        return spare if spare >= self.SPARE_FLOOR * own else 0.0
 
 
 @rule("stamp_climb", "under a short stamped queue, take half the spare rate per round",
@@ -746,12 +751,14 @@ class StampClimb(_StampView):
 
     COUNTERS = ("stamp_climbs",)
     SPARE_SHARE = 0.5
+    #: Round trips between climbs: the last one shows in the echoes a round trip later.
+    CLIMB_RTTS = 2.0
     climbed_at = -math.inf
 
     def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
         super()._on_sack(m, src, now)
         spare = self.short_queue_spare()
-        if spare and not self.in_recovery and now - self.climbed_at >= self.largest_srtt:
+        if spare and not self.in_recovery and now - self.climbed_at >= self.CLIMB_RTTS * self.largest_srtt:
             self.cwnd += self.SPARE_SHARE * spare * self.largest_srtt / (8.0 * self.p.packet_size)
             self.climbed_at = now
             self.stamp_climbs += 1

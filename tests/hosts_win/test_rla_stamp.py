@@ -40,10 +40,10 @@ def test_a_sack_carries_back_the_stamps_of_the_data_since_the_last_one(names, ec
     assert got == echoed
 
 
-def _window_acked_by_both(names: tuple[str, ...], stamps: tuple[int, int]) -> float:
+def _window_acked_by_both(names: tuple[str, ...], stamps: tuple[int, int], consts: dict | None = None) -> float:
     """Two receivers at 50 ms in congestion avoidance at 10 packets; both
     acknowledge packets 1-2 with the given echoes; the window's growth."""
-    s = sender(n=2, names=names, ssthresh=2)
+    s = sender(n=2, names=names, ssthresh=2, consts=consts)
     out(s)
     for r in R[:2]:
         s.rcvrs[node_id(r)].rtt.sample(0.050)
@@ -74,3 +74,22 @@ def test_a_short_queue_with_nothing_spare_holds_the_window():
 
 def test_a_full_queue_tcp_keeps_never_holds_the_window():
     assert _window_acked_by_both(STAMPED, (LONG_FULL, LONG_FULL)) == RULE4
+
+
+def test_spare_below_an_eighth_of_the_sessions_rate_is_none():
+    # 80 kb/s beside the session's 2.3 Mb/s (10 packets per 50 ms) is the few per
+    # cent a full port's rate window leaves: the window holds, as with none.
+    crumbs = Stamp.pack(2, 1)
+    assert _window_acked_by_both(STAMPED, (crumbs, crumbs)) == 0.0
+    assert _window_acked_by_both(STAMPED, (crumbs, crumbs), consts={"SPARE_FLOOR": 0.0}) > RULE4.expected
+
+
+def test_a_climb_waits_two_round_trips_for_its_echo():
+    s = sender(n=2, names=STAMPED, ssthresh=2)
+    out(s)
+    for r in R[:2]:
+        s.rcvrs[node_id(r)].rtt.sample(0.050)
+    for t, cum in ((0.06, 2), (0.12, 3), (0.17, 4)):
+        for r in R[:2]:
+            feed(s, replace(sack(r, cum), stamp=SHORT_SPARE), t, src=r)
+    assert s.stamp_climbs == 2  # at 0.06 and 0.17, not at 0.12 (one srtt later)
