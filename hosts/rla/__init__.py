@@ -1,10 +1,4 @@
-"""RLA, the Random Listening Algorithm: the paper's core plus named rules.
-
-``RlaSender`` and ``RlaReceiver`` are the paper's algorithm
-(:mod:`hosts.rla.core`, :mod:`hosts.rla.receiver`); :data:`RULES` holds the
-rules beyond it and the ``paper`` and ``default`` profiles.  The registry
-composes a session's class with ``RULES.compose(RlaSender, names)``.
-"""
+"""RLA, the Random Listening Algorithm: the paper's core plus named rules (docs/protocols/rla.md)."""
 
 from hosts.rla.core import RlaSender
 from hosts.rla.params import RlaParams

@@ -1,32 +1,12 @@
-"""RLA -- the Random Listening Algorithm (Wang and Schwartz), the paper's sender.
+"""RLA -- the Random Listening Algorithm (Wang and Schwartz, SIGCOMM '98), the paper's sender.
 
-A reliable, window-based multicast sender with TCP SACK-like receivers.  The
-sender keeps one TCP-like congestion window for the group and listens to
-each receiver's congestion signals *at random*: a signal from one of ``n``
-troubled receivers halves the window with probability ``1/n``, so on average
-the sender reacts as if it listened to one representative receiver.  The
-numbered rules are those of the paper's section 3.3:
-
-1. *Loss detection*: a packet is lost for receiver i when a packet at least
-   three higher has been SACKed by i, or when its retransmission timer expires.
-2. *Congestion detection*: a loss starts a congestion period for receiver i
-   when the previous one started more than ``2 * srtt_i`` ago; other losses
-   inside the period are ignored.
-3. *Window adjustment on congestion*: a signal from a receiver that is not
-   troubled is ignored; if the last cut is older than ``2 * awnd * srtt_i``
-   cut (forced cut), otherwise cut with probability ``1 / num_trouble_rcvr``.
-4. *Window adjustment on ACKs*: a packet ACKed by every receiver grows cwnd by
-   one (slow start) or ``1/cwnd`` (congestion avoidance).
-5. *Window bounds*: no packet beyond a receiver's cumulative ACK plus its
-   advertised buffer is sent.
-6. *Troubled receivers*: receiver i is troubled when its congestion probability
-   exceeds ``1 / (eta * min_congestion_interval)``.
-
-Where the paper says "the same as in TCP" (RTT, timeout, ssthresh, fast
-recovery) the core follows RFC 6298, RFC 5681 and RFC 6675.  Repairs go by
-multicast above ``rexmit_thresh`` receivers (footnote 8).  Everything beyond
-the paper is a named rule in :mod:`hosts.rla.rules`; the hook methods below
-marked "hook" do nothing here and are what those rules override.
+One TCP-like window for the group; a congestion signal from one of ``n``
+troubled receivers halves it with probability ``1/n``, so on average the
+sender listens to one representative receiver.  The numbered rules in the
+docstrings are section 3.3's (``docs/protocols/rla.md`` lists them with their
+tests); where the paper says "the same as in TCP" the core follows RFC 6298,
+5681 and 6675.  Rules beyond the paper (:mod:`hosts.rla.rules`) override the
+methods marked "hook", which do nothing here.
 """
 
 from __future__ import annotations
@@ -50,17 +30,13 @@ CPERIOD_RTTS = 2.0
 FORCED_CUT_RTTS = 2.0
 #: Rule 3 halves the window; the paper sets no floor but the packet itself.
 CUT_FLOOR = 1.0
-#: Rule 6's "exponentially-weighted moving average" of a receiver's interval
-#: between congestion signals: the paper gives no gain; a quarter follows a
-#: change within a few signals.
+#: Rule 6's EWMA of the interval between a receiver's signals (no gain in the paper: ours).
 INTERVAL_GAIN = 0.25
-#: ``awnd``, "a moving average of the window size" (rule 3): the paper gives
-#: no gain; 1/32 per packet ACKed by all averages over a few windows.
+#: Rule 3's ``awnd``, "a moving average of the window size", per packet ACKed by all (ours).
 AWND_GAIN = 1 / 32
 #: RFC 6298 5.5: the timer backs off by doubling, here at most 2**6 times.
 MAX_BACKOFF = 6
-#: How often the sender's housekeeping runs (s); the paper's core needs none,
-#: rules resolve pending loss events and drop silent receivers there.
+#: Seconds between the sender's housekeeping (rules resolve events, drop silent receivers).
 TICK = 0.1
 
 
@@ -74,20 +50,15 @@ class _Receiver:
     rtt: SmoothedRtt = field(default_factory=SmoothedRtt)
     adv_buf: int = 0
     cperiod_start: float = -math.inf
-    signals: int = 0
     last_signal_pkts: int = 0
     interval_avg: float | None = None
     lost_pending: set[int] = field(default_factory=set)  # lost, not yet resent
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
     last_heard: float = 0.0
-    #: Rule state kept with the receiver (``one_clock``): its last SACK and
-    #: the smoothed interval between its SACKs.
-    last_sack: float | None = None
+    last_sack: float | None = None  # one_clock: its last SACK, the smoothed gap between SACKs
     sack_gap: float | None = None
-    #: Rule state (``join_at_window_edge``): the first packet it is owed, and
-    #: False until it acknowledged that packet (its SYNC may be lost).
-    join: int = 1
+    join: int = 1  # join_at_window_edge: its first packet, and whether it acknowledged it
     synced: bool = True
 
     @property
@@ -144,8 +115,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     @property
     def largest_srtt(self) -> float:
-        """The group's largest smoothed RTT: the round trip the sender's own
-        waits (repair choice, lost packets held by the window) cover."""
+        """The round trip the sender's own waits (repairs, held losses) cover."""
         return max(r.srtt for r in self.rcvrs.values())
 
     @property
@@ -198,8 +168,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return False
 
     def _drop_silent(self, now: float) -> bool:
-        """Hook: drop receivers that stopped acknowledging; True when any was
-        (the paper assumes a fixed group)."""
+        """Hook: drop receivers that stopped acknowledging; True when any was (the paper's group is fixed)."""
         return False
 
     def _dropped_since(self, since: float) -> None:
@@ -214,14 +183,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return want
 
     def _cut_already_answers(self, lost: list[int] | None, by_timeout: bool) -> bool:
-        """Hook: True when a signal belongs to congestion the last cut answered
-        (the paper: only rule 2's time period groups losses)."""
+        """Hook: True when the last cut answered this signal (the paper: rule 2 alone)."""
         return False
 
     def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
-        """Rule 1: what a timeout marks lost at one receiver, the packets
-        unacknowledged for a whole RTO."""
+        """Rule 1: a timeout marks lost what is unacknowledged for a whole RTO."""
         return expired
+
 
     def _data_flags(self, flags: int) -> int:
         """Hook: flags on every data packet (marks a rule's receivers read)."""
@@ -294,9 +262,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return [s for s in r.sb.lost(DUPTHRESH)
                 if s < self.next_seq and s not in r.lost_pending and s not in r.rexmit_at]
 
-    def _forget(self, rids: list[int]) -> None:
-        """Remove receivers (rules that change the group); release what every
-        remaining one has acknowledged."""
+    def _owed_since(self, r: _Receiver) -> float | None:
+        """When the oldest packet r lacks was first sent (None: it owes nothing)."""
+        return next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
+
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        """Remove receivers (for rules that change the group); release what the
+        rest acknowledged.  With ``since``: they were dropped, silent since then."""
         for rid in rids:
             del self.rcvrs[rid]
         self._choose_clock()
@@ -310,6 +282,9 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None
         self.rto_backoff = 0
+        if since is not None:
+            self._dropped_since(since)
+
 
     def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
         r.lost_pending.add(s)
@@ -330,11 +305,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     # Congestion ------------------------------------------------------------
     def _effective_interval(self, r: _Receiver) -> float | None:
-        """EWMA interval between r's congestion signals, in packets sent.
-
-        The interval still open counts too, so a receiver whose losses stopped
-        stops being troubled without waiting for another signal.
-        """
+        """EWMA interval between r's signals, in packets sent; the open interval
+        counts too, so a receiver whose losses stopped stops being troubled."""
         if r.interval_avg is None:
             return None
         return max(r.interval_avg, float(self.packets_sent - r.last_signal_pkts))
@@ -359,7 +331,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             return  # same congestion period (rule 2)
         r.cperiod_start = now
         self.congestion_signals += 1
-        r.signals += 1
+
         interval = float(max(1, self.packets_sent - r.last_signal_pkts))
         if r.interval_avg is None:
             r.interval_avg = interval
@@ -420,8 +392,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _timeout_response(self, now: float, oldest: int, cwnd_before: float) -> None:
         """No receiver acknowledged the oldest packet: TCP's timeout (section
-        4.1 (3), RFC 5681 3.1), instead of a cut the signals may have made.
-        The window slow-starts from one packet: fast recovery's hold ends."""
+        4.1 (3), RFC 5681 3.1); slow start from one packet ends fast recovery."""
+
         self._timeout_ssthresh(oldest, cwnd_before)
         self.cwnd = 1.0
         self.last_window_cut = now
@@ -547,19 +519,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         if self.done:
             return None
-        srtts = [r.srtt for r in self.rcvrs.values()]
-        return (
-            {
-                "cwnd": self.cwnd,
-                "ssthresh": self.ssthresh,
-                "awnd": self.awnd,
-                "num_trouble_rcvr": self.num_trouble_rcvr,
-                "packets_sent": self.packets_sent,
-                "min_last_ack": self.min_last_ack,
-                "congestion_signals": self.congestion_signals,
-                "window_cuts": self.forced_cuts + self.random_cuts,
-                "forced_cuts": self.forced_cuts,
-                "rtt_s": max(srtts) if srtts else 0.0,
-            },
-            "recovery" if self.in_recovery else "slowstart" if self.cwnd < self.ssthresh else "steady",
-        )
+        values = {"cwnd": self.cwnd, "ssthresh": self.ssthresh, "awnd": self.awnd,
+                  "num_trouble_rcvr": self.num_trouble_rcvr, "packets_sent": self.packets_sent,
+                  "min_last_ack": self.min_last_ack, "congestion_signals": self.congestion_signals,
+                  "window_cuts": self.forced_cuts + self.random_cuts, "forced_cuts": self.forced_cuts,
+                  "rtt_s": self.largest_srtt if self.rcvrs else 0.0}
+        return values, ("recovery" if self.in_recovery else "slowstart" if self.cwnd < self.ssthresh
+                        else "steady")

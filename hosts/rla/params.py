@@ -1,10 +1,7 @@
-"""What a user of RLA sets: the stream, the group, the receive buffer and the paper's two knobs.
+"""What a user of RLA sets (docs/protocols/rla.md#parameters gives each one's source).
 
-The stream (``packet_size``, ``total_packets``), the ``receivers`` the
-sender waits for, RFC 6298's timer (``initial_rto``, ``min_rto``) and the
-initial window are :class:`hosts.reliable.ReliableParams`, shared with MTCP.
-Every other number is a constant of the core (``hosts.rla.core``, with the
-paper's section) or of the rule that uses it (``hosts.rla.rules``).
+The stream, ``receivers``, RFC 6298's timer and the initial window are
+:class:`hosts.reliable.ReliableParams`, shared with MTCP.
 """
 
 from __future__ import annotations
@@ -17,9 +14,8 @@ from hosts.reliable import ReliableParams
 ETA = 20.0
 #: Section 5: "rexmit thresh is set to 0" (every repair multicast).
 REXMIT_THRESH = 0
-#: Rule 5's receive buffer, in packets: 4 MiB of 1452-byte packets, the
-#: simulator's TCP receive window.  The paper leaves it open; it must cover
-#: the path's bandwidth-delay product (333 packets at 20 Mb/s, 200 ms).
+#: Rule 5's receive buffer in packets (open in the paper): 4 MiB of 1452-byte
+#: packets, the simulator's TCP window; it covers 20 Mb/s at 200 ms.
 RCV_BUFFER = 2888
 
 
@@ -28,14 +24,11 @@ class RlaParams(ReliableParams):
     """RLA's parameters; ``docs/protocols/rla.md`` gives each one's source."""
 
     eta: float = ETA
-    """Rule 6: a receiver is troubled when its congestion probability
-    exceeds ``1 / (eta * min_congestion_interval)``."""
+    """Rule 6: troubled above a congestion probability of ``1 / (eta * min_congestion_interval)``."""
     rexmit_thresh: int = REXMIT_THRESH
-    """A repair is multicast when more receivers than this miss the packet,
-    unicast otherwise (section 3.3, footnote 8)."""
+    """A repair is multicast when more receivers than this miss it (footnote 8)."""
     rcv_buffer: int = RCV_BUFFER
-    """Each receiver's buffer in packets (rule 5's advertised buffer); the
-    initial ssthresh is this largest advertised window (RFC 5681 3.1)."""
+    """Each receiver's buffer in packets (rule 5); also the initial ssthresh (RFC 5681 3.1)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -1,11 +1,7 @@
-"""The paper's RLA receiver: in-order delivery and a SACK for every data packet.
+"""The paper's RLA receiver: in-order delivery and a SACK per data packet (section 3.3, rule 1).
 
-The paper's receivers "use selective acknowledgments using the same format
-as SACK TCP receivers" (section 3.3, rule 1): a SACK (RFC 2018 blocks, the
-latest arrival's first) for each data packet, echoing its send time so the
-sender measures ``srtt_i``.  Before data comes a receiver says hello (a SACK
-of nothing) so the sender knows it.  Thinned, spread SACKs, spread hellos
-and a late joiner's start are rules (:mod:`hosts.rla.rules`).
+Each SACK (RFC 2018 blocks) echoes the packet's send time for ``srtt_i``;
+before data a receiver says hello (a SACK of nothing) so the sender knows it.
 """
 
 from __future__ import annotations
@@ -16,10 +12,9 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from hosts.rla.params import RlaParams
-from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
+from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, Stamp, ts_us
 
-#: Seconds between a receiver's hellos until data arrives (the paper's
-#: receivers are known to the sender; how is left open).
+#: Seconds between hellos until data arrives (the paper's receivers are known; how is open).
 HELLO_INTERVAL = 1.0
 
 
@@ -33,7 +28,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.buf = ReceiveBuffer(self.p.rcv_buffer)
         self.got_data = False
         self.corrupt = 0
-        self.sacks_sent = 0
         self.rng = random.Random(config.seed * 2**32 + self.rid)
 
     def on_start(self, now: float) -> None:
@@ -69,7 +63,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if not self.got_data:
             self.got_data = True
             self.cancel_timer("hello")
-        self._note_arrival(now)
+        self._note_arrival(msg, now)
         self._stream_start(msg)
         had_holes = self.buf.highest > self.buf.cum_ack
         cum_before = self.buf.cum_ack
@@ -78,8 +72,12 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.emit(d)
         self._acknowledge(msg, now, new, had_holes and self.buf.cum_ack > cum_before)
 
-    def _note_arrival(self, now: float) -> None:
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
         """Hook: a data packet arrived at ``now``."""
+
+    def _sack_stamp(self) -> int:
+        """Hook: the stamp byte a SACK carries back (the paper: none, 0; docs/stamp.md)."""
+        return Stamp.NOT_STAMPED
 
     def _stream_start(self, msg: RlaData) -> None:
         """Hook: where the stream starts, if the sender marks it (the paper's starts at 1)."""
@@ -90,7 +88,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
 
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
-        self.sacks_sent += 1
         self.send(
             self.sender,
             RlaSack(
@@ -101,5 +98,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
                 rcvr_id=self.rid,
                 echo_ts=echo_ts,
                 blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
+                stamp=self._sack_stamp(),
             ).encode(),
         )

@@ -50,6 +50,16 @@ def test_equal_round_trips_keep_the_papers_increase():
     assert s.rtt_spread() == 1.0
 
 
+def test_a_spread_below_a_quarter_is_no_spread():
+    # Receivers behind one queue differ by its swing, not by the tree: 36 ms
+    # beside 30 ms (1.2) keeps the paper's increase, 39 ms (1.3) is compensated.
+    s = _cut_by_short_receiver(WITH)
+    s.rcvrs[node_id(R[1])].rtt.srtt = 0.036
+    assert s.rtt_spread() == 1.0
+    s.rcvrs[node_id(R[1])].rtt.srtt = 0.039
+    assert s.rtt_spread() == pytest.approx(1.3)
+
+
 def test_the_compensated_spread_is_bounded():
     s = _cut_by_short_receiver(WITH)
     s.rcvrs[node_id(R[1])].rtt.srtt = 10.0  # a wild srtt
