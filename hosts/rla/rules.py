@@ -836,9 +836,7 @@ class RttFairIncrease(Sender):
             self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
 
 
-#: ``default``: every rule but these (docs/protocols/rla.md#rules says why).
-_NOT_DEFAULT = ("rtt_fair_increase",)
-#: ``stamped``: default plus the rules that read the stamp.
+#: ``stamped``: default plus the rules that read the stamp; ``default`` every other rule.
 _STAMP = ("stamp_climb", "stamp_hold", "stamp_echo")
-_DEFAULT = tuple(r.name for r in _RULES if r.name not in _NOT_DEFAULT + _STAMP)
+_DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
 RULES = RuleBook("rla", rules=tuple(_RULES), profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
