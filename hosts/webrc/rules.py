@@ -47,7 +47,6 @@ def _add_waves(rx: WebrcReceiver, now: float, limit: Callable[[], float], most: 
         added += 1
 
 
-
 class _OneWayDelays(_Base):
     """One-way delays on the sender's timestamps: the least of the last
     ``QUEUE_EPOCHS`` epochs is the path without a queue; an epoch "queued"
@@ -148,7 +147,6 @@ class _ForgivesOverflow(_Base):
         return self._overflow.forgiven
 
 
-
 class PrecisionArtt(_Base):
     """ARTT weighs each MRTT sample by 1/(gap²/12 + ``MRTT_NOISE``²), so a
     sparse channel's sample (a wait of up to one gap) does not set it for minutes."""
@@ -202,40 +200,58 @@ class QueueBound(_OneWayDelays):
         return super()._mrtt_usable(sample, owd)
 
 
-class PastQueueFree(_ForgivesOverflow, _OneWayDelays):
-    """When a decision's newest wave came sooner than its packet's queueing
-    delay (a nearer switch carried it, paper 4.4), it loaded nothing there:
-    until the next join neither 3.3's block nor a start-up loss holds."""
+class _NewestWave(_Base):
+    """The newest wave of the last join decision, until its first packet
+    says how soon it came: ``took`` s after the join, ``owd`` s after it was sent."""
 
-    _probe: tuple[int, float] | None = None  # (wave, join time) of a decision's newest, until it answers
-    last_join_past_queue = False
-    joins_past_queue = 0
+    _probe: tuple[int, float] | None = None  # (wave, join time)
 
     def _subscribe(self, cn: int, now: float) -> None:
         super()._subscribe(cn, now)
-        self._probe, self.last_join_past_queue = (cn, now), False
+        self._probe = (cn, now)
+        self._newest_joined()
 
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
         super()._packet_seen(msg, now)
         if self._probe is not None and self._probe[0] == msg.cn:
-            t_join = self._probe[1]
-            self._probe = None
+            t_join, self._probe = self._probe[1], None
             if msg.timestamp:
-                self.last_join_past_queue = self._sooner_than_its_queue(
-                    now - t_join, wire.seconds_since(msg.timestamp, now))
-                self.joins_past_queue += self.last_join_past_queue
+                self._newest_answered(now - t_join, wire.seconds_since(msg.timestamp, now))
 
     def _join_timeout(self, now: float) -> None:
         if self.pending is not None and self.pending[0] != self.T:
             self._probe = None
         super()._join_timeout(now)
 
+    def _newest_joined(self) -> None:
+        """A wave became the decision's newest."""
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        """The newest wave's first packet came."""
+
+
+class PastQueueFree(_ForgivesOverflow, _OneWayDelays, _NewestWave):
+    """When a decision's newest wave came sooner than its packet's queueing
+    delay (a nearer switch carried it, paper 4.4), it loaded nothing there:
+    until the next join neither 3.3's block nor a start-up loss holds."""
+
+    last_join_past_queue = False
+    joins_past_queue = 0
+
+    def _newest_joined(self) -> None:
+        super()._newest_joined()
+        self.last_join_past_queue = False
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        super()._newest_answered(took, owd)
+        self.last_join_past_queue = self._sooner_than_its_queue(took, owd)
+        self.joins_past_queue += self.last_join_past_queue
+
     def _buffers_draining(self, now: float, rr_rate: float) -> bool:
         return super()._buffers_draining(now, rr_rate) and not self.last_join_past_queue
 
     def _not_its_own(self) -> bool:
         return super()._not_its_own() or self.last_join_past_queue
-
 
 
 class RatesFollowDecay(_Base):
@@ -324,7 +340,6 @@ class BufferEvidence(_OneWayDelays):
         return super()._buffers_draining(now, rr_rate) and self._queue_now
 
 
-
 class StartupJoins(_Base):
     """A start-up decision joins up to ``STARTUP_JOINS`` waves while
     Γ·ARR ≤ TRATE (3.2 joins one, about 1 s per wave)."""
@@ -335,6 +350,51 @@ class StartupJoins(_Base):
         super()._join(now, g)
         if self.startup:
             _add_waves(self, now, self.trate, self.STARTUP_JOINS - 1)
+
+
+class _EarlyDecision(_Base):
+    def _may_decide_early(self) -> bool:
+        """Whether the last start-up decision's waves loaded no buffer of the path."""
+        return False
+
+
+class StartupCarried(_NewestWave, _EarlyDecision):
+    """In start-up, when the decision's newest wave came before a packet sent
+    after the join could have (a switch on the path already carried it for
+    a neighbour, paper 4.4), the next decision comes one epoch after it took
+    effect, not two, and joins up to ``STARTUP_JOINS`` waves while Γ·ARR ≤
+    Γ³·ARR (3.2's cap, on the subscription the carried waves brought at once)."""
+
+    STARTUP_JOINS = 3
+    carried = False  # the last decision's newest wave came from a nearer switch
+    carried_decisions = 0
+
+    def _newest_joined(self) -> None:
+        super()._newest_joined()
+        self.carried = False
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        super()._newest_answered(took, owd)
+        self.carried = took < owd
+
+    def _may_decide_early(self) -> bool:
+        return self.carried or super()._may_decide_early()
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        if (not (self.startup and self.join_effect_epochs >= 1 and self._may_decide_early()) or self.arr is None
+                or self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N):
+            super()._decide_join(now, rr_rate)
+            return
+        g = gamma(self.p.p, self.nwc)
+        limit = min(max(self.ssr, self.reqn()), g ** 3 * self.arr * (1 + TRR_HEADROOM), self.mrr)
+        if g * self.arr > limit:
+            super()._decide_join(now, rr_rate)
+            return
+        before = self.nwc
+        self.carried_decisions += 1
+        self._rr_lagged = 0
+        self._join(now, g)
+        _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
 
 
 class RrLagTwice(_Base):
@@ -429,7 +489,6 @@ class FirstIntervalAtLoss(_Base):
             self._set_lossp_for(rr_rate, fresh=True)
         if self._first_interval == "at-loss" and not events and not self.in_loss_event(now):
             self._first_interval = None
-
 
 
 class LossEventEpisode(_Base):
@@ -533,24 +592,16 @@ class OutageNotLoss(_Base):
         super()._on_packet(msg, size, now)
 
 
+class _Stamps(_Base):
+    """The stamps of the last full epoch: (every packet stamped, worst queue s, spare bit/s)."""
 
-class StampJoin(_Base):
-    """While every packet of the last epoch was stamped and the worst queue
-    stayed short: no join while nothing is spare (ABC's brake); in start-up,
-    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
-    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
-    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
-
-    SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
     SHORT_QUEUE_ARTT = 0.1  # a queue is short below this share of ARTT ...
     SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self._stamps = StampWindow()
-        #: the last full epoch's stamps: (stamped, worst queue s, spare bit/s)
         self.stamp_view: tuple[bool, float | None, float | None] = (False, None, None)
-        self.stamp_joins = self.stamp_holds = 0
 
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
         super()._packet_seen(msg, now)
@@ -566,6 +617,17 @@ class StampJoin(_Base):
         stamped, queue_s, _ = self.stamp_view
         return (stamped and queue_s is not None
                 and queue_s < max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_ARTT * self.artt_value))
+
+
+class StampJoin(_Stamps):
+    """While every packet of the last epoch was stamped and the worst queue
+    stayed short: no join while nothing is spare (ABC's brake); in start-up,
+    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
+    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
+    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
+
+    SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
+    stamp_joins = stamp_holds = 0
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if not self._stamp_short_queue() or self.arr is None:
@@ -587,6 +649,30 @@ class StampJoin(_Base):
         self._join(now, gamma(self.p.p, self.nwc))
         self.stamp_joins += 1
         _add_waves(self, now, lambda: limit)
+
+
+class StampStartup(_ForgivesOverflow, _Stamps, _EarlyDecision):
+    """In start-up, while every packet is stamped and the worst queue on the
+    path is no longer than before the last decision (its joins lengthened no
+    queue): decisions come as ``startup_carried``'s, and a loss is a
+    competitor's overflow.  A queue that grew with the join leaves 3.2 to decide."""
+
+    _queue_before: float | None = None  # the worst queue of the epoch before the last decision
+
+    def _join(self, now: float, g: float) -> None:
+        self._queue_before = self.stamp_view[1] if self.stamp_view[0] else None
+        super()._join(now, g)
+
+    def _queue_not_raised(self) -> bool:
+        stamped, queue_s, _ = self.stamp_view
+        return (self.startup and stamped and queue_s is not None and self._queue_before is not None
+                and queue_s <= self._queue_before)
+
+    def _may_decide_early(self) -> bool:
+        return self._queue_not_raised() or super()._may_decide_early()
+
+    def _not_its_own(self) -> bool:
+        return super()._not_its_own() or self._queue_not_raised()
 
 
 def _rule(name: str, cls: type, summary: str, reason: str = PAGE, requires: tuple[str, ...] = ()) -> Rule:
@@ -611,6 +697,8 @@ _RULES = (
           "RLM's join experiments (McCanne et al. 1996); " + PAGE),
     _rule("buffer_evidence", BufferEvidence, "3.2's RR lag and 3.3's block apply only while packets queue"),
     _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves"),
+    _rule("startup_carried", StartupCarried,
+          "in start-up, waves a nearer switch already carried are joined at every epoch", "paper 4.4; " + PAGE),
     _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row"),
     _rule("startup_shed", StartupShed, "after start-up, leave the newest waves the path does not carry"),
     _rule("startup_min_window", StartupMinWindow,
@@ -630,9 +718,12 @@ _RULES = (
     _rule("stamp_join", StampJoin,
           "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
           "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
+    _rule("stamp_startup", StampStartup,
+          "in start-up, while the stamped queue did not grow with a join, decide each epoch; losses are not its own",
+          PAGE, requires=("startup_carried",)),
 )
 #: The rules that read the stamp: ``stamped`` = ``default`` + these.
-STAMP_RULES = ("stamp_join",)
+STAMP_RULES = ("stamp_join", "stamp_startup")
 DEFAULT = tuple(r.name for r in _RULES if r.name not in STAMP_RULES)
 RULES = RuleBook("webrc", rules=_RULES,
                  profiles={"paper": (), "default": DEFAULT, "stamped": tuple(r.name for r in _RULES)})
