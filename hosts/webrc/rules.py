@@ -352,22 +352,18 @@ class StartupJoins(_Base):
             _add_waves(self, now, self.trate, self.STARTUP_JOINS - 1)
 
 
-class _EarlyDecision(_Base):
-    def _may_decide_early(self) -> bool:
-        """Whether the last start-up decision's waves loaded no buffer of the path."""
-        return False
-
-
-class StartupCarried(_NewestWave, _EarlyDecision):
+class StartupCarried(_NewestWave):
     """In start-up, when the decision's newest wave came before a packet sent
     after the join could have (a switch on the path already carried it for
     a neighbour, paper 4.4), the next decision comes one epoch after it took
     effect, not two, and joins up to ``STARTUP_JOINS`` waves while Γ·ARR ≤
-    Γ³·ARR (3.2's cap, on the subscription the carried waves brought at once)."""
+    Γ³·ARR (3.2's cap, on the subscription the carried waves brought at once);
+    until a full epoch follows it, TRR is at least the last epoch's RR."""
 
     STARTUP_JOINS = 3
     carried = False  # the last decision's newest wave came from a nearer switch
-    carried_decisions = 0
+    _early = False  # the last decision came before a full epoch of its predecessor's RR
+    early_decisions = 0
 
     def _newest_joined(self) -> None:
         super()._newest_joined()
@@ -377,11 +373,13 @@ class StartupCarried(_NewestWave, _EarlyDecision):
         super()._newest_answered(took, owd)
         self.carried = took < owd
 
-    def _may_decide_early(self) -> bool:
-        return self.carried or super()._may_decide_early()
+    def _true_rate(self) -> float | None:
+        # trr_recent's mean of full epochs is still empty: TRR is at least the last epoch's RR
+        trr, self._early = super()._true_rate(), self._early and not self._rr_recent
+        return max(trr or 0.0, self.last_rr) if self._early else trr
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
-        if (not (self.startup and self.join_effect_epochs >= 1 and self._may_decide_early()) or self.arr is None
+        if (not (self.startup and self.join_effect_epochs >= 1 and self.carried) or self.arr is None
                 or self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N):
             super()._decide_join(now, rr_rate)
             return
@@ -390,8 +388,8 @@ class StartupCarried(_NewestWave, _EarlyDecision):
         if g * self.arr > limit:
             super()._decide_join(now, rr_rate)
             return
-        before = self.nwc
-        self.carried_decisions += 1
+        before, self._early = self.nwc, True
+        self.early_decisions += 1
         self._rr_lagged = 0
         self._join(now, g)
         _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
@@ -592,15 +590,22 @@ class OutageNotLoss(_Base):
         super()._on_packet(msg, size, now)
 
 
-class _Stamps(_Base):
-    """The stamps of the last full epoch: (every packet stamped, worst queue s, spare bit/s)."""
+class StampJoin(_Base):
+    """While every packet of the last epoch was stamped and the worst queue
+    stayed short: no join while nothing is spare (ABC's brake); in start-up,
+    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
+    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
+    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
 
+    SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
+    stamp_joins = stamp_holds = 0
     SHORT_QUEUE_ARTT = 0.1  # a queue is short below this share of ARTT ...
     SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self._stamps = StampWindow()
+        #: the last full epoch's stamps: (every packet stamped, worst queue s, spare bit/s)
         self.stamp_view: tuple[bool, float | None, float | None] = (False, None, None)
 
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
@@ -617,17 +622,6 @@ class _Stamps(_Base):
         stamped, queue_s, _ = self.stamp_view
         return (stamped and queue_s is not None
                 and queue_s < max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_ARTT * self.artt_value))
-
-
-class StampJoin(_Stamps):
-    """While every packet of the last epoch was stamped and the worst queue
-    stayed short: no join while nothing is spare (ABC's brake); in start-up,
-    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
-    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
-    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
-
-    SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
-    stamp_joins = stamp_holds = 0
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if not self._stamp_short_queue() or self.arr is None:
@@ -649,30 +643,6 @@ class StampJoin(_Stamps):
         self._join(now, gamma(self.p.p, self.nwc))
         self.stamp_joins += 1
         _add_waves(self, now, lambda: limit)
-
-
-class StampStartup(_ForgivesOverflow, _Stamps, _EarlyDecision):
-    """In start-up, while every packet is stamped and the worst queue on the
-    path is no longer than before the last decision (its joins lengthened no
-    queue): decisions come as ``startup_carried``'s, and a loss is a
-    competitor's overflow.  A queue that grew with the join leaves 3.2 to decide."""
-
-    _queue_before: float | None = None  # the worst queue of the epoch before the last decision
-
-    def _join(self, now: float, g: float) -> None:
-        self._queue_before = self.stamp_view[1] if self.stamp_view[0] else None
-        super()._join(now, g)
-
-    def _queue_not_raised(self) -> bool:
-        stamped, queue_s, _ = self.stamp_view
-        return (self.startup and stamped and queue_s is not None and self._queue_before is not None
-                and queue_s <= self._queue_before)
-
-    def _may_decide_early(self) -> bool:
-        return self._queue_not_raised() or super()._may_decide_early()
-
-    def _not_its_own(self) -> bool:
-        return super()._not_its_own() or self._queue_not_raised()
 
 
 def _rule(name: str, cls: type, summary: str, reason: str = PAGE, requires: tuple[str, ...] = ()) -> Rule:
@@ -718,12 +688,9 @@ _RULES = (
     _rule("stamp_join", StampJoin,
           "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
           "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
-    _rule("stamp_startup", StampStartup,
-          "in start-up, while the stamped queue did not grow with a join, decide each epoch; losses are not its own",
-          PAGE, requires=("startup_carried",)),
 )
 #: The rules that read the stamp: ``stamped`` = ``default`` + these.
-STAMP_RULES = ("stamp_join", "stamp_startup")
+STAMP_RULES = ("stamp_join",)
 DEFAULT = tuple(r.name for r in _RULES if r.name not in STAMP_RULES)
 RULES = RuleBook("webrc", rules=_RULES,
                  profiles={"paper": (), "default": DEFAULT, "stamped": tuple(r.name for r in _RULES)})

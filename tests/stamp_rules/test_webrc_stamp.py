@@ -37,8 +37,8 @@ def base_packets(r: WebrcReceiver, stamp: int, t0: float = 0.1, t1: float = 1.05
     return [e.group for e in events if isinstance(e, JoinGroup)]
 
 
-def test_the_stamped_profile_is_default_plus_the_stamp_rules() -> None:
-    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"stamp_join", "stamp_startup"}
+def test_the_stamped_profile_is_default_plus_stamp_join() -> None:
+    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"stamp_join"}
 
 
 def test_spare_rate_under_a_short_queue_joins_several_waves_in_one_start_up_decision() -> None:
