@@ -1,17 +1,9 @@
 """WEBRC's receiver as the paper describes it (Luby, Goyal et al., SIGCOMM 2002).
 
-A receiver stays on the base channel, joins the next wave at epoch
-boundaries when its equation-based target rate allows (eq. 5-6), and leaves
-waves as they turn quiet; the multicast round trip time (MRTT) it measures
-from join to first packet plays the role of TCP's RTT (4.2).  Start-up
-(3.2), the buffer-overflow block (3.3) and the appendix's estimators are the
-paper's.  Where the paper is silent the choice is RFC 3738's or says "ours";
-``docs/protocols/webrc.md`` lists every constant and its source.
-
-This class is the ``paper`` profile.  Every behaviour beyond the paper is a
-named rule in :mod:`hosts.webrc.rules` that overrides one of the hook
-methods below (marked "hook") and calls ``super()``; nothing here asks
-whether a rule is on.
+This class is the ``paper`` profile: Table 2, 3.1-3.3 and the appendix,
+RFC 3738 where the paper is silent (``docs/protocols/webrc.md`` gives each
+constant's source).  Every rule in :mod:`hosts.webrc.rules` overrides a
+method marked "hook" and calls ``super()``; nothing here asks whether a rule is on.
 """
 
 from __future__ import annotations
@@ -29,51 +21,33 @@ from hosts.webrc.params import WebrcParams, gamma
 from hosts.webrc.sender import channel_group
 from hosts.wire import WEBRC_LAST_PSN, WebrcData
 
-#: Appendix: the self-adjusting EWMA's "small, fixed smoothing constant" α for ARTT.
-ARTT_ALPHA = 0.25
-#: Appendix: first-stage EWMA of the loss measurements per epoch (time constant 2·TSD).
-LOSS_EPOCH_BETA = 0.025
-#: Appendix: the F estimator's δ (ours: about 8 events, as TFRC's history).
-LOSS_DELTA = 0.125
-#: Appendix: fixed averaging fraction of ARR and TRR per epoch.
-RATE_EWMA = 0.25
-#: 3.2: RR must stay "close to" ARR in start-up: within this fraction.
-RR_LAG_MARGIN = 0.1
-#: 3.2: RR lag is judged only on epochs that hold this many packets (ours).
-RR_LAG_MIN_PACKETS = 20.0
-#: 3.2: an MRTT increase is "large" beyond this many packet gaps ...
-MRTT_JUMP_GAPS = 2.0
-#: ... and beyond this many seconds (ours: a floor for dense channels).
-MRTT_JUMP_MIN = 0.02
-#: Eq. 5: tolerance on Γ·TRR for measurement noise (ours).
-TRR_HEADROOM = 0.02
-#: 3.3: RR must be this far below its maximum since the join to allow a join.
-OVERFLOW_MARGIN = 0.1
-#: 3.1-3.2: SSR = factor · TRR at a loss, "in proportion" to TRR; 0.5 as
-#: TCP's ssthresh (RFC 5681 eq. 4), the threshold 3.1 likens SSR to.
-SSR_FACTOR = 0.5
-#: Join timeout floor, seconds (the paper omits join timeouts, Table 2; ours).
-JOIN_TIMEOUT_MIN = 1.0
-#: Full epochs of reception since the last join kept for rules that read
-#: the recent reception rate (``trr_recent``, ``join_experiment``).
-RECENT_EPOCHS = 4
+ARTT_ALPHA = 0.25  # appendix: ARTT's "small, fixed smoothing constant"
+LOSS_EPOCH_BETA = 0.025  # appendix: first-stage EWMA of the loss per epoch (2·TSD)
+LOSS_DELTA = 0.125  # appendix: the F estimator's δ (ours: ~8 events, as TFRC)
+RATE_EWMA = 0.25  # appendix: fixed averaging fraction of ARR and TRR per epoch
+RR_LAG_MARGIN = 0.1  # 3.2: RR stays "close to" ARR in start-up
+RR_LAG_MIN_PACKETS = 20.0  # 3.2: RR lag judged only on epochs this full (ours)
+MRTT_JUMP_GAPS = 2.0  # 3.2: an MRTT increase is "large" beyond this many gaps ...
+MRTT_JUMP_MIN = 0.02  # ... and this many seconds (ours)
+TRR_HEADROOM = 0.02  # eq. 5: tolerance on Γ·TRR for noise (ours)
+OVERFLOW_MARGIN = 0.1  # 3.3: RR this far below its maximum since the join allows a join
+SSR_FACTOR = 0.5  # 3.1-3.2: SSR ∝ TRR at a loss; 0.5 as TCP's ssthresh (RFC 5681 eq. 4)
+JOIN_TIMEOUT_MIN = 1.0  # join timeout floor, s (RFC 3738 3.2.3.7; value ours)
+RECENT_EPOCHS = 4  # full epochs since the last join that rules read (trr_recent, join_experiment)
 
 
 class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     """A WEBRC receiver (paper 3.1-3.3, Table 2, appendix; RFC 3738 3.2)."""
 
     unicast_on_session_port = False  # feedback goes out only
-    #: 3.2: start-up joins one wave per decision.
-    STARTUP_JOINS = 1
-    #: 3.2: one epoch whose RR lags ARR ends start-up.
-    RR_LAG_EPOCHS = 1
-    #: Appendix: ARTT's smoothing constant.
+    RR_LAG_EPOCHS = 1  # 3.2: one epoch whose RR lags ARR ends start-up
     ARTT_ALPHA = ARTT_ALPHA
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         s = self.p
         self.N, self.T = s.n, s.t
+        self.mrr = s.max_rate_bps / (8.0 * s.packet_length)  # MRR, packets/s
         self.groups = [channel_group(config.group, cn, self.T) for cn in range(self.T + 1)]
         self.tsi: int | None = None
         self.nwc = 0
@@ -89,28 +63,20 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
         self._trr_ewma: float | None = None
-        #: RR of the full epochs since the last join took effect, newest last.
-        self._rr_recent: deque[float] = deque(maxlen=RECENT_EPOCHS)
-        self.rr_epoch = 0  # packets received this epoch
-        self.lost_epoch = 0  # packets detected lost this epoch
-        self.events_epoch = 0
+        self._rr_recent: deque[float] = deque(maxlen=RECENT_EPOCHS)  # RR of full epochs since the last join
+        self.rr_epoch = self.lost_epoch = self.events_epoch = 0  # this epoch's packets, losses, loss events
         self.loss_event_until = -math.inf
         self.startup = True
         self.ssr = math.inf
-        self.max_rr_since_join = 0.0
-        self.max_rr_at = 0.0  # end of the epoch that set max_rr_since_join
+        self.max_rr_since_join = self.last_rr = 0.0
         self.events_since_join = 0  # loss events since the last join took effect
-        self.last_rr = 0.0
         self.join_effect_epochs = 0  # full epochs measured since the last join took effect
         self.mrtt_samples: list[float] = []
-        self.joins = self.leaves = self.join_timeouts = 0
-        self.received = self.lost = self.loss_events = 0
-        self.bytes_received = 0
+        self.joins = self.leaves = self.join_timeouts = self.blocked_overflow = 0
+        self.received = self.lost = self.loss_events = self.bytes_received = 0
         self.startup_exit: str = ""
-        self.blocked_overflow = 0
         self._rr_lagged = 0  # epochs in a row whose RR lagged ARR in start-up
 
-    # Estimators (hooks) --------------------------------------------------------
     def _new_artt(self) -> Any:
         """Hook: ARTT's estimator; the appendix's self-adjusting EWMA."""
         return SelfAdjustingEwma(self.ARTT_ALPHA)
@@ -127,7 +93,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: LOSSP's estimator; the appendix's two filters (epoch EWMA, then F)."""
         return TwoStageLossFilter(LOSS_EPOCH_BETA, LOSS_DELTA)
 
-    # Derived quantities ------------------------------------------------------
     @property
     def artt_value(self) -> float:
         return self.artt.value if self.have_artt else self.p.initial_rtt
@@ -143,8 +108,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         g = gamma(self.p.p, self.nwc)
         trr = self.trr if self.trr is not None else 0.0
         exp = 3 if self.startup else 1
-        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
-        return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + TRR_HEADROOM), mrr)
+        return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + TRR_HEADROOM), self.mrr)
 
     def _join_limit(self, g: float) -> float:
         """Hook: the largest Γ·ARR a join allows: eq. 5's TRATE."""
@@ -153,7 +117,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     def in_loss_event(self, now: float) -> bool:
         return now < self.loss_event_until
 
-    # Endpoint hooks ------------------------------------------------------------
     def on_start(self, now: float) -> None:
         self.emit(JoinGroup(self.groups[self.T]))  # base channel first
         self.pending = (self.T, now, 1.0 / self.p.base_rate_pps)
@@ -163,11 +126,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         msg = self.decode_session(data, self.cfg.session_id, WebrcData)
         if msg is None:
             return
-        if msg.cn > self.T:
-            self.ignored += 1
-            return
-        if msg.cn != self.T and msg.cn not in self.joined:
-            self.ignored += 1  # late packet of a channel already left
+        if msg.cn > self.T or (msg.cn != self.T and msg.cn not in self.joined):
+            self.ignored += 1  # no such channel, or a late packet of one already left
             return
         self._on_packet(msg, len(data), now)
 
@@ -186,9 +146,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: a packet counted and checked for loss, before it may answer a join."""
 
     def _check_slot(self, tsi: int, now: float, ts: int) -> None:
-        """TSI tracking: each new slot turns the oldest joined wave quiescent -> leave.
-
-        ``ts``: the sender timestamp of the packet that showed the slot."""
+        """Each new slot turns the oldest joined wave quiet: leave it (``ts``: the
+        sender timestamp of the packet that showed the slot)."""
         if self.tsi is None:
             self.tsi = tsi
             return
@@ -204,9 +163,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     def _drop_channel(self, cn: int) -> None:
         """Leave a joined wave channel: forget its sequence state, leave its group."""
         self.joined.remove(cn)
-        self.expect.pop(cn, None)
-        self.last_psn.pop(cn, None)
-        self.last_ts.pop(cn, None)
+        for per_channel in (self.expect, self.last_psn, self.last_ts):
+            per_channel.pop(cn, None)
         self.emit(LeaveGroup(self.groups[cn]))
         self.leaves += 1
 
@@ -228,7 +186,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         assert self.arr is not None
         self.arr /= gamma(self.p.p, self.nwc - 1)
 
-    # Losses --------------------------------------------------------------------
     def _check_loss(self, cn: int, psn: int, now: float, ts: int) -> None:
         exp = self.expect.get(cn)
         self.last_psn[cn] = psn
@@ -288,7 +245,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: whether a start-up loss leaves start-up going (3.2: never)."""
         return False
 
-    # MRTT ------------------------------------------------------------------------
     def _first_packet(self, now: float, sent_ts: int) -> None:
         """MRTT: join to first packet, minus at most half the channel's packet gap (4.2)."""
         assert self.pending is not None
@@ -305,9 +261,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if self._mrtt_usable(max(raw, mrtt), owd):
             self._artt_sample(mrtt, gap)
         if cn != self.T:
-            self.join_effect_epochs = 0
+            self.join_effect_epochs = self.events_since_join = 0
             self.max_rr_since_join = 0.0
-            self.events_since_join = 0
             self._rr_recent.clear()
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(MRTT_JUMP_GAPS * gap, MRTT_JUMP_MIN)):
@@ -322,13 +277,11 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: whether ARTT takes the sample (the paper: every one)."""
         return True
 
-    # Start-up --------------------------------------------------------------------
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""
         if not self.startup:
             return
-        self.startup = False
-        self.startup_exit = why
+        self.startup, self.startup_exit = False, why
         trr = self.trr if self.trr else max(self.last_rr, self.p.base_rate_pps)
         self.ssr = SSR_FACTOR * trr
         self._set_lossp_for(trr, fresh=True)
@@ -338,7 +291,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         t_rto = rto(rtt)
         self.lossp.set_loss_rate(invert(lambda q: tcp_rate_webrc_pps(rtt, q, t_rto), rate_pps), fresh)
 
-    # Epochs ---------------------------------------------------------------------
     def on_timer(self, name: str, now: float) -> None:
         if name == "epoch":
             self._epoch(now)
@@ -366,8 +318,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.trr = self._true_rate()
         if not self.startup:
             self._steady_epoch(now, rr_rate, irr, events)
-        if rr_rate > self.max_rr_since_join:
-            self.max_rr_since_join, self.max_rr_at = rr_rate, now
+        self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
         self._epoch_measured()
         if self.pending is None:
             self.join_effect_epochs += 1
@@ -395,10 +346,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: the last hook before the join decision."""
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
-        if self.tsi is None or self.pending is not None or self.in_loss_event(now):
-            return
-        if self.nwc >= self.N:
-            return  # every active wave is joined
+        if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
+            return  # no slot known yet, a join pending, a loss event, or every active wave joined
         assert self.arr is not None
         g = gamma(self.p.p, self.nwc)
         target = self.trate()
@@ -450,8 +399,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """No packet from the joined channel in time: undo the join so it can be retried."""
         if self.pending is None or self.pending[0] == self.T:
             return
-        cn = self.pending[0]
-        self.pending = None
+        cn, self.pending = self.pending[0], None
         self.join_timeouts += 1
         if cn in self.joined:
             # Undo it and the waves joined after it in the same decision.
@@ -480,13 +428,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         bits = 8.0 * self.p.packet_length
-        return (
-            {
-                "rate_bps": (self.trr or 0.0) * bits,
-                "target_bps": min(self.trate(), 1e12 / bits) * bits,
-                "loss_event_rate": self.lossp.loss_rate,
-                "rtt_s": self.artt_value,
-                "nwc": self.nwc,
-            },
-            "startup" if self.startup else "steady",
-        )
+        return ({"rate_bps": (self.trr or 0.0) * bits, "target_bps": min(self.trate(), 1e12 / bits) * bits,
+                 "loss_event_rate": self.lossp.loss_rate, "rtt_s": self.artt_value, "nwc": self.nwc},
+                "startup" if self.startup else "steady")

@@ -1,9 +1,5 @@
-"""WEBRC's user-facing parameters: the paper's Table 1 and a receiver's start.
-
-Everything else WEBRC reads is a module constant of :mod:`hosts.webrc.core`
-(the paper's values) or a class constant of the rule that uses it
-(:mod:`hosts.webrc.rules`).
-"""
+"""WEBRC's user parameters (the paper's Table 1 and a receiver's start) and Γ;
+every other constant belongs to :mod:`hosts.webrc.core` or to its rule."""
 
 from __future__ import annotations
 
@@ -20,15 +16,11 @@ DATA_HEADER = wire.COMMON_LEN + 8
 class WebrcParams:
     """Session and receiver parameters (paper Table 1 unless noted)."""
 
-    #: SR_b: the sender's total rate and every receiver's ceiling.  20 Mbit/s
-    #: lets a receiver take its fair share next to a TCP flow on paths up to
-    #: about 30 Mbit/s; waves without members are pruned at the first switch,
-    #: and ``fit_sender_link`` cuts the default to a slower sender link.
+    #: SR_b: total rate, every receiver's ceiling (a fair share next to TCP up to ~30 Mbit/s paths).
     session_rate_bps: float = 20_000_000.0
     #: BCR_P: the base channel's rate, packets/s.
     base_rate_pps: float = 1.0
-    #: LEN_B: payload bytes per packet.  1432 makes the UDP payload 1460 B, a
-    #: TCP segment's, so the equation's packets are TCP's (paper: 1024).
+    #: LEN_B: payload bytes; 1432 makes UDP's payload a TCP segment's 1460 B (paper: 1024).
     packet_length: int = 1432
     #: P: a wave's rate decrease factor per TSD.
     p: float = 0.75
@@ -65,13 +57,7 @@ class WebrcParams:
 
     @property
     def n(self) -> int:
-        """Active wave channels N (eq. 3): the most waves whose fluid rates fit in SR.
-
-        With the base channel at BCR·P^τ and wave j slots old at BCR·P^(j+τ-N),
-        the total at a slot start is BCR·(1 + (P^-N - 1)/(1 - P)) when the
-        newest wave starts at its decay curve; N is the largest value for which
-        this does not exceed SR, so the newest wave starts at or above it.
-        """
+        """Active wave channels N (eq. 3): the largest N with BCR·(1 + (P^-N - 1)/(1 - P)) ≤ SR."""
         ratio = self.session_rate_pps / self.base_rate_pps
         return max(1, math.floor(math.log(1 + (1 - self.p) * (ratio - 1)) / math.log(1 / self.p)))
 
@@ -82,8 +68,7 @@ class WebrcParams:
 
     @property
     def epoch_decay(self) -> float:
-        """P^(EL/TSD): how much every wave's rate, and so a fixed
-        subscription's, falls over one epoch (0.986 at the defaults)."""
+        """P^(EL/TSD): how much a fixed subscription's rate falls over one epoch."""
         return self.p ** (self.epoch / self.tsd)
 
     @property

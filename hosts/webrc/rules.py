@@ -1,13 +1,8 @@
 """WEBRC's named rules: each behaviour beyond the paper, one mixin each.
 
-A rule overrides hook methods of :class:`hosts.webrc.core.WebrcReceiver`
-and calls ``super()``; :data:`RULES` composes them (first listed =
-outermost).  Three small bases carry the measurements several rules share:
-:class:`_OneWayDelays` (queueing delay from the sender's timestamps),
-:class:`_UpwardTimes` (a join's upward time, learnt from joins that went
-the whole way) and :class:`_ForgivesOverflow` (start-up losses that are not
-the session's own).  Reasons marked "ours" are measured on
-``docs/protocols/webrc.md#rules``.
+A rule overrides hooks of :class:`hosts.webrc.core.WebrcReceiver` and calls
+``super()``; :data:`RULES` composes them (first listed = outermost).  Every
+rule's reason and figure: ``docs/protocols/webrc.md#rules``.
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ import heapq
 import math
 import statistics
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hosts import wire
@@ -37,13 +33,24 @@ else:
     _Base = object
 
 
-# Shared measurements -----------------------------------------------------------
+def _add_waves(rx: WebrcReceiver, now: float, limit: Callable[[], float], most: float = math.inf) -> None:
+    """Join up to ``most`` more waves in the decision just taken, while
+    Γ·ARR ≤ ``limit()``; MRTT is measured on the decision's first wave only."""
+    assert rx.tsi is not None and rx.arr is not None
+    added = 0
+    while added < most and rx.nwc < rx.N and gamma(rx.p.p, rx.nwc) * rx.arr <= limit():
+        more = gamma(rx.p.p, rx.nwc)
+        rx._subscribe((rx.tsi + rx.nwc) % rx.T, now)
+        rx.arr *= more
+        rx.nwc += 1
+        rx.joins += 1
+        added += 1
 
 
 class _OneWayDelays(_Base):
-    """One-way delays on the sender's timestamps (clock offset included):
-    the least of the last ``QUEUE_EPOCHS`` epochs is the path without a
-    queue, and an epoch "queued" when its mean is ``QUEUE_RTTS``·ARTT above it."""
+    """One-way delays on the sender's timestamps: the least of the last
+    ``QUEUE_EPOCHS`` epochs is the path without a queue; an epoch "queued"
+    when its mean is ``QUEUE_RTTS``·ARTT above it."""
 
     QUEUE_RTTS = 0.1
     QUEUE_EPOCHS = 60
@@ -51,7 +58,7 @@ class _OneWayDelays(_Base):
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self._owd_epoch = math.inf  # smallest one-way delay this epoch
-        self._owd_sum, self._owd_count = 0.0, 0  # for the epoch's mean one-way delay
+        self._owd_sum, self._owd_count = 0.0, 0
         self._owd_minima: deque[float] = deque(maxlen=self.QUEUE_EPOCHS)
         self._queue_now = True  # the last epoch's packets queued
 
@@ -74,13 +81,12 @@ class _OneWayDelays(_Base):
         self._queue_now = total / count - self._least_owd() >= self.QUEUE_RTTS * self.artt_value
 
     def _least_owd(self) -> float:
-        """The least one-way delay of this epoch and the remembered ones."""
         return min(self._owd_epoch, min(self._owd_minima, default=math.inf))
 
     def _sooner_than_its_queue(self, took: float, owd: float) -> bool:
         """Whether a join answered ``took`` s after it was sent, by a packet of
-        one-way delay ``owd``, was answered sooner than that packet's own
-        queueing delay: so by a switch past the queue (paper 4.4)."""
+        one-way delay ``owd``, came sooner than that packet's queueing delay:
+        a switch past the queue answered it (paper 4.4)."""
         return bool(self._owd_minima) and took < owd - self._least_owd()
 
 
@@ -108,9 +114,9 @@ class _UpwardTimes(_Base):
 
     def _whole_way(self) -> tuple[float, float] | None:
         """(floor, upward time) of the joins that went the whole way, or None
-        before two steady-state samples: the floor is the second largest
-        up + wait - gap remembered (one late first packet cannot lift it), the
-        upward time the lower median of up + wait - gap/2 at or above it."""
+        before two samples: the floor is the second largest up + wait - gap
+        (one late packet cannot lift it), the upward time the lower median of
+        up + wait - gap/2 at or above it."""
         if len(self._upward) < 2:
             return None
         floor = heapq.nlargest(2, (u - g for _, u, g in self._upward))[1]
@@ -118,9 +124,9 @@ class _UpwardTimes(_Base):
 
 
 class _ForgivesOverflow(_Base):
-    """A start-up loss that cannot be the session's own overshoot is forgiven,
-    with the further losses of the same overflow (``FORGIVE_RTTS`` loss-event
-    spans; at most ``FORGIVE_OVERFLOWS`` overflows, 0: every one)."""
+    """A start-up loss that cannot be the session's own overshoot is forgiven
+    with the further losses of its overflow (``FORGIVE_RTTS`` spans; at most
+    ``FORGIVE_OVERFLOWS`` overflows, 0: every one)."""
 
     FORGIVE_RTTS = 2.0
     FORGIVE_OVERFLOWS = 0
@@ -138,18 +144,12 @@ class _ForgivesOverflow(_Base):
 
     @property
     def startup_forgiven(self) -> int:
-        """Overflows forgiven in start-up."""
         return self._overflow.forgiven
 
 
-# MRTT and ARTT ---------------------------------------------------------------------
-
-
 class PrecisionArtt(_Base):
-    """ARTT weighs each MRTT sample by the inverse of its spread: the wait of
-    up to one packet gap for the joined channel's next packet (variance
-    gap²/12) plus ``MRTT_NOISE``², so samples from sparse channels (the
-    1 packet/s base channel, young waves) do not set ARTT for minutes."""
+    """ARTT weighs each MRTT sample by 1/(gap²/12 + ``MRTT_NOISE``²), so a
+    sparse channel's sample (a wait of up to one gap) does not set it for minutes."""
 
     MRTT_NOISE = 0.005
 
@@ -162,48 +162,36 @@ class PrecisionArtt(_Base):
 
 
 class ArttFollows(_Base):
-    """ARTT's averaging fraction is 0.5 instead of the appendix's small one:
-    a receiver joins once per 10-17 s in steady state, and at 0.25 ARTT took
-    about a minute to follow a queue a TCP flow built."""
+    """ARTT's averaging fraction is 0.5: at one join per 10-17 s, 0.25 took
+    a minute to follow a queue TCP built."""
 
     ARTT_ALPHA = 0.5
 
 
 class OwnPath(_UpwardTimes):
-    """An MRTT sample is never shorter than the receiver's own path to the
-    sender's switch: a sample below the whole way's upward time was answered
-    by a nearer switch that carried the wave for a neighbour (paper 4.4), and
-    is raised to that upward time plus its packet's one-way delay."""
+    """An MRTT sample below the whole way's upward time was answered by a
+    nearer switch (paper 4.4): it is raised to that time plus its packet's
+    one-way delay."""
 
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.mrtt_raised = 0  # samples raised to the receiver's own path
+    mrtt_raised = 0
 
     def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
         mrtt = super()._mrtt_sample(now, mrtt, raw, owd, gap)
-        if owd is None:
-            return mrtt
-        way = self._whole_way()
-        if way is None:
-            return mrtt
-        floor, whole_way = way
-        if raw - owd >= floor:
-            return mrtt  # the join went the whole way: the paper's sample
-        if whole_way + owd > mrtt:
+        way = self._whole_way() if owd is not None else None
+        if way is None or owd is None or raw - owd >= way[0]:
+            return mrtt  # unknown, or the join went the whole way: the paper's sample
+        if way[1] + owd > mrtt:
             self.mrtt_raised += 1
-            return whole_way + owd
+            return way[1] + owd
         return mrtt
 
 
 class QueueBound(_OneWayDelays):
-    """A steady-state MRTT sample shorter than its own first packet's queueing
-    delay is not used: a join that went the whole way waits for a packet
-    that crossed the queue after it, so such a sample was answered past the
-    queue, which ``own_path_mrtt`` cannot correct before two whole-way joins."""
+    """A steady-state MRTT sample shorter than its own packet's queueing
+    delay was answered past the queue and is not used (``own_path_mrtt``
+    needs two whole-way joins first)."""
 
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.mrtt_unused = 0  # samples shorter than their own packet's queueing delay
+    mrtt_unused = 0
 
     def _mrtt_usable(self, sample: float, owd: float | None) -> bool:
         if not self.startup and owd is not None and self._sooner_than_its_queue(sample, owd):
@@ -212,39 +200,52 @@ class QueueBound(_OneWayDelays):
         return super()._mrtt_usable(sample, owd)
 
 
-class PastQueueFree(_ForgivesOverflow, _OneWayDelays):
-    """A join answered past the queue loads nothing there: when the newest
-    wave of a decision showed its first packet sooner than that packet's own
-    queueing delay, a nearer switch carried it for a neighbour (paper 4.4),
-    so until the next join neither 3.3's block nor a start-up loss holds the
-    receiver (the loss is forgiven as a competitor's overflow)."""
+class _NewestWave(_Base):
+    """The newest wave of the last join decision, until its first packet
+    says how soon it came: ``took`` s after the join, ``owd`` s after it was sent."""
 
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        #: (wave, join time) of the newest wave of the last join decision,
-        #: until its first packet says whether a switch past the queue answered.
-        self._probe: tuple[int, float] | None = None
-        self.last_join_past_queue = False
-        self.joins_past_queue = 0
+    _probe: tuple[int, float] | None = None  # (wave, join time)
 
     def _subscribe(self, cn: int, now: float) -> None:
         super()._subscribe(cn, now)
-        self._probe, self.last_join_past_queue = (cn, now), False
+        self._probe = (cn, now)
+        self._newest_joined()
 
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
         super()._packet_seen(msg, now)
         if self._probe is not None and self._probe[0] == msg.cn:
-            t_join = self._probe[1]
-            self._probe = None
+            t_join, self._probe = self._probe[1], None
             if msg.timestamp:
-                self.last_join_past_queue = self._sooner_than_its_queue(
-                    now - t_join, wire.seconds_since(msg.timestamp, now))
-                self.joins_past_queue += self.last_join_past_queue
+                self._newest_answered(now - t_join, wire.seconds_since(msg.timestamp, now))
 
     def _join_timeout(self, now: float) -> None:
         if self.pending is not None and self.pending[0] != self.T:
             self._probe = None
         super()._join_timeout(now)
+
+    def _newest_joined(self) -> None:
+        """A wave became the decision's newest."""
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        """The newest wave's first packet came."""
+
+
+class PastQueueFree(_ForgivesOverflow, _OneWayDelays, _NewestWave):
+    """When a decision's newest wave came sooner than its packet's queueing
+    delay (a nearer switch carried it, paper 4.4), it loaded nothing there:
+    until the next join neither 3.3's block nor a start-up loss holds."""
+
+    last_join_past_queue = False
+    joins_past_queue = 0
+
+    def _newest_joined(self) -> None:
+        super()._newest_joined()
+        self.last_join_past_queue = False
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        super()._newest_answered(took, owd)
+        self.last_join_past_queue = self._sooner_than_its_queue(took, owd)
+        self.joins_past_queue += self.last_join_past_queue
 
     def _buffers_draining(self, now: float, rr_rate: float) -> bool:
         return super()._buffers_draining(now, rr_rate) and not self.last_join_past_queue
@@ -253,14 +254,10 @@ class PastQueueFree(_ForgivesOverflow, _OneWayDelays):
         return super()._not_its_own() or self.last_join_past_queue
 
 
-# Averages and joins --------------------------------------------------------------
-
-
 class RatesFollowDecay(_Base):
-    """Each epoch ARR and TRR's averages are first decayed by P^(EL/TSD), the
-    subscribed waves' known decay, so they estimate the subscription's rate
-    now and eq. 5's join test no longer fails on their lag; a wave that turns
-    quiet then takes only P·BCR from ARR instead of dividing it by Γ."""
+    """ARR and TRR's averages are decayed by P^(EL/TSD) each epoch, the
+    waves' known decay, so eq. 5 no longer fails on their lag; a quiet wave
+    takes P·BCR from ARR instead of dividing it by Γ."""
 
     def _carry_averages(self) -> None:
         super()._carry_averages()
@@ -273,17 +270,14 @@ class RatesFollowDecay(_Base):
             self._rr_recent[i] = rate * d
 
     def _arr_after_leave(self) -> None:
-        # The wave that turned quiet ended at BCR and the base channel steps
-        # back from P·BCR to BCR: the subscription falls by P·BCR only.
+        # The quiet wave ended at BCR and the base channel steps back from P·BCR to BCR.
         assert self.arr is not None
         self.arr = max(self.arr - self.p.p * self.p.base_rate_pps, self.p.base_rate_pps)
 
 
 class TrrRecent(_Base):
-    """TRR in eq. 5's Γ·TRR cap is the mean reception rate over the full
-    epochs since the last join took effect (at most four), like TFRC's cap
-    on the rate actually received (RFC 5348 4.3); the appendix's EWMA needed
-    ~9 epochs after a join to come within 2 % and paced joins to one per 4-5 s."""
+    """TRR in eq. 5's Γ·TRR cap is the mean RR over the full epochs since the
+    last join (RFC 5348 4.3's X_recv cap); the EWMA paced joins to one per 4-5 s."""
 
     def _true_rate(self) -> float | None:
         if self._rr_recent:
@@ -292,30 +286,23 @@ class TrrRecent(_Base):
 
 
 class JoinCentred(_Base):
-    """Out of start-up a join is allowed while Γ·ARR ≤ √Γ·max(SSR, REQN)
-    (eq. 5 otherwise), so the reception rate straddles the equation rate
-    instead of sitting between REQN/Γ and REQN."""
+    """Out of start-up a join is allowed while Γ·ARR ≤ √Γ·max(SSR, REQN), so
+    the reception straddles the equation rate instead of sitting below it."""
 
     def _join_limit(self, g: float) -> float:
         if self.startup:
             return super()._join_limit(g)
         trr = self.trr if self.trr is not None else 0.0
-        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
-        return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + TRR_HEADROOM), mrr)
+        return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + TRR_HEADROOM), self.mrr)
 
 
 class JoinExperiment(_Base):
-    """A join out of start-up is an experiment (RLM, McCanne et al. 1996): if
-    a loss event comes within ``EPOCHS`` full epochs after it took effect and
-    the reception has not risen by half the wave, the wave is left again."""
+    """A steady-state join is an experiment (RLM): a loss event within
+    ``EPOCHS`` full epochs, without half the wave's rate more, leaves it."""
 
     EPOCHS = 2
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        #: (wave, RR before its join, Γ) while a steady-state join is on trial
-        self._experiment: tuple[int, float, float] | None = None
-        self.experiments_failed = 0
+    _experiment: tuple[int, float, float] | None = None  # (wave, RR before its join, Γ) while on trial
+    experiments_failed = 0
 
     def _join(self, now: float, g: float) -> None:
         assert self.tsi is not None
@@ -343,19 +330,14 @@ class JoinExperiment(_Base):
 
 
 class BufferEvidence(_OneWayDelays):
-    """3.2's RR-lag exit and 3.3's flat-RR block infer a filling buffer from
-    the reception rate; they apply only while the epoch's packets did queue
-    (:class:`_OneWayDelays`), since without a queue a lagging or flat RR is
-    the noise of 20-50 packets an epoch."""
+    """3.2's RR-lag exit and 3.3's flat-RR block apply only while the epoch's
+    packets queued: without a queue, a lagging or flat RR is noise."""
 
     def _rr_lags(self, rr_rate: float) -> bool:
         return super()._rr_lags(rr_rate) and self._queue_now
 
     def _buffers_draining(self, now: float, rr_rate: float) -> bool:
         return super()._buffers_draining(now, rr_rate) and self._queue_now
-
-
-# Start-up ----------------------------------------------------------------------------
 
 
 class StartupJoins(_Base):
@@ -366,44 +348,75 @@ class StartupJoins(_Base):
 
     def _join(self, now: float, g: float) -> None:
         super()._join(now, g)
-        extra = 1
-        while (self.startup and extra < self.STARTUP_JOINS and self.nwc < self.N
-               and gamma(self.p.p, self.nwc) * self.arr <= self.trate()):
-            assert self.tsi is not None and self.arr is not None
-            more = gamma(self.p.p, self.nwc)
-            self._subscribe((self.tsi + self.nwc) % self.T, now)  # MRTT: the first wave's only
-            self.arr *= more
-            self.nwc += 1
-            self.joins += 1
-            extra += 1
+        if self.startup:
+            _add_waves(self, now, self.trate, self.STARTUP_JOINS - 1)
+
+
+class StartupCarried(_NewestWave):
+    """In start-up, when the decision's newest wave came before a packet sent
+    after the join could have (a switch on the path already carried it for
+    a neighbour, paper 4.4), the next decision comes one epoch after it took
+    effect, not two, and joins up to ``STARTUP_JOINS`` waves while Γ·ARR ≤
+    Γ³·ARR (3.2's cap, on the subscription the carried waves brought at once);
+    until a full epoch follows it, TRR is at least the last epoch's RR."""
+
+    STARTUP_JOINS = 3
+    carried = False  # the last decision's newest wave came from a nearer switch
+    _early = False  # the last decision came before a full epoch of its predecessor's RR
+    early_decisions = 0
+
+    def _newest_joined(self) -> None:
+        super()._newest_joined()
+        self.carried = False
+
+    def _newest_answered(self, took: float, owd: float) -> None:
+        super()._newest_answered(took, owd)
+        self.carried = took < owd
+
+    def _true_rate(self) -> float | None:
+        # trr_recent's mean of full epochs is still empty: TRR is at least the last epoch's RR
+        trr, self._early = super()._true_rate(), self._early and not self._rr_recent
+        return max(trr or 0.0, self.last_rr) if self._early else trr
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        if (not (self.startup and self.join_effect_epochs >= 1 and self.carried) or self.arr is None
+                or self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N):
+            super()._decide_join(now, rr_rate)
+            return
+        g = gamma(self.p.p, self.nwc)
+        limit = min(max(self.ssr, self.reqn()), g ** 3 * self.arr * (1 + TRR_HEADROOM), self.mrr)
+        if g * self.arr > limit:
+            super()._decide_join(now, rr_rate)
+            return
+        before, self._early = self.nwc, True
+        self.early_decisions += 1
+        self._rr_lagged = 0
+        self._join(now, g)
+        _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
 
 
 class RrLagTwice(_Base):
-    """Start-up ends on RR lag only when two epochs in a row lag (one holds
-    the joins): at 20-40 packets an epoch the 10 % margin is what an
-    epoch's two boundaries can cut from it."""
+    """Start-up ends on RR lag only in two epochs running: an epoch's two
+    boundaries alone can cut 10 % from 20-40 packets."""
 
     RR_LAG_EPOCHS = 2
 
 
 class StartupShed(_Base):
-    """After start-up ends, once ``SHED_EPOCHS`` epochs have shown the waves'
-    packets: if the subscription at the exit is at least Γ times the best of
-    them, leave the newest waves while the rest would still carry it."""
+    """``SHED_EPOCHS`` epochs after start-up, if the subscription at the exit
+    is at least Γ times the best RR since, the newest waves are left while
+    the rest would still carry it."""
 
     SHED_EPOCHS = 3
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.shed = 0  # waves left after start-up
-        self._shed_from: float | None = None  # subscription at the start-up exit, until checked
-        self._shed_rr: list[float] = []  # RR of the epochs since, while they are watched
+    shed = 0
+    _shed_from: float | None = None  # subscription at the start-up exit, until checked
+    _shed_rr: list[float]  # RR of the epochs since the exit
 
     def _exit_startup(self, why: str) -> None:
         was = self.startup
         super()._exit_startup(why)
         if was:
-            self._shed_from = self.arr
+            self._shed_from, self._shed_rr = self.arr, []
 
     def _epoch_begins(self, rr_rate: float) -> None:
         super()._epoch_begins(rr_rate)
@@ -432,9 +445,8 @@ class StartupShed(_Base):
 
 class StartupMinWindow(_ForgivesOverflow, _OneWayDelays):
     """A start-up loss while ARR carries fewer than ``MIN_WINDOW`` packets per
-    round trip (TCP's initial window, RFC 6928) is a competitor's overflow
-    and is forgiven.  The round trip is ``initial_rtt``, or ARTT within
-    [``WINDOW_MIN_RTT``, ``initial_rtt``] while a queue stands."""
+    round trip (RFC 6928's initial window) is a competitor's overflow.  The
+    round trip: ``initial_rtt``, or ARTT within [``WINDOW_MIN_RTT``, it] while a queue stands."""
 
     MIN_WINDOW = 10.0
     WINDOW_MIN_RTT = 0.2
@@ -447,10 +459,9 @@ class StartupMinWindow(_ForgivesOverflow, _OneWayDelays):
 
 
 class FirstIntervalAtLoss(_Base):
-    """After a loss-free start-up exit (MRTT jump, RR lag) the first loss
-    interval is synthesized at the first loss from the reception then (RFC
-    5348 6.3.1), and until then LOSSP follows the best epoch's rate, so REQN
-    never sits below what the path carried without loss."""
+    """After a loss-free start-up exit the first loss interval is set at the
+    first loss from the reception then (RFC 5348 6.3.1); until then LOSSP
+    follows the best epoch, so REQN never sits below what the path carried."""
 
     #: "before-loss" until the first loss event, "at-loss" until an epoch without one.
     _first_interval: str | None = None
@@ -465,9 +476,7 @@ class FirstIntervalAtLoss(_Base):
         if self._first_interval is None:
             super()._count_loss_event()
             return
-        # The first interval is X_recv's and starts now; the events up to an
-        # epoch without one are the first's.
-        self._first_interval = "at-loss"
+        self._first_interval = "at-loss"  # the events up to an epoch without one are the first's
         self._set_lossp_for(max(self.last_rr, self.trr or 0.0), fresh=True)
 
     def _steady_epoch(self, now: float, rr_rate: float, irr: int, events: int) -> None:
@@ -480,13 +489,9 @@ class FirstIntervalAtLoss(_Base):
             self._first_interval = None
 
 
-# Loss events and LOSSP ------------------------------------------------------------------
-
-
 class LossEventEpisode(_Base):
     """A loss within one span of the event's last loss extends the event, up
-    to ``MAX_SPANS`` spans from its first loss: one overflow, one event, as
-    TCP cuts once for the losses of one window (RFC 6582 3.2)."""
+    to ``MAX_SPANS`` spans: one overflow, one event (RFC 6582 3.2)."""
 
     MAX_SPANS = 4.0
     loss_event_cap = -math.inf  # the latest end of the current loss event
@@ -507,18 +512,14 @@ class LossEventEpisode(_Base):
 
 
 class LossEventSendTime(_UpwardTimes):
-    """Loss events on the sender's clock, as TCP's: a lost packet's send time
-    is interpolated between its channel's neighbours (RFC 5348 5.2), it
-    belongs to the event when sent inside it, and the event spans the round
-    trip now (whole way's upward time plus the revealing packet's one-way
-    delay) when that exceeds ARTT, at most 2·ARTT."""
+    """Loss events on the sender's clock (RFC 5348 5.2): a lost packet's send
+    time is interpolated between its channel's neighbours, it belongs to the
+    event when sent inside it, and the event spans the round trip now (whole
+    way's upward time plus the revealing packet's one-way delay), within [ARTT, 2·ARTT]."""
 
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        #: the current event: (first lost packet's send time, end and cap in µs after it)
-        self._event_sent: tuple[int, int, int] | None = None
-        self._lost_sent: int | None = None
-        self._sent_at: int | None = None  # the last loss's offset into the event, µs
+    _event_sent: tuple[int, int, int] | None = None  # (first lost packet's send time, end, cap µs after)
+    _lost_sent: int | None = None
+    _sent_at: int | None = None  # the last loss's offset into the event, µs
 
     def _loss_event_span(self, now: float, revealed_ts: int) -> float:
         artt = super()._loss_event_span(now, revealed_ts)
@@ -551,9 +552,8 @@ class LossEventSendTime(_UpwardTimes):
 
 
 class IntervalLoss(_Base):
-    """LOSSP is TFRC's weighted mean of the last 8 loss intervals (RFC 5348
-    5.4), which follows a falling loss rate within an interval; the
-    appendix's two-stage filter needed 100-150 s from start-up to the share."""
+    """LOSSP is TFRC's mean of the last 8 loss intervals (RFC 5348 5.4); the
+    appendix's filter needed 100-150 s from start-up to the share."""
 
     DISCOUNTING = False
 
@@ -562,31 +562,21 @@ class IntervalLoss(_Base):
 
 
 class HistoryDiscounting(_Base):
-    """RFC 5348 5.5 in the interval estimator: once the open interval is more
-    than twice the mean, older intervals weigh less, so an early overflow's
-    interval does not hold LOSSP for eight more events."""
+    """RFC 5348 5.5: after a long loss-free stretch older intervals weigh less."""
 
     DISCOUNTING = True
 
 
 class OutageNotLoss(_Base):
-    """A silence of max(1 s, 4·ARTT) that ends with 8 or more packets
-    missing on the channel heard is an outage of the path (a switch or link
-    down), not congestion: sequence state restarts and the gap counts as no
-    loss, as TFMCC's ``outage_restart`` (and RFC 5348 5.2, which counts loss
-    events, not the packets of a link that was down).  Behind a leaf switch
-    down for 2 s, the returning receiver counted 700 packets in five loss
-    events: LOSSP went from 0.0011 to 0.0062, REQN halved and held the
-    receiver below 80 % of its rate for 6 s after the path was back."""
+    """A silence of max(``OUTAGE_S``, ``OUTAGE_RTTS``·ARTT) that ends with
+    ``OUTAGE_PACKETS`` or more missing on the channel heard is an outage,
+    not congestion: sequence state restarts and the gap is no loss."""
 
     OUTAGE_S = 1.0
     OUTAGE_RTTS = 4.0
     OUTAGE_PACKETS = 8
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self._last_heard: float | None = None
-        self.outages = 0  # silences taken as outages, not loss
+    _last_heard: float | None = None
+    outages = 0
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         last, self._last_heard = self._last_heard, now
@@ -598,32 +588,25 @@ class OutageNotLoss(_Base):
             self.last_psn.clear()  # nor a wave's end counted from before the outage
             self.last_ts.clear()
         super()._on_packet(msg, size, now)
-# Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------------
 
 
 class StampJoin(_Base):
     """While every packet of the last epoch was stamped and the worst queue
-    on the path stayed short: no join while the tightest port has nothing
-    spare, and in start-up, join at each epoch as many waves as
-    ``ARR + SPARE_SHARE · spare`` holds (instead of 3.2's Γ³·TRR and RR-lag
-    wait; never above the equation's or SSR's rate, eq. 5).  A long queue, or an unstamped packet, leaves the
-    decision to the ``default`` rules, so a queue TCP fills never speeds the
-    session up.  Quick-Start's approved rate (RFC 4782 3.1) and RCP's
-    minimum along the path, read per epoch; the hold is ABC's brake."""
+    stayed short: no join while nothing is spare (ABC's brake); in start-up,
+    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
+    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
+    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
 
-    #: Share of the tightest port's spare rate (its lower bound) one epoch may take.
-    SPARE_SHARE = 0.5
-    #: A queue is short below this share of ARTT ...
-    SHORT_QUEUE_ARTT = 0.1
-    #: ... or below this many seconds.
-    SHORT_QUEUE_MIN = 0.004
+    SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
+    stamp_joins = stamp_holds = 0
+    SHORT_QUEUE_ARTT = 0.1  # a queue is short below this share of ARTT ...
+    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self._stamps = StampWindow()
-        #: the last full epoch's stamps: (stamped, worst queue s, spare bit/s)
+        #: the last full epoch's stamps: (every packet stamped, worst queue s, spare bit/s)
         self.stamp_view: tuple[bool, float | None, float | None] = (False, None, None)
-        self.stamp_joins = self.stamp_holds = 0
 
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
         super()._packet_seen(msg, now)
@@ -653,91 +636,62 @@ class StampJoin(_Base):
             return
         if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
             return
-        mrr = self.p.max_rate_bps / (8.0 * self.p.packet_length)
-        limit = min(max(self.ssr, self.reqn()), mrr, self.arr + self.SPARE_SHARE * spare_pps)
+        limit = min(max(self.ssr, self.reqn()), self.mrr, self.arr + self.SPARE_SHARE * spare_pps)
         if gamma(self.p.p, self.nwc) * self.arr > limit:
             return
         self._rr_lagged = 0
         self._join(now, gamma(self.p.p, self.nwc))
         self.stamp_joins += 1
-        while self.nwc < self.N and gamma(self.p.p, self.nwc) * self.arr <= limit:
-            more = gamma(self.p.p, self.nwc)
-            self._subscribe((self.tsi + self.nwc) % self.T, now)  # MRTT: the first wave's only
-            self.arr *= more
-            self.nwc += 1
-            self.joins += 1
+        _add_waves(self, now, lambda: limit)
 
 
-def _rule(name: str, cls: type, summary: str, reason: str, requires: tuple[str, ...] = ()) -> Rule:
+def _rule(name: str, cls: type, summary: str, reason: str = PAGE, requires: tuple[str, ...] = ()) -> Rule:
     return Rule(name, summary, reason, {R: cls}, requires)
 
 
-RULES = RuleBook(
-    "webrc",
-    rules=(
-        _rule("precision_artt", PrecisionArtt,
-              "ARTT weighs each MRTT sample by the inverse of its spread", PAGE),
-        _rule("artt_follows", ArttFollows, "ARTT's averaging fraction is 0.5, not the appendix's 0.25", PAGE),
-        _rule("own_path_mrtt", OwnPath,
-              "an MRTT sample answered by a nearer switch is raised to the receiver's own path", PAGE),
-        _rule("mrtt_queue_bound", QueueBound,
-              "a steady-state MRTT sample shorter than its packet's queueing delay is not used", PAGE,
-              requires=("own_path_mrtt",)),
-        _rule("join_past_queue_free", PastQueueFree,
-              "a join answered past the queue neither blocks (3.3) nor ends start-up", PAGE),
-        _rule("rates_follow_decay", RatesFollowDecay,
-              "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR", PAGE),
-        _rule("trr_recent", TrrRecent,
-              "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)"),
-        _rule("join_centred", JoinCentred, "out of start-up, joins straddle the equation rate (√Γ)", PAGE),
-        _rule("join_experiment", JoinExperiment,
-              "a steady-state join that a loss answers without more reception is left again",
-              "RLM's join experiments (McCanne et al. 1996); " + PAGE),
-        _rule("buffer_evidence", BufferEvidence,
-              "3.2's RR lag and 3.3's block apply only while packets queue", PAGE),
-        _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves", PAGE),
-        _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row", PAGE),
-        _rule("startup_shed", StartupShed,
-              "after start-up, leave the newest waves the path does not carry", PAGE),
-        _rule("startup_min_window", StartupMinWindow,
-              "a start-up loss below TCP's initial window per round trip is forgiven",
-              "RFC 6928 initial window; " + PAGE),
-        _rule("first_interval_at_loss", FirstIntervalAtLoss,
-              "after a loss-free start-up exit, the first loss interval is set at the first loss",
-              "RFC 5348 6.3.1"),
-        _rule("loss_event_episode", LossEventEpisode,
-              "losses within one span of the event's last loss extend it (at most 4 spans)",
-              "RFC 6582 3.2"),
-        _rule("loss_event_send_time", LossEventSendTime,
-              "loss events on the sender's clock, spanning the round trip now", "RFC 5348 5.2; RFC 6582 3.2"),
-        _rule("history_discounting", HistoryDiscounting,
-              "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
-              requires=("interval_loss",)),
-        _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals",
-              "RFC 5348 5.4"),
-        _rule("outage_not_loss", OutageNotLoss,
-              "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
-              "RFC 5348 5.2; " + PAGE),
-        _rule("stamp_join", StampJoin,
-              "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
-              "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
-    ),
-    profiles={
-        "paper": (),
-        "default": (
-            "precision_artt", "artt_follows", "own_path_mrtt", "mrtt_queue_bound", "join_past_queue_free",
-            "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
-            "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
-            "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
-            "outage_not_loss",
-        ),
-        "stamped": (
-            "precision_artt", "artt_follows", "own_path_mrtt", "mrtt_queue_bound", "join_past_queue_free",
-            "rates_follow_decay", "trr_recent", "join_centred", "join_experiment", "buffer_evidence",
-            "startup_joins", "rr_lag_twice", "startup_shed", "startup_min_window", "first_interval_at_loss",
-            "loss_event_episode", "loss_event_send_time", "history_discounting", "interval_loss",
-            "outage_not_loss", "stamp_join",
-        ),
-    },
+_RULES = (
+    _rule("precision_artt", PrecisionArtt, "ARTT weighs each MRTT sample by the inverse of its spread"),
+    _rule("artt_follows", ArttFollows, "ARTT's averaging fraction is 0.5, not the appendix's 0.25"),
+    _rule("own_path_mrtt", OwnPath, "an MRTT sample answered by a nearer switch is raised to the receiver's own path"),
+    _rule("mrtt_queue_bound", QueueBound,
+          "a steady-state MRTT sample shorter than its packet's queueing delay is not used",
+          requires=("own_path_mrtt",)),
+    _rule("join_past_queue_free", PastQueueFree,
+          "a join answered past the queue neither blocks (3.3) nor ends start-up"),
+    _rule("rates_follow_decay", RatesFollowDecay,
+          "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR"),
+    _rule("trr_recent", TrrRecent, "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)"),
+    _rule("join_centred", JoinCentred, "out of start-up, joins straddle the equation rate (√Γ)"),
+    _rule("join_experiment", JoinExperiment,
+          "a steady-state join that a loss answers without more reception is left again",
+          "RLM's join experiments (McCanne et al. 1996); " + PAGE),
+    _rule("buffer_evidence", BufferEvidence, "3.2's RR lag and 3.3's block apply only while packets queue"),
+    _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves"),
+    _rule("startup_carried", StartupCarried,
+          "in start-up, waves a nearer switch already carried are joined at every epoch", "paper 4.4; " + PAGE),
+    _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row"),
+    _rule("startup_shed", StartupShed, "after start-up, leave the newest waves the path does not carry"),
+    _rule("startup_min_window", StartupMinWindow,
+          "a start-up loss below TCP's initial window per round trip is forgiven", "RFC 6928 initial window; " + PAGE),
+    _rule("first_interval_at_loss", FirstIntervalAtLoss,
+          "after a loss-free start-up exit, the first loss interval is set at the first loss", "RFC 5348 6.3.1"),
+    _rule("loss_event_episode", LossEventEpisode,
+          "losses within one span of the event's last loss extend it (at most 4 spans)", "RFC 6582 3.2"),
+    _rule("loss_event_send_time", LossEventSendTime,
+          "loss events on the sender's clock, spanning the round trip now", "RFC 5348 5.2; RFC 6582 3.2"),
+    _rule("history_discounting", HistoryDiscounting,
+          "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
+          requires=("interval_loss",)),
+    _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals", "RFC 5348 5.4"),
+    _rule("outage_not_loss", OutageNotLoss,
+          "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss", "RFC 5348 5.2; " + PAGE),
+    _rule("stamp_join", StampJoin,
+          "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
+          "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
 )
+#: The rules that read the stamp: ``stamped`` = ``default`` + these.
+STAMP_RULES = ("stamp_join",)
+DEFAULT = tuple(r.name for r in _RULES if r.name not in STAMP_RULES)
+RULES = RuleBook("webrc", rules=_RULES,
+                 profiles={"paper": (), "default": DEFAULT, "stamped": tuple(r.name for r in _RULES)})
 """WEBRC's rules in composition order (first = outermost) and its profiles."""

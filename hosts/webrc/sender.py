@@ -1,11 +1,9 @@
 """WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4).
 
-The sender sends at a constant total rate SR spread over a base channel
-(CN = T) and T *wave* channels (CN = 0..T-1), each its own multicast group:
-the base channel uses the session's group address G, wave channel ``cn``
-uses G + 1 + cn (consecutive IPv4 addresses).  A wave's rate peaks at the
-start of its wave, decays by a factor P every TSD seconds for N slots, then
-stays quiet for Q slots.  The sender has no feedback and no named rule.
+A constant total rate SR over a base channel (CN = T, group G) and T wave
+channels (CN = c, group G + 1 + c) whose rate decays by P per TSD for N
+slots, then stays quiet for Q.  No feedback, no named rule; the shapes are
+on ``docs/protocols/webrc.md#the-sender``.
 """
 
 from __future__ import annotations
@@ -37,11 +35,8 @@ _U16 = struct.Struct("!H")
 
 
 def encode_data(template: bytes, seq: int, ts: int, cn: int, psn: int, tsi: int) -> bytes:
-    """A WebrcData datagram from a pre-encoded ``template`` (same session, payload length).
-
-    The sender's hot path: equivalent to ``WebrcData(...).encode()`` (a test
-    checks it) without re-validating every field per packet.
-    """
+    """``WebrcData(...).encode()`` from a pre-encoded ``template`` (same session and
+    payload length), without re-validating every field: the sender's hot path."""
     buf = bytearray(template)
     _U32.pack_into(buf, _OFF["seq"], seq & 0xFFFFFFFF)
     _U32.pack_into(buf, _OFF["timestamp"], ts & 0xFFFFFFFF)
@@ -53,9 +48,7 @@ def encode_data(template: bytes, seq: int, ts: int, cn: int, psn: int, tsi: int)
 
 def channel_group(base_group: str, cn: int, t: int) -> str:
     """Group address of channel ``cn`` (base channel cn = T uses the session group)."""
-    if cn == t:
-        return base_group
-    return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base_group)) + 1 + cn))
+    return base_group if cn == t else str(ipaddress.IPv4Address(base_group) + 1 + cn)
 
 
 def channel_groups(group: str, params: WebrcParams) -> tuple[str, ...]:
@@ -63,13 +56,9 @@ def channel_groups(group: str, params: WebrcParams) -> tuple[str, ...]:
     return tuple(channel_group(group, cn, params.t) for cn in range(params.t, -1, -1))
 
 
-#: The share of the sender's own link a WEBRC session may fill by default.
-#: The sender transmits every channel whether or not anyone joined it (waves
-#: without members are pruned at the first switch, RFC 3738 4.2's model of a
-#: sender that knows nothing of its receivers), so its link carries the whole
-#: session rate; at more than the link's rate its queue drops the base
-#: channel and the waves alike and no receiver gets past start-up.  The rest
-#: leaves room for the host's other packets (IGMP, ARP, other flows).
+#: The share of its own link a sender's default SR may fill: the sender sends
+#: every channel (RFC 3738 4.2), so its link carries all of SR, and an
+#: overflow there drops every channel; the rest is room for IGMP and ARP.
 SENDER_LINK_SHARE = 0.9
 
 
@@ -80,16 +69,9 @@ def wire_rate_bps(params: WebrcParams) -> float:
 
 
 def fit_sender_link(given: dict[str, Any], link_bps: float) -> tuple[dict[str, Any], str | None]:
-    """The default session rate cut to what the sender's link can carry.
-
-    ``given`` are the session's parameters as written; ``link_bps`` the rate
-    of the sender's link.  Returns the parameters to add (``session_rate_bps``
-    when the default would need more than :data:`SENDER_LINK_SHARE` of the
-    link) and a warning when a rate the session *sets* does not fit (it is
-    kept: the user may mean it).  The 20 Mbit/s default suits paths up to
-    about 30 Mbit/s next to TCP, but on a 10 Mbit/s sender link it left every
-    receiver at the base channel.
-    """
+    """The parameters to add to ``given`` so that a default SR fits in
+    :data:`SENDER_LINK_SHARE` of the sender's ``link_bps``, and a warning when
+    a rate the session sets does not fit (kept: the user may mean it)."""
     params = params_from_dict(WebrcParams, given)
     need = wire_rate_bps(params)
     room = SENDER_LINK_SHARE * link_bps
@@ -108,15 +90,8 @@ def fit_sender_link(given: dict[str, Any], link_bps: float) -> tuple[dict[str, A
 
 
 class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
-    """Sends SR packets/s over the base and wave channels with the fluid wave shape.
-
-    Discrete scheduling: every 1/SR seconds one packet leaves; each channel
-    accumulates credit at its fluid rate and the channel with the most
-    credit sends.  The fluid rates always sum to SR, so the total is exact.
-    Each wave has a packet budget fixed when it starts (its fluid integral,
-    rounded), PSNs are numbered so the last packet of the wave is 65535, and
-    any budget left when the wave ends is sent at once.
-    """
+    """One packet every 1/SR s from the channel with the most credit at its
+    fluid rate; each wave's budget, fixed at its start, ends at PSN 65535."""
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -133,12 +108,10 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self.seq = 0
         self._coef: list[tuple[int, float]] = []
         self._newest = 0
-        self.sent_per_channel = [0] * (self.T + 1)
         self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
         #: The schedule's own clock: ticks every 1/SR; each packet leaves at its tick.
         self._tick = 0.0
 
-    # Fluid model -------------------------------------------------------------
     def wave_slot_packets(self, age: int) -> float:
         """Fluid packets a wave sends in its slot ``age`` (0 = newest)."""
         s = self.p
@@ -147,23 +120,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
             return s.base_rate_pps * s.p ** (age - self.N) * k * s.tsd
         others = sum(s.base_rate_pps * s.p ** (j - self.N) * k for j in range(1, self.N))
         return (self.sr - s.base_rate_pps * k - others) * s.tsd
-
-    def rates(self, t: float) -> dict[int, float]:
-        """Fluid rate (packets/s) of every channel at time ``t``: {cn: rate}."""
-        s = self.p
-        rel = (t - self.t0) / s.tsd
-        k = math.floor(rel)
-        tau = rel - k
-        base = s.base_rate_pps * s.p**tau
-        out = {self.T: base}
-        rest = self.sr - base
-        for j in range(1, self.N):
-            cn = (k + self.N - 1 - j) % self.T
-            r = s.base_rate_pps * s.p ** (j + tau - self.N)
-            out[cn] = r
-            rest -= r
-        out[(k + self.N - 1) % self.T] = rest  # the newest wave takes the remainder
-        return out
 
     def age_of(self, cn: int, slot: int) -> int | None:
         """Slots since channel ``cn``'s current wave began, or None when quiescent."""
@@ -186,7 +142,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self.psn[cn] = (WEBRC_LAST_PSN + 1 - count) & 0xFFFF
         self.credit[cn] = 0.0
 
-    # Endpoint hooks ------------------------------------------------------------
     def on_start(self, now: float) -> None:
         self.t0 = now
         self.slot = 0
@@ -253,11 +208,8 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         return {"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T, "packets": self.seq}, "steady"
 
     def _end_deficit(self, now: float) -> float:
-        """Packets the ending wave still owes beyond what its fluid rate will earn.
-
-        Counted as extra credit, so a wave sends its whole budget (its last
-        packet carrying PSN 65535) before its slot ends.
-        """
+        """Packets the ending wave owes beyond what its fluid rate will earn: extra
+        credit, so it sends its whole budget (PSN 65535 last) inside its slot."""
         s = self.p
         tau = ((now - self.t0) / s.tsd) % 1.0
         # ∫ from τ to 1 of BCR·P^(u-1) du, in packets.
@@ -286,5 +238,4 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         data = encode_data(self._template, self.seq, wire.ts_us(now), cn, psn,
                            (self.slot % self.T) if tsi is None else tsi)
         self.seq += 1
-        self.sent_per_channel[cn] += 1
         self.send((self.groups[cn], self.cfg.port), data)
