@@ -1,7 +1,4 @@
-"""VLMCC: Vegas-like single-rate multicast streaming toward a leader receiver.
-
-The paper's algorithm plus named rules (:data:`RULES`); reference: ``docs/protocols/vlmcc.md``.
-"""
+"""VLMCC: Vegas-like single-rate multicast toward a leader receiver; see ``docs/protocols/vlmcc.md``."""
 
 from hosts.vlmcc.params import VlmccParams
 from hosts.vlmcc.receiver import VlmccReceiver

@@ -1,7 +1,5 @@
 """VLMCC's constants, with the paper's section, and the arithmetic both ends share.
-
-VLMCC emulates TCP Vegas: where the paper is silent the cores take TCP's rule.
-"""
+VLMCC emulates TCP Vegas: where the paper is silent the cores take TCP's rule."""
 
 from __future__ import annotations
 

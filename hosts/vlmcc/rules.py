@@ -1,9 +1,6 @@
-"""VLMCC's named rules: mixins of the hooks of ``VlmccSender``/``VlmccReceiver``.
-
-Each class says what its rule changes and why in a line or two; reasons and measurements:
-``docs/protocols/vlmcc.md#rules``.  The rules compose in this file's order (first: outermost),
-so a rule overriding a hook of the rule it needs comes before it.
-"""
+"""VLMCC's named rules: mixins of the hooks of ``VlmccSender``/``VlmccReceiver``, each saying what
+it changes and why (reasons, measurements: ``docs/protocols/vlmcc.md#rules``).  They compose in
+this file's order (first: outermost): a rule overriding a hook of the rule it needs comes first."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ _RULES: dict[str, Rule] = {}
 
 
 def rule(name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Register the class as rule ``name``'s mixin for its role; a rule's mixin for its
-    other role gives the name only.  Rules compose in the order they first appear."""
+    """Register the class as rule ``name``'s mixin for its role (its other role's gives the name only)."""
     def register(cls: type) -> type:
         first = _RULES.get(name, Rule(name, summary, reason, {}, requires))
         _RULES[name] = dataclasses.replace(first, mixins={**first.mixins, cls.role: cls})  # type: ignore[attr-defined]
@@ -96,7 +92,6 @@ class KeepBaseRtt(Sender):
         self.base_by_leader[self.leader] = self.base_rtt
 
     def _base_rtt_for(self, rid: int) -> float | None:
-        # Every sample passed through some leader's minimum: theirs is the smallest on any path.
         return self.base_by_leader.get(rid, min(self.base_by_leader.values(), default=None))
 
 @rule("bounded_claims", "ids are sources; a challenge halves W at most", OURS)
@@ -120,8 +115,7 @@ class BoundedClaims(Sender):
 
 @rule("leader_silence", "leader loss needs 1 s of silence", "RFC 6298 2.4")
 class LeaderSilence(Sender):
-    """Leader loss also needs a silence of the loss timeout, at least LEADER_LOSS_MIN:
-    a new leader needs an RTT, and a queue filling behind it outran the timer."""
+    """Leader loss also needs a silence of the loss timeout, at least LEADER_LOSS_MIN: a new leader needs an RTT."""
     LEADER_LOSS_MIN = MIN_RTO
 
     def _leader_silence_limit(self) -> float:
@@ -169,8 +163,7 @@ class VolunteersReceiver(Receiver):
 
 @rule("leaderless_backoff", "leaderless and unheard, W halves", "RFC 5681 3.1, RFC 6298 5.5")
 class LeaderlessBackoff(Sender):
-    """Leaderless, SILENT_ROUNDS rounds without a challenge halve W each round:
-    a sender nobody hears must not speed up."""
+    """Leaderless, SILENT_ROUNDS rounds without a challenge halve W each round: nobody hears it."""
     SILENT_ROUNDS = 4
 
     challenges_at_round = silent_rounds = 0
@@ -189,8 +182,7 @@ class LeaderlessBackoff(Sender):
 
 @rule("rejoin_after_silence", "a receiver hearing nothing probes again", OURS)
 class RejoinAfterSilence(Receiver):
-    """Nothing heard for REJOIN_SILENCE (at least 4 RTTs): probe again, as a joining
-    receiver; a restarted sender waits for a probe."""
+    """Nothing heard for REJOIN_SILENCE (at least 4 RTTs): probe again; a restarted sender waits for one."""
     REJOIN_SILENCE = 2.0
 
     rejoining = False
@@ -259,16 +251,15 @@ class StampEcho(Receiver):
 
 
 class _StampView(Sender):
-    """The stamps the leader's ACKs carried back in the last round: its worst queue (s) and the
-    tightest spare rate (b/s), both None unless every ACK was stamped (then the default decides)."""
-    #: A stamped queue is short below this share of base_rtt, or below STAMP_SHORT_MIN s.
+    """The last round's (worst queue s, tightest spare b/s) from the leader's ACK stamps; None: one unstamped.
+    A stamped queue is short below STAMP_SHORT_RTT·base_rtt or STAMP_SHORT_MIN s."""
     STAMP_SHORT_RTT = 0.1
     STAMP_SHORT_MIN = 0.004
+    stamp_view: tuple[float | None, float | None] = (None, None)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ack_stamps = StampWindow()
-        self.stamp_view: tuple[float | None, float | None] = (None, None)
 
     def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
         self.ack_stamps.add(m.stamp)
@@ -289,8 +280,7 @@ class _StampView(Sender):
 @rule("stamp_drain_verdict", "a drain probe's verdict is the stamped queue's length", OURS,
       ("stamp_echo", "compete"))
 class StampDrainVerdict(_StampView):
-    """A drain probe (or an exit probe) whose round saw a short stamped queue drained it, a long
-    one did not: the other sessions' Vegas queue is no competitor's, though the mean RTT says so."""
+    """A drain (or exit) probe drained if its round's stamped queue was short: not a competitor's queue."""
     def queue_drained(self) -> bool:
         short = self.stamp_short()
         return super().queue_drained() if short is None else short
@@ -298,8 +288,7 @@ class StampDrainVerdict(_StampView):
 
 @rule("drain_noise", "a drain probe allows the path's delay noise", OURS, COMPETE)
 class DrainNoise(Sender):
-    """A drain probe allows the smallest round mean's excess over base_rtt on this
-    leader's path, at most DRAIN_FRAC·base_rtt (a round's mean sits above a minimum)."""
+    """A drain probe allows this leader's smallest round mean over base_rtt, at most DRAIN_FRAC·base_rtt."""
     min_round_mean: float | None = None
 
     def delay_noise(self) -> float:
@@ -324,9 +313,8 @@ class CompeteSlowStart(Sender):
 
 @rule("compete", "drain probes find a competitor; Reno's rule then", OURS)
 class Compete(Sender):
-    """Every PROBE_ROUNDS RTTs half a window for two RTTs; a queue that outlives it
-    is a competitor's: Reno's rule (flagged in the data) until COMPETE_EXIT_PROBES
-    probes in a row drain.  Vegas gets a fraction of TCP's share on drop-tail."""
+    """Every PROBE_ROUNDS RTTs half a window for two RTTs; a queue outliving it is a competitor's: Reno's
+    rule (flagged) until COMPETE_EXIT_PROBES probes in a row drain.  Vegas gets a fraction of TCP's share."""
     PROBE_ROUNDS = 20
     COMPETE_EXIT_PROBES = 4
     DRAIN_FRAC = 0.1
@@ -340,8 +328,7 @@ class Compete(Sender):
     compete_ssthresh = 0.0  # slow start toward it (RFC 5681 3.1)
 
     def queue_drained(self) -> bool:
-        """The round's mean RTT (not its smallest: a bursty competitor's queue
-        empties for a moment every round trip) is near base_rtt."""
+        """The round's mean RTT (not its smallest: a bursty competitor's queue empties briefly) is near base_rtt."""
         if self.base_rtt is None or not self.round_rtt_n:
             return False
         slack = max(self.DRAIN_FRAC * self.base_rtt, THRESHOLDS.alpha * self.srtt / max(self.W, 1.0))
@@ -417,8 +404,7 @@ class CompeteReceiver(Receiver):
 
 @rule("compete_ack_clocked", "competing, packets leave on the ACK clock", "RFC 5681 4.2; ours", COMPETE)
 class CompeteAckClocked(Sender):
-    """Competing, packets leave as ACKs open the window, up to three at once, as
-    TCP's: paced by eq. (3) they met a full queue less often than TCP's pairs."""
+    """Competing, up to three packets leave as ACKs open the window: paced, they met fewer full queues than TCP's."""
     def _clocked(self) -> bool:
         return self.competing and not self.leaderless
 
@@ -433,8 +419,7 @@ class CompeteAckClocked(Sender):
 
 @rule("compete_yield", "Vegas cuts that keep the queue enter competition", OURS, COMPETE)
 class CompeteYield(Sender):
-    """YIELD_ROUNDS Vegas cuts in a row whose round mean RTT did not fall: a
-    competitor fills the queue; compete at once from W (Vegas drains its own)."""
+    """YIELD_ROUNDS Vegas cuts in a row whose round mean RTT did not fall: a competitor fills the queue."""
     YIELD_ROUNDS = 8
 
     _yield_rounds = 0
@@ -469,8 +454,7 @@ class OneCutPerWindow(Sender):
 
 @rule("timeout_loses_leader", "two timeouts in a row lose a silent leader", "paper 2.4", ("compete_timeouts",))
 class TimeoutLosesLeader(Sender):
-    """A second timeout in a row, the leader silent since before the first, loses
-    it (2.4): backing off again left a crashed leader's followers with nothing."""
+    """A second timeout in a row, the leader silent since before the first, loses it (2.4): not a backoff."""
     last_leader_ack = -math.inf
 
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
@@ -492,8 +476,8 @@ class TimeoutLosesLeader(Sender):
 
 @rule("compete_timeouts", "competing, a timer loss is TCP's RTO", "RFC 6298 2.4, 5.5; RFC 5681 3.1", COMPETE)
 class CompeteTimeouts(Sender):
-    """Competing, a timer loss is TCP's RTO: W = 1, a pause of max(COMPETE_MIN_RTO,
-    rtt + 4·dev) doubled per timeout in a row, then slow start to half."""
+    """Competing, a timer loss is TCP's RTO: W = 1, a pause of max(COMPETE_MIN_RTO, rtt + 4·dev) doubled
+    per timeout in a row, then slow start to half."""
     COMPETE_MIN_RTO = MIN_RTO
 
     paused_until = -math.inf
@@ -530,8 +514,7 @@ class CompeteTimeouts(Sender):
 # After compete's receiver: a competing follower emulates Reno, in slow start or not.
 @rule("follower_slow_start", "a follower's emulation slow-starts", "paper 2.2 (reading); ours")
 class FollowerSlowStart(Receiver):
-    """The emulation slow-starts as the sender's (2.2): until its path queues more
-    than γ or loses, it keeps up with the sender and does not challenge."""
+    """The emulation slow-starts as the sender's (2.2): until its path queues > γ or loses, no challenge."""
     slowstart = True
 
     def _started(self, m: VlmccStart) -> None:
@@ -560,10 +543,8 @@ class FollowerSlowStart(Receiver):
 @rule("stamp_queue", "no Vegas growth over a stamped queue of more than β packets; cuts it outlives enter competition",
       OURS, ("stamp_echo", "compete"))
 class StampQueue(_StampView):
-    """In the Vegas rule's rounds, a stamped queue of more than β packets at the session's own rate
-    holds W (the sessions' Vegas queues add up past each one's β), and STAMP_YIELD_ROUNDS Vegas
-    cuts in a row under a long stamped queue that did not fall, with at most STAMP_NO_SPARE b/s
-    spare, enter competition by slow start: TCP fills it (the default waits for a drain probe)."""
+    """A stamped queue of more than β packets at the session's own rate holds W in the Vegas rule's rounds;
+    STAMP_YIELD_ROUNDS cuts under a long one that did not fall, ≤ STAMP_NO_SPARE spare, enter competition."""
     STAMP_YIELD_ROUNDS = 4
     STAMP_NO_SPARE = 80_000.0  # spare code 1: a full port's measurement noise
 

@@ -82,8 +82,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self._check_losses(now)
         elif name == "round":
             self._round(now)
-        if name in ("tx", "loss", "round"):
-            self._pump(now)
+        self._pump(now)  # "tx", and what a loss or a round opened
 
     def _genuine(self, rid: int, src: Address) -> bool:
         return True  # the paper trusts every receiver's id
@@ -91,9 +90,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
         if m.rcvr_id != self.leader or self.leader == 0:
             return
-        sent = self.outstanding.pop(m.seq, None)  # else declared lost: a late ACK still samples RTT
-        if sent is None:
-            sent = self.late.pop(m.seq, None)
+        sent = self.outstanding.pop(m.seq, self.late.pop(m.seq, None))  # a late ACK still samples RTT
         self.sent_since_ack = 0
         self.last_ack = now
         self.leaderless = False  # the leader was only quiet: it leads on
