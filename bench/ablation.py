@@ -80,17 +80,18 @@ def _needed_by(book: Any, name: str, among: set[str]) -> list[str]:
     return [n for n in book.names() if n in gone]
 
 
-def variants(book: Any) -> list[Variant]:
+def variants(book: Any, plus: bool = True) -> list[Variant]:
     """The ablation's variants of a protocol's rule book, ``default`` first.
 
-    With an empty book only ``default`` and ``paper`` run."""
+    With an empty book only ``default`` and ``paper`` run; ``plus`` False
+    leaves out the ``paper +R`` arms (the verdicts read only ``default -R``)."""
     default = set(book.profiles["default"])
     out = [Variant("default", "default"), Variant("paper", "paper")]
     for name in book.names():
         if name in default:
             off = _needed_by(book, name, default)
             out.append(Variant(f"default -{name}", "default", {n: False for n in off}, name, "-"))
-    for name in book.names():
+    for name in book.names() if plus else ():
         on = _needs(book, name)
         out.append(Variant(f"paper +{name}", "paper", {n: True for n in on}, name, "+"))
     return out

@@ -526,7 +526,7 @@ def ablation_doc(proto: str, args: argparse.Namespace, name: str) -> tuple[dict[
     from bench import ablation
     from hosts import registry
 
-    vs = ablation.variants(registry.get(proto).rules)
+    vs = ablation.variants(registry.get(proto).rules, plus=not args.no_plus)
     seeds, duration = _seeds_and_duration(args)
     doc = sweep_doc(_chosen_cells(args), seeds, duration, name, (proto,), args.switch, args.send_jitter,
                     args.tcp_start, variants=ablation.axis(vs))
@@ -623,6 +623,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure each of PROTO's named rules: default, paper, default minus each rule and "
                          "paper plus each rule on the grid (or --draw), side by side with default "
                          "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO.md")
+    ap.add_argument("--no-plus", action="store_true",
+                    help="with --ablate: only default, paper and default minus each rule (no paper plus each "
+                         "rule: half the runs; the verdicts are the same)")
     ap.add_argument("--faults", action="store_true",
                     help="with --ablate: also run bench/faults.py's fault cases (--quick: three) per variant")
     ap.add_argument("--design", choices=["grid", "trees"], default="grid",
@@ -643,6 +646,8 @@ def main(argv: list[str] | None = None) -> int:
         return trees.run(args, sys.argv[1:] if argv is None else list(argv), ROOT)
     if (args.profile or args.rule) and (args.ablate or args.reference):
         raise SystemExit("friendliness: --profile and --rule: not with --ablate or --reference")
+    if args.no_plus and not args.ablate:
+        raise SystemExit("friendliness: --no-plus: only with --ablate")
     if args.faults and not args.ablate:
         raise SystemExit("friendliness: --faults: only with --ablate")
     if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:

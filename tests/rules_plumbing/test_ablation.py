@@ -35,6 +35,10 @@ def test_the_toy_books_variants(toy) -> None:
         toy.resolve_rules(v.profile, v.switches)
 
 
+def test_without_the_plus_arms_only_default_paper_and_each_removal_run(toy) -> None:
+    assert [v.name for v in A.variants(toy.rules, plus=False)] == ["default", "paper", "default -double"]
+
+
 def test_removing_a_rule_removes_the_default_rules_that_need_it() -> None:
     class X:
         pass
@@ -55,7 +59,7 @@ def test_an_empty_book_runs_only_default_and_paper() -> None:
 
 def _args(**kw) -> argparse.Namespace:
     base = dict(quick=True, cells=None, draw=None, draw_seed=1, seeds=None, duration=20.0, switch="model",
-                send_jitter=None, tcp_start=0.0)
+                send_jitter=None, tcp_start=0.0, no_plus=False)
     return argparse.Namespace(**{**base, **kw})
 
 
