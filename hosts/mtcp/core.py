@@ -51,24 +51,17 @@ NACK_HOLDOFF_RTTS = 2.0
 NACK_HOLDOFF_INITIAL = 0.25
 
 
-def rtt_estimator() -> SmoothedRtt:
-    """RTO_RTT of one child (3.4): RFC 6298 on SA-child round trips."""
-    return SmoothedRtt(initial_rto=RTO_INITIAL, min_rto=RTO_MIN)
-
-
-def _rtd_estimator() -> SmoothedRtt:
-    """RTO_RTD of one child (3.2, 3.4): unsynchronised clocks make RTDs relative, so no floor."""
-    return SmoothedRtt(min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True)
-
-
 @dataclass
 class _Child:
     """An SA's state for one child (a receiver, an SA, or a folded switch summary)."""
 
     nid: int
     addr: Address
-    rtd: SmoothedRtt
-    rtt: SmoothedRtt
+    #: RTO_RTD (3.2, 3.4): unsynchronised clocks make RTDs relative, so no floor.
+    rtd: SmoothedRtt = field(default_factory=lambda: SmoothedRtt(
+        min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True))
+    #: RTO_RTT (3.4): RFC 6298 on SA-child round trips.
+    rtt: SmoothedRtt = field(default_factory=lambda: SmoothedRtt(initial_rto=RTO_INITIAL, min_rto=RTO_MIN))
     sb: Scoreboard = field(default_factory=Scoreboard)
     heard: bool = False
     aggregated: bool = False
@@ -162,7 +155,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
-            c = self.children[nid] = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
+            c = self.children[nid] = _Child(nid, addr)
             if nid in self.departed:  # it reports again, so it lives: a child again, owed what it lacks
                 self.departed.discard(nid)
                 self.readmitted += 1
@@ -190,12 +183,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def rto_rtd(self) -> float:
         """3.4: an SA's RTOs are the maximum over its children."""
-        vals = [c.rtd.rto for c in self._acking() if c.rtd.srtt is not None]
-        return max(vals) if vals else RTO_INITIAL
+        return max((c.rtd.rto for c in self._acking() if c.rtd.srtt is not None), default=RTO_INITIAL)
 
     def rto_rtt(self) -> float:
-        vals = [c.rtt.rto for c in self._acking()]
-        return max(vals) if vals else RTO_INITIAL
+        return max((c.rtt.rto for c in self._acking()), default=RTO_INITIAL)
 
     def summary(self) -> tuple[int, int, int]:
         """(minCwnd, maxTwnd, advertised window) of this node's subtree (3.7)."""
