@@ -601,13 +601,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _on_packet_timer(self, now: float) -> None:
         """3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
-        due = []
-        h = self._timers_heap
-        while h and h[0][0] <= now:
-            when, s = heapq.heappop(h)
-            b = self.buf.get(s)
-            if b is not None and b.deadline == when and s not in due:
-                due.append(s)
+        due: set[int] = set()
+        while self._timers_heap and self._timers_heap[0][0] <= now:
+            when, s = heapq.heappop(self._timers_heap)
+            if s in self.buf and self.buf[s].deadline == when:
+                due.add(s)
         cut = False
         rto_rtt = self.rto_rtt()
         for s in sorted(due):

@@ -111,9 +111,7 @@ class NackHoldoff(_Rx):
         if not missing or not self.assisted:
             return missing
         wait = self._holdoff()
-        if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
-            return missing
-        return []
+        return missing if any(s not in self.nacked or now - self.nacked[s][0] >= wait for s in missing) else []
 
 
 class NackRack(_Rx):
@@ -247,9 +245,8 @@ class StalledChildren(_Base):
         since = self._stalled_since(c, now)
         if since is None or now - since <= self._stall_after(c):
             return
-        others = [x for x in self._acking() if x is not c]
-        moving = [x for x in others if (t := self._stalled_since(x, now)) is None
-                  or now - t <= self._stall_after(x) / 2]
+        moving = [x for x in self._acking() if x is not c
+                  and ((t := self._stalled_since(x, now)) is None or now - t <= self._stall_after(x) / 2)]
         if not moving:
             return  # the whole group waits: the path, not one child
         self.held_out[c.nid] = self._next_point()
