@@ -440,7 +440,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
             srtt = fold.rtt.srtt  # behind a fold a receiver is timed by the fold's repairs and roll calls
         window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY  # a repair this recent may be on its way
         if c.nack_only or c.solo:
-            self._age_repairs(c, max(msg.missing, default=msg.cum_ack), now, window)
+            # Repairs above the NACK's last hole sent a round trip before it are out of the pipe (RFC 6675).
+            last_hole = max(msg.missing, default=msg.cum_ack)
+            for s in [s for s, sent in c.rinflight.items() if s > last_hole and now - sent >= window]:
+                del c.rinflight[s]
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
@@ -545,11 +548,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _rwnd_grow(self, c: _Child) -> None:
         c.rwnd += 1.0 if c.rwnd < c.rssthresh else 1.0 / c.rwnd
-
-    def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
-        """Repairs above a NACK's last hole sent a round trip before it are out of the pipe (RFC 6675)."""
-        for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
-            del c.rinflight[s]
 
     def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
         """Hook: a NACK named again a repair sent more than a round trip ago (3.6 says no more)."""
