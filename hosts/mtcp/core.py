@@ -51,24 +51,17 @@ NACK_HOLDOFF_RTTS = 2.0
 NACK_HOLDOFF_INITIAL = 0.25
 
 
-def rtt_estimator() -> SmoothedRtt:
-    """RTO_RTT of one child (3.4): RFC 6298 on SA-child round trips."""
-    return SmoothedRtt(initial_rto=RTO_INITIAL, min_rto=RTO_MIN)
-
-
-def _rtd_estimator() -> SmoothedRtt:
-    """RTO_RTD of one child (3.2, 3.4): unsynchronised clocks make RTDs relative, so no floor."""
-    return SmoothedRtt(min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True)
-
-
 @dataclass
 class _Child:
     """An SA's state for one child (a receiver, an SA, or a folded switch summary)."""
 
     nid: int
     addr: Address
-    rtd: SmoothedRtt
-    rtt: SmoothedRtt
+    #: RTO_RTD (3.2, 3.4): unsynchronised clocks make RTDs relative, so no floor.
+    rtd: SmoothedRtt = field(default_factory=lambda: SmoothedRtt(
+        min_rto=-math.inf, max_rto=math.inf, granularity=RTO_MIN, relative=True, incremental=True))
+    #: RTO_RTT (3.4): RFC 6298 on SA-child round trips.
+    rtt: SmoothedRtt = field(default_factory=lambda: SmoothedRtt(initial_rto=RTO_INITIAL, min_rto=RTO_MIN))
     sb: Scoreboard = field(default_factory=Scoreboard)
     heard: bool = False
     aggregated: bool = False
@@ -162,7 +155,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
-            c = self.children[nid] = _Child(nid, addr, _rtd_estimator(), rtt_estimator())
+            c = self.children[nid] = _Child(nid, addr)
             if nid in self.departed:  # it reports again, so it lives: a child again, owed what it lacks
                 self.departed.discard(nid)
                 self.readmitted += 1
@@ -190,12 +183,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def rto_rtd(self) -> float:
         """3.4: an SA's RTOs are the maximum over its children."""
-        vals = [c.rtd.rto for c in self._acking() if c.rtd.srtt is not None]
-        return max(vals) if vals else RTO_INITIAL
+        return max((c.rtd.rto for c in self._acking() if c.rtd.srtt is not None), default=RTO_INITIAL)
 
     def rto_rtt(self) -> float:
-        vals = [c.rtt.rto for c in self._acking()]
-        return max(vals) if vals else RTO_INITIAL
+        return max((c.rtt.rto for c in self._acking()), default=RTO_INITIAL)
 
     def summary(self) -> tuple[int, int, int]:
         """(minCwnd, maxTwnd, advertised window) of this node's subtree (3.7)."""
@@ -449,7 +440,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
             srtt = fold.rtt.srtt  # behind a fold a receiver is timed by the fold's repairs and roll calls
         window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY  # a repair this recent may be on its way
         if c.nack_only or c.solo:
-            self._age_repairs(c, max(msg.missing, default=msg.cum_ack), now, window)
+            # Repairs above the NACK's last hole sent a round trip before it are out of the pipe (RFC 6675).
+            last_hole = max(msg.missing, default=msg.cum_ack)
+            for s in [s for s, sent in c.rinflight.items() if s > last_hole and now - sent >= window]:
+                del c.rinflight[s]
         for s in msg.missing:
             if c.sb.acked(s) or not self._has(s):
                 continue  # acknowledged meanwhile, or not ours to repair (we lack it too)
@@ -555,11 +549,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _rwnd_grow(self, c: _Child) -> None:
         c.rwnd += 1.0 if c.rwnd < c.rssthresh else 1.0 / c.rwnd
 
-    def _age_repairs(self, c: _Child, top: int, now: float, window: float) -> None:
-        """Repairs above a NACK's last hole sent a round trip before it are out of the pipe (RFC 6675)."""
-        for s in [s for s, sent in c.rinflight.items() if s > top and now - sent >= window]:
-            del c.rinflight[s]
-
     def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
         """Hook: a NACK named again a repair sent more than a round trip ago (3.6 says no more)."""
 
@@ -610,13 +599,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     def _on_packet_timer(self, now: float) -> None:
         """3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
-        due = []
-        h = self._timers_heap
-        while h and h[0][0] <= now:
-            when, s = heapq.heappop(h)
-            b = self.buf.get(s)
-            if b is not None and b.deadline == when and s not in due:
-                due.append(s)
+        due: set[int] = set()
+        while self._timers_heap and self._timers_heap[0][0] <= now:
+            when, s = heapq.heappop(self._timers_heap)
+            if s in self.buf and self.buf[s].deadline == when:
+                due.add(s)
         cut = False
         rto_rtt = self.rto_rtt()
         for s in sorted(due):

@@ -58,10 +58,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """Hook: when the first window update (the hello that makes us known) goes: at once."""
         return 0.0
 
-    def _ack_wait(self) -> float:
-        """The ACK delay (3.1): an SA waits it to fold its children's reports in."""
-        return self._jitter(ACK_DELAY)
-
     def _arm_wupdate(self, now: float) -> None:
         """Next window update (hello before data) one period from now (3.9)."""
         self.set_timer("wupdate", now + self._jitter(self.wupdate_period))
@@ -76,21 +72,18 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self._on_nack(msg, src, now)
         elif msg.node_id in self.children or (isinstance(msg, MtcpWindowUpdate) and msg.node_id in self.departed):
             self._on_feedback(msg, src, now)  # a departed child's update readmits it
-            self._summary_changed(now)
+            if self._summary_fields() != self.last_summary:  # 3.9: a changed summary goes up with the next ACK
+                self._ack_soon(now)
         elif isinstance(msg, MtcpWindowUpdate):
             self._on_probe(msg, src, now)
         elif isinstance(msg, MtcpNack) and src[0] == self.parent[0] and msg.node_id == node_id(src[0]):
             self._on_join(msg, now)
         # anything else: only our children in the tree report to us
 
-    def _summary_changed(self, now: float) -> None:
-        """3.9: ACKs wait so an agent can fold its children's reports in; a changed summary goes up next."""
-        if self._summary_fields() != self.last_summary:
-            self._ack_soon(now)
-
     def _ack_soon(self, now: float) -> None:
+        """3.1, 3.9: ACKs wait the ACK delay, so an agent can fold its children's reports in."""
         if self.timer_at("ack") is None:
-            self.set_timer("ack", now + self._ack_wait())
+            self.set_timer("ack", now + self._jitter(ACK_DELAY))
 
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent or an adopting ancestor (re-attaching us): answer at once."""

@@ -6,6 +6,7 @@ wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh`
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
@@ -110,9 +111,7 @@ class NackHoldoff(_Rx):
         if not missing or not self.assisted:
             return missing
         wait = self._holdoff()
-        if any(now - self.nacked[s][0] >= wait if s in self.nacked else True for s in missing):
-            return missing
-        return []
+        return missing if any(s not in self.nacked or now - self.nacked[s][0] >= wait for s in missing) else []
 
 
 class NackRack(_Rx):
@@ -170,18 +169,12 @@ class SharedLossMulticast(_Base):
     """A loss shared at a bottleneck is repaired once by multicast, not once per child across it."""
 
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
-        out: list[_Child] = []
         if c.aggregated or c.sb.highest <= s:
-            return out
-        for x in self._acking():
-            if x is c or x.aggregated or x.sb.acked(s) or x.sb.highest <= s:
-                continue
-            last = x.last_tx.get(s)
-            rtt = x.rtt.srtt if x.rtt.srtt is not None else RTO_INITIAL
-            if last is not None and now - last < rtt:
-                continue
-            out.append(x)
-        return out
+            return []
+        # The others that hold packets above s but not s, and had no repair of it within their round trip.
+        return [x for x in self._acking()
+                if x is not c and not x.aggregated and not x.sb.acked(s) and x.sb.highest > s
+                and now - x.last_tx.get(s, -math.inf) >= (RTO_INITIAL if x.rtt.srtt is None else x.rtt.srtt)]
 
 
 class PacedRepairTimer:
@@ -217,12 +210,9 @@ class StalledChildren(_Base):
 
     def _refused(self, nid: int, top: int) -> bool:
         after = self.held_out.get(nid)
-        if after is None:
-            return False
-        if top >= after:
-            del self.held_out[nid]
-            return False
-        return True
+        if after is not None and top >= after:
+            del self.held_out[nid]  # it covers a packet sent after its removal: heard again
+        return nid in self.held_out
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         folded = bool(msg.flags & Flags.AGGREGATED)
@@ -255,9 +245,8 @@ class StalledChildren(_Base):
         since = self._stalled_since(c, now)
         if since is None or now - since <= self._stall_after(c):
             return
-        others = [x for x in self._acking() if x is not c]
-        moving = [x for x in others if (t := self._stalled_since(x, now)) is None
-                  or now - t <= self._stall_after(x) / 2]
+        moving = [x for x in self._acking() if x is not c
+                  and ((t := self._stalled_since(x, now)) is None or now - t <= self._stall_after(x) / 2)]
         if not moving:
             return  # the whole group waits: the path, not one child
         self.held_out[c.nid] = self._next_point()
@@ -372,29 +361,7 @@ class StampEcho(_Rx):
         return byte
 
 
-class _StampReader(_Base):
-    """What the last ACK's echo says (docs/stamp.md), against the session's round trip."""
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.stamp = Stamp.NOT_STAMPED
-
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
-        if isinstance(msg, MtcpAck):
-            self.stamp = msg.stamp
-        super()._on_feedback(msg, src, now)
-
-    def _round_trip(self) -> float | None:
-        rtds = [c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None]
-        return max(rtds) if rtds else None
-
-    def _queue_under(self, share: float, floor: float) -> bool | None:
-        """Is the stamped queue below ``max(floor, share x RTD)``? (None: no stamp or no RTD.)"""
-        q, rtt = Stamp.queue_delay_s(self.stamp), self._round_trip()
-        return None if q is None or rtt is None else q < max(floor, share * rtt)
-
-
-class StampClimb(_StampReader):
+class StampClimb(_Base):
     """While the echoed stamp shows a short queue, congestion avoidance adds ``SPARE_SHARE`` of the
     tightest port's spare rate per round trip (Quick-Start's approved rate, RFC 4782 3.1, as
     WEBRC's ``stamp_join``); an unstamped echo or a long queue leaves ``default``'s growth."""
@@ -403,10 +370,21 @@ class StampClimb(_StampReader):
     SHORT_QUEUE_RTT = 0.1  # a queue is short below this share of the round trip ...
     SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.stamp = Stamp.NOT_STAMPED  # what the last ACK's echo says (docs/stamp.md)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if isinstance(msg, MtcpAck):
+            self.stamp = msg.stamp
+        super()._on_feedback(msg, src, now)
+
     def _spare_packets(self) -> float:
-        """Packets per round trip the stamp says are spare behind a short queue (0: none, or no stamp)."""
-        spare, rtt = Stamp.spare_bps(self.stamp), self._round_trip()
-        if not spare or rtt is None or not self._queue_under(self.SHORT_QUEUE_RTT, self.SHORT_QUEUE_MIN):
+        """Packets per round trip (the largest RTD) the stamp says are spare behind a short queue
+        (0: none, or no stamp)."""
+        spare, queue = Stamp.spare_bps(self.stamp), Stamp.queue_delay_s(self.stamp)
+        rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
+        if not spare or queue is None or rtt is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * rtt):
             return 0.0
         return self.SPARE_SHARE * spare * rtt / (8.0 * self.p.packet_size)
 

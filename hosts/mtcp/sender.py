@@ -127,14 +127,13 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
-        if msg is None:
-            return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
             self._on_feedback(msg, src, now)
         elif isinstance(msg, MtcpNack):
             self._on_nack(msg, src, now)
-        if isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
-            self._pump(now)
+        else:
+            return  # only feedback moves the sender
+        self._pump(now)
 
     def on_timer(self, name: str, now: float) -> None:
         handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
