@@ -14,7 +14,7 @@ from hosts.core import Address, JoinGroup, LeaveGroup, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import ewma
-from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, RECV_WINDOW_RTTS, U32,
+from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
                               feedback_delay, feedback_time, u32)
 from hosts.tfmcc.params import TfmccParams
 from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
@@ -134,7 +134,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
-            if 0 < inst_us < 60_000_000:
+            if 0 < inst_us < MAX_RTT_S * 1e6:
                 rtt_now = inst_us / 1e6
                 self.d_rs_us = inst_us - d_sr
                 self._rtt_sample(rtt_now)
@@ -163,15 +163,14 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         else:
             self._arm(now)
         self.supp_rate = msg.supp_rate if msg.supp_rate != U32 else math.inf
-        if self.timer_pending and self._suppressed_by(self.supp_rate):
-            self.cancel_timer("feedback")
-            self.timer_pending = False
-            self.suppressed += 1
-        elif self.timer_pending and not self._wants_to_report(self.calculated_rate_bps()):
-            self.cancel_timer("feedback")  # the sender already went below our rate
-            self.timer_pending = False
-        elif self.timer_pending:
-            self._retime(now)
+        if self.timer_pending:
+            suppressed = self._suppressed_by(self.supp_rate)
+            if suppressed or not self._wants_to_report(self.calculated_rate_bps()):
+                self.cancel_timer("feedback")  # suppressed, or the sender already went below our rate
+                self.timer_pending = False
+                self.suppressed += suppressed
+            else:
+                self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
 

@@ -1,9 +1,6 @@
-"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py).
-
-Each overrides a hook of the receiver or sender core and calls ``super()``;
-its constants are class constants, named apart from every other rule's.
-Reasons and figures: docs/protocols/tfmcc.md#rules.
-"""
+"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py), each
+overriding a core hook and calling ``super()``; its constants are class constants,
+named apart from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
 
 from __future__ import annotations
 
@@ -289,10 +286,7 @@ class UnechoedClaims(_Tx):
     COUNTERS = ("capped_unechoed",)
     UNECHOED_FACTOR = 4.0
     UNECHOED_SLACK_S = 0.01
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
+    own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
 
     def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
         x = super()._echo_sample(rep, now)
@@ -338,10 +332,11 @@ class ClrSilence(_Tx):
 class StampEcho(_Rx):
     """Receiver: a report carries back the stamp of the data since the last one."""
 
+    _stamp_now = 0  # the last data packet's stamp
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self._stamps = StampWindow()
-        self._stamp_now = 0  # the last data packet's stamp
 
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
         self._stamps.add(msg.stamp)
