@@ -1,9 +1,7 @@
 """TFMCC: TCP-friendly multicast congestion control (Widmer & Handley; RFC 4654).
 
-The paper's algorithm (:mod:`.core`, :mod:`.receiver`, :mod:`.sender`), the
-user's parameters (:mod:`.params`) and the named rules with the profiles
-(:mod:`.rules`); ``docs/protocols/tfmcc.md`` is its reference page.
-"""
+The paper's algorithm, the user's parameters (:mod:`.params`) and the named rules
+with the profiles (:mod:`.rules`); ``docs/protocols/tfmcc.md`` is its reference page."""
 
 from hosts.tfmcc.core import bias, feedback_delay, feedback_time
 from hosts.tfmcc.params import DATA_HEADER, TfmccParams

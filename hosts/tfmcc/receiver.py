@@ -1,9 +1,6 @@
-"""The TFMCC receiver as the paper describes it (2.1-2.6, appendices A-B).
-
-Loss event rate (2.3), RTT (2.4), the TCP-friendly rate toward itself (2.1)
-and biased feedback timers (2.5); docs/protocols/tfmcc.md describes it.  The
-methods under "hooks the rules change" are what :mod:`hosts.tfmcc.rules` changes.
-"""
+"""The TFMCC receiver as the paper describes it (2.1-2.6, appendices A-B); see
+docs/protocols/tfmcc.md.  :mod:`hosts.tfmcc.rules` changes the methods under
+"hooks the rules change"."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from hosts.core import Address, JoinGroup, LeaveGroup, node_id
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.rtt import ewma
-from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, RECV_WINDOW_RTTS, U32,
+from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
                               feedback_delay, feedback_time, u32)
 from hosts.tfmcc.params import TfmccParams
 from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
@@ -85,16 +82,11 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         """The TCP-friendly rate toward this receiver (2.1), the receive rate
         before loss; computed once per instant (it moves only with packets)."""
         key = (self.now, self.packets, self.rtt)
-        if self._calc_key == key:
-            return self._calc
-        self._calc_key, self._calc = key, self._calculated_rate()
+        if self._calc_key != key:
+            p = self.loss_event_rate
+            rate = 8.0 * tcp_rate(self.p.packet_size, self.rtt, p, rto(self.rtt)) if p > 0 else self.receive_rate_bps()
+            self._calc_key, self._calc = key, rate
         return self._calc
-
-    def _calculated_rate(self) -> float:
-        p = self.loss_event_rate
-        if p > 0:
-            return 8.0 * tcp_rate(self.p.packet_size, self.rtt, p, rto(self.rtt))
-        return self.receive_rate_bps()
 
     # -- Endpoint hooks -----------------------------------------------------
     def on_start(self, now: float) -> None:
@@ -142,7 +134,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         if msg.echo_rcvr_id == self.me and msg.echo_ts and msg.echo_ts != self._measured_echo:
             self._measured_echo = msg.echo_ts
             inst_us = wire.ts_diff_us(now_us, msg.echo_ts) - msg.echo_offset
-            if 0 < inst_us < 60_000_000:
+            if 0 < inst_us < MAX_RTT_S * 1e6:
                 rtt_now = inst_us / 1e6
                 self.d_rs_us = inst_us - d_sr
                 self._rtt_sample(rtt_now)
@@ -171,15 +163,14 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         else:
             self._arm(now)
         self.supp_rate = msg.supp_rate if msg.supp_rate != U32 else math.inf
-        if self.timer_pending and self._suppressed_by(self.supp_rate):
-            self.cancel_timer("feedback")
-            self.timer_pending = False
-            self.suppressed += 1
-        elif self.timer_pending and not self._wants_to_report(self.calculated_rate_bps()):
-            self.cancel_timer("feedback")  # the sender already went below our rate
-            self.timer_pending = False
-        elif self.timer_pending:
-            self._retime(now)
+        if self.timer_pending:
+            suppressed = self._suppressed_by(self.supp_rate)
+            if suppressed or not self._wants_to_report(self.calculated_rate_bps()):
+                self.cancel_timer("feedback")  # suppressed, or the sender already went below our rate
+                self.timer_pending = False
+                self.suppressed += suppressed
+            else:
+                self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
 
@@ -261,10 +252,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
 
-    def _ratio(self, x_calc: float) -> float:
-        send = self.send_rate_bps()
-        return 1.0 if math.isinf(send) or send <= 0 else x_calc / send
-
     def _new_round(self, rnd: int, now: float) -> None:
         """A data packet announced feedback round ``rnd``: set a biased timer (2.5.1)."""
         self.fb_round = rnd
@@ -277,16 +264,16 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         """Decide once per round whether to report, as soon as the rates are known."""
         if self._armed or self.is_clr:
             return  # the CLR reports once per RTT without suppression
-        x_calc = self.calculated_rate_bps()
-        if x_calc <= 0 or math.isinf(self.send_rate_bps()):
+        x_calc, send = self.calculated_rate_bps(), self.send_rate_bps()
+        if x_calc <= 0 or math.isinf(send):
             return  # not enough packets yet to know either rate: try again
         self._armed = True
         if not self._wants_to_report(x_calc):
             return
         self.x_fbr = x_calc
-        T = feedback_delay(self.p.packet_size, self.max_rtt, self.send_rate_bps())
+        T = feedback_delay(self.p.packet_size, self.max_rtt, send)
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
-        t = feedback_time(self.p.fb_receivers, T, self._ratio(x_calc), x)
+        t = feedback_time(self.p.fb_receivers, T, x_calc / send, x)
         self._fb_start, self._fb_frac = now, t / T  # kept as a fraction of T for rules
         self.set_timer("feedback", now + t)
         self.timer_pending = True

@@ -1,13 +1,11 @@
-"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py).
-
-Each overrides a hook of the receiver or sender core and calls ``super()``;
-its constants are class constants, named apart from every other rule's.
-Reasons and figures: docs/protocols/tfmcc.md#rules.
-"""
+"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py), each
+overriding a core hook and calling ``super()``; its constants are class constants,
+named apart from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
@@ -17,12 +15,18 @@ from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D, feedback_d
 from hosts.tfrc import CompetitorOverflow, LossHistory
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
+if TYPE_CHECKING:  # the mixins run on top of the cores
+    from hosts.tfmcc.receiver import TfmccReceiver as _Rx
+    from hosts.tfmcc.sender import TfmccSender as _Tx
+else:
+    _Rx = _Tx = object
+
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
 
 # -- receiver rules ----------------------------------------------------------
 
 
-class HistoryDiscounting:
+class HistoryDiscounting(_Rx):
     """RFC 5348 5.5: older loss intervals weigh less after a long loss-free stretch
     (paper 2.2 counts on the ~0.3 packets per RTT climb this gives)."""
 
@@ -30,63 +34,63 @@ class HistoryDiscounting:
         return LossHistory(LOSS_INTERVALS, discounting=True)
 
 
-class LossEventCurrentRtt:
+class LossEventCurrentRtt(_Rx):
     """A loss event spans the round trip the revealing packet measures when it
     exceeds the smoothed RTT, which lags a queue TCP fills (RFC 6582 3.2)."""
 
     def _event_span(self, rtt_now: float) -> float:
-        return max(super()._event_span(rtt_now), rtt_now)  # type: ignore[misc]
+        return max(super()._event_span(rtt_now), rtt_now)
 
     def _remodel_reverse(self) -> float | None:
-        d_rs = self.d_rs_us  # type: ignore[attr-defined]
+        d_rs = self.d_rs_us
         return None if d_rs is None else d_rs / 1e6
 
 
-class SlowstartRecvRate:
+class SlowstartRecvRate(_Rx):
     """In slowstart, before loss, X_recv is the rate over the last RTT
     (RFC 5348 4.3/6.2), not over four."""
 
     SS_WINDOW_RTTS = 1.0
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
-        self.ss_meter = WindowRateMeter(self.SS_WINDOW_RTTS * self.rtt)  # type: ignore[attr-defined]
+        super().__init__(config)
+        self.ss_meter = WindowRateMeter(self.SS_WINDOW_RTTS * self.rtt)
 
     def receive_rate_bps(self) -> float:
-        if self.sender_slowstart and not self.history.has_loss:  # type: ignore[attr-defined]
-            return self.ss_meter.rate_bps(self.now)  # type: ignore[attr-defined]
-        return super().receive_rate_bps()  # type: ignore[misc]
+        if self.sender_slowstart and not self.history.has_loss:
+            return self.ss_meter.rate_bps(self.now)
+        return super().receive_rate_bps()
 
     def _recv_rate_at_first_loss(self) -> float:
-        if self.sender_slowstart:  # type: ignore[attr-defined]
-            return self.ss_meter.rate_bps(self.now)  # type: ignore[attr-defined]
-        return super()._recv_rate_at_first_loss()  # type: ignore[misc]
+        if self.sender_slowstart:
+            return self.ss_meter.rate_bps(self.now)
+        return super()._recv_rate_at_first_loss()
 
     def _meter_packet(self, now: float, size: int) -> None:
-        super()._meter_packet(now, size)  # type: ignore[misc]
-        if self.sender_slowstart:  # type: ignore[attr-defined]
+        super()._meter_packet(now, size)
+        if self.sender_slowstart:
             self.ss_meter.add(now, size)
 
     def _meter_windows(self) -> None:
-        super()._meter_windows()  # type: ignore[misc]
-        if self.sender_slowstart:  # type: ignore[attr-defined]
-            self.ss_meter.window = self.SS_WINDOW_RTTS * self.rtt  # type: ignore[attr-defined]
+        super()._meter_windows()
+        if self.sender_slowstart:
+            self.ss_meter.window = self.SS_WINDOW_RTTS * self.rtt
 
     def _restart_meters(self) -> None:
-        super()._restart_meters()  # type: ignore[misc]
+        super()._restart_meters()
         self.ss_meter = WindowRateMeter(self.ss_meter.window)
 
 
-class FirstIntervalRecvRate:
+class FirstIntervalRecvRate(_Rx):
     """l_0 from the rate received (RFC 5348 6.3.1), not half the sending rate
     (paper app. B), which overshoots what the path delivers."""
 
     def _first_interval_rate(self) -> float:
-        recv = self._recv_rate_at_first_loss()  # type: ignore[attr-defined]
-        return recv if recv > 0 else super()._first_interval_rate()  # type: ignore[misc]
+        recv = self._recv_rate_at_first_loss()
+        return recv if recv > 0 else super()._first_interval_rate()
 
 
-class ForgiveCompetitorOverflow:
+class ForgiveCompetitorOverflow(_Rx):
     """In slowstart a first loss below a TCP initial window (RFC 6928) per
     initial RTT is a competitor's overflow: forgiven with its further losses."""
 
@@ -95,7 +99,7 @@ class ForgiveCompetitorOverflow:
     FORGIVE_OVERFLOWS = 0  # every overflow below the window
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
+        super().__init__(config)
         self._overflow = CompetitorOverflow(self.FORGIVE_RTTS, self.FORGIVE_OVERFLOWS)
 
     @property
@@ -104,20 +108,20 @@ class ForgiveCompetitorOverflow:
         return self._overflow.forgiven
 
     def _below_initial_window(self) -> bool:
-        send = self.send_rate_bps()  # type: ignore[attr-defined]
-        s = self.p  # type: ignore[attr-defined]
+        send = self.send_rate_bps()
+        s = self.p
         return not math.isinf(send) and send < self.FORGIVE_MIN_WINDOW * 8.0 * s.packet_size / s.initial_rtt
 
     def _record_packet(self, seq: int, now: float, span: float, owd: float) -> None:
-        had_loss = self.history.has_loss  # type: ignore[attr-defined]
-        super()._record_packet(seq, now, span, owd)  # type: ignore[misc]
-        if (not had_loss and self.history.has_loss and self.sender_slowstart  # type: ignore[attr-defined]
+        had_loss = self.history.has_loss
+        super()._record_packet(seq, now, span, owd)
+        if (not had_loss and self.history.has_loss and self.sender_slowstart
                 and self._overflow.forgives(now, span, self._below_initial_window())):
-            self.history = self._new_history()  # type: ignore[attr-defined]
+            self.history = self._new_history()
             self.history.on_packet(seq, now, span, owd)
 
 
-class OutageRestart:
+class OutageRestart(_Rx):
     """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
@@ -126,47 +130,47 @@ class OutageRestart:
     OUTAGE_PACKETS = 8
 
     def _before_packet(self, seq: int, now: float) -> None:
-        super()._before_packet(seq, now)  # type: ignore[misc]
-        h = self.history  # type: ignore[attr-defined]
+        super()._before_packet(seq, now)
+        h = self.history
         if h.highest_seq is None or seq - h.highest_seq - 1 < self.OUTAGE_PACKETS:
             return
-        if now - h.highest_time > max(self.OUTAGE_S, 4.0 * self.rtt):  # type: ignore[attr-defined]
-            self._restart_meters()  # type: ignore[attr-defined]
+        if now - h.highest_time > max(self.OUTAGE_S, 4.0 * self.rtt):
+            self._restart_meters()
             self.outages += 1
-            self.history = self._new_history()  # type: ignore[attr-defined]
+            self.history = self._new_history()
 
 
-class RetimeFeedback:
+class RetimeFeedback(_Rx):
     """A pending feedback timer keeps its fraction of the current T, which
     follows the rate (2.5.3) and ends the sender's rounds (RFC 4654 3.4)."""
 
     def _retime(self, now: float) -> None:
-        send = self.send_rate_bps()  # type: ignore[attr-defined]
+        send = self.send_rate_bps()
         if math.isinf(send):
             return
-        T = feedback_delay(self.p.packet_size, self.max_rtt, send)  # type: ignore[attr-defined]
-        when = max(now, self._fb_start + self._fb_frac * T)  # type: ignore[attr-defined]
-        old = self.timer_at("feedback")  # type: ignore[attr-defined]
+        T = feedback_delay(self.p.packet_size, self.max_rtt, send)
+        when = max(now, self._fb_start + self._fb_frac * T)
+        old = self.timer_at("feedback")
         if old is None or abs(old - when) > 0.01 * T:
-            self.set_timer("feedback", when)  # type: ignore[attr-defined]
+            self.set_timer("feedback", when)
 
 
 # -- sender rules ------------------------------------------------------------
 
 
-class TfrcInitialWindow:
+class TfrcInitialWindow(_Tx):
     """Start, and keep slowstart, at TFRC's initial window per R_max
     (RFC 5348 4.2, 4.3 step 4) instead of one packet (RFC 4654 3.1)."""
 
     def _initial_window_bytes(self) -> float:
-        size = self.p.packet_size  # type: ignore[attr-defined]
+        size = self.p.packet_size
         return min(4.0 * size, max(2.0 * size, 4380.0))
 
     def _slowstart_floor(self) -> float:
-        return self._initial_rate(max(self.r_max, self.p.initial_rtt))  # type: ignore[attr-defined]
+        return self._initial_rate(max(self.r_max, self.p.initial_rtt))
 
 
-class SlowstartPerReport:
+class SlowstartPerReport(_Tx):
     """Each CLR report in slowstart moves the rate, at most doubling per RTT
     (RFC 4654 3.6), instead of one step per feedback round (paper 2.6)."""
 
@@ -174,16 +178,16 @@ class SlowstartPerReport:
         pass  # the rate moves at reports, not along a per-round ramp
 
     def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
-        s = self.p  # type: ignore[attr-defined]
-        r = rtt if rtt is not None else self.r_max  # type: ignore[attr-defined]
+        s = self.p
+        r = rtt if rtt is not None else self.r_max
         target = min(SLOWSTART_D * recv, s.max_rate_bps)
-        cap = self.rate * 2.0 ** min(1.0, (now - self.ss_step_at) / max(r, 1e-3))  # type: ignore[attr-defined]
-        self.rate = min(max(min(target, cap), self._slowstart_floor()), s.max_rate_bps)  # type: ignore[attr-defined]
+        cap = self.rate * 2.0 ** min(1.0, (now - self.ss_step_at) / max(r, 1e-3))
+        self.rate = min(max(min(target, cap), self._slowstart_floor()), s.max_rate_bps)
         self.ss_step_at = now
         self.ss_from = self.ss_target = self.rate
 
 
-class PoliceReports:
+class PoliceReports(_Tx):
     """Refuse false ``IS_CLR`` claims (only the sender names the CLR, 2.2) and
     more than a burst of reports, then one per half RTT, from one receiver."""
 
@@ -191,18 +195,18 @@ class PoliceReports:
     POLICE_BURST = 4.0
 
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
+        super().__init__(config)
         self._buckets: dict[int, tuple[float, float]] = {}
 
     def _police(self, rep: TfmccReport, now: float) -> bool:
         f = rep.rflags
         if f & TfmccReportFlags.LEAVING:
             self._buckets.pop(rep.rcvr_id, None)
-            return super()._police(rep, now)  # type: ignore[misc]
-        if f & TfmccReportFlags.IS_CLR and rep.rcvr_id != self.clr:  # type: ignore[attr-defined]
+            return super()._police(rep, now)
+        if f & TfmccReportFlags.IS_CLR and rep.rcvr_id != self.clr:
             self.refused_clr_claims += 1
             return False
-        r_max = self.r_max  # type: ignore[attr-defined]
+        r_max = self.r_max
         rtt = rep.rtt / 1e6 if f & TfmccReportFlags.HAVE_RTT and rep.rtt else r_max
         gap = max(0.5 * min(rtt, r_max), 1e-3)
         tokens, last = self._buckets.get(rep.rcvr_id, (self.POLICE_BURST, now))
@@ -212,12 +216,12 @@ class PoliceReports:
             self.refused_flood += 1
             return False
         self._buckets[rep.rcvr_id] = (tokens - 1.0, now)
-        if len(self._buckets) > 4 * self.p.fb_receivers:  # type: ignore[attr-defined]
+        if len(self._buckets) > 4 * self.p.fb_receivers:
             self._buckets.clear()  # bounded memory against spoofed ids
-        return super()._police(rep, now)  # type: ignore[misc]
+        return super()._police(rep, now)
 
 
-class CheckClaims:
+class CheckClaims(_Tx):
     """Bound a claimed RTT by the sender's own sample (2.4.4) and a claimed rate
     by the equation of its own p: no receiver stretches R_max or the rate."""
 
@@ -225,44 +229,44 @@ class CheckClaims:
     CLAIM_FACTOR = 4.0
 
     def _bound_claimed_rtt(self, claimed: float, inst: float) -> float:
-        return min(super()._bound_claimed_rtt(claimed, inst), self.CLAIM_FACTOR * inst + 0.01)  # type: ignore[misc]
+        return min(super()._bound_claimed_rtt(claimed, inst), self.CLAIM_FACTOR * inst + 0.01)
 
     def _claimed_rate(self, rate: float, eq: float) -> float:
         if rate < eq / self.CLAIM_FACTOR:
             self.refused_rates += 1
             return eq
-        return super()._claimed_rate(rate, eq)  # type: ignore[misc]
+        return super()._claimed_rate(rate, eq)
 
 
-class SendSooner:
+class SendSooner(_Tx):
     """A report that raises the rate while the next packet is more than R_max
     away acts at once (RFC 5348 4.6: s/X at the current X)."""
 
     def _after_report(self, before: float, now: float) -> None:
-        super()._after_report(before, now)  # type: ignore[misc]
-        pending = self.timer_at("send")  # type: ignore[attr-defined]
-        if pending is None or pending - now <= self.r_max:  # type: ignore[attr-defined]
+        super()._after_report(before, now)
+        pending = self.timer_at("send")
+        if pending is None or pending - now <= self.r_max:
             return
-        if not self.slowstart and not self._silent(now):  # type: ignore[attr-defined]
-            self._increase(now)  # type: ignore[attr-defined]
-        if self.rate > before and not self._burst_sent:  # type: ignore[attr-defined]
-            tick = self._last_tick + self._interval()  # type: ignore[attr-defined]
+        if not self.slowstart and not self._silent(now):
+            self._increase(now)
+        if self.rate > before and not self._burst_sent:
+            tick = self._last_tick + self._interval()
             if tick < pending:
                 self._tick = max(tick, now)
-                self.set_timer("send", self._tick)  # type: ignore[attr-defined]
+                self.set_timer("send", self._tick)
 
 
-class PacingJitter:
+class PacingJitter(_Tx):
     """Departures jitter within ±0.475 packet-times of their ticks: a periodic
     flow phase-locks with a drop-tail queue (Floyd & Jacobson)."""
 
     PACING_JITTER = 0.95
 
     def _pacing_offset(self, gap: float) -> float:
-        return self.PACING_JITTER * (self.rng.random() - 0.5) * gap  # type: ignore[attr-defined]
+        return self.PACING_JITTER * (self.rng.random() - 0.5) * gap
 
 
-class PacingPairs:
+class PacingPairs(_Tx):
     """Back-to-back pairs, as TCP's data behind delayed ACKs (RFC 5681 4.2),
     from 6 packets per R_max; the rate is unchanged."""
 
@@ -270,11 +274,11 @@ class PacingPairs:
     PAIR_MIN_WINDOW = 6.0
 
     def _next_burst_size(self) -> int:
-        per_rtt = self.rate * self.r_max / (8.0 * self.p.packet_size)  # type: ignore[attr-defined]
-        return self.PAIR_SIZE if per_rtt >= self.PAIR_MIN_WINDOW else super()._next_burst_size()  # type: ignore[misc]
+        per_rtt = self.rate * self.r_max / (8.0 * self.p.packet_size)
+        return self.PAIR_SIZE if per_rtt >= self.PAIR_MIN_WINDOW else super()._next_burst_size()
 
 
-class UnechoedClaims:
+class UnechoedClaims(_Tx):
     """A report that echoes no timestamp gets no more RTT than the sender measured
     itself (4x its largest own sample + 10 ms; before any, ``initial_rtt``), so
     ``check_claims`` holds its rate against its p there too."""
@@ -282,35 +286,32 @@ class UnechoedClaims:
     COUNTERS = ("capped_unechoed",)
     UNECHOED_FACTOR = 4.0
     UNECHOED_SLACK_S = 0.01
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
-        self.own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
+    own_rtt_hi = 0.0  # the largest own RTT sample, decaying as R_max does
 
     def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
-        x = super()._echo_sample(rep, now)  # type: ignore[misc]
+        x = super()._echo_sample(rep, now)
         if x is not None and x > self.own_rtt_hi:
             self.own_rtt_hi = x
         return x
 
     def _end_round(self, now: float) -> None:
-        super()._end_round(now)  # type: ignore[misc]
+        super()._end_round(now)
         self.own_rtt_hi *= RMAX_DECAY
 
     def _unechoed_rtt(self, rep: TfmccReport, claimed: float | None) -> float | None:
-        rtt = super()._unechoed_rtt(rep, claimed)  # type: ignore[misc]
+        rtt = super()._unechoed_rtt(rep, claimed)
         own = self.own_rtt_hi
         if rtt is None:
             has_loss = rep.rflags & TfmccReportFlags.HAVE_LOSS
-            return (own or self.r_max) if has_loss else None  # type: ignore[attr-defined]
-        cap = self.UNECHOED_FACTOR * own + self.UNECHOED_SLACK_S if own else self.p.initial_rtt  # type: ignore[attr-defined]
+            return (own or self.r_max) if has_loss else None
+        cap = self.UNECHOED_FACTOR * own + self.UNECHOED_SLACK_S if own else self.p.initial_rtt
         if rtt > cap:
             self.capped_unechoed += 1
             return cap
         return rtt
 
 
-class ClrSilence:
+class ClrSilence(_Tx):
     """A CLR reports once per RTT (2.4.2): one silent for ``CLR_SILENT_RMAX``
     R_max (and 8 packet-times, at least 1 s) has gone, e.g. behind a crashed
     switch; it is dropped then, checked per packet, not after 4.2's 10 rounds."""
@@ -318,28 +319,29 @@ class ClrSilence:
     CLR_SILENT_RMAX, CLR_SILENT_PACKETS, CLR_SILENT_MIN_S = 8.0, 8.0, 1.0
 
     def _check_round(self, now: float) -> None:
-        silent = max(self.CLR_SILENT_RMAX * self.r_max, self.CLR_SILENT_PACKETS * self._interval(),  # type: ignore
+        silent = max(self.CLR_SILENT_RMAX * self.r_max, self.CLR_SILENT_PACKETS * self._interval(),
                      self.CLR_SILENT_MIN_S)
-        if self.clr is not None and now - self.clr_last > silent:  # type: ignore[attr-defined]
-            self._drop_clr()  # type: ignore[attr-defined]
-        super()._check_round(now)  # type: ignore[misc]
+        if self.clr is not None and now - self.clr_last > silent:
+            self._drop_clr()
+        super()._check_round(now)
 
 
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
 
 
-class StampEcho:
+class StampEcho(_Rx):
     """Receiver: a report carries back the stamp of the data since the last one."""
 
+    _stamp_now = 0  # the last data packet's stamp
+
     def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)  # type: ignore[call-arg]
+        super().__init__(config)
         self._stamps = StampWindow()
-        self._stamp_now = 0  # the last data packet's stamp
 
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
         self._stamps.add(msg.stamp)
         self._stamp_now = msg.stamp
-        super()._on_data(msg, size, now)  # type: ignore[misc]
+        super()._on_data(msg, size, now)
 
     def _report_stamp(self) -> int:
         byte = self._stamps.byte()
@@ -348,22 +350,19 @@ class StampEcho:
 
     def _arm(self, now: float) -> None:
         # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.
-        super()._arm(now)  # type: ignore[misc]
+        super()._arm(now)
         queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
-        if (self.timer_pending and self.sender_slowstart and spare and queue is not None  # type: ignore
-                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):  # type: ignore
+        if (self.timer_pending and self.sender_slowstart and spare and queue is not None
+                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):
             self._fb_frac = 0.0  # retime_feedback keeps it at once
-            self.set_timer("feedback", now)  # type: ignore[attr-defined]
+            self.set_timer("feedback", now)
 
 
-class StampSpare:
-    """Sender: the CLR's echoed stamp decides slowstart while it shows a short
-    queue: a share of the spare rate is added at once (Quick-Start, RFC 4782),
-    none spare holds.  A long queue brakes once to 0.9 of what arrives (ABC's
-    brake) and holds while it drains; one that does not drain is not the
-    session's (TCP fills it): ``default`` decides until it is short again.
-    The increase after a CLR change (2.2) also takes the share, up to the
-    CLR's rate.  No stamp: ``default``."""
+class StampSpare(_Tx):
+    """Sender: under a short queue in the CLR's echoed stamp, slowstart and the increase
+    after a CLR change (2.2) add a share of the spare rate at once (Quick-Start, RFC 4782);
+    a long queue brakes once (ABC's brake).  Without a stamp, or under a queue braking
+    does not drain: ``default``.  Details: docs/protocols/tfmcc.md#rules."""
 
     COUNTERS = ("stamp_raises", "stamp_brakes")
     STAMP_SHARE = 0.25
@@ -378,37 +377,37 @@ class StampSpare:
     _brake_q = 0  # the queue code at the brake; 0: none; -1: not the session's queue
 
     def _on_report(self, rep: TfmccReport, now: float) -> None:
-        before, taken = self.rate, self.reports  # type: ignore[attr-defined]
-        super()._on_report(rep, now)  # type: ignore[misc]
+        before, taken = self.rate, self.reports
+        super()._on_report(rep, now)
         queue, spare = Stamp.queue_delay_s(rep.stamp), Stamp.spare_bps(rep.stamp)
-        if (self.reports == taken or rep.rcvr_id != self.clr  # type: ignore[attr-defined]
+        if (self.reports == taken or rep.rcvr_id != self.clr
                 or queue is None or spare is None or rep.rflags & TfmccReportFlags.LEAVING):
             return
-        r_max, q = self.r_max, Stamp.queue_code(rep.stamp)  # type: ignore[attr-defined]
+        r_max, q = self.r_max, Stamp.queue_code(rep.stamp)
         short = queue < max(self.STAMP_SHORT_S, self.STAMP_SHORT_RMAX * r_max)
         due = now - self._stamp_at >= max(r_max, self.STAMP_LAG_S)
         if short:
             self._brake_q = 0
         elif 0 < self._brake_q <= q and now - self._brake_at > max(self.STAMP_DRAIN_RMAX * r_max, self.STAMP_DRAIN_S):
             self._brake_q = -1  # braking did not drain it
-        if self.slowstart and self._brake_q >= 0:  # type: ignore[attr-defined]
+        if self.slowstart and self._brake_q >= 0:
             recv = float(rep.recv_rate or rep.rate)
             if short and spare > 0 and due:
-                self.rate = max(before, min(recv + self.STAMP_SHARE * spare, self.p.max_rate_bps))  # type: ignore
+                self.rate = max(before, min(recv + self.STAMP_SHARE * spare, self.p.max_rate_bps))
                 self.stamp_raises += 1
             elif not short and due and self._brake_q == 0:
-                self.rate = max(min(before, self.STAMP_BRAKE * recv), self._slowstart_floor())  # type: ignore
+                self.rate = max(min(before, self.STAMP_BRAKE * recv), self._slowstart_floor())
                 self.stamp_brakes += 1
                 self._brake_q, self._brake_at = q, now
             else:
-                self.rate = min(self.rate, before)  # type: ignore[attr-defined]
+                self.rate = min(self.rate, before)
                 if 0 < q < self._brake_q:
                     self._brake_q, self._brake_at = q, now  # draining: the queue is the session's
             self._stamp_at = now if due else self._stamp_at
             self.ss_from = self.ss_target = self.rate
-        elif short and due and self.limited and spare > 0:  # type: ignore[attr-defined]
-            ceiling = min(self.clr_rate, self.p.max_rate_bps)  # type: ignore[attr-defined]
-            self.rate = max(self.rate, min(ceiling, self.rate + self.STAMP_SHARE * spare))  # type: ignore
+        elif short and due and self.limited and spare > 0:
+            ceiling = min(self.clr_rate, self.p.max_rate_bps)
+            self.rate = max(self.rate, min(ceiling, self.rate + self.STAMP_SHARE * spare))
             self.stamp_raises += 1
             self._stamp_at = now
 
@@ -426,21 +425,17 @@ _RULES = (
          "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
     Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
          "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
-    Rule("outage_restart", "an outage restarts the loss history instead of counting as loss",
-         OURS, {R: OutageRestart}),
-    Rule("retime_feedback", "a pending feedback timer follows T as the rate changes",
-         OURS, {R: RetimeFeedback}),
+    Rule("outage_restart", "an outage restarts the loss history instead of counting as loss", OURS, {R: OutageRestart}),
+    Rule("retime_feedback", "a pending feedback timer follows T as the rate changes", OURS, {R: RetimeFeedback}),
     Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
          "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
     Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
          "RFC 4654 3.6", {S: SlowstartPerReport}),
     Rule("police_reports", "refuse false CLR claims and report floods", OURS, {S: PoliceReports}),
-    Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample",
-         OURS, {S: CheckClaims}),
+    Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample", OURS, {S: CheckClaims}),
     Rule("send_sooner", "a report that raises a floor rate acts at once", "RFC 5348 4.6", {S: SendSooner}),
     Rule("pacing_jitter", "departures jitter within a packet-time of their ticks", OURS, {S: PacingJitter}),
-    Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max",
-         OURS, {S: PacingPairs}),
+    Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max", OURS, {S: PacingPairs}),
     Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
          OURS, {S: UnechoedClaims}, requires=("check_claims",)),
     Rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", OURS, {S: ClrSilence}),

@@ -1,10 +1,6 @@
-"""The TFMCC sender as the paper describes it (2.2, 2.4.2, 2.5, 2.6, 4.2).
-
-It follows the current limiting receiver (CLR), echoes reports, runs the
-feedback rounds and slowstart; docs/protocols/tfmcc.md describes it.  Methods
-whose docstring says what the paper does are the hooks :mod:`hosts.tfmcc.rules`
-overrides.
-"""
+"""The TFMCC sender as the paper describes it (2.2, 2.4.2, 2.5, 2.6, 4.2); see
+docs/protocols/tfmcc.md.  Methods whose docstring says what the paper does are
+the hooks :mod:`hosts.tfmcc.rules` overrides."""
 
 from __future__ import annotations
 
@@ -165,11 +161,9 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             rate = eq if sender_side else self._claimed_rate(rate, eq)
         if rtt is not None:
             self.round_max_rtt = max(self.round_max_rtt, rtt)
-            if not self.rmax_measured:
-                self.r_max = rtt
+            if not self.rmax_measured or rtt > self.r_max:
+                self.r_max = rtt  # the first sample; then grows at once, shrinks per round (RFC 4654 3.2)
                 self.rmax_measured = True
-            elif rtt > self.r_max:
-                self.r_max = rtt  # grows at once, shrinks per round (RFC 4654 3.2)
         if f & TfmccReportFlags.LEAVING:
             self.pending.pop(rep.rcvr_id, None)
             if is_clr:
@@ -188,68 +182,50 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         echo = _Echo(ECHO_OTHER if rtt is not None and f & TfmccReportFlags.HAVE_RTT else ECHO_NO_RTT,
                      rate, rep.rcvr_id, rep.timestamp, now)
 
-        if self.slowstart and not have_loss:
-            # Slowstart (2.6): the lowest reporter is the CLR (RFC 4654 3.6).
-            recv = float(rep.recv_rate or rep.rate)
-            self.round_recv[rep.rcvr_id] = recv
-            if is_clr or self.clr is None or rate < self.clr_rate:
-                if not is_clr:
-                    echo.prio = ECHO_NEW_CLR
-                self._set_clr(rep.rcvr_id, rate, now)
-                self._slowstart_report(recv, rtt, now)
-            self._queue_echo(echo, is_clr)
-            return
-        if have_loss and self.slowstart:
-            self.slowstart = False  # first loss anywhere ends slowstart (2.6)
-            self.last_increase = now
-            self.limited = False
-            if not is_clr:
-                echo.prio = ECHO_NEW_CLR
-                self._set_clr(rep.rcvr_id, rate, now)
-                is_clr = True
-        elif have_loss and not is_clr and (self.clr is None or rate < self.clr_rate):
-            # No CLR, or one whose rate sets no limit: a loss report names the CLR.
-            echo.prio = ECHO_NEW_CLR
-            self._set_clr(rep.rcvr_id, rate, now)
-            is_clr = True
-            self.last_increase = now
         if not have_loss:
-            if self.clr is None and not self.slowstart:
+            if self.slowstart:
+                # Slowstart (2.6): the lowest reporter is the CLR (RFC 4654 3.6).
+                recv = float(rep.recv_rate or rep.rate)
+                self.round_recv[rep.rcvr_id] = recv
+                if is_clr or self.clr is None or rate < self.clr_rate:
+                    self._set_clr(echo, rate, now)
+                    self._slowstart_report(recv, rtt, now)
+            elif self.clr is None:
                 # No CLR and nobody has loss: the lowest loss-free reporter
                 # becomes CLR without a limit, so feedback keeps coming (2.2, 4.2).
-                echo.prio = ECHO_NEW_CLR
-                self._set_clr(rep.rcvr_id, math.inf, now)
+                self._set_clr(echo, math.inf, now)
                 self.limited = True
                 self.last_increase = now
-            elif is_clr and not self.slowstart:
+            elif is_clr:
                 if not math.isinf(self.clr_rate):
                     self.limited = True
                 self.clr_rate = math.inf
-            self._queue_echo(echo, is_clr)
+            self._queue_echo(echo)
             return
-        if is_clr:
-            self.clr_rate = rate
-            self.clr_last = now
-            if rate < self.rate:
-                self.rate = max(rate, s.min_rate_bps)  # immediate decrease (2.2)
-                self.last_increase = now
-        elif rate < self.rate:
-            echo.prio = ECHO_NEW_CLR
-            self._set_clr(rep.rcvr_id, rate, now)
-            self.rate = max(rate, s.min_rate_bps)
+        if self.slowstart:
+            self.slowstart = self.limited = False  # first loss anywhere ends slowstart (2.6)
             self.last_increase = now
-        # A new CLR's first report is echoed first (2.4.2), not as the CLR's.
-        self._queue_echo(echo, is_clr and echo.prio != ECHO_NEW_CLR)
+            self._set_clr(echo, rate, now)
+        elif not is_clr and (self.clr is None or rate < self.clr_rate):
+            # No CLR, or one whose rate sets no limit: a loss report names the CLR.
+            self._set_clr(echo, rate, now)
+            self.last_increase = now
+        if rep.rcvr_id == self.clr or rate < self.rate:
+            self._set_clr(echo, rate, now)  # the CLR's new rate, or a lower one's report
+        if rate < self.rate:
+            self.rate = max(rate, s.min_rate_bps)  # immediate decrease (2.2)
+            self.last_increase = now
+        self._queue_echo(echo)
 
     def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
         """A slowstart report from the CLR: the paper moves the target per round (2.6)."""
 
-    def _set_clr(self, rcvr: int, rate: float, now: float) -> None:
-        if rcvr != self.clr:
+    def _set_clr(self, echo: _Echo, rate: float, now: float) -> None:
+        """Make the reporter the CLR; a new CLR's report is echoed first (2.4.2)."""
+        if echo.rcvr != self.clr:
+            echo.prio = ECHO_NEW_CLR
             self.clr_changed_at = now
-        self.clr = rcvr
-        self.clr_rate = rate
-        self.clr_last = now
+        self.clr, self.clr_rate, self.clr_last = echo.rcvr, rate, now
 
     def _drop_clr(self) -> None:
         """The CLR left or timed out (4.2): keep the rate, then the increase
@@ -260,8 +236,9 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         # Receivers learn of it from the next packets: the halving's clock restarts.
         self.last_report, self.silent_latched = max(self.last_report, self.now), False
 
-    def _queue_echo(self, echo: _Echo, is_clr: bool) -> None:
-        if is_clr or echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
+    def _queue_echo(self, echo: _Echo) -> None:
+        """The CLR's report is kept for every packet; others, and a new CLR's first, wait (2.4.2)."""
+        if echo.rcvr == self.clr and echo.prio != ECHO_NEW_CLR:
             echo.prio = ECHO_CLR
             self.clr_echo = echo
             self.pending.pop(echo.rcvr, None)
