@@ -366,3 +366,26 @@ class Net:
 
 def receivers(deliveries: list[Delivery]) -> list[str]:
     return sorted(d.node for d in deliveries)
+
+
+def two_folding_levels(group: str, session: int) -> tuple[Net, Host, Host, Host]:
+    """sender - S1 (rA on 1) -(2:1)- S2 (rB on 3, rC on 4), both switches folding
+    ``session``'s feedback, every receiver joined to ``group``: (net, rA, rB, rC)."""
+    ra = Host("rA", "10.0.0.11", "00:00:00:00:00:0b")
+    rb = Host("rB", "10.0.0.12", "00:00:00:00:00:0c")
+    rc = Host("rC", "10.0.0.13", "00:00:00:00:00:0d")
+    net = Net()
+    net.add_switch("s1", SwitchSetup(
+        ports=[1, 2, 4], hosts={1: ra, 4: SENDER},
+        routes={rb.ip: 2, rc.ip: 2}, groups=[Group(group, 0, 10)], aggregate={session: (0, 0)}))
+    net.add_switch("s2", SwitchSetup(
+        ports=[1, 3, 4], hosts={3: rb, 4: rc}, routes={SENDER.ip: 1, ra.ip: 1},
+        groups=[Group(group, 0, 10, upstream_port=1)], aggregate={session: (0, 0)}))
+    net.link("s1", 2, "s2", 1)
+    net.attach("hs", "s1", 4)
+    for name, sw, port in (("rA", "s1", 1), ("rB", "s2", 3), ("rC", "s2", 4)):
+        net.attach(name, sw, port)
+    net.send("s1", 1, igmpv2_report(ra, group))
+    net.send("s2", 3, igmpv2_report(rb, group))
+    net.send("s2", 4, igmpv2_report(rc, group))
+    return net, ra, rb, rc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from p4src_harness import (AGG_K, DROP_ABSORBED, SENDER, Group, Host, Net, SwitchSetup, configure,
+from p4src_harness import (AGG_K, DROP_ABSORBED, SENDER, Group, Host, SwitchSetup, configure, two_folding_levels,
                            counter, igmpv2_report, ipv4_header_ok, new_switch, outputs,
                            rewrite_udp_payload, udp_frame, udp_payload)
 from scapy.layers.l2 import Ether
@@ -177,23 +177,7 @@ def test_the_last_folded_port_counts_in_the_fold():
 
 def test_two_levels_yield_the_global_fold():
     """sender - S1 (rA on 1) -(2:1)- S2 (rB on 3, rC on 4)."""
-    ra = Host("rA", "10.0.0.11", "00:00:00:00:00:0b")
-    rb = Host("rB", "10.0.0.12", "00:00:00:00:00:0c")
-    rc = Host("rC", "10.0.0.13", "00:00:00:00:00:0d")
-    net = Net()
-    net.add_switch("s1", SwitchSetup(
-        ports=[1, 2, 4], hosts={1: ra, 4: SENDER},
-        routes={rb.ip: 2, rc.ip: 2}, groups=[Group(G1, 0, 10)], aggregate={SESSION: (0, 0)}))
-    net.add_switch("s2", SwitchSetup(
-        ports=[1, 3, 4], hosts={3: rb, 4: rc}, routes={SENDER.ip: 1, ra.ip: 1},
-        groups=[Group(G1, 0, 10, upstream_port=1)], aggregate={SESSION: (0, 0)}))
-    net.link("s1", 2, "s2", 1)
-    net.attach("hs", "s1", 4)
-    for name, sw, port in (("rA", "s1", 1), ("rB", "s2", 3), ("rC", "s2", 4)):
-        net.attach(name, sw, port)
-    net.send("s1", 1, igmpv2_report(ra, G1))
-    net.send("s2", 3, igmpv2_report(rb, G1))
-    net.send("s2", 4, igmpv2_report(rc, G1))
+    net, ra, rb, rc = two_folding_levels(G1, SESSION)
 
     last = None
     for sw, port, host, m in (("s2", 3, rb, ack(100, 10, 20, 64, rb)),

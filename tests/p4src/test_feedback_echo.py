@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from p4src_harness import (SENDER, Group, Host, Net, SwitchSetup, configure, counter,
+from p4src_harness import (SENDER, Group, Host, SwitchSetup, configure, counter, two_folding_levels,
                            igmpv2_report, new_switch, outputs, rewrite_udp_payload, udp_frame)
 from scapy.layers.l2 import Ether
 
@@ -126,23 +126,7 @@ def test_echoes_of_one_session_never_reach_another():
 
 def test_two_folding_levels_carry_every_echo_to_the_sender():
     """sender - S1 (rA on 1) -(2:1)- S2 (rB on 3, rC on 4)."""
-    ra = Host("rA", "10.0.0.11", "00:00:00:00:00:0b")
-    rb = Host("rB", "10.0.0.12", "00:00:00:00:00:0c")
-    rc = Host("rC", "10.0.0.13", "00:00:00:00:00:0d")
-    net = Net()
-    net.add_switch("s1", SwitchSetup(
-        ports=[1, 2, 4], hosts={1: ra, 4: SENDER},
-        routes={rb.ip: 2, rc.ip: 2}, groups=[Group(G1, 0, 10)], aggregate={MTCP: (0, 0)}))
-    net.add_switch("s2", SwitchSetup(
-        ports=[1, 3, 4], hosts={3: rb, 4: rc}, routes={SENDER.ip: 1, ra.ip: 1},
-        groups=[Group(G1, 0, 10, upstream_port=1)], aggregate={MTCP: (0, 0)}))
-    net.link("s1", 2, "s2", 1)
-    net.attach("hs", "s1", 4)
-    for name, sw, port in (("rA", "s1", 1), ("rB", "s2", 3), ("rC", "s2", 4)):
-        net.attach(name, sw, port)
-    net.send("s1", 1, igmpv2_report(ra, G1))
-    net.send("s2", 3, igmpv2_report(rb, G1))
-    net.send("s2", 4, igmpv2_report(rc, G1))
+    net, ra, rb, rc = two_folding_levels(G1, MTCP)
 
     def send(sw: str, port: int, host: Host, cum: int, echo: int) -> list[int]:
         msg = ack(cum, int.from_bytes(bytes(map(int, host.ip.split("."))), "big"), echo)
