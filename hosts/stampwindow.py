@@ -51,6 +51,13 @@ class StampWindow:
         """The window as one stamp byte (0: not stamped), for feedback that carries it back."""
         return Stamp.pack(self.q_max, self.s_min) if self.stamped else Stamp.NOT_STAMPED
 
+    def take(self) -> int:
+        """The window's byte for a feedback message, and a fresh window: each
+        echo speaks for the data since the previous one (docs/stamp.md)."""
+        byte = self.byte()
+        self.reset()
+        return byte
+
     def reset(self) -> None:
         self.packets = self.unstamped = self.q_max = 0
         self.s_min = 15

@@ -356,9 +356,7 @@ class StampEcho(_Rx):
         super()._on_data(m, now)
 
     def _stamp_echo(self) -> int:
-        byte = self.stamps.byte()
-        self.stamps.reset()
-        return byte
+        return self.stamps.take()
 
 
 class StampClimb(_Base):

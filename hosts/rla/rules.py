@@ -703,9 +703,7 @@ class StampEchoReceiver(Receiver):
         self.stamps.add(msg.stamp)
 
     def _sack_stamp(self) -> int:
-        byte = self.stamps.byte()
-        self.stamps.reset()
-        return byte
+        return self.stamps.take()
 
 
 class _StampView(Sender):

@@ -344,9 +344,7 @@ class StampEcho(_Rx):
         super()._on_data(msg, size, now)
 
     def _report_stamp(self) -> int:
-        byte = self._stamps.byte()
-        self._stamps.reset()
-        return byte
+        return self._stamps.take()
 
     def _arm(self, now: float) -> None:
         # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.

@@ -245,9 +245,7 @@ class StampEcho(Receiver):
         super()._on_data(m, now)
 
     def _feedback_stamp(self) -> int:
-        byte = self.stamps.byte()
-        self.stamps.reset()
-        return byte
+        return self.stamps.take()
 
 
 class _StampView(Sender):

@@ -30,3 +30,14 @@ def test_an_empty_window_says_nothing_and_reset_empties() -> None:
     w.add(Stamp.pack(2, 3))
     w.reset()
     assert not w.stamped and (w.q_max, w.s_min) == (0, 15)
+
+
+def test_take_gives_the_byte_once_and_starts_a_fresh_window() -> None:
+    from hosts.stampwindow import StampWindow
+    from hosts.wire import Stamp
+
+    w = StampWindow()
+    w.add(Stamp.pack(5, 3))
+    w.add(Stamp.pack(2, 9))
+    assert w.take() == Stamp.pack(5, 3)
+    assert (w.packets, w.take()) == (0, Stamp.NOT_STAMPED)  # an empty window says nothing
