@@ -55,7 +55,44 @@ from hosts import registry
 MAX_MGID = 0xFFFF
 """v1model's ``mcast_grp`` is 16 bits; group 0 means "no multicast"."""
 
+PORT_SET_BASE = 0x0E00
+"""PRE group of the empty port set: the group of port set S is ``PORT_SET_BASE +
+sum(1 << p for p in S)`` (``port_sets`` in ``p4src/include/ingress.p4``).  With
+ports up to :data:`PORT_SET_MAX_PORT` the highest is 4095, the last group id
+BMv2's PRE accepts; session groups (``flood_mgid + 1 + slot``) stay below it."""
+PORT_SET_MAX_PORT = 8
+"""The highest port number a port-set bitmap may hold."""
+PORT_SET_MAX_PORTS = 8
+"""A switch with at most this many ports, numbered up to :data:`PORT_SET_MAX_PORT`,
+gets a PRE group for every set of its ports (at most 255 groups); a larger one
+replicates to each group's downstream ports and lets egress prune."""
+
 MODES = ("aggregate", "filter", "off")
+
+
+def port_sets_fit(ports: Iterable[int]) -> bool:
+    """Whether a switch with these ports gets port-set groups (:func:`port_set_groups`)."""
+    ports = set(ports)
+    return bool(ports) and len(ports) <= PORT_SET_MAX_PORTS and max(ports) <= PORT_SET_MAX_PORT
+
+
+def port_set_groups(ports: Iterable[int]) -> list[MulticastGroup] | None:
+    """The PRE groups that replicate multicast data to exactly its member ports:
+    one per non-empty set of ``ports``, or None where a switch has too many
+    ports (or too high a number) for them.
+
+    Why: egress pruning drops a copy only after it went through the port's
+    egress queue, and on BMv2 that queue (simple_switch's, before egress) is
+    the emulated bottleneck; a copy for a port without members would take
+    room and rate there.  Ingress picks the group of the member set instead."""
+    ports = sorted(set(ports))
+    if not port_sets_fit(ports):
+        return None
+    out = []
+    for k in range(1, 1 << len(ports)):
+        members = [p for i, p in enumerate(ports) if k >> i & 1]
+        out.append(MulticastGroup.of_ports(PORT_SET_BASE + sum(1 << p for p in members), members))
+    return out
 
 
 def protocol_entry(protocol: str) -> registry.Protocol | None:
@@ -252,7 +289,7 @@ def plan(
         _check_session(topo, s)
     gidx = allocate_groups(sessions, n)
     mgids = {g: n.flood_mgid + 1 + i for g, i in gidx.items()}
-    if n.flood_mgid + len(gidx) > MAX_MGID:
+    if n.flood_mgid + len(gidx) >= (PORT_SET_BASE if n.port_sets_table else MAX_MGID + 1):
         raise DesiredStateError(f"{len(gidx)} groups exceed the {MAX_MGID} PRE groups v1model can address")
     assisted = [s for s in sessions if s.effective_mode != "off"]
     if len(assisted) > n.max_sessions:
@@ -267,6 +304,12 @@ def plan(
         st = states[name]
         ports = sorted(p for p in topo.port_map(name) if p != n.cpu_port)
         st.add(MulticastGroup.of_ports(n.flood_mgid, ports))
+        sets = port_set_groups(ports) if n.port_sets_table else None
+        if sets is not None:
+            for g in sets:
+                st.add(g)
+            st.add(DefaultAction(n.port_sets_table, n.port_sets_action, _freeze(
+                {n.port_sets_base: PORT_SET_BASE, n.port_sets_ports: sum(1 << p for p in ports)})))
         st.add(
             DefaultAction(
                 n.config_table,

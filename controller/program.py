@@ -72,6 +72,13 @@ class ProgramNames:
     group_upstream: str = "upstream_port"
     group_has_upstream: str = "has_upstream"
 
+    # Port-set replication groups: a keyless table set through its default action
+    # (controller/desired.py, port_set_groups); "" for a program without it.
+    port_sets_table: str = "MccIngress.port_sets"
+    port_sets_action: str = "MccIngress.set_port_sets"
+    port_sets_base: str = "base"
+    port_sets_ports: str = "ports"
+
     # Session assistance: session id (common header) -> mode.
     session_table: str = "MccIngress.sessions"
     session_key: str = "hdr.mcc.session_id"
@@ -115,13 +122,13 @@ class ProgramNames:
 
     def tables(self) -> list[str]:
         return [self.config_table, self.fwd_table, self.arp_table, *self.group_tables, self.session_table,
-                self.port_rate_table, self.stamp_table]
+                self.port_rate_table, self.stamp_table, *([self.port_sets_table] if self.port_sets_table else [])]
 
     def actions(self) -> list[str]:
         return [
             self.config_action, self.fwd_action, self.fwd_drop_action, self.arp_action, *self.group_actions,
             self.aggregate_action, self.filter_action, self.none_action,
-            self.port_rate_action, self.stamp_action,
+            self.port_rate_action, self.stamp_action, *([self.port_sets_action] if self.port_sets_table else []),
         ]
 
 

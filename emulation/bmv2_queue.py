@@ -40,7 +40,7 @@ import math
 import socket
 import struct
 from dataclasses import asdict, dataclass
-from typing import Iterable
+from typing import Container, Iterable
 
 #: The frame whose departure spacing BMv2's packet-rate limiter is set for:
 #: a 1500-byte IP packet plus its 14-byte Ethernet header (what htb counts).
@@ -87,12 +87,17 @@ def queue_setting(switch: str, port: int, rate_bps: float, queue_packets: int | 
     return QueueSetting(switch, port, depth, rate_pps)
 
 
-def plan_queues(directions: Iterable[object]) -> dict[tuple[str, int], QueueSetting]:
+def plan_queues(directions: Iterable[object],
+                exact_replication: Container[str] | None = None) -> dict[tuple[str, int], QueueSetting]:
     """(switch, port) -> BMv2 queue setting for every rate-shaped egress direction.
 
     ``directions`` are :class:`emulation.shaping.Direction` values; an
     ingress direction (host to switch) is shaped before BMv2 and has no BMv2
-    egress queue of its own.
+    egress queue of its own.  ``exact_replication`` (None: every switch)
+    names the switches whose multicast copies go to member ports only
+    (``controller.desired.port_set_groups``): elsewhere egress prunes copies
+    that have already passed the egress queue, so a bottleneck's queue there
+    would fill with copies nobody receives, and it stays in the shaper.
     """
     out: dict[tuple[str, int], QueueSetting] = {}
     for d in directions:
@@ -100,6 +105,8 @@ def plan_queues(directions: Iterable[object]) -> dict[tuple[str, int], QueueSett
         if getattr(d, "direction") != "egress" or not getattr(d, "rate_shaped"):
             continue
         sw, port = getattr(d, "switch"), getattr(d, "port")
+        if exact_replication is not None and sw not in exact_replication:
+            continue
         out[(sw, port)] = queue_setting(sw, port, rate, getattr(d, "queue_packets"), getattr(d, "queue_bytes"))
     return out
 

@@ -223,6 +223,14 @@ def host_of(plan: EmulationPlan, d: Direction) -> tuple[str, str] | None:
     return (h.name, h.iface) if h is not None else None
 
 
+def exact_replication(plan: EmulationPlan) -> set[str]:
+    """The switches that get port-set groups, so replicate data to member ports only."""
+    from controller.desired import port_sets_fit
+    from controller.program import CPU_PORT
+
+    return {name for name, sw in plan.switches.items() if port_sets_fit(p for p in sw.ports if p != CPU_PORT)}
+
+
 def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) -> list[Shaping]:
     """How every link direction is shaped on ``target`` ("builtin" or "bmv2").
 
@@ -232,7 +240,7 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
 
     have = set(available)
     via_proc = linkproc_ports(plan, have) if target == "bmv2" else {}
-    queues = plan_queues(directions(plan)) if target == "bmv2" else {}
+    queues = plan_queues(directions(plan), exact_replication(plan)) if target == "bmv2" else {}
     out = []
     for d in directions(plan):
         q = queues.get((d.switch, d.port)) if d.direction == "egress" else None

@@ -174,6 +174,7 @@ def desired_options(ctx: Ctx) -> DesiredOptions:
 
 
 def check_group_ports(ctx: Ctx, mgid: int, ports: list[str]) -> dict[str, list[int]]:
+    from controller.desired import PORT_SET_BASE
     from controller.program import MCC
     from controller.topology import parse_endpoint
 
@@ -181,6 +182,8 @@ def check_group_ports(ctx: Ctx, mgid: int, ports: list[str]) -> dict[str, list[i
         raise CliError(f"group {mgid}: id out of range (1..65535)")
     if mgid == MCC.flood_mgid:
         raise CliError(f"group {mgid}: reserved for flooding")
+    if MCC.port_sets_table and mgid >= PORT_SET_BASE:
+        raise CliError(f"group {mgid}: ids from {PORT_SET_BASE} up are the controller's port-set groups")
     if not ports:
         raise CliError(f"group {mgid}: give --ports SWITCH-pN ...")
     per: dict[str, list[int]] = {}

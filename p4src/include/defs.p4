@@ -59,6 +59,7 @@ const bit<32> DROP_IGMP_QUERY        = 11; /* IGMP query from a port (not floode
 const bit<32> DROP_ARP_INVALID       = 12; /* ARP other than Ethernet/IPv4 */
 const bit<32> DROP_NO_FLOOD_GROUP    = 13; /* flood needed but flood_mgid is 0 */
 const bit<32> DROP_CONFIG            = 14; /* explicit drop action of a table */
+const bit<32> DROP_NO_MEMBERS        = 15; /* multicast data, no member port (port_sets on) */
 
 /* Reasons carried in packet_in.reason. */
 const bit<8> PUNT_IGMP_UNSUPPORTED = 1;  /* IGMPv3 with sources / > 4 records */

@@ -153,6 +153,8 @@ struct metadata_t {
     bit<48> proxy_refresh;       /* us; 0 = never refresh upstream */
     /* multicast data */
     bit<32> gidx;
+    bit<16> port_set_base;       /* port_sets: PRE group of the empty port set; 0 = off */
+    bit<64> port_set_ports;      /* port_sets: the ports the port-set groups cover */
     /* sessions */
     bit<2>  assist;
     bit<32> sidx;

@@ -42,6 +42,26 @@ control MccIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1;
     }
 
+    /* ---- port-set replication groups ----
+     * When the controller sets this table's default action, the PRE holds one
+     * group per set of this switch's ports (group base + the set's port
+     * bitmap, for every set within `ports`), and multicast data is
+     * replicated to exactly its group's member ports: a copy that egress
+     * would prune never enters a port's egress queue, so it costs no queue
+     * room or rate (BMv2's egress queue sits before egress).  Unset, data
+     * goes to the group's own PRE group and egress prunes, as before. */
+    action set_port_sets(bit<16> base, bit<64> ports) {
+        meta.port_set_base = base;
+        meta.port_set_ports = ports;
+    }
+
+    table port_sets {
+        key = { }
+        actions = { set_port_sets; @defaultonly NoAction; }
+        default_action = NoAction();
+        size = 1;
+    }
+
     /* ---- ARP ---- */
     /* Answers a request for tpa on behalf of its owner. */
     action arp_reply(bit<48> mac) {
@@ -246,6 +266,21 @@ control MccIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.kind = KIND_MCAST_DATA;
                 meta.gidx = r0.gidx;
                 group_data_rx.count(r0.gidx);
+                meta.port_set_base = 0;
+                port_sets.apply();
+                if (meta.port_set_base != 0 && r0.gidx < MAX_GROUPS) {
+                    bit<64> members;
+                    member_bitmap.read(members, r0.gidx);
+                    if (meta.in_port < MEMBER_PORT_LIMIT) {
+                        /* BMv2 limits a shift amount to 8 bits; in_port < 64 here. */
+                        members = members & ~(64w1 << (bit<8>)meta.in_port);
+                    }
+                    if (members == 0) {
+                        drop_for(DROP_NO_MEMBERS);
+                    } else if ((members & ~meta.port_set_ports) == 0) {
+                        sm.mcast_grp = meta.port_set_base + (bit<16>)members;
+                    }
+                }
             } else {
                 drop_for(DROP_UNKNOWN_GROUP);
             }

@@ -9,12 +9,16 @@ from dataclasses import replace
 import pytest
 
 from controller.desired import (
+    PORT_SET_BASE,
+    PORT_SET_MAX_PORT,
+    PORT_SET_MAX_PORTS,
     DesiredOptions,
     DesiredStateError,
     SessionSpec,
     allocate_mgids,
     desired_state,
     plan,
+    port_set_groups,
 )
 from controller.program import MCC
 from controller.state import DefaultAction, DigestConfig, MeterConfig, MulticastGroup, TableEntry
@@ -82,15 +86,38 @@ def test_arp_proxy_answers_for_every_host() -> None:
     assert macs == {ip("10.0.0.1"): 0x080000000001, ip("10.0.0.2"): 0x080000000002, ip("10.0.0.3"): 0x080000000003}
 
 
+def session_groups(state) -> list[int]:
+    """The state's PRE group ids but the port-set groups."""
+    return sorted(g for g in state.groups if g < PORT_SET_BASE)
+
+
 def test_flood_group_and_switch_config_on_every_switch() -> None:
     st = desired_state(triangle(), [])
-    assert st["s1"].groups == {N.flood_mgid: MulticastGroup.of_ports(N.flood_mgid, [1, 2, 3])}
-    assert st["s1"].defaults == {
-        N.config_table: DefaultAction(
-            N.config_table, N.config_action,
-            tuple(sorted({N.config_flood_mgid: N.flood_mgid, N.config_timeout: 0, N.config_refresh: 0}.items())),
-        )
-    }
+    assert st["s1"].groups[N.flood_mgid] == MulticastGroup.of_ports(N.flood_mgid, [1, 2, 3])
+    assert session_groups(st["s1"]) == [N.flood_mgid]
+    assert st["s1"].defaults[N.config_table] == DefaultAction(
+        N.config_table, N.config_action,
+        tuple(sorted({N.config_flood_mgid: N.flood_mgid, N.config_timeout: 0, N.config_refresh: 0}.items())),
+    )
+
+
+def test_port_set_groups_replicate_to_exactly_each_set_of_ports() -> None:
+    st = desired_state(triangle(), [])["s1"]
+    sets = {g: m for g, m in st.groups.items() if g >= PORT_SET_BASE}
+    # ports 1..3: the 7 non-empty sets, each group's id its port bitmap above the base
+    assert len(sets) == 7
+    for gid, group in sets.items():
+        assert gid - PORT_SET_BASE == sum(1 << p for p, _rid in group.replicas)
+    assert sets[PORT_SET_BASE + 0b1010] == MulticastGroup.of_ports(PORT_SET_BASE + 0b1010, [1, 3])
+    assert st.defaults[N.port_sets_table] == DefaultAction(
+        N.port_sets_table, N.port_sets_action,
+        tuple(sorted({N.port_sets_base: PORT_SET_BASE, N.port_sets_ports: 0b1110}.items())))
+
+
+def test_a_switch_with_many_ports_keeps_per_group_replication() -> None:
+    assert port_set_groups(range(1, PORT_SET_MAX_PORTS + 1)) is not None
+    assert port_set_groups(range(1, PORT_SET_MAX_PORTS + 2)) is None
+    assert port_set_groups([1, PORT_SET_MAX_PORT + 1]) is None
 
 
 def test_group_ports_follow_source_tree_and_upstream_points_to_source() -> None:
@@ -214,7 +241,7 @@ def test_multi_group_session_gets_one_pre_group_per_group() -> None:
     s = SessionSpec(1, "h1", ("239.1.1.1", "239.1.1.2", "239.1.1.3"), protocol="webrc")
     p = plan(triangle(), [s])
     assert p.mgids == {"239.1.1.1": M1, "239.1.1.2": M1 + 1, "239.1.1.3": M1 + 2}
-    assert sorted(p.switches["s1"].groups) == [N.flood_mgid, M1, M1 + 1, M1 + 2]
+    assert session_groups(p.switches["s1"]) == [N.flood_mgid, M1, M1 + 1, M1 + 2]
 
 
 def test_mgids_are_stable_when_a_later_session_is_added() -> None:
@@ -292,4 +319,4 @@ def test_webrc_session_from_a_scenario_gets_every_channel_group() -> None:
     assert sorted(int(ipaddress.IPv4Address(g)) for g in spec.groups) == list(
         range(ip("239.1.1.10"), ip("239.1.1.10") + waves + 1))
     p = plan(triangle(), [spec])
-    assert len(p.switches["s1"].groups) == waves + 2  # plus the flood group
+    assert len(session_groups(p.switches["s1"])) == waves + 2  # plus the flood group

@@ -56,6 +56,21 @@ def test_only_rate_shaped_egress_directions_get_a_bmv2_queue(tmp_path) -> None:
     assert all(r.bmv2_queue is None for r in shapings(p, "builtin"))
 
 
+def test_a_switch_without_port_set_groups_keeps_its_standing_queue_in_the_shaper(tmp_path) -> None:
+    # s1 with nine ports replicates multicast to each group's ports and prunes in
+    # egress, after BMv2's queue: that queue would fill with pruned copies
+    hosts = {f"h{i}": {"ip": f"10.0.0.{i}/24"} for i in range(1, 10)}
+    links = [{"a": "s1-p1", "b": "s2-p1", "rate": "10Mbps", "delay": "20ms", "queue": 50}]
+    links += [{"a": f"h{i}", "b": f"s1-p{i}"} for i in range(2, 10)] + [{"a": "h1", "b": "s2-p2"}]
+    sc = scenario_from_dict({"name": "q", "duration": 5, "topology": {
+        "hosts": hosts, "switches": {"s1": {}, "s2": {}}, "links": links}}, known_protocols=None)
+    p = make_plan(sc, tmp_path)
+    assert set(bq.plan_queues(directions(p))) == {("s1", 1), ("s2", 1)}
+    rows = {(r.link, r.sender): r.bmv2_queue for r in shapings(p, "bmv2", {"htb", "pfifo", "bfifo", "netem"})}
+    assert rows[("s1-p1--s2-p1", "s1")] is None
+    assert rows[("s1-p1--s2-p1", "s2")] is not None
+
+
 def test_encode_call_is_a_strict_binary_multiplexed_call() -> None:
     data = bq.encode_call("set_egress_queue_rate", [(8, 3), (10, 825)], seqid=7)
     name = b"simple_switch:set_egress_queue_rate"

@@ -63,6 +63,12 @@ class Stf:
         self.lines.append(
             f"setdefault MccIngress.switch_config MccIngress.set_config(flood_mgid:{FLOOD_MGID}, "
             f"membership_timeout_us:{setup.timeout_us}, proxy_refresh_us:{setup.refresh_us})")
+        if setup.port_sets:
+            for mgid, ports in setup.port_set_groups():
+                self.mcast_group(mgid, ports)
+            d = setup.port_set_default()
+            self.lines.append(f"setdefault MccIngress.port_sets MccIngress.set_port_sets(base:{d['base']}, "
+                              f"ports:{d['ports']:#x})")
         for g in setup.groups:
             self.mcast_group(g.mgid, setup.ports)
             for n in range(4):
@@ -137,6 +143,32 @@ unknown groups are dropped and counted.""")
     s.check_counter("port_joins", 2, 4)
     s.check_counter("port_leaves", 2, 1)
     s.check_counter("group_data_tx", 0, 3)
+    return s
+
+
+def port_sets() -> Stf:
+    s = Stf("""Replication through port-set groups (controller/desired.py, port_set_groups):
+the same deliveries as replication.stf, but a copy goes only to member ports,
+so egress prunes nothing; data with no member port is dropped in ingress
+(reason 15).""")
+    s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3}, port_sets=True,
+                            groups=[Group(g, gidx=i, mgid=10 + i) for i, g in enumerate(G)]))
+    s.packet(1, igmpv2_report(H1, G[0]), "h1 joins G0 with IGMPv2")
+    s.packet(2, igmpv3_report(H2, [(JOIN, G[0]), (JOIN, G[1])]), "h2 joins G0 and G1")
+    f = data_frame(G[0], seq=1)
+    s.packet(4, f, "data to G0 reaches h1 and h2")
+    s.expect(1, f)
+    s.expect(2, f)
+    f = data_frame(G[1], seq=2)
+    s.packet(1, f, "h1 sends to G1: h2 only")
+    s.expect(2, f)
+    s.packet(4, data_frame(G[2], seq=3), "data to G2, which nobody joined: dropped in ingress")
+    f = data_frame(G[1], seq=4)
+    s.packet(2, f, "h2 sends to G1, of which it is the only member: dropped in ingress")
+    s.check_counter("drop_reasons", 15, 2)
+    for port in (1, 2, 3, 4):
+        s.check_counter("port_pruned", port, 0)
+    s.check_counter("group_data_tx", 0, 2)
     return s
 
 
@@ -476,6 +508,7 @@ def _fb_raw(payload: bytes) -> bytes:
 
 FILES = {
     "replication.stf": replication,
+    "port_sets.stf": port_sets,
     "proxy.stf": proxy,
     "aggregation.stf": aggregation,
     "filtering.stf": filtering,

@@ -117,6 +117,18 @@ class SwitchSetup:
     refresh_us: int = 0
     port_rates: dict[int, int] = field(default_factory=dict)  # port -> rate, 40 kb/s units
     stamped: tuple[int, ...] = ()  # sessions whose data packets are stamped
+    port_sets: bool = False  # a PRE group per set of ports: data replicated to its members only
+
+    def port_set_groups(self) -> list[tuple[int, list[int]]]:
+        """(PRE group id, ports) of every port-set group, as controller/desired.py writes them."""
+        from controller.desired import port_set_groups
+
+        return [(g.group_id, [p for p, _rid in g.replicas]) for g in port_set_groups(self.ports) or []]
+
+    def port_set_default(self) -> dict[str, int]:
+        from controller.desired import PORT_SET_BASE
+
+        return {"base": PORT_SET_BASE, "ports": sum(1 << p for p in self.ports)}
 
 
 def configure(sw: Any, setup: SwitchSetup) -> None:
@@ -130,6 +142,10 @@ def configure(sw: Any, setup: SwitchSetup) -> None:
         {"flood_mgid": FLOOD_MGID, "membership_timeout_us": setup.timeout_us,
          "proxy_refresh_us": setup.refresh_us},
     )
+    if setup.port_sets:
+        for mgid, ports in setup.port_set_groups():
+            sw.set_multicast_group(mgid, [(p, 0) for p in ports])
+        sw.table_set_default("MccIngress.port_sets", "MccIngress.set_port_sets", setup.port_set_default())
     for g in setup.groups:
         sw.set_multicast_group(g.mgid, [(p, 0) for p in setup.ports])
         for n in range(4):
