@@ -265,7 +265,6 @@ class UndoDeadCuts(Sender):
         super().__init__(*args, **kwargs)
         self.cuts = CutLog()
 
-
     def _cut(self, now: float) -> None:
         self.cuts.record(now, self.cwnd, self.ssthresh)
         super()._cut(now)
@@ -274,11 +273,12 @@ class UndoDeadCuts(Sender):
         self.cuts.record(now, self.cwnd, self.ssthresh)
         super()._timeout_response(now, oldest, cwnd_before)
 
-    def _dropped_since(self, since: float) -> None:
-        super()._dropped_since(since)
-        self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self._pipe(),
-                                                           self.p.initial_cwnd)
-        self.undone_cuts += n
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        super()._forget(rids, since)
+        if since is not None:
+            self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self._pipe(),
+                                                               self.p.initial_cwnd)
+            self.undone_cuts += n
 
 
 # Repairs -----------------------------------------------------------------------
@@ -333,11 +333,10 @@ class TailLossProbe(Sender):
     _pto_deadline: float | None = None  # when the probe is due; the "pto" timer follows it
 
     def on_timer(self, name: str, now: float) -> None:
+        due = self._pto_deadline
         if name != "pto":
             super().on_timer(name, now)
-            return
-        due = self._pto_deadline
-        if due is not None and now < due:
+        elif due is not None and now < due:
             self.set_timer("pto", due)  # progress moved it since the timer was set
         elif due is not None:
             self._pto_deadline = None
@@ -456,12 +455,9 @@ class ThinAcksReceiver(Receiver):
         if not msg.flags & Flags.THIN_ACKS:
             self._sack(self.pending_echo, now)  # unmarked: the paper's SACK per packet
             return
-        urgent = bool(msg.flags & Flags.SYNC)
-        if not new:
-            pass  # a duplicate (a repair for another receiver, most likely): no hurry
-        elif filled:
-            urgent = True
-        else:
+        # A duplicate (a repair for another receiver, most likely) is no hurry.
+        urgent = bool(msg.flags & Flags.SYNC) or (new and filled)
+        if new and not filled:
             hole = self.buf.first_hole_above(self.told_lost)
             if hole is not None and hole + DUPTHRESH <= self.buf.highest:
                 urgent = True  # rule 1 now lets the sender call this hole lost
@@ -565,11 +561,9 @@ class SpreadPairs(Sender):
     """While SACKs are spread, a lone freed packet waits for the next ACK, so data
     leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out."""
 
-    SPREAD_MIN_RECEIVERS = SpreadAcks.SPREAD_MIN_RECEIVERS  # spread_acks's, which comes first
-
     def _new_data_limit(self, pipe: int) -> int:
         limit = super()._new_data_limit(pipe)
-        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS and pipe >= 2 and int(self.cwnd) - pipe == 1:
+        if self._data_flags(0) & Flags.SPREAD_ACKS and pipe >= 2 and int(self.cwnd) - pipe == 1:
             return 0
         return limit
 
@@ -806,7 +800,6 @@ class RttFairIncrease(Sender):
 
     signal_srtt: float | None = None  # the srtt of the receiver that signalled last
     cut_srtt: float | None = None  # R_c
-
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
