@@ -40,9 +40,8 @@ def rule(name: str, summary: str, reason: str = _OURS, receiver: type | None = N
 # Congestion response ---------------------------------------------------------
 @rule("one_draw_per_loss", "one random draw per lost packet, not per signal")
 class OneDrawPerLoss(Sender):
-    """One draw per lost packet, not per signal: once every troubled receiver
-    reported past it (or after their largest srtt), cut with probability
-    k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
+    """One draw per lost packet, not per signal, once the troubled receivers reported past it:
+    cut with probability k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
 
     COUNTERS = ("events",)
     #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
@@ -133,8 +132,7 @@ class TcpCutFloor(Sender):
 
 @rule("rto_marks_all", "a timeout marks every unacknowledged packet lost", "RFC 5681 3.1, RFC 6675 5.1")
 class RtoMarksAll(Sender):
-    """A timeout marks all the receiver lacks lost, not only what is older than
-    one RTO (RFC 5681 3.1, RFC 6675 5.1)."""
+    """A timeout marks all the receiver lacks lost, not only what is one RTO old (RFC 5681 3.1)."""
 
     def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
         return pending
@@ -166,9 +164,8 @@ class JoinAtWindowEdgeReceiver(Receiver):
 @rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
       receiver=JoinAtWindowEdgeReceiver)
 class JoinAtWindowEdge(Sender):
-    """A late joiner (or a restarted receiver) takes the stream from the
-    window's trailing edge (RFC 3208's late join), its first packet sent to it
-    alone flagged ``SYNC``; the paper's fixed group owed it every packet."""
+    """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
+    late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
 
     COUNTERS = ("restarts",)  # known receivers that came back with no state
 
@@ -191,7 +188,7 @@ class JoinAtWindowEdge(Sender):
             r.synced = True
         return r
 
-    def _join(self, rid: int, src: Any, now: float) -> _Receiver:
+    def _join(self, rid: int, src: Any, now: float) -> None:
         first = min(self.out) if self.out else self.next_seq - 1
         r = self._receiver(rid, src, first - 1)
         r.join = first
@@ -199,7 +196,6 @@ class JoinAtWindowEdge(Sender):
             r.synced = False
             self._mark_lost(r, first, -math.inf)
         self.joined.append((now, rid, first))
-        return r
 
     def _repair_joiners(self, s: int, want: list[_Receiver], now: float) -> list[_Receiver]:
         for r in want:
@@ -211,9 +207,8 @@ class JoinAtWindowEdge(Sender):
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
 class DropSilentReceivers(Sender):
-    """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an
-    ACK is dropped (rules 4 and 5 would wait for it for good; ours); nobody is
-    while the whole group is silent, which is the path."""
+    """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an ACK is dropped, else
+    rules 4 and 5 wait for it for good (ours); nobody while the whole group is: that is the path."""
 
     DEAD_MIN = 2.0
     DEAD_RTTS = 4.0
@@ -236,13 +231,9 @@ class DropSilentReceivers(Sender):
 
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
-        gone = []
-        for r in self.rcvrs.values():
-            owed = self._owed_since(r)
-            if owed is None:
-                continue  # owes nothing: silence is normal
-            if now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r):
-                gone.append(r.rid)
+        # A receiver that owes nothing is silent as normal.
+        gone = [r.rid for r in self.rcvrs.values() if (owed := self._owed_since(r)) is not None
+                and now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r)]
         if not gone:
             return dropped
         if not any(r.rid not in gone and now - r.last_heard <= self.dead_after(r) / 2
@@ -284,9 +275,8 @@ class UndoDeadCuts(Sender):
 # Repairs -----------------------------------------------------------------------
 @rule("one_repair_per_loss", "one multicast repair per lost packet")
 class OneRepairPerLoss(Sender):
-    """One multicast repair per lost packet: a repair waits until every receiver
-    has the packet or is known to miss it, and a loss reported after a multicast
-    repair waits for that repair (footnote 8's "hears from all"; ours)."""
+    """A repair waits until every receiver has the packet or is known to miss it, and a loss
+    reported after a multicast repair waits for it (footnote 8's "hears from all"; ours)."""
 
     def _heard_all(self, s: int) -> bool:
         return all(r.sb.acked(s) or s in r.lost_pending or s in r.rexmit_at for r in self.rcvrs.values())
@@ -322,9 +312,8 @@ class DetectLostRepairs(Sender):
 
 @rule("tail_loss_probe", "a tail loss is found by a probe, not the timeout", "RFC 8985 7")
 class TailLossProbe(Sender):
-    """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a
-    receiver acknowledging it still misses of packets sent srtt_i/4 before it
-    is lost (RFC 8985 6.2)."""
+    """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a receiver acknowledging
+    it still misses of packets sent srtt_i/4 before it is lost (RFC 8985 6.2)."""
 
     COUNTERS = ("tail_loss_probes",)
 
@@ -370,11 +359,9 @@ class TailLossProbe(Sender):
 
     def _arm_timers(self, now: float) -> None:
         super()._arm_timers(now)
-        if self._progress or self._pto_deadline is None:
-            self._progress = False  # RFC 8985 7.2: restarted on new data sent or acknowledged
-            self._arm_pto(now)
-
-    def _arm_pto(self, now: float) -> None:
+        if not (self._progress or self._pto_deadline is None):
+            return  # RFC 8985 7.2: restarted on new data sent or acknowledged
+        self._progress = False
         self._pto_deadline = None
         if (self.probe is not None or self.recover is not None
                 or not self.out or not self.rcvrs or self.rexmit_queue):
@@ -616,10 +603,9 @@ class OneClock(Sender):
 # Feedback a receiver cannot abuse -------------------------------------------------
 @rule("stalled_receivers", "a receiver that acknowledges nothing new is dropped", "RFC 9293 3.10.7.4; ours")
 class StalledReceivers(Sender):
-    """A receiver that talks but acknowledges nothing new for max(STALL_MIN,
-    STALL_RTTS * srtt_i) while it owes a packet and the rest move is dropped;
-    its SACKs are refused until one acknowledges a packet sent after the drop
-    (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""
+    """A receiver that talks but acknowledges nothing new for max(STALL_MIN, STALL_RTTS * srtt_i)
+    while it owes a packet and the rest move is dropped; its SACKs are refused until one acknowledges
+    a packet sent after the drop (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""
 
     COUNTERS = ("stalled_drops", "refused_sacks")
     STALL_MIN = 2.0
@@ -736,10 +722,9 @@ class _StampView(Sender):
 @rule("stamp_climb", "under a short stamped queue, take half the spare rate per round",
       requires=("stamp_echo",))
 class StampClimb(_StampView):
-    """While every path's queue is short and rate is spare, the window takes
-    SPARE_SHARE of the tightest spare rate for one largest srtt at once, once
-    per round (RFC 4782's Quick-Start rate, RCP's minimum along the path; ours).
-    TCP's full queue (long, nothing spare) or an unstamped path never climbs."""
+    """While every path's queue is short and rate is spare, the window takes SPARE_SHARE of the
+    tightest spare rate for one largest srtt, once per CLIMB_RTTS (RFC 4782's Quick-Start rate, RCP's
+    minimum along the path; ours); TCP's full queue or an unstamped path never climbs."""
 
     COUNTERS = ("stamp_climbs",)
     SPARE_SHARE = 0.5
@@ -759,9 +744,8 @@ class StampClimb(_StampView):
 @rule("stamp_hold", "under a short stamped queue with nothing spare, the window holds",
       requires=("stamp_echo",))
 class StampHold(_StampView):
-    """While every path's queue is short and nothing is spare, rule 4 does not
-    grow the window: the link is full and growth only builds a queue (ABC's
-    brake; ours).  A long queue (TCP's) or an unstamped path grows as default."""
+    """While every path's queue is short and nothing is spare, rule 4 does not grow the window: the
+    link is full, growth only builds a queue (ABC's brake; ours); a long queue grows as default."""
 
     COUNTERS = ("stamp_holds",)
 
@@ -780,15 +764,10 @@ rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.
 @rule("rtt_fair_increase",
       "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
-    """In congestion avoidance the window grows (R_max / R_c)^2 times faster,
-    R_max the largest srtt, R_c the cutting receivers' srtt (an EWMA over cuts).
-
-    The window is sent once per R_max, the TCP flow beside the troubled
-    receiver once per R_c: equal windows took R_c / R_max of it (the paper
-    proves fairness for equal round trips only).  An AIMD window goes as the
-    square root of its increase, so this gives TCP's rate at R_c (TCP Hybla's
-    compensation; ours, measured on the tree design).
-    """
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster, R_max the largest srtt,
+    R_c the cutting receivers' srtt (an EWMA over cuts): the window is sent once per R_max, the TCP flow
+    beside the troubled receiver once per R_c, and an AIMD window goes as the square root of its
+    increase, so this gives TCP's rate at R_c (TCP Hybla's compensation; ours)."""
 
     #: At most this spread is compensated: a stale or wild srtt cannot make the window run away.
     MAX_SPREAD = 8.0
