@@ -192,10 +192,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
         r = self.rcvrs.get(rid)
         if r is None:
-            r = _Receiver(rid, src, rtt=self.p.rtt_estimator())
-            r.adv_buf = self.p.rcv_buffer
-            r.last_signal_pkts = self.packets_sent
-            r.last_heard = self.now
+            r = _Receiver(rid, src, rtt=self.p.rtt_estimator(), adv_buf=self.p.rcv_buffer,
+                          last_signal_pkts=self.packets_sent, last_heard=self.now)
             # A receiver first heard holding data owes nothing up to its cumulative ACK.
             r.sb.update(min(cum_ack, self.next_seq - 1))
             self.rcvrs[rid] = r
@@ -262,8 +260,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             del self.rcvrs[rid]
         self._choose_clock()
         n = len(self.rcvrs)
-        for s in list(self.out):
-            o = self.out[s]
+        for s, o in list(self.out.items()):
             o.acks = sum(1 for x in self.rcvrs.values() if x.sb.acked(s))
             if o.acks >= n:
                 del self.out[s]
@@ -336,12 +333,15 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _randomized_cut(self, r: _Receiver, now: float, lost: list[int] | None) -> None:
         """Rule 3: cut with probability ``pthresh = 1 / num_trouble_rcvr``."""
-        pthresh = 1.0 / max(self.num_trouble_rcvr, 1)
+        self._draw(1.0 / max(self.num_trouble_rcvr, 1), now)
+
+    def _draw(self, pthresh: float, now: float) -> None:
+        """Rule 3's draw: cut with probability ``pthresh``, else the signal is ignored."""
         if self.rng.random() > pthresh:
             self.ignored_signals += 1
-            return
-        self.random_cuts += 1
-        self._cut(now)
+        else:
+            self.random_cuts += 1
+            self._cut(now)
 
     def _cut(self, now: float) -> None:
         """Rule 3's halving; ssthresh as TCP's (section 4.1 (2), RFC 5681 eq. 4)."""

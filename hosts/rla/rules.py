@@ -65,9 +65,6 @@ class OneDrawPerLoss(Sender):
         self.events += 1
         self._resolve_event(now)
 
-    def _lost_at(self, r: _Receiver, s: int) -> bool:
-        return s in r.lost_pending or s in r.rexmit_at or (r.sb.highest > s and not r.sb.acked(s))
-
     def _resolve_event(self, now: float, force: bool = False) -> None:
         """Draw for the open event once every troubled receiver reported past it."""
         super()._resolve_event(now, force)
@@ -84,12 +81,9 @@ class OneDrawPerLoss(Sender):
             return
         self.event = None
         self.drawn = (lo, ev[1])
-        k = max(1, sum(1 for r in troubled if self._lost_at(r, lo)))
-        if self.rng.random() > min(1.0, k / len(troubled)):
-            self.ignored_signals += 1
-            return
-        self.random_cuts += 1
-        self._cut(now)
+        k = max(1, sum(1 for r in troubled if lo in r.lost_pending or lo in r.rexmit_at
+                       or (r.sb.highest > lo and not r.sb.acked(lo))))
+        self._draw(min(1.0, k / len(troubled)), now)
 
     def _cut(self, now: float) -> None:
         super()._cut(now)
@@ -154,8 +148,8 @@ class RtoHoldsSsthresh(Sender):
 class JoinAtWindowEdgeReceiver(Receiver):
     """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
 
-    def _stream_start(self, msg: RlaData) -> None:
-        super()._stream_start(msg)
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
         if msg.flags & Flags.SYNC:
             for d in self.buf.rebase(msg.seq - 1):
                 self.emit(d)
@@ -642,14 +636,11 @@ class StalledReceivers(Sender):
             rtt = max(self.progress_rtt.values(), default=r.srtt)
         return max(self.STALL_MIN, self.STALL_RTTS * rtt)
 
-    def _stalled_since(self, r: _Receiver, now: float) -> float | None:
-        """Since when r owes a packet without acknowledging anything new; None: it does not."""
-        owed = self._owed_since(r)
-        return None if owed is None else max(self.progress_at.get(r.rid, now), owed)
-
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
-        since = {r.rid: self._stalled_since(r, now) for r in self.rcvrs.values()}
+        # Since when each receiver owes a packet without acknowledging anything new (None: owes none).
+        since = {r.rid: None if (owed := self._owed_since(r)) is None else max(self.progress_at.get(r.rid, now), owed)
+                 for r in self.rcvrs.values()}
         # Only a receiver still talking: a silent one is drop_silent_receivers' to judge.
         gone = [r.rid for r in self.rcvrs.values()
                 if since[r.rid] is not None and now - since[r.rid] > self.stall_after(r)  # type: ignore[operator]
