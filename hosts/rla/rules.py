@@ -443,22 +443,16 @@ class ThinAcksReceiver(Receiver):
             if hole is not None and hole + DUPTHRESH <= self.buf.highest:
                 urgent = True  # rule 1 now lets the sender call this hole lost
                 self.told_lost = self.buf.highest - DUPTHRESH
-        hold = self._sack_hold(msg)
-        due = now if ack_at_once(self.unacked, urgent, self.ACK_EVERY) else self.pending_since + hold
-        when = self._spread(msg, due, hold)
+        when = self._sack_when(msg, now, ack_at_once(self.unacked, urgent, self.ACK_EVERY))
         t = self.timer_at("ack")
         if when <= now:
             self._sack(self.pending_echo, now)
         elif t is None or when < t:
             self.set_timer("ack", when)
 
-    def _sack_hold(self, msg: RlaData) -> float:
-        """The longest a SACK waits after the first packet it acknowledges."""
-        return self.ACK_DELAY
-
-    def _spread(self, msg: RlaData, due: float, hold: float) -> float:
-        """When a SACK due at ``due`` leaves."""
-        return due
+    def _sack_when(self, msg: RlaData, now: float, at_once: bool) -> float:
+        """When the SACK leaves: now, or ``ACK_DELAY`` after the first packet it acknowledges."""
+        return now if at_once else self.pending_since + self.ACK_DELAY
 
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         if not hello:  # a hello acknowledges no data: the count stays
@@ -500,17 +494,15 @@ class SpreadAcksReceiver(ThinAcksReceiver):
                 self._gap_min_before, self._gap_min, self._gaps_in_block = self._gap_min, math.inf, 0
         self.last_data_at = now
 
-    def _sack_hold(self, msg: RlaData) -> float:
-        return self.ACK_DELAY / 2 if msg.flags & Flags.SPREAD_ACKS else super()._sack_hold(msg)
-
-    def _spread(self, msg: RlaData, due: float, hold: float) -> float:
+    def _sack_when(self, msg: RlaData, now: float, at_once: bool) -> float:
         if not msg.flags & Flags.SPREAD_ACKS:
-            return super()._spread(msg, due, hold)
+            return super()._sack_when(msg, now, at_once)
+        hold = self.ACK_DELAY / 2
         span = hold if self.gap is None else min(self.gap, hold)
         service = min(self._gap_min, self._gap_min_before)
         if service < math.inf:
             span = min(span, self.SERVICE_TIMES * max(service, self.SERVICE_FLOOR))
-        return due + self.phase * span
+        return (now if at_once else self.pending_since + hold) + self.phase * span
 
 
 @rule("spread_acks", "a large group's SACKs are spread over the data gap", receiver=SpreadAcksReceiver,
