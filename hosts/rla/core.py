@@ -1,12 +1,8 @@
 """RLA -- the Random Listening Algorithm (Wang and Schwartz, SIGCOMM '98), the paper's sender.
 
-One TCP-like window for the group; a congestion signal from one of ``n``
-troubled receivers halves it with probability ``1/n``, so on average the
-sender listens to one representative receiver.  The numbered rules in the
-docstrings are section 3.3's (``docs/protocols/rla.md`` lists them with their
-tests); where the paper says "the same as in TCP" the core follows RFC 6298,
-5681 and 6675.  Rules beyond the paper (:mod:`hosts.rla.rules`) override the
-methods marked "hook", which do nothing here.
+The numbered rules in the docstrings are section 3.3's (``docs/protocols/rla.md``
+lists them with their tests); where the paper says "the same as in TCP" the core
+follows RFC 6298, 5681 and 6675.  Rules (:mod:`hosts.rla.rules`) override the hooks.
 """
 
 from __future__ import annotations
@@ -109,9 +105,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     @property
     def min_last_ack(self) -> int:
         """Every packet up to this one is received by every receiver."""
-        if not self.rcvrs:
-            return 0
-        return min(r.sb.cum_ack for r in self.rcvrs.values())
+        return min((r.sb.cum_ack for r in self.rcvrs.values()), default=0)
 
     @property
     def largest_srtt(self) -> float:
@@ -131,7 +125,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     # Endpoint hooks --------------------------------------------------------
     def on_start(self, now: float) -> None:
-        self.last_window_cut = now
         self.set_timer("tick", now + TICK)
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
@@ -171,9 +164,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Hook: drop receivers that stopped acknowledging; True when any was (the paper's group is fixed)."""
         return False
 
-    def _dropped_since(self, since: float) -> None:
-        """Hook: receivers silent since ``since`` were dropped from the group."""
-
     def _awaits_repair(self, r: _Receiver, s: int, now: float) -> bool:
         """Hook: True when r's loss of ``s`` is answered by a repair already on its way."""
         return False
@@ -190,7 +180,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Rule 1: a timeout marks lost what is unacknowledged for a whole RTO."""
         return expired
 
-
     def _data_flags(self, flags: int) -> int:
         """Hook: flags on every data packet (marks a rule's receivers read)."""
         return flags
@@ -203,10 +192,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
         r = self.rcvrs.get(rid)
         if r is None:
-            r = _Receiver(rid, src, rtt=self.p.rtt_estimator())
-            r.adv_buf = self.p.rcv_buffer
-            r.last_signal_pkts = self.packets_sent
-            r.last_heard = self.now
+            r = _Receiver(rid, src, rtt=self.p.rtt_estimator(), adv_buf=self.p.rcv_buffer,
+                          last_signal_pkts=self.packets_sent, last_heard=self.now)
             # A receiver first heard holding data owes nothing up to its cumulative ACK.
             r.sb.update(min(cum_ack, self.next_seq - 1))
             self.rcvrs[rid] = r
@@ -268,13 +255,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _forget(self, rids: list[int], since: float | None = None) -> None:
         """Remove receivers (for rules that change the group); release what the
-        rest acknowledged.  With ``since``: they were dropped, silent since then."""
+        rest acknowledged.  ``since``, for the rules: they were dropped, silent since then."""
         for rid in rids:
             del self.rcvrs[rid]
         self._choose_clock()
         n = len(self.rcvrs)
-        for s in list(self.out):
-            o = self.out[s]
+        for s, o in list(self.out.items()):
             o.acks = sum(1 for x in self.rcvrs.values() if x.sb.acked(s))
             if o.acks >= n:
                 del self.out[s]
@@ -282,9 +268,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None
         self.rto_backoff = 0
-        if since is not None:
-            self._dropped_since(since)
-
 
     def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
         r.lost_pending.add(s)
@@ -312,8 +295,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return max(r.interval_avg, float(self.packets_sent - r.last_signal_pkts))
 
     def min_congestion_interval(self) -> float | None:
-        vals = [v for v in (self._effective_interval(r) for r in self.rcvrs.values()) if v is not None]
-        return min(vals) if vals else None
+        return min((v for r in self.rcvrs.values() if (v := self._effective_interval(r)) is not None), default=None)
 
     def _troubled(self, r: _Receiver) -> bool:
         """Rule 6: congestion probability above 1 / (eta * min_congestion_interval)."""
@@ -351,12 +333,15 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _randomized_cut(self, r: _Receiver, now: float, lost: list[int] | None) -> None:
         """Rule 3: cut with probability ``pthresh = 1 / num_trouble_rcvr``."""
-        pthresh = 1.0 / max(self.num_trouble_rcvr, 1)
+        self._draw(1.0 / max(self.num_trouble_rcvr, 1), now)
+
+    def _draw(self, pthresh: float, now: float) -> None:
+        """Rule 3's draw: cut with probability ``pthresh``, else the signal is ignored."""
         if self.rng.random() > pthresh:
             self.ignored_signals += 1
-            return
-        self.random_cuts += 1
-        self._cut(now)
+        else:
+            self.random_cuts += 1
+            self._cut(now)
 
     def _cut(self, now: float) -> None:
         """Rule 3's halving; ssthresh as TCP's (section 4.1 (2), RFC 5681 eq. 4)."""
@@ -370,13 +355,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Rule 1's other half: packets unACKed for a whole RTO are lost."""
         self.timeouts += 1
         cwnd_before = self.cwnd
-        oldest = min(self.out) if self.out else None
-        nobody_acked_oldest = oldest is not None
+        oldest = min(self.out, default=None)
         for r in self.rcvrs.values():
             rto = r.rtt.rto * (2 ** self.rto_backoff)
             pending = [s for s in self.out if not r.sb.acked(s) and s not in r.lost_pending]
-            if oldest is not None and r.sb.acked(oldest):
-                nobody_acked_oldest = False
             expired = [s for s in pending if r.rexmit_at.get(s, self.out[s].last_sent) + rto <= now]
             if not expired:
                 continue
@@ -385,15 +367,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                 # A loss by timeout needs no wait before its repair: a whole RTO was waited.
                 self._mark_lost(r, s, -math.inf)
             self._congestion(r, now, lost, by_timeout=True)
-        if nobody_acked_oldest:
-            assert oldest is not None
+        if oldest is not None and not any(r.sb.acked(oldest) for r in self.rcvrs.values()):
             self._timeout_response(now, oldest, cwnd_before)
         self.rto_backoff = min(self.rto_backoff + 1, MAX_BACKOFF)
 
     def _timeout_response(self, now: float, oldest: int, cwnd_before: float) -> None:
         """No receiver acknowledged the oldest packet: TCP's timeout (section
         4.1 (3), RFC 5681 3.1); slow start from one packet ends fast recovery."""
-
         self._timeout_ssthresh(oldest, cwnd_before)
         self.cwnd = 1.0
         self.last_window_cut = now
@@ -411,9 +391,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _upper_bound(self) -> int:
         """Rule 5: highest packet number the receivers' buffers allow."""
-        if not self.rcvrs:
-            return 0
-        return min(r.sb.cum_ack + max(r.adv_buf, 0) for r in self.rcvrs.values())
+        return min((r.sb.cum_ack + max(r.adv_buf, 0) for r in self.rcvrs.values()), default=0)
 
     def _started(self, now: float) -> None:
         self.last_window_cut = now

@@ -64,7 +64,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.got_data = True
             self.cancel_timer("hello")
         self._note_arrival(msg, now)
-        self._stream_start(msg)
         had_holes = self.buf.highest > self.buf.cum_ack
         cum_before = self.buf.cum_ack
         new, delivered = self.buf.add(msg.seq, len(msg.payload))
@@ -73,14 +72,11 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self._acknowledge(msg, now, new, had_holes and self.buf.cum_ack > cum_before)
 
     def _note_arrival(self, msg: RlaData, now: float) -> None:
-        """Hook: a data packet arrived at ``now``."""
+        """Hook: a data packet arrived at ``now`` (the paper's stream starts at 1, whatever its flags)."""
 
     def _sack_stamp(self) -> int:
         """Hook: the stamp byte a SACK carries back (the paper: none, 0; docs/stamp.md)."""
         return Stamp.NOT_STAMPED
-
-    def _stream_start(self, msg: RlaData) -> None:
-        """Hook: where the stream starts, if the sender marks it (the paper's starts at 1)."""
 
     def _acknowledge(self, msg: RlaData, now: float, new: bool, filled: bool) -> None:
         """The paper's SACK for every data packet, echoing its send time."""

@@ -40,9 +40,8 @@ def rule(name: str, summary: str, reason: str = _OURS, receiver: type | None = N
 # Congestion response ---------------------------------------------------------
 @rule("one_draw_per_loss", "one random draw per lost packet, not per signal")
 class OneDrawPerLoss(Sender):
-    """One draw per lost packet, not per signal: once every troubled receiver
-    reported past it (or after their largest srtt), cut with probability
-    k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
+    """One draw per lost packet, not per signal, once the troubled receivers reported past it:
+    cut with probability k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
 
     COUNTERS = ("events",)
     #: A loss event awaiting its draw: (lowest lost packet, highest, opened at).
@@ -66,9 +65,6 @@ class OneDrawPerLoss(Sender):
         self.events += 1
         self._resolve_event(now)
 
-    def _lost_at(self, r: _Receiver, s: int) -> bool:
-        return s in r.lost_pending or s in r.rexmit_at or (r.sb.highest > s and not r.sb.acked(s))
-
     def _resolve_event(self, now: float, force: bool = False) -> None:
         """Draw for the open event once every troubled receiver reported past it."""
         super()._resolve_event(now, force)
@@ -85,12 +81,9 @@ class OneDrawPerLoss(Sender):
             return
         self.event = None
         self.drawn = (lo, ev[1])
-        k = max(1, sum(1 for r in troubled if self._lost_at(r, lo)))
-        if self.rng.random() > min(1.0, k / len(troubled)):
-            self.ignored_signals += 1
-            return
-        self.random_cuts += 1
-        self._cut(now)
+        k = max(1, sum(1 for r in troubled if lo in r.lost_pending or lo in r.rexmit_at
+                       or (r.sb.highest > lo and not r.sb.acked(lo))))
+        self._draw(min(1.0, k / len(troubled)), now)
 
     def _cut(self, now: float) -> None:
         super()._cut(now)
@@ -133,8 +126,7 @@ class TcpCutFloor(Sender):
 
 @rule("rto_marks_all", "a timeout marks every unacknowledged packet lost", "RFC 5681 3.1, RFC 6675 5.1")
 class RtoMarksAll(Sender):
-    """A timeout marks all the receiver lacks lost, not only what is older than
-    one RTO (RFC 5681 3.1, RFC 6675 5.1)."""
+    """A timeout marks all the receiver lacks lost, not only what is one RTO old (RFC 5681 3.1)."""
 
     def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
         return pending
@@ -156,8 +148,8 @@ class RtoHoldsSsthresh(Sender):
 class JoinAtWindowEdgeReceiver(Receiver):
     """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
 
-    def _stream_start(self, msg: RlaData) -> None:
-        super()._stream_start(msg)
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
         if msg.flags & Flags.SYNC:
             for d in self.buf.rebase(msg.seq - 1):
                 self.emit(d)
@@ -166,9 +158,8 @@ class JoinAtWindowEdgeReceiver(Receiver):
 @rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
       receiver=JoinAtWindowEdgeReceiver)
 class JoinAtWindowEdge(Sender):
-    """A late joiner (or a restarted receiver) takes the stream from the
-    window's trailing edge (RFC 3208's late join), its first packet sent to it
-    alone flagged ``SYNC``; the paper's fixed group owed it every packet."""
+    """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
+    late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
 
     COUNTERS = ("restarts",)  # known receivers that came back with no state
 
@@ -191,7 +182,7 @@ class JoinAtWindowEdge(Sender):
             r.synced = True
         return r
 
-    def _join(self, rid: int, src: Any, now: float) -> _Receiver:
+    def _join(self, rid: int, src: Any, now: float) -> None:
         first = min(self.out) if self.out else self.next_seq - 1
         r = self._receiver(rid, src, first - 1)
         r.join = first
@@ -199,7 +190,6 @@ class JoinAtWindowEdge(Sender):
             r.synced = False
             self._mark_lost(r, first, -math.inf)
         self.joined.append((now, rid, first))
-        return r
 
     def _repair_joiners(self, s: int, want: list[_Receiver], now: float) -> list[_Receiver]:
         for r in want:
@@ -211,9 +201,8 @@ class JoinAtWindowEdge(Sender):
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
 class DropSilentReceivers(Sender):
-    """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an
-    ACK is dropped (rules 4 and 5 would wait for it for good; ours); nobody is
-    while the whole group is silent, which is the path."""
+    """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an ACK is dropped, else
+    rules 4 and 5 wait for it for good (ours); nobody while the whole group is: that is the path."""
 
     DEAD_MIN = 2.0
     DEAD_RTTS = 4.0
@@ -236,13 +225,9 @@ class DropSilentReceivers(Sender):
 
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
-        gone = []
-        for r in self.rcvrs.values():
-            owed = self._owed_since(r)
-            if owed is None:
-                continue  # owes nothing: silence is normal
-            if now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r):
-                gone.append(r.rid)
+        # A receiver that owes nothing is silent as normal.
+        gone = [r.rid for r in self.rcvrs.values() if (owed := self._owed_since(r)) is not None
+                and now - max(r.last_heard, owed, self.heard_again) > self.dead_after(r)]
         if not gone:
             return dropped
         if not any(r.rid not in gone and now - r.last_heard <= self.dead_after(r) / 2
@@ -265,7 +250,6 @@ class UndoDeadCuts(Sender):
         super().__init__(*args, **kwargs)
         self.cuts = CutLog()
 
-
     def _cut(self, now: float) -> None:
         self.cuts.record(now, self.cwnd, self.ssthresh)
         super()._cut(now)
@@ -274,19 +258,19 @@ class UndoDeadCuts(Sender):
         self.cuts.record(now, self.cwnd, self.ssthresh)
         super()._timeout_response(now, oldest, cwnd_before)
 
-    def _dropped_since(self, since: float) -> None:
-        super()._dropped_since(since)
-        self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self._pipe(),
-                                                           self.p.initial_cwnd)
-        self.undone_cuts += n
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        super()._forget(rids, since)
+        if since is not None:
+            self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self._pipe(),
+                                                               self.p.initial_cwnd)
+            self.undone_cuts += n
 
 
 # Repairs -----------------------------------------------------------------------
 @rule("one_repair_per_loss", "one multicast repair per lost packet")
 class OneRepairPerLoss(Sender):
-    """One multicast repair per lost packet: a repair waits until every receiver
-    has the packet or is known to miss it, and a loss reported after a multicast
-    repair waits for that repair (footnote 8's "hears from all"; ours)."""
+    """A repair waits until every receiver has the packet or is known to miss it, and a loss
+    reported after a multicast repair waits for it (footnote 8's "hears from all"; ours)."""
 
     def _heard_all(self, s: int) -> bool:
         return all(r.sb.acked(s) or s in r.lost_pending or s in r.rexmit_at for r in self.rcvrs.values())
@@ -322,9 +306,8 @@ class DetectLostRepairs(Sender):
 
 @rule("tail_loss_probe", "a tail loss is found by a probe, not the timeout", "RFC 8985 7")
 class TailLossProbe(Sender):
-    """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a
-    receiver acknowledging it still misses of packets sent srtt_i/4 before it
-    is lost (RFC 8985 6.2)."""
+    """RFC 8985 7: 2 * max srtt_i without progress sends one probe; what a receiver acknowledging
+    it still misses of packets sent srtt_i/4 before it is lost (RFC 8985 6.2)."""
 
     COUNTERS = ("tail_loss_probes",)
 
@@ -333,11 +316,10 @@ class TailLossProbe(Sender):
     _pto_deadline: float | None = None  # when the probe is due; the "pto" timer follows it
 
     def on_timer(self, name: str, now: float) -> None:
+        due = self._pto_deadline
         if name != "pto":
             super().on_timer(name, now)
-            return
-        due = self._pto_deadline
-        if due is not None and now < due:
+        elif due is not None and now < due:
             self.set_timer("pto", due)  # progress moved it since the timer was set
         elif due is not None:
             self._pto_deadline = None
@@ -371,11 +353,9 @@ class TailLossProbe(Sender):
 
     def _arm_timers(self, now: float) -> None:
         super()._arm_timers(now)
-        if self._progress or self._pto_deadline is None:
-            self._progress = False  # RFC 8985 7.2: restarted on new data sent or acknowledged
-            self._arm_pto(now)
-
-    def _arm_pto(self, now: float) -> None:
+        if not (self._progress or self._pto_deadline is None):
+            return  # RFC 8985 7.2: restarted on new data sent or acknowledged
+        self._progress = False
         self._pto_deadline = None
         if (self.probe is not None or self.recover is not None
                 or not self.out or not self.rcvrs or self.rexmit_queue):
@@ -456,32 +436,23 @@ class ThinAcksReceiver(Receiver):
         if not msg.flags & Flags.THIN_ACKS:
             self._sack(self.pending_echo, now)  # unmarked: the paper's SACK per packet
             return
-        urgent = bool(msg.flags & Flags.SYNC)
-        if not new:
-            pass  # a duplicate (a repair for another receiver, most likely): no hurry
-        elif filled:
-            urgent = True
-        else:
+        # A duplicate (a repair for another receiver, most likely) is no hurry.
+        urgent = bool(msg.flags & Flags.SYNC) or (new and filled)
+        if new and not filled:
             hole = self.buf.first_hole_above(self.told_lost)
             if hole is not None and hole + DUPTHRESH <= self.buf.highest:
                 urgent = True  # rule 1 now lets the sender call this hole lost
                 self.told_lost = self.buf.highest - DUPTHRESH
-        hold = self._sack_hold(msg)
-        due = now if ack_at_once(self.unacked, urgent, self.ACK_EVERY) else self.pending_since + hold
-        when = self._spread(msg, due, hold)
+        when = self._sack_when(msg, now, ack_at_once(self.unacked, urgent, self.ACK_EVERY))
         t = self.timer_at("ack")
         if when <= now:
             self._sack(self.pending_echo, now)
         elif t is None or when < t:
             self.set_timer("ack", when)
 
-    def _sack_hold(self, msg: RlaData) -> float:
-        """The longest a SACK waits after the first packet it acknowledges."""
-        return self.ACK_DELAY
-
-    def _spread(self, msg: RlaData, due: float, hold: float) -> float:
-        """When a SACK due at ``due`` leaves."""
-        return due
+    def _sack_when(self, msg: RlaData, now: float, at_once: bool) -> float:
+        """When the SACK leaves: now, or ``ACK_DELAY`` after the first packet it acknowledges."""
+        return now if at_once else self.pending_since + self.ACK_DELAY
 
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         if not hello:  # a hello acknowledges no data: the count stays
@@ -523,17 +494,15 @@ class SpreadAcksReceiver(ThinAcksReceiver):
                 self._gap_min_before, self._gap_min, self._gaps_in_block = self._gap_min, math.inf, 0
         self.last_data_at = now
 
-    def _sack_hold(self, msg: RlaData) -> float:
-        return self.ACK_DELAY / 2 if msg.flags & Flags.SPREAD_ACKS else super()._sack_hold(msg)
-
-    def _spread(self, msg: RlaData, due: float, hold: float) -> float:
+    def _sack_when(self, msg: RlaData, now: float, at_once: bool) -> float:
         if not msg.flags & Flags.SPREAD_ACKS:
-            return super()._spread(msg, due, hold)
+            return super()._sack_when(msg, now, at_once)
+        hold = self.ACK_DELAY / 2
         span = hold if self.gap is None else min(self.gap, hold)
         service = min(self._gap_min, self._gap_min_before)
         if service < math.inf:
             span = min(span, self.SERVICE_TIMES * max(service, self.SERVICE_FLOOR))
-        return due + self.phase * span
+        return (now if at_once else self.pending_since + hold) + self.phase * span
 
 
 @rule("spread_acks", "a large group's SACKs are spread over the data gap", receiver=SpreadAcksReceiver,
@@ -565,11 +534,9 @@ class SpreadPairs(Sender):
     """While SACKs are spread, a lone freed packet waits for the next ACK, so data
     leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out."""
 
-    SPREAD_MIN_RECEIVERS = SpreadAcks.SPREAD_MIN_RECEIVERS  # spread_acks's, which comes first
-
     def _new_data_limit(self, pipe: int) -> int:
         limit = super()._new_data_limit(pipe)
-        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS and pipe >= 2 and int(self.cwnd) - pipe == 1:
+        if self._data_flags(0) & Flags.SPREAD_ACKS and pipe >= 2 and int(self.cwnd) - pipe == 1:
             return 0
         return limit
 
@@ -622,10 +589,9 @@ class OneClock(Sender):
 # Feedback a receiver cannot abuse -------------------------------------------------
 @rule("stalled_receivers", "a receiver that acknowledges nothing new is dropped", "RFC 9293 3.10.7.4; ours")
 class StalledReceivers(Sender):
-    """A receiver that talks but acknowledges nothing new for max(STALL_MIN,
-    STALL_RTTS * srtt_i) while it owes a packet and the rest move is dropped;
-    its SACKs are refused until one acknowledges a packet sent after the drop
-    (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""
+    """A receiver that talks but acknowledges nothing new for max(STALL_MIN, STALL_RTTS * srtt_i)
+    while it owes a packet and the rest move is dropped; its SACKs are refused until one acknowledges
+    a packet sent after the drop (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""
 
     COUNTERS = ("stalled_drops", "refused_sacks")
     STALL_MIN = 2.0
@@ -662,14 +628,11 @@ class StalledReceivers(Sender):
             rtt = max(self.progress_rtt.values(), default=r.srtt)
         return max(self.STALL_MIN, self.STALL_RTTS * rtt)
 
-    def _stalled_since(self, r: _Receiver, now: float) -> float | None:
-        """Since when r owes a packet without acknowledging anything new; None: it does not."""
-        owed = self._owed_since(r)
-        return None if owed is None else max(self.progress_at.get(r.rid, now), owed)
-
     def _drop_silent(self, now: float) -> bool:
         dropped = super()._drop_silent(now)
-        since = {r.rid: self._stalled_since(r, now) for r in self.rcvrs.values()}
+        # Since when each receiver owes a packet without acknowledging anything new (None: owes none).
+        since = {r.rid: None if (owed := self._owed_since(r)) is None else max(self.progress_at.get(r.rid, now), owed)
+                 for r in self.rcvrs.values()}
         # Only a receiver still talking: a silent one is drop_silent_receivers' to judge.
         gone = [r.rid for r in self.rcvrs.values()
                 if since[r.rid] is not None and now - since[r.rid] > self.stall_after(r)  # type: ignore[operator]
@@ -742,10 +705,9 @@ class _StampView(Sender):
 @rule("stamp_climb", "under a short stamped queue, take half the spare rate per round",
       requires=("stamp_echo",))
 class StampClimb(_StampView):
-    """While every path's queue is short and rate is spare, the window takes
-    SPARE_SHARE of the tightest spare rate for one largest srtt at once, once
-    per round (RFC 4782's Quick-Start rate, RCP's minimum along the path; ours).
-    TCP's full queue (long, nothing spare) or an unstamped path never climbs."""
+    """While every path's queue is short and rate is spare, the window takes SPARE_SHARE of the
+    tightest spare rate for one largest srtt, once per CLIMB_RTTS (RFC 4782's Quick-Start rate, RCP's
+    minimum along the path; ours); TCP's full queue or an unstamped path never climbs."""
 
     COUNTERS = ("stamp_climbs",)
     SPARE_SHARE = 0.5
@@ -765,9 +727,8 @@ class StampClimb(_StampView):
 @rule("stamp_hold", "under a short stamped queue with nothing spare, the window holds",
       requires=("stamp_echo",))
 class StampHold(_StampView):
-    """While every path's queue is short and nothing is spare, rule 4 does not
-    grow the window: the link is full and growth only builds a queue (ABC's
-    brake; ours).  A long queue (TCP's) or an unstamped path grows as default."""
+    """While every path's queue is short and nothing is spare, rule 4 does not grow the window: the
+    link is full, growth only builds a queue (ABC's brake; ours); a long queue grows as default."""
 
     COUNTERS = ("stamp_holds",)
 
@@ -786,15 +747,10 @@ rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.
 @rule("rtt_fair_increase",
       "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
-    """In congestion avoidance the window grows (R_max / R_c)^2 times faster,
-    R_max the largest srtt, R_c the cutting receivers' srtt (an EWMA over cuts).
-
-    The window is sent once per R_max, the TCP flow beside the troubled
-    receiver once per R_c: equal windows took R_c / R_max of it (the paper
-    proves fairness for equal round trips only).  An AIMD window goes as the
-    square root of its increase, so this gives TCP's rate at R_c (TCP Hybla's
-    compensation; ours, measured on the tree design).
-    """
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster, R_max the largest srtt,
+    R_c the cutting receivers' srtt (an EWMA over cuts): the window is sent once per R_max, the TCP flow
+    beside the troubled receiver once per R_c, and an AIMD window goes as the square root of its
+    increase, so this gives TCP's rate at R_c (TCP Hybla's compensation; ours)."""
 
     #: At most this spread is compensated: a stale or wild srtt cannot make the window run away.
     MAX_SPREAD = 8.0
@@ -806,7 +762,6 @@ class RttFairIncrease(Sender):
 
     signal_srtt: float | None = None  # the srtt of the receiver that signalled last
     cut_srtt: float | None = None  # R_c
-
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
