@@ -232,9 +232,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
         """Report to the parent; ``echo`` set: a probe's answer.  Solo, every report is a NACK."""
+        if cls is MtcpAck and self.timer_at("wupdate") is not None:
+            self._arm_wupdate(now)  # an ACK is this period's report (3.9)
         if self.solo:
-            if cls is MtcpAck and self.timer_at("wupdate") is not None:
-                self._arm_wupdate(now)
             self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
             return
         if not echo and self.echo_ts:
@@ -247,6 +247,4 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
                   echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._stamp_echo(), **fields)
         if cls is MtcpAck:
             self.acks_sent += 1
-            if self.timer_at("wupdate") is not None:
-                self._arm_wupdate(now)
         self.send(self.parent, msg.encode())
