@@ -17,10 +17,11 @@ switch that owns it.  This module decides *how*, per switch port:
   opens ``<iface>-le`` (the other end of that veth pair) and the cable's
   ``<iface>``.  Both directions of such a port pass through it.
 
-On BMv2 the shaper is the byte-accurate limit, and BMv2's own egress queue
-for every rate-shaped egress direction is given the link's depth and a
-packet rate no faster than the link (:mod:`emulation.bmv2_queue`), so the
-standing queue forms in BMv2 and its queue metadata describe the link.
+On BMv2 the shaper is the byte-accurate limit.  In a scenario with a
+stamped session, BMv2's own egress queue for every rate-shaped egress
+direction is also given the link's depth and a packet rate no faster than
+the link (:mod:`emulation.bmv2_queue`), so the standing queue forms in BMv2
+and its queue metadata describe the link (:func:`stamped`).
 
 Everything here is pure; :func:`probe_qdiscs` is the one function that asks
 the kernel, and the runner calls it once per run.
@@ -223,6 +224,17 @@ def host_of(plan: EmulationPlan, d: Direction) -> tuple[str, str] | None:
     return (h.name, h.iface) if h is not None else None
 
 
+def stamped(plan: EmulationPlan) -> bool:
+    """Whether a session reads the congestion stamp, so queue metadata must see the bottleneck.
+
+    Only then does BMv2's egress queue hold a shaped link's standing queue
+    (:mod:`emulation.bmv2_queue`): it paces departures in packets, not bytes,
+    so flows of frames smaller than the largest would get less than their
+    share of the link; elsewhere the shaper's byte-accurate queue is the
+    faithful one."""
+    return any(s.assistance == "stamp" for s in plan.scenario.sessions)
+
+
 def exact_replication(plan: EmulationPlan) -> set[str]:
     """The switches that get port-set groups, so replicate data to member ports only."""
     from controller.desired import port_sets_fit
@@ -240,7 +252,7 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
 
     have = set(available)
     via_proc = linkproc_ports(plan, have) if target == "bmv2" else {}
-    queues = plan_queues(directions(plan), exact_replication(plan)) if target == "bmv2" else {}
+    queues = plan_queues(directions(plan), exact_replication(plan)) if target == "bmv2" and stamped(plan) else {}
     out = []
     for d in directions(plan):
         q = queues.get((d.switch, d.port)) if d.direction == "egress" else None

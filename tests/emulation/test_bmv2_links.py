@@ -6,9 +6,10 @@ unshaped network's RTT (the switches' own processing that no link
 absorbs), within 10 %, and TCP gets the bottleneck's rate within 10 %.
 Here BMv2 forwards, and the links are shaped as emulation/shaping.py says:
 the kernel's disciplines where it has them all, a link process beside BMv2
-where one is missing (a kernel without netem), with BMv2's own egress queue
-holding the standing queue (emulation/bmv2_queue.py).  summary.json's
-``links`` rows record both; the test checks they say so.
+where one is missing (a kernel without netem).  With no stamped session the
+standing queue stays in that byte-accurate shaper, not in BMv2's egress
+queue (emulation/shaping.py, ``stamped``).  summary.json's ``links`` rows
+record both; the test checks they say so.
 """
 
 from __future__ import annotations
@@ -56,9 +57,8 @@ def test_bmv2_link_rtt_and_tcp_throughput_match_the_scenario(bmv2_baseline_rtt: 
         bottleneck = [s for s in plan.shapings if s.link == "s1-p1--s2-p1"]
         assert {(s.sender, s.receiver) for s in bottleneck} == {("s1", "s2"), ("s2", "s1")}
         assert all(s.how in (KERNEL, LINKPROC) for s in bottleneck), bottleneck
-        # the standing queue sits in BMv2's egress queue, paced no faster than the link
-        assert all(s.bmv2_queue is not None and s.bmv2_queue["depth_packets"] == 100
-                   and s.bmv2_queue["rate_pps"] == 330 for s in bottleneck), bottleneck
+        # no session reads the stamp: the standing queue stays in the shaper
+        assert all(s.bmv2_queue is None for s in bottleneck), bottleneck
         rtt, out = median_ping_rtt(net["h1"])
         assert rtt == pytest.approx(EXPECTED_RTT_S + bmv2_baseline_rtt / 2, rel=0.10), (bmv2_baseline_rtt, out)
 

@@ -19,7 +19,7 @@ from emulation.shaping import directions, shapings
 from scenario.model import scenario_from_dict
 
 
-def plan(tmp_path):
+def plan(tmp_path, assistance: object = "stamp"):
     sc = scenario_from_dict({
         "name": "q", "duration": 5,
         "topology": {
@@ -28,8 +28,18 @@ def plan(tmp_path):
             "links": [{"a": "s1-p1", "b": "s2-p1", "rate": "10Mbps", "delay": "20ms", "queue": 50},
                       {"a": "h1", "b": "s1-p2", "rate": "100Mbps", "delay": "1ms", "queue": {"bytes": 30000}},
                       {"a": "h2", "b": "s2-p2", "rate": "1Gbps", "delay": "1ms"}],
-        }}, known_protocols=None)
+        },
+        "sessions": [{"name": "t", "protocol": "tfmcc", "sender": "h1", "receivers": ["h2"],
+                      "group": "239.1.1.1", "port": 5001, "assistance": assistance}],
+    }, known_protocols=None)
     return make_plan(sc, tmp_path)
+
+
+def test_without_a_stamped_session_the_standing_queue_stays_in_the_byte_accurate_shaper(tmp_path) -> None:
+    # BMv2 paces its queue in packets: frames smaller than the largest would get less
+    # than their share, so only a session that reads the stamp moves the queue there
+    rows = shapings(plan(tmp_path, assistance=True), "bmv2", {"htb", "pfifo", "bfifo", "netem"})
+    assert rows and all(r.bmv2_queue is None for r in rows)
 
 
 def test_queue_rate_never_lets_a_full_frame_out_faster_than_the_link() -> None:
@@ -63,7 +73,9 @@ def test_a_switch_without_port_set_groups_keeps_its_standing_queue_in_the_shaper
     links = [{"a": "s1-p1", "b": "s2-p1", "rate": "10Mbps", "delay": "20ms", "queue": 50}]
     links += [{"a": f"h{i}", "b": f"s1-p{i}"} for i in range(2, 10)] + [{"a": "h1", "b": "s2-p2"}]
     sc = scenario_from_dict({"name": "q", "duration": 5, "topology": {
-        "hosts": hosts, "switches": {"s1": {}, "s2": {}}, "links": links}}, known_protocols=None)
+        "hosts": hosts, "switches": {"s1": {}, "s2": {}}, "links": links},
+        "sessions": [{"name": "t", "protocol": "tfmcc", "sender": "h2", "receivers": ["h1"],
+                      "group": "239.1.1.1", "port": 5001, "assistance": "stamp"}]}, known_protocols=None)
     p = make_plan(sc, tmp_path)
     assert set(bq.plan_queues(directions(p))) == {("s1", 1), ("s2", 1)}
     rows = {(r.link, r.sender): r.bmv2_queue for r in shapings(p, "bmv2", {"htb", "pfifo", "bfifo", "netem"})}
