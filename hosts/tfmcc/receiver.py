@@ -46,7 +46,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.fb_round: int | None = None
         self.x_fbr = self.supp_rate = math.inf  # x_fbr: calculated rate at the round's start
         self.timer_pending = self._armed = self.is_clr = self.left = False
-        self._fb_start = self._fb_frac = 0.0  # the pending timer's start and delay / T
         self.sender_clr = -1  # the CLR the data packets name; 0: none
         self.last_clr_report = -math.inf
         self.sender_slowstart = True
@@ -169,8 +168,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 self.cancel_timer("feedback")  # suppressed, or the sender already went below our rate
                 self.timer_pending = False
                 self.suppressed += suppressed
-            else:
-                self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
 
@@ -215,9 +212,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         """The rate whose equation loss rate is l_0: half the sending rate (app. B)."""
         send = self.send_rate_bps()
         return send / 2 if not math.isinf(send) else 8.0 * self.p.packet_size / self.rtt
-
-    def _retime(self, now: float) -> None:
-        """A pending feedback timer keeps the time it was drawn for (2.5.1)."""
 
     # -- RTT and loss history ------------------------------------------------------
     def _beta(self) -> float:
@@ -274,7 +268,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         T = feedback_delay(self.p.packet_size, self.max_rtt, send)
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
         t = feedback_time(self.p.fb_receivers, T, x_calc / send, x)
-        self._fb_start, self._fb_frac = now, t / T  # kept as a fraction of T for rules
         self.set_timer("feedback", now + t)
         self.timer_pending = True
 
