@@ -319,7 +319,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if not self.startup:
             self._steady_epoch(now, rr_rate, irr, events)
         self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
-        self._epoch_measured()
         if self.pending is None:
             self.join_effect_epochs += 1
         self._epoch_judged()
@@ -339,11 +338,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: an epoch out of start-up; LOSSP's first filter takes it (appendix)."""
         self.lossp.end_epoch(irr, events)
 
-    def _epoch_measured(self) -> None:
-        """Hook: the epoch's averages are in, before the join decision."""
-
     def _epoch_judged(self) -> None:
-        """Hook: the last hook before the join decision."""
+        """Hook: the epoch's averages are in, before the join decision."""
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:

@@ -144,7 +144,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
 
     def on_start(self, now: float) -> None:
         self.t0 = now
-        self.slot = 0
         self._slot_coefficients()
         self.credit[self.T] = 0.0
         for cn in range(self.T):
