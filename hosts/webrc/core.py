@@ -40,7 +40,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     """A WEBRC receiver (paper 3.1-3.3, Table 2, appendix; RFC 3738 3.2)."""
 
     unicast_on_session_port = False  # feedback goes out only
-    RR_LAG_EPOCHS = 1  # 3.2: one epoch whose RR lags ARR ends start-up
     ARTT_ALPHA = ARTT_ALPHA
 
     def __init__(self, config: SessionConfig) -> None:
@@ -75,7 +74,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.joins = self.leaves = self.join_timeouts = self.blocked_overflow = 0
         self.received = self.lost = self.loss_events = self.bytes_received = 0
         self.startup_exit: str = ""
-        self._rr_lagged = 0  # epochs in a row whose RR lagged ARR in start-up
 
     def _new_artt(self) -> Any:
         """Hook: ARTT's estimator; the appendix's self-adjusting EWMA."""
@@ -354,11 +352,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             if self.join_effect_epochs < 2:
                 return
             if self._rr_lags(rr_rate):
-                self._rr_lagged += 1
-                if self._rr_lagged >= self.RR_LAG_EPOCHS:
-                    self._exit_startup("rr-lag")
+                self._exit_startup("rr-lag")
                 return
-            self._rr_lagged = 0
         if not self.startup and self.nwc > 0 and self._buffers_draining(now, rr_rate):
             # 3.3: a flat reception rate means buffers drain at the bottleneck rate.
             self.blocked_overflow += 1

@@ -384,16 +384,8 @@ class StartupCarried(_NewestWave):
             return
         before, self._early = self.nwc, True
         self.early_decisions += 1
-        self._rr_lagged = 0
         self._join(now, g)
         _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
-
-
-class RrLagTwice(_Base):
-    """Start-up ends on RR lag only in two epochs running: an epoch's two
-    boundaries alone can cut 10 % from 20-40 packets."""
-
-    RR_LAG_EPOCHS = 2
 
 
 class StartupShed(_Base):
@@ -628,7 +620,6 @@ class StampJoin(_Base):
         limit = min(max(self.ssr, self.reqn()), self.mrr, self.arr + self.SPARE_SHARE * spare_pps)
         if gamma(self.p.p, self.nwc) * self.arr > limit:
             return
-        self._rr_lagged = 0
         self._join(now, gamma(self.p.p, self.nwc))
         self.stamp_joins += 1
         _add_waves(self, now, lambda: limit)
@@ -658,7 +649,6 @@ _RULES = (
     _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves"),
     _rule("startup_carried", StartupCarried,
           "in start-up, waves a nearer switch already carried are joined at every epoch", "paper 4.4; " + PAGE),
-    _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row"),
     _rule("startup_shed", StartupShed, "after start-up, leave the newest waves the path does not carry"),
     _rule("startup_min_window", StartupMinWindow,
           "a start-up loss below TCP's initial window per round trip is forgiven", "RFC 6928 initial window; " + PAGE),
