@@ -158,9 +158,11 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
         # Feedback (2.5): new round, suppression, CLR's immediate feedback.
         if self.fb_round != msg.fb_round:
-            self._new_round(msg.fb_round, now)
-        else:
-            self._arm(now)
+            # A new feedback round replaces the old timer with a biased one (2.5.1).
+            self.fb_round = msg.fb_round
+            self.cancel_timer("feedback")
+            self.timer_pending = self._armed = False
+        self._arm(now)
         self.supp_rate = msg.supp_rate if msg.supp_rate != U32 else math.inf
         if self.timer_pending:
             suppressed = self._suppressed_by(self.supp_rate)
@@ -245,14 +247,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         if self.sender_slowstart or self.sender_clr == 0:
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
-
-    def _new_round(self, rnd: int, now: float) -> None:
-        """A data packet announced feedback round ``rnd``: set a biased timer (2.5.1)."""
-        self.fb_round = rnd
-        self.cancel_timer("feedback")
-        self.timer_pending = False
-        self._armed = False
-        self._arm(now)
 
     def _arm(self, now: float) -> None:
         """Decide once per round whether to report, as soon as the rates are known."""

@@ -258,7 +258,7 @@ class RatesFollowDecay(_Base):
 
     def _carry_averages(self) -> None:
         super()._carry_averages()
-        d = self.p.epoch_decay
+        d = self.p.p ** (self.p.epoch / self.p.tsd)  # a fixed subscription's fall over one epoch
         if self.arr is not None:
             self.arr *= d
         if self._trr_ewma is not None:

@@ -121,11 +121,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         others = sum(s.base_rate_pps * s.p ** (j - self.N) * k for j in range(1, self.N))
         return (self.sr - s.base_rate_pps * k - others) * s.tsd
 
-    def age_of(self, cn: int, slot: int) -> int | None:
-        """Slots since channel ``cn``'s current wave began, or None when quiescent."""
-        d = (cn - slot) % self.T
-        return self.N - 1 - d if d < self.N else None
-
     def _slot_coefficients(self) -> None:
         """Per-slot constants of the fluid model: rate = coef · P^τ (τ: slot fraction)."""
         s = self.p
@@ -146,10 +141,8 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self.t0 = now
         self._slot_coefficients()
         self.credit[self.T] = 0.0
-        for cn in range(self.T):
-            age = self.age_of(cn, 0)
-            if age is not None:
-                self._start_wave(cn, age)
+        for cn in range(self.N):  # at slot 0 channels 0 .. N-1 carry waves, the newest last
+            self._start_wave(cn, self.N - 1 - cn)
         self._tick = now
         self.set_timer("send", now)
 
