@@ -1,10 +1,6 @@
-"""WEBRC's receiver as the paper describes it (Luby, Goyal et al., SIGCOMM 2002).
-
-This class is the ``paper`` profile: Table 2, 3.1-3.3 and the appendix,
-RFC 3738 where the paper is silent (``docs/protocols/webrc.md`` gives each
-constant's source).  Every rule in :mod:`hosts.webrc.rules` overrides a
-method marked "hook" and calls ``super()``; nothing here asks whether a rule is on.
-"""
+"""WEBRC's receiver as the paper describes it, RFC 3738 where it is silent: the ``paper``
+profile (constants' sources: ``docs/protocols/webrc.md``).  Rules in :mod:`hosts.webrc.rules`
+override the methods marked "hook" and call ``super()``; nothing here asks whether a rule is on."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4).
-
-A constant total rate SR over a base channel (CN = T, group G) and T wave
-channels (CN = c, group G + 1 + c) whose rate decays by P per TSD for N
-slots, then stays quiet for Q.  No feedback, no named rule; the shapes are
-on ``docs/protocols/webrc.md#the-sender``.
-"""
+"""WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4): no feedback and no
+named rule; the channels and their rates: ``docs/protocols/webrc.md#the-sender``."""
 
 from __future__ import annotations
 
