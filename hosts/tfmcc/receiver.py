@@ -46,7 +46,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.fb_round: int | None = None
         self.x_fbr = self.supp_rate = math.inf  # x_fbr: calculated rate at the round's start
         self.timer_pending = self._armed = self.is_clr = self.left = False
-        self._fb_start = self._fb_frac = 0.0  # the pending timer's start and delay / T
         self.sender_clr = -1  # the CLR the data packets name; 0: none
         self.last_clr_report = -math.inf
         self.sender_slowstart = True
@@ -159,9 +158,11 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
 
         # Feedback (2.5): new round, suppression, CLR's immediate feedback.
         if self.fb_round != msg.fb_round:
-            self._new_round(msg.fb_round, now)
-        else:
-            self._arm(now)
+            # A new feedback round replaces the old timer with a biased one (2.5.1).
+            self.fb_round = msg.fb_round
+            self.cancel_timer("feedback")
+            self.timer_pending = self._armed = False
+        self._arm(now)
         self.supp_rate = msg.supp_rate if msg.supp_rate != U32 else math.inf
         if self.timer_pending:
             suppressed = self._suppressed_by(self.supp_rate)
@@ -169,8 +170,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 self.cancel_timer("feedback")  # suppressed, or the sender already went below our rate
                 self.timer_pending = False
                 self.suppressed += suppressed
-            else:
-                self._retime(now)
         if self.is_clr and now - self.last_clr_report >= self.rtt:
             self._send_report(now)
 
@@ -216,9 +215,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         send = self.send_rate_bps()
         return send / 2 if not math.isinf(send) else 8.0 * self.p.packet_size / self.rtt
 
-    def _retime(self, now: float) -> None:
-        """A pending feedback timer keeps the time it was drawn for (2.5.1)."""
-
     # -- RTT and loss history ------------------------------------------------------
     def _beta(self) -> float:
         return BETA_CLR if self.is_clr else BETA_OTHER
@@ -252,14 +248,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
 
-    def _new_round(self, rnd: int, now: float) -> None:
-        """A data packet announced feedback round ``rnd``: set a biased timer (2.5.1)."""
-        self.fb_round = rnd
-        self.cancel_timer("feedback")
-        self.timer_pending = False
-        self._armed = False
-        self._arm(now)
-
     def _arm(self, now: float) -> None:
         """Decide once per round whether to report, as soon as the rates are known."""
         if self._armed or self.is_clr:
@@ -274,7 +262,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         T = feedback_delay(self.p.packet_size, self.max_rtt, send)
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
         t = feedback_time(self.p.fb_receivers, T, x_calc / send, x)
-        self._fb_start, self._fb_frac = now, t / T  # kept as a fraction of T for rules
         self.set_timer("feedback", now + t)
         self.timer_pending = True
 

@@ -11,7 +11,7 @@ from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
 from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
 from hosts.stampwindow import StampWindow
-from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D, feedback_delay
+from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D
 from hosts.tfrc import CompetitorOverflow, LossHistory
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
@@ -138,21 +138,6 @@ class OutageRestart(_Rx):
             self._restart_meters()
             self.outages += 1
             self.history = self._new_history()
-
-
-class RetimeFeedback(_Rx):
-    """A pending feedback timer keeps its fraction of the current T, which
-    follows the rate (2.5.3) and ends the sender's rounds (RFC 4654 3.4)."""
-
-    def _retime(self, now: float) -> None:
-        send = self.send_rate_bps()
-        if math.isinf(send):
-            return
-        T = feedback_delay(self.p.packet_size, self.max_rtt, send)
-        when = max(now, self._fb_start + self._fb_frac * T)
-        old = self.timer_at("feedback")
-        if old is None or abs(old - when) > 0.01 * T:
-            self.set_timer("feedback", when)
 
 
 # -- sender rules ------------------------------------------------------------
@@ -352,7 +337,6 @@ class StampEcho(_Rx):
         queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
         if (self.timer_pending and self.sender_slowstart and spare and queue is not None
                 and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):
-            self._fb_frac = 0.0  # retime_feedback keeps it at once
             self.set_timer("feedback", now)
 
 
@@ -424,7 +408,6 @@ _RULES = (
     Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
          "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
     Rule("outage_restart", "an outage restarts the loss history instead of counting as loss", OURS, {R: OutageRestart}),
-    Rule("retime_feedback", "a pending feedback timer follows T as the rate changes", OURS, {R: RetimeFeedback}),
     Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
          "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
     Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",

@@ -1,9 +1,7 @@
 """WEBRC: wave and equation based rate control (Luby, Goyal et al., SIGCOMM 2002; RFC 3738).
 
-The sender (:mod:`.sender`) sends waves on many groups; receivers (:mod:`.core`,
-the paper) join and leave them by their equation rate; :data:`RULES` (:mod:`.rules`)
-holds the rules and profiles.  Reference: ``docs/protocols/webrc.md``.
-"""
+The sender (:mod:`.sender`), the paper's receiver (:mod:`.core`), the rules and profiles
+(:data:`RULES`, :mod:`.rules`).  Reference: ``docs/protocols/webrc.md``."""
 
 from hosts.webrc.core import WebrcReceiver
 from hosts.webrc.params import DATA_HEADER, WebrcParams, gamma

@@ -1,10 +1,6 @@
-"""WEBRC's receiver as the paper describes it (Luby, Goyal et al., SIGCOMM 2002).
-
-This class is the ``paper`` profile: Table 2, 3.1-3.3 and the appendix,
-RFC 3738 where the paper is silent (``docs/protocols/webrc.md`` gives each
-constant's source).  Every rule in :mod:`hosts.webrc.rules` overrides a
-method marked "hook" and calls ``super()``; nothing here asks whether a rule is on.
-"""
+"""WEBRC's receiver as the paper describes it, RFC 3738 where it is silent: the ``paper``
+profile (constants' sources: ``docs/protocols/webrc.md``).  Rules in :mod:`hosts.webrc.rules`
+override the methods marked "hook" and call ``super()``; nothing here asks whether a rule is on."""
 
 from __future__ import annotations
 
@@ -40,7 +36,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     """A WEBRC receiver (paper 3.1-3.3, Table 2, appendix; RFC 3738 3.2)."""
 
     unicast_on_session_port = False  # feedback goes out only
-    RR_LAG_EPOCHS = 1  # 3.2: one epoch whose RR lags ARR ends start-up
     ARTT_ALPHA = ARTT_ALPHA
 
     def __init__(self, config: SessionConfig) -> None:
@@ -75,7 +70,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.joins = self.leaves = self.join_timeouts = self.blocked_overflow = 0
         self.received = self.lost = self.loss_events = self.bytes_received = 0
         self.startup_exit: str = ""
-        self._rr_lagged = 0  # epochs in a row whose RR lagged ARR in start-up
 
     def _new_artt(self) -> Any:
         """Hook: ARTT's estimator; the appendix's self-adjusting EWMA."""
@@ -319,7 +313,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if not self.startup:
             self._steady_epoch(now, rr_rate, irr, events)
         self.max_rr_since_join = max(self.max_rr_since_join, rr_rate)
-        self._epoch_measured()
         if self.pending is None:
             self.join_effect_epochs += 1
         self._epoch_judged()
@@ -339,11 +332,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: an epoch out of start-up; LOSSP's first filter takes it (appendix)."""
         self.lossp.end_epoch(irr, events)
 
-    def _epoch_measured(self) -> None:
-        """Hook: the epoch's averages are in, before the join decision."""
-
     def _epoch_judged(self) -> None:
-        """Hook: the last hook before the join decision."""
+        """Hook: the epoch's averages are in, before the join decision."""
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
@@ -358,11 +348,8 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             if self.join_effect_epochs < 2:
                 return
             if self._rr_lags(rr_rate):
-                self._rr_lagged += 1
-                if self._rr_lagged >= self.RR_LAG_EPOCHS:
-                    self._exit_startup("rr-lag")
+                self._exit_startup("rr-lag")
                 return
-            self._rr_lagged = 0
         if not self.startup and self.nwc > 0 and self._buffers_draining(now, rr_rate):
             # 3.3: a flat reception rate means buffers drain at the bottleneck rate.
             self.blocked_overflow += 1

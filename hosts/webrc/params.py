@@ -67,11 +67,6 @@ class WebrcParams:
         return self.n + self.q
 
     @property
-    def epoch_decay(self) -> float:
-        """P^(EL/TSD): how much a fixed subscription's rate falls over one epoch."""
-        return self.p ** (self.epoch / self.tsd)
-
-    @property
     def slot_avg(self) -> float:
         """K = (1-P)/ln(1/P): average of P^τ over a slot (0.869 for P = 0.75)."""
         return (1 - self.p) / math.log(1 / self.p)

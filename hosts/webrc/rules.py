@@ -1,9 +1,6 @@
-"""WEBRC's named rules: each behaviour beyond the paper, one mixin each.
-
-A rule overrides hooks of :class:`hosts.webrc.core.WebrcReceiver` and calls
-``super()``; :data:`RULES` composes them (first listed = outermost).  Every
-rule's reason and figure: ``docs/protocols/webrc.md#rules``.
-"""
+"""WEBRC's named rules: one mixin each, overriding hooks of :class:`hosts.webrc.core.WebrcReceiver`
+and calling ``super()``; :data:`RULES` composes them (first listed = outermost).
+Reasons and figures: ``docs/protocols/webrc.md#rules``."""
 
 from __future__ import annotations
 
@@ -70,8 +67,8 @@ class _OneWayDelays(_Base):
             self._owd_count += 1
         super()._packet_seen(msg, now)
 
-    def _epoch_measured(self) -> None:
-        super()._epoch_measured()
+    def _epoch_judged(self) -> None:
+        super()._epoch_judged()
         least, self._owd_epoch = self._owd_epoch, math.inf
         total, count, self._owd_sum, self._owd_count = self._owd_sum, self._owd_count, 0.0, 0
         if not count:
@@ -261,7 +258,7 @@ class RatesFollowDecay(_Base):
 
     def _carry_averages(self) -> None:
         super()._carry_averages()
-        d = self.p.epoch_decay
+        d = self.p.p ** (self.p.epoch / self.p.tsd)  # a fixed subscription's fall over one epoch
         if self.arr is not None:
             self.arr *= d
         if self._trr_ewma is not None:
@@ -353,12 +350,9 @@ class StartupJoins(_Base):
 
 
 class StartupCarried(_NewestWave):
-    """In start-up, when the decision's newest wave came before a packet sent
-    after the join could have (a switch on the path already carried it for
-    a neighbour, paper 4.4), the next decision comes one epoch after it took
-    effect, not two, and joins up to ``STARTUP_JOINS`` waves while Γ·ARR ≤
-    Γ³·ARR (3.2's cap, on the subscription the carried waves brought at once);
-    until a full epoch follows it, TRR is at least the last epoch's RR."""
+    """In start-up, a newest wave that came before any packet sent after the join
+    could have (a nearer switch carried it, paper 4.4) brings the next decision one
+    epoch after it took effect, not two: up to ``STARTUP_JOINS`` waves under Γ³·ARR."""
 
     STARTUP_JOINS = 3
     carried = False  # the last decision's newest wave came from a nearer switch
@@ -390,16 +384,8 @@ class StartupCarried(_NewestWave):
             return
         before, self._early = self.nwc, True
         self.early_decisions += 1
-        self._rr_lagged = 0
         self._join(now, g)
         _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
-
-
-class RrLagTwice(_Base):
-    """Start-up ends on RR lag only in two epochs running: an epoch's two
-    boundaries alone can cut 10 % from 20-40 packets."""
-
-    RR_LAG_EPOCHS = 2
 
 
 class StartupShed(_Base):
@@ -512,10 +498,8 @@ class LossEventEpisode(_Base):
 
 
 class LossEventSendTime(_UpwardTimes):
-    """Loss events on the sender's clock (RFC 5348 5.2): a lost packet's send
-    time is interpolated between its channel's neighbours, it belongs to the
-    event when sent inside it, and the event spans the round trip now (whole
-    way's upward time plus the revealing packet's one-way delay), within [ARTT, 2·ARTT]."""
+    """Loss events on the sender's clock (RFC 5348 5.2): a loss belongs to the event
+    it was sent in; the event spans the round trip now, within [ARTT, 2·ARTT]."""
 
     _event_sent: tuple[int, int, int] | None = None  # (first lost packet's send time, end, cap µs after)
     _lost_sent: int | None = None
@@ -568,9 +552,8 @@ class HistoryDiscounting(_Base):
 
 
 class OutageNotLoss(_Base):
-    """A silence of max(``OUTAGE_S``, ``OUTAGE_RTTS``·ARTT) that ends with
-    ``OUTAGE_PACKETS`` or more missing on the channel heard is an outage,
-    not congestion: sequence state restarts and the gap is no loss."""
+    """A long silence that ends with many packets missing is an outage, not
+    congestion: sequence state restarts and the gap is no loss."""
 
     OUTAGE_S = 1.0
     OUTAGE_RTTS = 4.0
@@ -591,11 +574,9 @@ class OutageNotLoss(_Base):
 
 
 class StampJoin(_Base):
-    """While every packet of the last epoch was stamped and the worst queue
-    stayed short: no join while nothing is spare (ABC's brake); in start-up,
-    join each epoch as many waves as ``ARR + SPARE_SHARE · spare`` holds
-    (Quick-Start, RFC 4782 3.1; RCP), never above eq. 5's max(SSR, REQN).
-    Otherwise ``default`` decides, so a queue TCP fills never speeds it up."""
+    """Under a short queue in a fully stamped epoch: no join while nothing is spare
+    (ABC's brake); in start-up, as many waves as ARR + a share of the spare rate holds
+    (Quick-Start, RFC 4782 3.1).  Otherwise ``default`` decides: a queue TCP fills never speeds it up."""
 
     SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
     stamp_joins = stamp_holds = 0
@@ -639,7 +620,6 @@ class StampJoin(_Base):
         limit = min(max(self.ssr, self.reqn()), self.mrr, self.arr + self.SPARE_SHARE * spare_pps)
         if gamma(self.p.p, self.nwc) * self.arr > limit:
             return
-        self._rr_lagged = 0
         self._join(now, gamma(self.p.p, self.nwc))
         self.stamp_joins += 1
         _add_waves(self, now, lambda: limit)
@@ -669,7 +649,6 @@ _RULES = (
     _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves"),
     _rule("startup_carried", StartupCarried,
           "in start-up, waves a nearer switch already carried are joined at every epoch", "paper 4.4; " + PAGE),
-    _rule("rr_lag_twice", RrLagTwice, "start-up ends on RR lag in two epochs in a row"),
     _rule("startup_shed", StartupShed, "after start-up, leave the newest waves the path does not carry"),
     _rule("startup_min_window", StartupMinWindow,
           "a start-up loss below TCP's initial window per round trip is forgiven", "RFC 6928 initial window; " + PAGE),

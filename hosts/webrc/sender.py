@@ -1,10 +1,5 @@
-"""WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4).
-
-A constant total rate SR over a base channel (CN = T, group G) and T wave
-channels (CN = c, group G + 1 + c) whose rate decays by P per TSD for N
-slots, then stays quiet for Q.  No feedback, no named rule; the shapes are
-on ``docs/protocols/webrc.md#the-sender``.
-"""
+"""WEBRC's sender and its channels (paper 3, Fig. 1; RFC 3738 4): no feedback and no
+named rule; the channels and their rates: ``docs/protocols/webrc.md#the-sender``."""
 
 from __future__ import annotations
 
@@ -121,11 +116,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         others = sum(s.base_rate_pps * s.p ** (j - self.N) * k for j in range(1, self.N))
         return (self.sr - s.base_rate_pps * k - others) * s.tsd
 
-    def age_of(self, cn: int, slot: int) -> int | None:
-        """Slots since channel ``cn``'s current wave began, or None when quiescent."""
-        d = (cn - slot) % self.T
-        return self.N - 1 - d if d < self.N else None
-
     def _slot_coefficients(self) -> None:
         """Per-slot constants of the fluid model: rate = coef · P^τ (τ: slot fraction)."""
         s = self.p
@@ -144,13 +134,10 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
 
     def on_start(self, now: float) -> None:
         self.t0 = now
-        self.slot = 0
         self._slot_coefficients()
         self.credit[self.T] = 0.0
-        for cn in range(self.T):
-            age = self.age_of(cn, 0)
-            if age is not None:
-                self._start_wave(cn, age)
+        for cn in range(self.N):  # at slot 0 channels 0 .. N-1 carry waves, the newest last
+            self._start_wave(cn, self.N - 1 - cn)
         self._tick = now
         self.set_timer("send", now)
 

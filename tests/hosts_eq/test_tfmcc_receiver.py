@@ -270,31 +270,6 @@ def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
     assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99: 0.2 s > one RTT apart
 
 
-def test_feedback_timer_follows_T_when_the_rate_rises_inside_the_round() -> None:
-    # T = b·max(R_max, (c+1)·s/R_send) (2.5.3): at 16 kbit/s T = 10 s, at 32 kbit/s 5 s.
-    # The timer drawn at the round start keeps its fraction of T when the
-    # sender doubles its rate (slowstart), so it reports when the sender,
-    # which ends rounds by the current T, expects it.
-    r = make()
-    stream(r, range(2), 0.0, 0.5, slowstart=True, rnd=1)  # 16 kbit/s; armed at t = 0.5
-    T_old = feedback_delay(S, 0.5, 16_000)
-    assert T_old == pytest.approx(10.0)
-    frac = (r.timer_at("feedback") - 0.5) / T_old
-    assert frac > 0.2  # this seed's draw leaves room to see the change
-    stream(r, range(2, 5), 0.75, 0.25, slowstart=True, rnd=1)  # now 32 kbit/s
-    assert r.send_rate_bps() == pytest.approx(32_000)
-    T_new = feedback_delay(S, 0.5, 32_000)
-    assert r.timer_at("feedback") == pytest.approx(0.5 + frac * T_new)
-    got = reports(run_until(r, 0.5 + frac * T_new + 1e-6))
-    assert len(got) == 1 and got[0].fb_round == 1
-    # Without ``retime_feedback`` the timer keeps the old T's draw (2.5.1).
-    old = make(rules=without("retime_feedback"))
-    stream(old, range(2), 0.0, 0.5, slowstart=True, rnd=1)
-    drawn = old.timer_at("feedback")
-    stream(old, range(2, 5), 0.75, 0.25, slowstart=True, rnd=1)
-    assert old.timer_at("feedback") == drawn == pytest.approx(0.5 + frac * T_old)
-
-
 def test_loss_free_receivers_report_while_there_is_no_clr() -> None:
     # Out of slowstart a loss-free receiver stays silent while a CLR exists;
     # once the data says there is none (it left or timed out), it reports so
