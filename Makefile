@@ -110,7 +110,7 @@ DOCS_ABLATION := "friendliness.py --ablate tfmcc --docs $(QUICK)" "friendliness.
                  "friendliness.py --ablate vlmcc --docs --draw 6 --draw-seed 7 $(QUICK)"
 
 # ... and the Mininet runs beside the simulator on each target (root).
-DOCS_EMULATION := "engines.py --docs --target builtin" "engines.py --docs --target bmv2"
+DOCS_EMULATION := "engines.py --docs --duration 0 --target builtin" "engines.py --docs --duration 0 --target bmv2"
 
 docs-ablation: install
 	@for b in $(DOCS_ABLATION); do \
