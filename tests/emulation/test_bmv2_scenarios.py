@@ -38,8 +38,9 @@ MAX_HOSTS = 64
 MAX_TCP_FLOWS = 10
 #: Scenarios that do not run in Mininet on either target (an open bug, not BMv2's).
 SLOW_TO_START = {
-    "rla-two-sessions.yaml": "in Mininet, on the built-in switch as on BMv2, its agents stop writing "
-                             "metrics within 2 s and the run overruns its duration by minutes (open)",
+    "rla-two-sessions.yaml": "in Mininet, on the built-in switch as on BMv2, its three iperf3 clients "
+                             "(-M 1000) spin at full CPU, the agents starve within 2 s and the run "
+                             "overruns by minutes (open)",
 }
 
 
