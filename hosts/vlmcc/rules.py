@@ -11,7 +11,6 @@ from typing import Any
 
 from hosts.core import Address, node_id
 from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
-from hosts.rtt import lowest
 from hosts.stampwindow import StampWindow
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.vlmcc.core import THRESHOLDS
@@ -284,25 +283,6 @@ class StampDrainVerdict(_StampView):
         return super().queue_drained() if short is None else short
 
 
-@rule("drain_noise", "a drain probe allows the path's delay noise", OURS, COMPETE)
-class DrainNoise(Sender):
-    """A drain probe allows this leader's smallest round mean over base_rtt, at most DRAIN_FRAC·base_rtt."""
-    min_round_mean: float | None = None
-
-    def delay_noise(self) -> float:
-        if self.base_rtt is None or self.min_round_mean is None:
-            return super().delay_noise()
-        return min(max(0.0, self.min_round_mean - self.base_rtt), self.DRAIN_FRAC * self.base_rtt)
-
-    def _adjust_window(self) -> None:
-        super()._adjust_window()
-        if self.round_rtt_n >= 2:
-            self.min_round_mean = lowest(self.min_round_mean, self.round_rtt_sum / self.round_rtt_n)
-
-    def _set_leader(self, rid: int, src: Address, now: float) -> None:
-        super()._set_leader(rid, src, now)
-        self.min_round_mean = None  # the new leader's path: its noise is learnt afresh
-
 @rule("compete_slow_start", "entering competition slow-starts", "RFC 5681 3.1", COMPETE)
 class CompeteSlowStart(Sender):
     """A probe's entry slow-starts to the first loss: +1 per RTT was too slow on long paths."""
@@ -330,10 +310,7 @@ class Compete(Sender):
         if self.base_rtt is None or not self.round_rtt_n:
             return False
         slack = max(self.DRAIN_FRAC * self.base_rtt, THRESHOLDS.alpha * self.srtt / max(self.W, 1.0))
-        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack + self.delay_noise()
-
-    def delay_noise(self) -> float:
-        return 0.0
+        return self.round_rtt_sum / self.round_rtt_n - self.base_rtt <= slack
 
     def _adjust_window(self) -> None:
         if self.probe_phase == 1:
@@ -414,30 +391,6 @@ class CompeteAckClocked(Sender):
             self.next_tx = now  # the next ACK releases what the window allows
         else:
             super()._after_burst(now, sent, burst)
-
-@rule("compete_yield", "Vegas cuts that keep the queue enter competition", OURS, COMPETE)
-class CompeteYield(Sender):
-    """YIELD_ROUNDS Vegas cuts in a row whose round mean RTT did not fall: a competitor fills the queue."""
-    YIELD_ROUNDS = 8
-
-    _yield_rounds = 0
-    _yield_rtt: float | None = None
-
-    def _adjust_window(self) -> None:
-        w_before = self.W
-        super()._adjust_window()
-        if not self.round_rtt_n:
-            return
-        mean = self.round_rtt_sum / self.round_rtt_n
-        if not self.W < w_before:
-            self._yield_rounds, self._yield_rtt = 0, None
-        elif self._yield_rtt is None or mean < self._yield_rtt:
-            self._yield_rounds, self._yield_rtt = 1, mean
-        else:
-            self._yield_rounds += 1
-            if self._yield_rounds >= self.YIELD_ROUNDS:
-                self._yield_rounds, self._yield_rtt, self.rounds = 0, None, 0
-                self._enter_competing(0.0)
 
 @rule("one_cut_per_window", "competing, one cut per window of data", "RFC 6582 3.2", COMPETE)
 class OneCutPerWindow(Sender):
