@@ -111,13 +111,18 @@ class Stf:
 # ---------------------------------------------------------------------------
 
 
+def _four_ports(port_sets: bool = False) -> SwitchSetup:
+    """One switch, sender on port 4, h1..h3 on ports 1..3, groups G0..G3 (mgid 10..13)."""
+    return SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3}, port_sets=port_sets,
+                       groups=[Group(g, gidx=i, mgid=10 + i) for i, g in enumerate(G)])
+
+
 def replication() -> Stf:
     s = Stf("""Replication with data-plane IGMP membership (one switch, sender on port 4):
 IGMPv2 and IGMPv3 (four records) joins take effect at the next data packet,
 a leave stops delivery at once, replicas never go back out the ingress port,
 unknown groups are dropped and counted.""")
-    s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3},
-                            groups=[Group(g, gidx=i, mgid=10 + i) for i, g in enumerate(G)]))
+    s.configure(_four_ports())
     s.packet(1, igmpv2_report(H1, G[0]), "h1 joins G0 with IGMPv2 (consumed: no upstream)")
     s.packet(2, igmpv3_report(H2, [(JOIN, g) for g in G]), "h2 joins G0..G3 in one IGMPv3 report")
     s.packet(3, igmpv3_report(H3, [(JOIN, G[1])]), "h3 joins G1")
@@ -151,8 +156,7 @@ def port_sets() -> Stf:
 the same deliveries as replication.stf, but a copy goes only to member ports,
 so egress prunes nothing; data with no member port is dropped in ingress
 (reason 15).""")
-    s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3}, port_sets=True,
-                            groups=[Group(g, gidx=i, mgid=10 + i) for i, g in enumerate(G)]))
+    s.configure(_four_ports(port_sets=True))
     s.packet(1, igmpv2_report(H1, G[0]), "h1 joins G0 with IGMPv2")
     s.packet(2, igmpv3_report(H2, [(JOIN, G[0]), (JOIN, G[1])]), "h2 joins G0 and G1")
     f = data_frame(G[0], seq=1)
