@@ -162,6 +162,8 @@ def test_hand_made_group_add_and_delete(net) -> None:
     [
         (["tables", "--switch", "s9"], "s9: switch: unknown switch (known: s1, s2)"),
         (["groups", "add", "70000", "--ports", "s1-p1"], "group 70000: id out of range (1..65535)"),
+        (["groups", "add", "3600", "--ports", "s1-p1"],
+         "group 3600: ids from 3584 up are the controller's port-set groups"),
         (["groups", "add", "50", "--ports", "s1-p9"], "s1: group 50: port s1-p9 is not in the topology (s1 has ports 1, 2)"),
         (["groups", "add", "50", "--ports", "s7-p1"], "s7: group 50: unknown switch (known: s1, s2)"),
         (["sessions", "add", "30", "--source", "h9", "--group", "239.9.9.9"],
