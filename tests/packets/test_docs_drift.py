@@ -1,4 +1,4 @@
-"""docs/wire-format.md shows every message dissected exactly as the layers dissect it today."""
+"""docs/wire-dissected.md shows every message dissected exactly as the layers dissect it today."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from pathlib import Path
 
 from hosts import wire, wire_show
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "wire-format.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "wire-dissected.md"
 
 
 def test_dissected_examples_are_current() -> None:
     assert wire_show.render() in DOC.read_text(), (
-        "docs/wire-format.md's dissected packets drifted; regenerate with `python -m hosts.wire_show`")
+        "docs/wire-dissected.md's packets drifted; regenerate with `python -m hosts.wire_show`")
 
 
 def test_every_message_type_has_a_dissected_example() -> None:
