@@ -64,3 +64,15 @@ def free_port() -> int:
             except OSError:
                 continue
             return port
+
+
+def webrc_receiver(params: object, names: tuple[str, ...], group: str = "239.2.0.0") -> object:
+    """A started WEBRC receiver of ``group`` with the rules ``names``, its start-up output drained."""
+    from hosts import registry
+    from hosts.webrc import RULES, WebrcReceiver
+
+    cls = RULES.compose(WebrcReceiver, names)
+    r = cls(registry.SessionConfig(1, group, 7000, "10.0.0.1", "10.0.0.2", params, rules=names))
+    r.start(0.0)
+    drain(r)
+    return r

@@ -8,7 +8,7 @@ import ast
 import inspect
 
 import pytest
-from fakes import drain
+from fakes import webrc_receiver
 
 from hosts import registry
 from hosts.webrc import RULES, WebrcParams, WebrcReceiver, WebrcSender, core
@@ -20,11 +20,7 @@ PARAMS = WebrcParams(session_rate_bps=2_000_000, packet_length=1024)
 
 
 def receiver(names: tuple[str, ...]) -> WebrcReceiver:
-    cls = RULES.compose(WebrcReceiver, names)
-    r = cls(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", PARAMS, rules=names))
-    r.start(0.0)
-    drain(r)
-    return r
+    return webrc_receiver(PARAMS, names, G)  # type: ignore[return-value]
 
 
 def test_paper_is_the_core_and_default_is_every_rule() -> None:

@@ -4,11 +4,11 @@ come one epoch after the join took effect instead of two."""
 
 from __future__ import annotations
 
-from fakes import drain, feed, run_until
+from fakes import feed, run_until, webrc_receiver
 
-from hosts import registry, wire
+from hosts import wire
 from hosts.core import JoinGroup
-from hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group
+from hosts.webrc import WebrcParams, WebrcReceiver, channel_group
 from hosts.wire import WebrcData
 
 G = "239.2.0.0"
@@ -18,11 +18,7 @@ PPS = 40  # every channel's packets per second in this script
 
 
 def make(names: tuple[str, ...]) -> WebrcReceiver:
-    cls = RULES.compose(WebrcReceiver, names)
-    r = cls(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", PARAMS, rules=names))
-    r.start(0.0)
-    drain(r)
-    return r
+    return webrc_receiver(PARAMS, names, G)  # type: ignore[return-value]
 
 
 def script(r: WebrcReceiver, sent_before_join: bool, until: float = 1.05) -> list[tuple[float, str]]:
