@@ -384,16 +384,13 @@ class EmuFaults:
     def _gate(self, items: list[Any]) -> None:
         """Start the killed agents' replacements now, warm by their restart
         (a Python process takes seconds to start on a busy machine)."""
-        from emulation.mininet_net import spawn
+        from emulation import warm
 
         for s in items:
             a = s.plan
-            argv = list(a.argv)
-            proto = argv[argv.index("--proto") + 1] if "--proto" in argv else ""
-            self.gates[s.process.proc.pid] = spawn(
-                s.process.name, [sys.executable, "-m", "p4mcc_cli.agent_gate", proto],
-                self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
-                node=self.net[a.host], stdin=True, realtime=True)
+            self.gates[s.process.proc.pid] = warm.gate(
+                s.process.name, a.argv, self.logs / f"agent-{a.session}-{a.host}.restart{len(self.gates) + 1}.log",
+                self.net[a.host])
 
     def _restart(self, items: list[Any]) -> None:
         for s in items:
@@ -407,11 +404,9 @@ class EmuFaults:
 
     @staticmethod
     def _end_gate(gate: Any) -> None:
-        try:
-            gate.proc.stdin.close()  # no command line: it ends on its own
-        except OSError:
-            pass
-        gate.stop(timeout=3)
+        from emulation import warm
+
+        warm.end(gate)
 
     def _iface_cmd(self, node: str, iface: str, up: bool) -> None:
         # a switch's node runs commands in the root namespace, a host's in its own

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from hosts.wire import Stamp
 from reporting import results as R
 from emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
-from emulation import mininet_net
+from emulation import mininet_net, warm
 from emulation.mininet_net import (
     ComponentError,
     LoggedProcess,
@@ -378,6 +378,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     logs = out / "logs"
     started: list[_Started] = []
     servers: list[LoggedProcess] = []
+    gates: dict[AgentPlan, LoggedProcess] = {}
     died = threading.Event()
     rec = R.Recorder(scenario, "mininet")
     t0 = 0.0
@@ -402,14 +403,17 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                 key=lambda x: (x[0], isinstance(x[1], TcpPlan), getattr(x[1], "role", "") != "recv"))
             faults = _fault_injector(plan, net, started, died, logs, scenario, rec)
             faults.prepare()  # standby switches warm before the clock starts
+            gates = warm.warm_all(plan.agents, net, logs)  # and the agents (emulation/warm.py)
             t0, t0_wall = time.monotonic(), time.time()
-            _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe, faults)
+            _drive(plan, net, actions, started, died, t0, logs, scenario, rec, progress, observe, faults, gates)
         except KeyboardInterrupt:
             rec.extra["interrupted"] = True
             raise
         finally:
             if faults is not None:
                 faults.stop()
+            for g in gates.values():
+                warm.end(g)  # agents whose start time the run did not reach
             for s in started:
                 s.process.stop(timeout=5)
             for srv in servers:
@@ -498,13 +502,8 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
         argv = list(a.argv)
         i = argv.index("--duration")
         argv[i + 1] = f"{max(0.1, a.stop - now):.3f}"
-        if gate is not None:
-            # a warm replacement (p4mcc_cli/agent_gate.py) runs the command line now
-            try:
-                gate.proc.stdin.write((json.dumps(argv[argv.index("p4mcc_cli.main") + 1:]) + "\n").encode())
-                gate.proc.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                gate = None
+        if gate is not None and not warm.hand_over(gate, argv):
+            gate = None
         _start(AgentPlan(a.session, a.host, a.role, now, a.stop, tuple(argv)), net, started, died, logs,
                scenario, rec, now, proc=gate)
 
@@ -530,8 +529,12 @@ def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died
 
 def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], started: list[_Started],
            died: threading.Event, t0: float, logs: Path, scenario: Scenario, rec: R.Recorder,
-           progress: bool, observe: Observer | None = None, faults: Any = None) -> None:
-    """Start components on time and wait for the end, or for a component to die."""
+           progress: bool, observe: Observer | None = None, faults: Any = None,
+           gates: dict[AgentPlan, LoggedProcess] | None = None) -> None:
+    """Start components on time and wait for the end, or for a component to die.
+
+    An agent with a warm gate in ``gates`` runs in it (and leaves ``gates``)."""
+    gates = {} if gates is None else gates
     duration = scenario.duration
     pending = list(actions)
     bar = None
@@ -548,7 +551,11 @@ def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], star
             now = time.monotonic() - t0
             while pending and pending[0][0] <= now:
                 _, item = pending.pop(0)
-                _start(item, net, started, died, logs, scenario, rec, now)
+                g = gates.pop(item, None) if isinstance(item, AgentPlan) else None
+                if g is not None and not (g.alive and warm.hand_over(g, item.argv)):
+                    warm.end(g)
+                    g = None
+                _start(item, net, started, died, logs, scenario, rec, now, proc=g)
             if faults is not None:
                 # a component that dies is recorded (a switch restarted); the run goes on
                 faults.poll(now)
