@@ -355,6 +355,11 @@ def print_check(r: Result) -> None:
 #: Stamp cases: the issue's 10 Mb/s, 50 ms dumbbell with one TCP flow, the
 #: friendliness bench's quick cells, and the multicast-only case (two
 #: sessions of the protocol on the 10 Mb/s dumbbell, no TCP).
+STAMP_PROTOS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
+#: The cases the docs table runs: the dumbbell with TCP, the multicast-only
+#: case and a tree with TCP on both branches (the quick cells and the other
+#: tree corner by ``--stamp-case``).
+STAMP_DEFAULT_CASES = ("d10", "mc", "t1")
 STAMP_CASES: dict[str, dict[str, Any]] = {
     "d10": {"rate_mbps": 10.0, "rtt_ms": 50.0, "queue": 42, "tcp": 1, "receivers": 2, "sessions": 1},
     "q1": {"rate_mbps": 1.0, "rtt_ms": 20.0, "queue": 10, "tcp": 1, "receivers": 2, "sessions": 1},
@@ -558,12 +563,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-check", action="store_true", help="skip the RLA/WEBRC replication check")
     ap.add_argument("--stamp", action="store_true",
                     help="compare the paper, default and stamped profiles on the stamp cases instead")
-    ap.add_argument("--stamp-proto", action="append", choices=["tfmcc", "webrc", "rla", "mtcp", "vlmcc"])
-    ap.add_argument("--stamp-case", action="append", choices=list(STAMP_CASES))
+    ap.add_argument("--stamp-proto", action="append", choices=list(STAMP_PROTOS),
+                    help="protocol to compare (repeatable; default: all five)")
+    ap.add_argument("--stamp-case", action="append", choices=list(STAMP_CASES),
+                    help=f"case to run (repeatable; default: {', '.join(STAMP_DEFAULT_CASES)})")
     ap.add_argument("--docs", action="store_true", help="also write the tables into docs/assistance.md")
     a = ap.parse_args(argv)
     if a.stamp:
-        body = stamp_table(a.stamp_proto or ["tfmcc", "webrc"], a.stamp_case or ["d10", "mc"], a.seeds, a.duration)
+        body = stamp_table(a.stamp_proto or list(STAMP_PROTOS), a.stamp_case or list(STAMP_DEFAULT_CASES),
+                           a.seeds, a.duration)
         if a.docs:
             from bench import docsection
 

@@ -117,10 +117,11 @@ class LoggedProcess:
         return self.proc.poll()
 
 
-#: SCHED_FIFO priority of agents and iperf3 in a run: below the switches'
+#: SCHED_FIFO priority of the agents in a run: below the switches'
 #: link threads (p4switch/linkemu.py, DEFAULT_RT_PRIORITY 10), above every
 #: ordinary process, so a busy machine does not stretch their packet gaps
-#: and RTT samples.  ``P4MCC_RT_PRIORITY=0`` turns both off.
+#: and RTT samples (iperf3 stays ordinary: emulation/run.py, IPERF_REALTIME).
+#: ``P4MCC_RT_PRIORITY=0`` turns it off.
 HOST_RT_PRIORITY = 5
 
 

@@ -211,6 +211,14 @@ class LiveController:
 #: TCP model (netsim/tcp.py), rather than the kernel's default (CUBIC, or BBR,
 #: which does not back off on loss and takes most of a drop-tail bottleneck).
 TCP_CONGESTION = "reno"
+#: iperf3 runs as an ordinary process, not under SCHED_FIFO like the agents.
+#: iperf3 3.12 can poll select() with a zero timeout while it waits on its
+#: peer (esnet/iperf issues 1213 and 2018), and a polling process under FIFO
+#: keeps its core from every process at or below its priority, its own
+#: server included: two such clients on 2 cores held the run for minutes.
+#: The kernel paces and times TCP; iperf3 only refills a socket buffer of the
+#: flow's window, which an ordinary process does in time.
+IPERF_REALTIME = False
 
 
 def _iperf_client_argv(t: TcpPlan, interval: float) -> list[str]:
@@ -394,7 +402,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                             ["iperf3", "-s", "-p", str(t.flow.port), "-1", "--forceflush",
                              "-i", f"{scenario.metrics_interval:g}"],
                             logs / f"iperf3-server-{t.flow.name}.log", node=net[t.flow.dst],
-                            ready_pattern=IPERF_READY, realtime=True)
+                            ready_pattern=IPERF_READY, realtime=IPERF_REALTIME)
                 servers.append(srv)
                 if not srv.ready.wait(15) or not srv.alive:
                     raise EmulationError(f"iperf3 server for {t.flow.name} did not start:\n{srv.last_lines()}")
@@ -589,7 +597,8 @@ def _start(item: AgentPlan | TcpPlan, net: Any, started: list[_Started], died: t
             rec.event(now, item.host, "join", sess.group)
     else:
         proc = spawn(f"iperf3 {item.flow.name}", _iperf_client_argv(item, scenario.metrics_interval),
-                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src], realtime=True)
+                     logs / f"iperf3-{item.flow.name}.json", node=net[item.flow.src],
+                     realtime=IPERF_REALTIME)
     threading.Thread(target=lambda: (proc.exited.wait(), died.set()), daemon=True).start()
     started.append(_Started(item, proc, now))
 
