@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
                                      capture_or_none, load_from_args, out_dir)
@@ -29,6 +32,28 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP reached ``p4mcc run``."""
+
+
+@contextmanager
+def stop_on_terminate() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does: through its cleanup.
+
+    Without a handler either signal ends Python at once, and the run's
+    switches, agents, iperf3 processes and Mininet interfaces stay behind
+    until ``p4mcc stop``; ``timeout`` and service managers send SIGTERM."""
+    def terminate(signum: int, _frame: Any) -> None:
+        raise Terminated(signal.Signals(signum).name)
+
+    old = {sig: signal.signal(sig, terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
 def main(args: argparse.Namespace) -> int:
     from emulation.mininet_net import ComponentError
     from emulation.plan import PlanError
@@ -46,9 +71,14 @@ def main(args: argparse.Namespace) -> int:
     if not ok:
         return EXIT_BAD_INPUT
     try:
-        summary = run_emulation(scenario, out, target=args.target,
-                                program=Path(args.program) if args.program else None,
-                                progress=not args.no_progress, capture=capture)
+        with stop_on_terminate():
+            summary = run_emulation(scenario, out, target=args.target,
+                                    program=Path(args.program) if args.program else None,
+                                    progress=not args.no_progress, capture=capture)
+    except Terminated:
+        print(f"p4mcc run: stopped by a signal; the network and its processes are removed (logs: {out}/logs)",
+              file=sys.stderr)
+        return 143
     except EmulationError as exc:
         # a failed component's log tail is part of the message: it helps, and is no traceback
         print(f"p4mcc run: {exc}", file=sys.stderr)

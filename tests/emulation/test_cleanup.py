@@ -57,3 +57,34 @@ def test_a_switch_that_dies_is_restarted_and_the_run_writes_its_results(mininet_
     assert ("s2", "restored") in what  # the controller wrote its state again
     assert _leftovers() == []
     assert (tmp_path / "logs" / "s2.log").exists() and (tmp_path / "logs" / "s2.log.1").exists()
+
+
+@pytest.mark.timeout(240)
+def test_sigterm_ends_a_run_through_its_cleanup(mininet_ready: None, tmp_path: Path) -> None:
+    import sys
+    import time
+
+    import yaml
+
+    path = tmp_path / "crash.yaml"
+    sc = scenario()
+    path.write_text(yaml.safe_dump({
+        "name": sc.name, "duration": 60,
+        "topology": {"hosts": {"h1": {"ip": "10.0.7.1/24"}, "h2": {"ip": "10.0.7.2/24"}},
+                     "switches": {"s1": {}, "s2": {}},
+                     "links": [["s1-p1", "s2-p1"], ["h1", "s1-p2"], ["h2", "s2-p2"]]},
+        "sessions": [{"name": "s", "protocol": "rla", "sender": "h1", "receivers": ["h2"],
+                      "group": "239.7.7.7", "port": 5007}]}))
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "run", str(path), "--target", "builtin",
+                            "--out", str(out), "--no-progress"], stderr=subprocess.PIPE, text=True)
+    metrics = out / "agents" / "s-h2.jsonl"
+    deadline = time.monotonic() + 150
+    while not (metrics.exists() and metrics.stat().st_size) and run.poll() is None:
+        assert time.monotonic() < deadline, "the receiver never wrote a metric"
+        time.sleep(0.2)  # polling a file another process writes: no event to wait on
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 143, err
+    assert err.strip().count("\n") == 0 and "stopped by a signal" in err, err
+    assert _leftovers() == []
