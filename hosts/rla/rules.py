@@ -2,20 +2,19 @@
 
 A docstring says what the rule changes and why in short; the reason in full
 (an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
-``@rule`` registers each into :data:`RULES` in composition order (first: outermost).
+``@rule`` registers each in composition order (first: outermost).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from typing import Any
 
 from hosts.reliable import CutLog
 from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
-from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
+from hosts.rules import Registrar
 from hosts.rtt import ewma
 from hosts.stampwindow import StampWindow
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
@@ -24,17 +23,7 @@ from hosts.wire import Flags, RlaData, RlaSack, Stamp
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
 _OURS = "ours, see docs/protocols/rla.md#rules"
-_RULES: list[Rule] = []  # in composition order (first registered: outermost)
-
-
-def rule(name: str, summary: str, reason: str = _OURS, receiver: type | None = None,
-         requires: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Register the decorated mixin (and ``receiver``'s) as rule ``name``."""
-    def register(cls: type) -> type:
-        roles = (cls,) if receiver is None else (cls, receiver)
-        _RULES.append(Rule(name, summary, reason, {c.role: c for c in roles}, requires))  # type: ignore[attr-defined]
-        return cls
-    return register
+rule = Registrar("rla", _OURS)
 
 
 # Congestion response ---------------------------------------------------------
@@ -156,7 +145,7 @@ class JoinAtWindowEdgeReceiver(Receiver):
 
 
 @rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
-      receiver=JoinAtWindowEdgeReceiver)
+      also=JoinAtWindowEdgeReceiver)
 class JoinAtWindowEdge(Sender):
     """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
     late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
@@ -505,7 +494,7 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         return (now if at_once else self.pending_since + hold) + self.phase * span
 
 
-@rule("spread_acks", "a large group's SACKs are spread over the data gap", receiver=SpreadAcksReceiver,
+@rule("spread_acks", "a large group's SACKs are spread over the data gap", also=SpreadAcksReceiver,
       requires=("thin_acks",))
 class SpreadAcks(Sender):
     """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
@@ -521,7 +510,7 @@ class SpreadAcks(Sender):
         return flags
 
 
-@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2", receiver=ThinAcksReceiver)
+@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2", also=ThinAcksReceiver)
 class ThinAcks(Sender):
     """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
 
@@ -740,7 +729,7 @@ class StampHold(_StampView):
 
 
 rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md",
-     receiver=StampEchoReceiver)(_StampView)
+     also=StampEchoReceiver)(_StampView)
 
 
 # Fairness across round trips ------------------------------------------------------
@@ -790,6 +779,4 @@ class RttFairIncrease(Sender):
 
 
 #: ``stamped``: default plus the rules that read the stamp; ``default`` every other rule.
-_STAMP = ("stamp_climb", "stamp_hold", "stamp_echo")
-_DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
-RULES = RuleBook("rla", rules=tuple(_RULES), profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
+RULES = rule.book(stamped=("stamp_climb", "stamp_hold", "stamp_echo"))

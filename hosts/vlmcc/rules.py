@@ -4,13 +4,11 @@ this file's order (first: outermost): a rule overriding a hook of the rule it ne
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable
 from typing import Any
 
 from hosts.core import Address, node_id
-from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
+from hosts.rules import Registrar
 from hosts.stampwindow import StampWindow
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.vlmcc.core import THRESHOLDS
@@ -22,16 +20,7 @@ from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart
 OURS = "ours, see docs/protocols/vlmcc.md#rules"
 STAMPED = ("stamp_echo", "stamp_drain_verdict", "stamp_queue")  # profile ``stamped`` only
 COMPETE = ("compete",)
-_RULES: dict[str, Rule] = {}
-
-
-def rule(name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Register the class as rule ``name``'s mixin for its role (its other role's gives the name only)."""
-    def register(cls: type) -> type:
-        first = _RULES.get(name, Rule(name, summary, reason, {}, requires))
-        _RULES[name] = dataclasses.replace(first, mixins={**first.mixins, cls.role: cls})  # type: ignore[attr-defined]
-        return cls
-    return register
+rule = Registrar("vlmcc", OURS)
 
 
 @rule("delayed_acks", "the leader ACKs as TCP does", "RFC 5681 4.2")
@@ -524,5 +513,4 @@ class StampQueue(_StampView):
 
 
 #: ``paper``: the published algorithm; ``default``: every rule but the stamp's; ``stamped``: all.
-RULES = RuleBook("vlmcc", rules=tuple(_RULES.values()), profiles={
-    PAPER: (), DEFAULT: tuple(n for n in _RULES if n not in STAMPED), "stamped": tuple(_RULES)})
+RULES = rule.book(stamped=STAMPED)
