@@ -13,9 +13,9 @@ from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
 from hosts.rtt import ewma
 from hosts.rules import Registrar
-from hosts.stampwindow import StampWindow
+from hosts.stampwindow import StampEcho, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
-from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, Stamp, seconds_since
+from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -93,8 +93,6 @@ class StampClimb(_Base):
     WEBRC's ``stamp_join``); an unstamped echo or a long queue leaves ``default``'s growth."""
 
     SPARE_SHARE = 0.5
-    SHORT_QUEUE_RTT = 0.1  # a queue is short below this share of the round trip ...
-    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -110,7 +108,7 @@ class StampClimb(_Base):
         (0: none, or no stamp)."""
         spare, queue = Stamp.spare_bps(self.stamp), Stamp.queue_delay_s(self.stamp)
         rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
-        if not spare or queue is None or rtt is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * rtt):
+        if not spare or rtt is None or not short_queue(queue, rtt):
             return 0.0
         return self.SPARE_SHARE * spare * rtt / (8.0 * self.p.packet_size)
 
@@ -122,21 +120,8 @@ class StampClimb(_Base):
             self.cwnd += extra / window
 
 
-@rule("stamp_echo", "a receiver's ACK carries back the stamps of the data since its last one",
-      "docs/stamp.md", roles=(RECEIVER,))
-class StampEcho(_Rx):
-    """A receiver carries back the stamps of the data since its last report (docs/stamp.md)."""
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.stamps = StampWindow()
-
-    def _on_data(self, m: MtcpData, now: float) -> None:
-        self.stamps.add(m.stamp)
-        super()._on_data(m, now)
-
-    def _stamp_echo(self) -> int:
-        return self.stamps.take()
+rule("stamp_echo", "a receiver's ACK carries back the stamps of the data since its last one",
+     "docs/stamp.md", roles=(RECEIVER,))(StampEcho)
 
 
 @rule("returning_child", "a child back from an absence undoes the cuts since it fell silent and drops its backoff",

@@ -16,7 +16,7 @@ from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
 from hosts.rules import Registrar
 from hosts.rtt import ewma
-from hosts.stampwindow import StampWindow
+from hosts.stampwindow import StampEcho, StampWindow, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
@@ -642,29 +642,10 @@ class StalledReceivers(Sender):
 
 
 # Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------
-class StampEchoReceiver(Receiver):
-    """Each SACK carries back the stamps of the data since the last one
-    (``StampWindow.byte()``: 0 unless every packet was stamped)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.stamps = StampWindow()
-
-    def _note_arrival(self, msg: RlaData, now: float) -> None:
-        super()._note_arrival(msg, now)
-        self.stamps.add(msg.stamp)
-
-    def _sack_stamp(self) -> int:
-        return self.stamps.take()
-
-
 class _StampView(Sender):
     """The group's path as the receivers' last echoes say: worst queue code,
     tightest spare code; ``None`` unless every receiver's echo is stamped."""
 
-    #: The queue is short below this many seconds or this share of the largest srtt.
-    SHORT_QUEUE_MIN = 0.004
-    SHORT_QUEUE_RTT = 0.1
     #: Spare below this share of the session's own rate is none: a port's rate
     #: window and the stamp's scale leave a few per cent of a full link "spare".
     SPARE_FLOOR = 0.125
@@ -679,14 +660,12 @@ class _StampView(Sender):
 
     def short_queue_spare(self) -> float | None:
         """The tightest spare rate (bit/s) while every path's queue is short; None otherwise."""
-        bytes_ = [self.echoes.get(rid, Stamp.NOT_STAMPED) for rid in self.rcvrs]
-        if not bytes_ or not all(Stamp.stamped(b) for b in bytes_):
+        path = StampWindow()  # the receivers' echoes as one window: stamped only if every one is
+        for rid in self.rcvrs:
+            path.add(self.echoes.get(rid, Stamp.NOT_STAMPED))
+        if not short_queue(path.queue_s(), self.largest_srtt):
             return None
-        worst = Stamp.pack(max(Stamp.queue_code(b) for b in bytes_), min(Stamp.spare_code(b) for b in bytes_))
-        queue = Stamp.queue_delay_s(worst)
-        if queue is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * self.largest_srtt):
-            return None
-        spare = Stamp.spare_bps(worst) or 0.0
+        spare = path.spare_bps() or 0.0
         own = self.cwnd * 8.0 * self.p.packet_size / self.largest_srtt
         return spare if spare >= self.SPARE_FLOOR * own else 0.0
 
@@ -728,8 +707,8 @@ class StampHold(_StampView):
         super()._acked_by_all(s, now)
 
 
-rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md",
-     also=StampEchoReceiver)(_StampView)
+rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md")(_StampView)
+rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
 
 
 # Fairness across round trips ------------------------------------------------------

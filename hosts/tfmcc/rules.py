@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
 from hosts.rules import Registrar
-from hosts.stampwindow import StampWindow
+from hosts.stampwindow import StampEcho, short_queue
 from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D
 from hosts.tfrc import CompetitorOverflow, LossHistory
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
@@ -350,8 +350,6 @@ class StampSpare(_Tx):
 
     COUNTERS = ("stamp_raises", "stamp_brakes")
     STAMP_SHARE = 0.25
-    #: A queue is short below this share of R_max, or below STAMP_SHORT_S.
-    STAMP_SHORT_RMAX, STAMP_SHORT_S = 0.1, 0.004
     #: The spare code lags the rate by up to two 25.6 ms windows (docs/stamp.md).
     STAMP_LAG_S = 0.1
     #: The brake, and how long (R_max, at least seconds) a braked queue has to drain
@@ -368,7 +366,7 @@ class StampSpare(_Tx):
                 or queue is None or spare is None or rep.rflags & TfmccReportFlags.LEAVING):
             return
         r_max, q = self.r_max, Stamp.queue_code(rep.stamp)
-        short = queue < max(self.STAMP_SHORT_S, self.STAMP_SHORT_RMAX * r_max)
+        short = short_queue(queue, r_max)
         due = now - self._stamp_at >= max(r_max, self.STAMP_LAG_S)
         if short:
             self._brake_q = 0
@@ -398,29 +396,20 @@ class StampSpare(_Tx):
 
 
 @rule("stamp_spare", roles=(R,))
-class StampEcho(_Rx):
-    """Receiver: a report carries back the stamp of the data since the last one."""
+class StampSpareReceiver(StampEcho, _Rx):
+    """Receiver: reports echo the data's stamps; in slowstart, spare rate under a
+    short queue is news the sender acts on: the report goes at once."""
 
     _stamp_now = 0  # the last data packet's stamp
 
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self._stamps = StampWindow()
-
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
-        self._stamps.add(msg.stamp)
         self._stamp_now = msg.stamp
         super()._on_data(msg, size, now)
 
-    def _report_stamp(self) -> int:
-        return self._stamps.take()
-
     def _arm(self, now: float) -> None:
-        # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.
         super()._arm(now)
         queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
-        if (self.timer_pending and self.sender_slowstart and spare and queue is not None
-                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):
+        if self.timer_pending and self.sender_slowstart and spare and short_queue(queue, self.rtt):
             self.set_timer("feedback", now)
 
 

@@ -15,7 +15,7 @@ from hosts import wire
 from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
 from hosts.registry import SessionConfig
 from hosts.rules import Registrar
-from hosts.stampwindow import StampWindow
+from hosts.stampwindow import StampWindow, short_queue
 from hosts.tfrc import CompetitorOverflow
 from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
 from hosts.webrc.params import gamma
@@ -613,8 +613,6 @@ class StampJoin(_Base):
 
     SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
     stamp_joins = stamp_holds = 0
-    SHORT_QUEUE_ARTT = 0.1  # a queue is short below this share of ARTT ...
-    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -634,8 +632,7 @@ class StampJoin(_Base):
 
     def _stamp_short_queue(self) -> bool:
         stamped, queue_s, _ = self.stamp_view
-        return (stamped and queue_s is not None
-                and queue_s < max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_ARTT * self.artt_value))
+        return stamped and short_queue(queue_s, self.artt_value)
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if not self._stamp_short_queue() or self.arr is None:
