@@ -12,7 +12,7 @@ from hosts.registry import SessionConfig
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
 from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D
-from hosts.tfrc import CompetitorOverflow, LossHistory
+from hosts.tfrc import CompetitorOverflow, LossHistory, outage
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -139,15 +139,11 @@ class OutageRestart(_Rx):
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
     COUNTERS = ("outages",)  # loss histories restarted
-    OUTAGE_S = 1.0
-    OUTAGE_PACKETS = 8
 
     def _before_packet(self, seq: int, now: float) -> None:
         super()._before_packet(seq, now)
         h = self.history
-        if h.highest_seq is None or seq - h.highest_seq - 1 < self.OUTAGE_PACKETS:
-            return
-        if now - h.highest_time > max(self.OUTAGE_S, 4.0 * self.rtt):
+        if h.highest_seq is not None and outage(now - h.highest_time, self.rtt, seq - h.highest_seq - 1):
             self._restart_meters()
             self.outages += 1
             self.history = self._new_history()

@@ -16,7 +16,7 @@ from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
 from hosts.registry import SessionConfig
 from hosts.rules import Registrar
 from hosts.stampwindow import StampWindow, short_queue
-from hosts.tfrc import CompetitorOverflow
+from hosts.tfrc import CompetitorOverflow, outage
 from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
 from hosts.webrc.params import gamma
 from hosts.wire import WebrcData
@@ -585,17 +585,14 @@ class OutageNotLoss(_Base):
     """A long silence that ends with many packets missing is an outage, not
     congestion: sequence state restarts and the gap is no loss."""
 
-    OUTAGE_S = 1.0
-    OUTAGE_RTTS = 4.0
-    OUTAGE_PACKETS = 8
     _last_heard: float | None = None
     outages = 0
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         last, self._last_heard = self._last_heard, now
         exp = self.expect.get(msg.cn)
-        if (last is not None and exp is not None and now - last > max(self.OUTAGE_S, self.OUTAGE_RTTS * self.artt_value)
-                and self.OUTAGE_PACKETS <= (msg.psn - exp) & 0xFFFF < 0x8000):
+        missing = 0 if exp is None else (msg.psn - exp) & 0xFFFF  # 0x8000 and above: an old packet
+        if last is not None and missing < 0x8000 and outage(now - last, self.artt_value, missing):
             self.outages += 1
             self.expect.clear()  # every channel's numbering restarts: no gap is a loss
             self.last_psn.clear()  # nor a wave's end counted from before the outage
