@@ -201,9 +201,9 @@ class Registrar:
 
     ``@rule(name, summary, reason)`` above a mixin registers it for its role:
     its ``role`` attribute (a mixin written on the core), else ``roles``, else
-    the registrar's.  A rule that changes a second role names that role's mixin
-    in ``also``, or registers it again under the same name (the first
-    registration gives the summary, the reason and ``requires``).
+    the registrar's.  A rule that changes a second role registers that role's
+    mixin under the same name again; the first registration gives the summary,
+    the reason and ``requires``.
     """
 
     def __init__(self, protocol: str, reason: str = "", roles: tuple[str, ...] = ()) -> None:
@@ -211,19 +211,14 @@ class Registrar:
         self.rules: dict[str, Rule] = {}
 
     def __call__(self, name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = (),
-                 roles: tuple[str, ...] = (), also: type | None = None) -> Callable[[type], type]:
+                 roles: tuple[str, ...] = ()) -> Callable[[type], type]:
         def register(cls: type) -> type:
             first = self.rules.get(name) or Rule(name, summary, reason or self.reason, {}, requires)
-            mixins = {**first.mixins, **dict.fromkeys(roles or self._roles(cls), cls)}
-            if also is not None:
-                mixins.update(dict.fromkeys(self._roles(also), also))
-            self.rules[name] = dataclasses.replace(first, mixins=mixins)
+            own = getattr(cls, "role", None)
+            on = roles or ((own,) if own is not None else self.roles)
+            self.rules[name] = dataclasses.replace(first, mixins={**first.mixins, **dict.fromkeys(on, cls)})
             return cls
         return register
-
-    def _roles(self, cls: type) -> tuple[str, ...]:
-        role = getattr(cls, "role", None)
-        return (role,) if role is not None else self.roles
 
     def book(self, stamped: Sequence[str] = (), not_default: Sequence[str] = ()) -> RuleBook:
         """The :class:`RuleBook`: ``default`` is every rule but ``stamped`` and

@@ -134,18 +134,7 @@ class RtoHoldsSsthresh(Sender):
 
 
 # Group membership --------------------------------------------------------------
-class JoinAtWindowEdgeReceiver(Receiver):
-    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
-
-    def _note_arrival(self, msg: RlaData, now: float) -> None:
-        super()._note_arrival(msg, now)
-        if msg.flags & Flags.SYNC:
-            for d in self.buf.rebase(msg.seq - 1):
-                self.emit(d)
-
-
-@rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
-      also=JoinAtWindowEdgeReceiver)
+@rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)")
 class JoinAtWindowEdge(Sender):
     """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
     late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
@@ -186,6 +175,17 @@ class JoinAtWindowEdge(Sender):
                 self.send(r.addr, self._data(s, now, Flags.RETRANSMIT | Flags.SYNC))
                 self.ucast_rexmits += 1
         return super()._repair_joiners(s, [r for r in want if r.synced or s != r.join], now)
+
+
+@rule("join_at_window_edge")
+class JoinAtWindowEdgeReceiver(Receiver):
+    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
+
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
+        if msg.flags & Flags.SYNC:
+            for d in self.buf.rebase(msg.seq - 1):
+                self.emit(d)
 
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
@@ -393,6 +393,30 @@ class SpreadHellos(Receiver):
         return self.rng.uniform(0.5, 1.5)
 
 
+@rule("spread_acks", "a large group's SACKs are spread over the data gap", requires=("thin_acks",))
+class SpreadAcks(Sender):
+    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
+    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
+
+    #: Groups of at least this many receivers spread their SACKs (and send pairs).
+    SPREAD_MIN_RECEIVERS = 8
+
+    def _data_flags(self, flags: int) -> int:
+        flags = super()._data_flags(flags)
+        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
+            flags |= Flags.SPREAD_ACKS
+        return flags
+
+
+@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2")
+class ThinAcks(Sender):
+    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
+
+    def _data_flags(self, flags: int) -> int:
+        return super()._data_flags(flags) | Flags.THIN_ACKS
+
+
+@rule("thin_acks")
 class ThinAcksReceiver(Receiver):
     """Delayed SACKs (RFC 5681 4.2, RFC 1122 4.2.3.2): every ``ACK_EVERY``
     packets or ``ACK_DELAY``; at once for a hole the sender can call lost, a
@@ -451,6 +475,7 @@ class ThinAcksReceiver(Receiver):
         super()._sack(echo_ts, now, hello)
 
 
+@rule("spread_acks")
 class SpreadAcksReceiver(ThinAcksReceiver):
     """A SACK of marked data waits its receiver's phase of the data gap, at most
     SERVICE_TIMES of the bottleneck's service time (the shortest spacing lately)."""
@@ -492,30 +517,6 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         if service < math.inf:
             span = min(span, self.SERVICE_TIMES * max(service, self.SERVICE_FLOOR))
         return (now if at_once else self.pending_since + hold) + self.phase * span
-
-
-@rule("spread_acks", "a large group's SACKs are spread over the data gap", also=SpreadAcksReceiver,
-      requires=("thin_acks",))
-class SpreadAcks(Sender):
-    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
-    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
-
-    #: Groups of at least this many receivers spread their SACKs (and send pairs).
-    SPREAD_MIN_RECEIVERS = 8
-
-    def _data_flags(self, flags: int) -> int:
-        flags = super()._data_flags(flags)
-        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
-            flags |= Flags.SPREAD_ACKS
-        return flags
-
-
-@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2", also=ThinAcksReceiver)
-class ThinAcks(Sender):
-    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
-
-    def _data_flags(self, flags: int) -> int:
-        return super()._data_flags(flags) | Flags.THIN_ACKS
 
 
 @rule("spread_pairs", "behind spread SACKs data leaves in pairs", "RFC 5681 4.2", requires=("spread_acks",))
