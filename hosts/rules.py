@@ -229,8 +229,3 @@ class Registrar:
         if stamped:
             profiles[STAMPED] = tuple(n for n in names if n in default or n in stamped)
         return RuleBook(self.protocol, tuple(self.rules.values()), profiles)
-
-
-def empty_book(protocol: str) -> RuleBook:
-    """The book of a protocol that has no named rules (yet): every profile is its core."""
-    return RuleBook(protocol)

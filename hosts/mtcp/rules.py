@@ -302,8 +302,6 @@ class NackRack(_Rx):
 @rule("nack_dupthresh", "a new hole is NACKed once 3 later packets arrived",
       "RFC 5681 3.2", roles=(RECEIVER,))
 class NackDupthresh(_Rx):
-    """A new hole is NACKed once ``THRESH`` packets above it arrived (RFC 5681 3.2)."""
-
     THRESH = DUPTHRESH
 
     def _ripe(self, s: int, now: float) -> bool:
@@ -333,8 +331,6 @@ class SharedLossMulticast(_Base):
 @rule("paced_repair_timer", "a packet whose repair is paced or on its way is not timed out",
       "RFC 6298 5.3")
 class PacedRepairTimer:
-    """A packet whose repair is paced or on its way is not timed out again (RFC 6298 5.3)."""
-
     def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
         return all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking)
 

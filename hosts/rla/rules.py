@@ -108,8 +108,6 @@ class OneRttCongestionPeriod(Sender):
 
 @rule("tcp_cut_floor", "a cut leaves at least two packets", "RFC 5681 eq. 4, 3.2")
 class TcpCutFloor(Sender):
-    """A cut leaves at least two packets, TCP's floor (RFC 5681 eq. 4 and 3.2)."""
-
     cut_floor = LEAST_SSTHRESH
 
 

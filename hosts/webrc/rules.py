@@ -563,8 +563,6 @@ class LossEventSendTime(_UpwardTimes):
 @rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
       requires=("interval_loss",))
 class HistoryDiscounting(_Base):
-    """RFC 5348 5.5: after a long loss-free stretch older intervals weigh less."""
-
     DISCOUNTING = True
 
 
