@@ -1,7 +1,5 @@
-"""MTCP's named rules: mixins over the core's hooks; reasons in ``docs/protocols/mtcp.md#rules``.
-
-They compose in this file's order, the first outermost (``recovery_hold``
-wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``).
+"""MTCP's named rules (:class:`hosts.rules.Registrar`); reasons in ``docs/protocols/mtcp.md#rules``.
+``recovery_hold`` wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""RLA's named rules: each behaviour beyond the paper, a mixin overriding a core hook.
-
-A docstring says what the rule changes and why in short; the reason in full
-(an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
-``@rule`` registers each in composition order (first: outermost).
+"""RLA's named rules (:class:`hosts.rules.Registrar`): a docstring says what the rule changes
+and why in short; the reason in full (an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
 """
 
 from __future__ import annotations

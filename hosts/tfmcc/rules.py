@@ -1,6 +1,5 @@
-"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py), each
-overriding a core hook and calling ``super()``; its constants are class constants,
-named apart from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
+"""TFMCC's named rules (:class:`hosts.rules.Registrar`); a rule's constants are named apart
+from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""VLMCC's named rules: mixins of the hooks of ``VlmccSender``/``VlmccReceiver``, each saying what
-it changes and why (reasons, measurements: ``docs/protocols/vlmcc.md#rules``).  They compose in
-this file's order (first: outermost): a rule overriding a hook of the rule it needs comes first."""
+"""VLMCC's named rules (:class:`hosts.rules.Registrar`), each saying what it changes and why (reasons,
+measurements: ``docs/protocols/vlmcc.md#rules``); a rule overriding a hook of the rule it needs comes first."""
 
 from __future__ import annotations
 

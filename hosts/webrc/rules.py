@@ -1,5 +1,4 @@
-"""WEBRC's named rules: one mixin each, overriding hooks of :class:`hosts.webrc.core.WebrcReceiver`
-and calling ``super()``; :data:`RULES` composes them (first listed = outermost).
+"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.core.WebrcReceiver`.
 Reasons and figures: ``docs/protocols/webrc.md#rules``."""
 
 from __future__ import annotations
