@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 from hosts.core import Endpoint
 from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
-from hosts.rules import DEFAULT, RuleBook, RuleError, empty_book
+from hosts.rules import DEFAULT, RuleBook, RuleError
 
 
 class ParamError(ValueError):
@@ -168,7 +168,7 @@ class Protocol:
         """The protocol's named rules and profiles."""
         if "_rulebook" not in self._cache:
             mod = importlib.import_module(self.module)
-            self._cache["_rulebook"] = getattr(mod, self.rulebook, None) or empty_book(self.name)
+            self._cache["_rulebook"] = getattr(mod, self.rulebook, None) or RuleBook(self.name)
         return self._cache["_rulebook"]
 
     def resolve_rules(self, profile: str = DEFAULT, switches: dict[str, Any] | None = None) -> tuple[str, ...]:

@@ -13,9 +13,9 @@ special case and ``0`` fits the unsigned wire field.
   a block left out of one report is not forgotten.
 * :class:`SendGate` -- when a sender may send: once its receivers are known,
   never after it is done.
-* :class:`ReliableParams` -- the parameters both protocols read under the same
-  names (the stream, the receivers a sender waits for, RFC 6298's timer);
-  ``RlaParams`` and ``MtcpParams`` extend it.
+* :class:`StreamParams` -- the stream and the receivers a sender waits for,
+  under the same names in both protocols; ``MtcpParams`` extends it, and
+  :class:`ReliableParams` (RFC 6298's timer, the initial window) for ``RlaParams``.
 * :func:`payload_for` -- the deterministic application bytes of packet ``seq``,
   so a receiver can check every delivered byte without the sender storing data.
 
@@ -42,7 +42,7 @@ def payload_for(seq: int, size: int) -> bytes:
 
 
 @dataclass
-class ReliableParams:
+class StreamParams:
     """The parameters RLA and MTCP share; each protocol's dataclass adds its own.
 
     Sources in ``docs/protocols/rla.md`` and ``docs/protocols/mtcp.md``.
@@ -54,8 +54,21 @@ class ReliableParams:
     packet_size: int = 1452
     #: Packets in the transfer; 0: send for ever.
     total_packets: int = 0
-    #: Receivers the sender hears from before it sends (:meth:`SendGate._ready`).
+    #: Receivers the sender hears from before it sends (:meth:`SendGate._ready`);
+    #: MTCP: children of a flat, unassisted tree.
     receivers: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.packet_size <= 8000:
+            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
+        if self.total_packets < 0 or self.receivers < 0:
+            raise ValueError("total_packets and receivers must be >= 0")
+
+
+@dataclass
+class ReliableParams(StreamParams):
+    """RFC 6298's timer and the initial window, which RLA reads as parameters (MTCP: constants)."""
+
     #: RFC 6298's retransmission timer on each receiver's RTT
     #: (:meth:`rtt_estimator`): the timeout before a sample and its floor.
     initial_rto: float = INITIAL_RTO
@@ -68,10 +81,7 @@ class ReliableParams:
     initial_cwnd: float = INITIAL_WINDOW
 
     def __post_init__(self) -> None:
-        if not 0 < self.packet_size <= 8000:
-            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.total_packets < 0 or self.receivers < 0:
-            raise ValueError("total_packets and receivers must be >= 0")
+        super().__post_init__()
         if self.initial_cwnd < 1:
             raise ValueError(f"initial_cwnd must be >= 1, got {self.initial_cwnd}")
         if self.min_rto <= 0 or self.initial_rto <= 0:

@@ -20,20 +20,25 @@ first listed is outermost) and its profiles as data:
 
 A session names a profile and may switch single rules on or off by name;
 :meth:`RuleBook.resolve` turns that into the effective rule list, which the
-results record.
+results record.  Every protocol's rules module lists its rules one way, with a
+:class:`Registrar`: ``@rule(name, summary, reason)`` above each mixin.
 
 Example::
 
-    book = RuleBook("toy", rules=(Rule("halve_on_timeout", "...", "RFC 5348 4.4",
-                                       {"toy-sender": HalveOnTimeout}),),
-                    profiles={"paper": (), "default": ("halve_on_timeout",)})
+    rule = Registrar("toy", reason="ours, see docs/protocols/toy.md#rules")
+
+    @rule("halve_on_timeout", "no report for 4 RTTs halves the rate", "RFC 5348 4.4")
+    class HalveOnTimeout(ToySender): ...
+
+    book = rule.book()  # paper: none; default: every rule
     names = book.resolve("paper", {"halve_on_timeout": True})
     sender_cls = book.compose(ToySender, names)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,6 +196,36 @@ class RuleBook:
         return self._composed[key]
 
 
-def empty_book(protocol: str) -> RuleBook:
-    """The book of a protocol that has no named rules (yet): every profile is its core."""
-    return RuleBook(protocol)
+class Registrar:
+    """A protocol's rules in the order its rules module registers them (the first: outermost).
+
+    ``@rule(name, summary, reason)`` above a mixin registers it for its role:
+    its ``role`` attribute (a mixin written on the core), else ``roles``, else
+    the registrar's.  A rule that changes a second role registers that role's
+    mixin under the same name again; the first registration gives the summary,
+    the reason and ``requires``.
+    """
+
+    def __init__(self, protocol: str, reason: str = "", roles: tuple[str, ...] = ()) -> None:
+        self.protocol, self.reason, self.roles = protocol, reason, roles
+        self.rules: dict[str, Rule] = {}
+
+    def __call__(self, name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = (),
+                 roles: tuple[str, ...] = ()) -> Callable[[type], type]:
+        def register(cls: type) -> type:
+            first = self.rules.get(name) or Rule(name, summary, reason or self.reason, {}, requires)
+            own = getattr(cls, "role", None)
+            on = roles or ((own,) if own is not None else self.roles)
+            self.rules[name] = dataclasses.replace(first, mixins={**first.mixins, **dict.fromkeys(on, cls)})
+            return cls
+        return register
+
+    def book(self, stamped: Sequence[str] = (), not_default: Sequence[str] = ()) -> RuleBook:
+        """The :class:`RuleBook`: ``default`` is every rule but ``stamped`` and
+        ``not_default``; ``stamped`` (if any) is ``default`` plus ``stamped``."""
+        names = tuple(self.rules)
+        default = tuple(n for n in names if n not in stamped and n not in not_default)
+        profiles = {PAPER: (), DEFAULT: default}
+        if stamped:
+            profiles[STAMPED] = tuple(n for n in names if n in default or n in stamped)
+        return RuleBook(self.protocol, tuple(self.rules.values()), profiles)

@@ -12,8 +12,18 @@ unstamped packet, or with none, says nothing: the rules then run their
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hosts.wire import MAGIC, MsgType, Stamp
+
+#: A stamped queue is short below ``SHORT_QUEUE_RTT`` of the round trip or
+#: ``SHORT_QUEUE_S``: the one bound every protocol's stamp rules read.
+SHORT_QUEUE_RTT, SHORT_QUEUE_S = 0.1, 0.004
+
+
+def short_queue(queue_s: float | None, rtt: float) -> bool:
+    """Whether a stamped queue of ``queue_s`` seconds (None: not stamped) is short on a round trip of ``rtt``."""
+    return queue_s is not None and queue_s < max(SHORT_QUEUE_S, SHORT_QUEUE_RTT * rtt)
 
 
 @dataclass
@@ -61,6 +71,25 @@ class StampWindow:
     def reset(self) -> None:
         self.packets = self.unstamped = self.q_max = 0
         self.s_min = 15
+
+
+class StampEcho:
+    """A receiver's ``stamp_echo``: the stamp of every data message of the session
+    is folded into :attr:`stamps` as it is decoded, and each feedback message
+    carries back :meth:`_echo_stamp`, the window of the data since the previous one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stamps = StampWindow()
+
+    def decode_session(self, data: bytes, session_id: int, *kinds: type) -> Any:
+        msg = super().decode_session(data, session_id, *kinds)  # type: ignore[misc]
+        if msg is not None and msg.MSG_TYPE & 0x0F == _DATA:
+            self.stamps.add(msg.stamp)
+        return msg
+
+    def _echo_stamp(self) -> int:
+        return self.stamps.take()
 
 
 def fold_stamp(windows: dict, key: object, payload: bytes) -> None:

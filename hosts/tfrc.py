@@ -328,6 +328,17 @@ class LossHistory:
         return 1.0 / avg if avg > 0 else 0.0
 
 
+#: An outage, not congestion: a silence of at least OUTAGE_S and OUTAGE_RTTS
+#: round trips that ends OUTAGE_PACKETS or more packets later (a crashed switch,
+#: a rerouted path); TFMCC's ``outage_restart``, WEBRC's ``outage_not_loss``.
+OUTAGE_S, OUTAGE_RTTS, OUTAGE_PACKETS = 1.0, 4.0, 8
+
+
+def outage(silence_s: float, rtt: float, missing: int) -> bool:
+    """Whether ``silence_s`` without a packet, then ``missing`` packets lost, is an outage."""
+    return missing >= OUTAGE_PACKETS and silence_s > max(OUTAGE_S, OUTAGE_RTTS * rtt)
+
+
 class CompetitorOverflow:
     """The start-up rule TFMCC and WEBRC share: a competitor's overflow, forgiven.
 

@@ -5,18 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hosts import mtcp_tree
+from hosts.reliable import StreamParams
 
 
 @dataclass
-class MtcpParams:
-    """What a user of MTCP sets."""
+class MtcpParams(StreamParams):
+    """What a user of MTCP sets: the stream (:class:`hosts.reliable.StreamParams`, shared with RLA) and its tree."""
 
-    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet, as a TCP segment does.
-    packet_size: int = 1452
-    #: Packets in the transfer; 0: send for ever.
-    total_packets: int = 0
-    #: Children the sender of a flat, unassisted tree waits to hear from before it sends.
-    receivers: int = 0
     #: The logical tree, ``"child>parent,..."`` (IPv4 addresses, :mod:`hosts.mtcp_tree`);
     #: empty: every receiver is a child of the sender.
     tree: str = ""
@@ -29,10 +24,7 @@ class MtcpParams:
     rcv_buffer: int = 4096
 
     def __post_init__(self) -> None:
-        if not 0 < self.packet_size <= 8000:
-            raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.total_packets < 0 or self.receivers < 0:
-            raise ValueError("total_packets and receivers must be >= 0")
+        super().__post_init__()
         if self.k < 1 or self.rcv_buffer < 1:
             raise ValueError(f"k and rcv_buffer must be >= 1, got {self.k} and {self.rcv_buffer}")
         if self.assisted and self.tree:

@@ -157,7 +157,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _arrived(self, seq: int, now: float) -> None:
         """Hook: packet ``seq`` arrived for the first time."""
 
-    def _stamp_echo(self) -> int:
+    def _echo_stamp(self) -> int:
         """Hook: the stamp byte a report carries back (docs/stamp.md; 0: none, the paper's)."""
         return 0
 
@@ -244,7 +244,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.last_summary = dict(fields)
         fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
         msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack, node_id=self.nid,
-                  echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._stamp_echo(), **fields)
+                  echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._echo_stamp(), **fields)
         if cls is MtcpAck:
             self.acks_sent += 1
         self.send(self.parent, msg.encode())

@@ -1,7 +1,5 @@
-"""MTCP's named rules: mixins over the core's hooks; reasons in ``docs/protocols/mtcp.md#rules``.
-
-:data:`RULES` lists them in composition order, the first outermost (``recovery_hold``
-wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``).
+"""MTCP's named rules (:class:`hosts.rules.Registrar`); reasons in ``docs/protocols/mtcp.md#rules``.
+``recovery_hold`` wraps ``reno_window``; ``nack_holdoff`` and ``nack_rack`` wrap ``nack_dupthresh``.
 """
 
 from __future__ import annotations
@@ -12,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
 from hosts.rtt import ewma
-from hosts.rules import Rule, RuleBook
-from hosts.stampwindow import StampWindow
+from hosts.rules import Registrar
+from hosts.stampwindow import StampEcho, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
-from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, Stamp, seconds_since
+from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -24,8 +22,145 @@ else:
     _Base = _Rx = object
 
 SENDER, RECEIVER = "mtcp-sender", "mtcp-receiver"
+_OURS = "ours, see docs/protocols/mtcp.md#rules"
+#: A mixin serves both roles unless it names one: an agent is a receiver that also sends.
+rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
 
 
+@rule("rtt_fair_increase",
+      "congestion avoidance grows (R_max/R_c)^2 times faster, R_c the round trip of the receivers that cut",
+      "TCP Hybla (Caini & Firrincieli 2004); " + _OURS, roles=(SENDER,), requires=("reno_window",))
+class RttFairIncrease(_Base):
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster: it is acknowledged by
+    every receiver, so sent once per the largest round trip R_max, while the TCP flow beside the
+    receiver whose losses cut it (R_c) sends once per R_c (TCP Hybla's compensation)."""
+
+    MAX_SPREAD = 8.0  # at most this spread is compensated: a stale or wild RTD cannot run away
+    MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
+    CUT_RTT_GAIN = 0.25  # weight of the latest cut's round trip in R_c
+    RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.node_rtd: dict[int, float] = {}  # receiver -> smoothed RTD (a fold's triggering member included)
+        self.cut_rtd: float | None = None  # R_c
+        self.cutter: int | None = None
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if msg.echo_ts and isinstance(msg, MtcpAck):
+            rtd = seconds_since(msg.echo_ts, now)
+            self.node_rtd[msg.node_id] = ewma(self.node_rtd.get(msg.node_id), rtd, self.RTD_GAIN)
+        super()._on_feedback(msg, src, now)
+
+    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
+        cut = super()._nack_is_congestion(c, s)
+        if cut:
+            self.cutter = c.nid
+        return cut
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        super()._congestion(now, timeout)
+        rtd = self.node_rtd.get(self.cutter) if self.cutter is not None and not timeout else None
+        if rtd is not None:
+            self.cut_rtd = ewma(self.cut_rtd, rtd, self.CUT_RTT_GAIN)
+        self.cutter = None
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.node_rtd.pop(c.nid, None)
+        super()._remove_child(c, now)
+
+    def rtt_spread(self) -> float:
+        """R_max / R_c, between 1 and ``MAX_SPREAD`` (1 before the first cut)."""
+        if self.cut_rtd is None or self.cut_rtd <= 0 or not self.node_rtd:
+            return 1.0
+        spread = max(self.node_rtd.values()) / self.cut_rtd
+        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
+
+    def _avoid_congestion(self, s: int) -> None:
+        window = self.cwnd
+        super()._avoid_congestion(s)
+        if self.cwnd > window:
+            self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
+
+
+@rule("stamp_climb", "behind a short stamped queue, congestion avoidance adds half the spare rate per round trip",
+      "RFC 4782 3.1; " + _OURS, roles=(SENDER,))
+class StampClimb(_Base):
+    """While the echoed stamp shows a short queue, congestion avoidance adds ``SPARE_SHARE`` of the
+    tightest port's spare rate per round trip (Quick-Start's approved rate, RFC 4782 3.1, as
+    WEBRC's ``stamp_join``); an unstamped echo or a long queue leaves ``default``'s growth."""
+
+    SPARE_SHARE = 0.5
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.stamp = Stamp.NOT_STAMPED  # what the last ACK's echo says (docs/stamp.md)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if isinstance(msg, MtcpAck):
+            self.stamp = msg.stamp
+        super()._on_feedback(msg, src, now)
+
+    def _spare_packets(self) -> float:
+        """Packets per round trip (the largest RTD) the stamp says are spare behind a short queue
+        (0: none, or no stamp)."""
+        spare, queue = Stamp.spare_bps(self.stamp), Stamp.queue_delay_s(self.stamp)
+        rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
+        if not spare or rtt is None or not short_queue(queue, rtt):
+            return 0.0
+        return self.SPARE_SHARE * spare * rtt / (8.0 * self.p.packet_size)
+
+    def _avoid_congestion(self, s: int) -> None:
+        window = self.cwnd
+        super()._avoid_congestion(s)
+        extra = self._spare_packets()
+        if self.cwnd > window and extra > 0:
+            self.cwnd += extra / window
+
+
+rule("stamp_echo", "a receiver's ACK carries back the stamps of the data since its last one",
+     "docs/stamp.md", roles=(RECEIVER,))(StampEcho)
+
+
+@rule("returning_child", "a child back from an absence undoes the cuts since it fell silent and drops its backoff",
+      "RFC 4015; RFC 6298 5.7; " + _OURS)
+class ReturningChild(_Base):
+    """A child heard again after it missed a probe, or readmitted after its removal, was away, not
+    congested: the cuts since it fell silent are undone (RFC 4015), losses of what was sent before
+    its return are old news, and the packets it lacks are timed afresh, without the backoff."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.away: set[int] = set()  # readmitted children whose first report is yet to be handled
+        self.returns = 0
+
+    def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
+        if nid in self.departed and nid not in self.children:
+            self.away.add(nid)
+        return super()._child(nid, addr, now)
+
+    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
+        since = c.last_heard if c.missed and c.heard else None
+        readmitted = c.nid in self.away
+        super()._heard(c, now, echo_ts)
+        if since is None and not readmitted:
+            return
+        self.away.discard(c.nid)
+        c.missed = 0
+        self.returns += 1
+        if since is not None:
+            self._undo_cuts(since)
+        self.recover = max(self.recover, self.highest_buffered)
+        rto = self.rto_rtt()
+        for s, b in self.buf.items():
+            if b.stage > 1 and not c.sb.acked(s):
+                b.stage = 1
+                self._set_deadline(s, now + rto)
+        self._arm_packet_timer()
+
+
+@rule("timer_jitter", "periodic timers jittered by +-50 %, first hello within half a period",
+      "Floyd & Jacobson 1994; RFC 3550 6.3.1")
 class TimerJitter(_Rx):
     """Periodic waits spread over ``1 +- JITTER`` of their period: receivers behind one
     bottleneck otherwise report in the same microsecond into a short reverse queue."""
@@ -39,12 +174,14 @@ class TimerJitter(_Rx):
         return self.rng.uniform(0.0, 0.5 * self.wupdate_period)
 
 
+@rule("initial_window", "slow start begins at 10 packets, not 1", "RFC 6928")
 class InitialWindow:
     """Slow start begins at RFC 6928's ten packets, TCP's (the paper: one)."""
 
     initial_window = INITIAL_WINDOW
 
 
+@rule("abc", "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)")
 class Abc(_Base):
     """One report grows cwnd in slow start by at most ``LIMIT`` packets (RFC 3465's L)."""
 
@@ -60,6 +197,8 @@ class Abc(_Base):
             self.ss_grown += 1
 
 
+@rule("recovery_hold", "no growth on the flight a NACK cut answered",
+      "RFC 5681 3.2, RFC 6582 3.2", requires=("reno_window",))
 class RecoveryHold(_Base):
     """No growth on the packets out at a NACK cut (TCP's fast recovery); a timeout or an undo holds none."""
 
@@ -80,6 +219,8 @@ class RecoveryHold(_Base):
         return undone
 
 
+@rule("reno_window", "loss-driven AIMD: the first NACK of a new loss halves cwnd",
+      "RFC 5681 3.2; " + _OURS)
 class RenoWindow(_Base):
     """Reno's AIMD instead of Vegas: beside TCP on a drop-tail queue Vegas gets a small fraction."""
 
@@ -95,6 +236,8 @@ class RenoWindow(_Base):
         return super()._nack_is_congestion(c, s)
 
 
+@rule("delayed_ack", "a leaf ACKs every second packet and out-of-order ones at once",
+      "RFC 5681 4.2", roles=(RECEIVER,))
 class DelayedAck(_Rx):
     """A leaf ACKs as TCP's receiver does; an SA still waits the ACK delay to fold its children in."""
 
@@ -102,6 +245,8 @@ class DelayedAck(_Rx):
         return not self.is_agent and ack_at_once(self.unacked, not in_order, DELAYED_ACK_PACKETS)
 
 
+@rule("nack_holdoff", "behind a fold, a hole is NACKed again only once its repair is overdue",
+      roles=(RECEIVER,))
 class NackHoldoff(_Rx):
     """Assisted, a hole is NACKed again only once its repair is overdue: a NACK per ACK per
     receiver behind a fold crowded the fold's ACKs out of the reverse queue."""
@@ -114,6 +259,8 @@ class NackHoldoff(_Rx):
         return missing if any(s not in self.nacked or now - self.nacked[s][0] >= wait for s in missing) else []
 
 
+@rule("nack_rack", "a hole is NACKed a reordering window after a later packet arrived",
+      "RFC 8985", roles=(RECEIVER,), requires=("nack_dupthresh",))
 class NackRack(_Rx):
     """RACK (RFC 8985): with windows of a few packets no hole has three above it."""
 
@@ -150,9 +297,9 @@ class NackRack(_Rx):
             self.set_timer("nack", at if at > now else now + reo)
 
 
+@rule("nack_dupthresh", "a new hole is NACKed once 3 later packets arrived",
+      "RFC 5681 3.2", roles=(RECEIVER,))
 class NackDupthresh(_Rx):
-    """A new hole is NACKed once ``THRESH`` packets above it arrived (RFC 5681 3.2)."""
-
     THRESH = DUPTHRESH
 
     def _ripe(self, s: int, now: float) -> bool:
@@ -165,6 +312,8 @@ class NackDupthresh(_Rx):
         return super()._nack_due(missing[:missing.index(ripe[-1]) + 1], now)
 
 
+@rule("shared_loss_multicast", "the sender repairs a loss several children share by multicast, once",
+      roles=(SENDER,))
 class SharedLossMulticast(_Base):
     """A loss shared at a bottleneck is repaired once by multicast, not once per child across it."""
 
@@ -177,13 +326,15 @@ class SharedLossMulticast(_Base):
                 and now - x.last_tx.get(s, -math.inf) >= (RTO_INITIAL if x.rtt.srtt is None else x.rtt.srtt)]
 
 
+@rule("paced_repair_timer", "a packet whose repair is paced or on its way is not timed out",
+      "RFC 6298 5.3")
 class PacedRepairTimer:
-    """A packet whose repair is paced or on its way is not timed out again (RFC 6298 5.3)."""
-
     def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
         return all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking)
 
 
+@rule("lost_repair_halves_rwnd", "a lost repair halves the child's retransmission window",
+      "RFC 5681 3.2, RFC 8985")
 class LostRepairHalvesRwnd:
     """A lost repair halves the child's rwnd once per round trip: a lost retransmission is a loss."""
 
@@ -195,6 +346,8 @@ class LostRepairHalvesRwnd:
         c.rwnd = c.rssthresh
 
 
+@rule("stalled_children", "a child that acknowledges nothing new is removed",
+      "RFC 9293 3.10.7.4; " + _OURS)
 class StalledChildren(_Base):
     """A child that answers probes but acknowledges nothing new while its siblings move is
     removed; its reports are refused until one covers a packet sent after the removal."""
@@ -256,192 +409,6 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
-class RttFairIncrease(_Base):
-    """In congestion avoidance the window grows (R_max / R_c)^2 times faster: it is acknowledged by
-    every receiver, so sent once per the largest round trip R_max, while the TCP flow beside the
-    receiver whose losses cut it (R_c) sends once per R_c (TCP Hybla's compensation)."""
-
-    MAX_SPREAD = 8.0  # at most this spread is compensated: a stale or wild RTD cannot run away
-    MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
-    CUT_RTT_GAIN = 0.25  # weight of the latest cut's round trip in R_c
-    RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.node_rtd: dict[int, float] = {}  # receiver -> smoothed RTD (a fold's triggering member included)
-        self.cut_rtd: float | None = None  # R_c
-        self.cutter: int | None = None
-
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
-        if msg.echo_ts and isinstance(msg, MtcpAck):
-            rtd = seconds_since(msg.echo_ts, now)
-            self.node_rtd[msg.node_id] = ewma(self.node_rtd.get(msg.node_id), rtd, self.RTD_GAIN)
-        super()._on_feedback(msg, src, now)
-
-    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
-        cut = super()._nack_is_congestion(c, s)
-        if cut:
-            self.cutter = c.nid
-        return cut
-
-    def _congestion(self, now: float, timeout: bool) -> None:
-        super()._congestion(now, timeout)
-        rtd = self.node_rtd.get(self.cutter) if self.cutter is not None and not timeout else None
-        if rtd is not None:
-            self.cut_rtd = ewma(self.cut_rtd, rtd, self.CUT_RTT_GAIN)
-        self.cutter = None
-
-    def _remove_child(self, c: _Child, now: float) -> None:
-        self.node_rtd.pop(c.nid, None)
-        super()._remove_child(c, now)
-
-    def rtt_spread(self) -> float:
-        """R_max / R_c, between 1 and ``MAX_SPREAD`` (1 before the first cut)."""
-        if self.cut_rtd is None or self.cut_rtd <= 0 or not self.node_rtd:
-            return 1.0
-        spread = max(self.node_rtd.values()) / self.cut_rtd
-        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
-
-    def _avoid_congestion(self, s: int) -> None:
-        window = self.cwnd
-        super()._avoid_congestion(s)
-        if self.cwnd > window:
-            self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
-
-
-class ReturningChild(_Base):
-    """A child heard again after it missed a probe, or readmitted after its removal, was away, not
-    congested: the cuts since it fell silent are undone (RFC 4015), losses of what was sent before
-    its return are old news, and the packets it lacks are timed afresh, without the backoff."""
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.away: set[int] = set()  # readmitted children whose first report is yet to be handled
-        self.returns = 0
-
-    def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
-        if nid in self.departed and nid not in self.children:
-            self.away.add(nid)
-        return super()._child(nid, addr, now)
-
-    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
-        since = c.last_heard if c.missed and c.heard else None
-        readmitted = c.nid in self.away
-        super()._heard(c, now, echo_ts)
-        if since is None and not readmitted:
-            return
-        self.away.discard(c.nid)
-        c.missed = 0
-        self.returns += 1
-        if since is not None:
-            self._undo_cuts(since)
-        self.recover = max(self.recover, self.highest_buffered)
-        rto = self.rto_rtt()
-        for s, b in self.buf.items():
-            if b.stage > 1 and not c.sb.acked(s):
-                b.stage = 1
-                self._set_deadline(s, now + rto)
-        self._arm_packet_timer()
-
-
-class StampEcho(_Rx):
-    """A receiver carries back the stamps of the data since its last report (docs/stamp.md)."""
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.stamps = StampWindow()
-
-    def _on_data(self, m: MtcpData, now: float) -> None:
-        self.stamps.add(m.stamp)
-        super()._on_data(m, now)
-
-    def _stamp_echo(self) -> int:
-        return self.stamps.take()
-
-
-class StampClimb(_Base):
-    """While the echoed stamp shows a short queue, congestion avoidance adds ``SPARE_SHARE`` of the
-    tightest port's spare rate per round trip (Quick-Start's approved rate, RFC 4782 3.1, as
-    WEBRC's ``stamp_join``); an unstamped echo or a long queue leaves ``default``'s growth."""
-
-    SPARE_SHARE = 0.5
-    SHORT_QUEUE_RTT = 0.1  # a queue is short below this share of the round trip ...
-    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.stamp = Stamp.NOT_STAMPED  # what the last ACK's echo says (docs/stamp.md)
-
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
-        if isinstance(msg, MtcpAck):
-            self.stamp = msg.stamp
-        super()._on_feedback(msg, src, now)
-
-    def _spare_packets(self) -> float:
-        """Packets per round trip (the largest RTD) the stamp says are spare behind a short queue
-        (0: none, or no stamp)."""
-        spare, queue = Stamp.spare_bps(self.stamp), Stamp.queue_delay_s(self.stamp)
-        rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
-        if not spare or queue is None or rtt is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * rtt):
-            return 0.0
-        return self.SPARE_SHARE * spare * rtt / (8.0 * self.p.packet_size)
-
-    def _avoid_congestion(self, s: int) -> None:
-        window = self.cwnd
-        super()._avoid_congestion(s)
-        extra = self._spare_packets()
-        if self.cwnd > window and extra > 0:
-            self.cwnd += extra / window
-
-
-_OURS = "ours, see docs/protocols/mtcp.md#rules"
-_BOTH = (SENDER, RECEIVER)
-
-
-def _rule(name: str, cls: type, summary: str, reason: str, roles: tuple[str, ...] = _BOTH,
-          requires: tuple[str, ...] = ()) -> Rule:
-    return Rule(name, summary, reason, {r: cls for r in roles}, requires)
-
-
-_RULES = (
-    _rule("rtt_fair_increase", RttFairIncrease,
-          "congestion avoidance grows (R_max/R_c)^2 times faster, R_c the round trip of the receivers that cut",
-          "TCP Hybla (Caini & Firrincieli 2004); " + _OURS, (SENDER,), requires=("reno_window",)),
-    _rule("stamp_climb", StampClimb,
-          "behind a short stamped queue, congestion avoidance adds half the spare rate per round trip",
-          "RFC 4782 3.1; " + _OURS, (SENDER,)),
-    _rule("stamp_echo", StampEcho, "a receiver's ACK carries back the stamps of the data since its last one",
-          "docs/stamp.md", (RECEIVER,)),
-    _rule("returning_child", ReturningChild,
-          "a child back from an absence undoes the cuts since it fell silent and drops its backoff",
-          "RFC 4015; RFC 6298 5.7; " + _OURS),
-    _rule("timer_jitter", TimerJitter, "periodic timers jittered by +-50 %, first hello within half a period",
-          "Floyd & Jacobson 1994; RFC 3550 6.3.1"),
-    _rule("initial_window", InitialWindow, "slow start begins at 10 packets, not 1", "RFC 6928"),
-    _rule("abc", Abc, "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)"),
-    _rule("recovery_hold", RecoveryHold, "no growth on the flight a NACK cut answered",
-          "RFC 5681 3.2, RFC 6582 3.2", requires=("reno_window",)),
-    _rule("reno_window", RenoWindow, "loss-driven AIMD: the first NACK of a new loss halves cwnd",
-          "RFC 5681 3.2; " + _OURS),
-    _rule("delayed_ack", DelayedAck, "a leaf ACKs every second packet and out-of-order ones at once",
-          "RFC 5681 4.2", (RECEIVER,)),
-    _rule("nack_holdoff", NackHoldoff, "behind a fold, a hole is NACKed again only once its repair is overdue",
-          _OURS, (RECEIVER,)),
-    _rule("nack_rack", NackRack, "a hole is NACKed a reordering window after a later packet arrived",
-          "RFC 8985", (RECEIVER,), requires=("nack_dupthresh",)),
-    _rule("nack_dupthresh", NackDupthresh, "a new hole is NACKed once 3 later packets arrived",
-          "RFC 5681 3.2", (RECEIVER,)),
-    _rule("shared_loss_multicast", SharedLossMulticast,
-          "the sender repairs a loss several children share by multicast, once", _OURS, (SENDER,)),
-    _rule("paced_repair_timer", PacedRepairTimer, "a packet whose repair is paced or on its way is not timed out",
-          "RFC 6298 5.3"),
-    _rule("lost_repair_halves_rwnd", LostRepairHalvesRwnd, "a lost repair halves the child's retransmission window",
-          "RFC 5681 3.2, RFC 8985"),
-    _rule("stalled_children", StalledChildren, "a child that acknowledges nothing new is removed",
-          "RFC 9293 3.10.7.4; " + _OURS),
-)
 #: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it, and
 #: ``rtt_fair_increase``, which does not yet bring the tree design within its targets (docs page).
-_STAMP = ("stamp_climb", "stamp_echo")
-_DEFAULT = tuple(r.name for r in _RULES if r.name not in (*_STAMP, "rtt_fair_increase"))
-RULES = RuleBook("mtcp", rules=_RULES, profiles={"paper": (), "default": _DEFAULT, "stamped": _DEFAULT + _STAMP})
+RULES = rule.book(stamped=("stamp_climb", "stamp_echo"), not_default=("rtt_fair_increase",))

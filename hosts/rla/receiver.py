@@ -74,7 +74,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     def _note_arrival(self, msg: RlaData, now: float) -> None:
         """Hook: a data packet arrived at ``now`` (the paper's stream starts at 1, whatever its flags)."""
 
-    def _sack_stamp(self) -> int:
+    def _echo_stamp(self) -> int:
         """Hook: the stamp byte a SACK carries back (the paper: none, 0; docs/stamp.md)."""
         return Stamp.NOT_STAMPED
 
@@ -94,6 +94,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
                 rcvr_id=self.rid,
                 echo_ts=echo_ts,
                 blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
-                stamp=self._sack_stamp(),
+                stamp=self._echo_stamp(),
             ).encode(),
         )

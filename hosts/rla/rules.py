@@ -1,40 +1,26 @@
-"""RLA's named rules: each behaviour beyond the paper, a mixin overriding a core hook.
-
-A docstring says what the rule changes and why in short; the reason in full
-(an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
-``@rule`` registers each into :data:`RULES` in composition order (first: outermost).
+"""RLA's named rules (:class:`hosts.rules.Registrar`): a docstring says what the rule changes
+and why in short; the reason in full (an RFC section, or ours, measured) is ``docs/protocols/rla.md#rules``.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from typing import Any
 
 from hosts.reliable import CutLog
 from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
-from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
+from hosts.rules import Registrar
 from hosts.rtt import ewma
-from hosts.stampwindow import StampWindow
+from hosts.stampwindow import StampEcho, StampWindow, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
 _OURS = "ours, see docs/protocols/rla.md#rules"
-_RULES: list[Rule] = []  # in composition order (first registered: outermost)
-
-
-def rule(name: str, summary: str, reason: str = _OURS, receiver: type | None = None,
-         requires: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Register the decorated mixin (and ``receiver``'s) as rule ``name``."""
-    def register(cls: type) -> type:
-        roles = (cls,) if receiver is None else (cls, receiver)
-        _RULES.append(Rule(name, summary, reason, {c.role: c for c in roles}, requires))  # type: ignore[attr-defined]
-        return cls
-    return register
+rule = Registrar("rla", _OURS)
 
 
 # Congestion response ---------------------------------------------------------
@@ -119,8 +105,6 @@ class OneRttCongestionPeriod(Sender):
 
 @rule("tcp_cut_floor", "a cut leaves at least two packets", "RFC 5681 eq. 4, 3.2")
 class TcpCutFloor(Sender):
-    """A cut leaves at least two packets, TCP's floor (RFC 5681 eq. 4 and 3.2)."""
-
     cut_floor = LEAST_SSTHRESH
 
 
@@ -145,18 +129,7 @@ class RtoHoldsSsthresh(Sender):
 
 
 # Group membership --------------------------------------------------------------
-class JoinAtWindowEdgeReceiver(Receiver):
-    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
-
-    def _note_arrival(self, msg: RlaData, now: float) -> None:
-        super()._note_arrival(msg, now)
-        if msg.flags & Flags.SYNC:
-            for d in self.buf.rebase(msg.seq - 1):
-                self.emit(d)
-
-
-@rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)",
-      receiver=JoinAtWindowEdgeReceiver)
+@rule("join_at_window_edge", "late joiners and restarts start at the window's edge", "RFC 3208 (PGM late join)")
 class JoinAtWindowEdge(Sender):
     """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
     late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
@@ -197,6 +170,17 @@ class JoinAtWindowEdge(Sender):
                 self.send(r.addr, self._data(s, now, Flags.RETRANSMIT | Flags.SYNC))
                 self.ucast_rexmits += 1
         return super()._repair_joiners(s, [r for r in want if r.synced or s != r.join], now)
+
+
+@rule("join_at_window_edge")
+class JoinAtWindowEdgeReceiver(Receiver):
+    """The receiver's half: a ``SYNC`` packet marks where its stream starts."""
+
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
+        if msg.flags & Flags.SYNC:
+            for d in self.buf.rebase(msg.seq - 1):
+                self.emit(d)
 
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
@@ -404,6 +388,30 @@ class SpreadHellos(Receiver):
         return self.rng.uniform(0.5, 1.5)
 
 
+@rule("spread_acks", "a large group's SACKs are spread over the data gap", requires=("thin_acks",))
+class SpreadAcks(Sender):
+    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
+    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
+
+    #: Groups of at least this many receivers spread their SACKs (and send pairs).
+    SPREAD_MIN_RECEIVERS = 8
+
+    def _data_flags(self, flags: int) -> int:
+        flags = super()._data_flags(flags)
+        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
+            flags |= Flags.SPREAD_ACKS
+        return flags
+
+
+@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2")
+class ThinAcks(Sender):
+    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
+
+    def _data_flags(self, flags: int) -> int:
+        return super()._data_flags(flags) | Flags.THIN_ACKS
+
+
+@rule("thin_acks")
 class ThinAcksReceiver(Receiver):
     """Delayed SACKs (RFC 5681 4.2, RFC 1122 4.2.3.2): every ``ACK_EVERY``
     packets or ``ACK_DELAY``; at once for a hole the sender can call lost, a
@@ -462,6 +470,7 @@ class ThinAcksReceiver(Receiver):
         super()._sack(echo_ts, now, hello)
 
 
+@rule("spread_acks")
 class SpreadAcksReceiver(ThinAcksReceiver):
     """A SACK of marked data waits its receiver's phase of the data gap, at most
     SERVICE_TIMES of the bottleneck's service time (the shortest spacing lately)."""
@@ -503,30 +512,6 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         if service < math.inf:
             span = min(span, self.SERVICE_TIMES * max(service, self.SERVICE_FLOOR))
         return (now if at_once else self.pending_since + hold) + self.phase * span
-
-
-@rule("spread_acks", "a large group's SACKs are spread over the data gap", receiver=SpreadAcksReceiver,
-      requires=("thin_acks",))
-class SpreadAcks(Sender):
-    """From SPREAD_MIN_RECEIVERS receivers data is marked ``SPREAD_ACKS``: the
-    SACKs one packet triggers must not fill the reverse queue at once (ours)."""
-
-    #: Groups of at least this many receivers spread their SACKs (and send pairs).
-    SPREAD_MIN_RECEIVERS = 8
-
-    def _data_flags(self, flags: int) -> int:
-        flags = super()._data_flags(flags)
-        if len(self.rcvrs) >= self.SPREAD_MIN_RECEIVERS:
-            flags |= Flags.SPREAD_ACKS
-        return flags
-
-
-@rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2", receiver=ThinAcksReceiver)
-class ThinAcks(Sender):
-    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
-
-    def _data_flags(self, flags: int) -> int:
-        return super()._data_flags(flags) | Flags.THIN_ACKS
 
 
 @rule("spread_pairs", "behind spread SACKs data leaves in pairs", "RFC 5681 4.2", requires=("spread_acks",))
@@ -653,29 +638,10 @@ class StalledReceivers(Sender):
 
 
 # Rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) ----------
-class StampEchoReceiver(Receiver):
-    """Each SACK carries back the stamps of the data since the last one
-    (``StampWindow.byte()``: 0 unless every packet was stamped)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.stamps = StampWindow()
-
-    def _note_arrival(self, msg: RlaData, now: float) -> None:
-        super()._note_arrival(msg, now)
-        self.stamps.add(msg.stamp)
-
-    def _sack_stamp(self) -> int:
-        return self.stamps.take()
-
-
 class _StampView(Sender):
     """The group's path as the receivers' last echoes say: worst queue code,
     tightest spare code; ``None`` unless every receiver's echo is stamped."""
 
-    #: The queue is short below this many seconds or this share of the largest srtt.
-    SHORT_QUEUE_MIN = 0.004
-    SHORT_QUEUE_RTT = 0.1
     #: Spare below this share of the session's own rate is none: a port's rate
     #: window and the stamp's scale leave a few per cent of a full link "spare".
     SPARE_FLOOR = 0.125
@@ -690,14 +656,12 @@ class _StampView(Sender):
 
     def short_queue_spare(self) -> float | None:
         """The tightest spare rate (bit/s) while every path's queue is short; None otherwise."""
-        bytes_ = [self.echoes.get(rid, Stamp.NOT_STAMPED) for rid in self.rcvrs]
-        if not bytes_ or not all(Stamp.stamped(b) for b in bytes_):
+        path = StampWindow()  # the receivers' echoes as one window: stamped only if every one is
+        for rid in self.rcvrs:
+            path.add(self.echoes.get(rid, Stamp.NOT_STAMPED))
+        if not short_queue(path.queue_s(), self.largest_srtt):
             return None
-        worst = Stamp.pack(max(Stamp.queue_code(b) for b in bytes_), min(Stamp.spare_code(b) for b in bytes_))
-        queue = Stamp.queue_delay_s(worst)
-        if queue is None or queue >= max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_RTT * self.largest_srtt):
-            return None
-        spare = Stamp.spare_bps(worst) or 0.0
+        spare = path.spare_bps() or 0.0
         own = self.cwnd * 8.0 * self.p.packet_size / self.largest_srtt
         return spare if spare >= self.SPARE_FLOOR * own else 0.0
 
@@ -739,8 +703,8 @@ class StampHold(_StampView):
         super()._acked_by_all(s, now)
 
 
-rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md",
-     receiver=StampEchoReceiver)(_StampView)
+rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md")(_StampView)
+rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
 
 
 # Fairness across round trips ------------------------------------------------------
@@ -790,6 +754,4 @@ class RttFairIncrease(Sender):
 
 
 #: ``stamped``: default plus the rules that read the stamp; ``default`` every other rule.
-_STAMP = ("stamp_climb", "stamp_hold", "stamp_echo")
-_DEFAULT = tuple(r.name for r in _RULES if r.name not in _STAMP)
-RULES = RuleBook("rla", rules=tuple(_RULES), profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: _DEFAULT + _STAMP})
+RULES = rule.book(stamped=("stamp_climb", "stamp_hold", "stamp_echo"))

@@ -177,7 +177,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def _before_packet(self, seq: int, now: float) -> None:
         """Called for every data packet before anything is measured from it."""
 
-    def _report_stamp(self) -> int:
+    def _echo_stamp(self) -> int:
         """The stamp byte a report carries back: the paper carries none (0)."""
         return wire.Stamp.NOT_STAMPED
 
@@ -295,7 +295,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             rate=u32(self.calculated_rate_bps()), fb_round=(self.fb_round or 0) & 0xFFFF, rflags=flags,
             rcvr_id=self.me, recv_rate=u32(self.receive_rate_bps()), rtt=u32(self.rtt * 1e6),
             loss_rate=u32(self.loss_event_rate * U32), echo_ts=self.last_data_ts or 0,
-            echo_offset=u32(offset), stamp=self._report_stamp())
+            echo_offset=u32(offset), stamp=self._echo_stamp())
         self.send(self.sender_addr, rep.encode())
         self.reports_sent += 1
         if self.is_clr:

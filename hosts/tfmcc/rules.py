@@ -1,6 +1,5 @@
-"""TFMCC's named rules: one mixin per role a rule changes (hosts/rules.py), each
-overriding a core hook and calling ``super()``; its constants are class constants,
-named apart from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
+"""TFMCC's named rules (:class:`hosts.rules.Registrar`); a rule's constants are named apart
+from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
 
 from __future__ import annotations
 
@@ -9,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
-from hosts.rules import DEFAULT, PAPER, STAMPED, Rule, RuleBook
-from hosts.stampwindow import StampWindow
+from hosts.rules import Registrar
+from hosts.stampwindow import StampEcho, short_queue
 from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D
-from hosts.tfrc import CompetitorOverflow, LossHistory
+from hosts.tfrc import CompetitorOverflow, LossHistory, outage
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -22,10 +21,14 @@ else:
     _Rx = _Tx = object
 
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
+R, S = "tfmcc-receiver", "tfmcc-sender"
+rule = Registrar("tfmcc", OURS)
 
 # -- receiver rules ----------------------------------------------------------
 
 
+@rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
+      "RFC 5348 5.5", roles=(R,))
 class HistoryDiscounting(_Rx):
     """RFC 5348 5.5: older loss intervals weigh less after a long loss-free stretch
     (paper 2.2 counts on the ~0.3 packets per RTT climb this gives)."""
@@ -34,6 +37,8 @@ class HistoryDiscounting(_Rx):
         return LossHistory(LOSS_INTERVALS, discounting=True)
 
 
+@rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
+      roles=(R,))
 class LossEventCurrentRtt(_Rx):
     """A loss event spans the round trip the revealing packet measures when it
     exceeds the smoothed RTT, which lags a queue TCP fills (RFC 6582 3.2)."""
@@ -46,6 +51,8 @@ class LossEventCurrentRtt(_Rx):
         return None if d_rs is None else d_rs / 1e6
 
 
+@rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
+      "RFC 5348 4.3, 6.2", roles=(R,))
 class SlowstartRecvRate(_Rx):
     """In slowstart, before loss, X_recv is the rate over the last RTT
     (RFC 5348 4.3/6.2), not over four."""
@@ -81,6 +88,8 @@ class SlowstartRecvRate(_Rx):
         self.ss_meter = WindowRateMeter(self.ss_meter.window)
 
 
+@rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
+      "not half the sending rate", "RFC 5348 6.3.1", roles=(R,))
 class FirstIntervalRecvRate(_Rx):
     """l_0 from the rate received (RFC 5348 6.3.1), not half the sending rate
     (paper app. B), which overshoots what the path delivers."""
@@ -90,6 +99,8 @@ class FirstIntervalRecvRate(_Rx):
         return recv if recv > 0 else super()._first_interval_rate()
 
 
+@rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
+      "does not end slowstart", roles=(R,))
 class ForgiveCompetitorOverflow(_Rx):
     """In slowstart a first loss below a TCP initial window (RFC 6928) per
     initial RTT is a competitor's overflow: forgiven with its further losses."""
@@ -121,20 +132,17 @@ class ForgiveCompetitorOverflow(_Rx):
             self.history.on_packet(seq, now, span, owd)
 
 
+@rule("outage_restart", "an outage restarts the loss history instead of counting as loss", roles=(R,))
 class OutageRestart(_Rx):
     """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 
     COUNTERS = ("outages",)  # loss histories restarted
-    OUTAGE_S = 1.0
-    OUTAGE_PACKETS = 8
 
     def _before_packet(self, seq: int, now: float) -> None:
         super()._before_packet(seq, now)
         h = self.history
-        if h.highest_seq is None or seq - h.highest_seq - 1 < self.OUTAGE_PACKETS:
-            return
-        if now - h.highest_time > max(self.OUTAGE_S, 4.0 * self.rtt):
+        if h.highest_seq is not None and outage(now - h.highest_time, self.rtt, seq - h.highest_seq - 1):
             self._restart_meters()
             self.outages += 1
             self.history = self._new_history()
@@ -143,6 +151,8 @@ class OutageRestart(_Rx):
 # -- sender rules ------------------------------------------------------------
 
 
+@rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
+      "RFC 5348 4.2, 4.3", roles=(S,))
 class TfrcInitialWindow(_Tx):
     """Start, and keep slowstart, at TFRC's initial window per R_max
     (RFC 5348 4.2, 4.3 step 4) instead of one packet (RFC 4654 3.1)."""
@@ -155,6 +165,8 @@ class TfrcInitialWindow(_Tx):
         return self._initial_rate(max(self.r_max, self.p.initial_rtt))
 
 
+@rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
+      "RFC 4654 3.6", roles=(S,))
 class SlowstartPerReport(_Tx):
     """Each CLR report in slowstart moves the rate, at most doubling per RTT
     (RFC 4654 3.6), instead of one step per feedback round (paper 2.6)."""
@@ -172,6 +184,7 @@ class SlowstartPerReport(_Tx):
         self.ss_from = self.ss_target = self.rate
 
 
+@rule("police_reports", "refuse false CLR claims and report floods", roles=(S,))
 class PoliceReports(_Tx):
     """Refuse false ``IS_CLR`` claims (only the sender names the CLR, 2.2) and
     more than a burst of reports, then one per half RTT, from one receiver."""
@@ -206,6 +219,7 @@ class PoliceReports(_Tx):
         return super()._police(rep, now)
 
 
+@rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample", roles=(S,))
 class CheckClaims(_Tx):
     """Bound a claimed RTT by the sender's own sample (2.4.4) and a claimed rate
     by the equation of its own p: no receiver stretches R_max or the rate."""
@@ -223,6 +237,7 @@ class CheckClaims(_Tx):
         return super()._claimed_rate(rate, eq)
 
 
+@rule("send_sooner", "a report that raises a floor rate acts at once", "RFC 5348 4.6", roles=(S,))
 class SendSooner(_Tx):
     """A report that raises the rate while the next packet is more than R_max
     away acts at once (RFC 5348 4.6: s/X at the current X)."""
@@ -241,6 +256,7 @@ class SendSooner(_Tx):
                 self.set_timer("send", self._tick)
 
 
+@rule("pacing_jitter", "departures jitter within a packet-time of their ticks", roles=(S,))
 class PacingJitter(_Tx):
     """Departures jitter within ±0.475 packet-times of their ticks: a periodic
     flow phase-locks with a drop-tail queue (Floyd & Jacobson)."""
@@ -251,6 +267,7 @@ class PacingJitter(_Tx):
         return self.PACING_JITTER * (self.rng.random() - 0.5) * gap
 
 
+@rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max", roles=(S,))
 class PacingPairs(_Tx):
     """Back-to-back pairs, as TCP's data behind delayed ACKs (RFC 5681 4.2),
     from 6 packets per R_max; the rate is unchanged."""
@@ -263,6 +280,8 @@ class PacingPairs(_Tx):
         return self.PAIR_SIZE if per_rtt >= self.PAIR_MIN_WINDOW else super()._next_burst_size()
 
 
+@rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
+      requires=("check_claims",), roles=(S,))
 class UnechoedClaims(_Tx):
     """A report that echoes no timestamp gets no more RTT than the sender measured
     itself (4x its largest own sample + 10 ms; before any, ``initial_rtt``), so
@@ -296,6 +315,7 @@ class UnechoedClaims(_Tx):
         return rtt
 
 
+@rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", roles=(S,))
 class ClrSilence(_Tx):
     """A CLR reports once per RTT (2.4.2): one silent for ``CLR_SILENT_RMAX``
     R_max (and 8 packet-times, at least 1 s) has gone, e.g. behind a crashed
@@ -314,32 +334,9 @@ class ClrSilence(_Tx):
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
 
 
-class StampEcho(_Rx):
-    """Receiver: a report carries back the stamp of the data since the last one."""
-
-    _stamp_now = 0  # the last data packet's stamp
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self._stamps = StampWindow()
-
-    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
-        self._stamps.add(msg.stamp)
-        self._stamp_now = msg.stamp
-        super()._on_data(msg, size, now)
-
-    def _report_stamp(self) -> int:
-        return self._stamps.take()
-
-    def _arm(self, now: float) -> None:
-        # In slowstart, spare rate under a short queue is news the sender acts on: report it at once.
-        super()._arm(now)
-        queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
-        if (self.timer_pending and self.sender_slowstart and spare and queue is not None
-                and queue < max(StampSpare.STAMP_SHORT_S, StampSpare.STAMP_SHORT_RMAX * self.rtt)):
-            self.set_timer("feedback", now)
-
-
+@rule("stamp_spare", "under a short stamped queue, slowstart and the limited increase take half the "
+      "spare rate at once; no spare holds slowstart", "RFC 4782 3.1 (Quick-Start); ABC's brake; " + OURS,
+      roles=(S,))
 class StampSpare(_Tx):
     """Sender: under a short queue in the CLR's echoed stamp, slowstart and the increase
     after a CLR change (2.2) add a share of the spare rate at once (Quick-Start, RFC 4782);
@@ -348,8 +345,6 @@ class StampSpare(_Tx):
 
     COUNTERS = ("stamp_raises", "stamp_brakes")
     STAMP_SHARE = 0.25
-    #: A queue is short below this share of R_max, or below STAMP_SHORT_S.
-    STAMP_SHORT_RMAX, STAMP_SHORT_S = 0.1, 0.004
     #: The spare code lags the rate by up to two 25.6 ms windows (docs/stamp.md).
     STAMP_LAG_S = 0.1
     #: The brake, and how long (R_max, at least seconds) a braked queue has to drain
@@ -366,7 +361,7 @@ class StampSpare(_Tx):
                 or queue is None or spare is None or rep.rflags & TfmccReportFlags.LEAVING):
             return
         r_max, q = self.r_max, Stamp.queue_code(rep.stamp)
-        short = queue < max(self.STAMP_SHORT_S, self.STAMP_SHORT_RMAX * r_max)
+        short = short_queue(queue, r_max)
         due = now - self._stamp_at >= max(r_max, self.STAMP_LAG_S)
         if short:
             self._brake_q = 0
@@ -394,36 +389,23 @@ class StampSpare(_Tx):
             self._stamp_at = now
 
 
-R, S = "tfmcc-receiver", "tfmcc-sender"
 
-_RULES = (
-    Rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch",
-         "RFC 5348 5.5", {R: HistoryDiscounting}),
-    Rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",
-         OURS, {R: LossEventCurrentRtt}),
-    Rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
-         "RFC 5348 4.3, 6.2", {R: SlowstartRecvRate}),
-    Rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
-         "not half the sending rate", "RFC 5348 6.3.1", {R: FirstIntervalRecvRate}),
-    Rule("forgive_competitor_overflow", "a start-up loss below a TCP initial window "
-         "does not end slowstart", OURS, {R: ForgiveCompetitorOverflow}),
-    Rule("outage_restart", "an outage restarts the loss history instead of counting as loss", OURS, {R: OutageRestart}),
-    Rule("tfrc_initial_window", "start and slowstart floor at TFRC's initial window per R_max",
-         "RFC 5348 4.2, 4.3", {S: TfrcInitialWindow}),
-    Rule("slowstart_per_report", "each CLR report in slowstart moves the rate, at most doubling per RTT",
-         "RFC 4654 3.6", {S: SlowstartPerReport}),
-    Rule("police_reports", "refuse false CLR claims and report floods", OURS, {S: PoliceReports}),
-    Rule("check_claims", "bound a report's RTT and rate by the sender's own RTT sample", OURS, {S: CheckClaims}),
-    Rule("send_sooner", "a report that raises a floor rate acts at once", "RFC 5348 4.6", {S: SendSooner}),
-    Rule("pacing_jitter", "departures jitter within a packet-time of their ticks", OURS, {S: PacingJitter}),
-    Rule("pacing_pairs", "packets leave in back-to-back pairs from 6 packets per R_max", OURS, {S: PacingPairs}),
-    Rule("unechoed_claims", "a report without an echo gets no RTT beyond the sender's own samples",
-         OURS, {S: UnechoedClaims}, requires=("check_claims",)),
-    Rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", OURS, {S: ClrSilence}),
-    Rule("stamp_spare", "under a short stamped queue, slowstart and the limited increase take half the "
-         "spare rate at once; no spare holds slowstart", "RFC 4782 3.1 (Quick-Start); ABC's brake; " + OURS,
-         {R: StampEcho, S: StampSpare}),
-)
-_DEFAULT = tuple(r.name for r in _RULES if not r.name.startswith("stamp_"))
-RULES = RuleBook("tfmcc", rules=_RULES,
-                 profiles={PAPER: (), DEFAULT: _DEFAULT, STAMPED: (*_DEFAULT, "stamp_spare")})
+@rule("stamp_spare", roles=(R,))
+class StampSpareReceiver(StampEcho, _Rx):
+    """Receiver: reports echo the data's stamps; in slowstart, spare rate under a
+    short queue is news the sender acts on: the report goes at once."""
+
+    _stamp_now = 0  # the last data packet's stamp
+
+    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
+        self._stamp_now = msg.stamp
+        super()._on_data(msg, size, now)
+
+    def _arm(self, now: float) -> None:
+        super()._arm(now)
+        queue, spare = Stamp.queue_delay_s(self._stamp_now), Stamp.spare_bps(self._stamp_now)
+        if self.timer_pending and self.sender_slowstart and spare and short_queue(queue, self.rtt):
+            self.set_timer("feedback", now)
+
+
+RULES = rule.book(stamped=("stamp_spare",))

@@ -113,13 +113,13 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         """2.2: the leader ACKs every packet at once."""
         self._flush_acks(now)
 
-    def _feedback_stamp(self) -> int:
+    def _echo_stamp(self) -> int:
         """The stamp byte feedback carries back (docs/stamp.md): none in the paper."""
         return 0
 
     def _flush_acks(self, now: float) -> None:
         """One ACK per held packet; tstamp_comp adds the time it was held."""
-        stamp = self._feedback_stamp() if self.pending_acks else 0
+        stamp = self._echo_stamp() if self.pending_acks else 0
         for seq, ts, arrived in self.pending_acks:
             hold = int(round((now - arrived) * 1e6))
             self.acks_sent += 1
@@ -174,7 +174,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.last_challenge = now
         self.challenges_sent += 1
         self.send(self.sender, VlmccChallenge(
-            session_id=self.cfg.session_id, timestamp=ts_us(now), stamp=self._feedback_stamp(),
+            session_id=self.cfg.session_id, timestamp=ts_us(now), stamp=self._echo_stamp(),
             rate=min(int(rate_bps(self.W, self.rtt_hat, self.p.packet_size)), 0xFFFFFFFF),
             rcvr_id=self.me, rtt=min(int(self.rtt_hat * 1e6), 0xFFFFFFFF),
             win_size=max(1, int(self.W))).encode())

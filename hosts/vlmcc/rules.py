@@ -1,17 +1,14 @@
-"""VLMCC's named rules: mixins of the hooks of ``VlmccSender``/``VlmccReceiver``, each saying what
-it changes and why (reasons, measurements: ``docs/protocols/vlmcc.md#rules``).  They compose in
-this file's order (first: outermost): a rule overriding a hook of the rule it needs comes first."""
+"""VLMCC's named rules (:class:`hosts.rules.Registrar`), each saying what it changes and why (reasons,
+measurements: ``docs/protocols/vlmcc.md#rules``); a rule overriding a hook of the rule it needs comes first."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable
 from typing import Any
 
 from hosts.core import Address, node_id
-from hosts.rules import DEFAULT, PAPER, Rule, RuleBook
-from hosts.stampwindow import StampWindow
+from hosts.rules import Registrar
+from hosts.stampwindow import StampEcho, StampWindow, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from hosts.vlmcc.core import THRESHOLDS
 from hosts.vlmcc.receiver import VlmccReceiver as Receiver
@@ -22,16 +19,7 @@ from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart
 OURS = "ours, see docs/protocols/vlmcc.md#rules"
 STAMPED = ("stamp_echo", "stamp_drain_verdict", "stamp_queue")  # profile ``stamped`` only
 COMPETE = ("compete",)
-_RULES: dict[str, Rule] = {}
-
-
-def rule(name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Register the class as rule ``name``'s mixin for its role (its other role's gives the name only)."""
-    def register(cls: type) -> type:
-        first = _RULES.get(name, Rule(name, summary, reason, {}, requires))
-        _RULES[name] = dataclasses.replace(first, mixins={**first.mixins, cls.role: cls})  # type: ignore[attr-defined]
-        return cls
-    return register
+rule = Registrar("vlmcc", OURS)
 
 
 @rule("delayed_acks", "the leader ACKs as TCP does", "RFC 5681 4.2")
@@ -232,26 +220,12 @@ class RejoinAfterSilence(Receiver):
         super()._on_data(m, now)
 
 # The congestion stamp (docs/stamp.md; profile ``stamped``): the drain verdict overrides compete's.
-@rule("stamp_echo", "ACKs and challenges carry back the stamps of the data since the last", "docs/stamp.md")
-class StampEcho(Receiver):
-    """Feedback's own stamp is the StampWindow byte of the data since the previous feedback."""
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.stamps = StampWindow()
-
-    def _on_data(self, m: VlmccData, now: float) -> None:
-        self.stamps.add(m.stamp)
-        super()._on_data(m, now)
-
-    def _feedback_stamp(self) -> int:
-        return self.stamps.take()
+rule("stamp_echo", "ACKs and challenges carry back the stamps of the data since the last", "docs/stamp.md",
+     roles=(Receiver.role,))(StampEcho)
 
 
 class _StampView(Sender):
-    """The last round's (worst queue s, tightest spare b/s) from the leader's ACK stamps; None: one unstamped.
-    A stamped queue is short below STAMP_SHORT_RTT·base_rtt or STAMP_SHORT_MIN s."""
-    STAMP_SHORT_RTT = 0.1
-    STAMP_SHORT_MIN = 0.004
+    """The last round's (worst queue s, tightest spare b/s) from the leader's ACK stamps; None: one unstamped."""
     stamp_view: tuple[float | None, float | None] = (None, None)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -270,8 +244,7 @@ class _StampView(Sender):
     def stamp_short(self) -> bool | None:
         """Whether the last round's stamped queue was short (None: not every ACK stamped)."""
         queue_s = self.stamp_view[0]
-        limit = max(self.STAMP_SHORT_MIN, self.STAMP_SHORT_RTT * (self.base_rtt or self.srtt))
-        return None if queue_s is None else queue_s < limit
+        return None if queue_s is None else short_queue(queue_s, self.base_rtt or self.srtt)
 
 
 @rule("stamp_drain_verdict", "a drain probe's verdict is the stamped queue's length", OURS,
@@ -524,5 +497,4 @@ class StampQueue(_StampView):
 
 
 #: ``paper``: the published algorithm; ``default``: every rule but the stamp's; ``stamped``: all.
-RULES = RuleBook("vlmcc", rules=tuple(_RULES.values()), profiles={
-    PAPER: (), DEFAULT: tuple(n for n in _RULES if n not in STAMPED), "stamped": tuple(_RULES)})
+RULES = rule.book(stamped=STAMPED)

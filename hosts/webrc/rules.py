@@ -1,5 +1,4 @@
-"""WEBRC's named rules: one mixin each, overriding hooks of :class:`hosts.webrc.core.WebrcReceiver`
-and calling ``super()``; :data:`RULES` composes them (first listed = outermost).
+"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.core.WebrcReceiver`.
 Reasons and figures: ``docs/protocols/webrc.md#rules``."""
 
 from __future__ import annotations
@@ -14,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 from hosts import wire
 from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
 from hosts.registry import SessionConfig
-from hosts.rules import Rule, RuleBook
-from hosts.stampwindow import StampWindow
-from hosts.tfrc import CompetitorOverflow
+from hosts.rules import Registrar
+from hosts.stampwindow import StampWindow, short_queue
+from hosts.tfrc import CompetitorOverflow, outage
 from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
 from hosts.webrc.params import gamma
 from hosts.wire import WebrcData
 
 R = "webrc-receiver"
 PAGE = "ours, see docs/protocols/webrc.md#rules"
+rule = Registrar("webrc", PAGE, roles=(R,))
 
 if TYPE_CHECKING:  # the mixins run on top of the core
     _Base = WebrcReceiver
@@ -144,6 +144,7 @@ class _ForgivesOverflow(_Base):
         return self._overflow.forgiven
 
 
+@rule("precision_artt", "ARTT weighs each MRTT sample by the inverse of its spread")
 class PrecisionArtt(_Base):
     """ARTT weighs each MRTT sample by 1/(gap²/12 + ``MRTT_NOISE``²), so a
     sparse channel's sample (a wait of up to one gap) does not set it for minutes."""
@@ -158,6 +159,7 @@ class PrecisionArtt(_Base):
         self.have_artt = True
 
 
+@rule("artt_follows", "ARTT's averaging fraction is 0.5, not the appendix's 0.25")
 class ArttFollows(_Base):
     """ARTT's averaging fraction is 0.5: at one join per 10-17 s, 0.25 took
     a minute to follow a queue TCP built."""
@@ -165,6 +167,7 @@ class ArttFollows(_Base):
     ARTT_ALPHA = 0.5
 
 
+@rule("own_path_mrtt", "an MRTT sample answered by a nearer switch is raised to the receiver's own path")
 class OwnPath(_UpwardTimes):
     """An MRTT sample below the whole way's upward time was answered by a
     nearer switch (paper 4.4): it is raised to that time plus its packet's
@@ -183,6 +186,8 @@ class OwnPath(_UpwardTimes):
         return mrtt
 
 
+@rule("mrtt_queue_bound", "a steady-state MRTT sample shorter than its packet's queueing delay is not used",
+      requires=("own_path_mrtt",))
 class QueueBound(_OneWayDelays):
     """A steady-state MRTT sample shorter than its own packet's queueing
     delay was answered past the queue and is not used (``own_path_mrtt``
@@ -227,6 +232,7 @@ class _NewestWave(_Base):
         """The newest wave's first packet came."""
 
 
+@rule("join_past_queue_free", "a join answered past the queue neither blocks (3.3) nor ends start-up")
 class PastQueueFree(_ForgivesOverflow, _OneWayDelays, _NewestWave):
     """When a decision's newest wave came sooner than its packet's queueing
     delay (a nearer switch carried it, paper 4.4), it loaded nothing there:
@@ -251,6 +257,7 @@ class PastQueueFree(_ForgivesOverflow, _OneWayDelays, _NewestWave):
         return super()._not_its_own() or self.last_join_past_queue
 
 
+@rule("rates_follow_decay", "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR")
 class RatesFollowDecay(_Base):
     """ARR and TRR's averages are decayed by P^(EL/TSD) each epoch, the
     waves' known decay, so eq. 5 no longer fails on their lag; a quiet wave
@@ -272,6 +279,7 @@ class RatesFollowDecay(_Base):
         self.arr = max(self.arr - self.p.p * self.p.base_rate_pps, self.p.base_rate_pps)
 
 
+@rule("trr_recent", "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)")
 class TrrRecent(_Base):
     """TRR in eq. 5's Γ·TRR cap is the mean RR over the full epochs since the
     last join (RFC 5348 4.3's X_recv cap); the EWMA paced joins to one per 4-5 s."""
@@ -282,6 +290,7 @@ class TrrRecent(_Base):
         return super()._true_rate()
 
 
+@rule("join_centred", "out of start-up, joins straddle the equation rate (√Γ)")
 class JoinCentred(_Base):
     """Out of start-up a join is allowed while Γ·ARR ≤ √Γ·max(SSR, REQN), so
     the reception straddles the equation rate instead of sitting below it."""
@@ -293,6 +302,8 @@ class JoinCentred(_Base):
         return min(max(self.ssr, self.reqn()) * math.sqrt(g), g * trr * (1 + TRR_HEADROOM), self.mrr)
 
 
+@rule("join_experiment", "a steady-state join that a loss answers without more reception is left again",
+      "RLM's join experiments (McCanne et al. 1996); " + PAGE)
 class JoinExperiment(_Base):
     """A steady-state join is an experiment (RLM): a loss event within
     ``EPOCHS`` full epochs, without half the wave's rate more, leaves it."""
@@ -326,6 +337,7 @@ class JoinExperiment(_Base):
             self._experiment = None
 
 
+@rule("buffer_evidence", "3.2's RR lag and 3.3's block apply only while packets queue")
 class BufferEvidence(_OneWayDelays):
     """3.2's RR-lag exit and 3.3's flat-RR block apply only while the epoch's
     packets queued: without a queue, a lagging or flat RR is noise."""
@@ -337,6 +349,7 @@ class BufferEvidence(_OneWayDelays):
         return super()._buffers_draining(now, rr_rate) and self._queue_now
 
 
+@rule("startup_joins", "a start-up decision joins up to three waves")
 class StartupJoins(_Base):
     """A start-up decision joins up to ``STARTUP_JOINS`` waves while
     Γ·ARR ≤ TRATE (3.2 joins one, about 1 s per wave)."""
@@ -349,6 +362,8 @@ class StartupJoins(_Base):
             _add_waves(self, now, self.trate, self.STARTUP_JOINS - 1)
 
 
+@rule("startup_carried", "in start-up, waves a nearer switch already carried are joined at every epoch",
+      "paper 4.4; " + PAGE)
 class StartupCarried(_NewestWave):
     """In start-up, a newest wave that came before any packet sent after the join
     could have (a nearer switch carried it, paper 4.4) brings the next decision one
@@ -388,6 +403,7 @@ class StartupCarried(_NewestWave):
         _add_waves(self, now, lambda: limit, self.STARTUP_JOINS - (self.nwc - before))
 
 
+@rule("startup_shed", "after start-up, leave the newest waves the path does not carry")
 class StartupShed(_Base):
     """``SHED_EPOCHS`` epochs after start-up, if the subscription at the exit
     is at least Γ times the best RR since, the newest waves are left while
@@ -429,6 +445,8 @@ class StartupShed(_Base):
         super()._undo_join(cn)
 
 
+@rule("startup_min_window", "a start-up loss below TCP's initial window per round trip is forgiven",
+      "RFC 6928 initial window; " + PAGE)
 class StartupMinWindow(_ForgivesOverflow, _OneWayDelays):
     """A start-up loss while ARR carries fewer than ``MIN_WINDOW`` packets per
     round trip (RFC 6928's initial window) is a competitor's overflow.  The
@@ -444,6 +462,8 @@ class StartupMinWindow(_ForgivesOverflow, _OneWayDelays):
         return (self.arr or 0.0) < self.MIN_WINDOW / rtt or super()._not_its_own()
 
 
+@rule("first_interval_at_loss", "after a loss-free start-up exit, the first loss interval is set at the first loss",
+      "RFC 5348 6.3.1")
 class FirstIntervalAtLoss(_Base):
     """After a loss-free start-up exit the first loss interval is set at the
     first loss from the reception then (RFC 5348 6.3.1); until then LOSSP
@@ -475,6 +495,8 @@ class FirstIntervalAtLoss(_Base):
             self._first_interval = None
 
 
+@rule("loss_event_episode", "losses within one span of the event's last loss extend it (at most 4 spans)",
+      "RFC 6582 3.2")
 class LossEventEpisode(_Base):
     """A loss within one span of the event's last loss extends the event, up
     to ``MAX_SPANS`` spans: one overflow, one event (RFC 6582 3.2)."""
@@ -497,6 +519,8 @@ class LossEventEpisode(_Base):
             self.loss_event_until = min(now + span, self.loss_event_cap)
 
 
+@rule("loss_event_send_time", "loss events on the sender's clock, spanning the round trip now",
+      "RFC 5348 5.2; RFC 6582 3.2")
 class LossEventSendTime(_UpwardTimes):
     """Loss events on the sender's clock (RFC 5348 5.2): a loss belongs to the event
     it was sent in; the event spans the round trip now, within [ARTT, 2·ARTT]."""
@@ -535,6 +559,13 @@ class LossEventSendTime(_UpwardTimes):
                             else (self._lost_sent, span_us, int(LossEventEpisode.MAX_SPANS * span_us)))
 
 
+@rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
+      requires=("interval_loss",))
+class HistoryDiscounting(_Base):
+    DISCOUNTING = True
+
+
+@rule("interval_loss", "LOSSP is TFRC's mean of the last 8 loss intervals", "RFC 5348 5.4")
 class IntervalLoss(_Base):
     """LOSSP is TFRC's mean of the last 8 loss intervals (RFC 5348 5.4); the
     appendix's filter needed 100-150 s from start-up to the share."""
@@ -545,27 +576,20 @@ class IntervalLoss(_Base):
         return IntervalLossFilter(discounting=self.DISCOUNTING)
 
 
-class HistoryDiscounting(_Base):
-    """RFC 5348 5.5: after a long loss-free stretch older intervals weigh less."""
-
-    DISCOUNTING = True
-
-
+@rule("outage_not_loss", "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
+      "RFC 5348 5.2; " + PAGE)
 class OutageNotLoss(_Base):
     """A long silence that ends with many packets missing is an outage, not
     congestion: sequence state restarts and the gap is no loss."""
 
-    OUTAGE_S = 1.0
-    OUTAGE_RTTS = 4.0
-    OUTAGE_PACKETS = 8
     _last_heard: float | None = None
     outages = 0
 
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         last, self._last_heard = self._last_heard, now
         exp = self.expect.get(msg.cn)
-        if (last is not None and exp is not None and now - last > max(self.OUTAGE_S, self.OUTAGE_RTTS * self.artt_value)
-                and self.OUTAGE_PACKETS <= (msg.psn - exp) & 0xFFFF < 0x8000):
+        missing = 0 if exp is None else (msg.psn - exp) & 0xFFFF  # 0x8000 and above: an old packet
+        if last is not None and missing < 0x8000 and outage(now - last, self.artt_value, missing):
             self.outages += 1
             self.expect.clear()  # every channel's numbering restarts: no gap is a loss
             self.last_psn.clear()  # nor a wave's end counted from before the outage
@@ -573,6 +597,9 @@ class OutageNotLoss(_Base):
         super()._on_packet(msg, size, now)
 
 
+@rule("stamp_join",
+      "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
+      "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE)
 class StampJoin(_Base):
     """Under a short queue in a fully stamped epoch: no join while nothing is spare
     (ABC's brake); in start-up, as many waves as ARR + a share of the spare rate holds
@@ -580,8 +607,6 @@ class StampJoin(_Base):
 
     SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
     stamp_joins = stamp_holds = 0
-    SHORT_QUEUE_ARTT = 0.1  # a queue is short below this share of ARTT ...
-    SHORT_QUEUE_MIN = 0.004  # ... or below this many seconds
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -601,8 +626,7 @@ class StampJoin(_Base):
 
     def _stamp_short_queue(self) -> bool:
         stamped, queue_s, _ = self.stamp_view
-        return (stamped and queue_s is not None
-                and queue_s < max(self.SHORT_QUEUE_MIN, self.SHORT_QUEUE_ARTT * self.artt_value))
+        return stamped and short_queue(queue_s, self.artt_value)
 
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if not self._stamp_short_queue() or self.arr is None:
@@ -625,52 +649,5 @@ class StampJoin(_Base):
         _add_waves(self, now, lambda: limit)
 
 
-def _rule(name: str, cls: type, summary: str, reason: str = PAGE, requires: tuple[str, ...] = ()) -> Rule:
-    return Rule(name, summary, reason, {R: cls}, requires)
-
-
-_RULES = (
-    _rule("precision_artt", PrecisionArtt, "ARTT weighs each MRTT sample by the inverse of its spread"),
-    _rule("artt_follows", ArttFollows, "ARTT's averaging fraction is 0.5, not the appendix's 0.25"),
-    _rule("own_path_mrtt", OwnPath, "an MRTT sample answered by a nearer switch is raised to the receiver's own path"),
-    _rule("mrtt_queue_bound", QueueBound,
-          "a steady-state MRTT sample shorter than its packet's queueing delay is not used",
-          requires=("own_path_mrtt",)),
-    _rule("join_past_queue_free", PastQueueFree,
-          "a join answered past the queue neither blocks (3.3) nor ends start-up"),
-    _rule("rates_follow_decay", RatesFollowDecay,
-          "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR"),
-    _rule("trr_recent", TrrRecent, "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)"),
-    _rule("join_centred", JoinCentred, "out of start-up, joins straddle the equation rate (√Γ)"),
-    _rule("join_experiment", JoinExperiment,
-          "a steady-state join that a loss answers without more reception is left again",
-          "RLM's join experiments (McCanne et al. 1996); " + PAGE),
-    _rule("buffer_evidence", BufferEvidence, "3.2's RR lag and 3.3's block apply only while packets queue"),
-    _rule("startup_joins", StartupJoins, "a start-up decision joins up to three waves"),
-    _rule("startup_carried", StartupCarried,
-          "in start-up, waves a nearer switch already carried are joined at every epoch", "paper 4.4; " + PAGE),
-    _rule("startup_shed", StartupShed, "after start-up, leave the newest waves the path does not carry"),
-    _rule("startup_min_window", StartupMinWindow,
-          "a start-up loss below TCP's initial window per round trip is forgiven", "RFC 6928 initial window; " + PAGE),
-    _rule("first_interval_at_loss", FirstIntervalAtLoss,
-          "after a loss-free start-up exit, the first loss interval is set at the first loss", "RFC 5348 6.3.1"),
-    _rule("loss_event_episode", LossEventEpisode,
-          "losses within one span of the event's last loss extend it (at most 4 spans)", "RFC 6582 3.2"),
-    _rule("loss_event_send_time", LossEventSendTime,
-          "loss events on the sender's clock, spanning the round trip now", "RFC 5348 5.2; RFC 6582 3.2"),
-    _rule("history_discounting", HistoryDiscounting,
-          "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
-          requires=("interval_loss",)),
-    _rule("interval_loss", IntervalLoss, "LOSSP is TFRC's mean of the last 8 loss intervals", "RFC 5348 5.4"),
-    _rule("outage_not_loss", OutageNotLoss,
-          "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss", "RFC 5348 5.2; " + PAGE),
-    _rule("stamp_join", StampJoin,
-          "under a short stamped queue, join toward half the spare rate each epoch; hold when none is spare",
-          "RFC 4782 3.1 (Quick-Start); RCP; ABC's brake; " + PAGE),
-)
-#: The rules that read the stamp: ``stamped`` = ``default`` + these.
-STAMP_RULES = ("stamp_join",)
-DEFAULT = tuple(r.name for r in _RULES if r.name not in STAMP_RULES)
-RULES = RuleBook("webrc", rules=_RULES,
-                 profiles={"paper": (), "default": DEFAULT, "stamped": tuple(r.name for r in _RULES)})
-"""WEBRC's rules in composition order (first = outermost) and its profiles."""
+#: ``stamped`` = ``default`` + the rules that read the stamp.
+RULES = rule.book(stamped=("stamp_join",))
