@@ -53,6 +53,17 @@ def id_to_ip(nid: int) -> str:
     return str(ipaddress.IPv4Address(nid))
 
 
+def check_params(obj: Any, positive: Sequence[str] = (), **at_least: float) -> None:
+    """A parameter dataclass's ranges: each field named in ``positive`` is > 0 and each
+    ``field=low`` is >= low; the first that is not raises ValueError naming it."""
+    for name in positive:
+        if getattr(obj, name) <= 0:
+            raise ValueError(f"{name} must be > 0, got {getattr(obj, name)}")
+    for name, low in at_least.items():
+        if getattr(obj, name) < low:
+            raise ValueError(f"{name} must be >= {low}, got {getattr(obj, name)}")
+
+
 @dataclass(frozen=True)
 class Datagram:
     """A UDP payload to send to ``dest`` (a group address for multicast)."""

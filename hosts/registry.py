@@ -46,6 +46,7 @@ from typing import Any, Callable
 from hosts.core import Endpoint
 from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
 from hosts.rules import DEFAULT, RuleBook, RuleError
+from hosts.wire import Stamp
 
 
 class ParamError(ValueError):
@@ -112,6 +113,11 @@ class SessionEndpoint(Endpoint, typing.Generic[P]):
         super().__init__()
         self.cfg = config
         self.p = config.params if config.params is not None else self.params_type()
+
+    def _echo_stamp(self) -> int:
+        """Hook: the stamp byte a receiver's feedback carries back (docs/stamp.md): none in the
+        papers; a ``stamp_echo`` rule (:class:`hosts.stampwindow.StampEcho`) carries the data's."""
+        return Stamp.NOT_STAMPED
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from hosts.core import Counters, Delivered
+from hosts.core import Counters, Delivered, check_params
 from hosts.rtt import SmoothedRtt
 from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO, undo_spurious_cuts
 
@@ -61,8 +61,7 @@ class StreamParams:
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.total_packets < 0 or self.receivers < 0:
-            raise ValueError("total_packets and receivers must be >= 0")
+        check_params(self, total_packets=0, receivers=0)
 
 
 @dataclass
@@ -82,10 +81,7 @@ class ReliableParams(StreamParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.initial_cwnd < 1:
-            raise ValueError(f"initial_cwnd must be >= 1, got {self.initial_cwnd}")
-        if self.min_rto <= 0 or self.initial_rto <= 0:
-            raise ValueError(f"min_rto and initial_rto must be > 0, got {self.min_rto} and {self.initial_rto}")
+        check_params(self, ("min_rto", "initial_rto"), initial_cwnd=1)
 
     def rtt_estimator(self) -> SmoothedRtt:
         """A receiver's RTT estimator and retransmission timer under these parameters."""

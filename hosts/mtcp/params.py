@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hosts import mtcp_tree
+from hosts.core import check_params
 from hosts.reliable import StreamParams
 
 
@@ -25,8 +26,7 @@ class MtcpParams(StreamParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.k < 1 or self.rcv_buffer < 1:
-            raise ValueError(f"k and rcv_buffer must be >= 1, got {self.k} and {self.rcv_buffer}")
+        check_params(self, k=1, rcv_buffer=1)
         if self.assisted and self.tree:
             raise ValueError("switch-assisted sessions use the flat tree (leave 'tree' empty)")
         if self.tree:

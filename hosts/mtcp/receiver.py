@@ -157,10 +157,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _arrived(self, seq: int, now: float) -> None:
         """Hook: packet ``seq`` arrived for the first time."""
 
-    def _echo_stamp(self) -> int:
-        """Hook: the stamp byte a report carries back (docs/stamp.md; 0: none, the paper's)."""
-        return 0
-
     def _ack_at_once(self, in_order: bool) -> bool:
         """Hook: does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
         return False

@@ -176,15 +176,11 @@ class TimerJitter(_Rx):
 
 @rule("initial_window", "slow start begins at 10 packets, not 1", "RFC 6928")
 class InitialWindow:
-    """Slow start begins at RFC 6928's ten packets, TCP's (the paper: one)."""
-
     initial_window = INITIAL_WINDOW
 
 
 @rule("abc", "slow start grows at most 2 packets per report", "RFC 3465 (L = 2)")
 class Abc(_Base):
-    """One report grows cwnd in slow start by at most ``LIMIT`` packets (RFC 3465's L)."""
-
     LIMIT = 2
     ss_event = -1.0  # the report (its time) slow start's growth is counted for
     ss_grown = 0
@@ -359,7 +355,6 @@ class StalledChildren(_Base):
         super().__init__(config)
         self.progress_at: dict[int, float] = {}  # when each child last acknowledged new data
         self.held_out: dict[int, int] = {}  # removed stalled child -> first packet after the removal
-        self.stalled_drops = 0
 
     def _refused(self, nid: int, top: int) -> bool:
         after = self.held_out.get(nid)
@@ -404,7 +399,6 @@ class StalledChildren(_Base):
             return  # the whole group waits: the path, not one child
         self.held_out[c.nid] = self._next_point()
         self.progress_at.pop(c.nid, None)
-        self.stalled_drops += 1
         c.last_heard = since  # the cuts since it stalled are undone with it
         self._remove_child(c, now)
 

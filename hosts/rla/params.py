@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hosts.core import check_params
 from hosts.reliable import ReliableParams
 
 #: Rule 6's constant, "recommended to be set to 20" (section 3.3).
@@ -32,9 +33,4 @@ class RlaParams(ReliableParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.eta <= 0:
-            raise ValueError(f"eta must be > 0, got {self.eta}")
-        if self.rexmit_thresh < 0:
-            raise ValueError(f"rexmit_thresh must be >= 0, got {self.rexmit_thresh}")
-        if self.rcv_buffer < 1:
-            raise ValueError(f"rcv_buffer must be >= 1, got {self.rcv_buffer}")
+        check_params(self, ("eta",), rexmit_thresh=0, rcv_buffer=1)

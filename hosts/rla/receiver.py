@@ -12,7 +12,7 @@ from hosts.core import Address, JoinGroup, node_id
 from hosts.registry import SessionConfig, SessionEndpoint
 from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from hosts.rla.params import RlaParams
-from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, Stamp, ts_us
+from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
 
 #: Seconds between hellos until data arrives (the paper's receivers are known; how is open).
 HELLO_INTERVAL = 1.0
@@ -73,10 +73,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
 
     def _note_arrival(self, msg: RlaData, now: float) -> None:
         """Hook: a data packet arrived at ``now`` (the paper's stream starts at 1, whatever its flags)."""
-
-    def _echo_stamp(self) -> int:
-        """Hook: the stamp byte a SACK carries back (the paper: none, 0; docs/stamp.md)."""
-        return Stamp.NOT_STAMPED
 
     def _acknowledge(self, msg: RlaData, now: float, new: bool, filled: bool) -> None:
         """The paper's SACK for every data packet, echoing its send time."""

@@ -118,8 +118,6 @@ class RtoMarksAll(Sender):
 
 @rule("rto_holds_ssthresh", "a second timeout of a packet holds ssthresh", "RFC 5681 3.1")
 class RtoHoldsSsthresh(Sender):
-    """A second timeout of the same oldest packet holds ssthresh (RFC 5681 3.1)."""
-
     rto_seq: int | None = None  # the oldest packet at the last timeout response
 
     def _timeout_ssthresh(self, oldest: int, cwnd_before: float) -> None:
@@ -405,8 +403,6 @@ class SpreadAcks(Sender):
 
 @rule("thin_acks", "receivers delay their SACKs as TCP's ACKs", "RFC 5681 4.2")
 class ThinAcks(Sender):
-    """Data marked ``THIN_ACKS``: receivers delay their SACKs as TCP's ACKs (RFC 5681 4.2)."""
-
     def _data_flags(self, flags: int) -> int:
         return super()._data_flags(flags) | Flags.THIN_ACKS
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hosts import wire
+from hosts.core import check_params
 
 #: Data packet overhead before the payload (common header + TFMCC data body).
 DATA_HEADER = wire.COMMON_LEN + 28
@@ -26,10 +27,7 @@ class TfmccParams:
     def __post_init__(self) -> None:
         if self.packet_size < DATA_HEADER + 1 or self.packet_size > wire.MAX_DATAGRAM:
             raise ValueError(f"packet_size must be in [{DATA_HEADER + 1}, {wire.MAX_DATAGRAM}]")
-        if self.initial_rtt <= 0 or self.fb_receivers < 2:
-            raise ValueError("initial_rtt must be positive and fb_receivers >= 2")
-        if self.max_rate_bps <= 0:
-            raise ValueError("max_rate_bps must be positive")
+        check_params(self, ("initial_rtt", "max_rate_bps"), fb_receivers=2)
         if self.initial_rate_bps is not None and self.initial_rate_bps <= 0:
             raise ValueError("initial_rate_bps must be positive (or None)")
 

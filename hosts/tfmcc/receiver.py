@@ -177,10 +177,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def _before_packet(self, seq: int, now: float) -> None:
         """Called for every data packet before anything is measured from it."""
 
-    def _echo_stamp(self) -> int:
-        """The stamp byte a report carries back: the paper carries none (0)."""
-        return wire.Stamp.NOT_STAMPED
-
     def _meter_packet(self, now: float, size: int) -> None:
         """Count the packet into the receive-rate meter."""
         self.recv_meter.add(now, size)

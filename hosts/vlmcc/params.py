@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hosts.core import check_params
+
 
 @dataclass
 class VlmccParams:
@@ -32,11 +34,7 @@ class VlmccParams:
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        if self.initial_window < 1 or self.initial_rtt <= 0 or self.max_window < 1:
-            raise ValueError("initial_window and max_window must be >= 1, initial_rtt > 0")
-        if self.min_rate_bps < 0 or self.n_extra < 0 or self.holdoff_rtts < 0:
-            raise ValueError("min_rate_bps, n_extra and holdoff_rtts must be >= 0")
-        if self.probe_interval <= 0:
-            raise ValueError("probe_interval must be > 0")
+        check_params(self, ("initial_rtt", "probe_interval"), initial_window=1, max_window=1,
+                     min_rate_bps=0, n_extra=0, holdoff_rtts=0)
         if not 0 < self.filter_window_us < 1 << 48:
             raise ValueError(f"filter_window_us must be in 1..2**48-1, got {self.filter_window_us}")

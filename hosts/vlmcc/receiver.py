@@ -113,10 +113,6 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         """2.2: the leader ACKs every packet at once."""
         self._flush_acks(now)
 
-    def _echo_stamp(self) -> int:
-        """The stamp byte feedback carries back (docs/stamp.md): none in the paper."""
-        return 0
-
     def _flush_acks(self, now: float) -> None:
         """One ACK per held packet; tstamp_comp adds the time it was held."""
         stamp = self._echo_stamp() if self.pending_acks else 0

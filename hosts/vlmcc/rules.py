@@ -472,7 +472,6 @@ class StampQueue(_StampView):
     STAMP_YIELD_ROUNDS = 4
     STAMP_NO_SPARE = 80_000.0  # spare code 1: a full port's measurement noise
 
-    stamp_holds = 0
     _stamp_streak = 0
     _streak_queue = math.inf
 
@@ -485,7 +484,6 @@ class StampQueue(_StampView):
             return
         if self.W > w and queue_s * w / self.srtt > THRESHOLDS.beta:  # at least that many queued
             self.W = w
-            self.stamp_holds += 1
         if self.stamp_short() or not self.W < w:
             self._stamp_streak, self._streak_queue = 0, math.inf
         elif spare is None or spare <= self.STAMP_NO_SPARE:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from hosts import wire
+from hosts.core import check_params
 
 #: Data packet overhead before the payload (common header + WEBRC body).
 DATA_HEADER = wire.COMMON_LEN + 8
@@ -38,10 +39,7 @@ class WebrcParams:
     def __post_init__(self) -> None:
         if not 0 < self.p < 1:
             raise ValueError("p must be in (0, 1)")
-        if self.base_rate_pps <= 0 or self.tsd <= 0 or self.epoch <= 0:
-            raise ValueError("base_rate_pps, tsd and epoch must be positive")
-        if self.initial_rtt <= 0:
-            raise ValueError("initial_rtt must be positive")
+        check_params(self, ("base_rate_pps", "tsd", "epoch", "initial_rtt"))
         if self.packet_length < 1 or self.packet_length + DATA_HEADER > wire.MAX_DATAGRAM:
             raise ValueError("packet_length out of range")
         if self.session_rate_pps <= self.base_rate_pps * (1 + 1 / self.p):

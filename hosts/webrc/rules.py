@@ -606,7 +606,6 @@ class StampJoin(_Base):
     (Quick-Start, RFC 4782 3.1).  Otherwise ``default`` decides: a queue TCP fills never speeds it up."""
 
     SPARE_SHARE = 0.5  # of the tightest port's spare rate (its lower bound), per epoch
-    stamp_joins = stamp_holds = 0
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -624,18 +623,13 @@ class StampJoin(_Base):
         self.stamp_view = (w.stamped, w.queue_s(), w.spare_bps())
         w.reset()
 
-    def _stamp_short_queue(self) -> bool:
-        stamped, queue_s, _ = self.stamp_view
-        return stamped and short_queue(queue_s, self.artt_value)
-
     def _decide_join(self, now: float, rr_rate: float) -> None:
-        if not self._stamp_short_queue() or self.arr is None:
+        if not short_queue(self.stamp_view[1], self.artt_value) or self.arr is None:  # None: not stamped
             super()._decide_join(now, rr_rate)
             return
         spare_pps = (self.stamp_view[2] or 0.0) / (8.0 * self.p.packet_length)
         if spare_pps <= 0:
-            self.stamp_holds += 1  # the path is full and its queue short: a join only builds one
-            return
+            return  # the path is full and its queue short: a join only builds one
         if not self.startup:
             super()._decide_join(now, rr_rate)  # out of start-up the equation and Γ·TRR decide
             return
@@ -645,7 +639,6 @@ class StampJoin(_Base):
         if gamma(self.p.p, self.nwc) * self.arr > limit:
             return
         self._join(now, gamma(self.p.p, self.nwc))
-        self.stamp_joins += 1
         _add_waves(self, now, lambda: limit)
 
 
