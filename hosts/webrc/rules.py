@@ -337,18 +337,6 @@ class JoinExperiment(_Base):
             self._experiment = None
 
 
-@rule("buffer_evidence", "3.2's RR lag and 3.3's block apply only while packets queue")
-class BufferEvidence(_OneWayDelays):
-    """3.2's RR-lag exit and 3.3's flat-RR block apply only while the epoch's
-    packets queued: without a queue, a lagging or flat RR is noise."""
-
-    def _rr_lags(self, rr_rate: float) -> bool:
-        return super()._rr_lags(rr_rate) and self._queue_now
-
-    def _buffers_draining(self, now: float, rr_rate: float) -> bool:
-        return super()._buffers_draining(now, rr_rate) and self._queue_now
-
-
 @rule("startup_joins", "a start-up decision joins up to three waves")
 class StartupJoins(_Base):
     """A start-up decision joins up to ``STARTUP_JOINS`` waves while
