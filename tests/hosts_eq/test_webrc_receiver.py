@@ -543,7 +543,7 @@ def test_a_join_answered_by_a_nearer_switch_counts_the_whole_path(mode: str) -> 
     receivers measure about RTT/n and take n times a TCP flow's rate.  In
     "own" mode the sample is raised to the receiver's own path: the upward
     time learnt from joins that went the whole way plus this packet's delay."""
-    r = make(off=() if mode == "own" else ("own_path_mrtt", "mrtt_queue_bound"))
+    r = make(off=() if mode == "own" else ("own_path_mrtt",))
     drain(r)
     _full(r, 5, 10.0)
     _full(r, 6, 20.0)
@@ -598,24 +598,6 @@ def test_samples_that_went_the_whole_way_are_the_papers() -> None:
     _sample(r, 6, 20.0, 20.0 + UP + 0.004)
     assert _sample(r, 7, 30.0, 30.0 + UP) == pytest.approx(UP + OWD - 0.0025)
     assert r.mrtt_raised == 0
-
-
-@pytest.mark.parametrize("bound", [True, False])
-def test_a_sample_shorter_than_its_packets_queueing_delay_is_not_used(bound: bool) -> None:
-    """``mrtt_queue_bound``: for 6 s the data took 0.05 s from the sender; a
-    join answered 8 ms later by a packet that took 0.07 s (20 ms in a queue)
-    was answered past that queue, before the receiver joined the whole way
-    twice (so the own path cannot raise it), and ARTT keeps its value; a
-    whole-way sample carries its packet's queue and counts."""
-    r, _ = _in_steady_state(off=() if bound else ("mrtt_queue_bound",))
-    artt = r.artt_value
-    _local(r, 6, 7.0)
-    if bound:
-        assert r.mrtt_unused == 1 and r.artt_value == artt
-    else:
-        assert r.artt_value < artt
-    _full(r, 7, 8.0)
-    assert getattr(r, "mrtt_unused", 0) == (1 if bound else 0)
 
 
 def _losses_after_two_whole_way_joins(q: float, gaps_in_artt: list[float], **kw) -> tuple[WebrcReceiver, Script]:
