@@ -252,8 +252,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         prev = self.last_mrtt
         self.last_mrtt = mrtt
         self.mrtt_samples.append(mrtt)
-        if self._mrtt_usable(max(raw, mrtt), owd):
-            self._artt_sample(mrtt, gap)
+        self._artt_sample(mrtt, gap)
         if cn != self.T:
             self.join_effect_epochs = self.events_since_join = 0
             self.max_rr_since_join = 0.0
@@ -266,10 +265,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         """Hook: the MRTT sample of a join (``raw``: join to first packet; ``owd``:
         that packet's one-way delay on the sender's timestamp, clock offset included)."""
         return mrtt
-
-    def _mrtt_usable(self, sample: float, owd: float | None) -> bool:
-        """Hook: whether ARTT takes the sample (the paper: every one)."""
-        return True
 
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""

@@ -186,22 +186,6 @@ class OwnPath(_UpwardTimes):
         return mrtt
 
 
-@rule("mrtt_queue_bound", "a steady-state MRTT sample shorter than its packet's queueing delay is not used",
-      requires=("own_path_mrtt",))
-class QueueBound(_OneWayDelays):
-    """A steady-state MRTT sample shorter than its own packet's queueing
-    delay was answered past the queue and is not used (``own_path_mrtt``
-    needs two whole-way joins first)."""
-
-    mrtt_unused = 0
-
-    def _mrtt_usable(self, sample: float, owd: float | None) -> bool:
-        if not self.startup and owd is not None and self._sooner_than_its_queue(sample, owd):
-            self.mrtt_unused += 1
-            return False
-        return super()._mrtt_usable(sample, owd)
-
-
 class _NewestWave(_Base):
     """The newest wave of the last join decision, until its first packet
     says how soon it came: ``took`` s after the join, ``owd`` s after it was sent."""
@@ -335,18 +319,6 @@ class JoinExperiment(_Base):
                     self.arr /= gamma(self.p.p, self.nwc)
         elif self.join_effect_epochs >= self.EPOCHS:
             self._experiment = None
-
-
-@rule("buffer_evidence", "3.2's RR lag and 3.3's block apply only while packets queue")
-class BufferEvidence(_OneWayDelays):
-    """3.2's RR-lag exit and 3.3's flat-RR block apply only while the epoch's
-    packets queued: without a queue, a lagging or flat RR is noise."""
-
-    def _rr_lags(self, rr_rate: float) -> bool:
-        return super()._rr_lags(rr_rate) and self._queue_now
-
-    def _buffers_draining(self, now: float, rr_rate: float) -> bool:
-        return super()._buffers_draining(now, rr_rate) and self._queue_now
 
 
 @rule("startup_joins", "a start-up decision joins up to three waves")

@@ -364,25 +364,27 @@ def test_startup_ends_when_reception_lags_the_anticipated_rate() -> None:
     assert not r.startup and r.startup_exit == "rr-lag"
 
 
-@pytest.mark.parametrize("evidence", [True, False])
-def test_a_lagging_reception_without_a_queue_does_not_end_startup(evidence: bool) -> None:
-    # buffer_evidence: a lag with every packet on time is not a filling buffer.
-    r, sc = _startup_on_time(4.0, off=() if evidence else ("buffer_evidence",))
-    sc.steady(4.0, 8.0, 40, [T, 5])  # reception halves, one-way delay unchanged
-    assert r.startup == evidence
-
-
-def _in_steady_state(**kw: Any) -> tuple[WebrcReceiver, Script]:
-    """A receiver (``make(**kw)``) out of start-up with one wave, a low loss
-    estimate and TRR ~ 40 pps, and its script."""
+def _in_steady_state(rate: float = 30.0, block: bool = True, **kw: Any) -> tuple[WebrcReceiver, Script]:
+    """A receiver (``make(**kw)``) out of start-up with one wave at 40 pps, a
+    low loss estimate and TRR ~ ``rate``, and its script; ``block`` False
+    leaves 3.3 out (:func:`_no_overflow_block`)."""
     r = make(**kw)
+    if not block:
+        _no_overflow_block(r)
     drain(r)
     sc = _startup_with_one_wave(r)
     sc.steady(1.5, 3.0, 40, [T, 5])
     sc.pkt(T, 3.01, skip=1)
     r.lossp.set_loss_rate(1e-4)  # the equation alone would allow far more
-    sc.steady(3.1, 6.0, 40, [T, 5])
+    sc.steady(3.1, 6.0, rate, [T, 5])  # 30: a quarter below the start-up's 40, so 3.3 lets the next join through
     return r, sc
+
+
+def _no_overflow_block(r: WebrcReceiver) -> None:
+    """3.3 aside: a loss-free reception that stays within 10 % of its maximum
+    blocks every join and resets LOSSP; tests of other rules on such a
+    reception leave that test out."""
+    r._buffers_draining = lambda now, rr_rate: False  # type: ignore[method-assign]
 
 
 @pytest.mark.parametrize("follow", [True, False])
@@ -392,7 +394,7 @@ def test_averages_that_follow_the_waves_decay_let_a_loss_free_receiver_join(foll
     carried in full, and eq. 5's Γ·ARR ≤ Γ·TRR test must let the next join
     through.  Plain averages lag the decay by different delays (ARR's EWMA
     more than TRR's recent mean) and hold it shut."""
-    r, sc = _in_steady_state(off=() if follow else ("rates_follow_decay",))
+    r, sc = _in_steady_state(40.0, block=False, off=() if follow else ("rates_follow_decay",))
     cn = r.pending[0]  # the join _in_steady_state left pending: answered below
     joins_before = r.joins
     t = 6.0
@@ -413,14 +415,6 @@ def test_buffer_overflow_rule_blocks_joins_while_rr_stays_flat() -> None:
     assert r.blocked_overflow > 0 and r.joins == joins_before
     # LOSSP was reset so that REQN equals the target rate.
     assert r.reqn() == pytest.approx(r.trate(), rel=0.05)
-
-
-def test_a_flat_reception_without_a_queue_does_not_block_joins() -> None:
-    # buffer_evidence: no queue, so RR is not "the rate at which buffers are emptying".
-    r, sc = _in_steady_state()
-    joins_before = r.joins
-    sc.steady(6.0, 12.0, 40, [T, 5])  # reception flat, one-way delay unchanged
-    assert r.blocked_overflow == 0 and r.joins > joins_before
 
 
 def test_join_proceeds_once_reception_falls_below_its_maximum() -> None:
@@ -549,7 +543,7 @@ def test_a_join_answered_by_a_nearer_switch_counts_the_whole_path(mode: str) -> 
     receivers measure about RTT/n and take n times a TCP flow's rate.  In
     "own" mode the sample is raised to the receiver's own path: the upward
     time learnt from joins that went the whole way plus this packet's delay."""
-    r = make(off=() if mode == "own" else ("own_path_mrtt", "mrtt_queue_bound"))
+    r = make(off=() if mode == "own" else ("own_path_mrtt",))
     drain(r)
     _full(r, 5, 10.0)
     _full(r, 6, 20.0)
@@ -604,24 +598,6 @@ def test_samples_that_went_the_whole_way_are_the_papers() -> None:
     _sample(r, 6, 20.0, 20.0 + UP + 0.004)
     assert _sample(r, 7, 30.0, 30.0 + UP) == pytest.approx(UP + OWD - 0.0025)
     assert r.mrtt_raised == 0
-
-
-@pytest.mark.parametrize("bound", [True, False])
-def test_a_sample_shorter_than_its_packets_queueing_delay_is_not_used(bound: bool) -> None:
-    """``mrtt_queue_bound``: for 6 s the data took 0.05 s from the sender; a
-    join answered 8 ms later by a packet that took 0.07 s (20 ms in a queue)
-    was answered past that queue, before the receiver joined the whole way
-    twice (so the own path cannot raise it), and ARTT keeps its value; a
-    whole-way sample carries its packet's queue and counts."""
-    r, _ = _in_steady_state(off=() if bound else ("mrtt_queue_bound",))
-    artt = r.artt_value
-    _local(r, 6, 7.0)
-    if bound:
-        assert r.mrtt_unused == 1 and r.artt_value == artt
-    else:
-        assert r.artt_value < artt
-    _full(r, 7, 8.0)
-    assert getattr(r, "mrtt_unused", 0) == (1 if bound else 0)
 
 
 def _losses_after_two_whole_way_joins(q: float, gaps_in_artt: list[float], **kw) -> tuple[WebrcReceiver, Script]:
@@ -811,6 +787,7 @@ def test_after_a_loss_free_exit_reqn_follows_the_reception_until_the_first_loss(
     # RFC 5348 6.3.1: the first loss interval comes from X_recv at the first
     # loss; 3.2 seeds it at the exit, from TRR (first_interval_at_loss False).
     r, sc, t, cn = _after_an_mrtt_exit(off=() if at_loss else ("first_interval_at_loss",))
+    _no_overflow_block(r)
     at_exit = r.reqn()
     assert at_exit == pytest.approx(r.trr, rel=0.05)
     sc.steady(t, t + 3.0, 90, [T, 5, cn])  # the waves arrive: over twice the rate, no loss
@@ -850,6 +827,7 @@ def test_the_first_interval_takes_the_rate_of_the_epoch_its_loss_falls_in() -> N
     # interval's rate (seeding at the loss instant alone, tried, left two
     # long, fat dumbbells at 0.48 and 0.38 of TCP).
     r, sc, t, cn = _after_an_mrtt_exit()
+    _no_overflow_block(r)
     sc.steady(t, t + 3.0, 90, [T, 5, cn])
     boundary = r.timer_at("epoch")
     sc.steady(t + 3.0, boundary - 0.001, 90, [T, 5, cn])
