@@ -44,13 +44,30 @@ pytestmark = pytest.mark.skipif(not _loopback_multicast(), reason="no multicast 
 
 
 def _agent(role: str, proto: str, local: str, port: int, group: str, metrics: Path, duration: float,
-           params: list[str]) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", proto, "--group", group,
+           params: list[str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """A warm agent (``p4mcc_cli/agent_gate.py``), imported and waiting, and its command line.
+
+    Started cold, a Python agent spends seconds importing on a busy machine,
+    and a receiver could join after a 5 s session had ended."""
+    cmd = ["host", role, "--proto", proto, "--group", group,
            "--port", str(port), "--local", local, "--sender", SENDER, "--duration", str(duration),
            "--metrics", str(metrics), "--seed", "3"]
     for p in params:
         cmd += ["--param", p]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gate = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.agent_gate", proto], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return gate, cmd
+
+
+def _go(agents: list[tuple[subprocess.Popen[str], list[str]]]) -> None:
+    """Wait until every agent is imported, then start them all, in order."""
+    from p4mcc_cli.agent_gate import READY_LINE
+
+    for gate, _cmd in agents:
+        assert gate.stdout.readline().strip() == READY_LINE
+    for gate, cmd in agents:
+        gate.stdin.write(json.dumps(cmd) + "\n")
+        gate.stdin.flush()
 
 
 def _summary(path: Path) -> dict:
@@ -63,12 +80,13 @@ def _launch(tmp_path: Path, proto: str, port: int, rparams: list[str], sparams: 
     group = "239.77.0.%d" % (port % 200 + 1)
     # The sender first, so the receivers' hellos find it listening.
     ms = tmp_path / f"{proto}-s.jsonl"
-    sender = (ms, _agent("send", proto, SENDER, port, group, ms, duration, sparams))
-    procs = []
+    sender = _agent("send", proto, SENDER, port, group, ms, duration, sparams)
+    receivers_ = []
     for i in range(receivers):
         m = tmp_path / f"{proto}-r{i}.jsonl"
-        procs.append((m, _agent("recv", proto, f"127.0.0.{i + 2}", port, group, m, duration, rparams)))
-    return sender, procs
+        receivers_.append((m, _agent("recv", proto, f"127.0.0.{i + 2}", port, group, m, duration, rparams)))
+    _go([sender, *(a for _m, a in receivers_)])
+    return (ms, sender[0]), [(m, a[0]) for m, a in receivers_]
 
 
 TREE = "127.0.0.2>127.0.0.1,127.0.0.3>127.0.0.2"  # 127.0.0.2 is the other's agent
