@@ -3,9 +3,17 @@
 Property tests check behaviour, not speed: Hypothesis' default 200 ms
 deadline per example fails them on a busy 2-core machine for no fault of
 the code, so no test runs with a deadline (timed checks live in `bench/`).
+This folder's helper modules (``warm_agents``) are importable by every test.
 """
 
+import sys
+from pathlib import Path
+
 from hypothesis import settings
+
+_here = str(Path(__file__).resolve().parent)
+if _here not in sys.path:
+    sys.path.insert(0, _here)
 
 settings.register_profile("p4mcc", deadline=None)
 settings.load_profile("p4mcc")

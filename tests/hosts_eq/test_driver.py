@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_agents
 
 from hosts import registry
 from hosts.driver import UdpDriver
@@ -25,13 +26,12 @@ def _group() -> str:
 
 
 def _host(role: str, proto: str, group: str, port: int, metrics: Path, duration: float,
-          *params: str) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", proto,
-            "--group", group, "--port", str(port), "--local", LO, "--sender", LO,
+          *params: str) -> warm_agents.Agent:
+    args = ["host", role, "--proto", proto, "--group", group, "--port", str(port), "--local", LO, "--sender", LO,
             "--duration", str(duration), "--metrics", str(metrics)]
     for p in params:
         args += ["--param", p]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return warm_agents.agent(args)
 
 
 def _records(path: Path) -> list[dict]:
@@ -47,8 +47,9 @@ def test_tfmcc_sender_and_receiver_processes_over_loopback_multicast(tmp_path: P
     port, group = free_port(), _group()
     rm, sm = tmp_path / "recv.jsonl", tmp_path / "send.jsonl"
     # The receiver stops first: its leave notice reaches the running sender.
-    recv = _host("recv", "tfmcc", group, port, rm, 2.5, "packet_size=200")
-    send = _host("send", "tfmcc", group, port, sm, 3.5, "packet_size=200", "initial_rate_bps=32000")
+    recv, send = warm_agents.start([_host("recv", "tfmcc", group, port, rm, 2.5, "packet_size=200"),
+                                    _host("send", "tfmcc", group, port, sm, 3.5, "packet_size=200",
+                                          "initial_rate_bps=32000")])
     out_s, err_s = send.communicate(timeout=30)
     out_r, err_r = recv.communicate(timeout=30)
     assert send.returncode == 0, err_s
@@ -67,8 +68,8 @@ def test_webrc_receiver_joins_wave_groups_over_loopback(tmp_path: Path) -> None:
     rm, sm = tmp_path / "recv.jsonl", tmp_path / "send.jsonl"
     params = ("session_rate_bps=800000", "base_rate_pps=50", "tsd=2.0", "quiescent_slots=3",
               "packet_length=200")
-    recv = _host("recv", "webrc", group, port, rm, 3.5, *params)
-    send = _host("send", "webrc", group, port, sm, 3.0, *params)
+    recv, send = warm_agents.start([_host("recv", "webrc", group, port, rm, 3.5, *params),
+                                    _host("send", "webrc", group, port, sm, 3.0, *params)])
     _, err_s = send.communicate(timeout=30)
     _, err_r = recv.communicate(timeout=30)
     assert send.returncode == 0 and recv.returncode == 0, (err_s, err_r)

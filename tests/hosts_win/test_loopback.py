@@ -11,10 +11,10 @@ import json
 import socket
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import warm_agents
 
 SENDER = "127.0.0.1"
 
@@ -44,30 +44,13 @@ pytestmark = pytest.mark.skipif(not _loopback_multicast(), reason="no multicast 
 
 
 def _agent(role: str, proto: str, local: str, port: int, group: str, metrics: Path, duration: float,
-           params: list[str]) -> tuple[subprocess.Popen[str], list[str]]:
-    """A warm agent (``p4mcc_cli/agent_gate.py``), imported and waiting, and its command line.
-
-    Started cold, a Python agent spends seconds importing on a busy machine,
-    and a receiver could join after a 5 s session had ended."""
+           params: list[str]) -> warm_agents.Agent:
     cmd = ["host", role, "--proto", proto, "--group", group,
            "--port", str(port), "--local", local, "--sender", SENDER, "--duration", str(duration),
            "--metrics", str(metrics), "--seed", "3"]
     for p in params:
         cmd += ["--param", p]
-    gate = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.agent_gate", proto], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return gate, cmd
-
-
-def _go(agents: list[tuple[subprocess.Popen[str], list[str]]]) -> None:
-    """Wait until every agent is imported, then start them all, in order."""
-    from p4mcc_cli.agent_gate import READY_LINE
-
-    for gate, _cmd in agents:
-        assert gate.stdout.readline().strip() == READY_LINE
-    for gate, cmd in agents:
-        gate.stdin.write(json.dumps(cmd) + "\n")
-        gate.stdin.flush()
+    return warm_agents.agent(cmd)
 
 
 def _summary(path: Path) -> dict:
@@ -85,7 +68,7 @@ def _launch(tmp_path: Path, proto: str, port: int, rparams: list[str], sparams: 
     for i in range(receivers):
         m = tmp_path / f"{proto}-r{i}.jsonl"
         receivers_.append((m, _agent("recv", proto, f"127.0.0.{i + 2}", port, group, m, duration, rparams)))
-    _go([sender, *(a for _m, a in receivers_)])
+    warm_agents.start([sender, *(a for _m, a in receivers_)])
     return (ms, sender[0]), [(m, a[0]) for m, a in receivers_]
 
 
