@@ -403,6 +403,5 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
-#: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it, and
-#: ``rtt_fair_increase``, which does not yet bring the tree design within its targets (docs page).
-RULES = rule.book(stamped=("stamp_climb", "stamp_echo"), not_default=("rtt_fair_increase",))
+#: ``default``: every rule but those that read the stamp, which make up ``stamped`` with it.
+RULES = rule.book(stamped=("stamp_climb", "stamp_echo"))
