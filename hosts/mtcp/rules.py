@@ -12,7 +12,7 @@ from hosts.registry import SessionConfig
 from hosts.rtt import ewma
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, RttSpread, ack_at_once
 from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -31,19 +31,15 @@ rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
       "congestion avoidance grows (R_max/R_c)^2 times faster, R_c the round trip of the receivers that cut",
       "TCP Hybla (Caini & Firrincieli 2004); " + _OURS, roles=(SENDER,), requires=("reno_window",))
 class RttFairIncrease(_Base):
-    """In congestion avoidance the window grows (R_max / R_c)^2 times faster: it is acknowledged by
-    every receiver, so sent once per the largest round trip R_max, while the TCP flow beside the
-    receiver whose losses cut it (R_c) sends once per R_c (TCP Hybla's compensation)."""
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster (:class:`RttSpread`),
+    R_max the largest smoothed RTD, R_c that of the receivers whose NACKs cut."""
 
-    MAX_SPREAD = 8.0  # at most this spread is compensated: a stale or wild RTD cannot run away
-    MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
-    CUT_RTT_GAIN = 0.25  # weight of the latest cut's round trip in R_c
     RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.node_rtd: dict[int, float] = {}  # receiver -> smoothed RTD (a fold's triggering member included)
-        self.cut_rtd: float | None = None  # R_c
+        self.spread = RttSpread(least=1.5)
         self.cutter: int | None = None
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
@@ -62,7 +58,7 @@ class RttFairIncrease(_Base):
         super()._congestion(now, timeout)
         rtd = self.node_rtd.get(self.cutter) if self.cutter is not None and not timeout else None
         if rtd is not None:
-            self.cut_rtd = ewma(self.cut_rtd, rtd, self.CUT_RTT_GAIN)
+            self.spread.cut(rtd)
         self.cutter = None
 
     def _remove_child(self, c: _Child, now: float) -> None:
@@ -70,11 +66,7 @@ class RttFairIncrease(_Base):
         super()._remove_child(c, now)
 
     def rtt_spread(self) -> float:
-        """R_max / R_c, between 1 and ``MAX_SPREAD`` (1 before the first cut)."""
-        if self.cut_rtd is None or self.cut_rtd <= 0 or not self.node_rtd:
-            return 1.0
-        spread = max(self.node_rtd.values()) / self.cut_rtd
-        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
+        return self.spread.factor(max(self.node_rtd.values(), default=None))
 
     def _avoid_congestion(self, s: int) -> None:
         window = self.cwnd

@@ -14,7 +14,7 @@ from hosts.rla.receiver import RlaReceiver
 from hosts.rules import Registrar
 from hosts.rtt import ewma
 from hosts.stampwindow import StampEcho, StampWindow, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, RttSpread, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
@@ -707,21 +707,15 @@ rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
 @rule("rtt_fair_increase",
       "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
-    """In congestion avoidance the window grows (R_max / R_c)^2 times faster, R_max the largest srtt,
-    R_c the cutting receivers' srtt (an EWMA over cuts): the window is sent once per R_max, the TCP flow
-    beside the troubled receiver once per R_c, and an AIMD window goes as the square root of its
-    increase, so this gives TCP's rate at R_c (TCP Hybla's compensation; ours)."""
-
-    #: At most this spread is compensated: a stale or wild srtt cannot make the window run away.
-    MAX_SPREAD = 8.0
-    #: Below this spread the round trips count as equal: a queue's swing in one
-    #: receiver's srtt is no spread of the tree (dumbbells keep the paper's increase).
-    MIN_SPREAD = 1.25
-    #: Weight of the latest cut's round trip in R_c.
-    CUT_RTT_GAIN = 0.25
+    """In congestion avoidance the window grows (R_max / R_c)^2 times faster (:class:`RttSpread`),
+    R_max the largest srtt, R_c that of the receivers whose signals cut; a spread below 1.25 is a
+    queue's swing in one receiver's srtt, so dumbbells keep the paper's increase."""
 
     signal_srtt: float | None = None  # the srtt of the receiver that signalled last
-    cut_srtt: float | None = None  # R_c
+
+    def __init__(self, config: Any, rng: Any = None) -> None:
+        super().__init__(config, rng)
+        self.spread = RttSpread(least=1.25)
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
@@ -732,14 +726,10 @@ class RttFairIncrease(Sender):
     def _cut(self, now: float) -> None:
         super()._cut(now)
         if self.signal_srtt is not None:
-            self.cut_srtt = ewma(self.cut_srtt, self.signal_srtt, self.CUT_RTT_GAIN)
+            self.spread.cut(self.signal_srtt)
 
     def rtt_spread(self) -> float:
-        """R_max / R_c, at most MAX_SPREAD; 1 below MIN_SPREAD and before the first cut."""
-        if self.cut_srtt is None or not self.rcvrs:
-            return 1.0
-        spread = self.largest_srtt / self.cut_srtt
-        return 1.0 if spread < self.MIN_SPREAD else min(self.MAX_SPREAD, spread)
+        return self.spread.factor(self.largest_srtt if self.rcvrs else None)
 
     def _acked_by_all(self, s: int, now: float) -> None:
         window = self.cwnd
