@@ -156,11 +156,13 @@ def t80_growth(base: Figures, other: Figures) -> float | None:
     return other.t80 / base.t80 - 1
 
 
-def verdict(default: Figures, without: Figures) -> tuple[bool, str]:
+def verdict(default: Figures, without: Figures, with_faults: bool = True) -> tuple[bool, str]:
     """Whether a rule earns its place in ``default``, and why: removing it
     (``without``) makes a cell leave [0.5, 2], moves the median by
     :data:`MEDIAN_MOVE` or more, makes the time to 80 % :data:`T80_GROWTH`
-    longer, or makes a fault row fail that passes with it."""
+    longer, or makes a fault row fail that passes with it.  Without fault
+    rows (``with_faults`` False) the verdict says they were not run: a rule
+    kept for a fault has not been judged."""
     why = []
     left = left_bound(default, without)
     if left:
@@ -177,7 +179,8 @@ def verdict(default: Figures, without: Figures) -> tuple[bool, str]:
     if why:
         return True, "; ".join(why)
     return False, (f"median {move:+.2f}, no cell leaves [0.5, 2], time to 80 % "
-                   f"{'-' if growth is None else f'{growth:+.0%}'}, no fault row fails")
+                   f"{'-' if growth is None else f'{growth:+.0%}'}, "
+                   + ("no fault row fails" if with_faults else "fault rows not run"))
 
 
 def fault_failed(row: dict[str, Any]) -> bool:
@@ -216,7 +219,7 @@ def table_rows(figs: dict[str, Figures], vs: list[Variant], with_faults: bool) -
         if with_faults:
             row["fault rows failed"] = ", ".join(f.faults_failed) or "none"
         if v.sign == "-":
-            earns, why = verdict(base, f)
+            earns, why = verdict(base, f, with_faults)
             row["earns its place"] = f"{'yes' if earns else 'no'} ({why})"
         elif v.sign == "+":
             row["earns its place"] = (f"not in default; vs paper: median {f.median - ref.median:+.2f}, "

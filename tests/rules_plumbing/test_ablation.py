@@ -105,6 +105,12 @@ def test_the_retirement_criterion(without, earns, why) -> None:
     assert got[0] is earns and why in got[1], got
 
 
+def test_a_verdict_without_fault_rows_says_they_were_not_run() -> None:
+    default, without = _figs("default", [1.0, 1.0]), _figs("x", [1.0, 1.0])
+    assert A.verdict(default, without, with_faults=False)[1].endswith("fault rows not run")
+    assert A.verdict(default, without)[1].endswith("no fault row fails")
+
+
 def test_a_fault_row_that_fails_only_without_the_rule_earns_it_a_place() -> None:
     default, without = _figs("default", [1.0, 1.0]), _figs("x", [1.0, 1.0])
     default.faults_failed, without.faults_failed = ["link-flap"], ["link-flap", "switch-crash"]
