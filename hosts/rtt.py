@@ -18,6 +18,8 @@ rule is written once and a reader finds every estimator here:
   updated mean).  It also keeps the smallest sample, Vegas' BaseRTT.
 * :func:`lowest` -- the running minimum (Vegas' BaseRTT) where a core keeps
   it apart from a smoothed estimate (VLMCC per leader, MTCP per round).
+* :class:`RttSpread` -- the spread R_max / R_c of TCP Hybla's compensation,
+  which RLA's and MTCP's ``rtt_fair_increase`` grow a window by.
 
 WEBRC's ARTT is a self-adjusting average of its own
 (:class:`hosts.estimators.SelfAdjustingEwma`, paper appendix).
@@ -116,3 +118,34 @@ class SmoothedRtt:
         """Double the timeout after it expired (RFC 6298 5.5), up to ``max_rto``."""
         if self.base_rto * (2 ** self.backoff) < self.max_rto:
             self.backoff += 1
+
+
+#: TCP Hybla's compensation is bounded: at most this round-trip spread is
+#: compensated, so a stale or wild estimate cannot make a window run away.
+MAX_RTT_SPREAD = 8.0
+#: Weight of the latest cut's round trip in R_c.
+CUT_RTT_GAIN = 0.25
+
+
+class RttSpread:
+    """R_max / R_c for TCP Hybla's compensation (Caini & Firrincieli 2004): a window acknowledged
+    by every receiver is sent once per the largest round trip R_max, the TCP flow beside the
+    receivers whose losses cut it once per their round trip R_c, and an AIMD window goes as the
+    square root of its increase per round, so growing (R_max / R_c)^2 times faster gives TCP's
+    rate at R_c.  Below ``least`` the round trips count as equal: one path's queue swing seen at
+    different times, not two paths."""
+
+    def __init__(self, least: float) -> None:
+        self.least = least
+        self.cut_rtt: float | None = None  # R_c
+
+    def cut(self, rtt: float) -> None:
+        """A cut answered the losses of receivers ``rtt`` away."""
+        self.cut_rtt = ewma(self.cut_rtt, rtt, CUT_RTT_GAIN)
+
+    def factor(self, largest: float | None) -> float:
+        """R_max / R_c within [1, MAX_RTT_SPREAD]; 1 below ``least`` and before the first cut."""
+        if largest is None or self.cut_rtt is None or self.cut_rtt <= 0:  # RTDs are relative: may be <= 0
+            return 1.0
+        spread = largest / self.cut_rtt
+        return 1.0 if spread < self.least else min(MAX_RTT_SPREAD, spread)

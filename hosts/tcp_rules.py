@@ -26,8 +26,6 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
 * TCP Vegas (Brakmo, O'Malley and Peterson, 1994): :func:`vegas_diff`, the
   packets a flow keeps queued on its path, and :class:`Vegas`, the
   thresholds that turn it into a window step.
-* TCP Hybla's compensation (Caini & Firrincieli 2004): :class:`RttSpread`,
-  the factor RLA's and MTCP's ``rtt_fair_increase`` grow a window by.
 """
 
 from __future__ import annotations
@@ -130,32 +128,3 @@ class Vegas:
 
 #: Vegas with its published thresholds: the defaults of every core's parameters.
 VEGAS = Vegas()
-
-
-@dataclass
-class RttSpread:
-    """R_max / R_c for TCP Hybla's compensation: a window acknowledged by every receiver is sent
-    once per the largest round trip R_max, the TCP flow beside the receivers whose losses cut it
-    once per their round trip R_c, and an AIMD window goes as the square root of its increase per
-    round, so growing (R_max / R_c)^2 times faster gives TCP's rate at R_c.
-
-    ``least``: below this spread the round trips count as equal (one path's queue swing seen at
-    different times, not two paths)."""
-
-    least: float
-    #: At most this spread is compensated: a stale or wild estimate cannot make the window run away.
-    MOST = 8.0
-    #: Weight of the latest cut's round trip in R_c.
-    CUT_GAIN = 0.25
-    cut_rtt: float | None = None  # R_c
-
-    def cut(self, rtt: float) -> None:
-        """A cut answered the losses of receivers ``rtt`` away."""
-        self.cut_rtt = rtt if self.cut_rtt is None else self.CUT_GAIN * rtt + (1 - self.CUT_GAIN) * self.cut_rtt
-
-    def factor(self, largest: float | None) -> float:
-        """R_max / R_c within [1, MOST]; 1 below ``least`` and before the first cut."""
-        if largest is None or self.cut_rtt is None or self.cut_rtt <= 0:  # RTDs are relative: may be <= 0
-            return 1.0
-        spread = largest / self.cut_rtt
-        return 1.0 if spread < self.least else min(self.MOST, spread)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
-from hosts.rtt import ewma
+from hosts.rtt import RttSpread, ewma
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, RttSpread, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
 from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -35,11 +35,12 @@ class RttFairIncrease(_Base):
     R_max the largest smoothed RTD, R_c that of the receivers whose NACKs cut."""
 
     RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
+    MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.node_rtd: dict[int, float] = {}  # receiver -> smoothed RTD (a fold's triggering member included)
-        self.spread = RttSpread(least=1.5)
+        self.spread = RttSpread(self.MIN_SPREAD)
         self.cutter: int | None = None
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:

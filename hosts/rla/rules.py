@@ -12,9 +12,9 @@ from hosts.reliable import CutLog
 from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import RlaReceiver
 from hosts.rules import Registrar
-from hosts.rtt import ewma
+from hosts.rtt import RttSpread, ewma
 from hosts.stampwindow import StampEcho, StampWindow, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, RttSpread, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
@@ -708,14 +708,17 @@ rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
       "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
     """In congestion avoidance the window grows (R_max / R_c)^2 times faster (:class:`RttSpread`),
-    R_max the largest srtt, R_c that of the receivers whose signals cut; a spread below 1.25 is a
-    queue's swing in one receiver's srtt, so dumbbells keep the paper's increase."""
+    R_max the largest srtt, R_c that of the receivers whose signals cut."""
+
+    #: Below this spread the round trips count as equal: a queue's swing in one
+    #: receiver's srtt is no spread of the tree (dumbbells keep the paper's increase).
+    MIN_SPREAD = 1.25
 
     signal_srtt: float | None = None  # the srtt of the receiver that signalled last
 
     def __init__(self, config: Any, rng: Any = None) -> None:
         super().__init__(config, rng)
-        self.spread = RttSpread(least=1.25)
+        self.spread = RttSpread(self.MIN_SPREAD)
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:

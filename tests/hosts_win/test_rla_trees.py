@@ -10,7 +10,7 @@ from test_rla_rules import R, sack, sender
 from win_util import feed, out
 
 from hosts.core import node_id
-from hosts.tcp_rules import RttSpread
+from hosts.rtt import MAX_RTT_SPREAD
 
 WITH = (*DEFAULT_RULES, "rtt_fair_increase") if "rtt_fair_increase" not in DEFAULT_RULES else DEFAULT_RULES
 WITHOUT = tuple(n for n in WITH if n != "rtt_fair_increase")
@@ -64,4 +64,4 @@ def test_a_spread_below_a_quarter_is_no_spread():
 def test_the_compensated_spread_is_bounded():
     s = _cut_by_short_receiver(WITH)
     s.rcvrs[node_id(R[1])].rtt.srtt = 10.0  # a wild srtt
-    assert s.rtt_spread() == RttSpread.MOST
+    assert s.rtt_spread() == MAX_RTT_SPREAD
