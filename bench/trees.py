@@ -16,9 +16,14 @@ The measure, per cell:
   throughput; the limiting branch is the one with the lowest fair share,
   rate / (TCP flows + 1);
 * a cell whose lossy leaf limits more than any branch (the TCP throughput
-  equation of RFC 5348 at the leaf's loss rate and round trip, with TCP's
-  1460-byte segments, is below every branch's fair share): the lossy
-  receiver's throughput over that equation, marked ``eq``;
+  equation of RFC 5348 for a TCP flow to that leaf, with TCP's 1460-byte
+  segments, is below every branch's fair share): the lossy receiver's
+  throughput over that equation, marked ``eq``.  Its R and p are what such
+  a flow would meet (:func:`leaf_path`): R the round trip the branch's TCP
+  flows measure over the steady window (their srtt: the branch's queue
+  included, as RFC 5348 3.1's R is), p the leaf's random loss combined
+  with the loss those flows see upstream of it; a branch with no TCP flow
+  gives its base round trip and the leaf's loss alone;
 * WEBRC (each receiver at its own rate): every branch with TCP is one entry,
   its receivers (the lossy one apart) over its TCP flows, and the lossy
   receiver one more entry against the equation when that is below its
@@ -144,13 +149,37 @@ def share(branch: dict[str, Any]) -> float:
     return branch["rate"] / (branch["tcp_pairs"] + 1)
 
 
-def leaf_equation(cell: dict[str, Any]) -> float | None:
-    """RFC 5348's TCP throughput at the lossy leaf's loss rate and round trip, bits/s (None: no leaf)."""
+def leaf_equation(cell: dict[str, Any], path: tuple[float, float] | None = None) -> float | None:
+    """RFC 5348's TCP throughput for a TCP flow to the lossy leaf, bits/s (None: no leaf).
+
+    ``path`` is (round trip s, upstream loss) as the leaf's branch's TCP flows
+    measure them (:func:`leaf_path`); None gives the branch's base round trip
+    and no upstream loss, the most the leaf could give."""
     leaf = cell.get("lossy_leaf")
     if not leaf:
         return None
-    br = cell["branches"][leaf["branch"] - 1]
-    return 8 * tcp_rate(TCP_SEGMENT, rtt_ms(br) / 1e3, leaf["loss"])
+    rtt_s, upstream = path or (rtt_ms(cell["branches"][leaf["branch"] - 1]) / 1e3, 0.0)
+    loss = 1 - (1 - leaf["loss"]) * (1 - upstream)
+    return 8 * tcp_rate(TCP_SEGMENT, rtt_s, loss)
+
+
+def leaf_path(cell: dict[str, Any], paths: dict[str, tuple[float | None, float | None]]) -> tuple[float, float] | None:
+    """The (round trip s, loss) a TCP flow to the lossy leaf would meet before
+    the leaf: the means of the leaf's branch's TCP flows (``paths``: flow ->
+    steady srtt, steady loss), or None when that branch carries no TCP flow
+    or they measured nothing."""
+    leaf = cell.get("lossy_leaf")
+    if not leaf:
+        return None
+    names = tree_layout(cell["branches"])
+    flow_of = {src: f"tcp{i}" for i, (src, _) in enumerate(
+        (p for n in names for p in n["tcp"]), start=1)}
+    mine = [paths.get(flow_of[src]) for src, _ in names[leaf["branch"] - 1]["tcp"]]
+    rtts = [m[0] for m in mine if m and m[0]]
+    losses = [m[1] for m in mine if m and m[1] is not None]
+    if not rtts:
+        return None
+    return statistics.fmean(rtts), statistics.fmean(losses) if losses else 0.0
 
 
 def describe(cell: dict[str, Any]) -> str:
@@ -221,11 +250,14 @@ def _ratio(a: float, b: float) -> float | None:
 
 
 def point_entries(cell: dict[str, Any], proto: str, rcv: dict[str, float],
-                  tcp: dict[str, float]) -> dict[str, Any]:
+                  tcp: dict[str, float],
+                  paths: dict[str, tuple[float | None, float | None]] | None = None) -> dict[str, Any]:
     """The measure of one run: entries (one for a single-rate protocol, one per
     branch with TCP for WEBRC), per-branch Jain and the non-limiting branches' TCP over their share.
 
-    ``rcv``: receiver -> steady throughput; ``tcp``: flow name -> steady throughput (bits/s)."""
+    ``rcv``: receiver -> steady throughput; ``tcp``: flow name -> steady
+    throughput (bits/s); ``paths``: flow name -> (steady srtt s, steady loss),
+    for the lossy leaf's equation (:func:`leaf_path`)."""
     branches = cell["branches"]
     layout = tree_layout(branches)
     leaf = cell.get("lossy_leaf")
@@ -243,7 +275,7 @@ def point_entries(cell: dict[str, Any], proto: str, rcv: dict[str, float],
         per_branch.append({"session": s_mean, "tcp": t_mean, "share": share(b), "rtt_ms": rtt_ms(b),
                            "rate_mbps": b["rate"] / 1e6,
                            "jain": sum(shares) ** 2 / (len(shares) * sq) if flows and sq > 0 else None})
-    eq = leaf_equation(cell)
+    eq = leaf_equation(cell, leaf_path(cell, paths or {}))
     lossy_tp = rcv.get(lossy_rcv, 0.0) if lossy_rcv else None
     limiting = min(range(len(branches)), key=lambda i: per_branch[i]["share"])
     entries = []
@@ -280,6 +312,7 @@ def points(rows: list[dict[str, Any]], cells_by_key: dict[str, dict[str, Any]]) 
     by_point: dict[int, dict[str, Any]] = {}
     rcv: dict[int, dict[str, float]] = defaultdict(dict)
     tcp: dict[int, dict[str, float]] = defaultdict(dict)
+    paths: dict[int, dict[str, tuple[float | None, float | None]]] = defaultdict(dict)
     for r in rows:
         v = r.get("steady_throughput_bps") or 0.0
         if r["kind"] == "session":
@@ -288,10 +321,11 @@ def points(rows: list[dict[str, Any]], cells_by_key: dict[str, dict[str, Any]]) 
             rcv[r["point"]][r["node"]] = v
         elif r["kind"] == "tcp":
             tcp[r["point"]][r["flow"]] = v
+            paths[r["point"]][r["flow"]] = (r.get("steady_rtt_s"), r.get("steady_loss"))
     out = []
     for p, r in sorted(by_point.items()):
         cell = cells_by_key[cell_key(r["topology.generate.branches"], r["topology.generate.lossy_leaf"])]
-        m = point_entries(cell, r["protocol"], rcv[p], tcp[p])
+        m = point_entries(cell, r["protocol"], rcv[p], tcp[p], paths[p])
         out.append({"protocol": r["protocol"], "seed": r["seed"], "cell": cell, **m})
     return out
 
@@ -316,16 +350,26 @@ def cell_key(branches: Any, leaf: Any) -> str:
 
 
 def per_cell(pts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """protocol -> cells, each entry's ratio averaged over the seeds."""
+    """protocol -> cells, each entry's ratio averaged over the seeds.
+
+    Whether the lossy leaf limits is decided per run (its equation uses what
+    the run's TCP flows measured); a cell's entries are those most of its
+    seeds chose, averaged over those seeds (the first seed's on a tie)."""
     acc: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for p in pts:
         acc[(p["protocol"], cell_key(p["cell"]["branches"], p["cell"]["lossy_leaf"]))].append(p)
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    def kinds(p: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return tuple((e["against"], e["branch"]) for e in p["entries"])
+
     for (proto, _), ps in acc.items():
+        votes = [kinds(p) for p in ps]
+        chosen = max(votes, key=votes.count)
+        same = [p for p in ps if kinds(p) == chosen]
         entries = []
-        for j, e in enumerate(ps[0]["entries"]):
-            rs = [p["entries"][j]["ratio"] for p in ps if len(p["entries"]) > j
-                  and p["entries"][j]["ratio"] is not None]
+        for j, e in enumerate(same[0]["entries"]):
+            rs = [p["entries"][j]["ratio"] for p in same if p["entries"][j]["ratio"] is not None]
             entries.append({**e, "ratio": statistics.fmean(rs) if rs else 0.0})
         jains = [[p["jain"][i] for p in ps if p["jain"][i] is not None] for i in range(len(ps[0]["jain"]))]
         fast = [p["fast_tcp"] for p in ps if p["fast_tcp"] is not None]

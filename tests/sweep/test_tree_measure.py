@@ -61,3 +61,35 @@ def test_the_design_has_24_cells_within_the_issues_ranges_and_both_corner_kinds(
     assert fast_long == 8  # fast+long beside slow+short in half the corners, the reverse in the other half
     assert sum(trees.leaf_equation(c) is not None and trees.leaf_equation(c) < min(map(trees.share, c["branches"]))
                for c in cells) >= 4  # some cells are limited by their lossy leaf
+
+
+def test_the_leafs_equation_takes_the_round_trip_and_loss_its_branchs_tcp_flows_measure() -> None:
+    """RFC 5348 3.1: R is the measured round trip (the branch's queue
+    included) and a TCP flow to the leaf loses upstream too; at the base
+    round trip alone this 2 % leaf would not limit (its rate is above the slow
+    branch's 1 Mb/s share)."""
+    leaf = {"branch": 2, "loss": 0.02}
+    assert trees.leaf_equation(_cell(leaf)) == pytest.approx(8 * tcp_rate(1460, 0.080, 0.02))
+    assert trees.leaf_equation(_cell(leaf)) > 1e6
+    paths = {"tcp1": (0.05, 0.01), "tcp2": (0.15, 0.01), "tcp3": (0.17, 0.01)}
+    eq = 8 * tcp_rate(1460, 0.16, 1 - 0.98 * 0.99)
+    assert eq < 1e6
+    rcv = {"r1": 0.5e6, "r2": 0.5e6, "r3": 0.5e6, "r4": 0.3e6}
+    tcp = {"tcp1": 1.5e6, "tcp2": 4e6, "tcp3": 4e6}
+    m = trees.point_entries(_cell(leaf), "tfmcc", rcv, tcp, paths)
+    assert [(e["against"], e["branch"]) for e in m["entries"]] == [("eq", 2)]
+    assert m["entries"][0]["ratio"] == pytest.approx(0.3e6 / eq)
+    # a branch with no TCP flow gives its base round trip and the leaf's loss alone
+    assert trees.leaf_path(_cell({"branch": 1, "loss": 0.02}), {}) is None
+
+
+def test_a_cell_keeps_the_entries_most_of_its_seeds_chose() -> None:
+    cell = _cell({"branch": 2, "loss": 0.02})
+    eq_run = {"entries": [{"ratio": 0.8, "against": "eq", "branch": 2, "rtt_ms": 80.0}]}
+    tcp_run = {"entries": [{"ratio": 0.1, "against": "tcp", "branch": 1, "rtt_ms": 30.0}]}
+    pts = [{"protocol": "tfmcc", "seed": s, "cell": cell, "limiting": 1, "jain": [1.0, 1.0], "fast_tcp": 1.0,
+            **run, "entries": [{**run["entries"][0], "ratio": run["entries"][0]["ratio"] + s / 100}]}
+           for s, run in ((1, tcp_run), (2, eq_run), (3, eq_run))]
+    (c,) = trees.per_cell(pts)["tfmcc"]
+    assert [(e["against"], e["branch"]) for e in c["entries"]] == [("eq", 2)]
+    assert c["entries"][0]["ratio"] == pytest.approx(0.825)
