@@ -74,7 +74,6 @@ class _Child:
     rwnd: float = INITIAL_RWND
     rssthresh: float = INITIAL_SSTHRESH
     rinflight: dict[int, float] = field(default_factory=dict)
-    rcut_at: float = float("-inf")  # when a lost repair last halved rwnd (once per RTT)
     rqueue: set[int] = field(default_factory=set)
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
@@ -110,7 +109,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
-                "dead_children", "adopted", "mcast_repairs", "deferred_timeouts", "late_joins", "readmitted",
+                "dead_children", "adopted", "mcast_repairs", "late_joins", "readmitted",
                 "unfolds")
 
     def __init__(self, config: SessionConfig) -> None:
@@ -434,7 +433,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._acknowledged(c, c.sb.update(msg.cum_ack, blocks, limit=self._ack_limit()), now)
         else:
             self._nack_acknowledges(c, msg.cum_ack, blocks)
-        congested = repair_lost = False
+        congested = False
         srtt = c.rtt.srtt
         if srtt is None and fold is not None and c.nack_only:
             srtt = fold.rtt.srtt  # behind a fold a receiver is timed by the fold's repairs and roll calls
@@ -451,15 +450,12 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if last is not None and now - last < window:
                 self.suppressed_nacks += 1
                 continue
-            if c.rinflight.pop(s, None) is not None:  # an older repair of it is presumed lost
-                repair_lost = True
+            c.rinflight.pop(s, None)  # an older repair of it is presumed lost (3.6: no more)
             c.nacks[s] = c.nacks.get(s, 0) + 1
             congested = self._nack_is_congestion(c, s) or congested
             c.rqueue.add(s)
         if congested:
             self._congestion(now, timeout=False)
-        if repair_lost:
-            self._repair_lost(c, now, srtt)
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
 
@@ -549,9 +545,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _rwnd_grow(self, c: _Child) -> None:
         c.rwnd += 1.0 if c.rwnd < c.rssthresh else 1.0 / c.rwnd
 
-    def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
-        """Hook: a NACK named again a repair sent more than a round trip ago (3.6 says no more)."""
-
     # Repairs ------------------------------------------------------------------------
     def _pump_repairs(self, c: _Child, now: float, from_nack: bool = False) -> None:
         """Send queued repairs to ``c`` while its retransmission window allows."""
@@ -605,16 +598,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if s in self.buf and self.buf[s].deadline == when:
                 due.add(s)
         cut = False
-        rto_rtt = self.rto_rtt()
         for s in sorted(due):
             b = self.buf[s]
             lacking = [c for c in self._acking() if not c.sb.acked(s)]
             for c in lacking:
                 self._suspect(c, now)
-            if lacking and self._repair_pending(s, lacking, now, rto_rtt):
-                self.deferred_timeouts += 1
-                self._set_deadline(s, now + rto_rtt)
-                continue
             self.timeouts += 1
             cut = cut or s > self.recover
             for c in self._acking():
@@ -631,10 +619,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         for c in self._acking():
             self._pump_repairs(c, now)
         self._arm_packet_timer()
-
-    def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
-        """Hook: is the expiry of ``s`` not a loss, its repair still on its way? (3.4: it is a loss.)"""
-        return False
 
     def _summary_fields(self) -> dict[str, int]:
         mc, mt, adv = self.summary()

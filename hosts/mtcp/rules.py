@@ -315,26 +315,6 @@ class SharedLossMulticast(_Base):
                 and now - x.last_tx.get(s, -math.inf) >= (RTO_INITIAL if x.rtt.srtt is None else x.rtt.srtt)]
 
 
-@rule("paced_repair_timer", "a packet whose repair is paced or on its way is not timed out",
-      "RFC 6298 5.3")
-class PacedRepairTimer:
-    def _repair_pending(self, s: int, lacking: list[_Child], now: float, rto_rtt: float) -> bool:
-        return all(s in c.rqueue or now - c.rinflight.get(s, -1e9) < rto_rtt for c in lacking)
-
-
-@rule("lost_repair_halves_rwnd", "a lost repair halves the child's retransmission window",
-      "RFC 5681 3.2, RFC 8985")
-class LostRepairHalvesRwnd:
-    """A lost repair halves the child's rwnd once per round trip: a lost retransmission is a loss."""
-
-    def _repair_lost(self, c: _Child, now: float, srtt: float | None) -> None:
-        if now - c.rcut_at < (srtt if srtt is not None else RTO_INITIAL):
-            return
-        c.rcut_at = now
-        c.rssthresh = max(1.0, c.rwnd / 2)
-        c.rwnd = c.rssthresh
-
-
 @rule("stalled_children", "a child that acknowledges nothing new is removed",
       "RFC 9293 3.10.7.4; " + _OURS)
 class StalledChildren(_Base):

@@ -5,9 +5,8 @@ Rules whose with/without test lives beside the mechanism it changes:
 ``abc`` (test_mtcp_rules.py::test_slow_start_grows_at_most_two_packets_per_report),
 ``recovery_hold`` (::test_reno_window_does_not_grow_on_the_flight_a_nack_cut_answered),
 ``nack_dupthresh`` (::test_a_new_hole_is_nacked_once_three_packets_above_it_arrived),
-``shared_loss_multicast``, ``paced_repair_timer`` (test_mtcp_rules.py),
-``delayed_ack``, ``nack_rack`` (test_mtcp_acks.py),
-``lost_repair_halves_rwnd`` (test_mtcp_faults.py).
+``shared_loss_multicast`` (test_mtcp_rules.py),
+``delayed_ack``, ``nack_rack`` (test_mtcp_acks.py).
 """
 
 from __future__ import annotations
