@@ -163,23 +163,26 @@ def leaf_equation(cell: dict[str, Any], path: tuple[float, float] | None = None)
     return 8 * tcp_rate(TCP_SEGMENT, rtt_s, loss)
 
 
-def leaf_path(cell: dict[str, Any], paths: dict[str, tuple[float | None, float | None]]) -> tuple[float, float] | None:
+def leaf_path(flows: list[str], paths: dict[str, tuple[float | None, float | None]]) -> tuple[float, float] | None:
     """The (round trip s, loss) a TCP flow to the lossy leaf would meet before
-    the leaf: the means of the leaf's branch's TCP flows (``paths``: flow ->
-    steady srtt, steady loss), or None when that branch carries no TCP flow
-    or they measured nothing."""
-    leaf = cell.get("lossy_leaf")
-    if not leaf:
-        return None
-    names = tree_layout(cell["branches"])
-    flow_of = {src: f"tcp{i}" for i, (src, _) in enumerate(
-        (p for n in names for p in n["tcp"]), start=1)}
-    mine = [paths.get(flow_of[src]) for src, _ in names[leaf["branch"] - 1]["tcp"]]
+    the leaf: the means over ``flows``, the TCP flows of the leaf's branch
+    (``paths``: flow -> steady srtt, steady loss), or None when the branch
+    carries none or they measured nothing."""
+    mine = [paths.get(f) for f in flows]
     rtts = [m[0] for m in mine if m and m[0]]
     losses = [m[1] for m in mine if m and m[1] is not None]
     if not rtts:
         return None
     return statistics.fmean(rtts), statistics.fmean(losses) if losses else 0.0
+
+
+def branch_flows(layout: list[dict[str, Any]]) -> list[list[str]]:
+    """Each branch's TCP flow names, as the sweep names them (tcp1, tcp2, ... in layout order)."""
+    out, i = [], 0
+    for names in layout:
+        out.append([f"tcp{i + j}" for j in range(1, len(names["tcp"]) + 1)])
+        i += len(names["tcp"])
+    return out
 
 
 def describe(cell: dict[str, Any]) -> str:
@@ -196,12 +199,9 @@ def describe(cell: dict[str, Any]) -> str:
 
 
 def _tcp_flows(cell: dict[str, Any]) -> list[dict[str, Any]]:
-    flows, i = [], 0
-    for names in tree_layout(cell["branches"]):
-        for src, dst in names["tcp"]:
-            i += 1
-            flows.append({"name": f"tcp{i}", "src": src, "dst": dst})
-    return flows
+    layout = tree_layout(cell["branches"])
+    return [{"name": name, "src": src, "dst": dst}
+            for names, flows in zip(layout, branch_flows(layout)) for name, (src, dst) in zip(flows, names["tcp"])]
 
 
 def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
@@ -262,12 +262,11 @@ def point_entries(cell: dict[str, Any], proto: str, rcv: dict[str, float],
     layout = tree_layout(branches)
     leaf = cell.get("lossy_leaf")
     lossy_rcv = layout[leaf["branch"] - 1]["receivers"][-1] if leaf else None
-    flow_of = {src: f"tcp{i}" for i, (src, _) in enumerate(
-        (p for names in layout for p in names["tcp"]), start=1)}
+    flow_names = branch_flows(layout)
     per_branch = []
-    for b, names in zip(branches, layout):
+    for b, names, fnames in zip(branches, layout, flow_names):
         sess = [rcv.get(r, 0.0) for r in names["receivers"] if r != lossy_rcv]
-        flows = [tcp.get(flow_of[src], 0.0) for src, _ in names["tcp"]]
+        flows = [tcp.get(f, 0.0) for f in fnames]
         s_mean = statistics.fmean(sess) if sess else None
         t_mean = statistics.fmean(flows) if flows else None
         shares = ([s_mean] if s_mean is not None else []) + flows
@@ -275,7 +274,7 @@ def point_entries(cell: dict[str, Any], proto: str, rcv: dict[str, float],
         per_branch.append({"session": s_mean, "tcp": t_mean, "share": share(b), "rtt_ms": rtt_ms(b),
                            "rate_mbps": b["rate"] / 1e6,
                            "jain": sum(shares) ** 2 / (len(shares) * sq) if flows and sq > 0 else None})
-    eq = leaf_equation(cell, leaf_path(cell, paths or {}))
+    eq = leaf_equation(cell, leaf_path(flow_names[leaf["branch"] - 1], paths or {}) if leaf else None)
     lossy_tp = rcv.get(lossy_rcv, 0.0) if lossy_rcv else None
     limiting = min(range(len(branches)), key=lambda i: per_branch[i]["share"])
     entries = []

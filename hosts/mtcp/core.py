@@ -605,9 +605,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
                 self._suspect(c, now)
             self.timeouts += 1
             cut = cut or s > self.recover
-            for c in self._acking():
-                if c.sb.acked(s):
-                    continue
+            for c in lacking:
                 if c.rinflight.pop(s, None) is not None:  # a repair was lost: rwnd restarts, as cwnd would
                     c.rssthresh = max(1.0, c.rwnd / 2)
                     c.rwnd = 1.0

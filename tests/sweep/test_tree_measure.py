@@ -79,8 +79,10 @@ def test_the_leafs_equation_takes_the_round_trip_and_loss_its_branchs_tcp_flows_
     m = trees.point_entries(_cell(leaf), "tfmcc", rcv, tcp, paths)
     assert [(e["against"], e["branch"]) for e in m["entries"]] == [("eq", 2)]
     assert m["entries"][0]["ratio"] == pytest.approx(0.3e6 / eq)
-    # a branch with no TCP flow gives its base round trip and the leaf's loss alone
-    assert trees.leaf_path(_cell({"branch": 1, "loss": 0.02}), {}) is None
+    # a branch with no TCP flow, or flows that measured nothing: the base round trip and the leaf's loss alone
+    assert trees.leaf_path([], paths) is None
+    assert trees.leaf_path(["tcp1"], {}) is None
+    assert trees.leaf_path(["tcp2", "tcp3"], paths) == pytest.approx((0.16, 0.01))
 
 
 def test_a_cell_keeps_the_entries_most_of_its_seeds_chose() -> None:
