@@ -230,7 +230,7 @@ def render(rows: list[tuple]) -> str:
 
 SCENARIOS = ROOT / "topologies" / "scenarios" / "faults"
 #: the scenario files the ablation's ``--quick`` runs
-QUICK = ("switch-crash", "link-flap", "agent-kill")
+QUICK = ("switch-crash", "link-flap", "agent-kill", "sender-crash")
 #: Seconds a scenario file's run goes on past its own end.
 FILE_TAIL_S = 10.0
 

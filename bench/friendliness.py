@@ -627,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --ablate: only default, paper and default minus each rule (no paper plus each "
                          "rule: half the runs; the verdicts are the same)")
     ap.add_argument("--faults", action="store_true",
-                    help="with --ablate: also run bench/faults.py's fault cases (--quick: three) per variant")
+                    help="with --ablate: also run bench/faults.py's fault cases (--quick: four) per variant")
     ap.add_argument("--design", choices=["grid", "trees"], default="grid",
                     help="grid: the dumbbells (default); trees: receivers behind 2-4 different bottlenecks, "
                          "each with its own TCP load, some with a lossy leaf (bench/trees.py)")

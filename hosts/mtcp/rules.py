@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from hosts.mtcp.core import ACK_DELAY, RTO_INITIAL, _Child
+from hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
+from hosts.reliable import MAX_SEQ, Scoreboard
 from hosts.rtt import RttSpread, ewma
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
@@ -150,6 +151,55 @@ class ReturningChild(_Base):
                 b.stage = 1
                 self._set_deadline(s, now + rto)
         self._arm_packet_timer()
+
+
+@rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,))
+class ResumeStream(_Base):
+    """A sender whose first reports show data was restarted mid-session (its host rebooted): it
+    resumes after the lowest cumulative ACK heard before it starts; a receiver behind NACKs the
+    packets between, which the stream still holds.  Unfolded children are heard by their window
+    updates (3.9); a fold repeats nothing it sent before, so a sender that hears nothing calls the
+    roll, and the first answer stands in for the fold until the fold moves (ours)."""
+
+    resumed_from = 0  # the first packet of the resumed stream (0: a stream from its start)
+
+    def on_start(self, now: float) -> None:
+        super().on_start(now)
+        self.set_timer("resume", now + RTO_INITIAL)
+
+    def _started(self, now: float) -> None:
+        super()._started(now)
+        self.cancel_timer("resume")
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "resume":
+            super().on_timer(name, now)
+        elif not self.started and not any(c.heard for c in self.children.values()):
+            self._roll_call(now)
+            self.set_timer("resume", now + RTO_INITIAL)
+
+    def _resume(self, cum_ack: int) -> bool:
+        """Before the first packet, a report of data moves the stream's start after it (the lowest wins)."""
+        if self.started or not 0 < cum_ack <= MAX_SEQ - 1 or (self.resumed_from and cum_ack >= self.next_seq - 1):
+            return False
+        self.next_seq = self.resumed_from = cum_ack + 1
+        return True
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        self._resume(msg.cum_ack)
+        super()._on_feedback(msg, src, now)
+
+    def _on_nack(self, msg: Any, src: Any, now: float) -> None:
+        answered = self.assisted and self._resume(msg.cum_ack)
+        super()._on_nack(msg, src, now)
+        if answered:  # a roll call's answer: the fold it stands in for holds what the stream resumes after
+            fold = self.children.pop(FOLD_ID, None) or _Child(FOLD_ID, self.group)
+            fold.sb = Scoreboard()
+            fold.sb.update(self.next_seq - 1)
+            fold.aggregated = fold.heard = True
+            fold.min_cwnd, fold.max_twnd, fold.adv_wnd = NO_CWND, 0, self.p.rcv_buffer
+            self.children[FOLD_ID] = fold
+            self._recount()
 
 
 @rule("timer_jitter", "periodic timers jittered by +-50 %, first hello within half a period",

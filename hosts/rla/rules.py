@@ -8,9 +8,9 @@ import math
 import random
 from typing import Any
 
-from hosts.reliable import CutLog
+from hosts.reliable import CutLog, MAX_SEQ
 from hosts.rla.core import RlaSender, _Receiver
-from hosts.rla.receiver import RlaReceiver
+from hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from hosts.rules import Registrar
 from hosts.rtt import RttSpread, ewma
 from hosts.stampwindow import StampEcho, StampWindow, short_queue
@@ -179,6 +179,54 @@ class JoinAtWindowEdgeReceiver(Receiver):
         if msg.flags & Flags.SYNC:
             for d in self.buf.rebase(msg.seq - 1):
                 self.emit(d)
+
+
+@rule("resume_stream", "a restarted sender resumes the stream where its receivers are")
+class ResumeStream(Sender):
+    """A sender whose first SACK reports data was restarted mid-session (its host rebooted): it
+    resumes after the lowest cumulative ACK heard before it starts, and a receiver found behind
+    that is owed the packets between, up to a buffer's worth (rule 5 keeps any receiver within
+    one).  The stream outlives the sender's process, as a file does; none of it is lost (ours)."""
+
+    resumed_from = 0  # the first packet of the resumed stream (0: a stream from its start)
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        if not self.started and m.cum_ack > 0 and (not self.resumed_from or m.cum_ack < self.next_seq - 1):
+            self.next_seq = self.resumed_from = min(m.cum_ack, MAX_SEQ - 1) + 1
+        super()._on_sack(m, src, now)
+
+    def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
+        if rid in self.rcvrs or not self.resumed_from or cum_ack == 0:
+            return super()._receiver(rid, src, cum_ack)
+        # A receiver behind the resumed stream: what it lacks of the crashed sender's packets is
+        # repaired now, with no congestion signal; what the resumed stream sent is on its way.
+        r = super()._receiver(rid, src, max(cum_ack, self.resumed_from - 1 - self.p.rcv_buffer))
+        for s in range(r.sb.cum_ack + 1, self.resumed_from):
+            self._mark_lost(r, s, -math.inf)
+        return r
+
+
+@rule("resume_stream")
+class ResumeStreamReceiver(Receiver):
+    """The receiver's half: after a data silence of ``HELLO_INTERVAL`` it says hello again, so a
+    restarted sender learns it and where its stream stands."""
+
+    last_data = -math.inf
+
+    def _note_arrival(self, msg: RlaData, now: float) -> None:
+        super()._note_arrival(msg, now)
+        if self.last_data == -math.inf:
+            self.set_timer("quiet", now + HELLO_INTERVAL)
+        self.last_data = now
+
+    def on_timer(self, name: str, now: float) -> None:
+        super().on_timer(name, now)
+        if name == "quiet":
+            if now - self.last_data >= HELLO_INTERVAL - 1e-9:
+                self._sack(0, now, hello=True)
+                self.set_timer("quiet", now + HELLO_INTERVAL)
+            else:
+                self.set_timer("quiet", self.last_data + HELLO_INTERVAL)
 
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
