@@ -384,6 +384,14 @@ class Scoreboard:
         new.sort()
         return new
 
+    def start_after(self, cum_ack: int) -> None:
+        """Everything up to ``cum_ack`` is held: as ``update(cum_ack)`` on a fresh record,
+        without listing the packets, so a stream that starts late costs nothing per packet."""
+        if cum_ack > self.cum_ack:
+            self.cum_ack = cum_ack
+            self.sacked = {s for s in self.sacked if s > cum_ack}
+        self.highest = max(self.highest, self.cum_ack)
+
     def update_bitmap(self, cum_ack: int, bitmap: int, bits: int = 32, limit: int | None = None) -> list[int]:
         """Merge an MTCP-style report: bit i set = packet ``cum_ack + 1 + i`` received."""
         blocks = [(cum_ack + 1 + i, cum_ack + 2 + i) for i in range(bits) if bitmap >> i & 1]

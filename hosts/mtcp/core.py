@@ -301,7 +301,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if start <= 1:
             return False  # the session is at its first packet: nothing to skip
         c.sb = Scoreboard()
-        c.sb.update(start - 1)
+        c.sb.start_after(start - 1)
         for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks, c.rqueue):
             d.clear()
         self._recount()

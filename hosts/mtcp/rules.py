@@ -187,6 +187,13 @@ class ResumeStream(_Base):
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         self._resume(msg.cum_ack)
+        if self.resumed_from:  # a child first heard in a resumed stream starts at its report
+            key, addr = (FOLD_ID, self.group) if msg.flags & Flags.AGGREGATED else (msg.node_id, src)
+            c = self.children.get(key)
+            if c is None or (c.sb.cum_ack == 0 and not c.sb.sacked):
+                c = c or self._child(key, addr, None if key == FOLD_ID else now)
+                low = max(self.resumed_from - 1 - self.p.rcv_buffer, 0)
+                c.sb.start_after(min(max(msg.cum_ack, low), self._ack_limit()))
         super()._on_feedback(msg, src, now)
 
     def _on_nack(self, msg: Any, src: Any, now: float) -> None:

@@ -195,7 +195,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             r = _Receiver(rid, src, rtt=self.p.rtt_estimator(), adv_buf=self.p.rcv_buffer,
                           last_signal_pkts=self.packets_sent, last_heard=self.now)
             # A receiver first heard holding data owes nothing up to its cumulative ACK.
-            r.sb.update(min(cum_ack, self.next_seq - 1))
+            r.sb.start_after(min(cum_ack, self.next_seq - 1))
             self.rcvrs[rid] = r
             # A receiver first heard mid-stream has acknowledged nothing: recount.
             for s, o in self.out.items():

@@ -196,7 +196,7 @@ class ResumeStream(Sender):
         super()._on_sack(m, src, now)
 
     def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
-        if rid in self.rcvrs or not self.resumed_from or cum_ack == 0:
+        if rid in self.rcvrs or not self.resumed_from:
             return super()._receiver(rid, src, cum_ack)
         # A receiver behind the resumed stream: what it lacks of the crashed sender's packets is
         # repaired now, with no congestion signal; what the resumed stream sent is on its way.

@@ -182,3 +182,45 @@ def test_after_a_sender_crash_every_receiver_gets_every_byte_once_within_the_bou
 def test_without_the_rule_a_sender_crash_ends_the_session(proto):
     _sc, _run, _cut, times = _run_crash(proto, resume=False)
     assert times and any(t is None for t in times), times
+
+
+# A claim far into the stream costs no work per packet --------------------------------------------
+
+FAR = 10**6  # a resume point a million packets in
+
+
+@pytest.fixture
+def listed(monkeypatch):
+    """The most packets any scoreboard update lists at once."""
+    from hosts.reliable import Scoreboard
+
+    spans = [0]
+    update = Scoreboard.update
+
+    def counting(self, cum_ack, blocks=(), limit=None):
+        spans.append(min(cum_ack, limit if limit is not None else cum_ack) - self.cum_ack)
+        return update(self, cum_ack, blocks, limit)
+
+    monkeypatch.setattr(Scoreboard, "update", counting)
+    return spans
+
+
+def test_an_rla_receiver_first_heard_in_a_far_resumed_stream_owes_at_most_a_buffer(listed):
+    s = _rla_sender()
+    feed(s, _rla_sack(R1, FAR), 0.1, src=R1)
+    out(s)
+    feed(s, _rla_sack(R2, 0), 0.2, src=R2)  # a fresh receiver: a hostile or a rebooted one
+    assert s.rcvrs[node_id(R2)].sb.cum_ack >= FAR - s.p.rcv_buffer  # not owed the million before
+    assert len(s.out) <= s.p.rcv_buffer + 8
+    assert max(listed) <= s.p.rcv_buffer + 8
+
+
+def test_an_mtcp_child_first_heard_in_a_far_resumed_stream_starts_at_its_report(listed):
+    s = composed(PaperSender, "default")(cfg(MtcpParams(tree=f"{R1}>10.0.0.1,{R2}>10.0.0.1")))
+    s.start(0.0)
+    for node, cum, t in ((R1, FAR, 0.1), (R2, FAR - 5, 0.2)):
+        feed(s, MtcpWindowUpdate(session_id=9, cum_ack=cum, min_cwnd=0xFFFFFFFF, adv_wnd=256,
+                                 node_id=node_id(node)), t, src=node)
+    assert s.resumed_from == FAR - 4  # after the lowest report before the start
+    assert [s.children[node_id(n)].sb.cum_ack for n in (R1, R2)] == [FAR, FAR - 5]
+    assert max(listed) <= s.p.rcv_buffer
