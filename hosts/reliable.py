@@ -117,6 +117,28 @@ class SendGate:
         return True
 
 
+class ResumableStream:
+    """The sender's half of RLA's and MTCP's ``resume_stream`` rule: a sender restarted
+    mid-session learns from its receivers' first reports where the stream stands."""
+
+    resumed_from: int = 0  # the first packet of the resumed stream (0: a stream from its start)
+    next_seq: int
+    started: bool
+    p: Any
+
+    def _resume_after(self, cum_ack: int) -> bool:
+        """Before the first packet, a report of data moves the stream's start after it (the lowest wins)."""
+        if self.started or not 0 < cum_ack < MAX_SEQ or (self.resumed_from and cum_ack >= self.next_seq - 1):
+            return False
+        self.next_seq = self.resumed_from = cum_ack + 1
+        return True
+
+    def _resume_floor(self) -> int:
+        """What every receiver of a resumed stream holds: the receive window keeps the group within
+        a buffer, so a scoreboard starts here and lists no packet below it."""
+        return max(0, self.resumed_from - 1 - self.p.rcv_buffer)
+
+
 @dataclass
 class CutLog:
     """The window before each recent cut, so that cuts found spurious (a silent

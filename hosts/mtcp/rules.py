@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
 from hosts.registry import SessionConfig
-from hosts.reliable import MAX_SEQ, Scoreboard
+from hosts.reliable import ResumableStream
 from hosts.rtt import RttSpread, ewma
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
@@ -154,14 +154,12 @@ class ReturningChild(_Base):
 
 
 @rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,))
-class ResumeStream(_Base):
+class ResumeStream(ResumableStream, _Base):
     """A sender whose first reports show data was restarted mid-session (its host rebooted): it
     resumes after the lowest cumulative ACK heard before it starts; a receiver behind NACKs the
     packets between, which the stream still holds.  Unfolded children are heard by their window
     updates (3.9); a fold repeats nothing it sent before, so a sender that hears nothing calls the
     roll, and the first answer stands in for the fold until the fold moves (ours)."""
-
-    resumed_from = 0  # the first packet of the resumed stream (0: a stream from its start)
 
     def on_start(self, now: float) -> None:
         super().on_start(now)
@@ -179,33 +177,31 @@ class ResumeStream(_Base):
             self.set_timer("resume", now + RTO_INITIAL)
 
     def _resume(self, cum_ack: int) -> bool:
-        """Before the first packet, a report of data moves the stream's start after it (the lowest wins)."""
-        if self.started or not 0 < cum_ack <= MAX_SEQ - 1 or (self.resumed_from and cum_ack >= self.next_seq - 1):
+        if not self._resume_after(cum_ack):
             return False
-        self.next_seq = self.resumed_from = cum_ack + 1
+        for c in self.children.values():
+            c.sb.start_after(self._resume_floor())
         return True
+
+    def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
+        new = nid not in self.children
+        c = super()._child(nid, addr, now)
+        if new and self.resumed_from:  # a child first heard in a resumed stream lists nothing below it
+            c.sb.start_after(self._resume_floor())
+        return c
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         self._resume(msg.cum_ack)
-        if self.resumed_from:  # a child first heard in a resumed stream starts at its report
-            key, addr = (FOLD_ID, self.group) if msg.flags & Flags.AGGREGATED else (msg.node_id, src)
-            c = self.children.get(key)
-            if c is None or (c.sb.cum_ack == 0 and not c.sb.sacked):
-                c = c or self._child(key, addr, None if key == FOLD_ID else now)
-                low = max(self.resumed_from - 1 - self.p.rcv_buffer, 0)
-                c.sb.start_after(min(max(msg.cum_ack, low), self._ack_limit()))
         super()._on_feedback(msg, src, now)
 
     def _on_nack(self, msg: Any, src: Any, now: float) -> None:
         answered = self.assisted and self._resume(msg.cum_ack)
         super()._on_nack(msg, src, now)
         if answered:  # a roll call's answer: the fold it stands in for holds what the stream resumes after
-            fold = self.children.pop(FOLD_ID, None) or _Child(FOLD_ID, self.group)
-            fold.sb = Scoreboard()
-            fold.sb.update(self.next_seq - 1)
+            fold = self._child(FOLD_ID, self.group)
+            fold.sb.start_after(self.next_seq - 1)
             fold.aggregated = fold.heard = True
             fold.min_cwnd, fold.max_twnd, fold.adv_wnd = NO_CWND, 0, self.p.rcv_buffer
-            self.children[FOLD_ID] = fold
             self._recount()
 
 

@@ -8,7 +8,7 @@ import math
 import random
 from typing import Any
 
-from hosts.reliable import CutLog, MAX_SEQ
+from hosts.reliable import CutLog, ResumableStream
 from hosts.rla.core import RlaSender, _Receiver
 from hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from hosts.rules import Registrar
@@ -182,17 +182,16 @@ class JoinAtWindowEdgeReceiver(Receiver):
 
 
 @rule("resume_stream", "a restarted sender resumes the stream where its receivers are")
-class ResumeStream(Sender):
+class ResumeStream(ResumableStream, Sender):
     """A sender whose first SACK reports data was restarted mid-session (its host rebooted): it
     resumes after the lowest cumulative ACK heard before it starts, and a receiver found behind
     that is owed the packets between, up to a buffer's worth (rule 5 keeps any receiver within
     one).  The stream outlives the sender's process, as a file does; none of it is lost (ours)."""
 
-    resumed_from = 0  # the first packet of the resumed stream (0: a stream from its start)
-
     def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
-        if not self.started and m.cum_ack > 0 and (not self.resumed_from or m.cum_ack < self.next_seq - 1):
-            self.next_seq = self.resumed_from = min(m.cum_ack, MAX_SEQ - 1) + 1
+        if self._resume_after(m.cum_ack):
+            for r in self.rcvrs.values():
+                r.sb.start_after(self._resume_floor())
         super()._on_sack(m, src, now)
 
     def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
@@ -200,7 +199,7 @@ class ResumeStream(Sender):
             return super()._receiver(rid, src, cum_ack)
         # A receiver behind the resumed stream: what it lacks of the crashed sender's packets is
         # repaired now, with no congestion signal; what the resumed stream sent is on its way.
-        r = super()._receiver(rid, src, max(cum_ack, self.resumed_from - 1 - self.p.rcv_buffer))
+        r = super()._receiver(rid, src, max(cum_ack, self._resume_floor()))
         for s in range(r.sb.cum_ack + 1, self.resumed_from):
             self._mark_lost(r, s, -math.inf)
         return r

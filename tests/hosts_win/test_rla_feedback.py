@@ -96,7 +96,7 @@ def test_unmarked_data_gets_a_sack_per_packet_and_the_paper_marks_none():
     for seq, t in arrivals:
         feed(rc, data(seq, t - 0.01, flags=0), t, src=SENDER)
         small += [(t, m.cum_ack) for _d, m in out(rc) if isinstance(m, RlaSack)]
-    assert small == [(t, seq) for seq, t in arrivals] and rc.timer_at("ack") is None
+    assert small == [(t, seq) for seq, t in arrivals] and rc.timer_at("ack") is None and rc.get_timer() == rc.timer_at("quiet")
     for n in (2, 8):
         sent = _first_data(n, names=())
         assert sent and not any(m.flags & (Flags.THIN_ACKS | Flags.SPREAD_ACKS) for m in sent)
