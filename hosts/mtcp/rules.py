@@ -116,43 +116,6 @@ rule("stamp_echo", "a receiver's ACK carries back the stamps of the data since i
      "docs/stamp.md", roles=(RECEIVER,))(StampEcho)
 
 
-@rule("returning_child", "a child back from an absence undoes the cuts since it fell silent and drops its backoff",
-      "RFC 4015; RFC 6298 5.7; " + _OURS)
-class ReturningChild(_Base):
-    """A child heard again after it missed a probe, or readmitted after its removal, was away, not
-    congested: the cuts since it fell silent are undone (RFC 4015), losses of what was sent before
-    its return are old news, and the packets it lacks are timed afresh, without the backoff."""
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self.away: set[int] = set()  # readmitted children whose first report is yet to be handled
-        self.returns = 0
-
-    def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
-        if nid in self.departed and nid not in self.children:
-            self.away.add(nid)
-        return super()._child(nid, addr, now)
-
-    def _heard(self, c: _Child, now: float, echo_ts: int = 0) -> None:
-        since = c.last_heard if c.missed and c.heard else None
-        readmitted = c.nid in self.away
-        super()._heard(c, now, echo_ts)
-        if since is None and not readmitted:
-            return
-        self.away.discard(c.nid)
-        c.missed = 0
-        self.returns += 1
-        if since is not None:
-            self._undo_cuts(since)
-        self.recover = max(self.recover, self.highest_buffered)
-        rto = self.rto_rtt()
-        for s, b in self.buf.items():
-            if b.stage > 1 and not c.sb.acked(s):
-                b.stage = 1
-                self._set_deadline(s, now + rto)
-        self._arm_packet_timer()
-
-
 @rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,))
 class ResumeStream(ResumableStream, _Base):
     """A sender whose first reports show data was restarted mid-session (its host rebooted): it
