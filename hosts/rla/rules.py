@@ -96,6 +96,13 @@ class OneCutPerWindow(Sender):
         return super()._cut_already_answers(lost, by_timeout)
 
 
+@rule("one_rtt_congestion_period", "rule 2's period is one srtt, not two")
+class OneRttCongestionPeriod(Sender):
+    """Rule 2's period is one srtt_i, not two, as TCP's recovery (ours)."""
+
+    cperiod_rtts = 1.0
+
+
 @rule("tcp_cut_floor", "a cut leaves at least two packets", "RFC 5681 eq. 4, 3.2")
 class TcpCutFloor(Sender):
     cut_floor = LEAST_SSTHRESH

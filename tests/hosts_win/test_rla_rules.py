@@ -326,30 +326,44 @@ def test_rto_floor_is_at_least_one_second_by_default():
     assert r.rtt.rto >= 1.0
 
 
+def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
+    """Deviation (docs/protocols/rla.md): a congestion period of one srtt_i, the
+    length of TCP's recovery; the paper's two halved RLA's response to a
+    persistently full drop-tail queue."""
+    s = sender(initial_cwnd=30)
+    out(s)
+    s.rcvrs[node_id(R[0])].rtt.sample(0.1)
+    feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10)]), 1.08, src=R[0])  # loses 6 within one srtt
+    assert s.congestion_signals == 1
+    feed(s, sack(R[0], 1, [(3, 6), (7, 10), (11, 14)]), 1.15, src=R[0])  # 10: a new period
+    assert s.congestion_signals == 2
+
+
 def _loss_after_a_cut(one_cut_per_window: bool) -> RlaSender:
-    """A cut at 1.0 s for packet 2, then (past rule 2's period of two srtt) a loss of
-    packet 20, which was sent before that cut."""
+    """A cut at 1.0 s for packet 2, then (two srtt later) a loss of packet 20, which
+    was sent before that cut."""
     s = sender(initial_cwnd=30, names=DEFAULT_RULES if one_cut_per_window else rules(("one_cut_per_window",)))
     out(s)
     s.rcvrs[node_id(R[0])].rtt.sample(0.1)
     feed(s, sack(R[0], 1, [(3, 6)]), 1.0, src=R[0])  # loses 2: the cut
     assert s.random_cuts + s.forced_cuts == 1 and s.cut_seq == s.next_seq - 1 >= 20
-    feed(s, sack(R[0], 1, [(3, 20), (21, 24)]), 1.25, src=R[0])  # loses 20
+    feed(s, sack(R[0], 1, [(3, 20), (21, 24)]), 1.2, src=R[0])  # loses 20
     return s
 
 
 def test_a_loss_of_a_packet_sent_before_the_last_cut_does_not_cut_again():
     """Deviation (docs/protocols/rla.md): one cut per window of data, TCP's rule
     (RFC 6582 3.2, RFC 6675 5).  Rule 2's period alone let a second loss of the
-    same overflow, detected after the period, halve the window again."""
+    same overflow, detected more than one srtt later, halve the window again."""
     s = _loss_after_a_cut(True)
     assert s.congestion_signals == 2 and s.absorbed_signals == 1
     assert s.random_cuts + s.forced_cuts == 1
     # A packet sent after the cut is a new congestion event.
     first = s.cut_seq + 1
-    feed(s, sack(R[0], s.cut_seq), 1.35, src=R[0])  # all repaired: new packets go out
+    feed(s, sack(R[0], s.cut_seq), 1.3, src=R[0])  # all repaired: new packets go out
     assert s.next_seq > first + 4
-    feed(s, sack(R[0], first - 1, [(first + 1, first + 5)]), 1.6, src=R[0])
+    feed(s, sack(R[0], first - 1, [(first + 1, first + 5)]), 1.5, src=R[0])
     assert s.random_cuts + s.forced_cuts == 2
     # The paper's time period alone: the second loss cuts again.
     p = _loss_after_a_cut(False)

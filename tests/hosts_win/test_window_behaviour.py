@@ -96,13 +96,13 @@ def test_rla_cuts_about_once_per_n_signals_and_keeps_the_bottleneck_busy():
     net.hosts["s"].attach(snd)
     for h in hosts:
         h.attach(DefaultReceiver(session(p, h.ip)))
-    net.run(40.0)
+    net.run(30.0)
     assert snd.num_trouble_rcvr == n
     cuts = snd.random_cuts + snd.forced_cuts
     assert snd.congestion_signals > 40
     assert 0.5 / n < cuts / snd.congestion_signals < 2.0 / n
     # Goodput of the slowest receiver: at least 90 % of what 1 Mbit/s carries in 1062-byte frames.
-    goodput = min(h.ep.buf.delivered_bytes for h in hosts) * 8 / 40.0
+    goodput = min(h.ep.buf.delivered_bytes for h in hosts) * 8 / 30.0
     assert goodput > 0.9 * 1e6 * 1000 / 1062
 
 
