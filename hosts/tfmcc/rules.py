@@ -315,22 +315,6 @@ class UnechoedClaims(_Tx):
         return rtt
 
 
-@rule("clr_silence", "a CLR silent for 8 R_max (at least 1 s) is dropped at once", roles=(S,))
-class ClrSilence(_Tx):
-    """A CLR reports once per RTT (2.4.2): one silent for ``CLR_SILENT_RMAX``
-    R_max (and 8 packet-times, at least 1 s) has gone, e.g. behind a crashed
-    switch; it is dropped then, checked per packet, not after 4.2's 10 rounds."""
-
-    CLR_SILENT_RMAX, CLR_SILENT_PACKETS, CLR_SILENT_MIN_S = 8.0, 8.0, 1.0
-
-    def _check_round(self, now: float) -> None:
-        silent = max(self.CLR_SILENT_RMAX * self.r_max, self.CLR_SILENT_PACKETS * self._interval(),
-                     self.CLR_SILENT_MIN_S)
-        if self.clr is not None and now - self.clr_last > silent:
-            self._drop_clr()
-        super()._check_round(now)
-
-
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
 
 
