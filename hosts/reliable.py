@@ -121,10 +121,14 @@ class ResumableStream:
     """The sender's half of RLA's and MTCP's ``resume_stream`` rule: a sender restarted
     mid-session learns from its receivers' first reports where the stream stands."""
 
-    resumed_from: int = 0  # the first packet of the resumed stream (0: a stream from its start)
     next_seq: int
     started: bool
     p: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Set before the core's __init__, which already meets the configured receivers.
+        self.resumed_from = 0  # the first packet of the resumed stream (0: a stream from its start)
+        super().__init__(*args, **kwargs)
 
     def _resume_after(self, cum_ack: int) -> bool:
         """Before the first packet, a report of data moves the stream's start after it (the lowest wins)."""
@@ -398,11 +402,7 @@ class Scoreboard:
                     new.append(s)
         if new:
             self.highest = max(self.highest, max(new))
-        self.highest = max(self.highest, self.cum_ack)
-        # Fold SACKed packets contiguous with the cumulative ACK into it.
-        while self.cum_ack + 1 in self.sacked:
-            self.cum_ack += 1
-            self.sacked.discard(self.cum_ack)
+        self._fold_contiguous()
         new.sort()
         return new
 
@@ -412,7 +412,14 @@ class Scoreboard:
         if cum_ack > self.cum_ack:
             self.cum_ack = cum_ack
             self.sacked = {s for s in self.sacked if s > cum_ack}
+        self._fold_contiguous()
+
+    def _fold_contiguous(self) -> None:
+        """Fold SACKed packets contiguous with the cumulative ACK into it."""
         self.highest = max(self.highest, self.cum_ack)
+        while self.cum_ack + 1 in self.sacked:
+            self.cum_ack += 1
+            self.sacked.discard(self.cum_ack)
 
     def update_bitmap(self, cum_ack: int, bitmap: int, bits: int = 32, limit: int | None = None) -> list[int]:
         """Merge an MTCP-style report: bit i set = packet ``cum_ack + 1 + i`` received."""

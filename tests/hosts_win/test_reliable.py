@@ -54,6 +54,19 @@ def test_scoreboard_merges_reports_and_finds_losses_three_above():
     assert sb.update_bitmap(3, 0b101) == [4, 6]
 
 
+@given(st.sets(st.integers(1, 60)), st.integers(0, 60))
+def test_starting_after_a_point_is_an_update_to_it_that_lists_nothing(sacked, start):
+    """``start_after(c)`` leaves the record ``update(c)`` would, SACKed packets that
+    touch ``c`` folded in, without listing the packets up to ``c``."""
+    blocks = blocks_from_set(sacked)
+    quick, listed = Scoreboard(), Scoreboard()
+    quick.update(0, blocks)
+    listed.update(0, blocks)
+    quick.start_after(start)
+    listed.update(start)
+    assert (quick.cum_ack, quick.sacked, quick.highest) == (listed.cum_ack, listed.sacked, listed.highest)
+
+
 @given(st.permutations(list(range(1, 30))))
 def test_any_arrival_order_delivers_each_packet_once_in_order(order):
     b = ReceiveBuffer(capacity=64)
