@@ -12,6 +12,7 @@ second** unless a name says otherwise (``_pps`` packets per second).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -172,6 +173,66 @@ class LossEvent:
     time: float
 
 
+#: RFC 5348 5.1: a packet is lost once NDUPACK packets after it have arrived.
+NDUPACK = 3
+#: RFC 8985 6.2: the reordering window, a quarter of the round trip.
+REORDER_WINDOW_RTTS = 0.25
+#: Packets a hold keeps at most; past that the oldest hole counts as lost.
+HOLD_MAX = 4096
+
+
+class ReorderHold:
+    """Packets past a hole, held until the hole fills or counts as lost.
+
+    RFC 5348 5.1 declares a packet lost after NDUPACK later arrivals; at a few
+    hundred packets per second that is a few milliseconds, less than a path
+    that reorders holds a frame.  Once the path has been seen to reorder (a
+    packet arrived below one already here), a hole also waits a reordering
+    window of a quarter of the RTT from the first packet past it, as a TCP
+    sender using RACK does (RFC 8985 6.2: no window before reordering is
+    seen, so a path that does not reorder is not answered later).  A hole
+    that fills is no loss; one that does not is lost at the time its
+    neighbours arrived, as without the hold.
+    """
+
+    __slots__ = ("held", "reordering_seen")
+
+    def __init__(self) -> None:
+        #: (seq, arrival, rtt, owd) past the lowest hole, by sequence number.
+        self.held: list[tuple[int, float, float, float | None]] = []
+        self.reordering_seen = False
+
+    def offer(self, seq: int, now: float, rtt: float, owd: float | None,
+              highest: int) -> list[tuple[int, float, float, float | None]]:
+        """Packet ``seq`` arrived above ``highest``, the history's highest;
+        returns the packets the history takes now, in sequence order, each
+        with the loss-event span ``rtt`` of this arrival."""
+        if not self.held and seq == highest + 1:
+            return [(seq, now, rtt, owd)]
+        i = bisect.bisect_left(self.held, (seq,))
+        if i == len(self.held) or self.held[i][0] != seq:  # a duplicate of a held packet is dropped
+            self.held.insert(i, (seq, now, rtt, owd))
+            self.reordering_seen |= i < len(self.held) - 1
+        window = REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
+        out: list[tuple[int, float, float, float | None]] = []
+        while self.held:
+            first = self.held[0][0]
+            if first != highest + 1:
+                waited = now - min(h[1] for h in self.held)
+                if len(self.held) < HOLD_MAX and (len(self.held) < NDUPACK or waited < window):
+                    break
+            # the hole below ``first`` filled, or counts as lost: release the run from it
+            run = 1
+            while run < len(self.held) and self.held[run][0] == first + run:
+                run += 1
+            # each loss spans the round trip known now, as a loss seen at once would after
+            # the RTT measured meanwhile regrouped it (LossHistory.remodel)
+            out.extend((q, t, rtt, d) for q, t, _, d in self.held[:run])
+            del self.held[:run]
+            highest = out[-1][0]
+        return out
+
+
 class LossHistory:
     """Aggregates losses into loss events and keeps the loss intervals.
 
@@ -189,10 +250,13 @@ class LossHistory:
     ``l_avg(k)`` when the open interval is more than twice the average.
     """
 
-    def __init__(self, n: int = 8, discounting: bool = False) -> None:
+    def __init__(self, n: int = 8, discounting: bool = False, hold_reordered: bool = False) -> None:
         self.weights = tfrc_weights(n)
         self.n = n
         self.discounting = discounting
+        #: Whether a hole waits for :data:`NDUPACK` later packets and a
+        #: quarter of the RTT before it counts as lost (:class:`ReorderHold`).
+        self.hold = ReorderHold() if hold_reordered else None
         #: Closed intervals, newest first (at most n kept).
         self.intervals: deque[float] = deque(maxlen=n)
         self.events: deque[LossEvent] = deque(maxlen=n + 1)
@@ -224,6 +288,24 @@ class LossHistory:
         the round trip of its own time.
         """
         self.packets += 1
+        if self.hold is None or self.highest_seq is None:
+            return self._admit(seq, now, rtt, owd)
+        if seq <= self.highest_seq:
+            if not self.hold.reordering_seen and self._was_lost(seq):
+                self.hold.reordering_seen = True  # a packet counted lost arrived after all
+            return False
+        new_event = False
+        for args in self.hold.offer(seq, now, rtt, owd, self.highest_seq):
+            new_event |= self._admit(*args)
+        return new_event
+
+    def _was_lost(self, seq: int) -> bool:
+        """Whether ``seq`` is among the remembered losses (kept in sequence order)."""
+        i = bisect.bisect_left(self.losses, seq, key=lambda loss: loss[0])
+        return i < len(self.losses) and self.losses[i][0] == seq
+
+    def _admit(self, seq: int, now: float, rtt: float, owd: float | None) -> bool:
+        """Enter ``seq`` into the history: a gap below it is lost now."""
         if self.highest_seq is None:
             self.highest_seq, self.highest_time = seq, now
             return False

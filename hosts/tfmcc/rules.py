@@ -10,8 +10,8 @@ from hosts.ratemeter import WindowRateMeter
 from hosts.registry import SessionConfig
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
-from hosts.tfmcc.core import LOSS_INTERVALS, RMAX_DECAY, SLOWSTART_D
-from hosts.tfrc import CompetitorOverflow, LossHistory, outage
+from hosts.tfmcc.core import RMAX_DECAY, SLOWSTART_D
+from hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
 from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -34,7 +34,22 @@ class HistoryDiscounting(_Rx):
     (paper 2.2 counts on the ~0.3 packets per RTT climb this gives)."""
 
     def _new_history(self) -> LossHistory:
-        return LossHistory(LOSS_INTERVALS, discounting=True)
+        history = super()._new_history()
+        history.discounting = True
+        return history
+
+
+@rule("reorder_window", "a hole is lost after 3 later packets and a quarter of the RTT",
+      "RFC 5348 5.1, RFC 8985 6.2", roles=(R,))
+class ReorderWindow(_Rx):
+    """A hole in the sequence counts as lost once NDUPACK (3) later packets
+    arrived (RFC 5348 5.1) and a quarter of the RTT passed since the first
+    of them (RFC 8985 6.2): a path that reorders is not a lossy one."""
+
+    def _new_history(self) -> LossHistory:
+        history = super()._new_history()
+        history.hold = ReorderHold()
+        return history
 
 
 @rule("loss_event_current_rtt", "a loss event spans the packet's current round trip when longer",

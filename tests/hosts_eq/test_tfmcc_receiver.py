@@ -138,7 +138,9 @@ def test_one_way_delay_adjusts_rtt_between_measurements() -> None:
 
 def test_losses_within_one_rtt_form_one_loss_event() -> None:
     r = make()
-    seqs = [0, 1, 2, 4, 6, 8]  # three losses within 0.5 s (the initial RTT)
+    # three losses within 0.5 s (the initial RTT), each settled by three later
+    # packets a quarter RTT on (reorder_window)
+    seqs = [0, 1, 2, 4, 6, 8, 9, 10, 11]
     stream(r, seqs, 0.0, 0.05)
     assert len(r.history.events) == 1 and r.history.lost == 3
 
@@ -149,13 +151,13 @@ def test_first_loss_interval_from_the_receive_rate() -> None:
     r = make()
     stream(r, [i for i in range(31)], 0.0, 0.01)  # up to the packet before the loss
     recv = r.receive_rate_bps()
-    stream(r, [32], 0.32, 0.01)  # packet 31 lost
+    stream(r, [32, 33, 34], 0.32, 0.01)  # packet 31 lost (at the third packet past it)
     assert r.history.has_loss
     assert r.calculated_rate_bps() == pytest.approx(recv, rel=0.1)
     assert r.calculated_rate_bps() > 0.7 * r.send_rate_bps()
     # Without ``first_interval_recv_rate``: half the sending rate (paper app. B).
     paper = make(rules=without("first_interval_recv_rate"))
-    stream(paper, [i for i in range(31)] + [32], 0.0, 0.01)
+    stream(paper, [i for i in range(31)] + [32, 33, 34], 0.0, 0.01)
     assert paper.calculated_rate_bps() == pytest.approx(0.5 * paper.send_rate_bps(), rel=0.1)
 
 
@@ -267,6 +269,7 @@ def test_first_rtt_regroups_losses_aggregated_with_the_initial_rtt() -> None:
     assert len(r.history.events) == 2
     (rep,) = reports(feed(r, data(100, 1.0, clr=True), 1.0))
     feed(r, data(101, 1.1, clr=True, echo=rep), 1.1)  # RTT 0.1 s measured
+    stream(r, [102, 103], 1.12, 0.01)  # the third packet past 99 settles its loss
     assert len(r.history.events) == 5  # 0.19, 0.39, 0.59, 0.79, 0.99: 0.2 s > one RTT apart
 
 
@@ -341,16 +344,17 @@ def test_first_loss_below_a_tcp_initial_window_does_not_end_slowstart() -> None:
         got = stream(r, [0, 1, 2, 4, 5, 6], 0.0, 0.1, slowstart=True, clr=True)  # 10 pkt/s, 5 per RTT
         assert not r.history.has_loss and r.forgiven_losses == 1
         assert not got[-1].rflags & TfmccReportFlags.HAVE_LOSS
-        stream(r, [7, 9, 10], 0.7, 0.1, slowstart=True, clr=True)  # 0.5 s later: the same overflow
+        # 8 lost, settled 0.5 s after the first (at the third packet past it): the same overflow
+        stream(r, [7, 9, 10, 11], 0.7, 0.1, slowstart=True, clr=True)
         assert not r.history.has_loss and r.forgiven_losses == 1
-        stream(r, [11, 12, 13, 14, 16, 17], 1.1, 0.1, slowstart=True, clr=True)  # 1.2 s after the first
+        stream(r, [12, 13, 14, 16, 17, 18], 1.2, 0.1, slowstart=True, clr=True)  # 1.2 s after the first
         return r
 
     every = first_two()
     assert not every.history.has_loss and every.forgiven_losses == 2
     # At 100 packets per second (50 per RTT) the first loss ends slowstart.
     fast = make()
-    stream(fast, [0, 1, 2, 4, 5], 0.0, 0.01, slowstart=True)
+    stream(fast, [0, 1, 2, 4, 5, 6], 0.0, 0.01, slowstart=True)
     assert fast.history.has_loss and fast.forgiven_losses == 0
     # Without the rule every first loss counts (paper 2.6).
     paper = make(rules=without("forgive_competitor_overflow"))
@@ -374,6 +378,29 @@ def test_a_loss_event_spans_the_round_trip_the_revealing_packet_measures() -> No
     (current, smoothed_rtt), (smoothed, _) = events(), events(without("loss_event_current_rtt"))
     assert smoothed_rtt < 0.35  # the smoothed RTT lags the 0.5 s round trip
     assert (current, smoothed) == (1, 2)
+
+
+def test_a_path_that_reorders_is_not_a_lossy_one() -> None:
+    # RFC 5348 5.1 and RFC 8985 6.2: at 200 packets/s every 25th packet
+    # arrives 4 packets (20 ms) late, inside a quarter of the 0.2 s RTT.  The
+    # default counts the first, which shows the path reorders, and no other;
+    # the paper's receiver counts each as lost.
+    def after_reordering(rules: tuple[str, ...] | None = None) -> TfmccReceiver:
+        r = make(rules=rules)
+        _measured(r, 0.2)
+        order = list(range(102, 400))
+        for late in range(110, 390, 25):
+            i = order.index(late)
+            order.insert(i + 4, order.pop(i))
+        t0, dt = 11.0, 0.005
+        for i, seq in enumerate(order):
+            now = t0 + i * dt
+            feed(r, data(seq, now, clr=True, owd=OWD + now - (t0 + (seq - 102) * dt)), now)
+        return r
+
+    held, paper = after_reordering(), after_reordering(without("reorder_window"))
+    assert held.history.lost == 1
+    assert paper.history.lost == len(range(110, 390, 25)) and paper.history.has_loss
 
 
 def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rtt() -> None:

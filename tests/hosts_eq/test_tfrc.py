@@ -5,8 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hosts.tfrc import (
+    NDUPACK,
+    REORDER_WINDOW_RTTS,
     LossHistory,
     loss_events_per_rtt,
     loss_rate_full,
@@ -200,3 +204,98 @@ def test_one_gap_opens_an_event_per_rtt_and_regrouping_keeps_the_count() -> None
     assert len(h.events) == 10
     h.remodel(0.1)  # regrouping with the same RTT keeps the count (TFMCC appendix A)
     assert len(h.events) == 10
+
+
+# -- the reordering hold (RFC 5348 5.1, RFC 8985 6.2) -------------------------
+
+RTT = 0.1
+GAP = 0.002  # 500 packets/s
+
+
+def _arrive(h: LossHistory, order: list[int], t0: float = 0.0, dt: float = GAP) -> float:
+    t = t0
+    for seq in order:
+        h.on_packet(seq, t, RTT)
+        t += dt
+    return t
+
+
+def _reordering_seen() -> LossHistory:
+    """A held history whose path has been seen to reorder: 1 arrived after 2."""
+    h = LossHistory(hold_reordered=True)
+    _arrive(h, [0, 2, 1])
+    assert h.hold is not None and h.hold.reordering_seen and h.lost == 0
+    return h
+
+
+def test_before_reordering_is_seen_a_hole_is_lost_at_the_third_later_packet() -> None:
+    # RFC 5348 5.1 (NDUPACK = 3) and RFC 8985 6.2 (no window before reordering is seen)
+    h = LossHistory(hold_reordered=True)
+    _arrive(h, [0, 1, 2, 4, 5], dt=0.0)
+    assert h.lost == 0 and h.highest_seq == 2
+    h.on_packet(6, 0.0, RTT)
+    assert h.lost == 1 and h.highest_seq == 6 and h.has_loss
+
+
+def test_the_first_reordering_costs_one_loss_and_later_ones_none() -> None:
+    # 3 arrives 5 packets (10 ms) late: lost at the third packet past it, and
+    # its arrival shows the path reorders; 80 arrives as late, inside RTT/4 = 25 ms
+    # and more than an RTT on (without the hold, a second loss event).
+    order = [0, 1, 2, 4, 5, 6, 7, 8, 3, *range(9, 80), 81, 82, 83, 84, 85, 80, *range(86, 120)]
+    held = LossHistory(hold_reordered=True)
+    _arrive(held, order)
+    assert held.hold is not None and held.hold.reordering_seen
+    assert (held.lost, len(held.events), held.highest_seq) == (1, 1, 119)
+    plain = LossHistory()  # the paper's receiver: a gap is a loss at once
+    _arrive(plain, order)
+    assert (plain.lost, len(plain.events)) == (2, 2)
+
+
+def test_a_hole_is_lost_after_ndupack_packets_and_a_quarter_rtt() -> None:
+    h = _reordering_seen()
+    t0 = 3 * GAP
+    window_packets = int(REORDER_WINDOW_RTTS * RTT / GAP)
+    assert window_packets > NDUPACK
+    _arrive(h, [3, 4, 6, *range(7, 7 + window_packets)], t0=t0)  # 6 arrives at t0 + 2·GAP
+    assert h.lost == 0 and h.highest_seq == 4
+    due = t0 + 2 * GAP + REORDER_WINDOW_RTTS * RTT  # a quarter RTT after 6 arrived
+    h.on_packet(7 + window_packets, due - 1e-6, RTT)
+    assert h.lost == 0
+    h.on_packet(8 + window_packets, due, RTT)  # 5 is lost
+    assert h.lost == 1 and h.highest_seq == 8 + window_packets
+    # the loss is placed between its neighbours' arrivals, as without the hold
+    assert t0 + GAP < h.events[-1].time < t0 + 2 * GAP
+
+
+def test_a_hole_waits_for_ndupack_packets_however_long_it_waits() -> None:
+    h = _reordering_seen()
+    _arrive(h, [3, 4, 6, 7], t0=1.0, dt=1.0)  # 6 and 7 are seconds past the hole
+    assert h.lost == 0
+    h.on_packet(8, 10.0, RTT)  # the third packet past it
+    assert h.lost == 1
+
+
+def test_a_packet_that_comes_after_its_hole_was_lost_shows_reordering() -> None:
+    h = LossHistory(hold_reordered=True)
+    t = _arrive(h, [0, 1, 2, *range(4, 30)])
+    assert h.lost == 1 and h.hold is not None and not h.hold.reordering_seen
+    h.on_packet(29, t, RTT)  # a duplicate is not reordering
+    assert not h.hold.reordering_seen
+    h.on_packet(3, t, RTT)
+    assert h.lost == 1 and h.highest_seq == 29 and h.hold.reordering_seen
+
+
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=120))
+def test_holding_never_counts_more_losses_and_agrees_once_every_hole_is_settled(order) -> None:
+    held, plain = LossHistory(hold_reordered=True), LossHistory()
+    t = _arrive(held, order)
+    _arrive(plain, order)
+    assert held.lost <= plain.lost
+    top = max(order)
+    # NDUPACK packets past everything, a window later: every open hole is settled
+    _arrive(held, list(range(top + 1, top + 1 + NDUPACK)), t0=t + RTT)
+    _arrive(plain, list(range(top + 1, top + 1 + NDUPACK)), t0=t + RTT)
+    assert held.highest_seq == plain.highest_seq == top + NDUPACK
+    assert held.hold is not None and held.hold.held == []
+    if order == sorted(set(order), key=order.index) and order == sorted(order):
+        assert held.lost == plain.lost  # nothing reordered: the same losses
