@@ -175,8 +175,11 @@ class LossEvent:
 
 #: RFC 5348 5.1: a packet is lost once NDUPACK packets after it have arrived.
 NDUPACK = 3
-#: RFC 8985 6.2: the reordering window, a quarter of the round trip.
+#: RFC 8985 6.2: the reordering window, a quarter of the RTT per step of its multiplier.
 REORDER_WINDOW_RTTS = 0.25
+#: RFC 8985 6.2: the multiplier grows by one per round trip that shows a loss
+#: was not one, to at most the RTT, and falls back to one after 16 loss events.
+REORDER_MULT_MAX, REORDER_PERSIST = 4, 16
 #: Packets a hold keeps at most; past that the oldest hole counts as lost.
 HOLD_MAX = 4096
 
@@ -190,17 +193,37 @@ class ReorderHold:
     packet arrived below one already here), a hole also waits a reordering
     window of a quarter of the RTT from the first packet past it, as a TCP
     sender using RACK does (RFC 8985 6.2: no window before reordering is
-    seen, so a path that does not reorder is not answered later).  A hole
-    that fills is no loss; one that does not is lost at the time its
-    neighbours arrived, as without the hold.
+    seen, so a path that does not reorder is not answered later).  A packet
+    that arrives after its hole was counted lost widens the window by
+    another quarter RTT, once per round trip and up to the RTT, as RACK's
+    DSACK-driven multiplier does.  A hole that fills is no loss; one that
+    does not is lost at the time its neighbours arrived, as without the hold.
     """
 
-    __slots__ = ("held", "reordering_seen")
+    __slots__ = ("held", "reordering_seen", "mult", "persist", "_widened_at")
 
     def __init__(self) -> None:
         #: (seq, arrival, rtt, owd) past the lowest hole, by sequence number.
         self.held: list[tuple[int, float, float, float | None]] = []
         self.reordering_seen = False
+        self.mult = 1  # the window in quarters of the RTT
+        self.persist = 0  # loss events left before the multiplier falls back
+        self._widened_at = -math.inf
+
+    def late(self, now: float, rtt: float) -> None:
+        """A packet counted lost arrived after all: the window was too short."""
+        if self.reordering_seen and now - self._widened_at >= rtt:
+            self.mult = min(self.mult + 1, REORDER_MULT_MAX)
+            self._widened_at = now
+            self.persist = REORDER_PERSIST
+        self.reordering_seen = True
+
+    def loss_event(self) -> None:
+        """A new loss event began: after REORDER_PERSIST of them the window is one quarter again."""
+        if self.persist:
+            self.persist -= 1
+            if not self.persist:
+                self.mult = 1
 
     def offer(self, seq: int, now: float, rtt: float, owd: float | None,
               highest: int) -> list[tuple[int, float, float, float | None]]:
@@ -213,7 +236,7 @@ class ReorderHold:
         if i == len(self.held) or self.held[i][0] != seq:  # a duplicate of a held packet is dropped
             self.held.insert(i, (seq, now, rtt, owd))
             self.reordering_seen |= i < len(self.held) - 1
-        window = REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
+        window = self.mult * REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
         out: list[tuple[int, float, float, float | None]] = []
         while self.held:
             first = self.held[0][0]
@@ -291,12 +314,14 @@ class LossHistory:
         if self.hold is None or self.highest_seq is None:
             return self._admit(seq, now, rtt, owd)
         if seq <= self.highest_seq:
-            if not self.hold.reordering_seen and self._was_lost(seq):
-                self.hold.reordering_seen = True  # a packet counted lost arrived after all
+            if self._was_lost(seq):
+                self.hold.late(now, rtt)
             return False
         new_event = False
         for args in self.hold.offer(seq, now, rtt, owd, self.highest_seq):
-            new_event |= self._admit(*args)
+            if self._admit(*args):
+                new_event = True
+                self.hold.loss_event()
         return new_event
 
     def _was_lost(self, seq: int) -> bool:

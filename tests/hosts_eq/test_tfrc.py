@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from hosts.tfrc import (
     NDUPACK,
+    REORDER_MULT_MAX,
+    REORDER_PERSIST,
     REORDER_WINDOW_RTTS,
     LossHistory,
+    ReorderHold,
     loss_events_per_rtt,
     loss_rate_full,
     loss_rate_simple,
@@ -283,6 +286,37 @@ def test_a_packet_that_comes_after_its_hole_was_lost_shows_reordering() -> None:
     assert not h.hold.reordering_seen
     h.on_packet(3, t, RTT)
     assert h.lost == 1 and h.highest_seq == 29 and h.hold.reordering_seen
+
+
+def test_the_window_widens_while_losses_turn_out_to_be_reordering() -> None:
+    # RFC 8985 6.2: on a 40 ms path that holds a frame 16 ms (8 packets), a
+    # quarter RTT (10 ms) is too short; each late arrival of a packet counted
+    # lost widens the window by a quarter RTT, once per round trip, until the
+    # frames held fit.  The first two count (window 0, then 10 ms), none after.
+    rtt, order = 0.04, []
+    for base in range(0, 1000, 50):  # one held frame every 100 ms
+        run = list(range(base, base + 50))
+        order += run[:1] + run[2:10] + run[1:2] + run[10:]
+    h = LossHistory(hold_reordered=True)
+    t = 0.0
+    for seq in order:
+        h.on_packet(seq, t, rtt)
+        t += GAP
+    assert h.lost == 2 and h.hold is not None and h.hold.mult == 2
+
+
+def test_the_widened_window_falls_back_after_sixteen_loss_events() -> None:
+    hold = ReorderHold()
+    hold.late(0.0, RTT)  # the first: reordering seen
+    for k in range(1, 2 * REORDER_MULT_MAX):
+        hold.late(k * RTT, RTT)
+        hold.late(k * RTT + RTT / 2, RTT)  # at most once per round trip
+    assert hold.mult == REORDER_MULT_MAX  # at most the RTT
+    for _ in range(REORDER_PERSIST - 1):
+        hold.loss_event()
+    assert hold.mult == REORDER_MULT_MAX
+    hold.loss_event()
+    assert hold.mult == 1 and hold.reordering_seen
 
 
 @given(st.lists(st.integers(0, 60), min_size=1, max_size=120))
