@@ -200,7 +200,7 @@ class ReorderHold:
     does not is lost at the time its neighbours arrived, as without the hold.
     """
 
-    __slots__ = ("held", "reordering_seen", "mult", "persist", "_widened_at")
+    __slots__ = ("held", "reordering_seen", "mult", "persist", "_widened_at", "_first_arrival")
 
     def __init__(self) -> None:
         #: (seq, arrival, rtt, owd) past the lowest hole, by sequence number.
@@ -209,6 +209,7 @@ class ReorderHold:
         self.mult = 1  # the window in quarters of the RTT
         self.persist = 0  # loss events left before the multiplier falls back
         self._widened_at = -math.inf
+        self._first_arrival = math.inf  # the earliest arrival among the held packets
 
     def late(self, now: float, rtt: float) -> None:
         """A packet counted lost arrived after all: the window was too short."""
@@ -236,12 +237,13 @@ class ReorderHold:
         if i == len(self.held) or self.held[i][0] != seq:  # a duplicate of a held packet is dropped
             self.held.insert(i, (seq, now, rtt, owd))
             self.reordering_seen |= i < len(self.held) - 1
+            self._first_arrival = min(self._first_arrival, now)
         window = self.mult * REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
         out: list[tuple[int, float, float, float | None]] = []
         while self.held:
             first = self.held[0][0]
             if first != highest + 1:
-                waited = now - min(h[1] for h in self.held)
+                waited = now - self._first_arrival
                 if len(self.held) < HOLD_MAX and (len(self.held) < NDUPACK or waited < window):
                     break
             # the hole below ``first`` filled, or counts as lost: release the run from it
@@ -252,6 +254,7 @@ class ReorderHold:
             # the RTT measured meanwhile regrouped it (LossHistory.remodel)
             out.extend((q, t, rtt, d) for q, t, _, d in self.held[:run])
             del self.held[:run]
+            self._first_arrival = min((h[1] for h in self.held), default=math.inf)
             highest = out[-1][0]
         return out
 

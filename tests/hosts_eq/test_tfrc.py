@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hosts.tfrc import (
+    HOLD_MAX,
     NDUPACK,
     REORDER_MULT_MAX,
     REORDER_PERSIST,
@@ -317,6 +318,18 @@ def test_the_widened_window_falls_back_after_sixteen_loss_events() -> None:
     assert hold.mult == REORDER_MULT_MAX
     hold.loss_event()
     assert hold.mult == 1 and hold.reordering_seen
+
+
+def test_a_hold_keeps_at_most_hold_max_packets() -> None:
+    # A long RTT's window at a high rate: the hold gives the hole up at
+    # HOLD_MAX packets rather than keep every packet of the window.
+    h = _reordering_seen()
+    held = []
+    for k, seq in enumerate(range(4, 4 + HOLD_MAX + 10)):  # 3 never arrives
+        h.on_packet(seq, 1.0 + k * 1e-5, 60.0)
+        assert h.hold is not None
+        held.append(len(h.hold.held))
+    assert max(held) == HOLD_MAX - 1 and h.lost == 1
 
 
 @given(st.lists(st.integers(0, 60), min_size=1, max_size=120))
