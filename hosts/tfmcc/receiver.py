@@ -144,8 +144,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
                 per_rtt = max(1.0, self.send_rate_bps() * self.rtt / (8.0 * s.packet_size))
                 beta = self._beta() / (per_rtt if not math.isinf(per_rtt) else 1.0)
                 self.rtt = beta * inst_us / 1e6 + (1 - beta) * self.rtt
-        if rtt_now > 0:
-            self._round_trip_seen(rtt_now, now)
         self._meter_windows()
 
         # Loss history (2.3) with the first interval from appendix B.
@@ -186,9 +184,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def _restart_meters(self) -> None:
         """Measure the receive rate afresh from the next packet on."""
         self.recv_meter = WindowRateMeter(self.recv_meter.window)
-
-    def _round_trip_seen(self, rtt_now: float, now: float) -> None:
-        """Called with the round trip a packet measured, after the RTT update."""
 
     def _meter_windows(self) -> None:
         """The receive rate spans several RTTs (2.6), at least 0.5 s."""

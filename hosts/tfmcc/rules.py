@@ -66,37 +66,6 @@ class LossEventCurrentRtt(_Rx):
         return None if d_rs is None else d_rs / 1e6
 
 
-@rule("drained_queue_rtt", "when a whole round trip measures under a quarter of the RTT, "
-      "the RTT follows it", roles=(R,))
-class DrainedQueueRtt(_Rx):
-    """The RTT a drained queue left behind follows the path: when every round
-    trip measured over one round trip is below a quarter of the smoothed RTT,
-    the RTT becomes the largest of them.  The CLR's 0.05-per-RTT average
-    (paper 2.4.2, 2.4.3) takes some 20 of the inflated round trips to follow
-    such a step, and the session's rate is the CLR's equation at that RTT.
-    A queue that drains in a loss's sawtooth stays above a quarter."""
-
-    DRAIN_BELOW = 0.25  # the whole round trip's samples below this share of the RTT
-    COUNTERS = ("drained",)  # RTTs reset to a drained path's
-
-    def __init__(self, config: SessionConfig) -> None:
-        super().__init__(config)
-        self._window_start = -math.inf  # the running round trip's start
-        self._window_max = 0.0  # the largest round trip measured in it
-
-    def _round_trip_seen(self, rtt_now: float, now: float) -> None:
-        super()._round_trip_seen(rtt_now, now)
-        if not self.have_rtt:
-            return
-        if now - self._window_start < rtt_now:
-            self._window_max = max(self._window_max, rtt_now)
-            return
-        if 0 < self._window_max < self.DRAIN_BELOW * self.rtt:
-            self.rtt = self._window_max
-            self.drained += 1
-        self._window_start, self._window_max = now, rtt_now
-
-
 @rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
       "RFC 5348 4.3, 6.2", roles=(R,))
 class SlowstartRecvRate(_Rx):

@@ -403,26 +403,6 @@ def test_a_path_that_reorders_is_not_a_lossy_one() -> None:
     assert paper.history.lost == len(range(110, 390, 25)) and paper.history.has_loss
 
 
-def test_the_rtt_follows_a_queue_that_drained() -> None:
-    # The CLR measures 2.0 s through a 1.8 s queue; the queue drains and every
-    # packet then measures 0.2 s.  Within three round trips of 0.2 s the RTT is
-    # the drained path's (drained_queue_rtt); the paper's 0.05-per-RTT average
-    # (2.4.2, 2.4.3) is still above 1.5 s after a second of such packets.
-    def after_drain(rules: tuple[str, ...] | None = None) -> TfmccReceiver:
-        r = make(rules=rules)
-        (rep,) = reports(feed(r, data(100, 10.0, clr=True, owd=OWD + 1.8), 10.0))
-        hold, t = 0.05, 10.0 + 2.0 + 0.05
-        feed(r, data(101, t, clr=True, echo=rep, echo_offset=hold, owd=OWD + 1.8), t)
-        assert r.rtt == pytest.approx(2.0, abs=1e-5)
-        for i in range(1, 61):  # 100 packets/s for 0.6 s, each measuring 0.2 s
-            feed(r, data(101 + i, t + i * 0.01, clr=True), t + i * 0.01)
-        return r
-
-    drained, paper = after_drain(), after_drain(without("drained_queue_rtt"))
-    assert drained.rtt == pytest.approx(0.2, abs=1e-3) and drained.drained == 1
-    assert paper.rtt > 1.5
-
-
 def test_an_outage_restarts_the_loss_history_instead_of_counting_an_event_per_rtt() -> None:
     # A receiver with 2 % loss at 50 packets/s, RTT 0.2 s, then nothing for
     # 9 s (its port pruned, a link down) while the sender went on.  Counted
