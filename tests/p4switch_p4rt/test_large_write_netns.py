@@ -88,13 +88,17 @@ def test_twenty_thousand_groups_in_one_write_keep_pings_under_100_ms(capsys):
         out, _ = ping.communicate(timeout=10)
         replies = [(float(m.group(1)), int(m.group(2)), float(m.group(3)))
                    for m in map(FORWARD.match, out.splitlines()) if m]
-        during = [r for r in replies if t0 <= r[0] <= t1]
+        # the requests sent while the write ran (reply time less the RTT): how
+        # long each waited is the switch's doing, how many went out the ping's
+        during = [r for r in replies if t0 <= r[0] - r[2] / 1000 <= t1]
         rtts = [r[2] for r in during]
         with capsys.disabled():
-            print(f"\n20k-group write: {t1 - t0:.2f} s; {len(during)} ping replies during it, "
+            print(f"\n20k-group write: {t1 - t0:.2f} s; {len(during)} ping requests during it, "
                   f"RTT max {max(rtts, default=0):.1f} ms, median {sorted(rtts)[len(rtts) // 2] if rtts else 0:.1f} ms")
-        # pings went on through the write: at least one every 100 ms on average
-        assert len(during) >= (t1 - t0) / 0.1
+        # pings went on through the write: every request sent during it came back
+        # within 100 ms (a switch that stopped forwarding for the write holds them
+        # to its end)
+        assert during, "no ping request went out during the write"
         assert max(rtts) < 100.0
         seqs = [r[1] for r in replies]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "a ping was lost"
