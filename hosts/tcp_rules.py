@@ -15,7 +15,9 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
   a loss leaves at least that window; only a timeout leaves one segment.
 * RFC 5681's loss rule: a packet is lost once :data:`DUPTHRESH` packets
   sent after it are acknowledged (three duplicate ACKs, 3.2; RFC 6675's
-  IsLost counts SACKed packets the same way).
+  IsLost counts SACKed packets the same way). RACK (RFC 8985 6.2) waits, once
+  reordering is seen, a window of :data:`REORDER_WINDOW_RTTS` of the RTT
+  from a later packet's arrival.
 * Delayed acknowledgements: an ACK for at least every
   :data:`DELAYED_ACK_PACKETS` full-sized segments (RFC 5681 4.2) and within
   :data:`DELAYED_ACK_TIMEOUT` of the first unacknowledged one (Linux's
@@ -43,6 +45,8 @@ MIN_RTO = 1.0
 LEAST_SSTHRESH = 2.0
 #: RFC 5681 3.2: later packets acknowledged before one is deemed lost.
 DUPTHRESH = 3
+#: RFC 8985 6.2: RACK's reordering window, min_RTT / 4 (per step of its multiplier).
+REORDER_WINDOW_RTTS = 0.25
 #: RFC 5681 4.2: an ACK SHOULD go for at least every second full-sized segment.
 DELAYED_ACK_PACKETS = 2
 #: Linux's TCP_DELACK_MIN (s): a delayed ACK leaves at most this long after

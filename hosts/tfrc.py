@@ -17,6 +17,8 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
+from hosts.tcp_rules import DUPTHRESH, REORDER_WINDOW_RTTS
+
 #: ``c`` of the simplified equation T = c·s / (R·sqrt(p)): sqrt(3/2) (TFMCC
 #: paper appendix B, Mathis et al.).
 SQRT_3_2 = math.sqrt(1.5)
@@ -173,10 +175,9 @@ class LossEvent:
     time: float
 
 
-#: RFC 5348 5.1: a packet is lost once NDUPACK packets after it have arrived.
-NDUPACK = 3
-#: RFC 8985 6.2: the reordering window, a quarter of the RTT per step of its multiplier.
-REORDER_WINDOW_RTTS = 0.25
+#: RFC 5348 5.1: a packet is lost once NDUPACK packets after it have arrived,
+#: TCP's dupthresh.
+NDUPACK = DUPTHRESH
 #: RFC 8985 6.2: the multiplier grows by one per round trip that shows a loss
 #: was not one, to at most the RTT, and falls back to one after 16 loss events.
 REORDER_MULT_MAX, REORDER_PERSIST = 4, 16
@@ -231,8 +232,6 @@ class ReorderHold:
         """Packet ``seq`` arrived above ``highest``, the history's highest;
         returns the packets the history takes now, in sequence order, each
         with the loss-event span ``rtt`` of this arrival."""
-        if not self.held and seq == highest + 1:
-            return [(seq, now, rtt, owd)]
         i = bisect.bisect_left(self.held, (seq,))
         if i == len(self.held) or self.held[i][0] != seq:  # a duplicate of a held packet is dropped
             self.held.insert(i, (seq, now, rtt, owd))
@@ -280,8 +279,8 @@ class LossHistory:
         self.weights = tfrc_weights(n)
         self.n = n
         self.discounting = discounting
-        #: Whether a hole waits for :data:`NDUPACK` later packets and a
-        #: quarter of the RTT before it counts as lost (:class:`ReorderHold`).
+        #: Packets past a hole, held until it fills or counts as lost
+        #: (:class:`ReorderHold`); None: a gap is lost at once (the paper's rule).
         self.hold = ReorderHold() if hold_reordered else None
         #: Closed intervals, newest first (at most n kept).
         self.intervals: deque[float] = deque(maxlen=n)
@@ -320,6 +319,8 @@ class LossHistory:
             if self._was_lost(seq):
                 self.hold.late(now, rtt)
             return False
+        if not self.hold.held and seq == self.highest_seq + 1:
+            return self._admit(seq, now, rtt, owd)  # in order, no hole open: nothing to hold
         new_event = False
         for args in self.hold.offer(seq, now, rtt, owd, self.highest_seq):
             if self._admit(*args):

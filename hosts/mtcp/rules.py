@@ -13,7 +13,7 @@ from hosts.reliable import ResumableStream
 from hosts.rtt import RttSpread, ewma
 from hosts.rules import Registrar
 from hosts.stampwindow import StampEcho, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, ack_at_once
+from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, REORDER_WINDOW_RTTS, ack_at_once
 from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -274,7 +274,7 @@ class NackRack(_Rx):
         self.hole_at: dict[int, float] = {}  # hole -> when a packet above it first arrived
 
     def _reo_wnd(self) -> float:
-        return ACK_DELAY if self.nack_rtt is None else self.nack_rtt / 4
+        return ACK_DELAY if self.nack_rtt is None else REORDER_WINDOW_RTTS * self.nack_rtt
 
     def _ripe(self, s: int, now: float) -> bool:
         return super()._ripe(s, now) or now - self.hole_at.get(s, now) >= self._reo_wnd()  # type: ignore[misc]

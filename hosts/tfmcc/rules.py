@@ -39,12 +39,13 @@ class HistoryDiscounting(_Rx):
         return history
 
 
-@rule("reorder_window", "a hole is lost after 3 later packets and a quarter of the RTT",
-      "RFC 5348 5.1, RFC 8985 6.2", roles=(R,))
+@rule("reorder_window", "a hole is lost after 3 later packets and, on a path seen to reorder, "
+      "a reordering window", "RFC 5348 5.1, RFC 8985 6.2", roles=(R,))
 class ReorderWindow(_Rx):
     """A hole in the sequence counts as lost once NDUPACK (3) later packets
-    arrived (RFC 5348 5.1) and a quarter of the RTT passed since the first
-    of them (RFC 8985 6.2): a path that reorders is not a lossy one."""
+    arrived (RFC 5348 5.1) and, once the path has been seen to reorder,
+    RACK's reordering window passed since the first of them (RFC 8985 6.2;
+    :class:`hosts.tfrc.ReorderHold`): a path that reorders is not a lossy one."""
 
     def _new_history(self) -> LossHistory:
         history = super()._new_history()
