@@ -132,11 +132,26 @@ class JoinAtWindowEdge(Sender):
     """A late joiner or a restarted receiver starts at the window's trailing edge (RFC 3208's
     late join), its first packet sent to it alone flagged ``SYNC``, not owed every packet."""
 
-    COUNTERS = ("restarts",)  # known receivers that came back with no state
+    COUNTERS = ("restarts", "sync_resends")  # known receivers that came back with no state; SYNCs sent again
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet)
+        self.sync_at: dict[int, float] = {}  # receiver id -> when its SYNC was last sent again
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        super()._on_sack(m, src, now)
+        r = self.rcvrs.get(m.rcvr_id)
+        if r is None or r.synced or not r.sb.acked(r.join):
+            return
+        # Its SACK holds the join packet, which came as plain data: the SYNC was lost and no
+        # repair of that packet is owed, so its stream would never start. Once per round trip.
+        if now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
+            self.sync_at[r.rid] = now
+            self.send(r.addr, self._data(r.join, now, Flags.RETRANSMIT | Flags.SYNC))
+            self.ucast_rexmits += 1
+            self.sync_resends += 1
+
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = self.rcvrs.get(m.rcvr_id)
@@ -523,6 +538,8 @@ class OneClock(Sender):
         if self.clock is None or rid == self.clock:
             return super()._clocked_elsewhere(rid, now)
         clock = self.rcvrs[self.clock]
+        if clock.sb.highest >= self.next_seq - 1:
+            return False  # the clock holds all that was sent: no SACK of its own is coming
         if clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
             return False  # waiting for its next SACK would stretch the round trip
         return now - clock.last_heard <= DELAYED_ACK_TIMEOUT

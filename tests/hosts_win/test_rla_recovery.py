@@ -149,6 +149,27 @@ def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_al
     assert j.synced
 
 
+def test_a_lost_sync_is_sent_again_when_the_joiners_sack_shows_plain_data():
+    # The joiner got packet 11 as plain multicast data and its SYNC was lost: its SACKs hold 11
+    # with a cumulative ACK of 0, so no repair of 11 is owed, and without a second SYNC its
+    # stream never starts (its buffer fills and rule 5 stops the session).
+    s = sender(ssthresh=2)
+    out(s)
+    feed(s, sack(R[0], 10), 0.5, src=R[0])
+    out(s)
+    feed(s, sack(R[1], 0), 0.6, src=R[1])
+    j = s.rcvrs[node_id(R[1])]
+    out(s)  # the first SYNC, lost
+    j.rtt.sample(0.1)
+    feed(s, sack(R[1], 0, [(11, 12)], echo=1), 0.7, src=R[1])
+    syncs = [(d[0], m.seq) for d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.SYNC]
+    assert syncs == [(R[1], 11)] and s.sync_resends == 1
+    feed(s, sack(R[1], 0, [(11, 13)], echo=1), 0.75, src=R[1])  # within its round trip: not again
+    assert not [m for _d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.SYNC]
+    feed(s, sack(R[1], 12), 0.9, src=R[1])
+    assert j.synced
+
+
 def test_without_the_rule_a_late_joiner_is_owed_every_packet():
     s = sender(ssthresh=2, without=("join_at_window_edge",))
     out(s)

@@ -475,6 +475,17 @@ def test_a_silent_clock_lets_any_sack_send():
     assert data_seqs(out(s)) == [5]
 
 
+def test_a_clock_that_holds_everything_sent_lets_the_last_sack_send():
+    # The clock acknowledged all four packets first; no SACK of its own comes until new data
+    # does, so the SACK that frees the window (the last receiver's) sends, or nothing ever will.
+    s = clocked(3)
+    feed(s, sack(R[0], 4, echo=SENT), 0.100, src=R[0])
+    fast_clock(s)
+    feed(s, sack(R[1], 4, echo=SENT), 0.105, src=R[1])
+    feed(s, sack(R[2], 4, echo=SENT), 0.110, src=R[2])
+    assert int(s.cwnd) == 4 and data_seqs(out(s)) == [5, 6, 7, 8]
+
+
 @pytest.mark.parametrize("slow_rtt, moves", [(0.12, False), (0.13, True)])
 def test_the_clock_moves_to_a_receiver_whose_srtt_is_a_quarter_larger(slow_rtt: float, moves: bool):
     # The clock is the receiver with the largest srtt, but receivers behind one
