@@ -427,13 +427,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self._arm_rto()
 
     def _data(self, seq: int, now: float, flags: int = 0) -> bytes:
-        return RlaData(
-            session_id=self.cfg.session_id,
-            seq=seq,
-            timestamp=ts_us(now),
-            flags=self._data_flags(flags),
-            payload=payload_for(seq, self.p.packet_size),
-        ).encode()
+        return RlaData(session_id=self.cfg.session_id, seq=seq, timestamp=ts_us(now), flags=self._data_flags(flags),
+                       payload=payload_for(seq, self.p.packet_size)).encode()
 
     def _send_new(self, now: float) -> None:
         s = self.next_seq

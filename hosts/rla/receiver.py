@@ -80,16 +80,7 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
 
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
-        self.send(
-            self.sender,
-            RlaSack(
-                session_id=self.cfg.session_id,
-                timestamp=ts_us(now),
-                cum_ack=self.buf.cum_ack,
-                adv_buf=self.buf.free,
-                rcvr_id=self.rid,
-                echo_ts=echo_ts,
-                blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
-                stamp=self._echo_stamp(),
-            ).encode(),
-        )
+        self.send(self.sender, RlaSack(
+            session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.buf.cum_ack, adv_buf=self.buf.free,
+            rcvr_id=self.rid, echo_ts=echo_ts, blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
+            stamp=self._echo_stamp()).encode())

@@ -15,6 +15,7 @@ from hosts.rules import Registrar
 from hosts.rtt import RttSpread, ewma
 from hosts.stampwindow import StampEcho, StampWindow, short_queue
 from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
+from hosts.tfrc import tcp_rate
 from hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
@@ -141,17 +142,14 @@ class JoinAtWindowEdge(Sender):
 
     def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
         super()._on_sack(m, src, now)
+        # Its SACK holds the join packet, come as plain data: the SYNC was lost and no repair of that
+        # packet is owed, so its stream would never start. Sent again, once per round trip.
         r = self.rcvrs.get(m.rcvr_id)
-        if r is None or r.synced or not r.sb.acked(r.join):
-            return
-        # Its SACK holds the join packet, which came as plain data: the SYNC was lost and no
-        # repair of that packet is owed, so its stream would never start. Once per round trip.
-        if now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
+        if r and not r.synced and r.sb.acked(r.join) and now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
             self.sync_at[r.rid] = now
             self.send(r.addr, self._data(r.join, now, Flags.RETRANSMIT | Flags.SYNC))
             self.ucast_rexmits += 1
             self.sync_resends += 1
-
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = self.rcvrs.get(m.rcvr_id)
@@ -538,10 +536,8 @@ class OneClock(Sender):
         if self.clock is None or rid == self.clock:
             return super()._clocked_elsewhere(rid, now)
         clock = self.rcvrs[self.clock]
-        if clock.sb.highest >= self.next_seq - 1:
-            return False  # the clock holds all that was sent: no SACK of its own is coming
-        if clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
-            return False  # waiting for its next SACK would stretch the round trip
+        if clock.sb.highest >= self.next_seq - 1 or clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
+            return False  # it holds all that was sent (no SACK of its own is coming), or waiting stretches the RTT
         return now - clock.last_heard <= DELAYED_ACK_TIMEOUT
 
 
@@ -718,6 +714,40 @@ class RttFairIncrease(Sender):
         super()._acked_by_all(s, now)
         if avoiding:
             self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
+
+
+@rule("worst_path_listening", "only the receiver with the lowest TCP-equation rate is troubled (pgmcc's acker)")
+class WorstPathListening(Sender):
+    """Rule 6's troubled set is the acker alone: the receiver whose TCP rate (RFC 5348 3.1 at its srtt
+    and signal rate) is lowest, replaced once another's is below SWITCH times its (pgmcc's acker, Rizzo
+    2000). Random listening answers the mean of n paths' loss rates, the acker the limiting path's."""
+
+    COUNTERS = ("acker_switches",)
+    #: Hysteresis: receivers behind one queue differ by sampling noise, not by path (ours).
+    SWITCH = 0.75
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.acker: int | None = None
+
+    def equation_rate(self, r: _Receiver) -> float:
+        """r's TCP rate in bytes/s; infinite before its first signal."""
+        iv = self._effective_interval(r)
+        return math.inf if iv is None else tcp_rate(self.p.packet_size, r.srtt, 1.0 / max(iv, 1.0))
+
+    def _choose_acker(self) -> None:
+        rates = {rid: self.equation_rate(r) for rid, r in self.rcvrs.items()}
+        best = min(rates, key=rates.__getitem__, default=None)
+        if best is not None and rates[best] < self.SWITCH * rates.get(self.acker, math.inf):  # type: ignore[arg-type]
+            self.acker, self.acker_switches = best, self.acker_switches + 1
+
+    def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
+                    by_timeout: bool = False) -> None:
+        self._choose_acker()  # on what was known before this signal: a signal does not elect its sender
+        super()._congestion(r, now, lost, by_timeout)
+
+    def _troubled(self, r: _Receiver) -> bool:
+        return super()._troubled(r) if self.acker not in self.rcvrs else r.rid == self.acker
 
 
 #: ``stamped``: default plus the rules that read the stamp; ``default`` every other rule.

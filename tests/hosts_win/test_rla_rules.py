@@ -137,7 +137,12 @@ def test_rule3_signal_from_a_receiver_not_troubled_is_ignored():
     assert s.rare_losses == 1 and s.cwnd == cwnd
 
 
-def _two_troubled(rng, names: tuple[str, ...] = DEFAULT_RULES) -> RlaSender:
+#: Rule 3's random listening over every troubled receiver: default's ``worst_path_listening``
+#: (tests/hosts_win/test_rla_trees.py) troubles only the acker.
+LISTENING = rules(("worst_path_listening",))
+
+
+def _two_troubled(rng, names: tuple[str, ...] = LISTENING) -> RlaSender:
     s = sender(n=2, rng=rng, names=names)
     for r in s.rcvrs.values():
         r.interval_avg, r.last_signal_pkts = 100.0, 0
@@ -294,7 +299,7 @@ def test_receiver_drops_corrupted_payloads():
 
 def _shared_loss(one_draw: bool, draws: list[float]) -> RlaSender:
     """Two troubled receivers behind one bottleneck both lose packet 2."""
-    s = _two_troubled(FixedRng(*draws), DEFAULT_RULES if one_draw else rules(("one_draw_per_loss",)))
+    s = _two_troubled(FixedRng(*draws), LISTENING if one_draw else rules(("one_draw_per_loss", "worst_path_listening")))
     s.cwnd = 16.0
     s._pump(1.0)
     s.last_window_cut = 1.0

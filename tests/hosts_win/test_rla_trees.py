@@ -6,7 +6,7 @@ import math
 
 import pytest
 from rla_util import DEFAULT_RULES
-from test_rla_rules import R, sack, sender
+from test_rla_rules import FixedRng, R, sack, sender
 from win_util import feed, out
 
 from hosts.core import node_id
@@ -65,3 +65,67 @@ def test_the_compensated_spread_is_bounded():
     s = _cut_by_short_receiver(WITH)
     s.rcvrs[node_id(R[1])].rtt.srtt = 10.0  # a wild srtt
     assert s.rtt_spread() == MAX_RTT_SPREAD
+
+
+# worst_path_listening ----------------------------------------------------------------
+LISTEN = (*WITH, "worst_path_listening") if "worst_path_listening" not in WITH else WITH
+NO_LISTEN = tuple(n for n in LISTEN if n != "worst_path_listening")
+
+
+def _two_paths(names: tuple[str, ...], rng=None):
+    """A near receiver (30 ms, a signal per 100 packets) and a far one (80 ms, per
+    400): both troubled under rule 6 (eta = 20), but the far path's TCP rate,
+    1 / (0.08 sqrt(1/400)) against 1 / (0.03 sqrt(1/100)), is the lower."""
+    s = sender(n=2, rng=rng, names=names, initial_cwnd=20, ssthresh=2)
+    out(s)
+    near, far = (s.rcvrs[node_id(x)] for x in R[:2])
+    near.rtt.sample(0.030)
+    far.rtt.sample(0.080)
+    for r, iv in ((near, 100.0), (far, 400.0)):
+        r.interval_avg = iv
+        r.last_signal_pkts = s.packets_sent
+    s.last_window_cut = 5.0  # no forced cut (rule 3) for the signals below
+    return s, near, far
+
+
+@pytest.mark.parametrize("names, cuts", [(LISTEN, 0), (NO_LISTEN, 1)])
+def test_a_signal_from_the_faster_path_does_not_cut(names, cuts):
+    # Rule 3 cuts with probability 1/2 for either of two troubled receivers (the draw
+    # here always cuts); with the rule only the acker's signals are drawn for.
+    s, near, far = _two_paths(names, rng=FixedRng(0.0, 0.0))
+    s._congestion(near, 5.01, lost=None)
+    assert s.random_cuts == cuts
+    assert s.num_trouble_rcvr == (1 if names == LISTEN else 2)
+
+
+def test_the_slowest_paths_signal_cuts():
+    s, near, far = _two_paths(LISTEN, rng=FixedRng(0.0))
+    s._congestion(far, 5.01, lost=None)
+    assert s.acker == far.rid
+    assert s.random_cuts == 1 and s.cwnd == 10
+
+
+def test_the_acker_changes_only_below_three_quarters_of_its_rate():
+    s, near, far = _two_paths(LISTEN, rng=FixedRng(*[1.0] * 4))
+    s._congestion(far, 5.01, lost=None)
+    assert s.acker == far.rid
+    far.interval_avg = 40000.0  # rare losses: the equation's timeout term is negligible
+    held = s.equation_rate(far)
+    # The near path at 0.8 of the acker's rate keeps the acker; at 0.7 it takes over.
+    near.interval_avg = (0.8 * 0.030 / 0.080) ** 2 * far.interval_avg
+    near.last_signal_pkts = s.packets_sent
+    s._choose_acker()
+    assert 0.75 < s.equation_rate(near) / held < 0.85 and s.acker == far.rid
+    near.interval_avg = (0.7 * 0.030 / 0.080) ** 2 * far.interval_avg
+    s._choose_acker()
+    assert s.equation_rate(near) / held < 0.75 and s.acker == near.rid and s.acker_switches == 2
+
+
+def test_a_signal_does_not_elect_its_own_receiver():
+    # The near receiver's signal brings its interval down to where it would be the
+    # acker; the choice is made on what was known before, so this signal is not drawn for.
+    s, near, far = _two_paths(LISTEN, rng=FixedRng(0.0, 0.0))
+    s._congestion(far, 5.01, lost=None)  # far elected, one cut
+    s.packets_sent += 10
+    s._congestion(near, 5.5, lost=None)
+    assert s.random_cuts == 1 and s.acker == far.rid

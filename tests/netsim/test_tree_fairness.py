@@ -23,15 +23,16 @@ BRANCHES = [{"rate": "2Mbps", "delay": "13ms", "tcp_pairs": 1, "receivers": 2},
 DURATION = 36.0
 
 
-def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration: float = DURATION) -> list[float]:
+def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration: float = DURATION,
+                  branches: list[dict] = BRANCHES) -> list[float]:
     """Per branch: the session's mean receiver goodput over the branch's TCP flow, second half of the run."""
-    layout = tree_layout(BRANCHES)
+    layout = tree_layout(branches)
     flows = [{"name": f"tcp{i}", "src": s, "dst": d, "port": 6000 + i}
              for i, (s, d) in enumerate((p for b in layout for p in b["tcp"]), start=1)]
     session = {"name": "m", "protocol": proto, "sender": "snd1", "receivers": ["r*"], "group": "239.9.9.1",
                "port": PORT, "params": params, **({"rules": rules} if rules else {})}
     sc = scenario_from_dict({"name": f"{proto}-tree", "duration": duration, "seed": 1,
-                             "topology": {"generate": {"kind": "tree", "branches": BRANCHES}},
+                             "topology": {"generate": {"kind": "tree", "branches": branches}},
                              "sessions": [session], "tcp_flows": flows})
     run = build_run(sc, switch=choose_switch("model"))
 
@@ -68,3 +69,17 @@ def test_webrc_shares_every_branch_within_the_tfrc_bound() -> None:
     # still holds the fast branch's climb.
     ratios = branch_ratios("webrc", {"session_rate_bps": 20_000_000}, duration=60.0)
     assert all(0.5 <= r <= 2.0 for r in ratios), f"webrc/TCP per branch = {[round(r, 2) for r in ratios]}"
+
+
+#: The slow branch has the tree's longest round trip, the fast one eight receivers behind two TCP
+#: flows: random listening over nine troubled receivers answered the slow branch's losses one
+#: time in nine (RLA took 3.3 times its TCP flow there without ``worst_path_listening``).
+SLOW_AND_LONG = [{"rate": "1Mbps", "delay": "98ms", "queue": 33, "tcp_pairs": 1, "receivers": 1},
+                 {"rate": "16Mbps", "delay": "13ms", "queue": 80, "tcp_pairs": 2, "receivers": 8}]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("proto", ["tfmcc", "vlmcc", "rla", "mtcp"])
+def test_a_slow_long_branch_beside_a_crowded_fast_one_is_the_one_followed(proto: str) -> None:
+    ratio = branch_ratios(proto, {}, duration=60.0, branches=SLOW_AND_LONG)[0]
+    assert 0.5 <= ratio <= 2.0, f"{proto}/TCP on the slow branch = {ratio:.2f}"
