@@ -147,9 +147,13 @@ class JoinAtWindowEdge(Sender):
         r = self.rcvrs.get(m.rcvr_id)
         if r and not r.synced and r.sb.acked(r.join) and now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
             self.sync_at[r.rid] = now
-            self.send(r.addr, self._data(r.join, now, Flags.RETRANSMIT | Flags.SYNC))
-            self.ucast_rexmits += 1
+            self._send_sync(r, now)
             self.sync_resends += 1
+
+    def _send_sync(self, r: _Receiver, now: float) -> None:
+        """The joiner's first packet, to it alone, marking where its stream starts."""
+        self.send(r.addr, self._data(r.join, now, Flags.RETRANSMIT | Flags.SYNC))
+        self.ucast_rexmits += 1
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = self.rcvrs.get(m.rcvr_id)
@@ -178,8 +182,7 @@ class JoinAtWindowEdge(Sender):
     def _repair_joiners(self, s: int, want: list[_Receiver], now: float) -> list[_Receiver]:
         for r in want:
             if not r.synced and s == r.join:
-                self.send(r.addr, self._data(s, now, Flags.RETRANSMIT | Flags.SYNC))
-                self.ucast_rexmits += 1
+                self._send_sync(r, now)
         return super()._repair_joiners(s, [r for r in want if r.synced or s != r.join], now)
 
 
@@ -536,8 +539,10 @@ class OneClock(Sender):
         if self.clock is None or rid == self.clock:
             return super()._clocked_elsewhere(rid, now)
         clock = self.rcvrs[self.clock]
-        if clock.sb.highest >= self.next_seq - 1 or clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
-            return False  # it holds all that was sent (no SACK of its own is coming), or waiting stretches the RTT
+        if clock.sb.highest >= self.next_seq - 1:
+            return False  # it holds all that was sent: no SACK of its own is coming
+        if clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
+            return False  # waiting for its next SACK would stretch the round trip
         return now - clock.last_heard <= DELAYED_ACK_TIMEOUT
 
 
@@ -738,7 +743,8 @@ class WorstPathListening(Sender):
     def _choose_acker(self) -> None:
         rates = {rid: self.equation_rate(r) for rid, r in self.rcvrs.items()}
         best = min(rates, key=rates.__getitem__, default=None)
-        if best is not None and rates[best] < self.SWITCH * rates.get(self.acker, math.inf):  # type: ignore[arg-type]
+        held = rates[self.acker] if self.acker in rates else math.inf
+        if best is not None and rates[best] < self.SWITCH * held:
             self.acker, self.acker_switches = best, self.acker_switches + 1
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,

@@ -95,10 +95,10 @@ def test_twenty_thousand_groups_in_one_write_keep_pings_under_100_ms(capsys):
         with capsys.disabled():
             print(f"\n20k-group write: {t1 - t0:.2f} s; {len(during)} ping requests during it, "
                   f"RTT max {max(rtts, default=0):.1f} ms, median {sorted(rtts)[len(rtts) // 2] if rtts else 0:.1f} ms")
-        # pings went on through the write: every request sent during it came back
-        # within 100 ms (a switch that stopped forwarding for the write holds them
-        # to its end)
-        assert during, "no ping request went out during the write"
+        # pings went on through the write: at least one request per 100 ms, each
+        # back within 100 ms (a switch that stopped forwarding for the write holds
+        # them to its end)
+        assert len(during) >= (t1 - t0) / 0.1, "fewer than one ping request per 100 ms went out during the write"
         assert max(rtts) < 100.0
         seqs = [r[1] for r in replies]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "a ping was lost"
