@@ -127,7 +127,7 @@ docs-emulation: install
 # process id and deletes those interfaces, and touches nothing else (no name
 # patterns, no Mininet-wide cleanup).  See emulation/runstate.py.
 stop:
-	@if [ -x $(PY) ]; then $(PY) -m p4mcc_cli.main stop; else echo "make stop: no $(VENV), so no p4mcc run to stop"; fi
+	@if [ -x $(PY) ]; then $(PY) -m p4mcc.cli.main stop; else echo "make stop: no $(VENV), so no p4mcc run to stop"; fi
 
 clean: stop
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info $(RESULTS)

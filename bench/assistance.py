@@ -47,11 +47,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hosts import wire  # noqa: E402
-from hosts.core import Endpoint  # noqa: E402
-from netsim.run import SimRun, registry_factory, run_scenario  # noqa: E402
-from netsim.switches import choose_switch  # noqa: E402
-from scenario.model import Scenario, Session, scenario_from_dict  # noqa: E402
+from p4mcc.hosts import wire  # noqa: E402
+from p4mcc.hosts.core import Endpoint  # noqa: E402
+from p4mcc.netsim.run import SimRun, registry_factory, run_scenario  # noqa: E402
+from p4mcc.netsim.switches import choose_switch  # noqa: E402
+from p4mcc.scenario.model import Scenario, Session, scenario_from_dict  # noqa: E402
 
 GROUP, PORT = "239.1.1.1", 5001
 
@@ -398,7 +398,7 @@ def limiting_branch(case: str) -> tuple[int, dict[str, Any]]:
 
 
 def _tree_scenario(proto: str, profile: str, case: str, seed: int, duration: float) -> Scenario:
-    from scenario.shapes import tree_layout
+    from p4mcc.scenario.shapes import tree_layout
 
     c = STAMP_CASES[case]
     branches = [{"rate": int(b["rate_mbps"] * 1e6), "delay": round(b["rtt_ms"] / 2e3 - 2 * _ACCESS_DELAY, 5),

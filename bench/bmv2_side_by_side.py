@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from controller.igmp import checksum  # noqa: E402
-from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
+from p4mcc.controller.igmp import checksum  # noqa: E402
+from p4mcc.controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
 from vethlab import add_namespace, add_veth, eth, ipv4, received, remove, send_frames, sh, start_receiver, stop_group  # noqa: E402
 NS_SRC, NS_DST = "p4mcc-vsrc", "p4mcc-vdst"
 SW_PORTS = {1: "p4mcc-v1", 2: "p4mcc-v2", 3: "p4mcc-v3", 4: "p4mcc-v4", 5: "p4mcc-v5"}
@@ -71,7 +71,7 @@ def unicast_frame(size: int = 64) -> bytes:
 
 
 def mcast_frame() -> bytes:
-    from hosts import wire
+    from p4mcc.hosts import wire
 
     msg = wire.WebrcData(session_id=7, seq=1, cn=0, psn=1, tsi=0, payload=MARK + bytes(8)).encode()
     udp = struct.pack("!HHHH", 5001, 5001, 8 + len(msg), 0) + msg
@@ -97,7 +97,7 @@ def start_switch(kind: str, exe: str | None = None) -> tuple[subprocess.Popen, s
     addr = f"127.0.0.1:{free_port()}"
     ifs = [x for p, dev in sorted(SW_PORTS.items()) for x in ("-i", f"{p}@{dev}")]
     if kind == "p4mcc":
-        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(PROGRAM), "-I", str(INCLUDE),
+        cmd = [sys.executable, "-m", "p4mcc.cli.main", "switch", str(PROGRAM), "-I", str(INCLUDE),
                "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT), *ifs]
     else:
         cmd = [exe or "simple_switch_grpc", "--no-p4", *ifs, "--", "--grpc-server-addr", addr, "--cpu-port", str(CPU_PORT)]
@@ -126,9 +126,9 @@ async def configure(addr: str, kind: str, build: Path) -> None:
     import finsy as fy
 
     if kind == "p4mcc":
-        from p4switch.frontend import compile_file
-        from p4switch.p4rt.device import make_bundle
-        from p4switch.p4rt.p4info import build_p4info
+        from p4mcc.p4switch.frontend import compile_file
+        from p4mcc.p4switch.p4rt.device import make_bundle
+        from p4mcc.p4switch.p4rt.p4info import build_p4info
 
         opts = fy.SwitchOptions(p4info=build_p4info(compile_file(str(PROGRAM), [str(INCLUDE)])),
                                 p4blob=make_bundle(str(PROGRAM), [str(INCLUDE)]), device_id=0)
@@ -190,7 +190,7 @@ def measure(kind: str, exe: str | None, build: Path, seconds: float) -> dict[str
 
 
 def p4c_build() -> Path:
-    from controller.pipeline import p4c_build as build
+    from p4mcc.controller.pipeline import p4c_build as build
 
     if not build():
         raise RuntimeError("p4c-bm2-ss is not on PATH")

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hosts import wire  # noqa: E402
+from p4mcc.hosts import wire  # noqa: E402
 
 
 def sample(cls: type[wire.Message]) -> wire.Message:

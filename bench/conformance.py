@@ -88,8 +88,8 @@ def run_one(prog: str, timeout: float) -> tuple[str, str, float, str]:
 
 BUILD_SCRIPT = r"""
 import sys
-from p4switch.frontend import compile_file, P4Error
-from p4switch.interp import Switch, UnsupportedError
+from p4mcc.p4switch.frontend import compile_file, P4Error
+from p4mcc.p4switch.interp import Switch, UnsupportedError
 try:
     prog = compile_file(sys.argv[1])
 except P4Error as e:
@@ -135,8 +135,8 @@ def build_all(testdata: str, timeout: float) -> int:
 
 CHECK_SCRIPT = r"""
 import sys
-from p4switch.frontend import compile_file, P4Error
-from p4switch.frontend.bmv2 import bmv2_errors
+from p4mcc.p4switch.frontend import compile_file, P4Error
+from p4mcc.p4switch.frontend.bmv2 import bmv2_errors
 try:
     errs = bmv2_errors(compile_file(sys.argv[1], [sys.argv[2]]))
 except P4Error as e:

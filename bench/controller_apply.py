@@ -30,12 +30,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from controller import fleet  # noqa: E402
-from controller.desired import SessionSpec, plan  # noqa: E402
-from controller.diff import summarize  # noqa: E402
-from controller.pipeline import builtin_pipeline  # noqa: E402
-from controller.program import CPU_PORT  # noqa: E402
-from controller.topology import from_tutorials_dict  # noqa: E402
+from p4mcc.controller import fleet  # noqa: E402
+from p4mcc.controller.desired import SessionSpec, plan  # noqa: E402
+from p4mcc.controller.diff import summarize  # noqa: E402
+from p4mcc.controller.pipeline import builtin_pipeline  # noqa: E402
+from p4mcc.controller.program import CPU_PORT  # noqa: E402
+from p4mcc.controller.topology import from_tutorials_dict  # noqa: E402
 
 PROTOCOLS = ("mtcp", "tfmcc", "vlmcc", "webrc", "rla")
 
@@ -95,7 +95,7 @@ def main() -> None:
             name = f"s{i}"
             ports[name] = free_port()
             procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
+                [sys.executable, "-m", "p4mcc.cli.main", "switch", "--no-p4", "--grpc-server-addr",
                  f"127.0.0.1:{ports[name]}", "--cpu-port", str(CPU_PORT)],
                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for name, proc in procs.items():

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "demo-sim"), help="results folder of the run")
     ap.add_argument("--docs", action="store_true", help="write README.md's section and docs/img/demo-throughput.png")
     args = ap.parse_args(argv)
-    from p4mcc_cli.main import main as p4mcc
+    from p4mcc.cli.main import main as p4mcc
 
     command = ["sim", SCENARIO, "--out", args.out]
     with docsection.Tee() as out:

@@ -89,7 +89,7 @@ def run_engine(engine: str, scenario: str, out: Path, *, duration: float | None,
     summary = out / "summary.json"
     if summary.exists() and not fresh:
         return json.loads(summary.read_text())
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", ENGINES[engine], scenario, "--out", str(out),
+    cmd = [sys.executable, "-m", "p4mcc.cli.main", ENGINES[engine], scenario, "--out", str(out),
            "--seed", str(seed)]
     if duration is not None:
         cmd += ["--duration", f"{duration:g}"]

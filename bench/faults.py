@@ -97,7 +97,7 @@ def draw_tree(rng: random.Random) -> dict:
 
 def make_scenario(tree: dict, proto: str, kind: str, rng: random.Random):
     """The scenario of one (draw, protocol, fault): the fault at its place, past the warm-up."""
-    from scenario.model import scenario_from_dict
+    from p4mcc.scenario.model import scenario_from_dict
 
     at = WARMUP.get(proto, DEFAULT_WARMUP)
     raw = {"name": f"tree-{proto}-{kind}", "seed": rng.randint(1, 10_000),
@@ -147,9 +147,9 @@ def _buffer(agent):
 
 def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
     """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused."""
-    from netsim.run import build_run, run_scenario
-    from netsim.switches import choose_switch
-    from scenario.faults import recovery_times
+    from p4mcc.netsim.run import build_run, run_scenario
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.faults import recovery_times
 
     rng = random.Random(seed * 1_000_003 + draw)
     tree = draw_tree(rng)
@@ -157,7 +157,7 @@ def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
     out: dict = {"draw": draw, "protocol": proto, "fault": kind, "tree": tree, "wall_s": 0.0}
     t0 = time.perf_counter()
     if kind == "disk_full":
-        from reporting.results import results_folder_problem
+        from p4mcc.reporting.results import results_folder_problem
 
         with tempfile.TemporaryDirectory() as d:
             try:
@@ -239,8 +239,8 @@ def run_one(name: str, proto: str, control: bool = False, profile: str | None = 
             rules: dict[str, bool] | None = None) -> dict:
     """One (fault, protocol) row; ``profile``/``rules`` put every session on
     that profile with those rules switched (None: as the scenario says)."""
-    from scenario.faults import faults_later, with_protocol, with_rules
-    from scenario.model import load_scenario
+    from p4mcc.scenario.faults import faults_later, with_protocol, with_rules
+    from p4mcc.scenario.model import load_scenario
 
     sc = faults_later(with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), proto), WARMUP.get(proto, 0.0), FILE_TAIL_S)
     if profile is not None or rules:
@@ -289,8 +289,8 @@ def _mean_throughput(run, session, t0: float, t1: float) -> float | None:
 
 def _build(sc):
     """The scenario set up in the simulator on the P4 switch."""
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
 
     return build_run(sc, switch=choose_switch("p4", sc))
 
@@ -306,7 +306,7 @@ def _run_quiet(sc):
 def _worst_recovery(run, sc) -> float | None | str:
     """The worst recovery time over every instance of ``sc``'s faults in
     ``run``'s samples (None: never; "-": no session was affected)."""
-    from scenario.faults import recovery_times
+    from p4mcc.scenario.faults import recovery_times
 
     worst: float | None = 0.0
     affected = False

@@ -72,7 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from scenario.model import SEND_PATH_AUTO, SEND_PATH_MAX  # noqa: E402
+from p4mcc.scenario.model import SEND_PATH_AUTO, SEND_PATH_MAX  # noqa: E402
 
 SWEEPS = ROOT / "bench" / "sweeps"
 FULL = SWEEPS / "friendliness.yaml"
@@ -510,7 +510,7 @@ def _sweep(sweep_file: Path, out: Path, scheduler: str | None) -> tuple[list[dic
     """Run (or resume) one sweep through ``p4mcc sweep``; its table and series, or None if it failed."""
     import pyarrow.parquet as pq
 
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(sweep_file), "--out", str(out)]
+    cmd = [sys.executable, "-m", "p4mcc.cli.main", "sweep", str(sweep_file), "--out", str(out)]
     if scheduler:
         cmd += ["--scheduler", scheduler]
     done = subprocess.run(cmd)
@@ -524,7 +524,7 @@ def ablation_doc(proto: str, args: argparse.Namespace, name: str) -> tuple[dict[
     """The ablation's sweep file for ``proto`` (its variants crossed with the
     chosen cells and seeds) and the variants (``bench/ablation.py``)."""
     from bench import ablation
-    from hosts import registry
+    from p4mcc.hosts import registry
 
     vs = ablation.variants(registry.get(proto).rules, plus=not args.no_plus)
     seeds, duration = _seeds_and_duration(args)
@@ -654,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"friendliness: --tcp-start: seconds from 0 to less than half the run expected, "
                          f"got {args.tcp_start}")
     if args.send_jitter is not None and args.send_jitter != SEND_PATH_AUTO:
-        from p4switch.units import parse_time
+        from p4mcc.p4switch.units import parse_time
 
         try:
             if not 0 <= parse_time(args.send_jitter) <= SEND_PATH_MAX:

@@ -26,9 +26,9 @@ from finsy.proto import p4r  # noqa: E402
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc  # noqa: E402
 from switchproc import SwitchProc  # noqa: E402
 
-from p4switch.frontend import compile_file  # noqa: E402
-from p4switch.p4rt.device import make_bundle  # noqa: E402
-from p4switch.p4rt.p4info import build_p4info  # noqa: E402
+from p4mcc.p4switch.frontend import compile_file  # noqa: E402
+from p4mcc.p4switch.p4rt.device import make_bundle  # noqa: E402
+from p4mcc.p4switch.p4rt.p4info import build_p4info  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "p4switch_p4rt" / "programs" / "l2.p4"
 

@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from scenario.model import Scenario, load_scenario  # noqa: E402
+from p4mcc.scenario.model import Scenario, load_scenario  # noqa: E402
 
 PAPER_DIR = ROOT / "topologies" / "scenarios" / "paper"
 PKT_BITS = 8000  # 1000-byte payloads: packets per second = payload bit/s / 8000
@@ -192,10 +192,10 @@ def run_from(rows: list[dict[str, Any]], extra: dict[str, Any]) -> Run:
 def simulate(scenario: Scenario, warmup: float) -> Run:
     """Run one scenario here (model switches) and measure after ``warmup``:
     the same point function and probe the sweeps use."""
-    from netsim.run import run_scenario
-    from netsim.switches import choose_switch
-    from sweep.point import rows_from_summary
-    from sweep.spec import Metrics
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.sweep.point import rows_from_summary
+    from p4mcc.sweep.spec import Metrics
 
     sc = dataclasses.replace(scenario, steady_window=(warmup, scenario.duration))
     t0 = time.process_time()
@@ -290,8 +290,8 @@ class Job:
 
     def build(self, seed: int = 1, quick: bool = True, profile: str = "default") -> Scenario:
         """The scenario of one seed and profile, as the sweep file builds it (for checks and single runs)."""
-        from sweep.spec import validate
-        from scenario.model import scenario_from_dict
+        from p4mcc.sweep.spec import validate
+        from p4mcc.scenario.model import scenario_from_dict
 
         sw = self.load_sweep(quick)
         pts = [p for p in validate(sw) if p.scenario.get("seed") == seed
@@ -302,7 +302,7 @@ class Job:
         """The sweep file, with the quick durations when asked."""
         from dataclasses import replace
 
-        from sweep.spec import load_sweep
+        from p4mcc.sweep.spec import load_sweep
 
         sw = load_sweep(self.sweep_file)
         if quick:
@@ -363,9 +363,9 @@ def run_sweeps(jobs: list[Job], quick: bool, seeds: list[int], out: Path, schedu
     import cloudpickle
     import pyarrow.parquet as pq
 
-    from sweep.execute import run_many
-    from sweep.spec import validate
-    from sweep.store import PROBES, RESULTS
+    from p4mcc.sweep.execute import run_many
+    from p4mcc.sweep.spec import validate
+    from p4mcc.sweep.store import PROBES, RESULTS
 
     if __name__ != "__main__":  # workers cannot import this file: ship the probe by value
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -461,7 +461,7 @@ def vlmcc_tcp_ratio(r: Run) -> float:
 
 
 def _leader_hosts(r: Run) -> list[tuple[float, str]]:
-    from hosts.core import id_to_ip
+    from p4mcc.hosts.core import id_to_ip
 
     by_ip = {ip: n for n, ip in r.ips.items()}
     out = []

@@ -48,9 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netsim.run import build_run  # noqa: E402
-from netsim.switches import SwitchUnavailable, choose_switch  # noqa: E402
-from scenario.model import scenario_from_dict  # noqa: E402
+from p4mcc.netsim.run import build_run  # noqa: E402
+from p4mcc.netsim.switches import SwitchUnavailable, choose_switch  # noqa: E402
+from p4mcc.scenario.model import scenario_from_dict  # noqa: E402
 
 
 def dumbbell_tcp(duration: float):

@@ -33,9 +33,9 @@ SWEEP = ROOT / "bench" / "sweeps" / "speed.yaml"
 def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
 
-    from sweep.execute import default_workers, run_sweep
-    from sweep.spec import load_sweep, validate
-    from sweep.store import RESULTS
+    from p4mcc.sweep.execute import default_workers, run_sweep
+    from p4mcc.sweep.spec import load_sweep, validate
+    from p4mcc.sweep.store import RESULTS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--points", type=int, help="run only the first N points")
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             res = run_sweep(sw, out, scheduler=sched, workers=args.workers, progress=False, points=points)
             times[mode] = time.perf_counter() - t0
-            from sweep.store import Store
+            from p4mcc.sweep.store import Store
 
             st = Store(out)
             cpu[mode] = sum(st.load(p.id).get("cpu_s", 0.0) for p in points)

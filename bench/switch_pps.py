@@ -26,9 +26,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from p4switch.frontend import P4Error, compile_file  # noqa: E402
-from p4switch.interp import Switch, UnsupportedError  # noqa: E402
-from p4switch.runtime.tables import Lpm  # noqa: E402
+from p4mcc.p4switch.frontend import P4Error, compile_file  # noqa: E402
+from p4mcc.p4switch.interp import Switch, UnsupportedError  # noqa: E402
+from p4mcc.p4switch.runtime.tables import Lpm  # noqa: E402
 
 
 def ipv4_frame(dst: int, size: int = 64) -> bytes:
@@ -79,7 +79,7 @@ def bench_mcc(n: int) -> None:
         return
     # one group G0 = 239.1.1.1 on PRE group 10 over ports 1..5; hosts on ports
     # 1..4 join with IGMPv2, the sender on port 5 sends p4mcc data to G0
-    from p4switch.stf import StfRunner
+    from p4mcc.p4switch.stf import StfRunner
 
     runner = StfRunner(sw)
     cfg = ["mc_mgrp_create 10", "mc_node_create 0 1 2 3 4 5", "mc_node_associate 10 0"]

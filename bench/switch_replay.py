@@ -44,10 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from netsim import p4_switch as P  # noqa: E402
-from netsim.run import build_run  # noqa: E402
-from netsim.switches import choose_switch  # noqa: E402
-from p4switch.interp import switch as S  # noqa: E402
+from p4mcc.netsim import p4_switch as P  # noqa: E402
+from p4mcc.netsim.run import build_run  # noqa: E402
+from p4mcc.netsim.switches import choose_switch  # noqa: E402
+from p4mcc.p4switch.interp import switch as S  # noqa: E402
 from sim_speed import tfmcc_tree  # noqa: E402
 
 

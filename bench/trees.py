@@ -46,8 +46,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from hosts.tfrc import tcp_rate
-from scenario.shapes import tree_layout
+from p4mcc.hosts.tfrc import tcp_rate
+from p4mcc.scenario.shapes import tree_layout
 
 ACCESS_DELAY = 0.001  # the tree generator's access links (one each side)
 PKT = 1500
@@ -572,7 +572,7 @@ def run(args: Any, argv: list[str], root: Path) -> int:
     path = out / "trees.yaml"
     doc = sweep_doc(cells, seeds, duration, stem, protocols, args.switch, variant)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", "sweep", str(path), "--out", str(out)]
+    cmd = [sys.executable, "-m", "p4mcc.cli.main", "sweep", str(path), "--out", str(out)]
     if args.scheduler:
         cmd += ["--scheduler", args.scheduler]
     if subprocess.run(cmd).returncode != 0:

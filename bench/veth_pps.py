@@ -63,7 +63,7 @@ def offer(seconds: float, size: int) -> tuple[int, int, float]:
 
 
 def bench_p4mcc(seconds: float, size: int) -> float:
-    cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(PROGRAM), "--grpc-server-addr",
+    cmd = [sys.executable, "-m", "p4mcc.cli.main", "switch", str(PROGRAM), "--grpc-server-addr",
            "127.0.0.1:0", "-i", f"1@{PORT1}", "-i", f"2@{PORT2}"]
     sw = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           start_new_session=True)

@@ -23,7 +23,7 @@ from typing import Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.igmp import checksum  # noqa: E402
+from p4mcc.controller.igmp import checksum  # noqa: E402
 
 
 def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -37,8 +37,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from controller.program import MCC, ProgramNames
-from controller.state import (
+from p4mcc.controller.program import MCC, ProgramNames
+from p4mcc.controller.state import (
     DefaultAction,
     DigestConfig,
     MeterConfig,
@@ -47,10 +47,10 @@ from controller.state import (
     TableEntry,
     _freeze,
 )
-from controller.topology import Topology, TopologyError
-from controller.routes import RoutesTooLarge, host_routes
-from controller.trees import source_tree, switches_below
-from hosts import registry
+from p4mcc.controller.topology import Topology, TopologyError
+from p4mcc.controller.routes import RoutesTooLarge, host_routes
+from p4mcc.controller.trees import source_tree, switches_below
+from p4mcc.hosts import registry
 
 MAX_MGID = 0xFFFF
 """v1model's ``mcast_grp`` is 16 bits; group 0 means "no multicast"."""

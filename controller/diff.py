@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-from controller.state import KINDS, Entity, SwitchState
+from p4mcc.controller.state import KINDS, Entity, SwitchState
 
 OpKind = Literal["insert", "modify", "delete"]
 

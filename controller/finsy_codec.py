@@ -15,7 +15,7 @@ from typing import Any
 
 import finsy as fy
 
-from controller.state import (
+from p4mcc.controller.state import (
     CloneSession,
     DefaultAction,
     DigestConfig,

@@ -33,13 +33,13 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 import finsy as fy
 from finsy.p4client import P4ClientError
 
-from controller.diff import Op, diff
-from controller.errors import SwitchFault
-from controller.events import EventLog
-from controller.finsy_codec import SchemaError, canonical, state_from_finsy, to_finsy
-from controller.pipeline import PipelineSpec
-from controller.program import MCC, ProgramNames
-from controller.state import SwitchState
+from p4mcc.controller.diff import Op, diff
+from p4mcc.controller.errors import SwitchFault
+from p4mcc.controller.events import EventLog
+from p4mcc.controller.finsy_codec import SchemaError, canonical, state_from_finsy, to_finsy
+from p4mcc.controller.pipeline import PipelineSpec
+from p4mcc.controller.program import MCC, ProgramNames
+from p4mcc.controller.state import SwitchState
 
 LOG = logging.getLogger("p4mcc.controller")
 
@@ -415,7 +415,7 @@ class Controller:
         ``REJOIN_WINDOW_S``, its hosts queried meanwhile, then its own
         configuration back.  A disconnect in between leaves the eager
         configuration to the next sync, which writes the desired one."""
-        from controller.querier import REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, rejoin_state
+        from p4mcc.controller.querier import REJOIN_WINDOW_S, REQUERY_COUNT, REQUERY_GAP_S, rejoin_state
 
         plain = self.desired.get(sw.name, SwitchState())
         want = canonical_for(sw, plain)
@@ -434,7 +434,7 @@ class Controller:
         membership lived in the restarted switch's registers, which no
         controller can write on every target, so the hosts are asked to report
         again.  Then, when memberships age, a query every ``query_interval``."""
-        from controller.querier import general_query, max_response_ds
+        from p4mcc.controller.querier import general_query, max_response_ds
 
         if restored:
             await self._requery(sw, log=True)
@@ -448,7 +448,7 @@ class Controller:
     async def _requery(self, sw: fy.Switch, log: bool = False) -> None:
         """The restore's general queries to ``sw``'s hosts (``controller.querier.REQUERY_*``),
         each logged as ``requeried`` when ``log``."""
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
+        from p4mcc.controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS, general_query
 
         frame = general_query(max_resp_ds=REQUERY_MAX_RESP_DS)
         for i in range(REQUERY_COUNT):

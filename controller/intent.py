@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.desired import SessionSpec
-from hosts.input_files import parse_json, read_input_text
+from p4mcc.controller.desired import SessionSpec
+from p4mcc.hosts.input_files import parse_json, read_input_text
 
 
 class IntentError(ValueError):

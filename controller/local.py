@@ -6,8 +6,8 @@ its runtime API (docs/p4switch-api.md) with the same
 simulator configures its switch nodes with exactly what ``p4mcc ctl apply``
 writes to real switches::
 
-    from controller.desired import desired_state
-    from controller.local import LocalApplier
+    from p4mcc.controller.desired import desired_state
+    from p4mcc.controller.local import LocalApplier
 
     states = desired_state(topo, sessions)
     for name, node in switches.items():
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from controller.diff import Op, diff
-from controller.errors import SwitchFault
-from controller.state import (
+from p4mcc.controller.diff import Op, diff
+from p4mcc.controller.errors import SwitchFault
+from p4mcc.controller.state import (
     CloneSession,
     DefaultAction,
     DigestConfig,
@@ -53,7 +53,7 @@ def _match_value(m: Any) -> Any:
 
 
 def _to_match(kind: str, v: Any) -> Any:
-    from p4switch.runtime.tables import Exact, Lpm, Optional_, Range, Ternary
+    from p4mcc.p4switch.runtime.tables import Exact, Lpm, Optional_, Range, Ternary
 
     if kind == "exact":
         return Exact(int(v))
@@ -115,7 +115,7 @@ class LocalApplier:
         return st
 
     def _resolve_table(self, name: str) -> str:
-        from p4switch.interp.switch import resolve_name
+        from p4mcc.p4switch.interp.switch import resolve_name
 
         try:
             return resolve_name(self.sw.tables, name, "table")

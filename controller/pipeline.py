@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.program import BMV2_JSON, BMV2_P4INFO, P4_INCLUDE, P4_SOURCE
+from p4mcc.controller.program import BMV2_JSON, BMV2_P4INFO, P4_INCLUDE, P4_SOURCE
 
 TARGETS = ("builtin", "bmv2")
 
@@ -54,10 +54,10 @@ def builtin_pipeline(source: Path = P4_SOURCE, include_dir: Path = P4_INCLUDE) -
     if key in _CACHE:
         return _CACHE[key]
     try:
-        from p4switch.frontend import compile_file
-        from p4switch.frontend.errors import P4Error
-        from p4switch.p4rt.device import make_bundle
-        from p4switch.p4rt.p4info import build_p4info
+        from p4mcc.p4switch.frontend import compile_file
+        from p4mcc.p4switch.frontend.errors import P4Error
+        from p4mcc.p4switch.p4rt.device import make_bundle
+        from p4mcc.p4switch.p4rt.p4info import build_p4info
     except ImportError as exc:
         raise PipelineError(f"the built-in P4 front end is not available ({exc})") from None
     try:

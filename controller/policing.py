@@ -40,7 +40,7 @@ def _packet_size(s: Any) -> int:
     if isinstance(size, int) and size > 0:
         return size
     try:
-        from hosts import registry
+        from p4mcc.hosts import registry
 
         return int(getattr(registry.get(s.protocol).parse_params({}), "packet_size", 1000))
     except Exception:  # noqa: BLE001 - unknown protocol: the common default

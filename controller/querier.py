@@ -20,11 +20,11 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from controller.igmp import checksum, igmpv2
+from p4mcc.controller.igmp import checksum, igmpv2
 
 if TYPE_CHECKING:
-    from controller.program import ProgramNames
-    from controller.state import SwitchState
+    from p4mcc.controller.program import ProgramNames
+    from p4mcc.controller.state import SwitchState
 
 QUERY_MAC = bytes.fromhex("01005e000001")  # 224.0.0.1, all systems
 QUERIER_MAC = bytes.fromhex("020000000001")  # locally administered
@@ -60,8 +60,8 @@ def rejoin_state(state: "SwitchState", names: "ProgramNames | None" = None) -> "
     """
     import dataclasses
 
-    from controller.program import MCC
-    from controller.state import SwitchState
+    from p4mcc.controller.program import MCC
+    from p4mcc.controller.state import SwitchState
 
     n = names or MCC
     out = SwitchState(**{k: dict(v) for k, v in vars(state).items()})

@@ -35,8 +35,8 @@ import ipaddress
 
 import networkx as nx
 
-from controller.topology import Topology
-from controller.trees import bfs_parents, unicast_ports
+from p4mcc.controller.topology import Topology
+from p4mcc.controller.trees import bfs_parents, unicast_ports
 
 @dataclass(frozen=True, order=True)
 class Route:

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from controller.topology import Topology, TopologyError
+from p4mcc.controller.topology import Topology, TopologyError
 
 
 def bfs_parents(topo: Topology, root: str) -> dict[str, str | None]:

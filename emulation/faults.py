@@ -28,8 +28,8 @@ the runner wakes up.  It
                       pair (the switch side in the root namespace, a host
                       side in the host's), ``up`` after ``for``
   ``feedback_flood``, ``false_report``, ``spoof_clr``
-                      ``python -m hosts.rogue`` in the host for ``for`` seconds
-  ``malformed``       ``python -m hosts.rogue malformed`` on a raw socket of
+                      ``python -m p4mcc.hosts.rogue`` in the host for ``for`` seconds
+  ``malformed``       ``python -m p4mcc.hosts.rogue malformed`` on a raw socket of
                       the host attached to the port
 
   ``link_change``    a lower ``rate``: tc's token bucket (``tbf``) on
@@ -104,7 +104,7 @@ def check_supported(scenario: Any) -> None:
             why = UNSUPPORTED_WHY.get(f.kind, "not implemented")
             raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet ({why}); use p4mcc sim")
         if f.kind == "link_change":
-            from emulation.netem_faults import change_problem
+            from p4mcc.emulation.netem_faults import change_problem
 
             link = next(l for l in scenario.topology.links if {l.a.node, l.b.node} == set(f.target))
             why = change_problem(f, link)
@@ -202,7 +202,7 @@ class EmuFaults:
         self.netem_ends: dict[int, list[tuple[str, str]]] = {}
         for f in scenario.faults:
             if f.kind == "disk_full":
-                from scenario.faults import fill_disk
+                from p4mcc.scenario.faults import fill_disk
 
                 fill_disk(rec, f.params.get("free", 0))
         for i, f in enumerate(scenario.faults):
@@ -232,8 +232,8 @@ class EmuFaults:
         """Refuse, in one line, a fault that needs netem where there is none
         (probed once on an interface of this run) or where it would replace
         p4mcc's own shaping (emulation/netem_faults.py)."""
-        from emulation import netem_faults
-        from emulation.mininet_net import ComponentError
+        from p4mcc.emulation import netem_faults
+        from p4mcc.emulation.mininet_net import ComponentError
 
         shaped = netem_faults.kernel_shaped(getattr(self.plan, "shapings", ()) or ())
         have: bool | None = None
@@ -263,7 +263,7 @@ class EmuFaults:
         """The switch's own command line for a restart: no program (the
         controller pushes it), the run's pipeline cache (it loads the
         compiled program instead of compiling it)."""
-        from emulation.mininet_net import PIPELINE_CACHE
+        from p4mcc.emulation.mininet_net import PIPELINE_CACHE
 
         node = self.net[name]
         argv = node.plan.command(Path(node.program), seed=node.seed)
@@ -271,7 +271,7 @@ class EmuFaults:
         return argv + ["--pipeline-cache", str(Path(node.log_dir) / PIPELINE_CACHE)]
 
     def _spawn_standby(self, name: str) -> None:
-        from emulation.mininet_net import spawn
+        from p4mcc.emulation.mininet_net import spawn
 
         self._standbys_made += 1
         self.standby[name] = spawn(f"switch {name}", self._switch_argv(name) + ["--standby"],
@@ -338,7 +338,7 @@ class EmuFaults:
             node.process = spare
             how = "standby"
         elif getattr(node, "target", "builtin") == "builtin":
-            from emulation.mininet_net import READY, spawn
+            from p4mcc.emulation.mininet_net import READY, spawn
 
             log = self.logs / f"{name}.log"
             if log.exists():
@@ -384,7 +384,7 @@ class EmuFaults:
     def _gate(self, items: list[Any]) -> None:
         """Start the killed agents' replacements now, warm by their restart
         (a Python process takes seconds to start on a busy machine)."""
-        from emulation import warm
+        from p4mcc.emulation import warm
 
         for s in items:
             a = s.plan
@@ -404,7 +404,7 @@ class EmuFaults:
 
     @staticmethod
     def _end_gate(gate: Any) -> None:
-        from emulation import warm
+        from p4mcc.emulation import warm
 
         warm.end(gate)
 
@@ -505,7 +505,7 @@ class EmuFaults:
     def _netem(self, f: Any) -> None:
         """Reorder, duplicate, corrupt or a change of delay/loss/queue: netem on
         the ends :meth:`_check_netem` chose, taken off after ``for``."""
-        from emulation import netem_faults
+        from p4mcc.emulation import netem_faults
 
         ends = self.netem_ends[self.scenario.faults.index(f)]
         link = next((l for l in self.scenario.topology.links if {l.a.node, l.b.node} == set(f.target)), None)
@@ -530,7 +530,7 @@ class EmuFaults:
     def _link_change(self, f: Any) -> None:
         """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`);
         delay, loss or queue: netem (:meth:`_netem`)."""
-        from emulation import netem_faults
+        from p4mcc.emulation import netem_faults
 
         if netem_faults.needs_netem(f):
             self._netem(f)
@@ -598,12 +598,12 @@ class EmuFaults:
         return []
 
     def _rogue(self, f: Any, mode: str) -> None:
-        from emulation.mininet_net import spawn
+        from p4mcc.emulation.mininet_net import spawn
 
         s = next(x for x in self.scenario.sessions if x.name == f.session)
         h = self.plan.hosts[f.target]
         dur = f.duration if f.duration is not None else self.scenario.duration - self.now
-        argv = [sys.executable, "-m", "hosts.rogue", mode, "--proto", s.protocol, "--group", s.group,
+        argv = [sys.executable, "-m", "p4mcc.hosts.rogue", mode, "--proto", s.protocol, "--group", s.group,
                 "--port", str(s.port), "--session", str(s.session_id), "--local", h.ip,
                 "--sender", self.plan.hosts[s.sender].ip, "--for", f"{dur:.3f}"]
         if "rate" in f.params:
@@ -625,7 +625,7 @@ class EmuFaults:
         self._rogue(f, "spoof_clr")
 
     def _malformed(self, f: Any) -> None:
-        from emulation.mininet_net import spawn
+        from p4mcc.emulation.mininet_net import spawn
 
         if isinstance(f.target, tuple):
             sw, port = f.target
@@ -636,7 +636,7 @@ class EmuFaults:
         else:
             host = self.plan.hosts[f.target]
         dur = f.duration if f.duration is not None else 1.0
-        argv = [sys.executable, "-m", "hosts.rogue", "malformed", "--local", host.ip, "--iface", host.iface,
+        argv = [sys.executable, "-m", "p4mcc.hosts.rogue", "malformed", "--local", host.ip, "--iface", host.iface,
                 "--rate", str(f.params.get("rate", 1000.0)), "--for", f"{dur:.3f}"]
         p = spawn(f"malformed {host.name}", argv, self.logs / f"malformed-{host.name}-{len(self.rogues)}.log",
                   node=self.net[host.name])

@@ -10,7 +10,7 @@ through its *ingress* link to BMv2.  So a link on BMv2 behaves as the same
 link on the built-in switch, with the same parameters (``--link`` values of
 :mod:`emulation.plan`).
 
-    python -m emulation.linkproc --name s1 --wire 1@s1-eth1-le=s1-eth1 \\
+    python -m p4mcc.emulation.linkproc --name s1 --wire 1@s1-eth1-le=s1-eth1 \\
         --link 1:egress:rate=10000000bps,delay=20ms,queue=50
 
 It prints ``link emulation ready`` once every port is open, and logs the
@@ -28,8 +28,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from p4switch.linkemu import Link, LinkConfigError, LinkScheduler, PortConfig, TimingWatch
-from p4switch.ports import Port, PortError, PortReader
+from p4mcc.p4switch.linkemu import Link, LinkConfigError, LinkScheduler, PortConfig, TimingWatch
+from p4mcc.p4switch.ports import Port, PortError, PortReader
 
 LOG = logging.getLogger("p4mcc.linkproc")
 READY_LINE = "link emulation ready"
@@ -126,7 +126,7 @@ class LinkRelay:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m emulation.linkproc", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m p4mcc.emulation.linkproc", description=__doc__.split("\n")[0])
     ap.add_argument("--name", default="links", help="the switch these ports belong to (for the log)")
     ap.add_argument("--wire", type=Wire.parse, action="append", default=[], required=True,
                     help="PORT@INNER=OUTER: BMv2's interface side and the cable's side of a port")

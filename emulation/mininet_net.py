@@ -28,8 +28,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from controller.program import CPU_PORT, P4_SOURCE
-from emulation.plan import ROOT, THRIFT_PORT_OFFSET, EmulationPlan, SwitchPlan
+from p4mcc.controller.program import CPU_PORT, P4_SOURCE
+from p4mcc.emulation.plan import ROOT, THRIFT_PORT_OFFSET, EmulationPlan, SwitchPlan
 
 READY = re.compile(r"serving P4Runtime on (\S+):(\d+)")
 #: The run's compiled pipelines (p4switch/pipecache.py), under its log folder:
@@ -225,7 +225,7 @@ def _switch_class() -> type:
             service (P4Runtime port + THRIFT_PORT_OFFSET), once the service answers."""
             import time
 
-            from emulation.bmv2_queue import Bmv2QueueError, apply
+            from p4mcc.emulation.bmv2_queue import Bmv2QueueError, apply
 
             assert self.plan is not None
             host, grpc_port = self.plan.grpc_addr.rsplit(":", 1)
@@ -249,12 +249,12 @@ def _switch_class() -> type:
         def _start_links(self) -> None:
             """BMv2's link processes: a veth pair per port that goes through one, and
             the process (once: a BMv2 restarted after a crash finds both in place)."""
-            from emulation.shaping import bmv2_iface, linkproc_iface
+            from p4mcc.emulation.shaping import bmv2_iface, linkproc_iface
 
             assert self.plan is not None
             if not self.linkproc_ports or (self.links is not None and self.links.alive):
                 return
-            argv = [sys.executable, "-m", "emulation.linkproc", "--name", self.name, "--seed", str(self.seed)]
+            argv = [sys.executable, "-m", "p4mcc.emulation.linkproc", "--name", self.name, "--seed", str(self.seed)]
             for port in sorted(self.linkproc_ports):
                 iface = self.plan.ports[port]
                 bm, le = bmv2_iface(iface), linkproc_iface(iface)
@@ -307,7 +307,7 @@ def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None,
     shaping, where used, sits on the cable's interfaces and needs nothing here.
     BMv2 logs at ``warn``: its per-packet trace costs more than the switch forwards.
     """
-    from emulation.shaping import bmv2_iface
+    from p4mcc.emulation.shaping import bmv2_iface
 
     exe = shutil.which("simple_switch_grpc")
     if exe is None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from emulation.shaping import KERNEL
+from p4mcc.emulation.shaping import KERNEL
 
 #: Fault kinds that exist only as netem.
 NETEM_KINDS = frozenset({"link_reorder", "link_duplicate", "link_corrupt"})

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.program import CPU_PORT, P4_SOURCE
-from scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow, fit_sessions_to_links
+from p4mcc.controller.program import CPU_PORT, P4_SOURCE
+from p4mcc.scenario.model import GilbertElliott, Link, Scenario, Session, TcpFlow, fit_sessions_to_links
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPC_BASE_PORT = 50051
@@ -78,7 +78,7 @@ class SwitchPlan:
     def command(self, program: Path = P4_SOURCE, log_file: Path | None = None,
                 seed: int = 1, pcap_dir: Path | None = None) -> list[str]:
         """The ``p4mcc switch`` command line (run in the root namespace)."""
-        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", str(program),
+        cmd = [sys.executable, "-m", "p4mcc.cli.main", "switch", str(program),
                "--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                "--cpu-port", str(CPU_PORT), "--seed", str(seed)]
         for port, iface in sorted(self.ports.items()):
@@ -176,7 +176,7 @@ def link_params(link: Link, where: str) -> str:
 
 def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, duration: float,
                   metrics: str, seed: int, interval: float) -> tuple[str, ...]:
-    argv = [sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", s.protocol,
+    argv = [sys.executable, "-m", "p4mcc.cli.main", "host", role, "--proto", s.protocol,
             "--group", s.group, "--port", str(s.port), "--session", str(s.session_id),
             "--local", host.ip, "--sender", sender.ip, "--duration", f"{duration:.3f}",
             "--metrics", metrics, "--seed", str(seed), "--traffic-interval", f"{interval:g}"]
@@ -192,7 +192,7 @@ def _session_argv(s: Session, role: str, host: HostPlan, sender: HostPlan, durat
 
 def make_plan(scenario: Scenario, out_dir: Path) -> EmulationPlan:
     """Everything the emulation will create, for ``scenario``, logging into ``out_dir``."""
-    from controller.topology import TopologyError, from_scenario_topology
+    from p4mcc.controller.topology import TopologyError, from_scenario_topology
 
     scenario, _ = fit_sessions_to_links(scenario)  # loading warned about what does not fit
 

@@ -30,19 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hosts.wire import Stamp
-from reporting import results as R
-from emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
-from emulation import mininet_net, warm
-from emulation.mininet_net import (
+from p4mcc.hosts.wire import Stamp
+from p4mcc.reporting import results as R
+from p4mcc.emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
+from p4mcc.emulation import mininet_net, warm
+from p4mcc.emulation.mininet_net import (
     ComponentError,
     LoggedProcess,
     build_network,
     prepare_hosts,
     spawn,
 )
-from emulation.runstate import RunRecord, reclaim_orphans
-from scenario.model import Scenario
+from p4mcc.emulation.runstate import RunRecord, reclaim_orphans
+from p4mcc.scenario.model import Scenario
 
 IPERF_READY = re.compile(r"Server listening on")
 SWITCH_READY_TIMEOUT = 90.0
@@ -126,12 +126,12 @@ class LiveController:
 
     def __init__(self, plan: EmulationPlan, target: str, program: Path | None, log_path: Path,
                  election_id: int = 10) -> None:
-        from controller.desired import plan as desired_plan
-        from controller.desired import session_from_scenario
-        from controller.events import EventLog
-        from controller.fleet import Controller, Target, quiet_finsy
-        from controller.pipeline import pipeline_for
-        from scenario.control import scenario_options
+        from p4mcc.controller.desired import plan as desired_plan
+        from p4mcc.controller.desired import session_from_scenario
+        from p4mcc.controller.events import EventLog
+        from p4mcc.controller.fleet import Controller, Target, quiet_finsy
+        from p4mcc.controller.pipeline import pipeline_for
+        from p4mcc.scenario.control import scenario_options
 
         quiet_finsy()
         sessions = [session_from_scenario(s) for s in plan.scenario.sessions]
@@ -152,7 +152,7 @@ class LiveController:
         self._thread = threading.Thread(target=self._main, name="controller", daemon=True)
 
     def _on_sync(self, switch: str, ops: list[Any]) -> None:
-        from controller.diff import summarize
+        from p4mcc.controller.diff import summarize
 
         self.synced.setdefault(switch, summarize(ops))
         if set(self.synced) >= self.names:
@@ -294,7 +294,7 @@ def _plan_shaping(plan: EmulationPlan, net: Any, target: str) -> list[Any]:
     """How each link direction is shaped here (emulation/shaping.py); on BMv2 the
     kernel's disciplines are probed on one of the run's own interfaces, and the
     switches learn which ports go through a link process."""
-    from emulation import shaping
+    from p4mcc.emulation import shaping
 
     have: frozenset[str] = frozenset()
     if target == "bmv2" and any(d.shaped for d in shaping.directions(plan)):
@@ -309,7 +309,7 @@ def _plan_shaping(plan: EmulationPlan, net: Any, target: str) -> list[Any]:
     if target == "bmv2" and os.environ.get(BMV2_QUEUES_ENV, "1") == "0":
         rows = [dataclasses.replace(r, bmv2_queue=None) for r in rows]
     if target == "bmv2":
-        from emulation.bmv2_queue import QueueSetting
+        from p4mcc.emulation.bmv2_queue import QueueSetting
 
         for row in rows:
             if row.bmv2_queue is not None:
@@ -320,7 +320,7 @@ def _plan_shaping(plan: EmulationPlan, net: Any, target: str) -> list[Any]:
 
 def _await_queues(plan: EmulationPlan, net: Any) -> None:
     """Wait until every BMv2 switch has its egress queues configured (emulation/bmv2_queue.py)."""
-    from emulation.mininet_net import QUEUE_SETUP_TIMEOUT
+    from p4mcc.emulation.mininet_net import QUEUE_SETUP_TIMEOUT
 
     for name in plan.switches:
         node = net[name]
@@ -332,7 +332,7 @@ def _await_queues(plan: EmulationPlan, net: Any) -> None:
 
 def _apply_tc(shapings: list[Any], net: Any) -> None:
     """Run the kernel shaping's tc commands, each in the namespace of the node named in ``where``."""
-    from emulation.shaping import KERNEL
+    from p4mcc.emulation.shaping import KERNEL
 
     for sh in shapings:
         if sh.how != KERNEL:
@@ -348,7 +348,7 @@ def _apply_tc(shapings: list[Any], net: Any) -> None:
 def _check_no_leftovers(plan: EmulationPlan) -> None:
     """Refuse to start over interfaces of another run (or of one killed hard),
     the cables' and the link processes' pairs (emulation/shaping.py) alike."""
-    from emulation.shaping import BMV2_SUFFIX, LINKPROC_SUFFIX
+    from p4mcc.emulation.shaping import BMV2_SUFFIX, LINKPROC_SUFFIX
 
     existing = set(os.listdir("/sys/class/net"))
     ours = {c.a_iface for c in plan.cables} | {c.b_iface for c in plan.cables}
@@ -377,7 +377,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     """
     out = Path(out)
     target = resolve_target(target)
-    from emulation.faults import check_supported
+    from p4mcc.emulation.faults import check_supported
 
     try:
         check_supported(scenario)
@@ -433,7 +433,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     if raw_pcaps is not None:
         rec.extra["captures"] = _finish_captures(plan, capture, raw_pcaps, t0_wall, out)
     if scenario.faults:
-        from scenario.faults import recovery_events
+        from p4mcc.scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
@@ -442,7 +442,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                       "failed_components": [s.process.name for s in failed]})
     rec.extra["link_timing_warnings"] = _link_timing(plan, logs, t0_wall, rec)
     summary = rec.write(out)
-    from reporting import plots
+    from p4mcc.reporting import plots
 
     plots.render(out)
     if failed:
@@ -485,9 +485,9 @@ def _link_timing_file(path: Path, name: str, t0_wall: float, rec: R.Recorder) ->
 
 def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, out: Path) -> dict[str, int]:
     """The switches' own pcaps, filtered and re-stamped from the run's start, into ``out/pcaps``."""
-    from scenario import capture as C
+    from p4mcc.scenario import capture as C
 
-    from emulation.shaping import BMV2_SUFFIX
+    from p4mcc.emulation.shaping import BMV2_SUFFIX
 
     port_of = {iface: (s.name, port) for s in plan.switches.values() for port, iface in s.ports.items()}
     # BMv2 behind a link process captures on its own side of that process's veth
@@ -504,7 +504,7 @@ def _finish_captures(plan: EmulationPlan, spec: Any, raw: Path, t0_wall: float, 
 def _fault_injector(plan: EmulationPlan, net: Any, started: list[_Started], died: threading.Event,
                     logs: Path, scenario: Scenario, rec: R.Recorder) -> Any:
     """The run's supervisor and fault injector (emulation/faults.py)."""
-    from emulation.faults import EmuFaults
+    from p4mcc.emulation.faults import EmuFaults
 
     def spawn_agent(a: AgentPlan, now: float, gate: LoggedProcess | None = None) -> None:
         argv = list(a.argv)
@@ -623,7 +623,7 @@ def _collect(plan: EmulationPlan, started: list[_Started], t0: float, rec: R.Rec
     """Turn agent metric logs and iperf3 reports into the shared results layout."""
     scenario = plan.scenario
     dt = scenario.metrics_interval
-    from controller.events import membership_change, read_events
+    from p4mcc.controller.events import membership_change, read_events
 
     evs = [ev for path in sorted(out.glob("controller-events*.jsonl")) for ev in read_events(path)]
     for ev in evs:  # the run's controller and any that replaced it (faults)
@@ -792,7 +792,7 @@ def read_counters(plan: EmulationPlan, switch: str) -> dict[str, dict[int, tuple
     """
     import finsy as fy
 
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     ctl: LiveController | None = plan.controller
     if ctl is None:

@@ -34,7 +34,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
-from emulation.plan import EmulationPlan
+from p4mcc.emulation.plan import EmulationPlan
 
 #: How a port direction is shaped (the ``how`` field of summary.json's ``links``).
 SWITCH = "switch"      # the built-in switch's own link emulation
@@ -128,7 +128,7 @@ def _params(flag: str) -> dict[str, str]:
 
 def directions(plan: EmulationPlan) -> list[Direction]:
     """Every shaped-or-not link direction the plan's switches own, in flag order."""
-    from p4switch.units import parse_rate
+    from p4mcc.p4switch.units import parse_rate
 
     peer: dict[tuple[str, int], tuple[str, str]] = {}
     for c in plan.cables:
@@ -237,8 +237,8 @@ def stamped(plan: EmulationPlan) -> bool:
 
 def exact_replication(plan: EmulationPlan) -> set[str]:
     """The switches that get port-set groups, so replicate data to member ports only."""
-    from controller.desired import port_sets_fit
-    from controller.program import CPU_PORT
+    from p4mcc.controller.desired import port_sets_fit
+    from p4mcc.controller.program import CPU_PORT
 
     return {name for name, sw in plan.switches.items() if port_sets_fit(p for p in sw.ports if p != CPU_PORT)}
 
@@ -248,7 +248,7 @@ def shapings(plan: EmulationPlan, target: str, available: Iterable[str] = ()) ->
 
     ``available`` is the kernel's disciplines (:func:`probe_qdiscs`), for BMv2.
     """
-    from emulation.bmv2_queue import plan_queues
+    from p4mcc.emulation.bmv2_queue import plan_queues
 
     have = set(available)
     via_proc = linkproc_ports(plan, have) if target == "bmv2" else {}

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from emulation.mininet_net import LoggedProcess, spawn
-from emulation.plan import AgentPlan
+from p4mcc.emulation.mininet_net import LoggedProcess, spawn
+from p4mcc.emulation.plan import AgentPlan
 
-#: The first line a gate prints once imported (``p4mcc_cli.agent_gate.READY_LINE``;
+#: The first line a gate prints once imported (``p4mcc.cli.agent_gate.READY_LINE``;
 #: the emulation layer sits below the command line and cannot import it).
 GATE_READY = re.compile(r"^agent standby: waiting")
 #: How long the runner waits for all gates before its clock starts.  Dozens of
@@ -40,7 +40,7 @@ def protocol_of(argv: Sequence[str]) -> str:
 
 def gate(name: str, argv: Sequence[str], log_path: Path, node: Any) -> LoggedProcess:
     """Start a gate for the agent with command line ``argv`` in ``node``."""
-    return spawn(name, [sys.executable, "-m", "p4mcc_cli.agent_gate", protocol_of(argv)], log_path,
+    return spawn(name, [sys.executable, "-m", "p4mcc.cli.agent_gate", protocol_of(argv)], log_path,
                  node=node, stdin=True, realtime=True, ready_pattern=GATE_READY)
 
 
@@ -48,7 +48,7 @@ def hand_over(g: LoggedProcess, argv: Sequence[str]) -> bool:
     """Give gate ``g`` the agent's command line; False when it cannot take it (it died)."""
     args = list(argv)
     try:
-        g.proc.stdin.write((json.dumps(args[args.index("p4mcc_cli.main") + 1:]) + "\n").encode())
+        g.proc.stdin.write((json.dumps(args[args.index("p4mcc.cli.main") + 1:]) + "\n").encode())
         g.proc.stdin.close()
     except (BrokenPipeError, OSError, ValueError):
         return False

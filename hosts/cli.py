@@ -19,10 +19,10 @@ import signal
 import sys
 from typing import IO, Iterator
 
-from hosts import registry
-from hosts.addresses import group_problem
-from hosts.core import node_id
-from hosts.rules import DEFAULT, PROFILE_NAMES
+from p4mcc.hosts import registry
+from p4mcc.hosts.addresses import group_problem
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rules import DEFAULT, PROFILE_NAMES
 
 EXIT_USAGE = 2
 
@@ -127,7 +127,7 @@ def list_rules(proto: registry.Protocol) -> list[str]:
 
 
 def run_host(args: argparse.Namespace) -> int:
-    from hosts.driver import UdpDriver
+    from p4mcc.hosts.driver import UdpDriver
 
     try:
         proto = registry.get(args.proto)

@@ -37,7 +37,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from hosts import wire
+from p4mcc.hosts import wire
 
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""

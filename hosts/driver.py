@@ -29,9 +29,9 @@ import struct
 import sys
 from typing import IO, Any
 
-from hosts.core import Address, Delivered, Endpoint, JoinGroup, LeaveGroup, Metric
-from hosts.registry import SessionConfig
-from hosts.stampwindow import StampWindow, fold_stamp
+from p4mcc.hosts.core import Address, Delivered, Endpoint, JoinGroup, LeaveGroup, Metric
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.stampwindow import StampWindow, fold_stamp
 
 #: Multicast TTL: enough for the emulated topologies, never leaves a lab.
 MULTICAST_TTL = 16

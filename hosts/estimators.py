@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from hosts.tfrc import average_loss_interval, tfrc_weights
+from p4mcc.hosts.tfrc import average_loss_interval, tfrc_weights
 
 
 class SelfAdjustingEwma:

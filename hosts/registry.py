@@ -12,7 +12,7 @@ whose module is broken fails only when that protocol is used.
 
 Example::
 
-    from hosts import registry
+    from p4mcc.hosts import registry
     proto = registry.get("tfmcc")
     params = proto.parse_params({"packet_size": 1000})
     cfg = registry.SessionConfig(session_id=1, group="239.1.1.1", port=5000,
@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hosts.core import Endpoint
-from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
-from hosts.rules import DEFAULT, RuleBook, RuleError
-from hosts.wire import Stamp
+from p4mcc.hosts.core import Endpoint
+from p4mcc.hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
+from p4mcc.hosts.rules import DEFAULT, RuleBook, RuleError
+from p4mcc.hosts.wire import Stamp
 
 
 class ParamError(ValueError):
@@ -239,18 +239,18 @@ class Protocol:
 
 
 _ENTRIES: list[Protocol] = [
-    Protocol("tfmcc", "hosts.tfmcc", "TfmccParams", "TfmccSender", "TfmccReceiver",
+    Protocol("tfmcc", "p4mcc.hosts.tfmcc", "TfmccParams", "TfmccSender", "TfmccReceiver",
              "TCP-friendly multicast congestion control (single rate, CLR feedback)",
              mode="filter"),
-    Protocol("webrc", "hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
+    Protocol("webrc", "p4mcc.hosts.webrc", "WebrcParams", "WebrcSender", "WebrcReceiver",
              "wave and equation based rate control (multi-rate, receiver driven)",
              groups="channel_groups", sender_link="fit_sender_link"),
-    Protocol("rla", "hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
+    Protocol("rla", "p4mcc.hosts.rla", "RlaParams", "RlaSender", "RlaReceiver",
              "random listening algorithm (reliable, window based, SACK feedback)"),
-    Protocol("mtcp", "hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",
+    Protocol("mtcp", "p4mcc.hosts.mtcp", "MtcpParams", "MtcpSender", "MtcpReceiver",
              "multicast TCP over a tree of sender's agents (reliable, congestion summaries)",
              mode="aggregate"),
-    Protocol("vlmcc", "hosts.vlmcc", "VlmccParams", "VlmccSender", "VlmccReceiver",
+    Protocol("vlmcc", "p4mcc.hosts.vlmcc", "VlmccParams", "VlmccSender", "VlmccReceiver",
              "Vegas-like single-rate streaming toward a leader receiver",
              mode="filter", filter_window_us=100_000),
 ]

@@ -28,9 +28,9 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from hosts.core import Counters, Delivered, check_params
-from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO, undo_spurious_cuts
+from p4mcc.hosts.core import Counters, Delivered, check_params
+from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO, undo_spurious_cuts
 
 
 def payload_for(seq: int, size: int) -> bytes:

@@ -26,7 +26,7 @@ page says which claims it refuses); bounding the flood is the switch's
 ``malformed`` fault injects at a switch port: truncated, wrong-version and
 garbage p4mcc headers, bad IGMP, runt Ethernet frames.
 
-Run in a Mininet host as ``python -m hosts.rogue MODE --proto P --group G
+Run in a Mininet host as ``python -m p4mcc.hosts.rogue MODE --proto P --group G
 --port N --session ID --local IP --sender IP --rate PPS --for S``.
 """
 
@@ -38,8 +38,8 @@ import struct
 import sys
 from typing import Any
 
-from hosts import wire
-from hosts.core import Endpoint, JoinGroup, LeaveGroup, node_id
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Endpoint, JoinGroup, LeaveGroup, node_id
 
 MODES = ("flood", "false_report", "spoof_clr")
 #: Reports per second of the false/spoofed claims when no rate is given:
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     import socket
     import time
 
-    ap = argparse.ArgumentParser(prog="python -m hosts.rogue", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m p4mcc.hosts.rogue", description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=MODES + ("malformed",))
     ap.add_argument("--proto", default="tfmcc")
     ap.add_argument("--group", default="239.1.0.1")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hosts.tcp_rules import INITIAL_RTO
+from p4mcc.hosts.tcp_rules import INITIAL_RTO
 
 
 def ewma(old: float | None, sample: float, weight: float) -> float:

@@ -3,7 +3,7 @@
 Import this module and p4mcc packets read like any other protocol in Scapy::
 
     from scapy.all import Ether, IP, UDP, rdpcap
-    from hosts.scapy_layers import P4mcc, TfmccReport
+    from p4mcc.hosts.scapy_layers import P4mcc, TfmccReport
 
     frame = Ether() / IP(dst="10.0.1.1") / UDP(sport=5001, dport=5001) / P4mcc(session_id=1) / TfmccReport(rate=10**6)
     rdpcap("results/demo-sim/pcaps/s1-eth2_in.pcap")[0].show()
@@ -52,8 +52,8 @@ from scapy.fields import (
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, Padding, bind_layers, bind_top_down
 
-from hosts import wire
-from hosts.wire_view import BODY_FLAG_BITS, COMMON_FLAG_BITS, ListTail, tail_of
+from p4mcc.hosts import wire
+from p4mcc.hosts.wire_view import BODY_FLAG_BITS, COMMON_FLAG_BITS, ListTail, tail_of
 
 #: UDP ports bound by default (where scenarios put sessions unless they name a port).
 DEFAULT_PORTS = range(5000, 6000)

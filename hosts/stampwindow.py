@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hosts.wire import MAGIC, MsgType, Stamp
+from p4mcc.hosts.wire import MAGIC, MsgType, Stamp
 
 #: A stamped queue is short below ``SHORT_QUEUE_RTT`` of the round trip or
 #: ``SHORT_QUEUE_S``: the one bound every protocol's stamp rules read.

@@ -17,7 +17,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from hosts.tcp_rules import DUPTHRESH, REORDER_WINDOW_RTTS
+from p4mcc.hosts.tcp_rules import DUPTHRESH, REORDER_WINDOW_RTTS
 
 #: ``c`` of the simplified equation T = c·s / (R·sqrt(p)): sqrt(3/2) (TFMCC
 #: paper appendix B, Mathis et al.).

@@ -19,8 +19,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from hosts import wire
-from hosts.wire import ListTail
+from p4mcc.hosts import wire
+from p4mcc.hosts.wire import ListTail
 
 
 @dataclass(frozen=True)

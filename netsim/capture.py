@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netsim.host import HostNode
-from netsim.link import Channel
-from netsim.network import Network
-from scenario.capture import PCAP_DIR, CaptureSpec, FrameFilter, PcapFile
+from p4mcc.netsim.host import HostNode
+from p4mcc.netsim.link import Channel
+from p4mcc.netsim.network import Network
+from p4mcc.scenario.capture import PCAP_DIR, CaptureSpec, FrameFilter, PcapFile
 
 
 @dataclass

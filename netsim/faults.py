@@ -25,15 +25,15 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from netsim import packets as pk
+from p4mcc.netsim import packets as pk
 
 if TYPE_CHECKING:
-    from hosts.core import Endpoint
-    from netsim.engine import Simulator
-    from netsim.network import Network
-    from reporting.results import Recorder
-    from scenario.faults import Fault
-    from scenario.model import Scenario
+    from p4mcc.hosts.core import Endpoint
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.network import Network
+    from p4mcc.reporting.results import Recorder
+    from p4mcc.scenario.faults import Fault
+    from p4mcc.scenario.model import Scenario
 
 
 class SimRun(Protocol):
@@ -60,7 +60,7 @@ SLOW_BACKLOG_FRAMES = 1000
 
 
 def _query_frame(max_resp_ds: int) -> bytes:
-    from controller.querier import general_query
+    from p4mcc.controller.querier import general_query
 
     return general_query(max_resp_ds=max_resp_ds)
 
@@ -89,7 +89,7 @@ class SimControl:
 
     def _periodic(self) -> None:
         if self.up:
-            from controller.querier import max_response_ds
+            from p4mcc.controller.querier import max_response_ds
 
             self.query_all(max_response_ds(self.query_interval))  # type: ignore[arg-type]
         self.run.sim.after(self.query_interval, self._periodic)  # type: ignore[arg-type]
@@ -121,11 +121,11 @@ class SimControl:
             return
         st = self.states.get(switch)
         if st is not None and hasattr(node, "sw"):
-            from controller.local import LocalApplier
+            from p4mcc.controller.local import LocalApplier
 
             LocalApplier(node.sw, switch).sync(st)
         elif hasattr(node, "upstream"):
-            from netsim.switches import _configure_model
+            from p4mcc.netsim.switches import _configure_model
 
             _configure_model(self.run.net, self.run.scenario)
         self.run.recorder.event(self.run.sim.now, switch, "restored", "tables written, hosts re-queried")
@@ -135,7 +135,7 @@ class SimControl:
 
     def _requery(self, switch: str) -> None:
         """The restore's general queries to ``switch``'s hosts (``controller.querier.REQUERY_*``)."""
-        from controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+        from p4mcc.controller.querier import REQUERY_COUNT, REQUERY_GAP_S, REQUERY_MAX_RESP_DS
 
         for i in range(REQUERY_COUNT):
             self.run.sim.after(i * REQUERY_GAP_S, self.query, switch, REQUERY_MAX_RESP_DS)
@@ -143,8 +143,8 @@ class SimControl:
     def _rejoin(self, switch: str) -> None:
         """Have ``switch`` proxy its hosts' joins again, toward a restored switch above it
         (``controller.querier.rejoin_state``): every report proxied for a while, and its hosts queried."""
-        from controller.local import LocalApplier
-        from controller.querier import REJOIN_WINDOW_S, rejoin_state
+        from p4mcc.controller.local import LocalApplier
+        from p4mcc.controller.querier import REJOIN_WINDOW_S, rejoin_state
 
         node = self.run.net.switches[switch]
         st = self.states.get(switch)
@@ -183,7 +183,7 @@ class SimControl:
         self.run.sim.after(AUDIT_S, self._audit)
 
     def _audit(self) -> None:
-        from controller.local import LocalApplier
+        from p4mcc.controller.local import LocalApplier
 
         for name, node in sorted(self.run.net.switches.items()):
             st = self.states.get(name)
@@ -248,7 +248,7 @@ class FaultInjector:
             self.control.start_audit()
         for f in self.scenario.faults:
             if f.kind == "disk_full":
-                from scenario.faults import fill_disk
+                from p4mcc.scenario.faults import fill_disk
 
                 fill_disk(self.run.recorder, f.params.get("free", 0))
         for i, f in enumerate(self.scenario.faults):
@@ -318,7 +318,7 @@ class FaultInjector:
             self.run.sim.after(f.duration, self._restart_agents, f, f.target, sessions)
 
     def _rogue(self, f: "Fault", mode: str) -> None:
-        from hosts.rogue import Rogue
+        from p4mcc.hosts.rogue import Rogue
 
         s = next(x for x in self.scenario.sessions if x.name == f.session)
         host = self.run.net.hosts[f.target]
@@ -395,7 +395,7 @@ class FaultInjector:
             self.run.sim.after(f.duration, up)
 
     def _link_change(self, f: "Fault") -> None:
-        from netsim.link import make_loss
+        from p4mcc.netsim.link import make_loss
 
         chans = self._channels(f)
         name = self._link_name(f)
@@ -458,8 +458,8 @@ class FaultInjector:
         (registers kept); the stand-in controller's audit finds it."""
         node = self.run.net.switches[f.target]
         if hasattr(node, "sw"):
-            from controller.local import LocalApplier
-            from controller.state import SwitchState
+            from p4mcc.controller.local import LocalApplier
+            from p4mcc.controller.state import SwitchState
 
             n = len(LocalApplier(node.sw, f.target).sync(SwitchState()))
         else:
@@ -530,7 +530,7 @@ class FaultInjector:
             where = f.target
         any_host = next(iter(self.run.net.hosts.values()))
         rng = random.Random(self.rng.random())
-        from hosts.rogue import malformed_frames
+        from p4mcc.hosts.rogue import malformed_frames
 
         def one(i: int) -> None:
             inject(malformed_frames(rng, src_mac, any_host.mac, src_ip, any_host.ip_int, size))

@@ -32,14 +32,14 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from controller.igmp import igmpv2
-from hosts.core import Endpoint, JoinGroup, LeaveGroup
-from hosts.stampwindow import StampWindow, fold_stamp
-from netsim import packets as pk
+from p4mcc.controller.igmp import igmpv2
+from p4mcc.hosts.core import Endpoint, JoinGroup, LeaveGroup
+from p4mcc.hosts.stampwindow import StampWindow, fold_stamp
+from p4mcc.netsim import packets as pk
 
 if TYPE_CHECKING:
-    from netsim.engine import Simulator
-    from netsim.link import Channel
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.link import Channel
 
 #: sink(host, label, event) receives every non-join/leave event of every endpoint.
 EventSink = Callable[["HostNode", str, Any], None]

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
 
-from scenario.model import GilbertElliott
+from p4mcc.scenario.model import GilbertElliott
 
 if TYPE_CHECKING:
-    from netsim.engine import Simulator
+    from p4mcc.netsim.engine import Simulator
 
 
 class Receiver(Protocol):

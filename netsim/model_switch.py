@@ -36,11 +36,11 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from netsim import packets as pk
+from p4mcc.netsim import packets as pk
 
 if TYPE_CHECKING:
-    from netsim.engine import Simulator
-    from netsim.link import Channel
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.link import Channel
 
 
 @dataclass

@@ -16,13 +16,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from controller.topology import number_ports
-from netsim import packets as pk
-from netsim.engine import Simulator
-from netsim.host import EventSink, HostNode
-from netsim.link import Link
-from netsim.model_switch import ModelSwitch
-from scenario.model import Topology
+from p4mcc.controller.topology import number_ports
+from p4mcc.netsim import packets as pk
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.host import EventSink, HostNode
+from p4mcc.netsim.link import Link
+from p4mcc.netsim.model_switch import ModelSwitch
+from p4mcc.scenario.model import Topology
 
 SwitchFactory = Callable[[Simulator, str], Any]
 

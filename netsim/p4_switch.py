@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.program import CPU_PORT, P4_SOURCE
+from p4mcc.controller.program import CPU_PORT, P4_SOURCE
 
 if TYPE_CHECKING:
-    from netsim.engine import Simulator
-    from netsim.link import Channel
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.link import Channel
 
 
 #: ``P4MCC_SIM_FASTPATH=0`` turns the interpreter's fast path off for every
@@ -59,7 +59,7 @@ class P4NodeCounters:
 
 def load_program(path: Path = P4_SOURCE) -> Any:
     """Compile the P4 program once (front end), for every node to share."""
-    from p4switch.frontend import compile_file
+    from p4mcc.p4switch.frontend import compile_file
 
     return compile_file(str(path), include_dirs=[str(path.parent / "include")])
 
@@ -70,7 +70,7 @@ class P4SwitchNode:
     is_model = False
 
     def __init__(self, sim: "Simulator", name: str, program: Any, *, seed: int = 0) -> None:
-        from p4switch.interp import Switch
+        from p4mcc.p4switch.interp import Switch
 
         self.sim = sim
         self.name = name
@@ -83,7 +83,7 @@ class P4SwitchNode:
 
     def reset(self) -> None:
         """A restarted switch process: a fresh interpreter, no tables, no register state."""
-        from p4switch.interp import Switch
+        from p4mcc.p4switch.interp import Switch
 
         self.sw = Switch(self.program, cpu_port=CPU_PORT, seed=self.seed, start_time=self.sim.now,
                          fast=fast_path())
@@ -124,9 +124,9 @@ def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any]
     """Apply the controller's desired state for ``sessions`` to every node;
     returns the controller's plan (``controller.desired.Plan``: each switch's
     ``SwitchState`` and the switches below each one) for restores after a restart."""
-    from controller.desired import DesiredOptions, plan, session_from_scenario
-    from controller.local import LocalApplier
-    from controller.topology import from_scenario_topology
+    from p4mcc.controller.desired import DesiredOptions, plan, session_from_scenario
+    from p4mcc.controller.local import LocalApplier
+    from p4mcc.controller.topology import from_scenario_topology
 
     options = options or DesiredOptions()
     ctopo = from_scenario_topology(topology)

@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from controller.igmp import checksum
+from p4mcc.controller.igmp import checksum
 
 ETH_IPV4 = 0x0800
 PROTO_IGMP = 2

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hosts.core import Delivered, Endpoint, Metric
-from netsim.engine import Simulator
-from netsim.host import HostNode
-from netsim.network import Network, build_network
-from netsim.switches import SwitchChoice, model_choice
-from netsim.tcp import TcpReceiver, TcpSender
-from reporting import results as R
-from scenario.model import (SEND_PATH_AUTO, SEND_PATH_FLOOR, SEND_PATH_MAX, Scenario, Session,
+from p4mcc.hosts.core import Delivered, Endpoint, Metric
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.host import HostNode
+from p4mcc.netsim.network import Network, build_network
+from p4mcc.netsim.switches import SwitchChoice, model_choice
+from p4mcc.netsim.tcp import TcpReceiver, TcpSender
+from p4mcc.reporting import results as R
+from p4mcc.scenario.model import (SEND_PATH_AUTO, SEND_PATH_FLOOR, SEND_PATH_MAX, Scenario, Session,
                             fit_sessions_to_links)
 
 #: agent_factory(session, role, host_name, host_ip, sender_ip, seed) -> Endpoint
@@ -42,7 +42,7 @@ def registry_factory(sess: Session, role: str, host: str, ip: str, sender_ip: st
     runs the session's effective rule list (its ``profile`` with its
     ``rules`` switched), the list ``summary.json`` records.
     """
-    from hosts import registry
+    from p4mcc.hosts import registry
 
     try:
         proto = registry.get(sess.protocol)
@@ -195,8 +195,8 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
 
 def _install_faults(run: SimRun, scenario: Scenario, factory: AgentFactory) -> None:
     """The stand-in controller (restores, querier) and the scenario's faults (netsim/faults.py)."""
-    from scenario.control import scenario_options
-    from netsim.faults import FaultInjector, SimControl
+    from p4mcc.scenario.control import scenario_options
+    from p4mcc.netsim.faults import FaultInjector, SimControl
 
     _, query = scenario_options(scenario)
     run.control = SimControl(run, getattr(run.net, "desired_states", {}), query,
@@ -297,8 +297,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
     capture = capture or scenario.capture
     pcaps = None
     if capture is not None and out is not None:
-        from netsim import capture as C
-        from scenario.capture import FrameFilter
+        from p4mcc.netsim import capture as C
+        from p4mcc.scenario.capture import FrameFilter
 
         pcaps = C.attach(run.net, capture, FrameFilter.for_scenario(capture, scenario), Path(out),
                          end=scenario.duration)
@@ -330,7 +330,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
                 lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
                                "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
     if scenario.faults:
-        from scenario.faults import recovery_events
+        from p4mcc.scenario.faults import recovery_events
 
         for e in recovery_events(rec.samples, scenario, scenario.duration):
             rec.event(*e)
@@ -344,7 +344,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         rec.extra["captures"] = captured
     run.summary = rec.write(out) if out is not None else rec.summarize()
     if out is not None:
-        from reporting import plots
+        from p4mcc.reporting import plots
 
         plots.render(out)
     return run

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from netsim.network import Network
-    from scenario.model import Scenario
+    from p4mcc.netsim.network import Network
+    from p4mcc.scenario.model import Scenario
 
 
 class SwitchUnavailable(RuntimeError):
@@ -33,7 +33,7 @@ class SwitchChoice:
 def session_groups(s: Any) -> tuple[str, ...]:
     """Every group a session uses (WEBRC's waves too), as the controller sees them."""
     try:
-        from controller.desired import session_groups as sg
+        from p4mcc.controller.desired import session_groups as sg
 
         return tuple(sg(s.protocol, s.group, s.params))
     except ImportError:
@@ -43,7 +43,7 @@ def session_groups(s: Any) -> tuple[str, ...]:
 def _configure_model(net: "Network", scenario: "Scenario") -> None:
     """Each group's source, and the scenario's membership ageing (the
     timeout the P4 nodes get from the same controller options)."""
-    from scenario.control import scenario_options
+    from p4mcc.scenario.control import scenario_options
 
     for s in scenario.sessions:
         for g in session_groups(s):
@@ -64,10 +64,10 @@ def p4_choice(seed: int = 0, program: Any = None) -> SwitchChoice:
     (policing, membership ageing): the one P4 choice that ``p4mcc sim`` and
     sweep points share.  A topology whose routes a switch cannot hold is
     refused in one line when the run is configured."""
-    from netsim import p4_switch
+    from p4mcc.netsim import p4_switch
 
-    from controller.program import P4_SOURCE
-    from p4switch.frontend import P4Error
+    from p4mcc.controller.program import P4_SOURCE
+    from p4mcc.p4switch.frontend import P4Error
 
     try:
         program = program if program is not None else p4_switch.load_program()
@@ -78,9 +78,9 @@ def p4_choice(seed: int = 0, program: Any = None) -> SwitchChoice:
         return p4_switch.P4SwitchNode(sim, name, program, seed=seed)
 
     def configure(net: "Network", scenario: "Scenario") -> None:
-        from scenario.control import scenario_options
+        from p4mcc.scenario.control import scenario_options
 
-        from controller.desired import DesiredStateError
+        from p4mcc.controller.desired import DesiredStateError
 
         options, _ = scenario_options(scenario)
         try:

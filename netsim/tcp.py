@@ -59,18 +59,18 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, LEAST_SSTHRESH, ack_at_once
-from netsim import packets as pk
-from scenario.model import TCP_RECOVERY_RULES as RECOVERY_RULES
-from scenario.model import TCP_RTO_RULES as RTO_RULES
+from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_TIMEOUT, DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, LEAST_SSTHRESH, ack_at_once
+from p4mcc.netsim import packets as pk
+from p4mcc.scenario.model import TCP_RECOVERY_RULES as RECOVERY_RULES
+from p4mcc.scenario.model import TCP_RTO_RULES as RTO_RULES
 
 #: RFC 8985 7.2's WCDelAckT: the worst-case delayed ACK a one-segment flight waits for.
 TLP_WORST_DELAYED_ACK = 0.2
 
 if TYPE_CHECKING:
-    from netsim.engine import Simulator
-    from netsim.host import HostNode
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.host import HostNode
 
 
 @dataclass

@@ -10,7 +10,7 @@ command line (a JSON list of the arguments after ``p4mcc``) on its stdin and
 the agent runs in this process, as if started then.  End of input without a
 command line: exit 0, nothing run.
 
-Run: ``python -m p4mcc_cli.agent_gate PROTOCOL`` (inside the host).
+Run: ``python -m p4mcc.cli.agent_gate PROTOCOL`` (inside the host).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ READY_LINE = "agent standby: waiting for its command line on stdin"
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    from p4mcc_cli.main import build_parser
-    from p4mcc_cli.main import main as p4mcc
+    from p4mcc.cli.main import build_parser
+    from p4mcc.cli.main import main as p4mcc
 
     build_parser()  # imports every registered command
-    importlib.import_module("hosts.driver")
+    importlib.import_module("p4mcc.hosts.driver")
     if args:
-        from hosts import registry
+        from p4mcc.hosts import registry
 
         try:
             importlib.import_module(registry.get(args[0]).module)

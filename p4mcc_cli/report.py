@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from reporting.report import report
-    from sweep.report import is_sweep_dir, report_sweep
+    from p4mcc.reporting.report import report
+    from p4mcc.sweep.report import is_sweep_dir, report_sweep
 
     dirs = list(args.dirs)
     if len(dirs) == 1 and is_sweep_dir(dirs[0]):

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
+from p4mcc.cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
                                      capture_or_none, load_from_args, out_dir)
 
 
@@ -55,13 +55,13 @@ def stop_on_terminate() -> Iterator[None]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from emulation.mininet_net import ComponentError
-    from emulation.plan import PlanError
-    from emulation.run import EmulationError, run_emulation
-    from emulation.shaping import ShapingError
-    from p4switch.linkemu import LinkConfigError
-    from reporting.console import table_console
-    from reporting.results import summary_table
+    from p4mcc.emulation.mininet_net import ComponentError
+    from p4mcc.emulation.plan import PlanError
+    from p4mcc.emulation.run import EmulationError, run_emulation
+    from p4mcc.emulation.shaping import ShapingError
+    from p4mcc.p4switch.linkemu import LinkConfigError
+    from p4mcc.reporting.console import table_console
+    from p4mcc.reporting.results import summary_table
 
     scenario = load_from_args(args, "p4mcc run")
     if scenario is None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scenario.capture import CaptureSpec, add_pcap_arguments, capture_from_args
+from p4mcc.scenario.capture import CaptureSpec, add_pcap_arguments, capture_from_args
 
 __all__ = ["EXIT_BAD_INPUT", "add_pcap_arguments", "add_scenario_arguments", "capture_or_none",
            "load_from_args", "out_dir"]
-from scenario.model import Scenario, ScenarioError, load_scenario, parse_steady_window
+from p4mcc.scenario.model import Scenario, ScenarioError, load_scenario, parse_steady_window
 
 #: Exit status of a command given bad input (argparse uses 2 too).
 EXIT_BAD_INPUT = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from p4mcc_cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
+from p4mcc.cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
                                      capture_or_none, load_from_args, out_dir)
 
 
@@ -21,11 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from controller.desired import DesiredStateError
-    from netsim.run import SimError, run_scenario
-    from netsim.switches import SwitchUnavailable, choose_switch
-    from reporting import results as R
-    from reporting.console import table_console
+    from p4mcc.controller.desired import DesiredStateError
+    from p4mcc.netsim.run import SimError, run_scenario
+    from p4mcc.netsim.switches import SwitchUnavailable, choose_switch
+    from p4mcc.reporting import results as R
+    from p4mcc.reporting.console import table_console
 
     console = table_console()
     sc = load_from_args(args, "p4mcc sim")

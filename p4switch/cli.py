@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from hosts.input_files import input_file_problem
+from p4mcc.hosts.input_files import input_file_problem
 
 
 def _checked_inputs(cmd: str, fields: tuple[str, ...], run: Callable[[Any], int]) -> Callable[[Any], int]:

@@ -33,10 +33,10 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Generic, TypeVar
 
-from p4switch import units
+from p4mcc.p4switch import units
 
 T = TypeVar("T")
-LOG = logging.getLogger("p4switch.links")
+LOG = logging.getLogger("p4mcc.p4switch.links")
 
 DEFAULT_QUEUE_PACKETS = 64
 """BMv2's default egress queue depth, in packets."""

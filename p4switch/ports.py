@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-LOG = logging.getLogger("p4switch.ports")
+LOG = logging.getLogger("p4mcc.p4switch.ports")
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263

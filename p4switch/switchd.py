@@ -34,7 +34,7 @@ from .p4rt.errors import Code, P4RTError
 from .ports import Port, PortReader
 
 LOG = logging.getLogger("p4switch")
-PKT_LOG = logging.getLogger("p4switch.packets")
+PKT_LOG = logging.getLogger("p4mcc.p4switch.packets")
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from reporting import results as R
+from p4mcc.reporting import results as R
 
 MAX_LINES = 12
 

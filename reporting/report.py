@@ -1,7 +1,7 @@
 """``p4mcc report DIR [DIR2]``: re-render a results folder, or compare two.
 
 A sweep's output folder (``p4mcc sweep``) is drawn by :mod:`sweep.report`; the
-command (:mod:`p4mcc_cli.report`) decides which of the two a folder is.
+command (:mod:`p4mcc.cli.report`) decides which of the two a folder is.
 
 With one folder it redraws the plots from ``timeseries.csv``/``events.csv``,
 lists the run's packet captures (``pcaps/``, see docs/captures.md)
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reporting import results as R
+from p4mcc.reporting import results as R
 
 
 def _flows(summary: dict[str, Any]) -> dict[str, float | None]:
@@ -52,7 +52,7 @@ def captures_table(results: str | Path) -> Any:
     """The run's pcaps (``pcaps/`` of a results folder): frames and time span, or None."""
     from rich.table import Table
 
-    from scenario.capture import list_captures
+    from p4mcc.scenario.capture import list_captures
 
     caps = list_captures(results)
     if not caps:
@@ -67,8 +67,8 @@ def captures_table(results: str | Path) -> Any:
 
 
 def report(dirs: list[str]) -> int:
-    from reporting import plots
-    from reporting.console import table_console
+    from p4mcc.reporting import plots
+    from p4mcc.reporting.console import table_console
 
     console = table_console()
     if not 1 <= len(dirs) <= 2:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from hosts.input_files import parse_json, read_input_text
+from p4mcc.hosts.input_files import parse_json, read_input_text
 
 SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"

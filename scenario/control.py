@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from controller.desired import DesiredOptions
-from controller.policing import FLOOR_BURST, host_budgets
-from controller.querier import timings
-from controller.topology import Topology, TopologyError, from_scenario_topology
-from scenario.faults import Membership, Policing, membership_timeout, query_interval
-from scenario.model import ScenarioError, load_scenario
+from p4mcc.controller.desired import DesiredOptions
+from p4mcc.controller.policing import FLOOR_BURST, host_budgets
+from p4mcc.controller.querier import timings
+from p4mcc.controller.topology import Topology, TopologyError, from_scenario_topology
+from p4mcc.scenario.faults import Membership, Policing, membership_timeout, query_interval
+from p4mcc.scenario.model import ScenarioError, load_scenario
 
 
 def scenario_options(scenario: Any) -> tuple[Any, float | None]:

@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from scenario.topology import known_name
+from p4mcc.scenario.topology import known_name
 
 #: fault type -> what its ``target`` names
 KINDS: dict[str, str] = {
@@ -160,7 +160,7 @@ already beyond any real one, and every microsecond the run never ended."""
 
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
     """Validate ``faults:``; problems go to ``ctx`` with their field path."""
-    from p4switch.units import parse_fraction, parse_rate, parse_time
+    from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_time
 
     if raw is None:
         return []
@@ -350,7 +350,7 @@ def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any
                      params: dict[str, Any]) -> bool:
     """``from``, ``fraction``, the reorder ``delay``, ``cpu`` and ``free``:
     each checked against its fault type, errors naming the field."""
-    from p4switch.units import parse_fraction, parse_size, parse_time
+    from p4mcc.p4switch.units import parse_fraction, parse_size, parse_time
 
     ok = True
     if "from" in f:
@@ -445,7 +445,7 @@ def parse_policing(ctx: Any, raw: Any) -> Policing:
 
 
 def parse_membership(ctx: Any, raw: Any) -> Membership:
-    from p4switch.units import parse_time
+    from p4mcc.p4switch.units import parse_time
 
     if raw is None:
         return Membership()
@@ -463,7 +463,7 @@ def parse_membership(ctx: Any, raw: Any) -> Membership:
     m = Membership(**out)
     if m.timeout and m.query_interval and m.query_interval >= m.timeout:
         ctx.err("membership.query_interval", f"must be shorter than the timeout ({m.timeout:g} s)")
-    from controller.querier import MIN_QUERY_INTERVAL_S
+    from p4mcc.controller.querier import MIN_QUERY_INTERVAL_S
 
     # A query interval below IGMP's shortest response time would query
     # faster than hosts may answer (and flood the run with events).
@@ -482,7 +482,7 @@ def query_interval(m: Membership, timeout: float) -> float | None:
         return None
     if m.query_interval:
         return m.query_interval
-    from controller.querier import timings
+    from p4mcc.controller.querier import timings
 
     return timings(timeout)[0]
 

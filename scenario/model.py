@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from hosts.addresses import group_problem
-from hosts.registry import MAX_RATE_BPS
-from hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
-from hosts.tcp_rules import MIN_RTO
-from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
-from hosts.rules import DEFAULT as DEFAULT_PROFILE
-from hosts.rules import PROFILE_NAMES, RuleError, parse_switch
-from scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
+from p4mcc.hosts.addresses import group_problem
+from p4mcc.hosts.registry import MAX_RATE_BPS
+from p4mcc.hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
+from p4mcc.hosts.tcp_rules import MIN_RTO
+from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from p4mcc.hosts.rules import DEFAULT as DEFAULT_PROFILE
+from p4mcc.hosts.rules import PROFILE_NAMES, RuleError, parse_switch
+from p4mcc.scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
                                Switch, Topology, known_name)
 
 
@@ -118,7 +118,7 @@ class Session:
         Raises ``hosts.registry.ParamError`` for names the book does not know
         (the scenario reader has refused those already for a loaded file).
         """
-        from hosts import registry
+        from p4mcc.hosts import registry
 
         return registry.get(self.protocol).resolve_rules(self.profile, self.rules)
 
@@ -570,7 +570,7 @@ def _check_topology(ctx: _Ctx, path: str, topo: Topology) -> None:
 def _generate(ctx: _Ctx, path: str, raw: Any) -> Topology:
     if not ctx.expect(path, raw, dict, "a generator spec with a 'kind'"):
         return Topology({}, {}, [])
-    from scenario import shapes  # lazy: the generators live in scenario/shapes.py
+    from p4mcc.scenario import shapes  # lazy: the generators live in scenario/shapes.py
 
     kind = raw.get("kind")
     args = {k: v for k, v in raw.items() if k != "kind"}
@@ -832,7 +832,7 @@ def _rule_book(proto: str, known_protocols: set[str] | None) -> Any:
     if known_protocols is None or proto not in known_protocols:
         return None
     try:
-        from hosts import registry
+        from p4mcc.hosts import registry
 
         return registry.get(proto).rules
     except (ImportError, AttributeError, ValueError):
@@ -890,7 +890,7 @@ _TOP_KEYS = {"name", "description", "topology", "sessions", "tcp_flows", "tcp",
 def _known_protocols() -> set[str] | None:
     """Protocol names the registry knows, or None when it cannot be imported."""
     try:
-        from hosts import registry  # type: ignore[attr-defined]
+        from p4mcc.hosts import registry  # type: ignore[attr-defined]
     except ImportError:
         return None
     names = getattr(registry, "names", None)
@@ -960,12 +960,12 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
             f = _parse_tcp(ctx, f"{key}[{i}]", t, i, topo)
             if f is not None:
                 flows.append(f)
-    from scenario.capture import parse_capture
+    from p4mcc.scenario.capture import parse_capture
 
     capture, cap_problems = parse_capture(raw.get("capture"), set(topo.switches),
                                           {s.name for s in sessions} | {f.name for f in flows})
     ctx.problems += cap_problems
-    from scenario import faults as F
+    from p4mcc.scenario import faults as F
 
     faults = F.parse_faults(ctx, raw.get("faults"), topo, sessions, float(duration or 10.0))
     policing = F.parse_policing(ctx, raw.get("policing"))
@@ -1006,7 +1006,7 @@ def fit_sessions_to_links(scenario: Scenario) -> tuple[Scenario, list[str]]:
     loading is fitted too; fitting twice changes nothing.
     """
     try:
-        from hosts import registry
+        from p4mcc.hosts import registry
     except ImportError:  # pragma: no cover - the registry ships with the project
         return scenario, []
     sessions: list[Session] = []

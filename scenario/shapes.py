@@ -14,8 +14,8 @@ import math
 import random
 from typing import Any, Callable, Sequence
 
-from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
-from scenario.topology import DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology
+from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from p4mcc.scenario.topology import DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology
 
 
 class _Builder:

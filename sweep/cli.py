@@ -30,8 +30,8 @@ def main(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from sweep.spec import SweepError, load_sweep, validate
-    from sweep.store import Store
+    from p4mcc.sweep.spec import SweepError, load_sweep, validate
+    from p4mcc.sweep.store import Store
 
     try:
         sw = load_sweep(args.sweep)
@@ -43,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
         for prob in e.problems:
             print(f"  {prob}", file=sys.stderr)
         return 2
-    from sweep.execute import check_scheduler
+    from p4mcc.sweep.execute import check_scheduler
 
     problem = check_scheduler(args.scheduler)
     if problem:
@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
     if args.fresh:
         store.clear()
     console = Console(stderr=True)
-    from sweep.execute import run_sweep
+    from p4mcc.sweep.execute import run_sweep
 
     try:
         res = run_sweep(sw, out, scheduler=args.scheduler, workers=args.workers,

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sweep.point import program_sources, run_point
-from sweep.spec import Point, Sweep, validate
-from sweep.store import Store, write_outputs
+from p4mcc.sweep.point import program_sources, run_point
+from p4mcc.sweep.spec import Point, Sweep, validate
+from p4mcc.sweep.store import Store, write_outputs
 
 
 @dataclass
@@ -215,7 +215,7 @@ def _warm_local_cluster(n: int, program: dict[str, str] | None) -> Any:
     import dask
     from distributed import LocalCluster
 
-    from sweep.point import warm_up
+    from p4mcc.sweep.point import warm_up
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
@@ -250,7 +250,7 @@ def _progress(name: str, total: int, done: int, enabled: bool, console: Any) -> 
 
 def _render_kept(store: Store, points: list[Point]) -> None:
     """Plots for the kept per-point results folders (drawn here, not on the workers)."""
-    from reporting import plots
+    from p4mcc.reporting import plots
 
     for p in points:
         d = store.points / p.id

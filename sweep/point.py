@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sweep.spec import Metrics
+from p4mcc.sweep.spec import Metrics
 
 #: Compiled P4 programs of this process, by the hash of their sources.
 _PROGRAMS: dict[str, Any] = {}
@@ -29,7 +29,7 @@ _PROGRAMS: dict[str, Any] = {}
 
 def program_sources(main: Path | None = None) -> dict[str, str]:
     """The P4 program's files (main file first, then its include folder) as text."""
-    from controller.program import P4_SOURCE
+    from p4mcc.controller.program import P4_SOURCE
 
     main = main or P4_SOURCE
     out = {main.name: main.read_text()}
@@ -46,7 +46,7 @@ def _compiled(sources: dict[str, str]) -> Any:
     key = hashlib.sha256(repr(sorted(sources.items())).encode()).hexdigest()
     prog = _PROGRAMS.get(key)
     if prog is None:
-        from netsim import p4_switch
+        from p4mcc.netsim import p4_switch
 
         with tempfile.TemporaryDirectory(prefix="p4mcc-sweep-p4-") as d:
             for rel, text in sources.items():
@@ -64,8 +64,8 @@ def warm_up(sources: dict[str, str] | None) -> None:
     Called before worker processes are forked from this one, so they start
     with the simulator imported and the program compiled.
     """
-    import netsim.run  # noqa: F401  (the import is the warm-up)
-    import scenario.model  # noqa: F401
+    import p4mcc.netsim.run  # noqa: F401  (the import is the warm-up)
+    import p4mcc.scenario.model  # noqa: F401
 
     if sources:
         _compiled(sources)
@@ -73,7 +73,7 @@ def warm_up(sources: dict[str, str] | None) -> None:
 
 def _switch(kind: str, sources: dict[str, str] | None, seed: int) -> Any:
     """The switch choice ``p4mcc sim`` makes, with the sweep's program when it has one."""
-    from netsim.switches import model_choice, p4_choice
+    from p4mcc.netsim.switches import model_choice, p4_choice
 
     if kind == "model":
         return model_choice()
@@ -87,8 +87,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     table holds, is a function called with the built run before time starts;
     it returns a function called after the run whose JSON-able result is
     kept beside the point's rows (the ``probes`` table)."""
-    from netsim.run import run_scenario
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(task["scenario"], source=task.get("source", ""))
     metrics = Metrics(**{k: tuple(v) if isinstance(v, list) else v for k, v in task["metrics"].items()})

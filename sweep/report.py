@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from sweep.store import META, RESULTS, load_meta
+from p4mcc.sweep.store import META, RESULTS, load_meta
 
 PLOTS = "plots"
 
@@ -171,7 +171,7 @@ def report_sweep(d: str | Path, *, metric: str | None = None, x: str | None = No
                  heatmap: list[str] | None = None, kind: str = "session") -> int:
     from rich.table import Table
 
-    from reporting.console import table_console
+    from p4mcc.reporting.console import table_console
 
     d = Path(d)
     try:

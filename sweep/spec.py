@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sweep.paths import PathError, parse_path, set_path
+from p4mcc.sweep.paths import PathError, parse_path, set_path
 
 #: Rows of the results table, one per point and flow of this kind.
 KINDS = ("session", "receiver", "tcp", "link")
@@ -169,7 +169,7 @@ def code_fingerprint() -> str:
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())
     try:
-        from controller.program import P4_SOURCE
+        from p4mcc.controller.program import P4_SOURCE
 
         for f in sorted(P4_SOURCE.parent.rglob("*.p4")):
             h.update(f.read_bytes())
@@ -184,7 +184,7 @@ def code_fingerprint() -> str:
 def _read(path: Path) -> Any:
     """The file's data, read as scenario files are (size-capped, a key
     given twice refused, errors by position only)."""
-    from scenario.model import read_document
+    from p4mcc.scenario.model import read_document
 
     return read_document(path)
 
@@ -458,7 +458,7 @@ def _axis_of(problem: str, axis_paths: list[str]) -> str | None:
 
 def _check(doc: dict[str, Any], sweep: Sweep) -> list[str]:
     """Scenario-reader and protocol-parameter problems of one scenario document."""
-    from scenario.model import ScenarioError, scenario_from_dict
+    from p4mcc.scenario.model import ScenarioError, scenario_from_dict
 
     try:
         sc = scenario_from_dict(copy.deepcopy(doc), base=sweep.base_dir, source=sweep.source)
@@ -523,7 +523,7 @@ def _at(p: Point) -> str:
 
 def _param_problem(protocol: str, params: dict[str, Any]) -> str | None:
     try:
-        from hosts import registry
+        from p4mcc.hosts import registry
     except ImportError:
         return None
     try:

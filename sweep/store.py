@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hosts.input_files import parse_json, read_input_text
-from sweep.spec import Point, Sweep
+from p4mcc.hosts.input_files import parse_json, read_input_text
+from p4mcc.sweep.spec import Point, Sweep
 
 RESULTS = "results.parquet"
 SERIES = "series.parquet"

@@ -12,7 +12,7 @@ SUBCOMMANDS = ["switch", "check", "stf", "ctl", "host", "sim", "run", "report", 
 
 def p4mcc(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "p4mcc_cli.main", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "p4mcc.cli.main", *args], capture_output=True, text=True, timeout=60
     )
 
 

@@ -2,7 +2,10 @@
 
 The layer order (docs/architecture.md) is, bottom first::
 
-    hosts -> p4switch -> controller -> scenario -> reporting -> netsim | emulation -> sweep -> p4mcc_cli
+    hosts -> p4switch -> controller -> scenario -> reporting -> netsim | emulation -> sweep -> cli
+
+each installed as ``p4mcc.<name>`` from the repository folder of that name
+(``cli`` from ``p4mcc_cli/``).
 
 A module may import its own package and any package below it, never one above
 it or beside it (``netsim`` and ``emulation`` are two engines on one layer and
@@ -32,24 +35,26 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("reporting",),
     ("netsim", "emulation"),
     ("sweep",),
-    ("p4mcc_cli",),
+    ("cli",),
 )
+#: import name -> repository folder (setup.py's mapping)
+FOLDER = {pkg: "p4mcc_cli" if pkg == "cli" else pkg for layer in LAYERS for pkg in layer}
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, pkg: str) -> str:
+    parts = list(path.relative_to(ROOT / FOLDER[pkg]).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join(["p4mcc", pkg, *parts])
 
 
 def project_modules() -> dict[str, Path]:
     """Every module of the layered packages, by dotted name."""
     mods: dict[str, Path] = {}
     for pkg in LEVEL:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            mods[_module_name(path)] = path
+        for path in sorted((ROOT / FOLDER[pkg]).rglob("*.py")):
+            mods[_module_name(path, pkg)] = path
     return mods
 
 
@@ -100,17 +105,17 @@ def import_graph() -> nx.DiGraph:
 def test_the_walk_sees_every_kind_of_import():
     """The walker finds imports at module level, in functions and under TYPE_CHECKING."""
     edges = import_graph().edges
-    assert ("netsim.run", "netsim.engine") in edges  # module level
-    assert ("netsim.run", "netsim.faults") in edges  # inside a function
-    assert ("netsim.faults", "reporting.results") in edges  # under TYPE_CHECKING
-    assert ("p4switch.frontend", "p4switch.frontend.ast") in edges  # "from . import ast"
+    assert ("p4mcc.netsim.run", "p4mcc.netsim.engine") in edges  # module level
+    assert ("p4mcc.netsim.run", "p4mcc.netsim.faults") in edges  # inside a function
+    assert ("p4mcc.netsim.faults", "p4mcc.reporting.results") in edges  # under TYPE_CHECKING
+    assert ("p4mcc.p4switch.frontend", "p4mcc.p4switch.frontend.ast") in edges  # "from . import ast"
 
 
 @pytest.mark.parametrize("pkg", sorted(LEVEL))
 def test_no_package_imports_upward_or_sideways(pkg):
     bad = sorted(f"{m} -> {t}" for m, t in import_graph().edges
-                 if m.split(".")[0] == pkg and t.split(".")[0] != pkg
-                 and LEVEL[t.split(".")[0]] >= LEVEL[pkg])
+                 if m.split(".")[1] == pkg and t.split(".")[1] != pkg
+                 and LEVEL[t.split(".")[1]] >= LEVEL[pkg])
     assert not bad, f"{pkg} (layer {LEVEL[pkg]}) imports a package at or above its layer: {bad}"
 
 
@@ -122,10 +127,24 @@ def test_no_import_cycles():
 def test_every_python_package_is_in_a_layer():
     """A new top-level package must be given its place in :data:`LAYERS`."""
     tops = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "topologies"}
-    assert tops <= set(LEVEL), f"packages without a layer: {sorted(tops - set(LEVEL))}"
+    assert tops <= set(FOLDER.values()), f"packages without a layer: {sorted(tops - set(FOLDER.values()))}"
 
 
 def test_topologies_holds_only_scenario_files():
     """``topologies/`` keeps the scenario files; its code lives in the packages above."""
     code = sorted(p.name for p in (ROOT / "topologies").glob("*.py") if p.name != "__init__.py")
     assert not code, f"code in topologies/: {code}"
+
+
+def test_one_top_level_import_name():
+    """Every project import goes through ``p4mcc``: no module imports a folder by its bare name."""
+    bare = set(FOLDER.values()) | {"topologies"}
+    bad = []
+    for pkg in LEVEL:
+        for path in sorted((ROOT / FOLDER[pkg]).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                         else [])
+                bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in bare]
+    assert not bad, f"imports by a bare folder name: {bad}"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hosts import wire
+from p4mcc.hosts import wire
 
 _PAYLOAD_TYPES = {"payload"}
 

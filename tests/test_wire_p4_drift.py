@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hosts import wire, wire_p4
+from p4mcc.hosts import wire, wire_p4
 
 WIRE_P4 = Path(__file__).resolve().parents[1] / "p4src" / "include" / "wire.p4"
 
@@ -13,7 +13,7 @@ WIRE_P4 = Path(__file__).resolve().parents[1] / "p4src" / "include" / "wire.p4"
 def test_checked_in_p4_headers_equal_the_generated_ones() -> None:
     assert WIRE_P4.read_text() == wire_p4.render(), (
         "p4src/include/wire.p4 drifted from hosts/wire.py; regenerate with "
-        "`python -m hosts.wire_p4 > p4src/include/wire.p4`"
+        "`python -m p4mcc.hosts.wire_p4 > p4src/include/wire.p4`"
     )
 
 
@@ -31,9 +31,9 @@ def test_p4_header_widths_sum_to_the_codec_sizes() -> None:
 
 
 def test_wire_format_doc_is_current() -> None:
-    from hosts import wire_doc
+    from p4mcc.hosts import wire_doc
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "wire-format.md").read_text()
     assert wire_doc.render() in doc, (
-        "docs/wire-format.md drifted from hosts/wire.py; regenerate with `python -m hosts.wire_doc`"
+        "docs/wire-format.md drifted from hosts/wire.py; regenerate with `python -m p4mcc.hosts.wire_doc`"
     )

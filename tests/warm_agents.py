@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from p4mcc_cli.agent_gate import READY_LINE
+from p4mcc.cli.agent_gate import READY_LINE
 
 Agent = tuple["subprocess.Popen[str]", list[str]]
 
@@ -21,7 +21,7 @@ Agent = tuple["subprocess.Popen[str]", list[str]]
 def agent(args: Sequence[str]) -> Agent:
     """A gate for ``p4mcc ARGS`` (the arguments after ``p4mcc``; ``--proto`` picks what it imports)."""
     proto = args[list(args).index("--proto") + 1] if "--proto" in args else ""
-    gate = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.agent_gate", proto], stdin=subprocess.PIPE,
+    gate = subprocess.Popen([sys.executable, "-m", "p4mcc.cli.agent_gate", proto], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return gate, list(args)
 

@@ -11,14 +11,14 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from hosts import mtcp_tree
-from hosts.core import Address, node_id
-from hosts.mtcp.params import MtcpParams
-from hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
-from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
-from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
+from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.core import Address, node_id
+from p4mcc.hosts.mtcp.params import MtcpParams
+from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
+from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
+from p4mcc.hosts.rtt import SmoothedRtt, lowest
+from p4mcc.hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
 
 #: 3.1: ACKs are "delayed for a few tens of milliseconds" (s); the lower end.
 ACK_DELAY = 0.02

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hosts import mtcp_tree
-from hosts.core import check_params
-from hosts.reliable import StreamParams
+from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.core import check_params
+from p4mcc.hosts.reliable import StreamParams
 
 
 @dataclass

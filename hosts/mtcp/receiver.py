@@ -3,12 +3,12 @@ late starts and the roll call's NACK-only reports are p4mcc's."""
 
 from __future__ import annotations
 
-from hosts.core import Address, JoinGroup, node_id
-from hosts.mtcp.core import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP, _Agent
-from hosts.registry import SessionConfig
-from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
-from hosts.rtt import ewma
-from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.core import Address, JoinGroup, node_id
+from p4mcc.hosts.mtcp.core import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP, _Agent
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
+from p4mcc.hosts.rtt import ewma
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
 class MtcpReceiver(_Agent, role="mtcp-receiver"):

@@ -7,18 +7,18 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
-from hosts.registry import SessionConfig
-from hosts.reliable import ResumableStream
-from hosts.rtt import RttSpread, ewma
-from hosts.rules import Registrar
-from hosts.stampwindow import StampEcho, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, REORDER_WINDOW_RTTS, ack_at_once
-from hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
+from p4mcc.hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.reliable import ResumableStream
+from p4mcc.hosts.rtt import RttSpread, ewma
+from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.stampwindow import StampEcho, short_queue
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, REORDER_WINDOW_RTTS, ack_at_once
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
-    from hosts.mtcp.receiver import MtcpReceiver as _Rx
-    from hosts.mtcp.sender import MtcpSender as _Base
+    from p4mcc.hosts.mtcp.receiver import MtcpReceiver as _Rx
+    from p4mcc.hosts.mtcp.sender import MtcpSender as _Base
 else:
     _Base = _Rx = object
 

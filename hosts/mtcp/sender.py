@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hosts.mtcp.core import DEAD_PROBES, FOLD_ID, RTO_INITIAL, _Agent, _Child
-from hosts.registry import SessionConfig
-from hosts.reliable import SendGate, payload_for
-from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.mtcp.core import DEAD_PROBES, FOLD_ID, RTO_INITIAL, _Agent, _Child
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.reliable import SendGate, payload_for
+from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
 class MtcpSender(SendGate, _Agent, role="mtcp-sender"):

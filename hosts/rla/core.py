@@ -12,13 +12,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from hosts.core import Address
-from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.reliable import Scoreboard, SendGate, ack_from_one_more, payload_for
-from hosts.rla.params import RlaParams
-from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import DUPTHRESH, LEAST_SSTHRESH
-from hosts.wire import Flags, RlaData, RlaSack, seconds_since, ts_us
+from p4mcc.hosts.core import Address
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.reliable import Scoreboard, SendGate, ack_from_one_more, payload_for
+from p4mcc.hosts.rla.params import RlaParams
+from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.tcp_rules import DUPTHRESH, LEAST_SSTHRESH
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, seconds_since, ts_us
 
 #: Rule 2: a congestion period lasts ``2 * srtt_i``.
 CPERIOD_RTTS = 2.0

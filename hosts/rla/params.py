@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hosts.core import check_params
-from hosts.reliable import ReliableParams
+from p4mcc.hosts.core import check_params
+from p4mcc.hosts.reliable import ReliableParams
 
 #: Rule 6's constant, "recommended to be set to 20" (section 3.3).
 ETA = 20.0

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import random
 
-from hosts.core import Address, JoinGroup, node_id
-from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
-from hosts.rla.params import RlaParams
-from hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
+from p4mcc.hosts.core import Address, JoinGroup, node_id
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
+from p4mcc.hosts.rla.params import RlaParams
+from p4mcc.hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
 
 #: Seconds between hellos until data arrives (the paper's receivers are known; how is open).
 HELLO_INTERVAL = 1.0

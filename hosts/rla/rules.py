@@ -8,15 +8,15 @@ import math
 import random
 from typing import Any
 
-from hosts.reliable import CutLog, ResumableStream
-from hosts.rla.core import RlaSender, _Receiver
-from hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
-from hosts.rules import Registrar
-from hosts.rtt import RttSpread, ewma
-from hosts.stampwindow import StampEcho, StampWindow, short_queue
-from hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
-from hosts.tfrc import tcp_rate
-from hosts.wire import Flags, RlaData, RlaSack, Stamp
+from p4mcc.hosts.reliable import CutLog, ResumableStream
+from p4mcc.hosts.rla.core import RlaSender, _Receiver
+from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
+from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.rtt import RttSpread, ewma
+from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
+from p4mcc.hosts.tfrc import tcp_rate
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver

@@ -9,16 +9,16 @@ import random
 from collections import deque
 from typing import Any
 
-from hosts import wire
-from hosts.core import Address, JoinGroup, LeaveGroup, node_id
-from hosts.ratemeter import WindowRateMeter
-from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.rtt import ewma
-from hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup, node_id
+from p4mcc.hosts.ratemeter import WindowRateMeter
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.rtt import ewma
+from p4mcc.hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
                               feedback_delay, feedback_time, u32)
-from hosts.tfmcc.params import TfmccParams
-from hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
-from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+from p4mcc.hosts.tfmcc.params import TfmccParams
+from p4mcc.hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
+from p4mcc.hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 
 class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):

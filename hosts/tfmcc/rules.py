@@ -6,17 +6,17 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from hosts.ratemeter import WindowRateMeter
-from hosts.registry import SessionConfig
-from hosts.rules import Registrar
-from hosts.stampwindow import StampEcho, short_queue
-from hosts.tfmcc.core import RMAX_DECAY, SLOWSTART_D
-from hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
-from hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
+from p4mcc.hosts.ratemeter import WindowRateMeter
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.stampwindow import StampEcho, short_queue
+from p4mcc.hosts.tfmcc.core import RMAX_DECAY, SLOWSTART_D
+from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
+from p4mcc.hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
-    from hosts.tfmcc.receiver import TfmccReceiver as _Rx
-    from hosts.tfmcc.sender import TfmccSender as _Tx
+    from p4mcc.hosts.tfmcc.receiver import TfmccReceiver as _Rx
+    from p4mcc.hosts.tfmcc.sender import TfmccSender as _Tx
 else:
     _Rx = _Tx = object
 

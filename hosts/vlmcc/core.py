@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from hosts.tcp_rules import INITIAL_RTO, VEGAS
+from p4mcc.hosts.tcp_rules import INITIAL_RTO, VEGAS
 
 #: 2.2, eqs. (1) and (2): "g = g_σ² = 0.1", the gains of rtt and its deviation.
 G = G_DEV = 0.1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hosts.core import check_params
+from p4mcc.hosts.core import check_params
 
 
 @dataclass

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hosts.core import Address
-from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.rtt import SmoothedRtt, lowest
-from hosts.tcp_rules import vegas_diff
-from hosts.vlmcc.core import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
-from hosts.vlmcc.params import VlmccParams
-from hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_us
+from p4mcc.hosts.core import Address
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.rtt import SmoothedRtt, lowest
+from p4mcc.hosts.tcp_rules import vegas_diff
+from p4mcc.hosts.vlmcc.core import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
+from p4mcc.hosts.vlmcc.params import VlmccParams
+from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_us
 
 
 def _estimate(field: str) -> Any:

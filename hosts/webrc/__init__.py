@@ -3,10 +3,10 @@
 The sender (:mod:`.sender`), the paper's receiver (:mod:`.core`), the rules and profiles
 (:data:`RULES`, :mod:`.rules`).  Reference: ``docs/protocols/webrc.md``."""
 
-from hosts.webrc.core import WebrcReceiver
-from hosts.webrc.params import DATA_HEADER, WebrcParams, gamma
-from hosts.webrc.rules import RULES
-from hosts.webrc.sender import (SENDER_LINK_SHARE, WebrcSender, channel_group, channel_groups, encode_data,
+from p4mcc.hosts.webrc.core import WebrcReceiver
+from p4mcc.hosts.webrc.params import DATA_HEADER, WebrcParams, gamma
+from p4mcc.hosts.webrc.rules import RULES
+from p4mcc.hosts.webrc.sender import (SENDER_LINK_SHARE, WebrcSender, channel_group, channel_groups, encode_data,
                                 fit_sender_link, wire_rate_bps)
 
 __all__ = [

@@ -8,14 +8,14 @@ import math
 from collections import deque
 from typing import Any
 
-from hosts import wire
-from hosts.core import Address, JoinGroup, LeaveGroup
-from hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
-from hosts.registry import SessionConfig, SessionEndpoint
-from hosts.tfrc import invert, rto, tcp_rate_webrc_pps
-from hosts.webrc.params import WebrcParams, gamma
-from hosts.webrc.sender import channel_group
-from hosts.wire import WEBRC_LAST_PSN, WebrcData
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup
+from p4mcc.hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.tfrc import invert, rto, tcp_rate_webrc_pps
+from p4mcc.hosts.webrc.params import WebrcParams, gamma
+from p4mcc.hosts.webrc.sender import channel_group
+from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData
 
 ARTT_ALPHA = 0.25  # appendix: ARTT's "small, fixed smoothing constant"
 LOSS_EPOCH_BETA = 0.025  # appendix: first-stage EWMA of the loss per epoch (2·TSD)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hosts import wire
-from hosts.core import check_params
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import check_params
 
 #: Data packet overhead before the payload (common header + WEBRC body).
 DATA_HEADER = wire.COMMON_LEN + 8

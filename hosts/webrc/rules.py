@@ -10,15 +10,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hosts import wire
-from hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
-from hosts.registry import SessionConfig
-from hosts.rules import Registrar
-from hosts.stampwindow import StampWindow, short_queue
-from hosts.tfrc import CompetitorOverflow, outage
-from hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
-from hosts.webrc.params import gamma
-from hosts.wire import WebrcData
+from p4mcc.hosts import wire
+from p4mcc.hosts.estimators import IntervalLossFilter, PrecisionWeightedMean
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.stampwindow import StampWindow, short_queue
+from p4mcc.hosts.tfrc import CompetitorOverflow, outage
+from p4mcc.hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
+from p4mcc.hosts.webrc.params import gamma
+from p4mcc.hosts.wire import WebrcData
 
 R = "webrc-receiver"
 PAGE = "ours, see docs/protocols/webrc.md#rules"

@@ -8,11 +8,11 @@ import math
 import struct
 from typing import Any
 
-from hosts import wire
-from hosts.core import Address
-from hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
-from hosts.webrc.params import DATA_HEADER, WebrcParams
-from hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Address
+from p4mcc.hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
+from p4mcc.hosts.webrc.params import DATA_HEADER, WebrcParams
+from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
 
 
 def _field_offsets() -> dict[str, int]:

@@ -2,14 +2,14 @@
 
 Parsing only: each command's options, no imports of the controller (so
 ``p4mcc --help`` stays fast).  :func:`run_command` hands the parsed namespace
-to :mod:`p4mcc_cli.ctl.commands`.
+to :mod:`p4mcc.cli.ctl.commands`.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from p4mcc_cli.ctl.context import DEFAULT_STATE_DIR
+from p4mcc.cli.ctl.context import DEFAULT_STATE_DIR
 
 
 def _election_id(text: str) -> int:
@@ -27,7 +27,7 @@ def _election_id(text: str) -> int:
 def _membership_timeout(text: str) -> float:
     """0 (no ageing) or a timeout whose IGMP query interval is longer than
     the shortest response time a query can ask for (``controller.querier``)."""
-    from controller.querier import MIN_QUERY_INTERVAL_S, timings
+    from p4mcc.controller.querier import MIN_QUERY_INTERVAL_S, timings
 
     try:
         value = float(text)
@@ -114,6 +114,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed ``p4mcc ctl`` command (imports the controller only now)."""
-    from p4mcc_cli.ctl.commands import main
+    from p4mcc.cli.ctl.commands import main
 
     return main(args)

@@ -11,8 +11,8 @@ message.  Read commands take ``--json``.  See docs/controller.md.
 This module holds the commands: each reads its switches or pushes state
 through the controller library (:mod:`controller.fleet`,
 :mod:`controller.desired`, :mod:`controller.intent`).  Arguments are parsed
-in :mod:`p4mcc_cli.ctl.args`, the inputs built in :mod:`p4mcc_cli.ctl.context`
-and the output shaped in :mod:`p4mcc_cli.ctl.output`.
+in :mod:`p4mcc.cli.ctl.args`, the inputs built in :mod:`p4mcc.cli.ctl.context`
+and the output shaped in :mod:`p4mcc.cli.ctl.output`.
 """
 
 from __future__ import annotations
@@ -25,22 +25,22 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from p4mcc_cli.ctl.context import (EXIT_ERROR, CliError, Ctx, build_ctx, check_group_ports, desired_plan,
+from p4mcc.cli.ctl.context import (EXIT_ERROR, CliError, Ctx, build_ctx, check_group_ports, desired_plan,
                                    fleet_read, pipeline_of, read_counters, read_states, run_async, safe_plan,
                                    selected_targets)
-from p4mcc_cli.ctl.output import (faults_exit, fmt_param, fmt_value, format_event, group_rows, index_label,
+from p4mcc.cli.ctl.output import (faults_exit, fmt_param, fmt_value, format_event, group_rows, index_label,
                                   print_json, text_table)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from controller.intent import Intent
+    from p4mcc.controller.intent import Intent
     import finsy as fy
 
 
 def cmd_apply(ctx: Ctx) -> int:
-    from controller import fleet
-    from controller.diff import diff, summarize
-    from controller.finsy_codec import canonical
-    from controller.state import SwitchState
+    from p4mcc.controller import fleet
+    from p4mcc.controller.diff import diff, summarize
+    from p4mcc.controller.finsy_codec import canonical
+    from p4mcc.controller.state import SwitchState
 
     a = ctx.args
     desired, p = desired_plan(ctx)
@@ -92,7 +92,7 @@ def cmd_apply(ctx: Ctx) -> int:
 
 
 def cmd_groups(ctx: Ctx) -> int:
-    from controller.intent import load_intent
+    from p4mcc.controller.intent import load_intent
 
     a = ctx.args
     if a.action == "list":
@@ -124,7 +124,7 @@ def cmd_groups(ctx: Ctx) -> int:
 
 def _save_and_apply(ctx: Ctx, intent: "Intent", what: str) -> int:
     """Check the edited intent yields a valid desired state, keep it, apply it."""
-    from controller.intent import save_intent
+    from p4mcc.controller.intent import save_intent
 
     desired_plan(ctx, intent)  # validate before saving
     save_intent(ctx.intent_path, intent)
@@ -140,9 +140,9 @@ def _apply_quiet(ctx: Ctx, what: str) -> int:
 
 
 def cmd_sessions(ctx: Ctx) -> int:
-    from controller.desired import SessionSpec
-    from controller.intent import load_intent
-    from controller.program import MCC
+    from p4mcc.controller.desired import SessionSpec
+    from p4mcc.controller.intent import load_intent
+    from p4mcc.controller.program import MCC
 
     a = ctx.args
     if a.action == "list":
@@ -191,7 +191,7 @@ def cmd_sessions(ctx: Ctx) -> int:
 
 
 def cmd_members(ctx: Ctx) -> int:
-    from controller.events import fold_members, read_events
+    from p4mcc.controller.events import fold_members, read_events
 
     members = fold_members(read_events(ctx.events_path))
     members = {sw: g for sw, g in members.items() if sw in ctx.targets}
@@ -228,7 +228,7 @@ def cmd_counters(ctx: Ctx) -> int:
 def cmd_tables(ctx: Ctx) -> int:
     import finsy as fy
 
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     a = ctx.args
 
@@ -277,7 +277,7 @@ def cmd_watch(ctx: Ctx) -> int:
     from rich.live import Live
     from rich.table import Table
 
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     a = ctx.args
     p = safe_plan(ctx)
@@ -339,8 +339,8 @@ def cmd_watch(ctx: Ctx) -> int:
 
 
 def cmd_events(ctx: Ctx) -> int:
-    from controller import fleet
-    from controller.events import EventLog, read_events
+    from p4mcc.controller import fleet
+    from p4mcc.controller.events import EventLog, read_events
 
     a = ctx.args
     if a.once:
@@ -354,7 +354,7 @@ def cmd_events(ctx: Ctx) -> int:
         print(json.dumps(rec) if a.json else format_event(rec), flush=True)
 
     log = EventLog(ctx.events_path, sink=show)
-    from controller.querier import timings
+    from p4mcc.controller.querier import timings
 
     query = timings(a.membership_timeout)[0] if a.membership_timeout > 0 else None
     ctl = fleet.Controller(list(ctx.targets.values()), desired, pipeline, log, election_id=a.election_id,
@@ -389,11 +389,11 @@ COMMANDS: dict[str, Callable[[Ctx], int]] = {
 
 def main(args: argparse.Namespace) -> int:
     """Run one ``p4mcc ctl`` command; every failure is one line, status 2."""
-    from controller import fleet
-    from controller.desired import DesiredStateError
-    from controller.intent import IntentError
-    from controller.pipeline import PipelineError
-    from controller.topology import TopologyError
+    from p4mcc.controller import fleet
+    from p4mcc.controller.desired import DesiredStateError
+    from p4mcc.controller.intent import IntentError
+    from p4mcc.controller.pipeline import PipelineError
+    from p4mcc.controller.topology import TopologyError
 
     fleet.quiet_finsy(args.verbose)
     if not getattr(args, "ctl_command", None):

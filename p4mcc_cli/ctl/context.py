@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, TypeVar
 if TYPE_CHECKING:  # pragma: no cover - annotations only; the commands import these lazily
     import finsy as fy
 
-    from controller.desired import DesiredOptions, Plan, SessionSpec
-    from controller.fleet import FleetResult, Target
-    from controller.intent import Intent
-    from controller.pipeline import PipelineSpec
-    from controller.state import SwitchState
-    from controller.topology import Topology
-    from scenario.model import Scenario
+    from p4mcc.controller.desired import DesiredOptions, Plan, SessionSpec
+    from p4mcc.controller.fleet import FleetResult, Target
+    from p4mcc.controller.intent import Intent
+    from p4mcc.controller.pipeline import PipelineSpec
+    from p4mcc.controller.state import SwitchState
+    from p4mcc.controller.topology import Topology
+    from p4mcc.scenario.model import Scenario
 
 T = TypeVar("T")
 
@@ -75,9 +75,9 @@ def parse_switch_arg(text: str) -> tuple[str, str, int | None]:
 
 
 def build_ctx(args: argparse.Namespace) -> Ctx:
-    from controller.desired import session_from_scenario
-    from controller.fleet import Target
-    from scenario.control import load_scenario_topology
+    from p4mcc.controller.desired import session_from_scenario
+    from p4mcc.controller.fleet import Target
+    from p4mcc.scenario.control import load_scenario_topology
 
     ctx = Ctx(args)
     if args.topology:
@@ -106,7 +106,7 @@ def selected_targets(ctx: Ctx, only: str | None) -> list[Target]:
 
 
 def pipeline_of(ctx: Ctx) -> PipelineSpec:
-    from controller.pipeline import pipeline_for
+    from p4mcc.controller.pipeline import pipeline_for
 
     a = ctx.args
     return pipeline_for(a.target, source=Path(a.p4) if a.p4 else None,
@@ -117,10 +117,10 @@ def pipeline_of(ctx: Ctx) -> PipelineSpec:
 def desired_plan(ctx: Ctx, intent: Intent | None = None) -> tuple[dict[str, SwitchState], Plan | None]:
     """switch -> desired SwitchState (sessions of the scenario and the intent,
     hand-made groups), and the plan it came from (None without a topology)."""
-    from controller.desired import DesiredStateError, plan
-    from controller.intent import load_intent
-    from controller.program import MCC
-    from controller.state import MulticastGroup, SwitchState
+    from p4mcc.controller.desired import DesiredStateError, plan
+    from p4mcc.controller.intent import load_intent
+    from p4mcc.controller.program import MCC
+    from p4mcc.controller.state import MulticastGroup, SwitchState
 
     intent = intent if intent is not None else load_intent(ctx.intent_path)
     p = None
@@ -145,8 +145,8 @@ def desired_plan(ctx: Ctx, intent: Intent | None = None) -> tuple[dict[str, Swit
 
 
 def desired_options(ctx: Ctx) -> DesiredOptions:
-    from controller.desired import DesiredOptions
-    from controller.querier import timings
+    from p4mcc.controller.desired import DesiredOptions
+    from p4mcc.controller.querier import timings
 
     timeout = float(getattr(ctx.args, "membership_timeout", 0.0) or 0.0)
     if timeout < 0:
@@ -161,7 +161,7 @@ def desired_options(ctx: Ctx) -> DesiredOptions:
         scn = ctx.scenario
         by_host = None
         if scn is not None and getattr(scn, "sessions", None) and hasattr(scn.topology, "links"):
-            from controller.policing import host_budgets
+            from p4mcc.controller.policing import host_budgets
 
             by_host = {h: b for h, b in host_budgets(scn.topology, scn.sessions).items()
                        if any(h in s.receivers for s in scn.sessions)}
@@ -174,9 +174,9 @@ def desired_options(ctx: Ctx) -> DesiredOptions:
 
 
 def check_group_ports(ctx: Ctx, mgid: int, ports: list[str]) -> dict[str, list[int]]:
-    from controller.desired import PORT_SET_BASE
-    from controller.program import MCC
-    from controller.topology import parse_endpoint
+    from p4mcc.controller.desired import PORT_SET_BASE
+    from p4mcc.controller.program import MCC
+    from p4mcc.controller.topology import parse_endpoint
 
     if not 1 <= mgid <= 0xFFFF:
         raise CliError(f"group {mgid}: id out of range (1..65535)")
@@ -219,7 +219,7 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 
 def fleet_read(ctx: Ctx, targets: list[Target], fn: Callable[[fy.Switch], Awaitable[Any]]) -> FleetResult:
     """``fn`` on every target, read-only (no pipeline, no primary), retrying unreachable ones."""
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     return run_async(fleet.for_each(targets, fn, pipeline=None, election_id=1, need_primary=False,
                                retry_for=ctx.args.retry))
@@ -227,7 +227,7 @@ def fleet_read(ctx: Ctx, targets: list[Target], fn: Callable[[fy.Switch], Awaita
 
 def read_states(ctx: Ctx, targets: list[Target]) -> FleetResult:
     """Each target's current :class:`~controller.state.SwitchState`."""
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     async def do(sw: fy.Switch) -> SwitchState:
         if not sw.p4info.exists:
@@ -238,7 +238,7 @@ def read_states(ctx: Ctx, targets: list[Target]) -> FleetResult:
 
 
 async def read_counters(sw: fy.Switch) -> list[dict[str, Any]]:
-    from controller import fleet
+    from p4mcc.controller import fleet
 
     return await fleet.read_counters(sw)
 

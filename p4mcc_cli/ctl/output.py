@@ -12,14 +12,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from p4mcc_cli.ctl.context import EXIT_ERROR, Ctx
+from p4mcc.cli.ctl.context import EXIT_ERROR, Ctx
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     import finsy as fy
 
-    from controller.desired import Plan
-    from controller.fleet import FleetResult
-    from controller.state import SwitchState
+    from p4mcc.controller.desired import Plan
+    from p4mcc.controller.fleet import FleetResult
+    from p4mcc.controller.state import SwitchState
 
 
 def print_json(obj: Any) -> None:
@@ -44,7 +44,7 @@ def faults_exit(res: FleetResult) -> int:
 
 def group_rows(states: dict[str, SwitchState]) -> list[dict[str, Any]]:
     """One row per PRE group per switch, with the group address and upstream port the tables give it."""
-    from controller.program import MCC
+    from p4mcc.controller.program import MCC
 
     rows = []
     for sw in sorted(states):
@@ -86,7 +86,7 @@ _ADDR_WORDS = ("addr", "group", "tpa", "spa", "ip")
 
 def fmt_value(name: str, width: int, value: Any) -> str:
     """Addresses as addresses (32-bit address fields, 48-bit MACs), the rest in decimal."""
-    from controller.finsy_codec import _norm_match
+    from p4mcc.controller.finsy_codec import _norm_match
 
     v = _norm_match(value)
     base, suffix = (v[0], f"/{v[1]}") if isinstance(v, tuple) else (v, "")

@@ -1,6 +1,6 @@
 """Measure the front end against a local copy of p4c's test programs.
 
-    python -m p4switch.frontend.samples --p4c-testdata DIR [-v]
+    python -m p4mcc.p4switch.frontend.samples --p4c-testdata DIR [-v]
 
 ``DIR`` is p4c's ``testdata`` folder (from a checkout of p4lang/p4c; its
 files are not part of this project).  Two numbers are printed:

@@ -42,7 +42,7 @@ from .device import Device
 from .errors import Code, P4RTError
 from .workers import ElasticExecutor
 
-LOG = logging.getLogger("p4switch.p4rt")
+LOG = logging.getLogger("p4mcc.p4switch.p4rt")
 
 API_VERSION = "1.4.0"
 READ_BATCH = 1000

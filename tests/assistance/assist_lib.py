@@ -12,12 +12,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from hosts import wire
-from hosts import registry
-from hosts.core import Endpoint
-from netsim.run import SimRun, registry_factory, run_scenario
-from netsim.switches import SwitchChoice
-from scenario.model import Session, scenario_from_dict
+from p4mcc.hosts import wire
+from p4mcc.hosts import registry
+from p4mcc.hosts.core import Endpoint
+from p4mcc.netsim.run import SimRun, registry_factory, run_scenario
+from p4mcc.netsim.switches import SwitchChoice
+from p4mcc.scenario.model import Session, scenario_from_dict
 
 GROUP, PORT = "239.1.1.1", 5001
 

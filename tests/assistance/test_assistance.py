@@ -28,9 +28,9 @@ from __future__ import annotations
 import pytest
 
 from assist_lib import Tapped, run_tree
-from hosts import wire
-from hosts.mtcp import FOLD_ID, RULES
-from netsim.switches import choose_switch
+from p4mcc.hosts import wire
+from p4mcc.hosts.mtcp import FOLD_ID, RULES
+from p4mcc.netsim.switches import choose_switch
 
 F = wire.TfmccReportFlags
 RECEIVERS, K = 16, 4

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "p4switch_p4rt"))
 
 import netlab  # noqa: E402
-from controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
+from p4mcc.controller.program import CPU_PORT, P4_INCLUDE, P4_SOURCE  # noqa: E402
 import switchproc  # noqa: E402
 
 PROGRAM = P4_SOURCE
@@ -139,7 +139,7 @@ class Bmv2Proc:
 @functools.lru_cache(maxsize=1)
 def program() -> Any:
     """p4src/mcc.p4 compiled by the built-in front end (once)."""
-    from p4switch.frontend import compile_file
+    from p4mcc.p4switch.frontend import compile_file
 
     return compile_file(str(PROGRAM), [str(INCLUDE)])
 
@@ -148,8 +148,8 @@ def options(target: str, p4c_json: Optional[Path] = None, p4c_p4info: Optional[P
     """The pipeline a controller pushes to ``target`` (p4c's for bmv2)."""
     if target == "bmv2":
         return fy.SwitchOptions(p4info=p4c_p4info, p4blob=p4c_json, device_id=DEVICE_ID)
-    from p4switch.p4rt.device import make_bundle
-    from p4switch.p4rt.p4info import build_p4info
+    from p4mcc.p4switch.p4rt.device import make_bundle
+    from p4mcc.p4switch.p4rt.p4info import build_p4info
 
     return fy.SwitchOptions(p4info=build_p4info(program()),
                             p4blob=make_bundle(str(PROGRAM), [str(INCLUDE)]), device_id=DEVICE_ID)
@@ -160,7 +160,7 @@ class LiveSwitch:
 
     def __init__(self, target: str, ports: Sequence[int], tmp: Path,
                  p4c_json: Optional[Path] = None, p4c_p4info: Optional[Path] = None) -> None:
-        from p4switch.interp import Switch
+        from p4mcc.p4switch.interp import Switch
 
         self.target = target
         self.ref = Switch(program(), cpu_port=CPU_PORT)
@@ -198,7 +198,7 @@ class LiveSwitch:
         """Fresh state for the next test: the PRE groups written so far are
         deleted, the pipeline is pushed again (which clears tables, registers
         and counters on both targets), and queued frames are dropped."""
-        from p4switch.interp import Switch
+        from p4mcc.p4switch.interp import Switch
 
         sw = self.sw
         # PRE groups first: BMv2 keeps its replication nodes across a pipeline
@@ -242,7 +242,7 @@ class LiveSwitch:
 
     @staticmethod
     def _match(keys: dict[str, Any]) -> dict[str, Any]:
-        from p4switch.runtime.tables import Lpm, Ternary
+        from p4mcc.p4switch.runtime.tables import Lpm, Ternary
 
         out: dict[str, Any] = {}
         for k, v in keys.items():

@@ -20,7 +20,7 @@ SCENARIO = Path(__file__).with_name("bmv2-short.yaml")
 
 
 def ctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "ctl", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "ctl", *args], capture_output=True,
                           text=True, timeout=120, cwd=cwd, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 
@@ -55,7 +55,7 @@ def test_short_mininet_run_on_bmv2_writes_full_results(p4c_build: P4cBuild, tmp_
         pytest.skip("needs root for Mininet")
     assert p4c_build.returncode == 0, p4c_build.stderr
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "run", str(SCENARIO), "--target", "bmv2",
+    r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "run", str(SCENARIO), "--target", "bmv2",
                         "--out", str(out), "--no-progress"], capture_output=True, text=True,
                        timeout=280, cwd=REPO)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

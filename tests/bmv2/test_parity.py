@@ -29,8 +29,8 @@ from typing import Any, Iterator
 import pytest
 from bmv2_harness import REPO, P4cBuild, need
 
-from controller.program import MCC
-from p4switch.stf import StfRunner
+from p4mcc.controller.program import MCC
+from p4mcc.p4switch.stf import StfRunner
 
 STF_DIR = REPO / "tests" / "stf" / "mcc"
 STFS = sorted(p.name for p in STF_DIR.glob("*.stf"))

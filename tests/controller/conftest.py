@@ -20,10 +20,10 @@ from typing import Callable, Iterator
 
 import pytest
 
-from controller.program import CPU_PORT
+from p4mcc.controller.program import CPU_PORT
 
 REPO = Path(__file__).resolve().parents[2]
-P4MCC = [sys.executable, "-m", "p4mcc_cli.main"]
+P4MCC = [sys.executable, "-m", "p4mcc.cli.main"]
 
 
 def free_port() -> int:
@@ -128,7 +128,7 @@ def run_ctl(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedP
     import contextlib
     import io
 
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()
@@ -153,8 +153,8 @@ def reset_switches(sws: list[SwitchProc]) -> None:
 
     import finsy as fy
 
-    from controller.fleet import quiet_finsy
-    from controller.pipeline import builtin_pipeline
+    from p4mcc.controller.fleet import quiet_finsy
+    from p4mcc.controller.pipeline import builtin_pipeline
 
     quiet_finsy()
     pipe = builtin_pipeline()

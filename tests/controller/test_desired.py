@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from controller.desired import (
+from p4mcc.controller.desired import (
     PORT_SET_BASE,
     PORT_SET_MAX_PORT,
     PORT_SET_MAX_PORTS,
@@ -20,9 +20,9 @@ from controller.desired import (
     plan,
     port_set_groups,
 )
-from controller.program import MCC
-from controller.state import DefaultAction, DigestConfig, MeterConfig, MulticastGroup, TableEntry
-from controller.topology import from_tutorials_dict
+from p4mcc.controller.program import MCC
+from p4mcc.controller.state import DefaultAction, DigestConfig, MeterConfig, MulticastGroup, TableEntry
+from p4mcc.controller.topology import from_tutorials_dict
 
 N = MCC
 
@@ -198,8 +198,8 @@ def test_below_names_the_switches_whose_joins_climb_through_each_switch() -> Non
 
 
 def test_rejoin_state_proxies_every_report_and_changes_nothing_else() -> None:
-    from controller.diff import diff
-    from controller.querier import rejoin_state
+    from p4mcc.controller.diff import diff
+    from p4mcc.controller.querier import rejoin_state
 
     want = desired_state(chain(), [SessionSpec(1, "h1", ("239.1.1.1",), protocol="tfmcc")],
                          DesiredOptions(membership_timeout_us=20_000_000, proxy_refresh_us=16_000_000))["s2"]
@@ -307,8 +307,8 @@ def test_names_come_from_the_program_names_object() -> None:
 def test_webrc_session_from_a_scenario_gets_every_channel_group() -> None:
     from types import SimpleNamespace
 
-    from controller.desired import session_from_scenario
-    from hosts.webrc import WebrcParams
+    from p4mcc.controller.desired import session_from_scenario
+    from p4mcc.hosts.webrc import WebrcParams
 
     scn = SimpleNamespace(session_id=4, sender="h1", receivers=("h2",), protocol="webrc", group="239.1.1.10",
                           params={}, assistance=True)

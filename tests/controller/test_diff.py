@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from controller.diff import apply_ops, diff, summarize
-from controller.state import (
+from p4mcc.controller.diff import apply_ops, diff, summarize
+from p4mcc.controller.state import (
     DefaultAction,
     DigestConfig,
     MeterConfig,

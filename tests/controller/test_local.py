@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from controller.desired import DesiredOptions, SessionSpec, desired_state
-from controller.diff import diff
-from controller.local import LocalApplier
-from controller.program import MCC, P4_INCLUDE, P4_SOURCE
-from controller.topology import from_tutorials_dict
+from p4mcc.controller.desired import DesiredOptions, SessionSpec, desired_state
+from p4mcc.controller.diff import diff
+from p4mcc.controller.local import LocalApplier
+from p4mcc.controller.program import MCC, P4_INCLUDE, P4_SOURCE
+from p4mcc.controller.topology import from_tutorials_dict
 
 import scapy.all as scapy  # noqa: E402
 Ether, IP, UDP, Raw = scapy.Ether, scapy.IP, scapy.UDP, scapy.Raw
@@ -31,13 +31,13 @@ TOPO = {
 
 @pytest.fixture(scope="module")
 def program():
-    from p4switch.frontend import compile_file
+    from p4mcc.p4switch.frontend import compile_file
 
     return compile_file(str(P4_SOURCE), include_dirs=[str(P4_INCLUDE)])
 
 
 def _switch(program):
-    from p4switch.interp import Switch
+    from p4mcc.p4switch.interp import Switch
 
     return Switch(program, cpu_port=MCC.cpu_port)
 
@@ -113,7 +113,7 @@ def test_unicast_follows_the_forwarding_entries(program) -> None:
 def test_general_query_is_a_valid_igmpv2_query() -> None:
     from scapy.layers.igmp import IGMP
 
-    from controller.querier import general_query, timings
+    from p4mcc.controller.querier import general_query, timings
 
     frame = general_query()
     pkt = Ether(frame)
@@ -128,7 +128,7 @@ def test_general_query_is_a_valid_igmpv2_query() -> None:
 
 
 def test_query_sent_as_packet_out_floods_every_port(program) -> None:
-    from controller.querier import general_query
+    from p4mcc.controller.querier import general_query
 
     sw = _switch(program)
     LocalApplier(sw, "s1").sync(_desired())

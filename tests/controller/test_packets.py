@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from controller import fleet
-from controller.desired import desired_state, session_from_scenario
-from controller.events import EventLog
-from controller.pipeline import builtin_pipeline
-from scenario.control import load_scenario_topology
+from p4mcc.controller import fleet
+from p4mcc.controller.desired import desired_state, session_from_scenario
+from p4mcc.controller.events import EventLog
+from p4mcc.controller.pipeline import builtin_pipeline
+from p4mcc.scenario.control import load_scenario_topology
 
 GROUP = "239.1.2.3"
 PORT = 5123
@@ -210,7 +210,7 @@ def test_queries_keep_an_aged_membership_alive(two_hosts) -> None:
     """With a 1.5 s membership timeout, only the controller's queries (every
     0.4 s) keep h2's port a member: data sent 3.5 s after the join, well past
     the timeout, still arrives."""
-    from controller.desired import DesiredOptions
+    from p4mcc.controller.desired import DesiredOptions
 
     cwd, topo_file, sws, ns = two_hosts
     topo, scn = load_scenario_topology(topo_file)

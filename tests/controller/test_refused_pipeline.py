@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from controller import fleet
-from controller.errors import SwitchFault
-from controller.pipeline import builtin_pipeline
-from p4switch.p4rt.device import Device
-from p4switch.p4rt.errors import Code, P4RTError
-from p4switch.p4rt.server import serve
+from p4mcc.controller import fleet
+from p4mcc.controller.errors import SwitchFault
+from p4mcc.controller.pipeline import builtin_pipeline
+from p4mcc.p4switch.p4rt.device import Device
+from p4mcc.p4switch.p4rt.errors import Code, P4RTError
+from p4mcc.p4switch.p4rt.server import serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "p4switch_p4rt"))
 from p4rt_fakes import fake_builder  # noqa: E402

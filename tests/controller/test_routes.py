@@ -15,12 +15,12 @@ import ipaddress
 from hypothesis import given, settings, strategies as st
 import pytest
 
-from controller.desired import DesiredOptions, DesiredStateError, SessionSpec, desired_state
-from controller.program import MCC
-from controller.routes import Route, RoutesTooLarge, host_routes, lookup, pure_cover
-from controller.topology import from_scenario_topology, from_tutorials_dict
-from controller.trees import unicast_ports
-from scenario.shapes import kary_tree
+from p4mcc.controller.desired import DesiredOptions, DesiredStateError, SessionSpec, desired_state
+from p4mcc.controller.program import MCC
+from p4mcc.controller.routes import Route, RoutesTooLarge, host_routes, lookup, pure_cover
+from p4mcc.controller.topology import from_scenario_topology, from_tutorials_dict
+from p4mcc.controller.trees import unicast_ports
+from p4mcc.scenario.shapes import kary_tree
 
 
 def _tree(receivers: int = 60, k: int = 3):
@@ -128,9 +128,9 @@ def test_desired_state_installs_drop_and_default_routes_beyond_the_table_size() 
 
 
 def test_the_table_size_is_the_programs(tmp_path) -> None:
-    from controller.program import P4_INCLUDE, P4_SOURCE
-    from p4switch.frontend import compile_file
-    from p4switch.interp import Switch
+    from p4mcc.controller.program import P4_INCLUDE, P4_SOURCE
+    from p4mcc.p4switch.frontend import compile_file
+    from p4mcc.p4switch.interp import Switch
 
     sw = Switch(compile_file(str(P4_SOURCE), include_dirs=[str(P4_INCLUDE)]), cpu_port=MCC.cpu_port)
     sizes = {t.size for name, t in sw.tables.items() if name in (MCC.fwd_table, MCC.arp_table)}
@@ -148,10 +148,10 @@ def test_a_session_through_a_compressed_tree_still_configures() -> None:
 def test_the_program_forwards_and_drops_by_the_compressed_routes() -> None:
     import scapy.all as scapy
 
-    from controller.local import LocalApplier
-    from controller.program import P4_INCLUDE, P4_SOURCE
-    from p4switch.frontend import compile_file
-    from p4switch.interp import Switch
+    from p4mcc.controller.local import LocalApplier
+    from p4mcc.controller.program import P4_INCLUDE, P4_SOURCE
+    from p4mcc.p4switch.frontend import compile_file
+    from p4mcc.p4switch.interp import Switch
 
     topo = _TREE
     states = desired_state(topo, [], DesiredOptions(names=dataclasses.replace(MCC, host_table_size=24)))

@@ -3,11 +3,11 @@ switches, port rates from the scenario's links, nothing without a stamped sessio
 
 from __future__ import annotations
 
-from controller.desired import SessionSpec, plan, session_from_scenario
-from controller.program import MCC as N
-from controller.state import TableEntry
-from controller.topology import from_scenario_topology
-from scenario.model import scenario_from_dict
+from p4mcc.controller.desired import SessionSpec, plan, session_from_scenario
+from p4mcc.controller.program import MCC as N
+from p4mcc.controller.state import TableEntry
+from p4mcc.controller.topology import from_scenario_topology
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def scenario(assistance: object):
@@ -55,7 +55,7 @@ def test_without_a_stamped_session_neither_table_has_entries() -> None:
 
 
 def test_a_link_of_unknown_rate_gets_no_port_rate() -> None:
-    from controller.topology import from_tutorials_dict
+    from p4mcc.controller.topology import from_tutorials_dict
 
     topo = from_tutorials_dict({"hosts": {"h1": {"ip": "10.0.0.1"}, "h2": {"ip": "10.0.0.2"}},
                                 "switches": {"s1": {}}, "links": [["h1", "s1-p1"], ["h2", "s1-p2"]]})
@@ -66,7 +66,7 @@ def test_a_link_of_unknown_rate_gets_no_port_rate() -> None:
 def test_a_bad_assistance_value_names_the_field_and_the_choices() -> None:
     import pytest
 
-    from scenario.model import ScenarioError
+    from p4mcc.scenario.model import ScenarioError
 
     with pytest.raises(ScenarioError, match=r"sessions\[0\]\.assistance: expected true/false \(or on/off\) or stamp"):
         scenario("stamped")

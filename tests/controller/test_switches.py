@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from controller import fleet
-from controller.desired import desired_state, session_from_scenario
-from controller.errors import SwitchFault
-from controller.events import EventLog
-from controller.finsy_codec import canonical
-from controller.pipeline import builtin_pipeline
-from scenario.control import load_scenario_topology
+from p4mcc.controller import fleet
+from p4mcc.controller.desired import desired_state, session_from_scenario
+from p4mcc.controller.errors import SwitchFault
+from p4mcc.controller.events import EventLog
+from p4mcc.controller.finsy_codec import canonical
+from p4mcc.controller.pipeline import builtin_pipeline
+from p4mcc.scenario.control import load_scenario_topology
 
 
 run_ctl = None  # set by the ``net`` fixture (conftest helpers)
@@ -54,8 +54,8 @@ def net(tmp_path: Path, switch_pair, h):
 
 def _desired(topo_file: Path):
     """What ``p4mcc ctl apply`` wants by default: policing sized per receiving host."""
-    from controller.desired import DesiredOptions
-    from controller.policing import host_budgets
+    from p4mcc.controller.desired import DesiredOptions
+    from p4mcc.controller.policing import host_budgets
 
     topo, scn = load_scenario_topology(topo_file)
     budgets = {h: b for h, b in host_budgets(scn.topology, scn.sessions).items()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.topology import TopologyError, from_tutorials_dict, parse_endpoint
-from scenario.control import load_topology
+from p4mcc.controller.topology import TopologyError, from_tutorials_dict, parse_endpoint
+from p4mcc.scenario.control import load_topology
 
 DATA = Path(__file__).parent / "data"
 

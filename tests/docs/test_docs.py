@@ -112,7 +112,7 @@ def test_a_missing_link_target_is_found(tmp_path: Path) -> None:
 @functools.lru_cache(maxsize=1)
 def _parser() -> argparse.ArgumentParser:
     """The ``p4mcc`` parser, built in process once (parsing never changes it)."""
-    from p4mcc_cli.main import build_parser
+    from p4mcc.cli.main import build_parser
 
     return build_parser()
 

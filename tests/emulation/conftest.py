@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulation.run import missing_requirements
+from p4mcc.emulation.run import missing_requirements
 
 
 @pytest.fixture(scope="session")

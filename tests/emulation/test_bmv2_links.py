@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def bmv2_ready(mininet_ready: None) -> None:
-    from emulation.run import BMV2_TOOLS
+    from p4mcc.emulation.run import BMV2_TOOLS
 
     missing = [t for t in BMV2_TOOLS if shutil.which(t) is None]
     if missing:
@@ -39,7 +39,7 @@ def bmv2_ready(mininet_ready: None) -> None:
 @pytest.fixture(scope="module")
 def bmv2_baseline_rtt(bmv2_ready: None, tmp_path_factory: pytest.TempPathFactory) -> float:
     """Median ping RTT (s) through BMv2 with the bottleneck unshaped: both switches' processing."""
-    from emulation.run import emulated_network
+    from p4mcc.emulation.run import emulated_network
 
     with emulated_network(scenario(rate="1Gbps", delay=0), tmp_path_factory.mktemp("baseline"),
                           target="bmv2") as (net, _p, _o):
@@ -49,9 +49,9 @@ def bmv2_baseline_rtt(bmv2_ready: None, tmp_path_factory: pytest.TempPathFactory
 
 
 def test_bmv2_link_rtt_and_tcp_throughput_match_the_scenario(bmv2_baseline_rtt: float, tmp_path: Path) -> None:
-    from emulation.mininet_net import spawn
-    from emulation.run import IPERF_READY, emulated_network
-    from emulation.shaping import KERNEL, LINKPROC
+    from p4mcc.emulation.mininet_net import spawn
+    from p4mcc.emulation.run import IPERF_READY, emulated_network
+    from p4mcc.emulation.shaping import KERNEL, LINKPROC
 
     with emulated_network(scenario(), tmp_path, target="bmv2") as (net, plan, _ops):
         bottleneck = [s for s in plan.shapings if s.link == "s1-p1--s2-p1"]

@@ -13,10 +13,10 @@ import threading
 
 import pytest
 
-from emulation import bmv2_queue as bq
-from emulation.plan import make_plan
-from emulation.shaping import directions, shapings
-from scenario.model import scenario_from_dict
+from p4mcc.emulation import bmv2_queue as bq
+from p4mcc.emulation.plan import make_plan
+from p4mcc.emulation.shaping import directions, shapings
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def plan(tmp_path, assistance: object = "stamp"):

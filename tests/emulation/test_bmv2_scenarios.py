@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario.model import load_scenario
+from p4mcc.scenario.model import load_scenario
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -35,7 +35,7 @@ MAX_HOSTS = 64
 
 @pytest.fixture(scope="module")
 def bmv2_ready(mininet_ready: None) -> None:
-    from emulation.run import BMV2_TOOLS
+    from p4mcc.emulation.run import BMV2_TOOLS
 
     missing = [t for t in BMV2_TOOLS if shutil.which(t) is None]
     if missing:
@@ -45,10 +45,10 @@ def bmv2_ready(mininet_ready: None) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: str(p.relative_to(ROOT / "topologies" / "scenarios")))
 def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -> None:
-    from emulation.faults import check_supported
-    from emulation.mininet_net import ComponentError
-    from emulation.run import EmulationError, run_emulation
-    from emulation.shaping import KERNEL, LINKPROC, NONE
+    from p4mcc.emulation.faults import check_supported
+    from p4mcc.emulation.mininet_net import ComponentError
+    from p4mcc.emulation.run import EmulationError, run_emulation
+    from p4mcc.emulation.shaping import KERNEL, LINKPROC, NONE
 
     sc = load_scenario(path)
     if len(sc.topology.hosts) > MAX_HOSTS:
@@ -64,7 +64,7 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
     sc = dataclasses.replace(sc.with_overrides(duration=min(sc.duration, START_S)), capture=None)
     if any(f.kind == "disk_full" for f in sc.faults):
         # the run goes, then its results do not fit: refused, never half-written
-        from reporting.results import results_folder_problem
+        from p4mcc.reporting.results import results_folder_problem
 
         with pytest.raises(OSError) as info:
             run_emulation(sc, tmp_path, target="bmv2", progress=False)

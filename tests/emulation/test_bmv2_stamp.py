@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -27,7 +27,7 @@ PORT = 5001
 
 @pytest.fixture(scope="module")
 def bmv2_ready(mininet_ready: None) -> None:
-    from emulation.run import BMV2_TOOLS
+    from p4mcc.emulation.run import BMV2_TOOLS
 
     missing = [t for t in BMV2_TOOLS if shutil.which(t) is None]
     if missing:
@@ -59,7 +59,7 @@ def stamped_data(pcap: Path) -> list[tuple[float, int]]:
     from scapy.layers.inet import IP, UDP
     from scapy.utils import rdpcap
 
-    from hosts import wire
+    from p4mcc.hosts import wire
 
     out = []
     for pkt in rdpcap(str(pcap)):
@@ -69,7 +69,7 @@ def stamped_data(pcap: Path) -> list[tuple[float, int]]:
 
 
 def test_bmv2_stamp_reports_the_standing_bottleneck_queue(bmv2_ready: None, tmp_path: Path) -> None:
-    from emulation.run import run_emulation
+    from p4mcc.emulation.run import run_emulation
 
     summary = run_emulation(scenario(), tmp_path, target="bmv2", progress=False)
     rows = [r for r in summary["links"] if r["link"] == "s1-p1--s2-p1" and r["sender"] == "s1"]

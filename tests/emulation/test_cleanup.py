@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -33,7 +33,7 @@ def scenario():
 
 def _leftovers() -> list[str]:
     links = [i for i in os.listdir("/sys/class/net") if i.split("-")[0] in ("s1", "s2", "h1", "h2")]
-    procs = subprocess.run(["pgrep", "-af", "p4mcc_cli.main (switch|host)"], capture_output=True, text=True)
+    procs = subprocess.run(["pgrep", "-af", "p4mcc.cli.main (switch|host)"], capture_output=True, text=True)
     mine = [ln for ln in procs.stdout.splitlines() if "10.0.7." in ln or "-eth" in ln]
     return links + mine
 
@@ -41,7 +41,7 @@ def _leftovers() -> list[str]:
 def test_a_switch_that_dies_is_restarted_and_the_run_writes_its_results(mininet_ready: None, tmp_path: Path) -> None:
     import csv
 
-    from emulation.run import run_emulation
+    from p4mcc.emulation.run import run_emulation
 
     killed: list[float] = []
 
@@ -78,7 +78,7 @@ def test_sigterm_ends_a_run_through_its_cleanup(mininet_ready: None, tmp_path: P
         "sessions": [{"name": "s", "protocol": "rla", "sender": "h1", "receivers": ["h2"],
                       "group": "239.7.7.7", "port": 5007}]}))
     out = tmp_path / "out"
-    run = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "run", str(path), "--target", "builtin",
+    run = subprocess.Popen([sys.executable, "-m", "p4mcc.cli.main", "run", str(path), "--target", "builtin",
                             "--out", str(out), "--no-progress"], stderr=subprocess.PIPE, text=True)
     metrics = out / "agents" / "s-h2.jsonl"
     deadline = time.monotonic() + 150

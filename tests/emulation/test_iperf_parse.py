@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from emulation.run import server_intervals, tcp_loss_samples
+from p4mcc.emulation.run import server_intervals, tcp_loss_samples
 
 REPORT = """Accepted connection from 10.0.1.3, port 36124
 [  7] local 10.0.2.8 port 5201 connected to 10.0.1.3 port 36132

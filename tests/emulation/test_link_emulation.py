@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -70,7 +70,7 @@ def median_ping_rtt(host, count: int = 12) -> tuple[float, str]:
 def baseline_rtt(mininet_ready: None, tmp_path_factory: pytest.TempPathFactory) -> float:
     """Median ping RTT (s) over the same network with the bottleneck unshaped:
     the switches' own processing, both switches in both directions."""
-    from emulation.run import emulated_network
+    from p4mcc.emulation.run import emulated_network
 
     with emulated_network(scenario(rate="100Mbps", delay=0), tmp_path_factory.mktemp("baseline")) as (net, _p, _o):
         rtt, out = median_ping_rtt(net["h1"])
@@ -84,8 +84,8 @@ def assert_scenario_rtt(rtt: float, baseline: float, out: str) -> None:
 
 
 def test_ping_rtt_and_tcp_throughput_match_the_scenario(baseline_rtt: float, tmp_path: Path) -> None:
-    from emulation.run import IPERF_READY, emulated_network
-    from emulation.mininet_net import spawn
+    from p4mcc.emulation.run import IPERF_READY, emulated_network
+    from p4mcc.emulation.mininet_net import spawn
 
     with emulated_network(scenario(), tmp_path) as (net, _plan, _ops):
         h1, h2 = net["h1"], net["h2"]
@@ -112,7 +112,7 @@ def test_ping_rtt_holds_with_every_core_busy(baseline_rtt: float, tmp_path: Path
     (p4switch/linkemu.py, ``realtime_thread``); without it the median RTT
     here was 22.2-22.4 ms against 20.4 ms expected.
     """
-    from emulation.run import emulated_network
+    from p4mcc.emulation.run import emulated_network
 
     with emulated_network(scenario(), tmp_path) as (net, _plan, _ops):
         hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from p4switch.linkemu import LATE_FLOOR_S, Link, LinkConfig, TimingWatch, realtime_thread
+from p4mcc.p4switch.linkemu import LATE_FLOOR_S, Link, LinkConfig, TimingWatch, realtime_thread
 
 
 def test_a_late_caller_gets_each_frame_at_its_own_arrival_instant() -> None:
@@ -57,8 +57,8 @@ def test_realtime_priority_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_the_run_turns_switch_timing_warnings_into_events(tmp_path: Path) -> None:
-    from reporting import results as R
-    from emulation.run import _link_timing
+    from p4mcc.reporting import results as R
+    from p4mcc.emulation.run import _link_timing
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -81,7 +81,7 @@ def test_the_run_turns_switch_timing_warnings_into_events(tmp_path: Path) -> Non
 def test_a_late_timer_reaches_the_core_at_its_due_instant() -> None:
     """The UDP driver hands a timer that fired a little late to the core at
     the instant it was due, so pacing gaps do not grow by the lateness."""
-    from hosts.driver import TIMER_LATE_S, UdpDriver
+    from p4mcc.hosts.driver import TIMER_LATE_S, UdpDriver
 
     seen: list[float] = []
 

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from emulation import netem_faults
-from emulation.faults import EmuFaults
-from emulation.mininet_net import ComponentError
-from emulation.shaping import KERNEL
-from scenario.model import scenario_from_dict
+from p4mcc.emulation import netem_faults
+from p4mcc.emulation.faults import EmuFaults
+from p4mcc.emulation.mininet_net import ComponentError
+from p4mcc.emulation.shaping import KERNEL
+from p4mcc.scenario.model import scenario_from_dict
 
 BASE = {
     "duration": 20,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.program import CPU_PORT
-from emulation.plan import PlanError, link_params, make_plan
-from scenario.model import scenario_from_dict
+from p4mcc.controller.program import CPU_PORT
+from p4mcc.emulation.plan import PlanError, link_params, make_plan
+from p4mcc.scenario.model import scenario_from_dict
 
 BASE = {
     "name": "chain",
@@ -63,7 +63,7 @@ def test_each_link_direction_is_shaped_exactly_once(tmp_path: Path) -> None:
 def test_switch_command_is_p4mcc_switch_with_every_port(tmp_path: Path) -> None:
     plan = plan_of(BASE, tmp_path)
     cmd = plan.switches["s2"].command(Path("p4src/mcc.p4"))
-    assert cmd[1:5] == ["-m", "p4mcc_cli.main", "switch", "p4src/mcc.p4"]
+    assert cmd[1:5] == ["-m", "p4mcc.cli.main", "switch", "p4src/mcc.p4"]
     addrs = [sw.grpc_addr for sw in plan.switches.values()]
     assert cmd[cmd.index("--grpc-server-addr") + 1] == plan.switches["s2"].grpc_addr
     assert len(set(addrs)) == len(addrs) and all(a.startswith("127.0.0.1:") for a in addrs)
@@ -90,7 +90,7 @@ def test_a_webrc_session_edited_after_loading_runs_at_a_rate_its_sender_link_car
     # session rate, under h2's 5 Mbit/s link, and the controller's plan sees it.
     import dataclasses
 
-    from hosts.webrc import SENDER_LINK_SHARE, WebrcParams, wire_rate_bps
+    from p4mcc.hosts.webrc import SENDER_LINK_SHARE, WebrcParams, wire_rate_bps
 
     sc = scenario_from_dict({**BASE, "sessions": [{**BASE["sessions"][0], "sender": "h2",
                                                    "receivers": ["h1", "h3"], "params": {}}]},
@@ -112,7 +112,7 @@ def test_bursty_loss_is_refused_naming_the_link(tmp_path: Path) -> None:
 
 
 def test_link_params_without_queue_limit() -> None:
-    from scenario.model import Link, LinkEnd
+    from p4mcc.scenario.model import Link, LinkEnd
 
     ln = Link(LinkEnd("s1", 1), LinkEnd("s2", 1), rate_bps=1e6, delay_s=0.0025, queue_packets=None, queue_bytes=15000)
     assert link_params(ln, "x") == "rate=1000000bps,delay=2.5ms,queue=none,queue_bytes=15000"
@@ -121,7 +121,7 @@ def test_link_params_without_queue_limit() -> None:
 def test_a_port_in_use_is_skipped_with_its_thrift_port() -> None:
     import socket
 
-    from emulation.plan import THRIFT_PORT_OFFSET, switch_ports
+    from p4mcc.emulation.plan import THRIFT_PORT_OFFSET, switch_ports
 
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from p4mcc_cli.main import main
+from p4mcc.cli.main import main
 
 DEMO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "demo.yaml"
 
 
 def test_default_target_is_auto(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import emulation.run
+    import p4mcc.emulation.run
 
     seen: dict[str, str] = {}
 
@@ -28,11 +28,11 @@ def test_default_target_is_auto(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 @pytest.mark.parametrize("error", ["ComponentError", "PlanError", "ShapingError", "LinkConfigError"])
 def test_a_target_problem_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str], error: str) -> None:
-    import emulation.run
-    from emulation.mininet_net import ComponentError
-    from emulation.plan import PlanError
-    from emulation.shaping import ShapingError
-    from p4switch.linkemu import LinkConfigError
+    import p4mcc.emulation.run
+    from p4mcc.emulation.mininet_net import ComponentError
+    from p4mcc.emulation.plan import PlanError
+    from p4mcc.emulation.shaping import ShapingError
+    from p4mcc.p4switch.linkemu import LinkConfigError
 
     cls = {"ComponentError": ComponentError, "PlanError": PlanError, "ShapingError": ShapingError,
            "LinkConfigError": LinkConfigError}[error]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from emulation import shaping
-from emulation.plan import make_plan
-from scenario.model import scenario_from_dict
+from p4mcc.emulation import shaping
+from p4mcc.emulation.plan import make_plan
+from p4mcc.scenario.model import scenario_from_dict
 
 ALL = frozenset(shaping.QDISCS)
 NO_NETEM = ALL - {"netem"}
@@ -97,7 +97,7 @@ def test_builtin_target_shapes_every_direction_in_the_switch_and_unshaped_ones_a
 
 
 def test_bmv2_opens_its_link_process_veth_for_ports_that_go_through_one() -> None:
-    from emulation.mininet_net import bmv2_command
+    from p4mcc.emulation.mininet_net import bmv2_command
 
     plan = dumbbell({"rate": "10Mbps", "delay": "20ms"})
     sw = plan.switches["s1"]
@@ -136,7 +136,7 @@ def test_probe_keeps_what_the_kernel_accepts_and_removes_it_again() -> None:
                                         ({"simple_switch_grpc"}, "builtin"), (set(), "builtin")])
 def test_auto_picks_bmv2_only_with_switch_and_compiler(monkeypatch: pytest.MonkeyPatch, tools: set[str],
                                                        want: str) -> None:
-    from emulation import run
+    from p4mcc.emulation import run
 
     monkeypatch.setattr(run.shutil, "which", lambda t: f"/bin/{t}" if t in tools else None)
     assert run.resolve_target("auto") == want
@@ -144,7 +144,7 @@ def test_auto_picks_bmv2_only_with_switch_and_compiler(monkeypatch: pytest.Monke
 
 
 def test_forced_bmv2_without_the_toolchain_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from emulation import run
+    from p4mcc.emulation import run
 
     monkeypatch.setattr(run.shutil, "which", lambda t: None)
     with pytest.raises(run.EmulationError, match=r"^--target bmv2: simple_switch_grpc and p4c-bm2-ss not on PATH"):

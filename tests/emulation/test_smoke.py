@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -53,7 +53,7 @@ class PortWatch:
         self.next_at = 2.0
 
     def __call__(self, now: float, net: Any, plan: Any) -> None:
-        from emulation.run import read_counters
+        from p4mcc.emulation.run import read_counters
 
         if now < self.next_at:
             return
@@ -64,7 +64,7 @@ class PortWatch:
 
 
 def test_join_leave_and_rate_through_two_p4_switches(mininet_ready: None, tmp_path: Path) -> None:
-    from emulation.run import run_emulation
+    from p4mcc.emulation.run import run_emulation
 
     watch = PortWatch()
     summary = run_emulation(scenario("tfmcc", {"initial_rate_bps": 200000}), tmp_path,

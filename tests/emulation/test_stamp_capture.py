@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -64,8 +64,8 @@ def dissected(pcap: Path, lua: Path) -> list[tuple[int, int, int]]:
 
 
 def test_stamped_run_shows_the_stamp_in_its_pcaps(mininet_ready: None, tmp_path: Path) -> None:
-    from emulation.run import missing_requirements, run_emulation
-    from hosts import wire_lua
+    from p4mcc.emulation.run import missing_requirements, run_emulation
+    from p4mcc.hosts import wire_lua
 
     reason = missing_requirements(("tshark",))
     if reason:

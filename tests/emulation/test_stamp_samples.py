@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from emulation.run import _collect_agent
-from hosts import wire
-from hosts.core import Endpoint
-from hosts.driver import UdpDriver
-from hosts.registry import SessionConfig
-from reporting import results as R
+from p4mcc.emulation.run import _collect_agent
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Endpoint
+from p4mcc.hosts.driver import UdpDriver
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.reporting import results as R
 
 S = wire.Stamp
 

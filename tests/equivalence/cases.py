@@ -69,8 +69,8 @@ def cases() -> dict[str, dict[str, Any]]:
 
 def run_case(doc: dict[str, Any]) -> dict[str, Any]:
     """The case's summary, with machine-dependent fields left out."""
-    from netsim.run import run_scenario
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(copy.deepcopy(doc), base=ROOT / "topologies" / "scenarios")
     run = run_scenario(sc, None)

@@ -12,9 +12,9 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "
 @pytest.fixture(scope="module")
 def sim_fault():
     """sim_fault(name, switch="p4"|"model") -> (SimRun, events without joins/leaves); cached per module."""
-    from netsim.run import run_scenario
-    from netsim.switches import choose_switch
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.model import load_scenario
 
     cache: dict[tuple[str, str], tuple] = {}
 

@@ -7,12 +7,12 @@ import sys
 
 
 def _gate(stdin: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "p4mcc_cli.agent_gate", "vlmcc"], input=stdin,
+    return subprocess.run([sys.executable, "-m", "p4mcc.cli.agent_gate", "vlmcc"], input=stdin,
                           capture_output=True, text=True, timeout=60)
 
 
 def test_the_gate_runs_its_command_line_in_process_or_nothing():
-    from p4mcc_cli.agent_gate import READY_LINE
+    from p4mcc.cli.agent_gate import READY_LINE
 
     r = _gate('["host", "recv", "--proto", "vlmcc", "--list-params"]\n')
     first, rest = r.stdout.split("\n", 1)

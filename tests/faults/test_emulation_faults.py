@@ -22,13 +22,13 @@ BOUND_S = 5.0
 
 def run_scenario_file(path: Path, out: Path):
     """Run ``path`` in Mininet into ``out``: (summary, events as (time, node, event, detail))."""
-    from emulation.run import missing_requirements
+    from p4mcc.emulation.run import missing_requirements
 
     reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)
-    from emulation.run import run_emulation
-    from scenario.model import load_scenario
+    from p4mcc.emulation.run import run_emulation
+    from p4mcc.scenario.model import load_scenario
 
     summary = run_emulation(load_scenario(path), out, progress=False)
     events = [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
@@ -113,7 +113,7 @@ def test_controller_restart_does_not_touch_the_data_plane(emu):
     for host in ("r1", "r2", "r3"):  # forwarding goes on while no controller runs
         assert received(rx, host, down, down + 1.0) > 0, host
     assert recovered_after(events, 4) <= BOUND_S
-    from controller.events import read_events
+    from p4mcc.controller.events import read_events
 
     # the new controller (third election id) finds every switch as it wants it
     third = [r for r in read_events(out / "controller-events.2.jsonl") if r.get("event") == "synced"]
@@ -125,7 +125,7 @@ def test_controller_takeover(emu):
     out, _, events, _ = emu
     assert any(e[2] == "controller_up" and "second" in e[3] for e in events)
     assert recovered_after(events, 0) <= BOUND_S
-    from controller.events import read_events
+    from p4mcc.controller.events import read_events
 
     second = read_events(out / "controller-events.1.jsonl")
     assert {r["switch"] for r in second if r.get("event") == "synced"} == {"s1", "s2"}
@@ -148,7 +148,7 @@ def test_a_root_switch_restart_has_the_switches_below_it_join_again(root_emu):
     s2 and s3 proxy their hosts' joins again (``rejoin``), so s1's ports toward
     them are members within the re-query's response time; without it they
     came back at the next periodic query (4.5 s after the restart, measured)."""
-    from controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+    from p4mcc.controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
 
     events = root_emu
     restored = first(events, "s1", "restored")

@@ -28,7 +28,7 @@ sessions:
 
 def parse(fault: str):
     """(faults, problems) of BASE with one fault mapping."""
-    from scenario.model import ScenarioError, scenario_from_dict
+    from p4mcc.scenario.model import ScenarioError, scenario_from_dict
     import yaml
 
     raw = yaml.safe_load(BASE)
@@ -96,9 +96,9 @@ class _Sink:
 
 
 def _chain(mode: str, fraction: float, delay: float = 0.0):
-    from netsim.engine import Simulator
-    from netsim.faults import Impairment
-    from netsim.link import Channel, NoLoss
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.faults import Impairment
+    from p4mcc.netsim.link import Channel, NoLoss
 
     sim = Simulator(seed=1)
     sink = _Sink()
@@ -111,7 +111,7 @@ def _chain(mode: str, fraction: float, delay: float = 0.0):
 
 
 def _frames(n: int) -> list[bytes]:
-    from netsim import packets as pk
+    from p4mcc.netsim import packets as pk
 
     return [pk.udp_frame(b"\x02" * 6, b"\x04" * 6, pk.ip_int("10.0.0.1"), pk.ip_int("10.0.0.2"), 1, 2,
                          bytes([i]) * 100) for i in range(n)]
@@ -143,7 +143,7 @@ def test_reordering_holds_a_hit_frame_so_the_next_overtakes_it():
 
 
 def test_corruption_flips_exactly_one_bit_of_the_udp_payload():
-    from netsim import packets as pk
+    from p4mcc.netsim import packets as pk
 
     sim, ch, sink, imp = _chain("corrupt", 1.0)
     frames = _frames(20)
@@ -161,10 +161,10 @@ def test_corruption_flips_exactly_one_bit_of_the_udp_payload():
 def test_a_corrupted_p4mcc_header_is_dropped_and_counted_by_the_receivers_codec():
     """Bit 0 of the payload is the magic's: the core's codec refuses the
     message, counts it, and does not raise."""
-    from hosts import wire
-    from netsim.faults import corrupt
-    from netsim.run import registry_factory
-    from scenario.model import load_scenario
+    from p4mcc.hosts import wire
+    from p4mcc.netsim.faults import corrupt
+    from p4mcc.netsim.run import registry_factory
+    from p4mcc.scenario.model import load_scenario
     from tests.faults.conftest import SCENARIOS
 
     sc = load_scenario(SCENARIOS / "link-corrupt.yaml")
@@ -178,7 +178,7 @@ def test_a_corrupted_p4mcc_header_is_dropped_and_counted_by_the_receivers_codec(
         def randrange(self, *a, **k):  # the first bit of the payload
             return 0
 
-    from netsim import packets as pk
+    from p4mcc.netsim import packets as pk
 
     frame = pk.udp_frame(b"\x02" * 6, b"\x04" * 6, pk.ip_int("10.0.0.1"), pk.ip_int("239.1.1.1"), 1, 2, good)
     bad = pk.parse(corrupt(frame, Bit0())).payload
@@ -246,9 +246,9 @@ def test_slow_switch_holds_frames_while_stopped_and_releases_them_in_order():
     waits to 100 ms, one at 110 ms passes at once."""
     from types import SimpleNamespace
 
-    from netsim.engine import Simulator
-    from netsim.faults import FaultInjector
-    from scenario.faults import Fault
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.faults import FaultInjector
+    from p4mcc.scenario.faults import Fault
 
     sim = Simulator(seed=1)
     seen: list[tuple[float, int]] = []
@@ -270,9 +270,9 @@ def test_slow_switch_holds_frames_while_stopped_and_releases_them_in_order():
 
 
 def test_a_full_disk_leaves_no_completion_mark_and_report_refuses_the_folder(tmp_path):
-    from reporting.results import COMPLETE, Recorder, results_folder_problem
-    from scenario.faults import fill_disk
-    from scenario.model import load_scenario
+    from p4mcc.reporting.results import COMPLETE, Recorder, results_folder_problem
+    from p4mcc.scenario.faults import fill_disk
+    from p4mcc.scenario.model import load_scenario
     from tests.faults.conftest import SCENARIOS
 
     sc = load_scenario(SCENARIOS / "disk-full.yaml")
@@ -290,7 +290,7 @@ def test_a_full_disk_leaves_no_completion_mark_and_report_refuses_the_folder(tmp
 # -- Mininet: the commands each fault issues -------------------------------------
 
 def test_one_way_link_down_drops_on_the_sending_ends_egress_only():
-    from emulation.faults import oneway_commands
+    from p4mcc.emulation.faults import oneway_commands
 
     assert oneway_commands("s2-eth1", down=True) == [
         "tc qdisc replace dev s2-eth1 root handle 1: prio",
@@ -299,7 +299,7 @@ def test_one_way_link_down_drops_on_the_sending_ends_egress_only():
 
 
 def test_controller_cut_resets_the_switchs_p4runtime_port_both_ways():
-    from emulation.faults import cut_commands
+    from p4mcc.emulation.faults import cut_commands
 
     rule = "INPUT -p tcp --{} 50002 -m comment --comment p4mcc-cut -j REJECT --reject-with tcp-reset"
     assert cut_commands("127.0.0.1:50002", on=True) == [f"iptables -I {rule.format('dport')}",
@@ -311,7 +311,7 @@ def test_controller_cut_resets_the_switchs_p4runtime_port_both_ways():
 def test_a_starved_switch_process_is_stopped_and_continued_on_its_duty_cycle():
     import signal
 
-    from emulation.faults import duty_cycle
+    from p4mcc.emulation.faults import duty_cycle
 
     now = [0.0]
     sent: list[tuple[float, int]] = []
@@ -335,7 +335,7 @@ def test_a_starved_switch_process_is_stopped_and_continued_on_its_duty_cycle():
 def test_mininet_refuses_what_it_cannot_inject_in_one_line_with_the_reason(kind, text):
     from types import SimpleNamespace
 
-    from emulation.faults import check_supported
+    from p4mcc.emulation.faults import check_supported
 
     faults, _ = parse(text)
     with pytest.raises(ValueError) as e:

@@ -6,10 +6,10 @@ from finsy.proto import p4r
 
 
 def test_a_second_switch_process_loads_the_compiled_pipeline(tmp_path, monkeypatch):
-    from controller.pipeline import builtin_pipeline
-    from p4switch import switchd
-    from p4switch.pipecache import PipelineCache
-    from p4switch.switchd import make_builder, new_switch
+    from p4mcc.controller.pipeline import builtin_pipeline
+    from p4mcc.p4switch import switchd
+    from p4mcc.p4switch.pipecache import PipelineCache
+    from p4mcc.p4switch.switchd import make_builder, new_switch
 
     blob = builtin_pipeline().device_config
     config = p4r.ForwardingPipelineConfig(p4_device_config=blob)
@@ -34,7 +34,7 @@ def test_a_second_switch_process_loads_the_compiled_pipeline(tmp_path, monkeypat
 
 
 def test_a_cache_of_another_front_end_version_or_a_bad_file_is_not_used(tmp_path):
-    from p4switch.pipecache import SUFFIX, PipelineCache
+    from p4mcc.p4switch.pipecache import SUFFIX, PipelineCache
 
     (tmp_path / f"{'0' * 32}{SUFFIX}").write_bytes(b"not a pickle")
     cache = PipelineCache(tmp_path)
@@ -50,7 +50,7 @@ def _switch(*extra: str):
     import subprocess
     import sys
 
-    return subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--standby",
+    return subprocess.Popen([sys.executable, "-m", "p4mcc.cli.main", "switch", "--no-p4", "--standby",
                              "--grpc-server-addr", "127.0.0.1:0", *extra],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

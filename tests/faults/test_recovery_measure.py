@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from reporting.results import Sample
-from scenario.faults import Fault, behind, recovery_times
-from scenario.model import scenario_from_dict
+from p4mcc.reporting.results import Sample
+from p4mcc.scenario.faults import Fault, behind, recovery_times
+from p4mcc.scenario.model import scenario_from_dict
 
 TREE = {
     "duration": 20,

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from hosts.rogue import Rogue
+from p4mcc.hosts.rogue import Rogue
 
 START, STOP, END = 15.0, 25.0, 31.0
 STALL_S = 2.0  # stalled_receivers / stalled_children: STALL_MIN (4 srtt is less on this path)
@@ -42,9 +42,9 @@ def scenario_dict(proto: str, rules: dict[str, bool]) -> dict[str, Any]:
 
 def sim_rates(proto: str, lie: bool, rules: dict[str, bool] | None = None) -> list[tuple[float, float]]:
     """The sender's new-data rate (bit/s) per 0.5 s, with the rogue from START to STOP."""
-    from netsim.run import build_run
-    from netsim.switches import model_choice
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import model_choice
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(scenario_dict(proto, rules or {}))
     run = build_run(sc, switch=model_choice())

@@ -18,10 +18,10 @@ DRAIN_S = 4.0  # what was sent this long before the end must have arrived
 
 
 def _run_rla(name: str):
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.faults import with_protocol
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.faults import with_protocol
+    from p4mcc.scenario.model import load_scenario
 
     sc = with_protocol(load_scenario(SCENARIOS / f"{name}.yaml"), "rla")
     run = build_run(sc, switch=choose_switch("p4", sc))
@@ -34,7 +34,7 @@ def _run_rla(name: str):
 
 @pytest.mark.parametrize("name", ["link-flap", "switch-crash", "controller-restart", "agent-kill"])
 def test_rla_recovers_and_delivers_every_byte_to_every_surviving_receiver(name):
-    from scenario.faults import recovery_times
+    from p4mcc.scenario.faults import recovery_times
 
     sc, run, cut = _run_rla(name)
     s = sc.sessions[0]
@@ -52,7 +52,7 @@ def test_rla_recovers_and_delivers_every_byte_to_every_surviving_receiver(name):
         else:
             assert rc.buf.delivered_packets == rc.buf.cum_ack  # 1..cum_ack, each once
             assert rc.buf.delivered_bytes == rc.buf.cum_ack * snd.p.packet_size
-    from hosts.core import node_id
+    from p4mcc.hosts.core import node_id
 
     survivors = {node_id(run.net.hosts[r].ip) for r in s.receivers if r not in restarted}
     assert not [rid for _t, rid in snd.dropped if rid in survivors]  # an outage is not a death

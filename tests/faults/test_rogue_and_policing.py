@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from hosts import wire
-from hosts.core import JoinGroup, node_id
-from hosts.rogue import Rogue, malformed_frames
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import JoinGroup, node_id
+from p4mcc.hosts.rogue import Rogue, malformed_frames
 
 
 def rogue(mode: str, proto: str, **kw) -> Rogue:
@@ -51,7 +51,7 @@ def test_the_rogue_stops_at_its_end_and_leaves():
 
 
 def test_malformed_frames_never_decode_as_valid_p4mcc_or_igmp():
-    from netsim import packets as pk
+    from p4mcc.netsim import packets as pk
 
     rng = random.Random(3)
     seen_lengths = set()
@@ -67,11 +67,11 @@ def test_malformed_frames_never_decode_as_valid_p4mcc_or_igmp():
 
 
 def test_policing_budgets_follow_each_protocols_feedback_rule():
-    from controller.desired import DesiredOptions, desired_state
-    from controller.policing import host_budgets
-    from controller.topology import from_scenario_topology
-    from controller.desired import session_from_scenario
-    from scenario.model import scenario_from_dict
+    from p4mcc.controller.desired import DesiredOptions, desired_state
+    from p4mcc.controller.policing import host_budgets
+    from p4mcc.controller.topology import from_scenario_topology
+    from p4mcc.controller.desired import session_from_scenario
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict({
         "topology": {"hosts": ["h1", "r1", "r2", "r3"], "switches": ["s1"],

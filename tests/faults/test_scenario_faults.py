@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scenario.faults import Fault, recovery_times
-from reporting.results import Sample
-from scenario.model import ScenarioError, scenario_from_dict
+from p4mcc.scenario.faults import Fault, recovery_times
+from p4mcc.reporting.results import Sample
+from p4mcc.scenario.model import ScenarioError, scenario_from_dict
 
 BASE = {
     "duration": 20,
@@ -104,8 +104,8 @@ def test_recovery_time_is_when_throughput_holds_80_percent_of_its_baseline():
 
 
 def test_both_engines_age_memberships_with_a_querier_by_default_and_scenarios_override_it():
-    from controller.querier import max_response_ds
-    from scenario.control import scenario_options
+    from p4mcc.controller.querier import max_response_ds
+    from p4mcc.scenario.control import scenario_options
 
     # one function for both engines (p4mcc run and p4mcc sim call it)
     opts, query = scenario_options(scen())
@@ -122,7 +122,7 @@ def test_both_engines_age_memberships_with_a_querier_by_default_and_scenarios_ov
 
 
 def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
-    from emulation.faults import check_supported
+    from p4mcc.emulation.faults import check_supported
 
     check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
     check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))

@@ -41,9 +41,9 @@ def test_a_root_switch_restart_has_the_switches_below_it_join_again(sim_fault):
     s3's proxied joins, which they re-send only when asked (``rejoin``).
     Without that, data came back at the next periodic query, 4 s after the
     restore; the bound here is the re-query's response time and a round trip."""
-    from controller.diff import diff
-    from controller.local import LocalApplier
-    from controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
+    from p4mcc.controller.diff import diff
+    from p4mcc.controller.local import LocalApplier
+    from p4mcc.controller.querier import REQUERY_GAP_S, REQUERY_MAX_RESP_DS
 
     run, ev = sim_fault("root-switch-crash")
     assert [(e[0], e[1]) for e in rows(ev, "restored")] == [(9.5, "s1")]
@@ -65,7 +65,7 @@ def test_a_leader_that_crashes_while_the_sender_competes_is_replaced(sim_fault):
     timeouts: the sender backed off (1, 2, 4 ... s) for good and the four
     live receivers got nothing.  A second timeout in a row with the leader
     silent loses it (``timeout_loses_leader``); a fast-branch receiver leads."""
-    from hosts.core import node_id
+    from p4mcc.hosts.core import node_id
 
     run, ev = sim_fault("leader-crash", "model")
     snd = run.agents["vlmcc/h1"]
@@ -145,7 +145,7 @@ def test_agent_kill_leaves_through_the_kernel_and_the_restart_rejoins(sim_fault)
 
 
 def test_feedback_flood_is_policed_to_the_hosts_budget(sim_fault):
-    from controller.policing import host_budgets
+    from p4mcc.controller.policing import host_budgets
 
     run, ev = sim_fault("feedback-flood")
     pps, burst = host_budgets(run.recorder.scenario.topology, run.recorder.scenario.sessions)["r3"]
@@ -185,10 +185,10 @@ def test_with_membership_ageing_a_silently_crashed_receivers_port_stops_getting_
     crashed host answers no query, so its port ages out (RFC 2236's timeout)."""
     import dataclasses
 
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.faults import Membership
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.faults import Membership
+    from p4mcc.scenario.model import load_scenario
 
     from pathlib import Path
 
@@ -216,11 +216,11 @@ def test_the_simulator_ages_and_queries_by_default_as_p4mcc_run_does():
     """No ``membership:`` in the scenario: the simulated P4 switches get the
     same ageing and the stand-in controller the same querier as a Mininet run
     (``scenario.faults.membership_timeout`` is the one default)."""
-    from scenario.control import scenario_options
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.faults import DEFAULT_TIMEOUT
-    from scenario.model import load_scenario
+    from p4mcc.scenario.control import scenario_options
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.faults import DEFAULT_TIMEOUT
+    from p4mcc.scenario.model import load_scenario
 
     from pathlib import Path
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hosts.rogue import Rogue
+from p4mcc.hosts.rogue import Rogue
 
 START, STOP, END = 15.0, 25.0, 31.0
 RECOVER_S = 3.0
@@ -44,9 +44,9 @@ def scenario_dict() -> dict[str, Any]:
 
 def sim_rates(claim: dict[str, Any] | None) -> list[tuple[float, float]]:
     """The sender's rate (bit/s) per 0.5 s, with the rogue's claim from START to STOP."""
-    from netsim.run import build_run
-    from netsim.switches import model_choice
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import model_choice
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict(scenario_dict())
     run = build_run(sc, switch=model_choice())
@@ -103,16 +103,16 @@ MININET_CLAIMS = {"false_report": "8kbps", "spoof_clr": "8kbps"}
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MININET_CLAIMS))
 def test_one_liar_in_mininet_keeps_half_the_share(mode: str, tmp_path) -> None:
-    """The rogue as a process in a Mininet receiver host (``python -m hosts.rogue``), from a fault."""
-    from emulation.run import missing_requirements
+    """The rogue as a process in a Mininet receiver host (``python -m p4mcc.hosts.rogue``), from a fault."""
+    from p4mcc.emulation.run import missing_requirements
 
     reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)
     import csv
 
-    from emulation.run import run_emulation
-    from scenario.model import scenario_from_dict
+    from p4mcc.emulation.run import run_emulation
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_dict()
     sc["sessions"][0]["receivers"] = ["r1", "r2", "r3", "rogue"]  # a fault's rogue sits on a receiver

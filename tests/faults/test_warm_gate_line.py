@@ -1,7 +1,7 @@
 """The runner recognises a gate's ready line (emulation/warm.py matches p4mcc_cli/agent_gate.py)."""
 
-from emulation.warm import GATE_READY, protocol_of
-from p4mcc_cli.agent_gate import READY_LINE
+from p4mcc.emulation.warm import GATE_READY, protocol_of
+from p4mcc.cli.agent_gate import READY_LINE
 
 
 def test_runner_pattern_matches_the_gate_line() -> None:
@@ -10,5 +10,5 @@ def test_runner_pattern_matches_the_gate_line() -> None:
 
 
 def test_protocol_is_read_from_the_command_line() -> None:
-    assert protocol_of(["python", "-m", "p4mcc_cli.main", "host", "recv", "--proto", "rla"]) == "rla"
-    assert protocol_of(["python", "-m", "p4mcc_cli.main", "host", "recv"]) == ""
+    assert protocol_of(["python", "-m", "p4mcc.cli.main", "host", "recv", "--proto", "rla"]) == "rla"
+    assert protocol_of(["python", "-m", "p4mcc.cli.main", "host", "recv"]) == ""

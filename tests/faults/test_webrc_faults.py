@@ -23,10 +23,10 @@ RESTART_BOUND_S = 10.0
 
 
 def test_a_rebooted_webrc_receiver_climbs_back_to_its_neighbours() -> None:
-    from netsim.run import build_run
-    from netsim.switches import model_choice
-    from scenario.faults import faults_later, recovery_times, with_protocol
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import model_choice
+    from p4mcc.scenario.faults import faults_later, recovery_times, with_protocol
+    from p4mcc.scenario.model import load_scenario
 
     sc = faults_later(with_protocol(load_scenario(SCENARIOS / "receiver-crash.yaml"), "webrc"), WARMUP_S, TAIL_S)
     run = build_run(sc, switch=model_choice())

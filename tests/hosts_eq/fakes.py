@@ -6,8 +6,8 @@ import random
 import socket
 from dataclasses import dataclass, field
 
-from hosts import wire
-from hosts.core import Datagram, Endpoint, Event, JoinGroup, LeaveGroup, Metric
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Datagram, Endpoint, Event, JoinGroup, LeaveGroup, Metric
 
 LO = "127.0.0.1"
 
@@ -68,8 +68,8 @@ def free_port() -> int:
 
 def webrc_receiver(params: object, names: tuple[str, ...], group: str = "239.2.0.0") -> object:
     """A started WEBRC receiver of ``group`` with the rules ``names``, its start-up output drained."""
-    from hosts import registry
-    from hosts.webrc import RULES, WebrcReceiver
+    from p4mcc.hosts import registry
+    from p4mcc.hosts.webrc import RULES, WebrcReceiver
 
     cls = RULES.compose(WebrcReceiver, names)
     r = cls(registry.SessionConfig(1, group, 7000, "10.0.0.1", "10.0.0.2", params, rules=names))

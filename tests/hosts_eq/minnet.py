@@ -17,8 +17,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from hosts.core import Endpoint, JoinGroup, LeaveGroup, Metric
-from netsim.engine import Simulator
+from p4mcc.hosts.core import Endpoint, JoinGroup, LeaveGroup, Metric
+from p4mcc.netsim.engine import Simulator
 
 
 @dataclass

@@ -19,11 +19,11 @@ from typing import Iterator
 
 import pytest
 
-from hosts import registry
-from hosts.core import node_id
-from netsim.run import run_scenario
-from netsim.switches import model_choice
-from scenario.model import scenario_from_dict
+from p4mcc.hosts import registry
+from p4mcc.hosts.core import node_id
+from p4mcc.netsim.run import run_scenario
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import scenario_from_dict
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-protocol.md"
 

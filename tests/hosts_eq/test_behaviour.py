@@ -17,14 +17,14 @@ import statistics
 import pytest
 from minnet import LinkSpec, MiniNet
 
-from hosts import registry
-from hosts.tfmcc import TfmccParams
-from hosts.tfrc import rto, tcp_rate
-from hosts.webrc import DATA_HEADER as WEBRC_HEADER
-from hosts.webrc import WebrcParams, channel_group
-from netsim.engine import Simulator
-from netsim.network import build_network
-from scenario.shapes import star
+from p4mcc.hosts import registry
+from p4mcc.hosts.tfmcc import TfmccParams
+from p4mcc.hosts.tfrc import rto, tcp_rate
+from p4mcc.hosts.webrc import DATA_HEADER as WEBRC_HEADER
+from p4mcc.hosts.webrc import WebrcParams, channel_group
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.scenario.shapes import star
 
 SENDER = "10.0.0.1"
 
@@ -146,9 +146,9 @@ def _webrc_alone(seed: int, **params) -> tuple[float, float]:
     """WEBRC alone on 10 Mbit/s, 50 ms, 100 packets (1.2 BDP) for 30 s: the
     first receiver's lost fraction over the run, and its goodput over the
     second half as a fraction of the link."""
-    from netsim.run import build_run
-    from netsim.switches import model_choice
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import model_choice
+    from p4mcc.scenario.model import scenario_from_dict
 
     run = build_run(scenario_from_dict({
         "name": "webrc-alone", "duration": 30, "seed": seed,
@@ -175,7 +175,7 @@ def test_webrc_startup_overshoot_is_shed_alone_on_a_deep_queue(monkeypatch: pyte
     lost, used = _webrc_alone(seed=2)
     assert lost < 0.10
     assert used > 0.6  # shedding left the session on the link, not below it
-    from hosts.webrc import RULES
+    from p4mcc.hosts.webrc import RULES
 
     monkeypatch.setitem(RULES.profiles, "default",  # default less the rule
                         tuple(n for n in RULES.profiles["default"] if n != "startup_shed"))

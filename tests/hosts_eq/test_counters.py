@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hosts.core import Counters, Endpoint
-from hosts.reliable import ReceiveBuffer
+from p4mcc.hosts.core import Counters, Endpoint
+from p4mcc.hosts.reliable import ReceiveBuffer
 
 
 class _Base(Counters):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import warm_agents
 
-from hosts import registry
-from hosts.driver import UdpDriver
+from p4mcc.hosts import registry
+from p4mcc.hosts.driver import UdpDriver
 
 from fakes import LO, free_port
 
@@ -108,17 +108,17 @@ def test_malformed_datagrams_are_counted_and_the_driver_keeps_running() -> None:
 
 
 def test_cli_rejects_bad_parameters_with_a_clear_message() -> None:
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "webrc",
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "host", "recv", "--proto", "webrc",
                           "--sender", LO, "--param", "p=2"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 2
     assert "p must be in (0, 1)" in out.stderr
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "tfmcc"],
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "host", "recv", "--proto", "tfmcc"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--sender" in out.stderr
 
 
 @pytest.mark.parametrize("role", ["send", "recv"])
 def test_cli_lists_parameters(role: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", role, "--proto", "tfmcc",
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "host", role, "--proto", "tfmcc",
                           "--list-params"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "fb_receivers" in out.stdout and "10000" in out.stdout

@@ -17,12 +17,12 @@ from collections import Counter
 import pytest
 from fakes import drain
 
-from hosts import registry, wire
-from hosts.tfmcc import RULES, TfmccParams
-from hosts.tfmcc.rules import PacingPairs
-from hosts.tfrc import tcp_rate
-from hosts.webrc import WebrcParams
-from hosts.wire import TfmccData, WebrcData
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.tfmcc import RULES, TfmccParams
+from p4mcc.hosts.tfmcc.rules import PacingPairs
+from p4mcc.hosts.tfrc import tcp_rate
+from p4mcc.hosts.webrc import WebrcParams
+from p4mcc.hosts.wire import TfmccData, WebrcData
 
 
 def _departures(ep, until: float) -> list[tuple[float, wire.Message]]:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hosts.estimators import (
+from p4mcc.hosts.estimators import (
     InverseLossEstimator,
     PrecisionWeightedMean,
     SelfAdjustingEwma,
@@ -14,7 +14,7 @@ from hosts.estimators import (
     IntervalLossFilter,
     TwoStageLossFilter,
 )
-from hosts.ratemeter import IntervalCounter, WindowRateMeter
+from p4mcc.hosts.ratemeter import IntervalCounter, WindowRateMeter
 
 
 def test_self_adjusting_ewma_follows_the_appendix_recurrence() -> None:
@@ -165,7 +165,7 @@ def test_young_history_moves_as_fast_as_a_short_tfrc_history() -> None:
 def test_peeking_at_a_rate_meter_forgets_nothing() -> None:
     # A metric record reads the receive rate; that read must not expire
     # samples a later, longer window (the RTT grew) still covers.
-    from hosts.ratemeter import WindowRateMeter
+    from p4mcc.hosts.ratemeter import WindowRateMeter
 
     peeked, read = WindowRateMeter(1.0), WindowRateMeter(1.0)
     for m in (peeked, read):
@@ -225,7 +225,7 @@ def test_interval_filter_discounts_history_after_a_long_loss_free_stretch() -> N
     # RFC 5348 5.5 (WEBRC's ``history_discounting``): once the open interval is
     # more than twice the mean of the closed ones, the older intervals weigh
     # df = max(0.5, 2 * mean / open) of their weight; below that, nothing changes.
-    from hosts.tfrc import tfrc_weights
+    from p4mcc.hosts.tfrc import tfrc_weights
 
     def filt(discounting: bool, open_packets: int) -> IntervalLossFilter:
         f = IntervalLossFilter(discounting=discounting)

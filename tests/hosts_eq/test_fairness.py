@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import pytest
 
-from netsim.run import build_run
-from scenario.shapes import dumbbell
-from netsim.switches import model_choice
-from scenario.model import Scenario, Session, TcpFlow
+from p4mcc.netsim.run import build_run
+from p4mcc.scenario.shapes import dumbbell
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import Scenario, Session, TcpFlow
 
 RATE = 4e6
 DURATION = 60.0

@@ -15,13 +15,13 @@ import asyncio
 import random
 from typing import Any
 
-from hosts import registry, wire
-from hosts.core import Endpoint, node_id
-from hosts.driver import UdpDriver
-from hosts.wire import TfmccReport, TfmccReportFlags
-from netsim.run import build_run
-from netsim.switches import model_choice
-from scenario.model import scenario_from_dict
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import Endpoint, node_id
+from p4mcc.hosts.driver import UdpDriver
+from p4mcc.hosts.wire import TfmccReport, TfmccReportFlags
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import scenario_from_dict
 
 from fakes import LO, free_port
 

@@ -12,10 +12,10 @@ import random
 import pytest
 from fakes import drain, run_until
 
-from hosts import registry, wire
-from hosts.tfmcc import TfmccParams, TfmccSender
-from hosts.webrc import WebrcParams
-from hosts.wire import TfmccData, TfmccReport, WebrcData
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.tfmcc import TfmccParams, TfmccSender
+from p4mcc.hosts.webrc import WebrcParams
+from p4mcc.hosts.wire import TfmccData, TfmccReport, WebrcData
 
 SENDER, ME = "10.0.0.1", "10.0.0.2"
 

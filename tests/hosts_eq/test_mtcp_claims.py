@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from fakes import drain
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.mtcp import RULES
-from hosts.mtcp.params import MtcpParams
-from hosts.mtcp.core import NO_CWND
-from hosts.rogue import Rogue
-from hosts.wire import MtcpAck, MtcpData
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.mtcp import RULES
+from p4mcc.hosts.mtcp.params import MtcpParams
+from p4mcc.hosts.mtcp.core import NO_CWND
+from p4mcc.hosts.rogue import Rogue
+from p4mcc.hosts.wire import MtcpAck, MtcpData
 
 RTT = 0.02
 STEP = 0.01

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from hosts import registry
-from hosts.core import Endpoint
-from hosts.tfmcc import TfmccParams, TfmccReceiver, TfmccSender
-from hosts.webrc import WebrcParams, WebrcReceiver, WebrcSender
+from p4mcc.hosts import registry
+from p4mcc.hosts.core import Endpoint
+from p4mcc.hosts.tfmcc import TfmccParams, TfmccReceiver, TfmccSender
+from p4mcc.hosts.webrc import WebrcParams, WebrcReceiver, WebrcSender
 
 
 def cfg(params=None) -> registry.SessionConfig:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from fakes import drain
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.rla import RULES, RlaParams
-from hosts.rogue import Rogue
-from hosts.wire import RlaData, RlaSack
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rla import RULES, RlaParams
+from p4mcc.hosts.rogue import Rogue
+from p4mcc.hosts.wire import RlaData, RlaSack
 
 RTT = 0.02  # the honest receivers' path
 STEP = 0.01  # the test's clock step: every SACK and timer due in it is handled

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hosts.rtt import SmoothedRtt, ewma, lowest
+from p4mcc.hosts.rtt import SmoothedRtt, ewma, lowest
 
 
 def test_ewma_takes_the_first_sample_then_weights_new_samples() -> None:

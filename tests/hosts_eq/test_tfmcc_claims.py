@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 from fakes import feed, run_until
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.rogue import Rogue
-from hosts.tfmcc import RULES, TfmccParams, TfmccSender
-from hosts.tfrc import loss_rate_full, tcp_rate
-from hosts.wire import TfmccData, TfmccReport, TfmccReportFlags
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rogue import Rogue
+from p4mcc.hosts.tfmcc import RULES, TfmccParams, TfmccSender
+from p4mcc.hosts.tfrc import loss_rate_full, tcp_rate
+from p4mcc.hosts.wire import TfmccData, TfmccReport, TfmccReportFlags
 
 S = 1000
 CLR, ROGUE = "10.0.1.1", "10.0.1.9"
@@ -61,7 +61,7 @@ def claim(s: TfmccSender, mode: str = "false_report", **kw) -> TfmccReport:
 
 
 def eq(p: float, rtt: float) -> float:
-    from hosts.tfrc import rto
+    from p4mcc.hosts.tfrc import rto
 
     return 8.0 * tcp_rate(S, rtt, p, rto(rtt))
 

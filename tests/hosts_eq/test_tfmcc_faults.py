@@ -17,13 +17,13 @@ import statistics
 
 import pytest
 
-from hosts import wire
-from hosts.core import Endpoint, JoinGroup, node_id
-from hosts.tfmcc import TfmccSender
-from hosts.wire import TfmccData, TfmccReport, TfmccReportFlags
-from netsim.run import build_run, registry_factory
-from netsim.switches import model_choice
-from scenario.model import scenario_from_dict
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Endpoint, JoinGroup, node_id
+from p4mcc.hosts.tfmcc import TfmccSender
+from p4mcc.hosts.wire import TfmccData, TfmccReport, TfmccReportFlags
+from p4mcc.netsim.run import build_run, registry_factory
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import scenario_from_dict
 
 GROUP, PORT = "239.5.5.1", 5500
 
@@ -176,8 +176,8 @@ def test_a_link_that_reorders_costs_tfmcc_one_loss_not_one_per_frame() -> None:
     # later one; the paper's receiver counts nearly every one.
     from pathlib import Path
 
-    from scenario.faults import faults_later, recovery_times, with_protocol, with_rules
-    from scenario.model import load_scenario
+    from p4mcc.scenario.faults import faults_later, recovery_times, with_protocol, with_rules
+    from p4mcc.scenario.model import load_scenario
 
     path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "link-reorder.yaml"
 

@@ -7,11 +7,11 @@ the cores must hold no branch on a parameter: every variant is a named rule
 
 from __future__ import annotations
 
-from hosts import registry
-from hosts.tfmcc import RULES, TfmccParams, TfmccReceiver, TfmccSender
-from netsim.engine import Simulator
-from netsim.network import build_network
-from scenario.shapes import star
+from p4mcc.hosts import registry
+from p4mcc.hosts.tfmcc import RULES, TfmccParams, TfmccReceiver, TfmccSender
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.scenario.shapes import star
 
 def test_paper_profile_is_the_bare_cores_and_default_holds_every_rule_but_the_stamps() -> None:
     proto = registry.get("tfmcc")

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from fakes import drain, feed, run_until
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.tfmcc import (
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.tfmcc import (
     RULES,
     TfmccParams,
     TfmccReceiver,
@@ -17,8 +17,8 @@ from hosts.tfmcc import (
     feedback_delay,
     feedback_time,
 )
-from hosts.tfrc import tcp_rate, tfrc_weights
-from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+from p4mcc.hosts.tfrc import tcp_rate, tfrc_weights
+from p4mcc.hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 ME = "10.0.0.2"
 U32 = 0xFFFFFFFF

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from fakes import drain, feed, run_until
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.tfmcc import RULES, TfmccParams, TfmccSender
-from hosts.tfmcc.rules import PoliceReports
-from hosts.tfrc import loss_rate_full, tcp_rate
-from hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.tfmcc import RULES, TfmccParams, TfmccSender
+from p4mcc.hosts.tfmcc.rules import PoliceReports
+from p4mcc.hosts.tfrc import loss_rate_full, tcp_rate
+from p4mcc.hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 S = 1000
 A, B, C = "10.0.1.1", "10.0.1.2", "10.0.1.3"

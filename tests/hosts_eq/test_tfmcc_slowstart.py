@@ -14,9 +14,9 @@ TCP flow after them).
 
 from __future__ import annotations
 
-from netsim.run import build_run
-from netsim.switches import model_choice
-from scenario.model import scenario_from_dict
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import scenario_from_dict
 
 DURATION = 100.0
 RATE = 1_000_000

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hosts.tfrc import (
+from p4mcc.hosts.tfrc import (
     HOLD_MAX,
     NDUPACK,
     REORDER_MULT_MAX,

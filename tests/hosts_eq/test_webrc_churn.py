@@ -8,9 +8,9 @@ and the late receiver must get going and climb toward the others' rate.
 
 from __future__ import annotations
 
-from netsim.run import build_run
-from netsim.switches import model_choice
-from scenario.model import scenario_from_dict
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import scenario_from_dict
 
 SCENARIO = {
     "name": "webrc-churn", "duration": 90, "seed": 5,

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from fakes import drain, feed, run_until
 
-from hosts import registry
-from hosts.estimators import SelfAdjustingEwma
-from hosts.tfrc import tcp_rate_webrc_pps
-from hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group, gamma
-from hosts.webrc import rules as webrc_rules
-from hosts import wire
-from hosts.wire import WEBRC_LAST_PSN, WebrcData
+from p4mcc.hosts import registry
+from p4mcc.hosts.estimators import SelfAdjustingEwma
+from p4mcc.hosts.tfrc import tcp_rate_webrc_pps
+from p4mcc.hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group, gamma
+from p4mcc.hosts.webrc import rules as webrc_rules
+from p4mcc.hosts import wire
+from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData
 
 G = "239.2.0.0"
 P = WebrcParams(session_rate_bps=2_000_000, packet_length=1024, tsd=10.0)
@@ -62,13 +62,13 @@ class Script:
 
 
 def joins(events) -> list[str]:
-    from hosts.core import JoinGroup
+    from p4mcc.hosts.core import JoinGroup
 
     return [e.group for e in events if isinstance(e, JoinGroup)]
 
 
 def leaves(events) -> list[str]:
-    from hosts.core import LeaveGroup
+    from p4mcc.hosts.core import LeaveGroup
 
     return [e.group for e in events if isinstance(e, LeaveGroup)]
 

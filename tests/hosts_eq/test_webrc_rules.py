@@ -10,10 +10,10 @@ import inspect
 import pytest
 from fakes import webrc_receiver
 
-from hosts import registry
-from hosts.webrc import RULES, WebrcParams, WebrcReceiver, WebrcSender, core
-from hosts.webrc import rules as webrc_rules
-from hosts.estimators import IntervalLossFilter, TwoStageLossFilter
+from p4mcc.hosts import registry
+from p4mcc.hosts.webrc import RULES, WebrcParams, WebrcReceiver, WebrcSender, core
+from p4mcc.hosts.webrc import rules as webrc_rules
+from p4mcc.hosts.estimators import IntervalLossFilter, TwoStageLossFilter
 
 G = "239.2.0.0"
 PARAMS = WebrcParams(session_rate_bps=2_000_000, packet_length=1024)
@@ -93,10 +93,10 @@ def test_history_discounting_lowers_old_intervals_after_a_long_quiet() -> None:
 
 
 def test_paper_profile_runs_in_the_simulator() -> None:
-    from hosts.webrc import channel_group
-    from netsim.engine import Simulator
-    from netsim.network import build_network
-    from scenario.shapes import star
+    from p4mcc.hosts.webrc import channel_group
+    from p4mcc.netsim.engine import Simulator
+    from p4mcc.netsim.network import build_network
+    from p4mcc.scenario.shapes import star
 
     sim = Simulator(1)
     net = build_network(sim, star(receivers=1, rate="10Mbps", delay="20ms"))

@@ -8,10 +8,10 @@ from collections import Counter, defaultdict
 import pytest
 from fakes import run_until
 
-from hosts import registry
-from hosts.wire import WEBRC_LAST_PSN, WebrcData, decode
-from hosts.webrc import DATA_HEADER as WEBRC_HEADER
-from hosts.webrc import WebrcParams, WebrcSender, channel_group, gamma
+from p4mcc.hosts import registry
+from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData, decode
+from p4mcc.hosts.webrc import DATA_HEADER as WEBRC_HEADER
+from p4mcc.hosts.webrc import WebrcParams, WebrcSender, channel_group, gamma
 
 SMALL = WebrcParams(session_rate_bps=200_000, packet_length=1024, tsd=1.0, quiescent_slots=3)
 
@@ -127,7 +127,7 @@ def test_tsi_is_the_time_slot_index_modulo_t() -> None:
 
 
 def test_fast_encoder_matches_the_codec() -> None:
-    from hosts.webrc import encode_data
+    from p4mcc.hosts.webrc import encode_data
 
     tmpl = WebrcData(session_id=9, payload=bytes(100)).encode()
     fast = encode_data(tmpl, seq=70000, ts=123456789, cn=17, psn=65535, tsi=3)

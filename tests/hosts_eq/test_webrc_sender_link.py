@@ -14,11 +14,11 @@ import logging
 
 import pytest
 
-from hosts import webrc
-from hosts.registry import get
-from netsim.run import build_run
-from netsim.switches import model_choice
-from scenario.model import fit_sessions_to_links, scenario_from_dict
+from p4mcc.hosts import webrc
+from p4mcc.hosts.registry import get
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import fit_sessions_to_links, scenario_from_dict
 
 
 def _doc(sender_rate: str, params: dict | None = None) -> dict:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from fakes import feed, run_until, webrc_receiver
 
-from hosts import wire
-from hosts.core import JoinGroup
-from hosts.webrc import WebrcParams, WebrcReceiver, channel_group
-from hosts.wire import WebrcData
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import JoinGroup
+from p4mcc.hosts.webrc import WebrcParams, WebrcReceiver, channel_group
+from p4mcc.hosts.wire import WebrcData
 
 G = "239.2.0.0"
 PARAMS = WebrcParams(session_rate_bps=20_000_000, packet_length=1024)

@@ -20,7 +20,7 @@ from types import ModuleType
 
 import pytest
 
-from hosts import registry
+from p4mcc.hosts import registry
 
 PROTOCOLS = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
 MAX_USER_PARAMS = 12
@@ -33,7 +33,7 @@ ENVIRONMENT = {"mtcp": {"tree", "assisted"}}
 
 
 def core_modules(proto: str) -> list[ModuleType]:
-    pkg = importlib.import_module(f"hosts.{proto}")
+    pkg = importlib.import_module(f"p4mcc.hosts.{proto}")
     return [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)
             if m.name not in NOT_CORE]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hosts.rules import Rule, RuleBook, RuleError
+from p4mcc.hosts.rules import Rule, RuleBook, RuleError
 
 
 class Core:

@@ -7,9 +7,9 @@ behaviour use the ``default`` composition; a test of one rule switches it.
 
 from __future__ import annotations
 
-from hosts.mtcp import RULES
-from hosts.mtcp import MtcpReceiver as PaperReceiver
-from hosts.mtcp import MtcpSender as PaperSender
+from p4mcc.hosts.mtcp import RULES
+from p4mcc.hosts.mtcp import MtcpReceiver as PaperReceiver
+from p4mcc.hosts.mtcp import MtcpSender as PaperSender
 
 
 def composed(core: type, profile: str = "default", **switches: bool) -> type:
@@ -29,7 +29,7 @@ def profile_factory(profile: str = "paper", *, switch_assists: bool = True, **sw
     ``switch_assists`` False: the switches only replicate (the model switch)."""
     import dataclasses
 
-    from netsim.run import registry_factory
+    from p4mcc.netsim.run import registry_factory
 
     names = RULES.resolve(profile, switches)
 

@@ -8,7 +8,7 @@ them with and without that rule.
 
 from __future__ import annotations
 
-from hosts.rla import RULES, RlaReceiver, RlaSender
+from p4mcc.hosts.rla import RULES, RlaReceiver, RlaSender
 
 DEFAULT_RULES = RULES.resolve("default")
 

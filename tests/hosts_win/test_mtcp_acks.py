@@ -6,10 +6,10 @@ from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
 
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, composed
 
-from hosts.mtcp import FOLD_ID, MtcpParams
-from hosts.mtcp.core import ACK_DELAY
-from hosts.reliable import payload_for
-from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.mtcp import FOLD_ID, MtcpParams
+from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 A = "10.0.1.1"
 FOLDER = "10.0.9.9"

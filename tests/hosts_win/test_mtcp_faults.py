@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from netsim.run import build_run
-from scenario.shapes import star
-from netsim.switches import choose_switch
-from scenario.model import Scenario, Session
+from p4mcc.netsim.run import build_run
+from p4mcc.scenario.shapes import star
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.scenario.model import Scenario, Session
 
 FAULT_AT = 10.0
 TOTAL = 6200  # the session ends after the fault (9 MB)
@@ -126,11 +126,11 @@ def test_mtcp_switch_assisted_session_survives_a_receiver_leaving():
 
 from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers  # noqa: E402
 
-from hosts.core import node_id  # noqa: E402
+from p4mcc.hosts.core import node_id  # noqa: E402
 from mtcp_util import MtcpReceiver, MtcpSender, PaperSender, composed, profile_factory  # noqa: E402
 
-from hosts.mtcp import NO_CWND, MtcpParams  # noqa: E402
-from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us  # noqa: E402
+from p4mcc.hosts.mtcp import NO_CWND, MtcpParams  # noqa: E402
+from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us  # noqa: E402
 
 A, B, C = "10.0.1.1", "10.0.1.2", "10.0.1.3"
 CHAIN = f"{A}>{SENDER},{B}>{A},{C}>{SENDER}"  # A is B's agent; C a leaf of the sender
@@ -274,7 +274,7 @@ def test_sender_repairs_an_adopted_orphan_from_the_stream_it_released():
 
 
 def _dumbbell(duration: float) -> Scenario:
-    from scenario.model import scenario_from_dict
+    from p4mcc.scenario.model import scenario_from_dict
 
     hosts = {"snd": {"ip": "10.0.1.1/24"}, "tsrc": {"ip": "10.0.1.2/24"}, "tdst": {"ip": "10.0.2.9/24"},
              "r1": {"ip": "10.0.2.1/24"}, "r2": {"ip": "10.0.2.2/24"}}
@@ -318,7 +318,7 @@ def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership
     """The switch folds ACKs; a member that crashes silently keeps its port in the fold
     (no ageing here), so its last summary would hold the fold's cum_ack for ever.
     The sender's roll call finds the stall and unfolds the session."""
-    from scenario.faults import Membership
+    from p4mcc.scenario.faults import Membership
 
     run = _run(None, "r2", crash=True, assisted=True, membership=Membership(timeout=0.0))
     survivors = ["r1", "r3", "r4"]
@@ -333,9 +333,9 @@ def test_mtcp_switch_assisted_session_survives_a_silent_crash_without_membership
 
 # Roll calls: a switch fold held by a silent member ------------------------------------------
 
-from hosts.mtcp import FOLD_ID  # noqa: E402
-from hosts.reliable import payload_for  # noqa: E402
-from hosts.wire import Flags  # noqa: E402
+from p4mcc.hosts.mtcp import FOLD_ID  # noqa: E402
+from p4mcc.hosts.reliable import payload_for  # noqa: E402
+from p4mcc.hosts.wire import Flags  # noqa: E402
 
 M1, M2, M3 = "10.0.5.1", "10.0.5.2", "10.0.5.3"  # receivers behind the folding switch
 
@@ -502,7 +502,7 @@ def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
     survivors are back above 80 % of their pre-fault rate within 5 s."""
     from pathlib import Path
 
-    from scenario.model import load_scenario
+    from p4mcc.scenario.model import load_scenario
 
     path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
     sc = load_scenario(path)
@@ -593,7 +593,7 @@ def test_a_restarted_receiver_is_brought_in_and_nobody_loses_a_byte(fault):
     import dataclasses
     from pathlib import Path
 
-    from scenario.model import load_scenario
+    from p4mcc.scenario.model import load_scenario
 
     path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / f"{fault}.yaml"
     sc = load_scenario(path)

@@ -8,11 +8,11 @@ import pytest
 from mtcp_util import PaperReceiver, PaperSender, composed
 from win_util import SENDER, cfg, feed, out
 
-from hosts.core import node_id
-from hosts.mtcp import MtcpParams
-from hosts.reliable import payload_for
-from hosts.rtt import MAX_RTT_SPREAD
-from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, Stamp, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.mtcp import MtcpParams
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.rtt import MAX_RTT_SPREAD
+from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, Stamp, ts_us
 
 A, B = "10.0.1.1", "10.0.1.2"
 TREE2 = f"{A}>{SENDER},{B}>{SENDER}"

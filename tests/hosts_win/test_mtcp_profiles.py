@@ -15,13 +15,13 @@ import pytest
 from mtcp_util import PaperReceiver, PaperSender, composed
 from win_util import PORT, SENDER, cfg, feed, out, run_timers
 
-from hosts.core import node_id
-from hosts.mtcp import RULES, MtcpParams
-from hosts.mtcp.core import ACK_DELAY
-from hosts.mtcp.rules import TimerJitter
-from hosts.registry import SessionConfig
-from hosts.reliable import payload_for
-from hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.mtcp import RULES, MtcpParams
+from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.rules import TimerJitter
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 A, B = "10.0.1.1", "10.0.1.2"
 TREE2 = f"{A}>{SENDER},{B}>{SENDER}"
@@ -53,8 +53,8 @@ def test_the_default_profile_is_every_rule_but_the_stamps_and_the_paper_none():
 
 def test_the_paper_profile_runs_a_session_in_the_simulator():
     """``SessionConfig(rules=())`` through the registry: every receiver gets every byte."""
-    from netsim.run import run_scenario
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.scenario.model import scenario_from_dict
 
     sc = scenario_from_dict({
         "name": "mtcp-paper", "duration": 20.0, "seed": 1,
@@ -75,7 +75,7 @@ def test_the_paper_profile_runs_a_session_in_the_simulator():
 
 
 def test_registry_builds_the_paper_core_for_an_empty_rule_list():
-    from hosts import registry
+    from p4mcc.hosts import registry
 
     cfg_ = SessionConfig(9, "239.1.2.3", PORT, SENDER, A, MtcpParams(tree=TREE2), rules=())
     assert type(registry.get("mtcp").receiver(cfg_)) is PaperReceiver

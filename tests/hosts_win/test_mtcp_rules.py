@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
-from hosts.core import Delivered, JoinGroup, node_id
+from p4mcc.hosts.core import Delivered, JoinGroup, node_id
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
 
-from hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams
-from hosts.mtcp.core import ACK_DELAY, INITIAL_SSTHRESH, RTO_MIN
-from hosts.mtcp.rules import TimerJitter
-from hosts.reliable import payload_for
-from hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams
+from p4mcc.hosts.mtcp.core import ACK_DELAY, INITIAL_SSTHRESH, RTO_MIN
+from p4mcc.hosts.mtcp.rules import TimerJitter
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 A, B = "10.0.1.1", "10.0.1.2"
 TREE2 = f"{A}>{SENDER},{B}>{SENDER}"

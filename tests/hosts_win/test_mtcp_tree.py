@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from hosts import mtcp_tree
-from hosts.mtcp_tree import TreeError
+from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.mtcp_tree import TreeError
 
 
 def test_parent_map_round_trips_through_the_parameter_string():
@@ -81,8 +81,8 @@ def test_flat_tree_and_bad_strings():
 
 
 def test_parameter_strings_are_validated_up_front():
-    from hosts.mtcp import MtcpParams, MtcpSender
-    from hosts.registry import ParamError, SessionConfig
+    from p4mcc.hosts.mtcp import MtcpParams, MtcpSender
+    from p4mcc.hosts.registry import ParamError, SessionConfig
 
     assert mtcp_tree.root_of("b>a,c>b") == "a"
     with pytest.raises(TreeError, match="exactly one root"):
@@ -103,9 +103,9 @@ def test_a_session_with_a_tree_is_not_folded_and_delivers_on_the_paper_network()
 
     import yaml
 
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.model import ScenarioError, load_scenario, scenario_from_dict
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.model import ScenarioError, load_scenario, scenario_from_dict
 
     path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "paper" / "mtcp-interfairness-4.yaml"
     sc = load_scenario(path)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from hosts.mtcp import FOLD_ID
-from netsim.run import run_scenario
-from scenario.shapes import star
-from netsim.switches import choose_switch
-from scenario.model import Scenario, Session
+from p4mcc.hosts.mtcp import FOLD_ID
+from p4mcc.netsim.run import run_scenario
+from p4mcc.scenario.shapes import star
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.scenario.model import Scenario, Session
 
 
 def _scenario(proto: str, params: dict, *, loss: float, assistance: bool, duration: float = 30.0) -> Scenario:
@@ -72,7 +72,7 @@ def _fig5_with_tcp() -> Scenario:
     paper scenario runs it; docs/protocols/vlmcc.md gives the leader changes
     with the default TCP-sized packets.
     """
-    from scenario.model import scenario_from_dict
+    from p4mcc.scenario.model import scenario_from_dict
 
     hosts = ["vsrc", "tsrc", "v1", "v2", "t1", "v3", "v4", "t2"]
     edge = {"rate": "10Mbps", "delay": "1ms"}
@@ -97,7 +97,7 @@ def _fig5_with_tcp() -> Scenario:
 
 
 def test_vlmcc_fig5_leader_follows_tcp_congestion():
-    from hosts.core import id_to_ip
+    from p4mcc.hosts.core import id_to_ip
 
     sc = _fig5_with_tcp()
     run = run_scenario(sc, switch=choose_switch("model"))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hosts.core import Delivered
-from hosts.reliable import ReceiveBuffer, Scoreboard, blocks_from_set, nack_blocks, payload_for
+from p4mcc.hosts.core import Delivered
+from p4mcc.hosts.reliable import ReceiveBuffer, Scoreboard, blocks_from_set, nack_blocks, payload_for
 
 
 def test_receive_buffer_delivers_in_order_only():

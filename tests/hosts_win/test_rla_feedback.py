@@ -13,10 +13,10 @@ import pytest
 from rla_util import DEFAULT_RULES, DefaultSender, receiver_class, rules, sender_class
 from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
 
-from hosts.core import node_id
-from hosts.reliable import payload_for
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
-from hosts.wire import Flags, RlaData, RlaSack, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.rla import RlaParams, RlaReceiver, RlaSender
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, ts_us
 
 R = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
 

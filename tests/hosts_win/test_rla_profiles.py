@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from win_tinynet import TinyNet
 
-from hosts import rla
-from hosts.registry import SessionConfig, get
-from hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
+from p4mcc.hosts import rla
+from p4mcc.hosts.registry import SessionConfig, get
+from p4mcc.hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
 
 GROUP, PORT, SND = "239.1.1.1", 5000, "10.0.0.1"
 

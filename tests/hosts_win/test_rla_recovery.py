@@ -7,9 +7,9 @@ from __future__ import annotations
 from rla_util import DEFAULT_RULES, DefaultReceiver, receiver_class, rules, sender_class
 from win_util import cfg, feed, out, run_timers
 
-from hosts.core import node_id
-from hosts.rla import RlaParams, RlaSender
-from hosts.wire import Flags, RlaData, RlaSack, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rla import RlaParams, RlaSender
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, ts_us
 
 R = ["10.0.1.1", "10.0.1.2"]
 
@@ -202,7 +202,7 @@ def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
 
 
 def test_a_receiver_buffer_starts_at_the_sync_mark():
-    from hosts.reliable import payload_for
+    from p4mcc.hosts.reliable import payload_for
 
     rc = DefaultReceiver(cfg(RlaParams(), local=R[1]))
     rc.start(0.0)

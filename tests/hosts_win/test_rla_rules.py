@@ -8,13 +8,13 @@ import pytest
 from rla_util import DEFAULT_RULES, DefaultReceiver, DefaultSender, rules, sender_class
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out
 
-from hosts.core import Delivered, JoinGroup, node_id
-from hosts.reliable import payload_for
-from hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
-from hosts.rla.receiver import HELLO_INTERVAL
-from hosts.rla.rules import SpreadHellos
-from hosts.tcp_rules import DELAYED_ACK_TIMEOUT
-from hosts.wire import Flags, RlaData, RlaSack, ts_us
+from p4mcc.hosts.core import Delivered, JoinGroup, node_id
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.rla import RULES, RlaParams, RlaReceiver, RlaSender
+from p4mcc.hosts.rla.receiver import HELLO_INTERVAL
+from p4mcc.hosts.rla.rules import SpreadHellos
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_TIMEOUT
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, ts_us
 
 R = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
 

@@ -10,9 +10,9 @@ from test_rla_feedback import data, receiver
 from test_rla_rules import R, sack, sender
 from win_util import feed, out
 
-from hosts.core import node_id
-from hosts.rla import RULES
-from hosts.wire import RlaSack, Stamp
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rla import RULES
+from p4mcc.hosts.wire import RlaSack, Stamp
 
 STAMPED = RULES.resolve("stamped")
 SHORT_SPARE = Stamp.pack(1, 7)  # < 512 us of queue, >= 5.12 Mb/s spare

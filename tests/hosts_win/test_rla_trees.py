@@ -9,8 +9,8 @@ from rla_util import DEFAULT_RULES
 from test_rla_rules import FixedRng, R, sack, sender
 from win_util import feed, out
 
-from hosts.core import node_id
-from hosts.rtt import MAX_RTT_SPREAD
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.rtt import MAX_RTT_SPREAD
 
 WITH = (*DEFAULT_RULES, "rtt_fair_increase") if "rtt_fair_increase" not in DEFAULT_RULES else DEFAULT_RULES
 WITHOUT = tuple(n for n in WITH if n != "rtt_fair_increase")

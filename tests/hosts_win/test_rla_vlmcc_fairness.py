@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from vlmcc_util import DEFAULT_RULES, rules
 
-from netsim.run import build_run
-from netsim.switches import choose_switch
-from scenario.model import scenario_from_dict
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.scenario.model import scenario_from_dict
 
 PORT = 5999
 

@@ -12,12 +12,12 @@ from win_tinynet import Host, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
 
-from hosts.core import Endpoint, node_id
-from hosts.registry import SessionConfig
-from hosts.rla import RlaParams, RlaReceiver, RlaSender
-from hosts.rla.rules import OneClock
-from hosts.vlmcc import VlmccParams, VlmccSender
-from hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
+from p4mcc.hosts.core import Endpoint, node_id
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.rla import RlaParams, RlaReceiver, RlaSender
+from p4mcc.hosts.rla.rules import OneClock
+from p4mcc.hosts.vlmcc import VlmccParams, VlmccSender
+from p4mcc.hosts.wire import COMMON_LEN, RlaData, VlmccChallenge, VlmccData, body_size, decode, ts_us
 
 GROUP, PORT, SND = "239.1.1.1", 6000, "10.0.0.1"
 
@@ -248,7 +248,7 @@ class Rogue(Endpoint):
         self.n = 0
 
     def on_start(self, now: float) -> None:
-        from hosts.core import JoinGroup
+        from p4mcc.hosts.core import JoinGroup
 
         self.emit(JoinGroup(GROUP))
         self.set_timer("tx", self.start_t)

@@ -12,10 +12,10 @@ from vlmcc_util import DefaultSender as DefaultVlmccSender
 
 from mtcp_util import MtcpReceiver, MtcpSender
 
-from hosts.mtcp import MtcpParams
-from hosts.rla import RlaParams
-from hosts.vlmcc import VlmccParams, VlmccSender
-from hosts.wire import (
+from p4mcc.hosts.mtcp import MtcpParams
+from p4mcc.hosts.rla import RlaParams
+from p4mcc.hosts.vlmcc import VlmccParams, VlmccSender
+from p4mcc.hosts.wire import (
     MtcpAck,
     MtcpData,
     MtcpNack,

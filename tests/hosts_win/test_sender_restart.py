@@ -19,13 +19,13 @@ from mtcp_util import PaperSender, composed
 from rla_util import receiver_class, rules, sender_class
 from win_util import GROUP, PORT, cfg, feed, out, run_timers
 
-from hosts.core import node_id
-from hosts.mtcp import FOLD_ID, MtcpParams
-from hosts.mtcp.core import RTO_INITIAL
-from hosts.reliable import payload_for
-from hosts.rla import RlaParams
-from hosts.rla.receiver import HELLO_INTERVAL
-from hosts.wire import Flags, MtcpData, MtcpNack, MtcpWindowUpdate, RlaData, RlaSack, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.mtcp import FOLD_ID, MtcpParams
+from p4mcc.hosts.mtcp.core import RTO_INITIAL
+from p4mcc.hosts.reliable import payload_for
+from p4mcc.hosts.rla import RlaParams
+from p4mcc.hosts.rla.receiver import HELLO_INTERVAL
+from p4mcc.hosts.wire import Flags, MtcpData, MtcpNack, MtcpWindowUpdate, RlaData, RlaSack, ts_us
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "sender-crash.yaml"
 R1, R2 = "10.0.1.1", "10.0.1.2"
@@ -147,10 +147,10 @@ def test_a_fresh_mtcp_sender_heard_at_once_sends_as_without_the_rule():
 # End to end: the shipped sender-crash scenario ----------------------------------------------------
 
 def _run_crash(proto: str, resume: bool):
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.faults import recovery_times, with_protocol, with_rules
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.faults import recovery_times, with_protocol, with_rules
+    from p4mcc.scenario.model import load_scenario
 
     sc = with_rules(with_protocol(load_scenario(SCENARIO), proto), "default", {"resume_stream": resume})
     sc = dataclasses.replace(sc, duration=20.0)
@@ -192,7 +192,7 @@ FAR = 10**6  # a resume point a million packets in
 @pytest.fixture
 def listed(monkeypatch):
     """The most packets any scoreboard update lists at once."""
-    from hosts.reliable import Scoreboard
+    from p4mcc.hosts.reliable import Scoreboard
 
     spans = [0]
     update = Scoreboard.update

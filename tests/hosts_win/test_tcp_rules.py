@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hosts import tcp_rules
-from hosts.mtcp import core as mtcp
-from hosts.reliable import ReliableParams, Scoreboard
-from hosts.rla import RlaParams
-from hosts.rla import core as rla_core
-from hosts.rtt import SmoothedRtt
-from hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
-from hosts.vlmcc import core as vlmcc_core
-from hosts.vlmcc import rules as vlmcc_rules
+from p4mcc.hosts import tcp_rules
+from p4mcc.hosts.mtcp import core as mtcp
+from p4mcc.hosts.reliable import ReliableParams, Scoreboard
+from p4mcc.hosts.rla import RlaParams
+from p4mcc.hosts.rla import core as rla_core
+from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
+from p4mcc.hosts.vlmcc import core as vlmcc_core
+from p4mcc.hosts.vlmcc import rules as vlmcc_rules
 
 
 def test_vegas_steps_the_window_by_the_packets_queued() -> None:

@@ -7,11 +7,11 @@ cores must hold no branch on a parameter: every variant is a named rule
 
 from __future__ import annotations
 
-from hosts import registry
-from hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
-from netsim.engine import Simulator
-from netsim.network import build_network
-from scenario.shapes import star
+from p4mcc.hosts import registry
+from p4mcc.hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.scenario.shapes import star
 
 def test_paper_profile_is_the_bare_cores_and_default_holds_every_rule() -> None:
     proto = registry.get("vlmcc")

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
-from hosts.core import JoinGroup, node_id
-from hosts.registry import ParamError, params_from_dict
-from hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from p4mcc.hosts.core import JoinGroup, node_id
+from p4mcc.hosts.registry import ParamError, params_from_dict
+from p4mcc.hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
 from vlmcc_util import receiver_class, rules, sender_class
-from hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
+from p4mcc.hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
 L, F = "10.0.2.1", "10.0.3.1"
 

@@ -12,9 +12,9 @@ import pytest
 from vlmcc_util import DEFAULT_RULES, receiver_class, sender_class
 from win_util import PORT, SENDER, cfg, feed, out
 
-from hosts.core import node_id
-from hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
-from hosts.wire import Stamp, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
+from p4mcc.hosts.wire import Stamp, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
 L, F = "10.0.2.1", "10.0.3.1"
 STAMPED = RULES.resolve("stamped")

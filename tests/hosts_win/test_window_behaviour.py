@@ -14,17 +14,17 @@ from win_tinynet import CbrSource, Sink, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
 
-from hosts import mtcp_tree
-from hosts.core import node_id
+from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.core import node_id
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
 
-from hosts.mtcp import MtcpParams
-from hosts.mtcp.core import ACK_DELAY
-from hosts.mtcp.rules import TimerJitter
-from hosts.registry import SessionConfig
-from hosts.rla import RlaParams
-from hosts.vlmcc import VlmccParams, VlmccSender
-from hosts.wire import COMMON_LEN, Flags, MtcpAck, MtcpWindowUpdate, VlmccData, body_size, decode
+from p4mcc.hosts.mtcp import MtcpParams
+from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.rules import TimerJitter
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.rla import RlaParams
+from p4mcc.hosts.vlmcc import VlmccParams, VlmccSender
+from p4mcc.hosts.wire import COMMON_LEN, Flags, MtcpAck, MtcpWindowUpdate, VlmccData, body_size, decode
 
 GROUP, PORT, SND = "239.1.1.1", 6000, "10.0.0.1"
 

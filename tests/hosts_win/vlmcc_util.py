@@ -8,7 +8,7 @@ with and without that rule.
 
 from __future__ import annotations
 
-from hosts.vlmcc import RULES, VlmccReceiver, VlmccSender
+from p4mcc.hosts.vlmcc import RULES, VlmccReceiver, VlmccSender
 
 DEFAULT_RULES = RULES.resolve("default")
 

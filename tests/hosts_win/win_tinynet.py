@@ -16,10 +16,10 @@ from typing import Callable
 
 import networkx as nx
 
-from hosts.core import Delivered, Endpoint, JoinGroup, LeaveGroup, Metric
-from netsim.engine import Simulator
-from netsim.link import Link
-from netsim.packets import ip_int, ip_str, is_multicast, parse, udp_frame
+from p4mcc.hosts.core import Delivered, Endpoint, JoinGroup, LeaveGroup, Metric
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.link import Link
+from p4mcc.netsim.packets import ip_int, ip_str, is_multicast, parse, udp_frame
 
 _MAC = b"\x02\x00\x00\x00\x00\x01"
 

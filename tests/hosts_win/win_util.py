@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hosts.core import Datagram, Endpoint, Event
-from hosts.registry import SessionConfig
-from hosts.wire import Message, decode
+from p4mcc.hosts.core import Datagram, Endpoint, Event
+from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.wire import Message, decode
 
 GROUP = "239.1.2.3"
 PORT = 6001

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hosts.core import Endpoint, JoinGroup, LeaveGroup
-from netsim.engine import Simulator
-from netsim.network import Network, build_network
-from scenario.model import Topology
+from p4mcc.hosts.core import Endpoint, JoinGroup, LeaveGroup
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import Network, build_network
+from p4mcc.scenario.model import Topology
 
 
 class CbrSender(Endpoint):

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from netsim_testlib import CbrSender, Sink, network
-from netsim.engine import Simulator
-from scenario.shapes import kary_tree
+from p4mcc.netsim.engine import Simulator
+from p4mcc.scenario.shapes import kary_tree
 
 
 def test_events_run_in_time_then_insertion_order() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from netsim.p4_switch import FASTPATH_ENV
-from netsim.run import run_scenario
-from netsim.switches import choose_switch
-from scenario.model import scenario_from_dict
+from p4mcc.netsim.p4_switch import FASTPATH_ENV
+from p4mcc.netsim.run import run_scenario
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def tfmcc_tree():
@@ -61,8 +61,8 @@ def test_same_summary_fast_path_on_and_off(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_queue_model_asked_only_when_the_program_reads_queue_metadata() -> None:
-    from p4switch.frontend import compile_file
-    from p4switch.interp import Switch
+    from p4mcc.p4switch.frontend import compile_file
+    from p4mcc.p4switch.interp import Switch
 
     stf = Path(__file__).resolve().parents[1] / "stf" / "v1model"
     reads = Switch(compile_file(str(stf / "meta.p4"), [str(stf)]))  # copies enq_qdepth into a header
@@ -70,6 +70,6 @@ def test_queue_model_asked_only_when_the_program_reads_queue_metadata() -> None:
     forward = compile_file(str(stf / "forward.p4"), [str(stf)])
     assert not Switch(forward)._reads_queue  # never names queue metadata
     assert Switch(forward, fast=False)._reads_queue
-    from netsim.p4_switch import load_program
+    from p4mcc.netsim.p4_switch import load_program
 
     assert Switch(load_program())._reads_queue  # mcc.p4's stamp reads deq_timedelta

@@ -7,8 +7,8 @@ from scapy.layers.igmp import IGMPv3_MR as IGMPv3mr
 from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
-from netsim import packets as pk
-from scenario.shapes import dumbbell, star
+from p4mcc.netsim import packets as pk
+from p4mcc.scenario.shapes import dumbbell, star
 from netsim_testlib import CbrSender, Sink, network
 
 GROUP = "239.1.2.3"
@@ -169,7 +169,7 @@ def test_a_join_lost_upstream_is_repeated_by_the_switch() -> None:
     Unsolicited Report Interval (RFC 3376 8.11, as RFC 4605 proxies repeat
     theirs): a first join lost on the path toward the source no longer cuts
     the group off until a query (the bare network here has no querier)."""
-    from netsim.link import Bernoulli, NoLoss
+    from p4mcc.netsim.link import Bernoulli, NoLoss
 
     sim, net = network(dumbbell(receivers=1, rate="100Mbps", delay="5ms"))
     net.set_group_source(GROUP, "snd1")

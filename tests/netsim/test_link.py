@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from netsim.engine import Simulator
-from netsim.link import Bernoulli, Channel, GilbertElliottLoss, LossModel, NoLoss
-from scenario.model import GilbertElliott
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.link import Bernoulli, Channel, GilbertElliottLoss, LossModel, NoLoss
+from p4mcc.scenario.model import GilbertElliott
 
 
 class Catch:

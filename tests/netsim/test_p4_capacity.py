@@ -15,11 +15,11 @@ from typing import Iterator
 
 import pytest
 
-from controller.program import MCC
-from netsim import p4_switch
-from netsim.run import build_run
-from netsim.switches import SwitchUnavailable, choose_switch
-from scenario.model import scenario_from_dict
+from p4mcc.controller.program import MCC
+from p4mcc.netsim import p4_switch
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import SwitchUnavailable, choose_switch
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def _scenario(receivers: int):
@@ -82,7 +82,7 @@ def test_cli_reports_it_without_a_traceback(one_entry: None, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     import yaml
 
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     path = tmp_path / "big.yaml"
     path.write_text(yaml.safe_dump({

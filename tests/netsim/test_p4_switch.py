@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from netsim.engine import Simulator
-from netsim.network import build_network
-from netsim.switches import choose_switch
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.netsim.switches import choose_switch
 from netsim_testlib import CbrSender, Sink
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 GROUP = "239.7.7.7"
 

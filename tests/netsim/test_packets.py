@@ -5,7 +5,7 @@ from __future__ import annotations
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
-from netsim import packets as pk
+from p4mcc.netsim import packets as pk
 
 SRC, DST = pk.ip_int("10.0.1.1"), pk.ip_int("10.0.2.2")
 SMAC, DMAC = pk.mac_bytes("08:00:00:00:01:11"), pk.mac_bytes("08:00:00:00:02:22")

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from hosts.rla import RULES as RLA_RULES
-from netsim.run import build_run, run_scenario
-from netsim.switches import model_choice
-from scenario.model import SEND_PATH_FLOOR, scenario_from_dict
+from p4mcc.hosts.rla import RULES as RLA_RULES
+from p4mcc.netsim.run import build_run, run_scenario
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import SEND_PATH_FLOOR, scenario_from_dict
 
 DURATION = 60.0
 
@@ -88,7 +88,7 @@ def test_auto_send_path_time_is_one_frame_on_the_slowest_link() -> None:
     """``auto``: Floyd and Jacobson's size, a 1500-byte frame's service time on
     the topology's slowest link (12 ms at 1 Mb/s), never below the 0.5 ms
     default (a 100 Mb/s path) nor above 100 ms."""
-    from netsim.run import send_path_time
+    from p4mcc.netsim.run import send_path_time
 
     assert send_path_time("auto", [100e6, 1e6, 100e6]) == 0.012
     assert send_path_time("auto", [100e6]) == SEND_PATH_FLOOR

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from hosts.core import Endpoint, Metric
-from netsim.run import run_scenario
+from p4mcc.hosts.core import Endpoint, Metric
+from p4mcc.netsim.run import run_scenario
 from netsim_testlib import CbrSender, Sink
-from reporting import results as R
-from scenario.model import scenario_from_dict
+from p4mcc.reporting import results as R
+from p4mcc.scenario.model import scenario_from_dict
 
 RATE_BPS = 2e6  # CBR: 1000-byte datagrams every 4 ms
 
@@ -107,12 +107,12 @@ def test_jain_and_cov() -> None:
 
 
 def p4mcc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "p4mcc_cli.main", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "p4mcc.cli.main", *args], capture_output=True,
                           text=True, timeout=120)
 
 
 def test_report_rerenders_and_compares(results_dir: Path, tmp_path: Path, capsys) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     (results_dir / "throughput.png").unlink()
     assert main(["report", str(results_dir), str(results_dir)]) == 0
@@ -136,7 +136,7 @@ def test_sim_cli_runs_a_tcp_scenario(tmp_path: Path) -> None:
     sc.write_text("# two TCP flows on a dumbbell\nname: tcp2\nduration: 5\n"
                   "topology: {generate: {kind: dumbbell, pairs: 0, tcp_pairs: 2, rate: 10Mbps}}\n"
                   "tcp_flows: [{src: tsrc1, dst: tdst1}, {src: tsrc2, dst: tdst2}]\n")
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     assert main(["sim", str(sc), "--out", str(tmp_path / "o"), "--switch", "model", "--seed", "3",
                  "--duration", "4", "--quiet"]) == 0

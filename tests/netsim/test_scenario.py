@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
-from scenario.model import GilbertElliott, ScenarioError, load_scenario, scenario_from_dict
+from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from p4mcc.scenario.model import GilbertElliott, ScenarioError, load_scenario, scenario_from_dict
 
 TOPO = {
     "hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"},

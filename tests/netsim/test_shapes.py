@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from netsim.engine import Simulator
-from netsim.network import build_network
-from scenario.shapes import dumbbell, heterogeneous_losses, kary_tree, star
-from scenario.model import scenario_from_dict
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.scenario.shapes import dumbbell, heterogeneous_losses, kary_tree, star
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def test_dumbbell_shape_and_default_queue_is_one_bdp() -> None:
@@ -62,7 +62,7 @@ def test_port_numbering_matches_the_controllers() -> None:
                   ["s3", "s2"]]}},
         known_protocols=None)
     net = build_network(Simulator(), sc.topology)
-    from controller.topology import from_scenario_topology
+    from p4mcc.controller.topology import from_scenario_topology
 
     ctopo = from_scenario_topology(sc.topology)
     theirs = {(l.a, l.a_port, l.b, l.b_port) for l in ctopo.links}

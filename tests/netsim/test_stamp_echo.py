@@ -13,14 +13,14 @@ before it, so the sender learns of r2's tighter port.
 
 from __future__ import annotations
 
-from hosts import wire
-from hosts.core import Endpoint
-from hosts.stampwindow import StampWindow
-from netsim.engine import Simulator
-from netsim.network import build_network
-from netsim.switches import choose_switch
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Endpoint
+from p4mcc.hosts.stampwindow import StampWindow
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.netsim.switches import choose_switch
 from netsim_testlib import Sink
-from scenario.model import scenario_from_dict
+from p4mcc.scenario.model import scenario_from_dict
 
 GROUP = "239.7.7.9"
 S = wire.Stamp

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from hosts import wire
-from hosts.core import Endpoint
-from hosts.stampwindow import StampWindow, fold_stamp
-from netsim.run import run_scenario
-from netsim.switches import choose_switch
-from reporting import results as R
-from reporting.plots import render
-from scenario.model import scenario_from_dict
+from p4mcc.hosts import wire
+from p4mcc.hosts.core import Endpoint
+from p4mcc.hosts.stampwindow import StampWindow, fold_stamp
+from p4mcc.netsim.run import run_scenario
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.reporting import results as R
+from p4mcc.reporting.plots import render
+from p4mcc.scenario.model import scenario_from_dict
 from netsim_testlib import Sink
 
 S = wire.Stamp

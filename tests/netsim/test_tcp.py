@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hosts.tcp_rules import DELAYED_ACK_TIMEOUT
-from hosts.tfrc import tcp_rate
-from netsim.link import Bernoulli
-from scenario.shapes import dumbbell
-from netsim.tcp import TcpReceiver, TcpSender
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_TIMEOUT
+from p4mcc.hosts.tfrc import tcp_rate
+from p4mcc.netsim.link import Bernoulli
+from p4mcc.scenario.shapes import dumbbell
+from p4mcc.netsim.tcp import TcpReceiver, TcpSender
 from netsim_testlib import network
 
 

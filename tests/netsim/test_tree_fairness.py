@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from netsim.run import build_run
-from netsim.switches import choose_switch
-from scenario.model import scenario_from_dict
-from scenario.shapes import tree_layout
+from p4mcc.netsim.run import build_run
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.scenario.model import scenario_from_dict
+from p4mcc.scenario.shapes import tree_layout
 
 PORT = 5999
 BRANCHES = [{"rate": "2Mbps", "delay": "13ms", "tcp_pairs": 1, "receivers": 2},

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scenario.model import ScenarioError, scenario_from_dict
-from scenario.shapes import tree, tree_layout
+from p4mcc.scenario.model import ScenarioError, scenario_from_dict
+from p4mcc.scenario.shapes import tree, tree_layout
 
 
 def _links(topo):

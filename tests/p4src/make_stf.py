@@ -25,7 +25,7 @@ from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.l2 import ARP, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
-from hosts import wire  # noqa: E402
+from p4mcc.hosts import wire  # noqa: E402
 from p4src_harness import (ALLOW, FLOOD_MGID, JOIN, LEAVE, REPO, SENDER, Group, Host,  # noqa: E402
                            SwitchSetup, data_frame, igmpv2_leave, igmpv2_report,
                            igmpv3_report, ip2int, mac2int, rewrite_udp_payload, stamped, udp_frame)

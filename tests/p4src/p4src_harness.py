@@ -24,8 +24,8 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.layers.inet import IPOption_Router_Alert
 from scapy.packet import Raw
 
-from controller.program import CPU_PORT, MCC, P4_INCLUDE, P4_SOURCE
-from hosts import wire
+from p4mcc.controller.program import CPU_PORT, MCC, P4_INCLUDE, P4_SOURCE
+from p4mcc.hosts import wire
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = str(P4_SOURCE)
@@ -54,7 +54,7 @@ DROP_IGMP_QUERY = 11
 
 @functools.lru_cache(maxsize=1)
 def _compile() -> tuple[str, Any]:
-    from p4switch.frontend import P4Error, compile_file
+    from p4mcc.p4switch.frontend import P4Error, compile_file
 
     try:
         return ("ok", compile_file(PROGRAM, include_dirs=[INCLUDE]))
@@ -72,7 +72,7 @@ def program() -> Any:
 
 def new_switch() -> Any:
     """A fresh built-in switch running p4src/mcc.p4."""
-    from p4switch.interp import Switch
+    from p4mcc.p4switch.interp import Switch
 
     return Switch(program(), cpu_port=CPU_PORT)
 
@@ -121,19 +121,19 @@ class SwitchSetup:
 
     def port_set_groups(self) -> list[tuple[int, list[int]]]:
         """(PRE group id, ports) of every port-set group, as controller/desired.py writes them."""
-        from controller.desired import port_set_groups
+        from p4mcc.controller.desired import port_set_groups
 
         return [(g.group_id, [p for p, _rid in g.replicas]) for g in port_set_groups(self.ports) or []]
 
     def port_set_default(self) -> dict[str, int]:
-        from controller.desired import PORT_SET_BASE
+        from p4mcc.controller.desired import PORT_SET_BASE
 
         return {"base": PORT_SET_BASE, "ports": sum(1 << p for p in self.ports)}
 
 
 def configure(sw: Any, setup: SwitchSetup) -> None:
     """Writes ``setup`` into ``sw`` exactly as docs/p4-program.md prescribes."""
-    from p4switch.runtime.tables import Lpm
+    from p4mcc.p4switch.runtime.tables import Lpm
 
     sw.set_multicast_group(FLOOD_MGID, [(p, 0) for p in setup.ports])
     sw.table_set_default(

@@ -11,8 +11,8 @@ from p4src_harness import (AGG_K, DROP_ABSORBED, SENDER, Group, Host, SwitchSetu
                            rewrite_udp_payload, udp_frame, udp_payload)
 from scapy.layers.l2 import Ether
 
-from hosts import wire
-from hosts.scapy_layers import MtcpAck, P4mcc
+from p4mcc.hosts import wire
+from p4mcc.hosts.scapy_layers import MtcpAck, P4mcc
 
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
 R2 = Host("r2", "10.0.0.2", "00:00:00:00:00:02")

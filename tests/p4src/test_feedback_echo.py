@@ -18,8 +18,8 @@ from p4src_harness import (SENDER, Group, Host, SwitchSetup, configure, counter,
                            igmpv2_report, new_switch, outputs, rewrite_udp_payload, udp_frame)
 from scapy.layers.l2 import Ether
 
-from hosts import wire
-from hosts.scapy_layers import P4mcc
+from p4mcc.hosts import wire
+from p4mcc.hosts.scapy_layers import P4mcc
 
 S = wire.Stamp
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")

@@ -10,7 +10,7 @@ import dataclasses
 
 from p4src_harness import (DROP_FILTERED, SENDER, Host, SwitchSetup, configure, counter,
                            new_switch, outputs, rewrite_udp_payload, udp_frame)
-from hosts import wire
+from p4mcc.hosts import wire
 
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
 R2 = Host("r2", "10.0.0.2", "00:00:00:00:00:02")

@@ -33,7 +33,7 @@ def test_unicast_goes_to_the_destination_port_unchanged():
 
 
 def test_forward_mac_rewrites_the_destination_mac():
-    from p4switch.runtime.tables import Lpm
+    from p4mcc.p4switch.runtime.tables import Lpm
 
     sw = switch()
     sw.table_add("MccIngress.ipv4_fwd", {"dst_addr": Lpm(ip2int("10.0.1.0"), 24)},
@@ -99,7 +99,7 @@ def test_short_udp_payloads_are_plain_udp():
 
 
 def test_to_cpu_route_punts_with_packet_in():
-    from p4switch.runtime.tables import Lpm
+    from p4mcc.p4switch.runtime.tables import Lpm
     from p4src_harness import CPU_PORT, parse_packet_in
 
     sw = switch()

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from p4src_harness import CPU_PORT, INCLUDE, PROGRAM, ip2int  # noqa: E402
 
-from hosts import wire  # noqa: E402
+from p4mcc.hosts import wire  # noqa: E402
 
 import finsy as fy  # noqa: E402
 import netlab  # noqa: E402
@@ -132,9 +132,9 @@ def lab():
 
 
 def _options():
-    from p4switch.frontend import compile_file
-    from p4switch.p4rt.device import make_bundle
-    from p4switch.p4rt.p4info import build_p4info
+    from p4mcc.p4switch.frontend import compile_file
+    from p4mcc.p4switch.p4rt.device import make_bundle
+    from p4mcc.p4switch.p4rt.p4info import build_p4info
 
     return fy.SwitchOptions(p4info=build_p4info(compile_file(PROGRAM, [INCLUDE])),
                             p4blob=make_bundle(PROGRAM, [INCLUDE]), device_id=1)

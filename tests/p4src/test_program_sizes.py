@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from controller.program import CPU_PORT, MCC, P4_INCLUDE
+from p4mcc.controller.program import CPU_PORT, MCC, P4_INCLUDE
 
 DEFINES = dict(re.findall(r"^#define\s+(\w+)\s+(\d+)\s*$", (P4_INCLUDE / "defs.p4").read_text(), re.M))
 

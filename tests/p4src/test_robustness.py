@@ -12,7 +12,7 @@ from scapy.packet import Raw
 from p4src_harness import (DROP_BAD_CHECKSUM, DROP_PARSER_ERROR, DROP_POLICED, DROP_TRUNCATED,
                            SENDER, Host, SwitchSetup, configure, counter, new_switch, outputs,
                            udp_frame)
-from hosts import wire
+from p4mcc.hosts import wire
 
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
 SENDER_PORT = 4

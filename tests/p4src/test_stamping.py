@@ -14,7 +14,7 @@ from __future__ import annotations
 from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 
-from hosts import wire
+from p4mcc.hosts import wire
 from p4src_harness import (SENDER, Group, Host, SwitchSetup, configure, counter, igmpv2_report,
                            new_switch, outputs, stamped, udp_frame)
 

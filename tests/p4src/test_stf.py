@@ -23,7 +23,7 @@ def test_stf_files_are_generated_from_make_stf():
 @pytest.mark.parametrize("name", sorted(make_stf.FILES))
 def test_stf_passes_on_the_builtin_switch(name):
     program()  # fails with the compiler's message
-    from p4switch.stf import run_stf
+    from p4mcc.p4switch.stf import run_stf
 
     out = io.StringIO()
     result = run_stf(PROGRAM, os.path.join(make_stf.STF_DIR, name), (INCLUDE,), out=out)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import types as T
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import types as T
 
 
 def nodes(root: Any, seen: set[int] | None = None) -> Iterator[A.Node]:
@@ -66,7 +66,7 @@ def ir_problems(program: A.Program) -> list[str]:
                 if n.op in ("==", "!=", "<", "<=", ">", ">=") and n.type != T.BOOL:
                     out.append(f"{where}: comparison is not bool")
             if isinstance(n, A.IntLit) and isinstance(n.type, T.BitsType):
-                from p4switch.frontend.consteval import fits
+                from p4mcc.p4switch.frontend.consteval import fits
                 if not fits(n.value, n.type):
                     out.append(f"{where}: literal {n.value} does not fit {n.type}")
         if isinstance(n, A.AssignStmt):

@@ -7,9 +7,9 @@ from typing import Iterator
 
 import pytest
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import compile_text
-from p4switch.frontend.errors import P4Error
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import compile_text
+from p4mcc.p4switch.frontend.errors import P4Error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")

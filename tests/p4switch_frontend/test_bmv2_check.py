@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from fe_util import FEATURES, position_of, v1
 
-from p4switch.frontend import compile_file
-from p4switch.frontend.bmv2 import bmv2_errors
-from p4mcc_cli.main import main
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.frontend.bmv2 import bmv2_errors
+from p4mcc.cli.main import main
 
 
 def errors(tmp_path: Path, src: str) -> list[tuple[int, int, str]]:

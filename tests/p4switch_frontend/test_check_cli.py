@@ -8,7 +8,7 @@ import os
 import pytest
 from fe_util import FEATURES, v1
 
-from p4mcc_cli.main import main
+from p4mcc.cli.main import main
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -65,7 +65,7 @@ def test_unreadable_file_is_a_clean_error(tmp_path, capsys: pytest.CaptureFixtur
 def test_p4info_option(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "p4info.txt"
     rc, _, err = run([FEATURES, "--p4info", str(out)], capsys)
-    if importlib.util.find_spec("p4switch.p4rt.p4info") is None:
+    if importlib.util.find_spec("p4mcc.p4switch.p4rt.p4info") is None:
         assert rc == 2 and "not available" in err
         return
     assert rc == 0, err

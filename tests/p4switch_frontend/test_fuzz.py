@@ -14,9 +14,9 @@ from fe_util import FEATURES, v1
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import compile_text
-from p4switch.frontend.errors import P4Error
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import compile_text
+from p4mcc.p4switch.frontend.errors import P4Error
 
 _TOKEN = re.compile(
     r'\s+|[A-Za-z_][A-Za-z0-9_]*|\d\w*|"(?:[^"\\\n]|\\.)*"|&&&|\|\+\||\|-\||<<|&&|\|\||==|!=|<=|>=|\+\+|\.\.|.',

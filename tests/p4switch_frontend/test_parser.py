@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from fe_util import error_of, position_of
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import parse_text
-from p4switch.frontend.errors import P4Error
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import parse_text
+from p4mcc.p4switch.frontend.errors import P4Error
 
 
 def sexpr(e: A.Expression) -> str:

@@ -7,10 +7,10 @@ import os
 import pytest
 from fe_util import PRELUDE, compile_src, error_of, ingress, position_of, v1
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import compile_file, compile_text, parse_text
-from p4switch.frontend.errors import P4Error
-from p4switch.frontend.preprocessor import preprocess
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import compile_file, compile_text, parse_text
+from p4mcc.p4switch.frontend.errors import P4Error
+from p4mcc.p4switch.frontend.preprocessor import preprocess
 
 
 def const_value(prog: A.Program, name: str) -> int:

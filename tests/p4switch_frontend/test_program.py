@@ -7,9 +7,9 @@ import pytest
 from fe_irwalk import ir_problems
 from fe_util import FEATURES, compile_src, error_of, ingress, v1
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import compile_file
-from p4switch.frontend import types as T
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.frontend import types as T
 
 
 @pytest.fixture(scope="module")

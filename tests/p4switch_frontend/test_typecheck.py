@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from fe_util import body_stmts, compile_src, error_of, ingress, position_of, v1
 
-from p4switch.frontend import ast as A
-from p4switch.frontend import types as T
+from p4mcc.p4switch.frontend import ast as A
+from p4mcc.p4switch.frontend import types as T
 
 
 def rhs_of(body: str, locals_: str = "", top: str = "") -> A.Expression:

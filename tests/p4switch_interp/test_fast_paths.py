@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.interp import load_switch
-from p4switch.interp import values as V
-from p4switch.interp.replicas import rebound, touched_members, written_members
-from p4switch.runtime import bits, hashes
-from p4switch.runtime.pre import Pre
+from p4mcc.p4switch.interp import load_switch
+from p4mcc.p4switch.interp import values as V
+from p4mcc.p4switch.interp.replicas import rebound, touched_members, written_members
+from p4mcc.p4switch.runtime import bits, hashes
+from p4mcc.p4switch.runtime.pre import Pre
 
 #: two one-byte headers, parsed in order, and an empty verifyChecksum
 TWO_HEADERS = r"""
@@ -244,7 +244,7 @@ def test_register_and_counter_cells_are_compact_and_keep_their_semantics() -> No
     memory); values stay masked to the width, signed cells wrap to
     negative, wider cells keep Python ints, and meters exist only once
     configured (an unconfigured one is GREEN)."""
-    from p4switch.runtime.externs import GREEN, RED, CounterArray, MeterArray, RegisterArray
+    from p4mcc.p4switch.runtime.externs import GREEN, RED, CounterArray, MeterArray, RegisterArray
 
     r = RegisterArray("r", 1 << 16, 48)
     assert len(r.values) == 0 and r.read(70) == 0 and len(r.values) == 0  # reading stores nothing

@@ -7,8 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p4switch.frontend import compile_file
-from p4switch.interp import Switch
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.interp import Switch
 
 ROOT = Path(__file__).resolve().parents[2]
 STF_DIR = ROOT / "tests" / "stf" / "v1model"

@@ -6,10 +6,10 @@ import zlib
 
 import pytest
 
-from p4switch.runtime import bits, hashes
-from p4switch.runtime.externs import GREEN, RED, YELLOW, CounterArray, Meter, RegisterArray
-from p4switch.runtime.pre import Pre, PreError
-from p4switch.runtime.tables import (ActionCall, ActionSpec, KeySpec, Lpm, OptionalMatch, Range,
+from p4mcc.p4switch.runtime import bits, hashes
+from p4mcc.p4switch.runtime.externs import GREEN, RED, YELLOW, CounterArray, Meter, RegisterArray
+from p4mcc.p4switch.runtime.pre import Pre, PreError
+from p4mcc.p4switch.runtime.tables import (ActionCall, ActionSpec, KeySpec, Lpm, OptionalMatch, Range,
                                      Table, TableError, Ternary)
 
 CHECK = b"123456789"

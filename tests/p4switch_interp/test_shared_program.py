@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p4switch.frontend import compile_file
-from p4switch.interp import Switch
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.interp import Switch
 
 PROGRAM = r"""
 #include <core.p4>

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.frontend import compile_file
-from p4switch.interp import Switch
-from p4switch.stf import StfRunner, compare, render_diff
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.interp import Switch
+from p4mcc.p4switch.stf import StfRunner, compare, render_diff
 
 STF_DIR = Path(__file__).resolve().parents[1] / "stf" / "v1model"
 PROGRAMS = sorted(p.stem for p in STF_DIR.glob("*.stf"))
@@ -140,7 +140,7 @@ def test_direct_meter_through_api() -> None:
 
 
 def test_p4mcc_stf_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     p4 = str(STF_DIR / "forward.p4")
     assert main(["stf", p4, str(STF_DIR / "forward.stf")]) == 0
@@ -157,8 +157,8 @@ def test_p4mcc_stf_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_stf_value_notation() -> None:
-    from p4switch.runtime.tables import Lpm, Ternary
-    from p4switch.stf import _lpm, _ternary
+    from p4mcc.p4switch.runtime.tables import Lpm, Ternary
+    from p4mcc.p4switch.stf import _lpm, _ternary
 
     # every written digit is cared for unless it is *; unwritten high digits are not
     assert _ternary("0x0a**", 16) == Ternary(0x0A00, 0xFF00)
@@ -171,7 +171,7 @@ def test_stf_value_notation() -> None:
 
 
 def test_stf_key_name_suffixes_and_errors() -> None:
-    from p4switch.runtime.tables import Lpm
+    from p4mcc.p4switch.runtime.tables import Lpm
 
     sw = Switch(program("forward"))
     r = StfRunner(sw, io.StringIO())

@@ -13,7 +13,7 @@ from typing import Optional
 
 import pytest
 
-from p4switch.runtime.tables import (ActionCall, ActionSpec, Exact, KeySpec, Lpm, OptionalMatch, Range, Table,
+from p4mcc.p4switch.runtime.tables import (ActionCall, ActionSpec, Exact, KeySpec, Lpm, OptionalMatch, Range, Table,
                                      TableEntry, TableError, Ternary)
 
 W = 8  # narrow keys so random lookups hit often

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from google.protobuf import text_format
 
 from finsy.proto import p4i
-from p4switch.runtime.tables import TableError
+from p4mcc.p4switch.runtime.tables import TableError
 
 Egress = namedtuple("Egress", "port data instance_type")
 

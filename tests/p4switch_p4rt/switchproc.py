@@ -33,7 +33,7 @@ def stop_process(proc: subprocess.Popen, timeout: float = 15.0) -> int:
 
 class SwitchProc:
     def __init__(self, *args: str, netns: str | None = None, timeout: float = 30.0) -> None:
-        cmd = [sys.executable, "-m", "p4mcc_cli.main", "switch", "--grpc-server-addr", "127.0.0.1:0", *args]
+        cmd = [sys.executable, "-m", "p4mcc.cli.main", "switch", "--grpc-server-addr", "127.0.0.1:0", *args]
         if netns:
             cmd = ["ip", "netns", "exec", netns, *cmd]
         env = dict(os.environ, PYTHONUNBUFFERED="1")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from p4switch.p4rt.arbitration import Arbiter
-from p4switch.p4rt.errors import Code, P4RTError
+from p4mcc.p4switch.p4rt.arbitration import Arbiter
+from p4mcc.p4switch.p4rt.errors import Code, P4RTError
 
 
 def codes(notices):

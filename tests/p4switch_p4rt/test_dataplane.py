@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p4switch.frontend import compile_file
-from p4switch.linkemu import PortConfig
-from p4switch.p4rt.device import Device
-from p4switch.switchd import Dataplane, make_builder
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.linkemu import PortConfig
+from p4mcc.p4switch.p4rt.device import Device
+from p4mcc.p4switch.switchd import Dataplane, make_builder
 
 QMETA = Path(__file__).parent / "programs" / "qmeta.p4"
 
@@ -134,7 +134,7 @@ def test_value_set_written_over_p4runtime_steers_the_parser():
     too_many.entity.value_set_entry.value_set_id = vs.preamble.id
     for et in range(5):
         too_many.entity.value_set_entry.members.add().match.add(field_id=1).exact.value = bytes([et + 1])
-    from p4switch.p4rt.errors import Code, P4RTError
+    from p4mcc.p4switch.p4rt.errors import Code, P4RTError
 
     try:
         dev.write_update(too_many)

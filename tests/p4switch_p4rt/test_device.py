@@ -7,8 +7,8 @@ import pytest
 from finsy.proto import p4r
 from p4rt_fakes import fake_builder
 
-from p4switch.p4rt.device import Device
-from p4switch.p4rt.errors import Code, P4RTError
+from p4mcc.p4switch.p4rt.device import Device
+from p4mcc.p4switch.p4rt.errors import Code, P4RTError
 
 FWD, ACL, FIXED = 33554433, 33554434, 33554435
 FORWARD, DROP, TO_CPU = 16777217, 16777218, 16777219
@@ -362,7 +362,7 @@ def test_p4info_that_does_not_describe_the_program_is_refused():
 def test_digest_buffer_timeout_and_ack_timeout():
     from finsy.proto import p4d
 
-    from p4switch.p4rt.digests import DigestBuffer
+    from p4mcc.p4switch.p4rt.digests import DigestBuffer
 
     buf = DigestBuffer()
     cfg = {1: p4r.DigestEntry.Config(max_list_size=10, max_timeout_ns=5_000_000, ack_timeout_ns=50_000_000)}

@@ -11,9 +11,9 @@ from finsy import P4ClientError
 
 from switchproc import SwitchProc
 
-from p4switch.frontend import compile_file
-from p4switch.p4rt.device import make_bundle
-from p4switch.p4rt.p4info import build_p4info
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.p4rt.device import make_bundle
+from p4mcc.p4switch.p4rt.p4info import build_p4info
 
 PROGRAM = Path(__file__).parent / "programs" / "l2.p4"
 CPU = 64

@@ -45,8 +45,8 @@ TABLE_IDS: dict[str, int] = {}
 
 
 def test_twenty_thousand_groups_in_one_write_keep_pings_under_100_ms(capsys):
-    from p4switch.frontend import compile_file
-    from p4switch.p4rt.p4info import build_p4info
+    from p4mcc.p4switch.frontend import compile_file
+    from p4mcc.p4switch.p4rt.p4info import build_p4info
 
     info = build_p4info(compile_file(str(PROGRAM)))
     TABLE_IDS.update({t.preamble.name: t.preamble.id for t in info.tables})

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from p4switch.linkemu import (
+from p4mcc.p4switch.linkemu import (
     Link,
     LinkConfig,
     LinkConfigError,

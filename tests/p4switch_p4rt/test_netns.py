@@ -20,10 +20,10 @@ from scapy.layers.l2 import Ether
 from netlab import Lab, have_root, recv_matching
 from switchproc import SwitchProc
 
-from p4switch.frontend import compile_file
-from p4switch.p4rt.device import make_bundle
-from p4switch.p4rt.p4info import build_p4info
-from p4switch.ports import read_pcap
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.p4rt.device import make_bundle
+from p4mcc.p4switch.p4rt.p4info import build_p4info
+from p4mcc.p4switch.ports import read_pcap
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(not have_root(), reason="needs root for network namespaces")]
 

@@ -10,9 +10,9 @@ import pytest
 from google.protobuf import text_format
 
 from finsy.proto import p4i
-from p4switch.frontend import compile_file, compile_text
-from p4switch.p4rt.ids import IdAllocator, Prefix, jenkins_one_at_a_time
-from p4switch.p4rt.p4info import build_p4info
+from p4mcc.p4switch.frontend import compile_file, compile_text
+from p4mcc.p4switch.p4rt.ids import IdAllocator, Prefix, jenkins_one_at_a_time
+from p4mcc.p4switch.p4rt.p4info import build_p4info
 
 ROOT = Path(__file__).resolve().parents[2]
 L2 = Path(__file__).parent / "programs" / "l2.p4"
@@ -142,7 +142,7 @@ def test_l2_program_objects():
 
 def test_check_command_writes_p4info(tmp_path):
     out = tmp_path / "l2.p4info.txtpb"
-    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "check", str(L2), "--p4info", str(out)],
+    r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "check", str(L2), "--p4info", str(out)],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     info = text_format.Parse(out.read_text(), p4i.P4Info())

@@ -25,10 +25,10 @@ from scapy.layers.l2 import Ether
 from netlab import Lab, have_root, recv_matching
 from switchproc import SwitchProc
 
-from p4switch.frontend import compile_file
-from p4switch.p4rt.device import make_bundle
-from p4switch.p4rt.p4info import build_p4info
-from p4switch.ports import Port
+from p4mcc.p4switch.frontend import compile_file
+from p4mcc.p4switch.p4rt.device import make_bundle
+from p4mcc.p4switch.p4rt.p4info import build_p4info
+from p4mcc.p4switch.ports import Port
 
 pytestmark = [pytest.mark.root, pytest.mark.skipif(not have_root(), reason="needs root for network namespaces")]
 
@@ -142,7 +142,7 @@ def test_send_on_a_deleted_interface_loses_the_port_once(veth, caplog):
     port = Port(1, veth[0])
     try:
         subprocess.run(["ip", "link", "del", veth[0]], check=True, capture_output=True)
-        with caplog.at_level(logging.INFO, logger="p4switch.ports"):
+        with caplog.at_level(logging.INFO, logger="p4mcc.p4switch.ports"):
             assert port.send(bytes(60)) is False
             assert port.send(bytes(60)) is False
         assert port.lost is not None and "gone" in port.lost

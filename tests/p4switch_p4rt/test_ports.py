@@ -7,7 +7,7 @@ import struct
 import pytest
 from scapy.utils import rdpcap
 
-from p4switch.ports import PcapWriter, PortError, PortSpec, Port, read_pcap
+from p4mcc.p4switch.ports import PcapWriter, PortError, PortSpec, Port, read_pcap
 
 
 def test_port_spec_parsing():

@@ -14,8 +14,8 @@ from finsy.proto import p4r, rpc_status
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 from p4rt_fakes import fake_builder
 
-from p4switch.p4rt.device import Device
-from p4switch.p4rt.server import serve
+from p4mcc.p4switch.p4rt.device import Device
+from p4mcc.p4switch.p4rt.server import serve
 
 FWD, FORWARD = 33554433, 16777217
 LEARN = 385875969

@@ -12,8 +12,8 @@ import pytest
 from test_server_grpc import FWD, Client, details, fwd_insert, primary, push, service, write  # noqa: F401
 
 from finsy.proto import p4r
-from p4switch.p4rt import device as device_mod
-from p4switch.p4rt import server as server_mod
+from p4mcc.p4switch.p4rt import device as device_mod
+from p4mcc.p4switch.p4rt import server as server_mod
 from switchproc import ROOT, SwitchProc
 
 
@@ -170,7 +170,7 @@ def test_a_hundred_idle_streams_leave_writes_and_reads_answered_within_a_second(
 def test_a_second_switch_on_a_used_address_exits_with_one_clear_line():
     first = SwitchProc("--no-p4")
     try:
-        r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
+        r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "switch", "--no-p4", "--grpc-server-addr",
                             first.address], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert r.returncode == 1
         lines = r.stderr.strip().splitlines()
@@ -191,7 +191,7 @@ def test_a_second_switch_on_a_used_address_exits_with_one_clear_line():
     ("127.0.0.1:http", "port 'http' is not a number"),
 ])
 def test_bad_grpc_addresses_get_one_clear_line(addr, needle, capsys):
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     assert main(["switch", "--no-p4", "--grpc-server-addr", addr]) == 2
     err = capsys.readouterr().err.strip()
@@ -199,7 +199,7 @@ def test_bad_grpc_addresses_get_one_clear_line(addr, needle, capsys):
 
 
 def test_a_cpu_port_the_program_does_not_use_is_refused(capsys):
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     mcc = ROOT / "p4src" / "mcc.p4"
     rc = main(["switch", str(mcc), "-I", str(ROOT / "p4src" / "include"), "--cpu-port", "64",
@@ -211,7 +211,7 @@ def test_a_cpu_port_the_program_does_not_use_is_refused(capsys):
 
 def test_multicast_node_handles_stay_lowest_free_first():
     """BMv2's handle order survives the constant-time allocator large batches need."""
-    from p4switch.runtime.pre import Pre
+    from p4mcc.p4switch.runtime.pre import Pre
 
     pre = Pre()
     assert [pre.node_create(0, [1]) for _ in range(4)] == [0, 1, 2, 3]

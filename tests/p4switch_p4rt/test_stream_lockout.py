@@ -14,7 +14,7 @@ import pytest
 from test_server_grpc import Client, primary, push, service  # noqa: F401
 
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
-from p4switch.p4rt import server as server_mod
+from p4mcc.p4switch.p4rt import server as server_mod
 
 
 def _silent_streams(port: int, count: int, per_channel: int = 64) -> tuple[list, list[Client]]:

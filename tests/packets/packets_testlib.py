@@ -11,8 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from hosts import wire, wire_view
-from hosts.wire_view import tail_of
+from p4mcc.hosts import wire, wire_view
+from p4mcc.hosts.wire_view import tail_of
 
 
 def _int(bits: int, signed: bool) -> st.SearchStrategy[int]:
@@ -70,7 +70,7 @@ def lua_file() -> Path:
         import atexit
         import tempfile
 
-        from hosts import wire_lua
+        from p4mcc.hosts import wire_lua
 
         folder = tempfile.TemporaryDirectory(prefix="p4mcc-lua-")
         atexit.register(folder.cleanup)

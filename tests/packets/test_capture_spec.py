@@ -9,8 +9,8 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.layers.igmp import IGMP
 
-from scenario.capture import CaptureSpec, FrameFilter, PcapFile, read_frames
-from scenario.model import ScenarioError, load_scenario, scenario_from_dict
+from p4mcc.scenario.capture import CaptureSpec, FrameFilter, PcapFile, read_frames
+from p4mcc.scenario.model import ScenarioError, load_scenario, scenario_from_dict
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "captures.yaml"
 
@@ -68,7 +68,7 @@ def test_pcap_file_keeps_snaplen_bytes_and_the_original_length(tmp_path: Path) -
 
 
 def test_sim_pcap_flags_narrow_the_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     out = tmp_path / "r"
     rc = main(["sim", str(SCENARIO), "--switch", "model", "--duration", "1", "--quiet", "--out", str(out),
@@ -82,7 +82,7 @@ def test_sim_pcap_flags_narrow_the_capture(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_sim_rejects_an_unknown_capture_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     rc = main(["sim", str(SCENARIO), "--quiet", "--out", str(tmp_path), "--pcap", "--pcap-session", "nope"])
     assert rc == 2
@@ -92,7 +92,7 @@ def test_sim_rejects_an_unknown_capture_session(tmp_path: Path, capsys: pytest.C
 @pytest.mark.parametrize("cmd", ["sim", "run"])
 def test_pcap_filters_need_pcap_and_known_names(cmd: str, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     base = [cmd, str(SCENARIO), "--out", str(tmp_path)]
     assert main(base + ["--pcap-port", "s1-p1"]) == 2

@@ -15,9 +15,9 @@ from packets_testlib import p4mcc_fields_only, tshark_expected, tshark_frames
 from scapy.layers.inet import UDP
 from scapy.utils import rdpcap
 
-from hosts import scapy_layers as L
-from hosts import wire
-from scenario.capture import read_frames
+from p4mcc.hosts import scapy_layers as L
+from p4mcc.hosts import wire
+from p4mcc.scenario.capture import read_frames
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "captures.yaml"
 DURATION = 4.0
@@ -28,9 +28,9 @@ needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None,
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from netsim.run import run_scenario
-    from netsim.switches import choose_switch
-    from scenario.model import load_scenario
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.model import load_scenario
 
     sc = load_scenario(SCENARIO).with_overrides(duration=DURATION)
     out = tmp_path_factory.mktemp("captures")
@@ -121,7 +121,7 @@ def test_tshark_shows_the_simulated_times(run_dir: Path) -> None:
 
 
 def test_report_lists_the_captures(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from reporting.report import report
+    from p4mcc.reporting.report import report
 
     assert report([str(run_dir)]) == 0
     text = capsys.readouterr().out

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hosts import wire, wire_show
+from p4mcc.hosts import wire, wire_show
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "wire-dissected.md"
 
 
 def test_dissected_examples_are_current() -> None:
     assert wire_show.render() in DOC.read_text(), (
-        "docs/wire-dissected.md's packets drifted; regenerate with `python -m hosts.wire_show`")
+        "docs/wire-dissected.md's packets drifted; regenerate with `python -m p4mcc.hosts.wire_show`")
 
 
 def test_every_message_type_has_a_dissected_example() -> None:

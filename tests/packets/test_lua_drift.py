@@ -13,7 +13,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import wrpcap
 
-from hosts import wire, wire_lua
+from p4mcc.hosts import wire, wire_lua
 
 needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None,
                                   reason="tshark not installed (Debian package tshark; make install adds it)")
@@ -62,7 +62,7 @@ def test_tshark_marks_a_truncated_message_malformed(tmp_path: Path) -> None:
 
 def test_install_print_and_path_give_the_generated_dissector(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     assert main(["wireshark", "--install", "--dir", str(tmp_path / "plugins")]) == 0
     assert (tmp_path / "plugins" / "p4mcc.lua").read_text() == wire_lua.render()

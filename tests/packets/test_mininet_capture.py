@@ -9,10 +9,10 @@ from packets_testlib import p4mcc_fields_only, tshark_expected, tshark_frames
 from scapy.layers.inet import ICMP, UDP
 from scapy.utils import rdpcap
 
-from hosts import scapy_layers as L
-from hosts import wire
-from scenario.capture import read_frames
-from scenario.model import scenario_from_dict
+from p4mcc.hosts import scapy_layers as L
+from p4mcc.hosts import wire
+from p4mcc.scenario.capture import read_frames
+from p4mcc.scenario.model import scenario_from_dict
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 DURATION = 6.0
@@ -35,13 +35,13 @@ def _scenario():
 
 
 def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path) -> None:
-    from emulation.run import missing_requirements
+    from p4mcc.emulation.run import missing_requirements
 
     reason = missing_requirements(("tshark",))
     if reason:
         pytest.skip(reason)
-    from netsim.run import run_scenario
-    from emulation.run import run_emulation
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.emulation.run import run_emulation
 
     sc = _scenario()
     run_emulation(sc, tmp_path / "mn", progress=False)

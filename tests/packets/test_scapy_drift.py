@@ -10,8 +10,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from hosts import scapy_layers as L
-from hosts import wire
+from p4mcc.hosts import scapy_layers as L
+from p4mcc.hosts import wire
 
 
 @settings(max_examples=400, deadline=None)

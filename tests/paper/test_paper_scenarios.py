@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario.model import load_scenario
+from p4mcc.scenario.model import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "topologies" / "scenarios" / "paper"

@@ -1,6 +1,6 @@
 """Every bad input the users found gets one clear line and a nonzero exit, never a traceback.
 
-Each case runs the real command line (``p4mcc_cli.main.main``) in process; one
+Each case runs the real command line (``p4mcc.cli.main.main``) in process; one
 case per command also runs as a subprocess, the way a user meets it.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from p4mcc_cli.main import main
+from p4mcc.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def test_a_key_given_twice_is_refused_by_its_position(tmp_path, capsys):
 
 
 def test_a_merge_key_may_still_be_overridden(tmp_path):
-    from scenario.model import read_document
+    from p4mcc.scenario.model import read_document
 
     p = tmp_path / "m.yaml"
     p.write_text("base: &b {rate: 1Mbps, delay: 5ms}\nlink: {<<: *b, delay: 9ms}\n")
@@ -234,7 +234,7 @@ def test_a_device_as_p4_source_is_refused_unread(argv, capsys):
 
 
 def test_an_oversized_p4_source_is_refused(tmp_path, capsys):
-    from hosts.input_files import input_file_problem
+    from p4mcc.hosts.input_files import input_file_problem
 
     big = tmp_path / "big.p4"
     big.write_text("// x\n" * 500)
@@ -242,7 +242,7 @@ def test_an_oversized_p4_source_is_refused(tmp_path, capsys):
 
 
 def test_check_dev_zero_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "check", "/dev/zero"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "check", "/dev/zero"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 2 and r.stderr.strip() == "p4mcc check: /dev/zero: not a regular file"
 
@@ -277,7 +277,7 @@ def test_a_bad_params_file_stops_the_agent_unread(tmp_path, name, text, needle, 
 
 
 def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "host", "recv", "--proto", "tfmcc",
+    r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "host", "recv", "--proto", "tfmcc",
                         "--group", "10.0.0.1", "--sender", "127.0.0.1", "--duration", "2"],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
@@ -288,7 +288,7 @@ def test_host_recv_with_a_unicast_group_exits_nonzero_as_a_user_runs_it():
 #    tests/p4switch_p4rt/test_server_limits.py) --------------------------------
 
 def test_switch_bad_address_as_a_user_runs_it():
-    r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "switch", "--no-p4", "--grpc-server-addr",
+    r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "switch", "--no-p4", "--grpc-server-addr",
                         "nohost.invalid:1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("p4mcc switch: --grpc-server-addr 'nohost.invalid:1': cannot resolve host")

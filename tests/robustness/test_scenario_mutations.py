@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scenario.model import ScenarioError, scenario_from_dict
+from p4mcc.scenario.model import ScenarioError, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = [ROOT / "topologies/scenarios/demo.yaml",

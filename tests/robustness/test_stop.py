@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from emulation.runstate import ProcessEntry, RunRecord, if_index, start_time
+from p4mcc.emulation.runstate import ProcessEntry, RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (interfaces)")
 
 KILLED_RUN = """
 import subprocess, sys, time
-from emulation.runstate import RunRecord
+from p4mcc.emulation.runstate import RunRecord
 rec = RunRecord.create("results/x")
 agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
 rec.add_process(agent.pid, "recv s r1", group=True)
@@ -129,7 +129,7 @@ def test_a_record_survives_a_reader_at_any_moment(tmp_path):
 
 def test_a_new_run_ends_what_a_dead_runner_left_and_leaves_a_live_run_alone(tmp_path):
     """A hard-killed run's record and agent must not block the next run; a live run's must stay."""
-    from emulation.runstate import reclaim_orphans
+    from p4mcc.emulation.runstate import reclaim_orphans
 
     state = tmp_path / "state"
     env = dict(os.environ, P4MCC_STATE_DIR=str(state))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from emulation.runstate import RunRecord, if_index, start_time
+from p4mcc.emulation.runstate import RunRecord, if_index, start_time
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -30,14 +30,14 @@ sessions:
 
 
 def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
-    from emulation.run import missing_requirements
+    from p4mcc.emulation.run import missing_requirements
 
     reason = missing_requirements()
     if reason:
         pytest.skip(reason)
     env = dict(os.environ, P4MCC_STATE_DIR=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
     (tmp_path / "s.yaml").write_text(SCENARIO)
-    runner = subprocess.Popen([sys.executable, "-m", "p4mcc_cli.main", "run", str(tmp_path / "s.yaml"),
+    runner = subprocess.Popen([sys.executable, "-m", "p4mcc.cli.main", "run", str(tmp_path / "s.yaml"),
                                "--out", str(tmp_path / "out"), "--no-progress"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "runner.err", "w"),
                               start_new_session=True)
@@ -60,7 +60,7 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
         assert any(p.name.startswith("switch ") for p in left), "nothing outlived the runner: the test tests nothing"
         assert any(if_index(i.name) == i.index for i in rec.interfaces)
 
-        r = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env,
+        r = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "stop"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
         assert [p.name for p in rec.processes if start_time(p.pid) == p.start] == []
@@ -71,4 +71,4 @@ def test_stop_after_a_hard_kill_of_the_runner(tmp_path: Path) -> None:
             os.kill(runner.pid, signal.SIGKILL)
             runner.wait()
         if rec is not None and rec.path.exists():
-            subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "stop"], cwd=ROOT, env=env, timeout=60)
+            subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "stop"], cwd=ROOT, env=env, timeout=60)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import toyproto  # noqa: E402
 
-from hosts import registry  # noqa: E402
+from p4mcc.hosts import registry  # noqa: E402
 
 
 @pytest.fixture()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hosts import registry
-from hosts.rules import Rule, RuleBook
-from sweep.spec import sweep_from_dict, validate
+from p4mcc.hosts import registry
+from p4mcc.hosts.rules import Rule, RuleBook
+from p4mcc.sweep.spec import sweep_from_dict, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from emulation.plan import make_plan
-from hosts import cli
-from hosts.registry import ParamError
-from p4mcc_cli.main import build_parser, main
-from scenario.model import scenario_from_dict
+from p4mcc.emulation.plan import make_plan
+from p4mcc.hosts import cli
+from p4mcc.hosts.registry import ParamError
+from p4mcc.cli.main import build_parser, main
+from p4mcc.scenario.model import scenario_from_dict
 from test_scenario_rules import doc
 
 
@@ -57,6 +57,6 @@ def test_the_emulations_agent_command_lines_resolve_to_the_sessions_rules(toy, t
         argv = list(agent.argv)
         assert argv[argv.index("--profile") + 1] == "paper"
         assert [argv[i + 1] for i, a in enumerate(argv) if a == "--rule"] == ["double=on", "eager_join=off"]
-        args = build_parser().parse_args(argv[argv.index("p4mcc_cli.main") + 1:])
+        args = build_parser().parse_args(argv[argv.index("p4mcc.cli.main") + 1:])
         _, cfg = cli.build_config(args)
         assert cfg.rules == ("double",) == sc.sessions[0].effective_rules()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from sweep.spec import load_sweep, validate
+from p4mcc.sweep.spec import load_sweep, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from hosts import registry
-from netsim.run import SimError, registry_factory, run_scenario
-from netsim.switches import model_choice
-from scenario.model import ScenarioError, scenario_from_dict
+from p4mcc.hosts import registry
+from p4mcc.netsim.run import SimError, registry_factory, run_scenario
+from p4mcc.netsim.switches import model_choice
+from p4mcc.scenario.model import ScenarioError, scenario_from_dict
 
 BASE: dict[str, Any] = {
     "name": "toy", "duration": 4.0, "seed": 3,
@@ -109,7 +109,7 @@ def test_summary_records_profile_and_effective_rules(toy, tmp_path) -> None:
 def test_the_printed_table_names_the_profile_and_the_rules(toy) -> None:
     from rich.console import Console
 
-    from reporting.results import summary_table
+    from p4mcc.reporting.results import summary_table
 
     sc = scenario_from_dict(doc(profile="paper", rules={"eager_join": "on"}))
     run = run_scenario(sc, switch=model_choice())
@@ -132,7 +132,7 @@ def test_a_rule_switched_after_loading_is_refused_when_agents_are_built(toy) -> 
 def test_fault_scenarios_swap_protocols_without_their_rule_switches(toy) -> None:
     """A fault scenario run with another protocol drops rule names of the
     first (they belong to its book); an ablation puts every session on its variant."""
-    from scenario.faults import with_protocol, with_rules
+    from p4mcc.scenario.faults import with_protocol, with_rules
 
     sc = scenario_from_dict(doc(profile="paper", rules={"eager_join": "on"}))
     same = with_protocol(sc, "toyrules").sessions[0]

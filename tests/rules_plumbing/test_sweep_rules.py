@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sweep.execute import run_sweep
-from sweep.spec import SweepError, sweep_from_dict, validate
+from p4mcc.sweep.execute import run_sweep
+from p4mcc.sweep.spec import SweepError, sweep_from_dict, validate
 from test_scenario_rules import BASE
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hosts.core import Address, JoinGroup
-from hosts.registry import Protocol, SessionConfig, SessionEndpoint
-from hosts.rules import Rule, RuleBook
+from p4mcc.hosts.core import Address, JoinGroup
+from p4mcc.hosts.registry import Protocol, SessionConfig, SessionEndpoint
+from p4mcc.hosts.rules import Rule, RuleBook
 
 NAME = "toyrules"
 

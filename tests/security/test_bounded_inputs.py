@@ -16,10 +16,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hosts import registry
-from hosts.addresses import group_problem
-from hosts.input_files import MAX_NESTING, nesting_depth, parse_json
-from scenario.model import MAX_DURATION_S, MAX_PROBLEMS, ScenarioError, load_scenario, scenario_from_dict
+from p4mcc.hosts import registry
+from p4mcc.hosts.addresses import group_problem
+from p4mcc.hosts.input_files import MAX_NESTING, nesting_depth, parse_json
+from p4mcc.scenario.model import MAX_DURATION_S, MAX_PROBLEMS, ScenarioError, load_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "topologies" / "scenarios" / "demo.yaml"
@@ -93,7 +93,7 @@ def test_group_rule_has_one_owner(group, ok) -> None:
 
 
 def test_host_recv_refuses_a_link_local_group(capsys) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     rc = main(["host", "recv", "--proto", "tfmcc", "--group", "224.0.0.1", "--sender", "10.0.0.1",
                "--local", "10.0.0.2"])

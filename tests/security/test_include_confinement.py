@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from p4switch.frontend import P4Error, compile_file, compile_text
-from p4switch.frontend.preprocessor import MAX_SOURCE_BYTES
-from p4switch.p4rt.devconfig import BUNDLE_FORMAT, compile_device_config
-from p4switch.p4rt.errors import Code, P4RTError
+from p4mcc.p4switch.frontend import P4Error, compile_file, compile_text
+from p4mcc.p4switch.frontend.preprocessor import MAX_SOURCE_BYTES
+from p4mcc.p4switch.p4rt.devconfig import BUNDLE_FORMAT, compile_device_config
+from p4mcc.p4switch.p4rt.errors import Code, P4RTError
 
 MINIMAL = "#include <core.p4>\n#include <v1model.p4>\n"
 

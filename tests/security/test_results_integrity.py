@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reporting import results as R
-from scenario.model import scenario_from_dict
+from p4mcc.reporting import results as R
+from p4mcc.scenario.model import scenario_from_dict
 
 
 def _recorder() -> R.Recorder:
@@ -53,7 +53,7 @@ def test_a_file_changed_after_the_run_is_refused(tmp_path) -> None:
 
 
 def test_report_refuses_an_incomplete_folder_in_one_line(tmp_path, capsys) -> None:
-    from p4mcc_cli.main import main
+    from p4mcc.cli.main import main
 
     _recorder().write(tmp_path)
     (tmp_path / R.COMPLETE).unlink()
@@ -69,9 +69,9 @@ def test_a_huge_timeseries_is_refused_before_it_is_loaded(tmp_path, monkeypatch)
 
 
 def test_a_garbage_sweep_table_is_one_line(tmp_path, capsys) -> None:
-    from p4mcc_cli.main import main
-    from sweep.report import RESULTS
-    from sweep.store import META
+    from p4mcc.cli.main import main
+    from p4mcc.sweep.report import RESULTS
+    from p4mcc.sweep.store import META
 
     (tmp_path / RESULTS).write_bytes(b"PAR1 this is not parquet PAR1")
     (tmp_path / META).write_text("{}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hosts.stampwindow import StampWindow
-from hosts.wire import Stamp
+from p4mcc.hosts.stampwindow import StampWindow
+from p4mcc.hosts.wire import Stamp
 
 
 def test_folds_the_worst_queue_and_the_tightest_spare() -> None:
@@ -33,8 +33,8 @@ def test_an_empty_window_says_nothing_and_reset_empties() -> None:
 
 
 def test_take_gives_the_byte_once_and_starts_a_fresh_window() -> None:
-    from hosts.stampwindow import StampWindow
-    from hosts.wire import Stamp
+    from p4mcc.hosts.stampwindow import StampWindow
+    from p4mcc.hosts.wire import Stamp
 
     w = StampWindow()
     w.add(Stamp.pack(5, 3))

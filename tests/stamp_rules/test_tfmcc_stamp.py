@@ -7,11 +7,11 @@ import math
 import pytest
 from fakes import drain, feed, run_until
 
-from hosts import registry, wire
-from hosts.core import node_id
-from hosts.tfmcc import RULES, TfmccParams, TfmccReceiver, TfmccSender
-from hosts.tfrc import loss_rate_full
-from hosts.wire import Stamp, TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.tfmcc import RULES, TfmccParams, TfmccReceiver, TfmccSender
+from p4mcc.hosts.tfrc import loss_rate_full
+from p4mcc.hosts.wire import Stamp, TfmccData, TfmccDataFlags, TfmccReport, TfmccReportFlags
 
 S = 1000
 A, B = "10.0.1.1", "10.0.1.2"

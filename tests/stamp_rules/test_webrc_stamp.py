@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from fakes import drain, feed, run_until
 
-from hosts import registry, wire
-from hosts.core import JoinGroup
-from hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group
-from hosts.wire import Stamp, WebrcData
+from p4mcc.hosts import registry, wire
+from p4mcc.hosts.core import JoinGroup
+from p4mcc.hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group
+from p4mcc.hosts.wire import Stamp, WebrcData
 
 G = "239.2.0.0"
 PARAMS = WebrcParams(session_rate_bps=20_000_000, packet_length=1024)

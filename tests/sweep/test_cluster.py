@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 from sweeplib import sweep_doc
 
-from sweep.execute import run_sweep
-from sweep.spec import sweep_from_dict
-from sweep.store import RESULTS
+from p4mcc.sweep.execute import run_sweep
+from p4mcc.sweep.spec import sweep_from_dict
+from p4mcc.sweep.store import RESULTS
 
 DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
 
@@ -104,7 +104,7 @@ def test_cluster_table_equals_serial_runs(cluster: Cluster, serial_p4: Path, tmp
     assert (res.ran, res.failed, res.workers) == (4, [], 2)
     assert pq.read_table(tmp_path / RESULTS).equals(pq.read_table(serial_p4 / RESULTS))
     with Client(cluster.address) as c:  # the workers compiled the program they were sent
-        from sweep import point
+        from p4mcc.sweep import point
 
         compiled = c.run(lambda: len(point._PROGRAMS))
     assert sum(compiled.values()) >= 1

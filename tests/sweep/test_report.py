@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sweeplib import sweep_doc
 
-from sweep.execute import run_sweep
-from sweep.report import heat_data, line_data
-from sweep.spec import sweep_from_dict
+from p4mcc.sweep.execute import run_sweep
+from p4mcc.sweep.report import heat_data, line_data
+from p4mcc.sweep.spec import sweep_from_dict
 
 
 def row(proto: str, x: float, y: float, seed: int, v: float, assist: bool = True) -> dict:
@@ -38,7 +38,7 @@ def test_report_of_a_sweep_folder_draws_lines_and_a_heatmap(tmp_path: Path) -> N
     doc["axes"]["topology.generate.delay"] = {"from": 10, "to": 20, "step": 10, "unit": "ms"}
     doc["set"] = {"duration": 2}
     run_sweep(sweep_from_dict(doc), tmp_path, scheduler="serial", progress=False)
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "report", str(tmp_path)],
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "report", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
@@ -48,7 +48,7 @@ def test_report_of_a_sweep_folder_draws_lines_and_a_heatmap(tmp_path: Path) -> N
         "lines-steady_tcp_friendliness-vs-topology.generate.rate.png",
     ]
     assert "tfmcc/assist" in out.stdout and "webrc/assist" in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "report", str(tmp_path), "--x", "nosuch"],
+    bad = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "report", str(tmp_path), "--x", "nosuch"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no axis 'nosuch'" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -57,6 +57,6 @@ def test_report_of_a_sweep_folder_draws_lines_and_a_heatmap(tmp_path: Path) -> N
 def test_unknown_metric_lists_the_known_ones(tmp_path: Path, metric: str) -> None:
     run_sweep(sweep_from_dict(sweep_doc(seeds=(1,), set={"duration": 1})), tmp_path, scheduler="serial",
               progress=False)
-    from sweep.report import report_sweep
+    from p4mcc.sweep.report import report_sweep
 
     assert report_sweep(tmp_path, metric=metric) == 2

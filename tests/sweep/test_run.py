@@ -12,9 +12,9 @@ import pytest
 import yaml
 from sweeplib import BASE, sweep_doc
 
-from sweep.execute import run_sweep
-from sweep.spec import sweep_from_dict, validate
-from sweep.store import DUCKDB, POINTS, RESULTS, SERIES
+from p4mcc.sweep.execute import run_sweep
+from p4mcc.sweep.spec import sweep_from_dict, validate
+from p4mcc.sweep.store import DUCKDB, POINTS, RESULTS, SERIES
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +41,9 @@ def test_one_row_per_point_and_flow_with_every_axis_a_typed_column(serial: Path)
 
 
 def test_table_values_are_those_of_a_single_run(serial: Path) -> None:
-    from netsim.run import run_scenario
-    from netsim.switches import choose_switch
-    from scenario.model import scenario_from_dict
+    from p4mcc.netsim.run import run_scenario
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.model import scenario_from_dict
 
     pts = validate(sweep_from_dict(sweep_doc()))
     p = pts[5]
@@ -95,7 +95,7 @@ def test_metric_selection_and_series(tmp_path: Path) -> None:
 
 def test_the_command_runs_a_local_cluster_and_matches_serial_runs(serial: Path, tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(sweep_doc()))
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "sweep", str(tmp_path / "s.yaml"),
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "sweep", str(tmp_path / "s.yaml"),
                           "--out", str(tmp_path / "o"), "--workers", "2", "--quiet"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -107,10 +107,10 @@ def test_a_p4_point_configures_its_switches_as_p4mcc_sim_does() -> None:
     """A sweep point with P4 switches gets the scenario's own switch options
     (per-host feedback policing, membership ageing) and the desired state the
     run restores after a switch restart, exactly as ``p4mcc sim`` does."""
-    from netsim.run import build_run
-    from netsim.switches import choose_switch
-    from scenario.model import scenario_from_dict
-    from sweep.point import _switch
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from p4mcc.scenario.model import scenario_from_dict
+    from p4mcc.sweep.point import _switch
 
     doc = {"name": "p4-point", "duration": 1.0, "seed": 3,
            "topology": {"generate": {"kind": "dumbbell", "receivers": 3, "tcp_pairs": 1, "rate": "2Mbps"}},

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sweep.paths import PathError, parse_path, set_path
-from sweep.spec import SweepError, sweep_from_dict, validate
+from p4mcc.sweep.paths import PathError, parse_path, set_path
+from p4mcc.sweep.spec import SweepError, sweep_from_dict, validate
 
 BASE = {
     "name": "tiny",
@@ -123,7 +123,7 @@ def test_the_command_names_the_wrong_field_and_exits_2(tmp_path: Path) -> None:
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(BASE))
     (tmp_path / "s.yaml").write_text("base: base.yaml\naxes:\n  topology.generate.rate: [1Mbps]\n"
                                      "  sessions[0].protocl: [rla]\n")
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "sweep", str(tmp_path / "s.yaml"),
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "sweep", str(tmp_path / "s.yaml"),
                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
@@ -135,7 +135,7 @@ def test_a_bad_scheduler_address_is_refused_before_anything_runs(tmp_path: Path)
     import yaml
 
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({"base": BASE, "axes": {"seed": [1]}}))
-    out = subprocess.run([sys.executable, "-m", "p4mcc_cli.main", "sweep", str(tmp_path / "s.yaml"),
+    out = subprocess.run([sys.executable, "-m", "p4mcc.cli.main", "sweep", str(tmp_path / "s.yaml"),
                           "--out", str(tmp_path / "o"), "--scheduler", "cluster-1"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
@@ -143,7 +143,7 @@ def test_a_bad_scheduler_address_is_refused_before_anything_runs(tmp_path: Path)
 
 
 def test_a_range_or_grid_beyond_the_point_limit_is_refused_before_it_is_built() -> None:
-    from sweep.spec import MAX_POINTS
+    from p4mcc.sweep.spec import MAX_POINTS
 
     huge = {"from": 1, "to": 10 ** 12, "step": 1}
     assert problems({"base": BASE, "axes": {"seed": huge}}) == [

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from reporting import results as R
-from scenario.model import (
+from p4mcc.reporting import results as R
+from p4mcc.scenario.model import (
     ScenarioError, Session, parse_steady_window, scenario_from_dict,
 )
 
@@ -81,7 +81,7 @@ def test_session_dataclass_unchanged_by_window() -> None:
 def test_a_table_printed_to_a_pipe_keeps_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     """Off a terminal Rich sized tables to 80 columns and cut the figures
     ("2.8…"); the CLI's console is wide enough for the run summary."""
-    from reporting.console import table_console
+    from p4mcc.reporting.console import table_console
 
     doc = {**DOC, "sessions": [{**DOC["sessions"][0], "name": "tfmcc-session"}],
            "tcp_flows": [{**DOC["tcp_flows"][0], "name": "tcp-competitor"}]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench import trees
-from hosts.tfrc import tcp_rate
+from p4mcc.hosts.tfrc import tcp_rate
 
 SLOW = trees._branch(2, 30, 1.0, 1, 2)  # share 1 Mb/s: r1 r2, tcp1
 FAST = trees._branch(10, 80, 1.0, 2, 2)  # share 3.33 Mb/s: r3 r4, tcp2 tcp3
