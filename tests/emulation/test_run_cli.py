@@ -12,15 +12,15 @@ DEMO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "demo.
 
 
 def test_default_target_is_auto(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import p4mcc.emulation.run
+    from p4mcc.emulation import run as emulation_run
 
     seen: dict[str, str] = {}
 
     def fake(scenario, out, *, target, **_kw):
         seen["target"] = target
-        raise emulation.run.EmulationError("stop here")
+        raise emulation_run.EmulationError("stop here")
 
-    monkeypatch.setattr(emulation.run, "run_emulation", fake)
+    monkeypatch.setattr(emulation_run, "run_emulation", fake)
     assert main(["run", str(DEMO), "--out", str(tmp_path), "--no-progress"]) == 1
     assert seen["target"] == "auto"
 
@@ -28,7 +28,7 @@ def test_default_target_is_auto(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 @pytest.mark.parametrize("error", ["ComponentError", "PlanError", "ShapingError", "LinkConfigError"])
 def test_a_target_problem_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str], error: str) -> None:
-    import p4mcc.emulation.run
+    from p4mcc.emulation import run as emulation_run
     from p4mcc.emulation.mininet_net import ComponentError
     from p4mcc.emulation.plan import PlanError
     from p4mcc.emulation.shaping import ShapingError
@@ -40,7 +40,7 @@ def test_a_target_problem_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch,
     def fake(*_a, **_kw):
         raise cls("s1-p1--s2-p1: delay needs netem (run with --target builtin)\nlast log lines\nmore")
 
-    monkeypatch.setattr(emulation.run, "run_emulation", fake)
+    monkeypatch.setattr(emulation_run, "run_emulation", fake)
     assert main(["run", str(DEMO), "--out", str(tmp_path), "--target", "bmv2", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
