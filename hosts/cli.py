@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         r.add_argument("--list-params", action="store_true", help="list the protocol's parameters and exit")
         r.add_argument("--list-rules", action="store_true",
                        help="list the protocol's rules and profiles and exit")
+        r.add_argument("--explain", action="store_true",
+                       help="print each hook with the rules that run for it (outermost first) under "
+                            "--profile and --rule, and exit")
         r.set_defaults(func=run_host)
     p.set_defaults(func=lambda _a: (p.print_help(), EXIT_USAGE)[1])
 
@@ -73,6 +76,17 @@ def _metrics_file(path: str | None) -> Iterator[IO[str] | None]:
     else:
         with open(path, "a", encoding="utf-8") as fh:
             yield fh
+
+
+def rule_switches(pairs: list[str]) -> dict[str, str]:
+    """``--rule NAME=on|off`` flags as a mapping (raises ParamError)."""
+    switches: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise registry.ParamError(f"--rule {pair!r} is not NAME=on|off")
+        switches[name.strip()] = value.strip()
+    return switches
 
 
 def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.SessionConfig]:
@@ -104,13 +118,7 @@ def build_config(args: argparse.Namespace) -> tuple[registry.Protocol, registry.
         raise registry.ParamError(f"--duration {args.duration:g} must be a positive number of seconds")
     if not args.traffic_interval >= 0:
         raise registry.ParamError(f"--traffic-interval {args.traffic_interval:g} must be 0 or more")
-    switches: dict[str, str] = {}
-    for pair in args.rule:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise registry.ParamError(f"--rule {pair!r} is not NAME=on|off")
-        switches[name.strip()] = value.strip()
-    rules = proto.resolve_rules(args.profile, switches)
+    rules = proto.resolve_rules(args.profile, rule_switches(args.rule))
     cfg = registry.SessionConfig(session_id=args.session, group=args.group, port=args.port,
                                  sender=sender, local=args.local, params=params, seed=args.seed,
                                  assisted=proto.assisted(args.assistance), rules=rules)
@@ -137,6 +145,12 @@ def run_host(args: argparse.Namespace) -> int:
             return 0
         if args.list_rules:
             print("\n".join(list_rules(proto)))
+            return 0
+        if args.explain:
+            from p4mcc.hosts.explain import explain_lines
+
+            rules = proto.resolve_rules(args.profile, rule_switches(args.rule))
+            print("\n".join(explain_lines(proto.name, args.profile, rules)))
             return 0
         proto, cfg = build_config(args)
         ep = proto.sender(cfg) if args.role == "send" else proto.receiver(cfg)

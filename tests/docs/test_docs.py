@@ -257,6 +257,8 @@ def test_every_section_on_a_page_is_expected() -> None:
     for page in [ROOT / "README.md", *DOC_PAGES]:
         found = set(docsection.sections(page.read_text()))
         known = set(GENERATED.get(rel(page), [])) | set(SLOW_GENERATED.get(rel(page), []))
+        if page.parent.name == "protocols" and page.name != "README.md":
+            known.add("hooks")  # written from the code, not measured (tests/docs/test_hooks_table.py)
         assert found <= known, f"{rel(page)}: sections no bench writes: {found - known}"
 
 

@@ -1,0 +1,191 @@
+"""What runs for a profile: each hook of a protocol's cores with the rules that wrap it.
+
+A composed endpoint class is ``RuleMixinA, RuleMixinB, ..., Core``
+(:meth:`p4mcc.hosts.rules.RuleBook.compose`), so the code that runs for one
+hook is spread over as many classes as there are rules.  This module reads
+that composition back as a table, one row per hook a rule changes: the rules
+in the order they run (outermost first), then ``paper`` where the core has
+the hook.  A rule whose method never calls ``super()`` ends the chain there,
+and the row says so: what sits below it does not run.
+
+``p4mcc host send --proto P --profile X --explain`` prints the table, and
+each protocol page carries it as a generated section (``python -m
+p4mcc.hosts.explain --write``), checked against the code by a drift test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from p4mcc.hosts import registry
+from p4mcc.hosts.rules import PROFILE_NAMES
+
+PAPER_LINK = "paper"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class HookRow:
+    """One hook of one role: who runs, outermost first."""
+
+    role: str
+    hook: str
+    chain: tuple[str, ...]
+    """Rule names (outermost first), then ``paper`` where the core defines the hook."""
+    stops: str | None
+    """The rule whose method does not call ``super()`` (what is below it does not run), or None."""
+
+
+@lru_cache(maxsize=None)
+def _calls_super(func: object) -> bool:
+    """Whether a method's body calls ``super()`` (read from its source)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))  # type: ignore[arg-type]
+    except (OSError, TypeError, SyntaxError):
+        return True
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super"
+               for n in ast.walk(tree))
+
+
+def _is_method(value: object) -> bool:
+    return inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod))
+
+
+def hook_rows(core: type, book_rules: dict[str, type]) -> list[HookRow]:
+    """The rows for one core class under the rules ``book_rules`` (name -> mixin, outermost first).
+
+    The chain follows the composed class's MRO, so a helper mixin that two
+    rules share appears once, where it runs, named ``(HelperClass)``."""
+    role = str(getattr(core, "role", core.__name__))
+    if not book_rules:
+        return []
+    composed = type(f"{core.__name__}[explain]", (*book_rules.values(), core), {})
+    owner = {mixin: name for name, mixin in book_rules.items()}
+    rule_classes = [k for k in composed.__mro__[1:] if k not in core.__mro__]
+    hooks = sorted({n for k in rule_classes for n, v in vars(k).items()
+                    if not n.startswith("__") and _is_method(v)})
+    rows = []
+    for hook in hooks:
+        chain: list[str] = []
+        stops = None
+        for klass in rule_classes:
+            func = vars(klass).get(hook)
+            if func is None or not _is_method(func):
+                continue
+            chain.append(owner.get(klass, f"({klass.__name__})"))
+            if stops is None and inspect.isfunction(func) and not _calls_super(func):
+                stops = chain[-1]
+        if any(hook in vars(k) for k in core.__mro__ if k is not object):
+            chain.append(PAPER_LINK)
+        ends = stops is not None and chain.index(stops) + 1 < len(chain)
+        rows.append(HookRow(role, hook, tuple(chain), stops if ends else None))
+    return rows
+
+
+def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[HookRow]:
+    """Every hook a rule changes in ``protocol``'s ``profile`` (or the effective list ``rules``),
+    for the sender and the receiver."""
+    proto = registry.get(protocol)
+    book = proto.rules
+    names = set(book.resolve(profile) if rules is None else rules)
+    rows: list[HookRow] = []
+    for factory in (proto.sender_factory, proto.receiver_factory):
+        if not isinstance(factory, type):
+            continue
+        role = getattr(factory, "role", None)
+        active = {r.name: r.mixins[role] for r in book.rules if r.name in names and role in r.mixins}
+        rows += hook_rows(factory, active)
+    return rows
+
+
+def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[str]:
+    """``--explain``'s text: one line per hook, the chain outermost first."""
+    lines = [f"{protocol} ({profile}): each hook a rule changes, outermost first"]
+    role = None
+    for row in explain(protocol, profile, rules):
+        if row.role != role:
+            role = row.role
+            lines.append(f"{role}:")
+        text = " -> ".join(row.chain)
+        if row.stops:
+            text += f"   ({row.stops} does not call super(): what is below it does not run)"
+        lines.append(f"  {row.hook}: {text}")
+    if len(lines) == 1:
+        lines.append("  no rule: the paper's cores run as they are")
+    return lines
+
+
+def explain_markdown(protocol: str) -> str:
+    """The generated section of a protocol page: one table per profile."""
+    out = []
+    for profile in PROFILE_NAMES:
+        if profile not in registry.get(protocol).rules.profiles:
+            continue
+        rows = explain(protocol, profile)
+        out.append(f"**{profile}**" + ("" if rows else ": no rule, the paper's cores run as they are."))
+        if rows:
+            out += ["", "| role | hook | runs (outermost first) |", "|---|---|---|"]
+            for r in rows:
+                chain = " → ".join(f"`{c}`" for c in r.chain)
+                if r.stops:
+                    chain += f" (`{r.stops}` ends the chain)"
+                out.append(f"| {r.role} | `{r.hook}` | {chain} |")
+        out.append("")
+    return "\n".join(out).strip() + "\n"
+
+
+SECTION = "hooks"
+BEGIN = f"<!-- generated:{SECTION} begin -->"
+END = f"<!-- generated:{SECTION} end -->"
+
+
+def page_of(protocol: str) -> Path:
+    return ROOT / "docs" / "protocols" / f"{protocol}.md"
+
+
+def section_text(protocol: str) -> str:
+    """The block between the markers, as ``--write`` puts it (no stamp: it is code, not a measurement)."""
+    return f"{BEGIN}\n{explain_markdown(protocol)}{END}"
+
+
+def write(protocol: str) -> bool:
+    """Put the table into the protocol's page (after the rules section, or at the end); True if it changed."""
+    page = page_of(protocol)
+    text = page.read_text()
+    block = section_text(protocol)
+    if BEGIN in text:
+        start, end = text.index(BEGIN), text.index(END) + len(END)
+        new = text[:start] + block + text[end:]
+    else:
+        new = text.rstrip("\n") + "\n\n## What runs, per hook\n\nGenerated from the code by " \
+              "`python -m p4mcc.hosts.explain --write` (the same table as " \
+              f"`p4mcc host send --proto {protocol} --profile X --explain`).\n\n" + block + "\n"
+    if new != text:
+        page.write_text(new)
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write the tables into docs/protocols/*.md")
+    ap.add_argument("--proto", choices=registry.names())
+    ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
+    args = ap.parse_args(argv)
+    protos = [args.proto] if args.proto else list(registry.names())
+    if args.write:
+        for p in protos:
+            print(f"{page_of(p).relative_to(ROOT)}: {'written' if write(p) else 'unchanged'}")
+        return 0
+    for p in protos:
+        print("\n".join(explain_lines(p, args.profile)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
