@@ -30,7 +30,7 @@ Example::
     @rule("halve_on_timeout", "no report for 4 RTTs halves the rate", "RFC 5348 4.4")
     class HalveOnTimeout(ToySender): ...
 
-    book = rule.book()  # paper: none; default: every rule
+    book = rule.book(default=("halve_on_timeout",))  # paper: none; default: the listed rules
     names = book.resolve("paper", {"halve_on_timeout": True})
     sender_cls = book.compose(ToySender, names)
 """
@@ -220,12 +220,20 @@ class Registrar:
             return cls
         return register
 
-    def book(self, stamped: Sequence[str] = (), not_default: Sequence[str] = ()) -> RuleBook:
-        """The :class:`RuleBook`: ``default`` is every rule but ``stamped`` and
-        ``not_default``; ``stamped`` (if any) is ``default`` plus ``stamped``."""
+    def book(self, default: Sequence[str], stamped: Sequence[str] = ()) -> RuleBook:
+        """The :class:`RuleBook`: ``default`` is the rules listed, by name (a rule
+        registered but not listed is off until it is measured and listed);
+        ``stamped`` (if any) is ``default`` plus ``stamped``.  Profiles keep the
+        registration order (the composition order)."""
         names = tuple(self.rules)
-        default = tuple(n for n in names if n not in stamped and n not in not_default)
-        profiles = {PAPER: (), DEFAULT: default}
+        unknown = [n for n in (*default, *stamped) if n not in self.rules]
+        if unknown:
+            raise RuleError(f"{self.protocol}: profiles name unknown rules: {', '.join(unknown)}")
+        both = set(default) & set(stamped)
+        if both:
+            raise RuleError(f"{self.protocol}: rules listed for default and stamped: {', '.join(sorted(both))}")
+        in_default = tuple(n for n in names if n in default)
+        profiles = {PAPER: (), DEFAULT: in_default}
         if stamped:
             profiles[STAMPED] = tuple(n for n in names if n in default or n in stamped)
         return RuleBook(self.protocol, tuple(self.rules.values()), profiles)

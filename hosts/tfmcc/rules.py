@@ -408,4 +408,23 @@ class StampSpareReceiver(StampEcho, _Rx):
             self.set_timer("feedback", now)
 
 
-RULES = rule.book(stamped=("stamp_spare",))
+#: Profile ``default``: the paper plus the rules that earned their place, listed by name;
+#: a rule registered above but not listed here is off until it is measured and listed.
+DEFAULT = (
+    "history_discounting",
+    "reorder_window",
+    "loss_event_current_rtt",
+    "slowstart_recv_rate",
+    "first_interval_recv_rate",
+    "forgive_competitor_overflow",
+    "outage_restart",
+    "tfrc_initial_window",
+    "slowstart_per_report",
+    "police_reports",
+    "check_claims",
+    "send_sooner",
+    "pacing_jitter",
+    "pacing_pairs",
+    "unechoed_claims",
+)
+RULES = rule.book(default=DEFAULT, stamped=("stamp_spare",))

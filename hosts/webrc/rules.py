@@ -615,4 +615,26 @@ class StampJoin(_Base):
 
 
 #: ``stamped`` = ``default`` + the rules that read the stamp.
-RULES = rule.book(stamped=("stamp_join",))
+#: Profile ``default``: the paper plus the rules that earned their place, listed by name;
+#: a rule registered above but not listed here is off until it is measured and listed.
+DEFAULT = (
+    "precision_artt",
+    "artt_follows",
+    "own_path_mrtt",
+    "join_past_queue_free",
+    "rates_follow_decay",
+    "trr_recent",
+    "join_centred",
+    "join_experiment",
+    "startup_joins",
+    "startup_carried",
+    "startup_shed",
+    "startup_min_window",
+    "first_interval_at_loss",
+    "loss_event_episode",
+    "loss_event_send_time",
+    "history_discounting",
+    "interval_loss",
+    "outage_not_loss",
+)
+RULES = rule.book(default=DEFAULT, stamped=("stamp_join",))

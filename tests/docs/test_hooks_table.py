@@ -65,7 +65,7 @@ class Replaces(Core):
 
 
 def test_a_rule_that_does_not_call_super_is_shown_ending_the_chain() -> None:
-    book = rule.book()
+    book = rule.book(default=("outer", "replaces"))
     (row,) = explain.hook_rows(Core, {r.name: r.mixins["toy"] for r in book.rules})
     assert row.chain == ("outer", "replaces", "paper")
     assert row.stops == "replaces"

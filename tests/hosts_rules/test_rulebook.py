@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4mcc.hosts.rules import Rule, RuleBook, RuleError
+from p4mcc.hosts.rules import Registrar, Rule, RuleBook, RuleError
 
 
 class Core:
@@ -82,3 +82,26 @@ def test_a_paper_profile_with_rules_is_refused() -> None:
 
 def test_switching_a_rule_off_drops_the_profile_rules_that_need_it() -> None:
     assert BOOK.resolve("default", {"double": "off"}) == ()
+
+
+def _registrar() -> Registrar:
+    rule = Registrar("toy", reason="ours")
+    for name, mixin in (("double", Double), ("plus_one", PlusOne), ("stamp_x", Double)):
+        rule(name, name)(type(f"{name}_mixin", (mixin,), {"role": "toy-sender"}))
+    return rule
+
+
+def test_default_holds_only_the_rules_it_lists() -> None:
+    book = _registrar().book(default=("double",), stamped=("stamp_x",))
+    assert book.profiles["default"] == ("double",)  # plus_one is registered, not listed: off
+    assert book.profiles["stamped"] == ("double", "stamp_x")
+    assert book.resolve("default", {"plus_one": "on"}) == ("double", "plus_one")
+
+
+@pytest.mark.parametrize("default,stamped,message", [
+    (("doubel",), (), "unknown rules: doubel"),
+    (("double",), ("double",), "listed for default and stamped: double"),
+])
+def test_profile_lists_with_bad_names_are_refused(default, stamped, message) -> None:
+    with pytest.raises(RuleError, match=message):
+        _registrar().book(default=default, stamped=stamped)
