@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-LOG = logging.getLogger("p4switch")
+LOG = logging.getLogger("p4mcc.p4switch")
 SUFFIX = ".pipeline.pickle"
 
 

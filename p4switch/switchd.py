@@ -33,7 +33,7 @@ from .p4rt.device import Device, compile_device_config
 from .p4rt.errors import Code, P4RTError
 from .ports import Port, PortReader
 
-LOG = logging.getLogger("p4switch")
+LOG = logging.getLogger("p4mcc.p4switch")
 PKT_LOG = logging.getLogger("p4mcc.p4switch.packets")
 
 
@@ -497,7 +497,7 @@ _LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO,
 
 def setup_logging(console: bool, log_file: str | None, level: str) -> None:
     """Logging as BMv2 does it: nothing unless --log-console/--log-file; then ``level``."""
-    root = logging.getLogger("p4switch")
+    root = logging.getLogger("p4mcc.p4switch")
     root.handlers.clear()
     root.propagate = False
     if not console and not log_file:

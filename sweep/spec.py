@@ -161,10 +161,7 @@ def code_fingerprint() -> str:
 
     h = hashlib.sha256()
     for pkg in ("hosts", "netsim", "p4switch", "controller", "scenario", "reporting", "emulation", "topologies", "sweep"):
-        try:
-            root = Path(importlib.import_module(pkg).__file__ or "").parent
-        except ImportError:
-            continue
+        root = Path(importlib.import_module(f"p4mcc.{pkg}").__file__ or "").parent
         for f in sorted(root.rglob("*.py")):
             h.update(str(f.relative_to(root)).encode())
             h.update(f.read_bytes())

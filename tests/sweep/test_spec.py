@@ -153,3 +153,22 @@ def test_a_range_or_grid_beyond_the_point_limit_is_refused_before_it_is_built() 
     grid = {"seed": {"from": 1, "to": 1000, "step": 1}, "duration": {"from": 1, "to": 1000, "step": 1}}
     assert problems({"base": BASE, "axes": grid}) == [
         f"axes: 1000000 points (1000 x 1000), more than the {MAX_POINTS} a sweep may have"]
+
+
+
+def test_the_code_fingerprint_covers_the_protocols(monkeypatch) -> None:
+    """A sweep's cache key hashes the code it runs: the protocol packages are read, not skipped."""
+    from pathlib import Path
+
+    import p4mcc.hosts.tfmcc.sender as sender
+    from p4mcc.sweep import spec
+
+    seen: list[Path] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (seen.append(self.resolve()), real(self))[1])
+    spec.code_fingerprint.cache_clear()
+    try:
+        spec.code_fingerprint()
+    finally:
+        spec.code_fingerprint.cache_clear()
+    assert Path(sender.__file__).resolve() in seen
