@@ -31,6 +31,8 @@ from p4mcc.hosts.tcp_rules import MIN_RTO
 from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from p4mcc.hosts.rules import DEFAULT as DEFAULT_PROFILE
 from p4mcc.hosts.rules import PROFILE_NAMES, RuleError, parse_switch
+from p4mcc.scenario import bounds
+from p4mcc.scenario.bounds import MAX_DELAY_S, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_SEED, MAX_TIME_S
 from p4mcc.scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
                                Switch, Topology, known_name)
 
@@ -55,9 +57,9 @@ MIN_METRICS_INTERVAL = 1e-3
 or queue the plots resolve, and 1 us kept 5 GB of samples for a 10 s run."""
 
 
-MAX_DURATION_S = 86_400.0
-"""Longest run: a day of virtual or real time is far beyond any experiment,
-and a larger figure (1e300) is a typing slip that would run without end."""
+MAX_DURATION_S = MAX_TIME_S
+"""Longest run (the bound of every time in a scenario): a larger figure
+(1e300) is a typing slip that would run without end."""
 MAX_PROBLEMS = 50
 """Problems listed for one scenario; the rest are counted in one more line
 (300,000 unknown keys must not print 300,000 lines)."""
@@ -72,8 +74,8 @@ def _duration_problem(value: float) -> str | None:
 
 def _seed_problem(value: Any) -> str | None:
     """Why ``value`` cannot be a run's seed (the file's field and ``--seed``)."""
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return None if ok else f"expected a non-negative integer, got {value!r}"
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
+    return None if ok else f"expected an integer 0..2**64-1, got {_short(value)}"
 
 
 # ---------------------------------------------------------------------------
@@ -265,6 +267,8 @@ def parse_steady_window(value: Any) -> float | tuple[float, float]:
         if len(value) != 2:
             raise ValueError(f"expected [start, end], got {value!r}")
         lo, hi = parse_time(value[0]), parse_time(value[1])
+        if why := bounds.too_large(hi, MAX_TIME_S, "s"):
+            raise ValueError(f"the end {why}")
         if not 0 <= lo < hi:
             raise ValueError(f"expected 0 <= start < end, got {value!r}")
         return (lo, hi)
@@ -381,6 +385,8 @@ def _parse_link_delay(ctx: _Ctx, path: str, raw: Any) -> float | None:
     delay = ctx.conv(path, parse_time, raw, 0.0)
     if delay is not None and delay < 0:
         ctx.err(path, "must not be negative")
+    elif not bounds.check(ctx, path, delay, MAX_DELAY_S, "s"):
+        return None
     return delay
 
 
@@ -399,9 +405,11 @@ def _parse_queue(ctx: _Ctx, path: str, q: Any) -> tuple[int | None, int | None]:
             ctx.err(path, "give packets and/or bytes")
     else:
         qp = ctx.conv(path, int, q)
-    for name, v in (("packets", qp), ("bytes", qb)):
+    for name, v, hi in (("packets", qp, MAX_QUEUE_PACKETS), ("bytes", qb, MAX_QUEUE_BYTES)):
         if v is not None and v < 1:
             ctx.err(f"{path}.{name}", "must be at least 1")
+        elif v is not None and v > hi:
+            ctx.err(f"{path}.{name}", f"must be at most {hi:,}, got {v:.3g}")
     return qp, qb
 
 
@@ -730,6 +738,8 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
     if start is not None and start < 0:
         ctx.err(f"{path}.start", "must not be negative")
+    bounds.check(ctx, f"{path}.start", start, MAX_TIME_S, "s")
+    bounds.check(ctx, f"{path}.stop", stop, MAX_TIME_S, "s")
     if stop is not None and start is not None and stop <= start:
         ctx.err(f"{path}.stop", f"must be after start ({start} s)")
     assistance = raw.get("assistance", True)
@@ -763,7 +773,9 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
                     ctx.err(f"{path}.{key}.{r}", f"{r!r} is not a receiver of this session")
                     continue
                 v = ctx.conv(f"{path}.{key}.{r}", parse_time, t, None)
-                if v is not None:
+                if v is not None and v < 0:
+                    ctx.err(f"{path}.{key}.{r}", "must not be negative")
+                elif v is not None and bounds.check(ctx, f"{path}.{key}.{r}", v, MAX_TIME_S, "s"):
                     times[key][r] = v
     for r, leave in times["leave_at"].items():
         join = times["join_at"].get(r, start or 0.0)
@@ -853,6 +865,10 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
         ctx.err(f"{path}.dst", "same host as src")
     start = ctx.conv(f"{path}.start", parse_time, raw.get("start", 0), 0.0)
     stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
+    if start is not None and start < 0:
+        ctx.err(f"{path}.start", "must not be negative")
+    bounds.check(ctx, f"{path}.start", start, MAX_TIME_S, "s")
+    bounds.check(ctx, f"{path}.stop", stop, MAX_TIME_S, "s")
     if stop is not None and start is not None and stop <= start:
         ctx.err(f"{path}.stop", f"must be after start ({start} s)")
     mss = raw.get("mss", 1460)
@@ -866,6 +882,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
     rwnd = ctx.conv(f"{path}.rwnd", parse_size, raw.get("rwnd", 4 * 1024 * 1024), 4 * 1024 * 1024)
     if rwnd < mss:
         ctx.err(f"{path}.rwnd", f"{rwnd} bytes is less than one segment ({mss} bytes)")
+    bounds.check(ctx, f"{path}.rwnd", rwnd, bounds.MAX_WINDOW_BYTES, "bytes (TCP's largest window)")
     rto = raw.get("rto", "linux")
     if rto not in TCP_RTO_RULES:
         ctx.err(f"{path}.rto", f"expected one of {', '.join(TCP_RTO_RULES)}, got {rto!r}")
@@ -927,6 +944,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
     if mi is not None and mi < MIN_METRICS_INTERVAL:
         ctx.err("metrics_interval", f"must be at least {MIN_METRICS_INTERVAL * 1e3:g} ms, got {mi:g} s")
+    bounds.check(ctx, "metrics_interval", mi, MAX_TIME_S, "s")
     steady = ctx.conv("steady_window", parse_steady_window, raw.get("steady_window", 0.5), 0.5)
     jitters = {key: _send_jitter(ctx, raw, key) for key in ("tcp_jitter", "agent_jitter")}
     protos = _known_protocols() if known_protocols is True else known_protocols

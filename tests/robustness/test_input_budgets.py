@@ -20,8 +20,8 @@ from p4mcc.scenario.reader import MAX_LINES, MAX_VALUES, read_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
-MEASURE = """
-import json, resource, sys, time
+MEASURE = r"""
+import json, re, sys, time
 from p4mcc.scenario.model import ScenarioError, load_scenario
 cpu = time.process_time()
 try:
@@ -29,8 +29,9 @@ try:
     problems = []
 except ScenarioError as e:
     problems = e.problems
-print(json.dumps({"cpu_s": time.process_time() - cpu, "problems": problems,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM: this process's peak resident memory (ru_maxrss would carry the parent's across exec)
+hwm = re.search(r"VmHWM:\s*(\d+) kB", open("/proc/self/status").read())
+print(json.dumps({"cpu_s": time.process_time() - cpu, "problems": problems, "peak_mb": int(hwm.group(1)) / 1024}))
 """
 
 
