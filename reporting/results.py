@@ -40,6 +40,7 @@ import csv
 import json
 import math
 import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,7 @@ class Recorder:
         """
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
+        clear_stale_temporaries(d)
         (d / COMPLETE).unlink(missing_ok=True)
         summary = self.summarize()
         sizes = {
@@ -167,9 +169,49 @@ class Recorder:
             f.write(json.dumps(r, sort_keys=True) + "\n")
 
 
+RESULT_FILES = (SUMMARY, TIMESERIES, EVENTS, METRICS, COMPLETE)
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})\.tmp$")
+
+
+def _temporary(path: Path) -> Path:
+    """Where ``path`` is written before it is renamed into place: hidden, and
+    named by the writer's process id, so a later writer can tell whether the
+    process that left it is gone."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def clear_stale_temporaries(d: Path) -> list[Path]:
+    """Remove the temporaries of results files in ``d`` whose writer is gone
+    (a run killed while writing: SIGKILL leaves no ``finally`` to clean up),
+    so they neither pile up next to a later run's files (a ``timeseries.csv``
+    can be tens of MB) nor outlive the folder's next complete write.  A
+    temporary of a live writer and every other file are left alone."""
+    removed = []
+    for f in d.iterdir():
+        m = _TEMPORARY.match(f.name)
+        if m is None or m["name"] not in RESULT_FILES:
+            continue
+        pid = int(m["pid"])
+        if pid != os.getpid() and _alive(pid):
+            continue
+        f.unlink(missing_ok=True)
+        removed.append(f)
+    return removed
+
+
 def _write_atomic(path: Path, fill: Any) -> int:
     """Write ``path`` through a temporary file renamed into place; its size."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _temporary(path)
     try:
         with tmp.open("w", newline="") as f:
             fill(f)

@@ -161,6 +161,7 @@ already beyond any real one, and every microsecond the run never ended."""
 def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: float) -> list[Fault]:
     """Validate ``faults:``; problems go to ``ctx`` with their field path."""
     from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_time
+    from p4mcc.scenario import bounds
 
     if raw is None:
         return []
@@ -191,6 +192,8 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             elif v < 0 or (positive and v == 0):
                 ctx.err(f"{p}.{key}", "must be positive" if positive else "must not be negative")
                 ok = False
+            elif not bounds.check(ctx, f"{p}.{key}", v, bounds.MAX_TIME_S, "s"):
+                ok = False
             return v
 
         if "at" not in f:
@@ -204,8 +207,9 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
         until = time_of("until")
         dur = time_of("for") if "for" in f else time_of("duration")
         count = f.get("count")
-        if count is not None and not (isinstance(count, int) and not isinstance(count, bool) and count > 0):
-            ctx.err(f"{p}.count", f"expected a positive integer, got {count!r}")
+        if count is not None and not (isinstance(count, int) and not isinstance(count, bool)
+                                      and 0 < count <= MAX_INSTANCES):
+            ctx.err(f"{p}.count", f"expected an integer 1..{MAX_INSTANCES}, got {str(count)[:40]}")
             ok = False
         if (until is not None or count is not None) and every is None:
             ctx.err(f"{p}.every", "required with until/count (a repeating fault)")
@@ -296,16 +300,19 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
             for k, fn in (("rate", parse_rate), ("delay", parse_time), ("loss", parse_fraction)):
                 if k in f:
                     v = ctx.conv(f"{p}.{k}", fn, f[k], None)
+                    hi = {"rate": bounds.MAX_RATE_BPS, "delay": bounds.MAX_DELAY_S}.get(k, 1.0)
                     if v is None or (k == "rate" and v <= 0) or v < 0:
                         if v is not None:
                             ctx.err(f"{p}.{k}", "must be positive")
+                        ok = False
+                    elif not bounds.check(ctx, f"{p}.{k}", v, hi, {"rate": "b/s", "delay": "s"}.get(k, "")):
                         ok = False
                     else:
                         params[k] = float(v)
             if "queue" in f:
                 q = f["queue"]
-                if not (isinstance(q, int) and not isinstance(q, bool) and q >= 1):
-                    ctx.err(f"{p}.queue", f"expected packets >= 1, got {q!r}")
+                if not (isinstance(q, int) and not isinstance(q, bool) and 1 <= q <= bounds.MAX_QUEUE_PACKETS):
+                    ctx.err(f"{p}.queue", f"expected packets 1..{bounds.MAX_QUEUE_PACKETS:,}, got {str(q)[:40]}")
                     ok = False
                 else:
                     params["queue"] = q
@@ -314,8 +321,8 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                 ok = False
         elif "rate" in f:
             r = f["rate"]
-            if not (isinstance(r, (int, float)) and not isinstance(r, bool) and 0 < r <= 1e6):
-                ctx.err(f"{p}.rate", f"expected packets/s in (0, 1e6], got {r!r}")
+            if not (isinstance(r, (int, float)) and not isinstance(r, bool) and 0 < r <= bounds.MAX_PACKET_RATE):
+                ctx.err(f"{p}.rate", f"expected packets/s in (0, {bounds.MAX_PACKET_RATE:g}], got {str(r)[:40]}")
                 ok = False
             else:
                 params["rate"] = float(r)
@@ -326,6 +333,8 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                 if v is not None:
                     ctx.err(f"{p}.claim", "must be positive")
                     ok = False
+            elif not bounds.check(ctx, f"{p}.claim", v, bounds.MAX_RATE_BPS, "b/s"):
+                ok = False
             else:
                 params["claim"] = float(v)
         if "takeover" in f:
@@ -351,6 +360,7 @@ def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any
     """``from``, ``fraction``, the reorder ``delay``, ``cpu`` and ``free``:
     each checked against its fault type, errors naming the field."""
     from p4mcc.p4switch.units import parse_fraction, parse_size, parse_time
+    from p4mcc.scenario import bounds
 
     ok = True
     if "from" in f:
@@ -415,6 +425,8 @@ def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any
         elif v < 0:
             ctx.err(f"{p}.free", "must not be negative")
             ok = False
+        elif not bounds.check(ctx, f"{p}.free", v, bounds.MAX_DISK_BYTES, "bytes"):
+            ok = False
         else:
             params["free"] = int(v)
     elif "free" in f:
@@ -424,6 +436,8 @@ def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any
 
 
 def parse_policing(ctx: Any, raw: Any) -> Policing:
+    from p4mcc.scenario.bounds import MAX_PACKET_RATE, MAX_QUEUE_PACKETS
+
     if raw is None:
         return Policing()
     if raw in ("off", False):
@@ -434,18 +448,20 @@ def parse_policing(ctx: Any, raw: Any) -> Policing:
     pps = raw.get("feedback_pps", "auto")
     if pps in ("off", False, None):
         pps = None
-    elif pps != "auto" and not (isinstance(pps, int) and not isinstance(pps, bool) and pps > 0):
-        ctx.err("policing.feedback_pps", f"expected auto, off or packets/s > 0, got {pps!r}")
+    elif pps != "auto" and not (isinstance(pps, int) and not isinstance(pps, bool) and 0 < pps <= MAX_PACKET_RATE):
+        ctx.err("policing.feedback_pps", f"expected auto, off or packets/s 1..{MAX_PACKET_RATE:g}, got {str(pps)[:40]}")
         pps = "auto"
     burst = raw.get("burst")
-    if burst is not None and not (isinstance(burst, int) and not isinstance(burst, bool) and burst > 0):
-        ctx.err("policing.burst", f"expected packets > 0, got {burst!r}")
+    if burst is not None and not (isinstance(burst, int) and not isinstance(burst, bool)
+                                  and 0 < burst <= MAX_QUEUE_PACKETS):
+        ctx.err("policing.burst", f"expected packets 1..{MAX_QUEUE_PACKETS:,}, got {str(burst)[:40]}")
         burst = None
     return Policing(pps, burst)
 
 
 def parse_membership(ctx: Any, raw: Any) -> Membership:
     from p4mcc.p4switch.units import parse_time
+    from p4mcc.scenario.bounds import MAX_TIME_S, too_large
 
     if raw is None:
         return Membership()
@@ -458,6 +474,9 @@ def parse_membership(ctx: Any, raw: Any) -> Membership:
             v = ctx.conv(f"membership.{k}", parse_time, raw[k], None)
             if v is not None and (v < 0 or (k == "query_interval" and v == 0)):
                 ctx.err(f"membership.{k}", "must be positive" if k == "query_interval" else "must not be negative")
+                v = None
+            elif v is not None and (why := too_large(v, MAX_TIME_S, "s")):
+                ctx.err(f"membership.{k}", why)
                 v = None
             out[k] = v
     m = Membership(**out)

@@ -16,9 +16,7 @@ links ``[a, b, latency, bandwidth]`` with ``s1-p2`` port names).
 from __future__ import annotations
 
 import fnmatch
-import functools
 import ipaddress
-import json
 import logging
 import math
 import re
@@ -28,11 +26,13 @@ from typing import Any, Iterable
 
 from p4mcc.hosts.addresses import group_problem
 from p4mcc.hosts.registry import MAX_RATE_BPS
-from p4mcc.hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
+from p4mcc.scenario.reader import read_document  # noqa: F401 - the one reader, re-exported for sweeps
 from p4mcc.hosts.tcp_rules import MIN_RTO
 from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
 from p4mcc.hosts.rules import DEFAULT as DEFAULT_PROFILE
 from p4mcc.hosts.rules import PROFILE_NAMES, RuleError, parse_switch
+from p4mcc.scenario import bounds
+from p4mcc.scenario.bounds import MAX_DELAY_S, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_SEED, MAX_TIME_S
 from p4mcc.scenario.topology import (DEFAULT_QUEUE_PACKETS, DEFAULT_RATE_BPS, GilbertElliott, Host, Link, LinkEnd,
                                Switch, Topology, known_name)
 
@@ -57,9 +57,9 @@ MIN_METRICS_INTERVAL = 1e-3
 or queue the plots resolve, and 1 us kept 5 GB of samples for a 10 s run."""
 
 
-MAX_DURATION_S = 86_400.0
-"""Longest run: a day of virtual or real time is far beyond any experiment,
-and a larger figure (1e300) is a typing slip that would run without end."""
+MAX_DURATION_S = MAX_TIME_S
+"""Longest run (the bound of every time in a scenario): a larger figure
+(1e300) is a typing slip that would run without end."""
 MAX_PROBLEMS = 50
 """Problems listed for one scenario; the rest are counted in one more line
 (300,000 unknown keys must not print 300,000 lines)."""
@@ -74,8 +74,8 @@ def _duration_problem(value: float) -> str | None:
 
 def _seed_problem(value: Any) -> str | None:
     """Why ``value`` cannot be a run's seed (the file's field and ``--seed``)."""
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return None if ok else f"expected a non-negative integer, got {value!r}"
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
+    return None if ok else f"expected an integer 0..2**64-1, got {_short(value)}"
 
 
 # ---------------------------------------------------------------------------
@@ -267,6 +267,8 @@ def parse_steady_window(value: Any) -> float | tuple[float, float]:
         if len(value) != 2:
             raise ValueError(f"expected [start, end], got {value!r}")
         lo, hi = parse_time(value[0]), parse_time(value[1])
+        if why := bounds.too_large(hi, MAX_TIME_S, "s"):
+            raise ValueError(f"the end {why}")
         if not 0 <= lo < hi:
             raise ValueError(f"expected 0 <= start < end, got {value!r}")
         return (lo, hi)
@@ -383,6 +385,8 @@ def _parse_link_delay(ctx: _Ctx, path: str, raw: Any) -> float | None:
     delay = ctx.conv(path, parse_time, raw, 0.0)
     if delay is not None and delay < 0:
         ctx.err(path, "must not be negative")
+    elif not bounds.check(ctx, path, delay, MAX_DELAY_S, "s"):
+        return None
     return delay
 
 
@@ -401,9 +405,11 @@ def _parse_queue(ctx: _Ctx, path: str, q: Any) -> tuple[int | None, int | None]:
             ctx.err(path, "give packets and/or bytes")
     else:
         qp = ctx.conv(path, int, q)
-    for name, v in (("packets", qp), ("bytes", qb)):
+    for name, v, hi in (("packets", qp, MAX_QUEUE_PACKETS), ("bytes", qb, MAX_QUEUE_BYTES)):
         if v is not None and v < 1:
             ctx.err(f"{path}.{name}", "must be at least 1")
+        elif v is not None and v > hi:
+            ctx.err(f"{path}.{name}", f"must be at most {hi:,}, got {v:.3g}")
     return qp, qb
 
 
@@ -679,23 +685,23 @@ def _expand_hosts(ctx: _Ctx, path: str, raw: Any, hosts: dict[str, Host], exclud
         raw = [raw]
     if not ctx.expect(path, raw, list, "a list of host names (patterns like 'r*' allowed)"):
         return []
-    out: list[str] = []
+    out: dict[str, None] = {}  # ordered, with constant-time membership (10,000 receivers)
     for i, r in enumerate(raw):
         if not isinstance(r, str):
-            ctx.err(f"{path}[{i}]", f"expected a host name, got {r!r}")
+            ctx.err(f"{path}[{i}]", f"expected a host name, got {_short(r)}")
             continue
         if any(c in r for c in "*?["):
             matched = [h for h in hosts if fnmatch.fnmatchcase(h, r) and h not in exclude]
             if not matched:
-                ctx.err(f"{path}[{i}]", f"pattern {r!r} matches no host")
-            out.extend(h for h in matched if h not in out)
+                ctx.err(f"{path}[{i}]", f"pattern {_short(r)} matches no host")
+            out.update(dict.fromkeys(matched))
         elif r not in hosts:
-            ctx.err(f"{path}[{i}]", f"unknown host {r!r}")
+            ctx.err(f"{path}[{i}]", f"unknown host {_short(r)}")
         elif r in out:
-            ctx.err(f"{path}[{i}]", f"host {r!r} listed twice")
+            ctx.err(f"{path}[{i}]", f"host {_short(r)} listed twice")
         else:
-            out.append(r)
-    return out
+            out[r] = None
+    return list(out)
 
 
 def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
@@ -732,6 +738,8 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
     stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
     if start is not None and start < 0:
         ctx.err(f"{path}.start", "must not be negative")
+    bounds.check(ctx, f"{path}.start", start, MAX_TIME_S, "s")
+    bounds.check(ctx, f"{path}.stop", stop, MAX_TIME_S, "s")
     if stop is not None and start is not None and stop <= start:
         ctx.err(f"{path}.stop", f"must be after start ({start} s)")
     assistance = raw.get("assistance", True)
@@ -765,7 +773,9 @@ def _parse_session(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology,
                     ctx.err(f"{path}.{key}.{r}", f"{r!r} is not a receiver of this session")
                     continue
                 v = ctx.conv(f"{path}.{key}.{r}", parse_time, t, None)
-                if v is not None:
+                if v is not None and v < 0:
+                    ctx.err(f"{path}.{key}.{r}", "must not be negative")
+                elif v is not None and bounds.check(ctx, f"{path}.{key}.{r}", v, MAX_TIME_S, "s"):
                     times[key][r] = v
     for r, leave in times["leave_at"].items():
         join = times["join_at"].get(r, start or 0.0)
@@ -855,6 +865,10 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
         ctx.err(f"{path}.dst", "same host as src")
     start = ctx.conv(f"{path}.start", parse_time, raw.get("start", 0), 0.0)
     stop = ctx.conv(f"{path}.stop", parse_time, raw["stop"], None) if raw.get("stop") is not None else None
+    if start is not None and start < 0:
+        ctx.err(f"{path}.start", "must not be negative")
+    bounds.check(ctx, f"{path}.start", start, MAX_TIME_S, "s")
+    bounds.check(ctx, f"{path}.stop", stop, MAX_TIME_S, "s")
     if stop is not None and start is not None and stop <= start:
         ctx.err(f"{path}.stop", f"must be after start ({start} s)")
     mss = raw.get("mss", 1460)
@@ -868,6 +882,7 @@ def _parse_tcp(ctx: _Ctx, path: str, raw: Any, index: int, topo: Topology) -> Tc
     rwnd = ctx.conv(f"{path}.rwnd", parse_size, raw.get("rwnd", 4 * 1024 * 1024), 4 * 1024 * 1024)
     if rwnd < mss:
         ctx.err(f"{path}.rwnd", f"{rwnd} bytes is less than one segment ({mss} bytes)")
+    bounds.check(ctx, f"{path}.rwnd", rwnd, bounds.MAX_WINDOW_BYTES, "bytes (TCP's largest window)")
     rto = raw.get("rto", "linux")
     if rto not in TCP_RTO_RULES:
         ctx.err(f"{path}.rto", f"expected one of {', '.join(TCP_RTO_RULES)}, got {rto!r}")
@@ -929,6 +944,7 @@ def scenario_from_dict(raw: Any, *, base: Path | None = None, source: str = "",
     mi = ctx.conv("metrics_interval", parse_time, raw.get("metrics_interval", 0.5), 0.5)
     if mi is not None and mi < MIN_METRICS_INTERVAL:
         ctx.err("metrics_interval", f"must be at least {MIN_METRICS_INTERVAL * 1e3:g} ms, got {mi:g} s")
+    bounds.check(ctx, "metrics_interval", mi, MAX_TIME_S, "s")
     steady = ctx.conv("steady_window", parse_steady_window, raw.get("steady_window", 0.5), 0.5)
     jitters = {key: _send_jitter(ctx, raw, key) for key in ("tcp_jitter", "agent_jitter")}
     protos = _known_protocols() if known_protocols is True else known_protocols
@@ -1041,73 +1057,6 @@ def _send_jitter(ctx: _Ctx, raw: dict[str, Any], key: str) -> float | str:
     if not 0 <= value <= SEND_PATH_MAX:
         ctx.err(key, f"must be between 0 and 100ms, got {raw[key]!r}")
     return float(value)
-
-
-def read_document(path: Path) -> Any:
-    """A scenario, topology or sweep file's data (JSON by suffix, else YAML).
-
-    ValueError says what is wrong and where (line and column), never what
-    the file holds.  A key given twice in one mapping is an error: YAML and
-    JSON parsers keep the last silently, so a second ``duration:`` or a
-    session's ``params:`` repeated below would quietly replace the first.
-    """
-    text = read_input_text(path)
-    try:
-        return check_nesting(_parse_document(path, text))
-    except RecursionError:
-        raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
-
-
-def _parse_document(path: Path, text: str) -> Any:
-    if path.suffix.lower() == ".json":
-        try:
-            return parse_json(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"not valid YAML/JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
-        except DuplicateKey as e:
-            raise ValueError(f"not valid YAML/JSON: key{_key_named(e.key)} given twice in one object") from None
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ValueError(f"not valid YAML/JSON{where}: {e.problem or e.context}") from None
-    except yaml.YAMLError as e:
-        raise ValueError(f"not valid YAML/JSON: {type(e).__name__}") from None
-
-
-def _key_named(key: Any) -> str:
-    """A repeated key for an error: its name when it is a field name, else
-    nothing (an error never echoes a line of some other file)."""
-    return f" {key!r}" if isinstance(key, str) and _NAME_RE.match(key) else ""
-
-
-@functools.cache
-def _yaml_loader() -> type:
-    """PyYAML's SafeLoader, refusing a key given twice in one mapping."""
-    import yaml
-
-    class MappingOnceLoader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue  # "<<": merged keys may be overridden, as YAML allows
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    repeated = key in seen
-                except TypeError:  # an unhashable key: the base class reports it
-                    break
-                if repeated:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark,
-                        f"key{_key_named(key)} given twice", key_node.start_mark)
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
-    return MappingOnceLoader
 
 
 def load_scenario(path: str | Path, **kw: Any) -> Scenario:

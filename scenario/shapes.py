@@ -15,6 +15,7 @@ import random
 from typing import Any, Callable, Sequence
 
 from p4mcc.p4switch.units import parse_fraction, parse_rate, parse_size, parse_time
+from p4mcc.scenario.bounds import MAX_DELAY_S, MAX_QUEUE_PACKETS, MAX_RATE_BPS, too_large
 from p4mcc.scenario.topology import DEFAULT_QUEUE_PACKETS, GilbertElliott, Host, Link, LinkEnd, Switch, Topology
 
 
@@ -286,9 +287,13 @@ def _checked_branch(i: int, br: Any, access_delay: float) -> dict[str, Any]:
     rate = _field(f"{where}.rate", parse_rate, br.get("rate", "10Mbps"))
     if not rate > 0:
         raise GeneratorFieldError(f"{where}.rate", "must be positive")
+    if why := too_large(rate, MAX_RATE_BPS, "b/s"):
+        raise GeneratorFieldError(f"{where}.rate", why)
     delay = _field(f"{where}.delay", parse_time, br.get("delay", "20ms"))
     if delay < 0:
         raise GeneratorFieldError(f"{where}.delay", "must not be negative")
+    if why := too_large(delay, MAX_DELAY_S, "s"):
+        raise GeneratorFieldError(f"{where}.delay", why)
     receivers = _count(f"{where}.receivers", br.get("receivers", 1), 0, TREE_MAX_RECEIVERS)
     tcp = _count(f"{where}.tcp_pairs", br.get("tcp_pairs", 0), 0, TREE_MAX_TCP)
     queue = br.get("queue")
@@ -296,7 +301,7 @@ def _checked_branch(i: int, br: Any, access_delay: float) -> dict[str, Any]:
         bdp = rate * 2 * (delay + 2 * access_delay) / 8 / 1500
         queue = max(10, int(math.ceil(bdp)))
     else:
-        queue = _count(f"{where}.queue", queue, 1, 1_000_000)
+        queue = _count(f"{where}.queue", queue, 1, MAX_QUEUE_PACKETS)
     return {"rate": rate, "delay": delay, "queue": queue, "tcp_pairs": tcp, "receivers": receivers}
 
 

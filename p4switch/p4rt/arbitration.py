@@ -120,6 +120,19 @@ class Arbiter:
         if primary.election_id != election_id:
             raise P4RTError(Code.PERMISSION_DENIED, f"election id {election_id} is not the primary's")
 
+    def becomes_primary(self, role: str, election_id: int | None) -> bool:
+        """Whether an update announcing ``election_id`` for ``role`` would make its stream primary."""
+        highest = self.roles[role].highest if role in self.roles else None
+        return election_id is not None and (highest is None or election_id >= highest)
+
+    def backups(self) -> list[Stream]:
+        """Every live stream that is not its role's primary."""
+        return [s for st in self.roles.values() for s in st.clients if s != st.primary]
+
+    def live_roles(self) -> set[str]:
+        """Roles with at least one live client."""
+        return {role for role, st in self.roles.items() if st.clients}
+
     def primary_streams(self) -> list[Stream]:
         return [st.primary for st in self.roles.values() if st.primary is not None]
 

@@ -22,7 +22,7 @@ from .errors import P4RTError, Code
 def decode_uint(data: bytes, width: int, what: str) -> int:
     """A P4Runtime bytestring as an unsigned integer of ``width`` bits."""
     if not data:
-        raise P4RTError(Code.OUT_OF_RANGE, f"{what}: empty bytestring")
+        raise P4RTError(Code.INVALID_ARGUMENT, f"{what}: empty bytestring (a value has at least one byte)")
     value = int.from_bytes(data, "big")
     if width and value >> width:
         raise P4RTError(Code.OUT_OF_RANGE, f"{what}: value 0x{data.hex()} does not fit in {width} bits")

@@ -15,7 +15,10 @@ Limits (docs/p4runtime.md, "Limits"): RPCs run on an
 Read waiting for a thread; at most :data:`MAX_STREAMS` streams are open at
 once (the spec's ``RESOURCE_EXHAUSTED`` beyond), and streams that never
 arbitrate are closed after :data:`ARBITRATION_TIMEOUT_S` and can never hold
-more than :data:`MAX_PENDING` of those slots; requests are capped at
+more than :data:`MAX_PENDING` of those slots; backups hold at most
+:data:`MAX_BACKUPS` slots and are closed after :data:`BACKUP_IDLE_S` without a
+message, and roles are capped at :data:`MAX_ROLES`, so the slots left over
+always admit a controller that arbitrates to be primary; requests are capped at
 :data:`MAX_REQUEST_BYTES`; a failed batch's per-update details are cut to
 what a stock gRPC client accepts; the listening address is never shared
 with another server.
@@ -60,6 +63,21 @@ fill :data:`MAX_STREAMS`: there is always room for a client that arbitrates."""
 MAX_PENDING_PER_PEER = 8
 """Streams waiting for their arbitration from one peer address; a new one
 beyond it closes that peer's oldest waiting stream first."""
+MAX_ROLES = 16
+"""Roles with live clients at once.  Each role has its own primary, so a
+bound on roles bounds the primaries; a new role beyond it gets RESOURCE_EXHAUSTED."""
+MAX_BACKUPS = MAX_STREAMS - MAX_PENDING - MAX_ROLES
+"""Streams that arbitrated without becoming primary, from all roles together.
+Waiting streams (at most :data:`MAX_PENDING`), primaries (at most one per
+role) and backups then fit in :data:`MAX_STREAMS` together, so a controller's
+new stream always opens and, arbitrating with an election id at least the
+highest seen, always becomes primary.  A new backup beyond the bound gets
+RESOURCE_EXHAUSTED; a primary whose arrival demotes the old one past it
+closes the backup idle the longest."""
+BACKUP_IDLE_S = 60.0
+"""A backup that sends nothing for this long is closed: it can write nothing,
+so a backup that wants to stay re-sends its MasterArbitrationUpdate (the
+spec allows it at any time) at least this often."""
 MAX_UNARY = 256
 """Unary and Read RPCs in progress at once, on top of the streams (gRPC refuses more)."""
 MAX_REQUEST_BYTES = 32 << 20
@@ -89,6 +107,8 @@ class _Stream:
         self.peer = peer
         self.out: queue.Queue[Any] = queue.Queue(maxsize=STREAM_QUEUE)
         self.arbitrated = False
+        self.closed = False  # given up by the server; its messages are ignored
+        self.idle_since = time.monotonic()  # last client message, or demotion to backup
         self.dropped = 0
 
     def close_with(self, code: Code, message: str) -> None:
@@ -261,13 +281,16 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             while True:
                 try:
-                    item = stream.out.get(timeout=None if stream.arbitrated
-                                          else max(0.0, deadline - time.monotonic()))
+                    item = stream.out.get(timeout=self._wait_s(stream, deadline))
                 except queue.Empty:
-                    if stream.arbitrated:
-                        continue
-                    context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                  f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT_S:g} s")
+                    if not stream.arbitrated:
+                        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                      f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT_S:g} s")
+                    if self._close_if_idle_backup(stream):
+                        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                      f"closed: a backup silent for {BACKUP_IDLE_S:g} s "
+                                      "(re-send the arbitration update to stay)")
+                    continue
                 if item is _CLOSE:
                     return
                 if isinstance(item, P4RTError):
@@ -278,6 +301,58 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._streams.discard(stream)
                 notices = self.arbiter.remove(stream)
             self._deliver(notices)
+
+    def _wait_s(self, stream: _Stream, deadline: float) -> float | None:
+        """How long the stream's sender may wait for its next message: until
+        the arbitration deadline, until a backup's idle bound, or for good
+        (a primary; a demotion wakes it with its notice)."""
+        now = time.monotonic()
+        if not stream.arbitrated:
+            return max(0.0, deadline - now)
+        with self._lock:
+            if self.arbiter.is_primary(stream):
+                return None
+        return max(0.0, stream.idle_since + BACKUP_IDLE_S - now)
+
+    def _close_if_idle_backup(self, stream: _Stream) -> bool:
+        """Release the slot of a backup past its idle bound; True if it was."""
+        with self._lock:
+            if (stream in self.arbiter.streams and not self.arbiter.is_primary(stream)
+                    and time.monotonic() - stream.idle_since >= BACKUP_IDLE_S):
+                self._drop(stream)
+                return True
+        return False
+
+    def _drop(self, stream: _Stream) -> None:
+        """Forget a backup or waiting stream at once (lock held), so its slot is free now."""
+        stream.closed = True
+        self._streams.discard(stream)
+        self.arbiter.remove(stream)  # a backup's leaving notifies nobody
+
+    def _arbitrate(self, stream: _Stream, device_id: int, role: str,
+                   election: int | None) -> tuple[list[Notice], list[_Stream]]:
+        """Arbitration with the slot bounds (lock held): the notices to send
+        and the backups closed to make room for a new primary."""
+        if stream not in self.arbiter.streams:
+            roles = self.arbiter.live_roles()
+            if role not in roles and len(roles) >= MAX_ROLES:
+                raise P4RTError(Code.RESOURCE_EXHAUSTED, f"this switch serves at most {MAX_ROLES} roles at once")
+            if not self.arbiter.becomes_primary(role, election) and len(self.arbiter.backups()) >= MAX_BACKUPS:
+                raise P4RTError(Code.RESOURCE_EXHAUSTED,
+                                f"this switch holds at most {MAX_BACKUPS} backup streams; "
+                                "an election id at least the highest seen still gets in")
+        before = set(self.arbiter.primary_streams())
+        notices = self.arbiter.update(stream, device_id, role, election)
+        now = time.monotonic()
+        for demoted in before.difference(self.arbiter.primary_streams()):
+            demoted.idle_since = now  # type: ignore[attr-defined]
+        backups = self.arbiter.backups()
+        excess = max(0, len(backups) - MAX_BACKUPS)
+        evicted = sorted(backups, key=lambda s: s.idle_since)[:excess]  # type: ignore[attr-defined]
+        for old in evicted:
+            self._drop(old)  # type: ignore[arg-type]
+        notices = [n for n in notices if n.stream not in evicted]
+        return notices, evicted  # type: ignore[return-value]
 
     def _make_room(self, peer: str) -> list[_Stream]:
         """Waiting streams to close so a new one from ``peer`` fits (lock held).
@@ -293,12 +368,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         elif len(pending) >= MAX_PENDING or (len(self._streams) >= MAX_STREAMS and pending):
             out.append(pending[0])
         for s in out:
-            self._streams.discard(s)
+            self._drop(s)
         return out
 
     def _read_stream(self, it: Iterator[p4r.StreamMessageRequest], stream: _Stream) -> None:
         try:
             for req in it:
+                stream.idle_since = time.monotonic()
                 try:
                     self._on_stream_message(req, stream)
                 except P4RTError as e:
@@ -324,8 +400,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             election = _u128(a.election_id) if a.HasField("election_id") else None
             role = a.role.name if a.HasField("role") else ""
             with self._lock:
-                notices = self.arbiter.update(stream, a.device_id, role, election)
-            stream.arbitrated = True
+                if stream.closed:
+                    return
+                notices, evicted = self._arbitrate(stream, a.device_id, role, election)
+                stream.arbitrated = True  # under the lock: _make_room never drops an arbitrated stream
+            for old in evicted:
+                old.close_with(Code.RESOURCE_EXHAUSTED, f"closed: the backup idle longest gives its slot to a new "
+                                                        f"primary ({MAX_BACKUPS} backup slots)")
             self._deliver(notices)
             return
         if not stream.arbitrated:

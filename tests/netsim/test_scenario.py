@@ -91,7 +91,7 @@ def test_unknown_receiver_is_named_by_path() -> None:
     (lambda d: d.update(duration=-1), "duration: must be a positive, finite number of seconds"),
     (lambda d: d.update(duration=float("inf")), "duration: inf is not a finite number"),
     (lambda d: d["topology"]["links"][2].update(delay=float("nan")), "topology.links[2].delay: nan is not a finite number"),
-    (lambda d: d.update(seed="x"), "seed: expected a non-negative integer"),
+    (lambda d: d.update(seed="x"), "seed: expected an integer 0..2**64-1"),
     (lambda d: d.update(tcp_jitter="1s"), "tcp_jitter: must be between 0 and 100ms"),
     (lambda d: d.update(tcp_jitter="soon"), "tcp_jitter: cannot read 'soon'"),
     (lambda d: d.update(agent_jitter=-0.001), "agent_jitter: must be between 0 and 100ms"),

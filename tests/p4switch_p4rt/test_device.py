@@ -92,7 +92,8 @@ def test_modify_changes_action_data(dev):
         (lambda e: setattr(e, "table_id", 0x02FFFFFF), Code.NOT_FOUND),
         (lambda e: setattr(e.match[0], "field_id", 7), Code.INVALID_ARGUMENT),
         (lambda e: setattr(e.match[0].exact, "value", b"\x01\x00\x00\x00\x00\x00\x00"), Code.OUT_OF_RANGE),
-        (lambda e: setattr(e.match[0].exact, "value", b""), Code.OUT_OF_RANGE),
+        (lambda e: setattr(e.match[0].exact, "value", b""), Code.INVALID_ARGUMENT),
+        (lambda e: setattr(e.action.action.params[0], "value", b""), Code.INVALID_ARGUMENT),
         (lambda e: setattr(e.action.action.params[0], "value", b"\x02\x00"), Code.OUT_OF_RANGE),
         (lambda e: setattr(e.action.action.params[0], "param_id", 9), Code.INVALID_ARGUMENT),
         (lambda e: e.action.action.ClearField("params"), Code.INVALID_ARGUMENT),
@@ -101,8 +102,8 @@ def test_modify_changes_action_data(dev):
         (lambda e: e.ClearField("match"), Code.INVALID_ARGUMENT),
         (lambda e: e.ClearField("action"), Code.INVALID_ARGUMENT),
     ],
-    ids=["unknown-table", "unknown-field", "key-too-wide", "empty-bytes", "param-too-wide", "unknown-param",
-         "missing-param", "action-not-in-table", "priority-on-exact", "missing-exact", "no-action"],
+    ids=["unknown-table", "unknown-field", "key-too-wide", "empty-bytes", "empty-param", "param-too-wide",
+         "unknown-param", "missing-param", "action-not-in-table", "priority-on-exact", "missing-exact", "no-action"],
 )
 def test_malformed_entries_get_the_spec_codes(dev, mutate, code):
     e = fwd_entry(b"\x01")

@@ -95,7 +95,7 @@ def test_a_merge_key_may_still_be_overridden(tmp_path):
 @pytest.mark.parametrize("flags,needle", [
     (["--duration", "-5"], "--duration: must be a positive, finite number of seconds, got -5.0"),
     (["--duration", "inf"], "--duration: must be a positive, finite number of seconds, got inf"),
-    (["--seed", "-1"], "--seed: expected a non-negative integer, got -1"),
+    (["--seed", "-1"], "--seed: expected an integer 0..2**64-1, got -1"),
 ])
 def test_a_bad_override_is_named_before_the_run(tmp_path, flags, needle, capsys):
     s = scenario(tmp_path, "topology: {generate: {kind: star, receivers: 2}}\n")
