@@ -23,6 +23,23 @@ from typing import Any
 from p4mcc.hosts.input_files import parse_json, read_input_text
 from p4mcc.sweep.spec import Point, Sweep
 
+
+def _temporary(path: Path) -> Path:
+    """Where ``path`` is written before it is renamed into place (hidden, named by the writer's pid)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _replace(path: Path, write: Any) -> None:
+    """Write ``path`` whole or not at all: ``write(tmp)``, then a rename, so a run
+    killed mid-write leaves the previous file (or none), never a truncated one
+    that ``p4mcc report`` or a resumed sweep would read."""
+    tmp = _temporary(path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
 RESULTS = "results.parquet"
 SERIES = "series.parquet"
 PROBES = "probes.parquet"
@@ -52,10 +69,8 @@ class Store:
 
     def save(self, result: dict[str, Any]) -> None:
         self.points.mkdir(parents=True, exist_ok=True)
-        tmp = self.points / f".{result['id']}.json.tmp"
         files = result.pop("files", None)
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, self.points / f"{result['id']}.json")
+        _replace(self.points / f"{result['id']}.json", lambda tmp: tmp.write_text(json.dumps(result)))
         if files:
             d = self.points / result["id"]
             d.mkdir(exist_ok=True)
@@ -154,13 +169,13 @@ def write_outputs(sweep: Sweep, points: list[Point], store: Store, *, complete: 
     table, stable, ptable = build_table(sweep, points, store)
     out = store.out
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out / RESULTS)
+    _replace(out / RESULTS, lambda tmp: pq.write_table(table, tmp))
     if stable is not None:
-        pq.write_table(stable, out / SERIES)
+        _replace(out / SERIES, lambda tmp: pq.write_table(stable, tmp))
     if ptable is not None:
-        pq.write_table(ptable, out / PROBES)
+        _replace(out / PROBES, lambda tmp: pq.write_table(ptable, tmp))
     db = out / DUCKDB
-    tmp = out / f".{DUCKDB}.tmp"
+    tmp = _temporary(db)
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
