@@ -3,7 +3,8 @@
 Property tests check behaviour, not speed: Hypothesis' default 200 ms
 deadline per example fails them on a busy 2-core machine for no fault of
 the code, so no test runs with a deadline (timed checks live in `bench/`).
-This folder's helper modules (``warm_agents``) are importable by every test.
+This folder's helper module (``fakes``: a fake clock for the cores, loopback
+ports) is importable by every test; the host and the protocol tests use it.
 """
 
 import sys

@@ -1,14 +1,14 @@
 """Faults in RLA and VLMCC sessions: receivers that crash or leave, a leader that
 disappears, a rogue receiver, malformed packets (issue 14 bounds).
 
-The in-process network (``win_tinynet``) runs on the simulator's clock, so the
+The in-process network (``testnet.TinyNet``) runs on the simulator's clock, so the
 bounds are in simulated seconds and hold on a busy machine.
 """
 
 from __future__ import annotations
 
 from rla_util import receiver_class, rules, sender_class
-from win_tinynet import Host, TinyNet
+from testnet import Host, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
 

@@ -1,4 +1,4 @@
-"""Make the folder's helper modules (``minnet``, ``fakes``) importable by the tests."""
+"""Make this folder's helper module (``warm_agents``) importable by its tests."""
 
 import sys
 from pathlib import Path

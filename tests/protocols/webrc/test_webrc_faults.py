@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
+SCENARIOS = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults"
 
 WARMUP_S = 30.0
 TAIL_S = 10.0

@@ -1,6 +1,6 @@
 """RLA recovery rules beyond the paper (issue 14): what a timeout marks lost, and
 how a receiver that joins or restarts mid-session is synchronised.  Fake clock,
-scripted SACKs; the end-to-end bounds are in tests/faults/test_rla_faults.py."""
+scripted SACKs; the end-to-end bounds are in tests/protocols/rla/test_rla_faults.py."""
 
 from __future__ import annotations
 

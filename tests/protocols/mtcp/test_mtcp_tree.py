@@ -107,7 +107,7 @@ def test_a_session_with_a_tree_is_not_folded_and_delivers_on_the_paper_network()
     from p4mcc.netsim.switches import choose_switch
     from p4mcc.scenario.model import ScenarioError, load_scenario, scenario_from_dict
 
-    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "paper" / "mtcp-interfairness-4.yaml"
+    path = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "paper" / "mtcp-interfairness-4.yaml"
     sc = load_scenario(path)
     assert all(not s.assistance for s in sc.sessions)
     sc = dataclasses.replace(sc, duration=8.0)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults"
+SCENARIOS = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults"
 
 RECOVERY_BOUND_S = 5.0
 DRAIN_S = 4.0  # what was sent this long before the end must have arrived

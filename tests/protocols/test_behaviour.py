@@ -2,7 +2,7 @@
 
 TFMCC's convergence and WEBRC's throughput run over the simulator
 (``netsim``: real frames, IGMP, the model switch); the 1000-receiver feedback
-test runs over ``minnet`` (datagram-level, no frames or IGMP), which keeps
+test runs over ``testnet.StarNet`` (datagram-level, no frames or IGMP), which keeps
 it within seconds.  They reproduce the numbers issue 7 asks for: TFMCC
 converging to the TCP equation on a 1 Mbit/s bottleneck, WEBRC's
 single-receiver throughput from its paper (403 kbit/s at 1% loss and 0.2 s
@@ -15,7 +15,7 @@ import random
 import statistics
 
 import pytest
-from minnet import LinkSpec, MiniNet
+from testnet import LinkSpec, StarNet
 
 from p4mcc.hosts import registry
 from p4mcc.hosts.tfmcc import TfmccParams
@@ -116,7 +116,7 @@ def _feedback_per_round(n: int, duration: float) -> list[int]:
     """TFMCC with ``n`` receivers behind one lossy link (all equally congested)."""
     proto = registry.get("tfmcc")
     params = TfmccParams(packet_size=8000)  # few packets per second keep 1000 receivers cheap
-    net = MiniNet(seed=5, shared=LinkSpec(rate_bps=100e6, delay=0.05, loss=0.10))
+    net = StarNet(seed=5, shared=LinkSpec(rate_bps=100e6, delay=0.05, loss=0.10))
     snd = proto.sender(cfg(SENDER, params, 5))
     net.add_sender(SENDER, snd)
     net.start(net.sender)

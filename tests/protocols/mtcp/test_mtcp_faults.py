@@ -504,7 +504,7 @@ def test_mtcp_receiver_crash_scenario_recovers_without_ageing():
 
     from p4mcc.scenario.model import load_scenario
 
-    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
+    path = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults" / "mtcp-receiver-crash.yaml"
     sc = load_scenario(path)
     assert sc.membership is not None and sc.membership.timeout == 0
     run = build_run(sc, switch=choose_switch("p4", sc))
@@ -595,7 +595,7 @@ def test_a_restarted_receiver_is_brought_in_and_nobody_loses_a_byte(fault):
 
     from p4mcc.scenario.model import load_scenario
 
-    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / f"{fault}.yaml"
+    path = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults" / f"{fault}.yaml"
     sc = load_scenario(path)
     sc = dataclasses.replace(sc, sessions=[dataclasses.replace(sc.sessions[0], protocol="mtcp", name="m")])
     f = sc.faults[0]

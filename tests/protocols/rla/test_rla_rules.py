@@ -138,7 +138,7 @@ def test_rule3_signal_from_a_receiver_not_troubled_is_ignored():
 
 
 #: Rule 3's random listening over every troubled receiver: default's ``worst_path_listening``
-#: (tests/hosts_win/test_rla_trees.py) troubles only the acker.
+#: (tests/protocols/rla/test_rla_trees.py) troubles only the acker.
 LISTENING = rules(("worst_path_listening",))
 
 

@@ -179,7 +179,7 @@ def test_a_link_that_reorders_costs_tfmcc_one_loss_not_one_per_frame() -> None:
     from p4mcc.scenario.faults import faults_later, recovery_times, with_protocol, with_rules
     from p4mcc.scenario.model import load_scenario
 
-    path = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "link-reorder.yaml"
+    path = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults" / "link-reorder.yaml"
 
     def counted(on: bool) -> tuple[int, int, float | None]:
         sc = faults_later(with_protocol(load_scenario(path), "tfmcc"), 30.0, 10.0)

@@ -3,7 +3,7 @@ its core has no switch; ``default`` composes every rule."""
 
 from __future__ import annotations
 
-from win_tinynet import TinyNet
+from testnet import TinyNet
 
 from p4mcc.hosts import rla
 from p4mcc.hosts.registry import SessionConfig, get

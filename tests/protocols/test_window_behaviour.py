@@ -1,6 +1,6 @@
 """Behaviour of RLA, MTCP and VLMCC over an in-process network.
 
-The network (``win_tinynet``) runs on the simulator's clock and links
+The network (``testnet.TinyNet``) runs on the simulator's clock and links
 (``netsim.engine``, ``netsim.link``): real frames, drop-tail queues, Bernoulli
 loss.  Its routers are plain multicast routers; the switch-assisted MTCP case
 that needs the P4 program runs when the simulator has its P4 switch node.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from rla_util import DefaultReceiver, DefaultSender, rules, sender_class
-from win_tinynet import CbrSource, Sink, TinyNet
+from testnet import CbrSource, Sink, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
 

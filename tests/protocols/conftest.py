@@ -1,0 +1,14 @@
+"""Make this folder's helper modules importable from the protocol tests below it.
+
+``win_util`` (a fake clock and scripted packets), ``rla_util``, ``mtcp_util``
+and ``vlmcc_util`` (each protocol's classes under a profile) and ``testnet``
+(the in-process networks) serve the tests of several protocols, so they live
+here rather than in one protocol's folder.
+"""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
