@@ -111,7 +111,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
                 "dead_children", "adopted", "mcast_repairs", "late_joins", "readmitted",
-                "unfolds", "refused_joins")
+                "unfolds", "refused_joins", "forged")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -370,6 +370,17 @@ class _Agent(SessionEndpoint[MtcpParams]):
         heapq.heappush(self._timers_heap, (when, seq))
 
     # Feedback from children ------------------------------------------------------
+    def _accepted(self, msg: MtcpAck | MtcpWindowUpdate | MtcpNack, src: Address) -> bool:
+        """Feedback that cannot lie about who sent it (p4mcc): a report's ``node_id`` is the
+        address it came from (a switch's fold keeps the triggering receiver's address and id), and
+        a folded summary counts only in a session the switches fold.  Anything else is counted in
+        ``forged`` and dropped: a host naming another's id would release that one's holes, and a
+        fold no switch made would speak for every receiver."""
+        if msg.node_id != node_id(src[0]) or (msg.flags & Flags.AGGREGATED and not self.assisted):
+            self.forged += 1
+            return False
+        return True
+
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
