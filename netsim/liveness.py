@@ -54,13 +54,14 @@ class LivenessWatch:
         self.stalls = {s.name: 0 for s in self.scenario.sessions}
         self._faults = [(t, t + (f.duration or 0.0)) for f in self.scenario.faults
                         for t in f.times(self.scenario.duration)]
+        self._channels = [ch for l in self.run.net.links.values() for ch in (l.ab, l.ba)]
         self.run.sim.at(STEP_S, self._tick)
 
     # what excuses a receiver -------------------------------------------------------
     def _network_excused(self, now: float) -> bool:
         if any(lo <= now <= hi + 1e-9 for lo, hi in self._faults):
             return True
-        return any(not ch.up for l in self.run.net.links.values() for ch in (l.ab, l.ba))
+        return any(not ch.up for ch in self._channels)
 
     def _sender_has_data(self, s: Any, now: float) -> bool:
         stop = s.stop if s.stop is not None else self.scenario.duration
