@@ -18,6 +18,9 @@ Printed per (protocol, fault) over the draws:
   leaf's receivers are judged on their own, not hidden in the session's mean;
 * **median / worst s**: recovery times over the draws (``never``: not back
   by the end of the run);
+* **stalls**: the simulator's liveness check (``netsim/liveness.py``) over the
+  draws: receivers the session could deliver to that got nothing for 5 s
+  outside the fault's own time;
 * **lost B** (RLA and MTCP, the reliable ones): the most bytes, over the
   draws, that the sender had sent :data:`DRAIN_S` before the end and a
   surviving receiver never got in order; 0 is what they owe;
@@ -147,6 +150,7 @@ def _buffer(agent):
 
 def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
     """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused."""
+    from p4mcc.netsim.liveness import count_stalls
     from p4mcc.netsim.run import build_run, run_scenario
     from p4mcc.netsim.switches import choose_switch
     from p4mcc.scenario.faults import recovery_times
@@ -180,6 +184,7 @@ def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
     times = list(recovery_times(run.recorder.samples, sc, f, f.at).values())
     out["recover_s"] = None if not times or any(t is None for t in times) else max(times)
     out["affected"] = bool(times)
+    out["stalls"] = count_stalls(run.recorder.events)
     if proto in RELIABLE and "seq" in cut:
         gone = {f.target} if f.kind in ("receiver_crash", "receiver_leave", "agent_kill") else set()
         size = getattr(getattr(run.agents[f"{s.name}/{s.sender}"], "p", None), "packet_size", 1000)
@@ -195,14 +200,14 @@ def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
 
 
 def table(rows: list[dict]) -> list[tuple]:
-    """(protocol, fault, draws, share within 5 s, median, worst, lost B) per (protocol, fault)."""
+    """(protocol, fault, draws, share within 5 s, median, worst, lost B, stalls) per (protocol, fault)."""
     out = []
     keys = sorted({(r["protocol"], r["fault"]) for r in rows}, key=lambda k: (PROTOCOLS.index(k[0]), k[1]))
     for proto, kind in keys:
         rs = [r for r in rows if r["protocol"] == proto and r["fault"] == kind]
         if kind == "disk_full":
             ok = sum(r["refused"] for r in rs)
-            out.append((proto, kind, len(rs), ok / len(rs), "refused" if ok == len(rs) else "accepted", "-", "-"))
+            out.append((proto, kind, len(rs), ok / len(rs), "refused" if ok == len(rs) else "accepted", "-", "-", "-"))
             continue
         rs = [r for r in rs if r["affected"]] or rs
         rec = [r["recover_s"] for r in rs]
@@ -212,15 +217,15 @@ def table(rows: list[dict]) -> list[tuple]:
             f"{statistics.median(done):.1f}" if done else "never")
         worst = "never" if None in rec else f"{max(done):.1f}"
         lost = "-" if proto not in RELIABLE else str(max(r.get("lost_bytes", 0) or 0 for r in rs))
-        out.append((proto, kind, len(rs), within, med, worst, lost))
+        out.append((proto, kind, len(rs), within, med, worst, lost, str(sum(r.get("stalls", 0) for r in rs))))
     return out
 
 
 def render(rows: list[tuple]) -> str:
-    lines = ["| protocol | fault | draws | within 5 s | median s | worst s | lost B |",
-             "|---|---|---|---|---|---|---|"]
-    for proto, kind, n, share, med, worst, lost in rows:
-        lines.append(f"| {proto} | `{kind}` | {n} | {share:.0%} | {med} | {worst} | {lost} |")
+    lines = ["| protocol | fault | draws | within 5 s | median s | worst s | lost B | stalls |",
+             "|---|---|---|---|---|---|---|---|"]
+    for proto, kind, n, share, med, worst, lost, stalls in rows:
+        lines.append(f"| {proto} | `{kind}` | {n} | {share:.0%} | {med} | {worst} | {lost} | {stalls} |")
     return "\n".join(lines)
 
 
@@ -276,7 +281,7 @@ def run_one(name: str, proto: str, control: bool = False, profile: str | None = 
     fb = sum(x.value for x in run.recorder.samples if x.metric == "feedback_msgs")
     return {"fault": name, "protocol": proto, "recover_s": worst, "lost_bytes": lost,
             "restored": restored, "feedback": int(fb), "wall_s": wall, "control_s": ctrl,
-            "before_bps": before}
+            "before_bps": before, "stalls": sum(1 for e in run.recorder.events if e[2] == "stall")}
 
 
 def _mean_throughput(run, session, t0: float, t1: float) -> float | None:

@@ -19,7 +19,9 @@ in the TFRC bound [0.5, 2], Jain's index over {session, TCP flows}, the
 bottleneck utilisation (payload goodput of the session and the TCP flows over
 the bottleneck rate) and the time from the session's start until its
 throughput (2 s moving mean) first reaches 80 % of the fair share
-(bottleneck / (TCP flows + 1)).  It draws one picture per protocol (cells
+(bottleneck / (TCP flows + 1)), and the stalls the simulator's liveness check
+reported over every cell and seed (``netsim/liveness.py``: a receiver the
+session could deliver to that got nothing for 5 s).  It draws one picture per protocol (cells
 placed by bottleneck rate and RTT, coloured by ratio).
 
 ``--reference`` also runs every cell with the session replaced by one more
@@ -295,7 +297,7 @@ def cell_figures(rows: list[dict[str, Any]], series: list[dict[str, Any]]) -> li
                      r["topology.generate.receivers"]),
             "rate_mbps": rate / 1e6, "rtt_ms": (r["topology.generate.delay"] + 2 * ACCESS_DELAY) * 2e3,
             "ratio": r["steady_tcp_friendliness"], "jain": r["steady_jain_with_tcp"],
-            "util": (sess + tcp_sum[point]) / rate, "t80": t80,
+            "util": (sess + tcp_sum[point]) / rate, "t80": t80, "stalls": r.get("stalls") or 0,
         })
     return out
 
@@ -353,6 +355,7 @@ def per_cell(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
             "jain": statistics.fmean(p["jain"] or 0.0 for p in ps),
             "util": statistics.fmean(p["util"] for p in ps),
             "t80": None if any(t is None for t in t80s) else max(t80s),
+            "stalls": sum(p.get("stalls", 0) for p in ps),  # netsim/liveness.py, over the seeds
         })
     return out
 
@@ -376,19 +379,20 @@ def summary_rows(cells: dict[str, list[dict[str, Any]]], order: tuple[str, ...] 
             "util_min": min(c["util"] for c in cs),
             "t80_median": statistics.median(t80) if t80 else None,
             "never": sum(c["t80"] is None for c in cs),
+            "stalls": sum(c.get("stalls", 0) for c in cs),
         })
     return rows
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| protocol | cells | median ratio | worst ratio | cells in [0.5, 2] | Jain (median) "
-             "| utilisation median / min | time to 80 % of fair share, median (cells never) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| utilisation median / min | time to 80 % of fair share, median (cells never) | stalls |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = "-" if r["t80_median"] is None else f"{r['t80_median']:.1f} s"
         lines.append(f"| {r['protocol']} | {r['cells']} | {r['median']:.2f} | {r['worst']:.2f} | "
                      f"{r['in_bound']:.0%} | {r['jain']:.3f} | {r['util_median']:.2f} / {r['util_min']:.2f} | "
-                     f"{t} ({r['never']}) |")
+                     f"{t} ({r['never']}) | {r.get('stalls', 0)} |")
     return "\n".join(lines)
 
 
@@ -398,13 +402,13 @@ def print_table(rows: list[dict[str, Any]], title: str) -> None:
 
     t = Table(title=title)
     for col in ("protocol", "cells", "median ratio", "worst ratio", "in [0.5, 2]", "Jain",
-                "util median", "util min", "t80 median", "never 80 %"):
+                "util median", "util min", "t80 median", "never 80 %", "stalls"):
         t.add_column(col, justify="left" if col == "protocol" else "right")
     for r in rows:
         t.add_row(r["protocol"], str(r["cells"]), f"{r['median']:.2f}", f"{r['worst']:.2f}",
                   f"{r['in_bound']:.0%}", f"{r['jain']:.3f}", f"{r['util_median']:.2f}",
                   f"{r['util_min']:.2f}", "-" if r["t80_median"] is None else f"{r['t80_median']:.1f} s",
-                  str(r["never"]))
+                  str(r["never"]), str(r.get("stalls", 0)))
     Console(width=160).print(t)
 
 

@@ -325,7 +325,8 @@ def points(rows: list[dict[str, Any]], cells_by_key: dict[str, dict[str, Any]]) 
     for p, r in sorted(by_point.items()):
         cell = cells_by_key[cell_key(r["topology.generate.branches"], r["topology.generate.lossy_leaf"])]
         m = point_entries(cell, r["protocol"], rcv[p], tcp[p], paths[p])
-        out.append({"protocol": r["protocol"], "seed": r["seed"], "cell": cell, **m})
+        out.append({"protocol": r["protocol"], "seed": r["seed"], "cell": cell, **m,
+                    "stalls": r.get("stalls") or 0})  # netsim/liveness.py
     return out
 
 
@@ -374,7 +375,8 @@ def per_cell(pts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         fast = [p["fast_tcp"] for p in ps if p["fast_tcp"] is not None]
         out[proto].append({"cell": ps[0]["cell"], "entries": entries, "limiting": ps[0]["limiting"],
                            "jain": [statistics.fmean(j) if j else None for j in jains],
-                           "fast_tcp": statistics.fmean(fast) if fast else None, "seeds": len(ps)})
+                           "fast_tcp": statistics.fmean(fast) if fast else None, "seeds": len(ps),
+                           "stalls": sum(p.get("stalls", 0) for p in ps)})
     return out
 
 
@@ -401,20 +403,21 @@ def summary_rows(cells: dict[str, list[dict[str, Any]]], order: tuple[str, ...] 
                      "eq": sum(e["against"] == "eq" for c in cs for e in c["entries"]),
                      "jain": statistics.median(lim_jain) if lim_jain else None,
                      "fast_tcp_min": min(fast) if fast else None,
-                     "harmed": sum(x < HARMED for x in fast), "fast_cells": len(fast)})
+                     "harmed": sum(x < HARMED for x in fast), "fast_cells": len(fast),
+                     "stalls": sum(c.get("stalls", 0) for c in cs)})
     return rows
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| protocol | cells (entries) | median ratio | worst ratio | entries in [0.5, 2] "
              "| of which against the equation | Jain, limiting branch (median) "
-             "| other branches' TCP / fair share, min (cells harmed) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| other branches' TCP / fair share, min (cells harmed) | stalls |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         jain = "-" if r["jain"] is None else f"{r['jain']:.3f}"
         fast = "-" if r["fast_tcp_min"] is None else f"{r['fast_tcp_min']:.2f} ({r['harmed']} of {r['fast_cells']})"
         lines.append(f"| {r['protocol']} | {r['cells']} ({r['entries']}) | {r['median']:.2f} | {r['worst']:.2f} "
-                     f"| {r['in_bound']:.0%} | {r['eq']} | {jain} | {fast} |")
+                     f"| {r['in_bound']:.0%} | {r['eq']} | {jain} | {fast} | {r.get('stalls', 0)} |")
     return "\n".join(lines)
 
 
@@ -451,13 +454,13 @@ def print_table(rows: list[dict[str, Any]], title: str) -> None:
 
     t = Table(title=title)
     for col in ("protocol", "cells (entries)", "median", "worst", "in [0.5, 2]", "vs eq", "Jain lim.",
-                "other TCP/share min", "harmed"):
+                "other TCP/share min", "harmed", "stalls"):
         t.add_column(col, justify="left" if col == "protocol" else "right")
     for r in rows:
         t.add_row(r["protocol"], f"{r['cells']} ({r['entries']})", f"{r['median']:.2f}", f"{r['worst']:.2f}",
                   f"{r['in_bound']:.0%}", str(r["eq"]), "-" if r["jain"] is None else f"{r['jain']:.3f}",
                   "-" if r["fast_tcp_min"] is None else f"{r['fast_tcp_min']:.2f}",
-                  f"{r['harmed']} of {r['fast_cells']}")
+                  f"{r['harmed']} of {r['fast_cells']}", str(r.get("stalls", 0)))
     Console(width=160).print(t)
 
 

@@ -85,6 +85,8 @@ class SimRun:
     #: the stand-in controller and the fault injector (netsim/faults.py)
     control: Any = None
     faults: Any = None
+    #: the liveness check (netsim/liveness.py): ``stall`` events and counts
+    liveness: Any = None
 
 
 #: The frame whose service time ``auto`` takes (bits): a full Ethernet payload.
@@ -190,6 +192,9 @@ def build_run(scenario: Scenario, *, agent_factory: AgentFactory | None = None,
         run.tcp[f.name] = _Flow(f.name, snd, recv)
     _install_sampler(run, scenario)
     _install_faults(run, scenario, factory)
+    from p4mcc.netsim import liveness
+
+    run.liveness = liveness.install(run, scenario)
     return run
 
 
@@ -339,6 +344,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         "wall_time_s": round(run.wall_s, 3),
         "events": run.sim.events,
         "link_drops": lc,
+        "stalls": dict(run.liveness.stalls),
     }
     if captured is not None:
         rec.extra["captures"] = captured

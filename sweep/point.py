@@ -150,6 +150,7 @@ def rows_from_summary(summary: dict[str, Any], metrics: Metrics) -> list[dict[st
             "sender_throughput_bps": snd.get("throughput_bps"),
             "steady_sender_throughput_bps": snd.get("steady_throughput_bps"),
             "steady_throughput_bps": s.get("steady_mean_receiver_throughput_bps"),
+            "stalls": (summary.get("stalls") or {}).get(name),  # netsim/liveness.py (None: not measured)
         }
         for k in ("min_receiver_throughput_bps", "jain_receivers", "tcp_friendliness", "jain_with_tcp"):
             vals[k] = s.get(k)

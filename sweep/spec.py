@@ -49,9 +49,10 @@ METRICS = (
     "throughput_bps", "throughput_cov", "loss", "rtt_s", "feedback_msgs",
     "min_receiver_throughput_bps", "jain_receivers", "tcp_friendliness", "jain_with_tcp",
     "sender_throughput_bps", "cwnd", "queue_pkts", "queue_drops", "loss_drops", "delivered_packets",
+    "stalls",
 )
 #: Metrics that exist only for the whole run (counters and per-run totals).
-RUN_ONLY = ("feedback_msgs", "queue_drops", "loss_drops", "delivered_packets")
+RUN_ONLY = ("feedback_msgs", "queue_drops", "loss_drops", "delivered_packets", "stalls")
 _TOP_KEYS = {"name", "description", "base", "switch", "set", "axes", "metrics", "keep_results"}
 
 

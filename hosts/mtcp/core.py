@@ -85,6 +85,7 @@ class _Child:
     probe_due: float | None = None
     missed: int = 0
     solo: bool = False  # reports by NACK since the session was unfolded (roll call)
+    late_start: int = 0  # the first packet of its stream when _late_join started it late (0: not)
 
     def sent_repair(self, s: int, at: float) -> None:
         self.rinflight[s] = self.last_tx[s] = at
@@ -110,7 +111,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
                 "dead_children", "adopted", "mcast_repairs", "late_joins", "readmitted",
-                "unfolds")
+                "unfolds", "refused_joins", "forged")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -300,15 +301,31 @@ class _Agent(SessionEndpoint[MtcpParams]):
         start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
         if start <= 1:
             return False  # the session is at its first packet: nothing to skip
-        c.sb = Scoreboard()
-        c.sb.start_after(start - 1)
-        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks, c.rqueue):
-            d.clear()
-        self._recount()
+        self._restart_record(c, start - 1)
+        c.late_start = start
         self.late_joins += 1
         self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
                                    cum_ack=start - 1, node_id=self.nid).encode())
         self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
+    def _restart_record(self, c: _Child, cum_ack: int) -> None:
+        """``c``'s record starts again: it holds everything up to ``cum_ack`` and nothing after."""
+        c.sb = Scoreboard()
+        c.sb.start_after(cum_ack)
+        for d in (c.rinflight, c.last_tx, c.rexmits, c.nacks, c.rqueue):
+            d.clear()
+        self._recount()
+
+    def _join_refused(self, c: _Child, cum_ack: int) -> bool:
+        """A child started late reports less than the start it was given: data reached it before
+        the join did, so it kept its own stream (the receiver's ``_on_join``).  Its report is the
+        truth; the packets between are served from the stream, or they are never repaired."""
+        if not c.late_start or not 0 < cum_ack < c.late_start - 1:
+            return False
+        c.late_start = 0
+        self._restart_record(c, cum_ack)
+        self.refused_joins += 1
         return True
 
     def _roll_call(self, now: float) -> None:
@@ -353,6 +370,17 @@ class _Agent(SessionEndpoint[MtcpParams]):
         heapq.heappush(self._timers_heap, (when, seq))
 
     # Feedback from children ------------------------------------------------------
+    def _accepted(self, msg: MtcpAck | MtcpWindowUpdate | MtcpNack, src: Address) -> bool:
+        """Feedback that cannot lie about who sent it (p4mcc): a report's ``node_id`` is the
+        address it came from (a switch's fold keeps the triggering receiver's address and id), and
+        a folded summary counts only in a session the switches fold.  Anything else is counted in
+        ``forged`` and dropped: a host naming another's id would release that one's holes, and a
+        fold no switch made would speak for every receiver."""
+        if msg.node_id != node_id(src[0]) or (msg.flags & Flags.AGGREGATED and not self.assisted):
+            self.forged += 1
+            return False
+        return True
+
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
@@ -372,7 +400,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         else:
             c = self._child(msg.node_id, src, now)
             c.addr = src  # repairs go where its feedback comes from (its bound port)
-            self._late_join(c, msg.cum_ack, now)
+            self._join_refused(c, msg.cum_ack) or self._late_join(c, msg.cum_ack, now)
         c.nack_only = False
         if c.probe_due is None:
             c.probe_due = now + self._jitter(PROBE_INTERVAL)
@@ -412,6 +440,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if c is None:  # a dead child comes back (``_child``); behind a fold: repaired, not a child
             c = self._child(msg.node_id, src)
             c.nack_only = True
+        self._join_refused(c, msg.cum_ack)
         if self.unfolded and c.nack_only:
             self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
         fold = self.children.get(FOLD_ID)

@@ -68,6 +68,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self._on_data(msg, now)
         elif not isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)):
             return
+        elif (msg.node_id in self.children or msg.node_id in self.departed) and not self._accepted(msg, src):
+            return  # a report from a child must come from that child's address
         elif msg.node_id in self.children and isinstance(msg, MtcpNack):
             self._on_nack(msg, src, now)
         elif msg.node_id in self.children or (isinstance(msg, MtcpWindowUpdate) and msg.node_id in self.departed):

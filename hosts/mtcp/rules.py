@@ -121,12 +121,39 @@ class ResumeStream(ResumableStream, _Base):
     """A sender whose first reports show data was restarted mid-session (its host rebooted): it
     resumes after the lowest cumulative ACK heard before it starts; a receiver behind NACKs the
     packets between, which the stream still holds.  Unfolded children are heard by their window
-    updates (3.9); a fold repeats nothing it sent before, so a sender that hears nothing calls the
-    roll, and the first answer stands in for the fold until the fold moves (ours)."""
+    updates (3.9); a fold goes up again only at its switch's refresh, so a sender that hears
+    nothing calls the roll, and the first answer stands in for the fold until the fold moves (ours).
+
+    No one report's claim counts beyond what the receivers show together: the sender kept every
+    receiver within a receive buffer of the lowest, so a report below the resumed start by more
+    than a buffer proves the claim it resumed after was never sent.  The stream is wound back to
+    that report (each node id may wind it back once: an id is its address, so one host once)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.rewound_by: set[int] = set()
+        self.rewinds = 0
 
     def on_start(self, now: float) -> None:
         super().on_start(now)
         self.set_timer("resume", now + RTO_INITIAL)
+
+    def _rewind(self, nid: int, cum_ack: int) -> None:
+        """Wind a resumed stream back to ``cum_ack`` if the report proves its start a false claim."""
+        if (not self.started or not self.resumed_from or not 0 < cum_ack < self._resume_floor()
+                or nid in self.rewound_by):
+            return
+        self.rewound_by.add(nid)
+        self.rewinds += 1
+        self.next_seq = self.resumed_from = cum_ack + 1
+        self.buf.clear()
+        self._timers_heap.clear()
+        self.cancel_timer("pkt")
+        self.twnd, self.highest_buffered, self.round_end = 0, cum_ack, 0
+        for c in self.children.values():
+            if c.sb.highest > cum_ack:  # what it claimed past the new start was never sent
+                self._restart_record(c, min(c.sb.cum_ack, cum_ack))
+        self.metric({"rewound_to": self.next_seq}, "tree-repair")
 
     def _started(self, now: float) -> None:
         super()._started(now)
@@ -154,10 +181,12 @@ class ResumeStream(ResumableStream, _Base):
         return c
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        self._rewind(msg.node_id, msg.cum_ack)
         self._resume(msg.cum_ack)
         super()._on_feedback(msg, src, now)
 
     def _on_nack(self, msg: Any, src: Any, now: float) -> None:
+        self._rewind(msg.node_id, msg.cum_ack)
         answered = self.assisted and self._resume(msg.cum_ack)
         super()._on_nack(msg, src, now)
         if answered:  # a roll call's answer: the fold it stands in for holds what the stream resumes after

@@ -127,6 +127,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
 
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
+        if isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)) and not self._accepted(msg, src):
+            return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
             self._on_feedback(msg, src, now)
         elif isinstance(msg, MtcpNack):

@@ -7,9 +7,13 @@
  *     cum_ack = min, min_cwnd = min, max_twnd = max, adv_wnd = min
  * where a member port that has sent no summary yet counts as cum_ack 0
  * (its receiver may lack everything: a fold must not release for it)
- * and sends upstream one message carrying the fold (flag AGGREGATED) only
- * when the fold differs from the last one it sent; otherwise the message is
- * absorbed. The message keeps its type, node_id and echo_ts (those of the
+ * and sends upstream one message carrying the fold (flag AGGREGATED) when
+ * the fold differs from the last one it sent, or when AGG_REFRESH_US or more
+ * have passed since a fold last went up; otherwise the message is absorbed.
+ * The refresh is what keeps a session live: the one upstream copy of a fold
+ * may be lost, or the sender may need to hear it again after a timeout, and
+ * an unchanged fold would otherwise never go up again (docs/assistance.md,
+ * "why no loss pattern stalls a session"). The message keeps its type, node_id and echo_ts (those of the
  * receiver that triggered it). Its sack_bitmap is always cleared: it lists
  * what one receiver holds, and the fold speaks for every port, so a bitmap
  * left in place would let the sender release packets other receivers still
@@ -19,6 +23,13 @@
  * messages absorbed since the last one went up (echo.p4). */
 #ifndef P4MCC_AGGREGATION_P4
 #define P4MCC_AGGREGATION_P4
+
+/* An unchanged fold goes upstream again once this long (us) has passed
+ * since the last fold went up. Below the sender's 1 s floor on its
+ * retransmission timer (RFC 6298 2.4), so the answers to its first repair
+ * after a lost fold can pass; long enough that a switch adds at most two
+ * messages a second to a session whose fold does not move. */
+#define AGG_REFRESH_US 48w500000
 
 /* One slot of the unrolled fold (no loops in v1model controls). A slot
  * counts if its summary is stored and its port is the ingress port or a
@@ -149,9 +160,11 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             bit<128> folded = f.cum_ack ++ f.min_cwnd ++ f.max_twnd ++ f.adv_wnd;
             bit<128> last;
             bit<1> sent;
+            bit<48> sent_at;
             agg_last_sent.read(last, meta.sidx);
             agg_sent_valid.read(sent, meta.sidx);
-            bool absorb = sent == 1 && last == folded;
+            agg_sent_at.read(sent_at, meta.sidx);
+            bool absorb = sent == 1 && last == folded && meta.now - sent_at < AGG_REFRESH_US;
             echo.apply(hdr, meta, !absorb);
             if (absorb) {
                 meta.drop = 1;
@@ -160,6 +173,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             } else {
                 agg_last_sent.write(meta.sidx, folded);
                 agg_sent_valid.write(meta.sidx, 1);
+                agg_sent_at.write(meta.sidx, meta.now);
                 hdr.mtcp_ack.sack_bitmap = 0;   /* one receiver's SACKs are not the fold's */
                 hdr.mtcp_ack.cum_ack = f.cum_ack;
                 hdr.mtcp_ack.min_cwnd = f.min_cwnd;

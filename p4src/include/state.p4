@@ -31,6 +31,8 @@ register<bit<32>>(MAX_SESSIONS) agg_valid;
 register<bit<128>>(MAX_SESSIONS) agg_last_sent;
 /* 1 once agg_last_sent holds a fold. Index sidx. */
 register<bit<1>>(MAX_SESSIONS) agg_sent_valid;
+/* Time (us) the last fold went upstream. Index sidx. */
+register<bit<48>>(MAX_SESSIONS) agg_sent_at;
 
 /* ---- feedback filtering (filtering.p4) ---- */
 register<bit<1>>(MAX_SESSIONS)  filter_valid;        /* a round is open */

@@ -6,13 +6,15 @@ from win_util import GROUP, PORT, SENDER, cfg, feed, out, run_timers
 
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, composed
 
+from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import FOLD_ID, MtcpParams
 from p4mcc.hosts.mtcp.core import ACK_DELAY
 from p4mcc.hosts.reliable import payload_for
 from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 A = "10.0.1.1"
-FOLDER = "10.0.9.9"
+FOLDER = "10.0.9.9"  # the receiver whose ACK triggered the fold (a report's id is its address)
+MEMBER = "10.0.5.5"
 
 
 def rdata(seq: int, t: float) -> MtcpData:
@@ -66,7 +68,7 @@ def test_ack_every_zero_is_the_papers_timed_ack():
 
 def _fold(cum: int, cls=MtcpAck):
     return cls(session_id=9, cum_ack=cum, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=256,
-               node_id=1, flags=Flags.AGGREGATED)
+               node_id=node_id(FOLDER), flags=Flags.AGGREGATED)
 
 
 def _folded_sender(cwnd: float) -> MtcpSender:
@@ -100,7 +102,7 @@ def test_a_multicast_repair_on_a_nack_makes_the_folds_timer_repair_ambiguous():
     t = s.timer_at("pkt")
     s.handle_timer(t)  # packet 1 times out: repaired to the fold (the group)
     assert fold.rexmits.get(1) == 1
-    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), t + 1.5, src="10.0.5.5")
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(MEMBER), missing=(1,)), t + 1.5, src=MEMBER)
     assert [m.seq for d, m in out(s) if isinstance(m, MtcpData) and d == (GROUP, PORT)].count(1) >= 1
     assert fold.rexmits[1] == 2
     feed(s, _fold(2), t + 1.6, src=FOLDER)
@@ -144,8 +146,8 @@ def test_a_nack_from_behind_a_fold_is_suppressed_for_the_folds_rtt_not_the_initi
     s = _folded_sender(2.0)
     fold = s.children[FOLD_ID]
     fold.rtt.sample(0.1)
-    member = "10.0.5.5"
-    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), 0.2, src=member)
+    member = MEMBER
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(MEMBER), missing=(1,)), 0.2, src=member)
     assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]
-    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=7, missing=(1,)), 0.5, src=member)
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(MEMBER), missing=(1,)), 0.5, src=member)
     assert [m.seq for _d, m in out(s) if isinstance(m, MtcpData)] == [1]  # 0.3 s > RTT + ack_delay
