@@ -66,7 +66,7 @@ from typing import Any  # noqa: E402
 
 from p4mcc.hosts.core import Endpoint  # noqa: E402
 
-SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "sender-crash.yaml"
+SCENARIO = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "faults" / "sender-crash.yaml"
 DRAIN_S = 4.0  # what was sent this long before the end must have arrived
 
 

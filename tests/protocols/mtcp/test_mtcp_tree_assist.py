@@ -16,7 +16,7 @@ from p4mcc.netsim.run import run_scenario
 from p4mcc.netsim.switches import choose_switch
 from p4mcc.scenario.model import load_scenario
 
-SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "mtcp-tree-assist.yaml"
+SCENARIO = Path(__file__).resolve().parents[3] / "topologies" / "scenarios" / "mtcp-tree-assist.yaml"
 DURATION = 30.0
 
 pytestmark = pytest.mark.slow  # two 30 s runs through the P4 program, about a minute each
