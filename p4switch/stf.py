@@ -442,7 +442,9 @@ def run_cli(args: Any, out: Optional[TextIO] = None) -> int:
         print(exc.format() if hasattr(exc, "format") else str(exc), file=out)
         return EXIT_COMPILE
     try:
-        sw = Switch(prog)
+        from .native import make_switch
+
+        sw = make_switch(prog, getattr(args, "pipeline", "interp") or "interp")
     except UnsupportedError as exc:
         print(f"unsupported: {exc}", file=out)
         return EXIT_UNSUPPORTED

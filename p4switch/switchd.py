@@ -328,11 +328,16 @@ def check_cpu_port(program: Any, cpu_port: int | None) -> None:
                     f"start the switch with --cpu-port {declared[0]}")
 
 
+#: the pipeline every switch of this process runs (``--pipeline``): ``interp``
+#: is the reference, ``native`` the compiled module (p4switch/native)
+PIPELINE = {"name": "interp"}
+
+
 def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
-    from .interp import Switch
+    from .native import make_switch
 
     try:
-        return Switch(program, cpu_port=cpu_port, start_time=start_time, seed=seed)
+        return make_switch(program, PIPELINE["name"], cpu_port=cpu_port, start_time=start_time, seed=seed)
     except Exception as e:  # UnsupportedError and friends: the program cannot run here
         raise P4RTError(Code.INVALID_ARGUMENT, f"the program cannot run on this switch: {e}") from None
 
@@ -361,6 +366,8 @@ class SwitchOptions:
     pipeline_cache: str | None = None
     #: warm up, then wait for "go" on stdin before opening ports and serving
     standby: bool = False
+    #: ``interp`` or ``native`` (see ``new_switch``)
+    pipeline: str = "interp"
 
 
 class SwitchProcess:
@@ -368,6 +375,7 @@ class SwitchProcess:
 
     def __init__(self, opts: SwitchOptions) -> None:
         self.opts = opts
+        PIPELINE["name"] = opts.pipeline
         self.stop_event = threading.Event()
         self.ports: dict[int, Port] = {}
         self.server: Any = None
@@ -560,4 +568,5 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
         p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
+        pipeline=args.pipeline,
     )

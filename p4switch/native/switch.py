@@ -1,0 +1,330 @@
+"""A v1model switch whose pipeline runs as native code.
+
+``NativeSwitch`` is the interpreter's ``Switch`` (same control-plane API, same
+``Table`` and ``Pre`` objects) whose ``process`` calls the compiled module:
+one call runs parser, verify and ingress, one more runs every replica's
+egress, computeChecksum and deparser.  Registers and counters live in native
+memory (``registers``/``counters`` hold views of it); a table write marks the
+table and the next packet copies its entries into native memory in the
+lookup order the Python table uses.  Meters stay in Python (the native code
+calls back), digests are read after ingress.  When the program or the
+machine does not allow it, the switch says so in one line and runs the
+interpreter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any, Callable, Optional
+
+from ..interp.switch import Digest, Egress, Switch
+from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
+from .build import BuildError, Module, load
+from .cgen import NativeUnsupported
+
+_new_tuple = tuple.__new__
+_M64 = (1 << 64) - 1
+_REPLICATION = 5
+_notified: set[int] = set()
+_status: dict[int, str] = {}
+
+
+def native_status(program: Any) -> str:
+    """'native', or why the program runs on the interpreter."""
+    return _status.get(id(program), "not tried")
+
+
+class NativeRegister:
+    """``register<bit<W>>`` cells in native memory, as ``RegisterArray``'s interface."""
+
+    def __init__(self, name: str, size: int, width: int, signed: bool, addr: int) -> None:
+        self.name, self.size, self.width, self.signed = name, size, width, signed
+        self._wide = width > 64
+        self._cells = (ctypes.c_uint64 * (size * (2 if self._wide else 1))).from_address(addr)
+        self._mask = (1 << width) - 1
+
+    def read(self, index: int) -> int:
+        if not 0 <= index < self.size:
+            return 0
+        c = self._cells
+        v = (c[2 * index] | (c[2 * index + 1] << 64)) if self._wide else c[index]
+        if self.signed and v >> (self.width - 1):
+            v -= 1 << self.width
+        return v
+
+    def write(self, index: int, value: int) -> None:
+        if 0 <= index < self.size:
+            v = value & self._mask
+            if self._wide:
+                self._cells[2 * index], self._cells[2 * index + 1] = v & _M64, v >> 64
+            else:
+                self._cells[index] = v
+
+    def reset(self) -> None:
+        ctypes.memset(ctypes.addressof(self._cells), 0, ctypes.sizeof(self._cells))
+
+    @property
+    def values(self) -> list[int]:
+        return [self.read(i) for i in range(self.size)]
+
+
+class NativeCounter:
+    """``counter`` cells in native memory, as ``CounterArray``'s interface."""
+
+    def __init__(self, name: str, size: int, kind: str, packets: Any, nbytes: Any) -> None:
+        self.name, self.size, self.kind = name, size, kind
+        self.packets = (ctypes.c_uint64 * size).from_address(ctypes.addressof(packets.contents))
+        self.bytes = (ctypes.c_uint64 * size).from_address(ctypes.addressof(nbytes.contents))
+
+    def count(self, index: int, nbytes: int) -> None:
+        if 0 <= index < self.size:
+            self.packets[index] += 1
+            self.bytes[index] += nbytes
+
+    def read(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, nbytes: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
+        self.packets[index], self.bytes[index] = packets, nbytes
+
+    def reset(self) -> None:
+        for a in (self.packets, self.bytes):
+            ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
+
+
+_MUTATORS = ("add", "modify", "delete", "clear", "set_default", "reset_default")
+_mirrored_classes: dict[type, type] = {}
+
+
+def _mirrored(cls: type) -> type:
+    """``cls`` whose writes mark the table for copying into native memory."""
+    sub = _mirrored_classes.get(cls)
+    if sub is None:
+        def wrap(name: str) -> Callable:
+            base = getattr(cls, name)
+
+            def method(self: Any, *a: Any, **k: Any) -> Any:
+                r = base(self, *a, **k)
+                self._native_dirty.add(self.name)
+                return r
+            method.__name__ = name
+            return method
+        sub = _mirrored_classes[cls] = type("Mirrored" + cls.__name__, (cls,), {n: wrap(n) for n in _MUTATORS})
+    return sub
+
+
+def _u128_pairs(values: list[int]) -> Any:
+    arr = (ctypes.c_uint64 * max(2 * len(values), 2))()
+    for i, v in enumerate(values):
+        arr[2 * i], arr[2 * i + 1] = v & _M64, (v >> 64) & _M64
+    return arr
+
+
+class NativeSwitch(Switch):
+    """``Switch`` running the compiled module (the interpreter when it cannot)."""
+
+    def __init__(self, program: Any, **kw: Any) -> None:
+        super().__init__(program, **kw)
+        self.native = False
+        try:
+            self._mod = load(program)
+        except (NativeUnsupported, BuildError) as exc:
+            _status[id(program)] = str(exc)
+            if id(program) not in _notified:
+                _notified.add(id(program))
+                print(f"p4mcc: native pipeline not used ({exc}); running the interpreter", file=sys.stderr)
+            return
+        _status[id(program)] = "native"
+        self._attach(self._mod)
+        self.native = True
+
+    def _attach(self, mod: Module) -> None:
+        lib, gen = mod.lib, mod.gen
+        self._lib = lib
+        self._W = lib.sw_new()
+        self._outmax = mod.outmax
+        self.registers = {}
+        for k, (fq, size, w, signed) in enumerate(gen.registers):
+            self.registers[fq] = NativeRegister(fq, size, w, signed, lib.sw_reg(self._W, k))
+        old_ctr = self.counters
+        self.counters = {}
+        for k, (fq, size) in enumerate(gen.counters):
+            self.counters[fq] = NativeCounter(fq, size, old_ctr[fq].kind, lib.sw_ctr(self._W, k, 0), lib.sw_ctr(self._W, k, 1))
+        meters = [self.meters[fq] for fq in gen.meters]
+
+        def meter_cb(k: int, index: int, now_us: int, nbytes: int) -> int:
+            return meters[k].execute(index, now_us, nbytes)
+        self._meter_cb = mod.METER_CB(meter_cb)
+        lib.sw_set_meter_cb(self._W, self._meter_cb)
+        self._tix = {fq: i for i, (fq, _, _) in enumerate(gen.tables)}
+        self._alists = {fq: al for fq, _, al in gen.tables}
+        self._aid = gen.action_ids
+        self._native_dirty: set[str] = set(self._tix)
+        for fq, t in self.tables.items():
+            if fq not in self._tix:
+                raise NativeUnsupported(f"table {fq} has no native counterpart")
+            t.__class__ = _mirrored(type(t))
+            t._native_dirty = self._native_dirty
+        self._digest_meta = gen.digests
+        self._dig_vals = (ctypes.c_uint64 * max(gen.ndigest_fields, 1))()
+        self._rep_cache: dict[int, tuple] = {}
+        self._bufs: dict[int, tuple] = {}
+        self._one_rid = (ctypes.c_uint64 * 1)()
+        self._one_port = (ctypes.c_uint64 * 1)()
+
+    def __del__(self) -> None:
+        W = getattr(self, "_W", None)
+        if W:
+            self._W = None
+            self._lib.sw_free(W)
+
+    # ------------------------------------------------------------ tables
+    def _gid(self, action: str) -> int:
+        gid = self._aid.get(action)
+        if gid is None:
+            gid = self._aid[action] = len(self._aid)
+        return gid
+
+    def _sync(self) -> None:
+        lib, W = self._lib, self._W
+        for fq in sorted(self._native_dirty):
+            t: Table = self.tables[fq]
+            i = self._tix[fq]
+            al = self._alists[fq]
+            lib.tbl_clear(W, i)
+            d = t.default
+            lib.tbl_default(W, i, al.index(d.action) if d.action in al else -1, self._gid(d.action),
+                            _u128_pairs(list(d.params)), len(d.params))
+            if t._exact_only:
+                order = list(t.entries.values())
+            elif t._lpm_index >= 0:
+                li = t._lpm_index
+                order = sorted(t.entries.values(), key=lambda e: -e.keys[li].prefix_len)
+            else:
+                order = t._scan_order()
+            widths = [k.width for k in t.keys]
+            for e in order:
+                v, m, hi = [], [], []
+                for mk, w in zip(e.keys, widths):
+                    full = (1 << w) - 1
+                    if type(mk) is Exact:
+                        v.append(mk.value), m.append(full), hi.append(0)
+                    elif type(mk) is Lpm:
+                        pm = (((1 << mk.prefix_len) - 1) << (w - mk.prefix_len)) if mk.prefix_len else 0
+                        v.append(mk.value & pm), m.append(pm), hi.append(0)
+                    elif type(mk) is Ternary:
+                        v.append(mk.value), m.append(mk.mask), hi.append(0)
+                    elif type(mk) is Range:
+                        v.append(mk.low), m.append(full), hi.append(mk.high)
+                    elif type(mk) is Optional_:
+                        v.append(0 if mk.value is None else mk.value), m.append(0 if mk.value is None else full), hi.append(0)
+                    else:
+                        v.append(0), m.append(0), hi.append(0)
+                lib.tbl_add(W, i, al.index(e.action) if e.action in al else -1, self._gid(e.action),
+                            _u128_pairs(v), _u128_pairs(m), _u128_pairs(hi), _u128_pairs(list(e.params)), len(e.params))
+            lib.tbl_done(W, i)
+        self._native_dirty.clear()
+
+    # ------------------------------------------------------------ packets
+    def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
+        if not self.native:
+            return super().process(port, data, now)
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
+        stats = self.stats
+        stats["rx"] += 1
+        if self._native_dirty:
+            self._sync()
+        out: list[Egress] = []
+        data = bytes(data)
+        lib, W = self._lib, self._W
+        now_us = int(round((now - self.start_time) * 1e6))
+        self._now = now
+        length = len(data)
+        status = lib.sw_ingress(W, data, length, port, now_us)
+        if status & 1:
+            stats["errors"] += 1
+            self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+            return out
+        if status & 2:
+            stats["parser_errors"] += 1
+        if self._digest_meta:
+            for i in range(lib.sw_ndig(W)):
+                k = lib.sw_dig(W, i, self._dig_vals)
+                name, fields = self._digest_meta[k]
+                d = Digest(name, {f: self._dig_vals[j] for j, (f, _) in enumerate(fields)}, now)
+                if self.on_digest is not None:
+                    self.on_digest(d)
+                else:
+                    self._digests.append(d)
+        payload = data[lib.sw_payload_off(W):]
+        mgid = lib.sw_out(W, 0)
+        if mgid:
+            reps = self.pre.replicas(mgid)
+            if not reps:
+                stats["dropped"] += 1
+                return out
+            stats["replicas"] += len(reps)
+            c = self._rep_cache.get(mgid)
+            if c is None or c[0] is not reps:
+                n = len(reps)
+                ports = (ctypes.c_uint64 * n)(*[p for p, _ in reps])
+                rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
+                c = self._rep_cache[mgid] = (reps, ports, rids, [p for p, _ in reps])
+            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, now_us, length, payload, out)
+        else:
+            spec = lib.sw_out(W, 1)
+            if spec == self.drop_port:
+                stats["dropped"] += 1
+                return out
+            self._one_port[0] = spec
+            self._native_egress(self._one_port, self._one_rid, [spec], 0, 0, now_us, length, payload, out)
+        stats["tx"] += len(out)
+        return out
+
+    def _native_egress(self, ports: Any, rids: Any, plist: list[int], itype: int, set_rid: int, now_us: int,
+                length: int, payload: bytes, out: list[Egress]) -> None:
+        n = len(plist)
+        bufs = self._bufs.get(n)
+        if bufs is None:
+            bufs = self._bufs[n] = (ctypes.create_string_buffer(n * self._outmax),
+                                    (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)())
+        buf, lens, itypes = bufs
+        q = None
+        queue_model = self.queue_model
+        if queue_model is not None and self._reads_queue:
+            q = (ctypes.c_uint64 * (3 * n))()
+            for i, p in enumerate(plist):
+                q[3 * i], q[3 * i + 1], q[3 * i + 2] = (x & _M64 for x in queue_model(p, self._now))
+        done = self._lib.sw_egress(self._W, ports, rids, n, itype, set_rid, now_us, length,
+                                   self.queues_per_port if self._sm_prio else 1 << 30, self.drop_port,
+                                   q, buf, lens, itypes)
+        raw = buf.raw
+        om = self._outmax
+        stats = self.stats
+        for i in range(done):
+            L = lens[i]
+            if L < 0:
+                stats["dropped"] += 1
+                continue
+            a = i * om
+            out.append(_new_tuple(Egress, (plist[i], raw[a:a + L] + payload, itypes[i])))
+        if done < n:
+            stats["errors"] += 1
+            self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+
+
+def make_switch(program: Any, pipeline: str = "interp", **kw: Any) -> Switch:
+    """A switch for ``program`` on the ``interp`` (reference) or ``native`` pipeline."""
+    if pipeline == "interp":
+        return Switch(program, **kw)
+    if pipeline == "native":
+        return NativeSwitch(program, **kw)
+    raise ValueError(f"unknown pipeline {pipeline!r} (interp or native)")
