@@ -1431,6 +1431,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
             ing.emit(f"    case {k}: dig_{k}(W->dig_vals[i], W->dig_ptr[i]); break;")
         ing.emit("    default: break; }")
         ing.emit(f"W->out_mgid = {'W->sm.f_mcast_grp' if has('mcast_grp') else '0'}; W->out_spec = W->sm.f_egress_spec;")
+        ing.emit("W->res[0] = (u64)W->payload_off; W->res[1] = W->out_mgid; W->res[2] = W->out_spec; W->res[3] = (u64)W->ndig;")
         ing.emit("return status;")
 
         eg = Body()
@@ -1469,7 +1470,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         nt = len(self.tables)
         regs = "".join(f"    {'u128' if w > 64 else 'u64'} *r{k};\n" for k, (_, _, w, _) in enumerate(self.registers))
         ctrs = "".join(f"    u64 *c{k}p, *c{k}b;\n" for k in range(len(self.counters)))
-        sw = (f"typedef struct sw {{\n    int stop; u64 perr; u64 cksum_err;\n"
+        sw = (f"typedef struct sw {{\n    u64 res[4]; u64 in[16]; int stop; u64 perr; u64 cksum_err;\n"
               "    const uint8_t *data; i64 nbits, pos; u64 length, now_us;\n"
               "    uint8_t *obuf; i64 opos, omax; i64 payload_off; u64 out_mgid, out_spec;\n"
               f"    int ndig; int dig_id[8]; const void *dig_ptr[8]; u64 dig_vals[8][{self.ndigest_fields}];\n"
@@ -1516,6 +1517,12 @@ void tbl_add(sw_t *W, int i, int act, int gid, const u64 *v, const u64 *m, const
     for (int j = 0; j < np; j++) e->p[j] = u128of(p + 2 * j);
 }}
 void tbl_done(sw_t *W, int i) {{ tbl_index(&W->t[i]); }}
+/* n entries at once: keys as (lo, hi) pairs, n * nk of each, params n * np pairs */
+void tbl_load(sw_t *W, int i, int n, const u64 *acts, const u64 *v, const u64 *m, const u64 *hi, const u64 *p, int np) {{
+    tbl_t *t = &W->t[i]; int nk = t->nk;
+    for (int j = 0; j < n; j++)
+        tbl_add(W, i, (int)(i64)acts[2 * j], (int)acts[2 * j + 1], v + 2 * nk * j, m + 2 * nk * j, hi + 2 * nk * j, p + 2 * np * j, np);
+}}
 int sw_ingress(sw_t *W, const uint8_t *data, i64 len, u64 port, u64 now_us) {{
 {chr(10).join(ing.lines)}
 }}
@@ -1524,6 +1531,14 @@ int sw_egress(sw_t *W, const u64 *ports, const u64 *rids, int n, int itype, int 
 {chr(10).join(eg.lines)}
 }}
 int sw_outmax(void) {{ return OUTMAX; }}
+/* the same two entry points with their arguments in W->in (a call with
+   two arguments costs the caller far less than one with thirteen) */
+int sw_ingress_w(sw_t *W, const uint8_t *data) {{ return sw_ingress(W, data, (i64)W->in[6], W->in[13], W->in[5]); }}
+int sw_egress_w(sw_t *W) {{
+    return sw_egress(W, (const u64 *)W->in[0], (const u64 *)W->in[1], (int)W->in[2], (int)W->in[3], (int)W->in[4],
+                     W->in[5], W->in[6], (int)W->in[7], (int)W->in[8], (const u64 *)W->in[9], (uint8_t *)W->in[10],
+                     (i64 *)W->in[11], (u64 *)W->in[12]);
+}}
 """
         head = (f"#define NK {self.max_keys}\n#define NP {self.max_params}\n"
                 f"#define OUTMAX {max((self.out_bits + 7) // 8, 1)}\n")

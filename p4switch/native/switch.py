@@ -176,6 +176,15 @@ class NativeSwitch(Switch):
         self._bufs: dict[int, tuple] = {}
         self._one_rid = (ctypes.c_uint64 * 1)()
         self._one_port = (ctypes.c_uint64 * 1)()
+        # what sw_ingress leaves for Python (payload offset, mgid, egress_spec,
+        # digests) and the inputs of the two entry points (cgen.py, ``sw_*_w``)
+        self._res = (ctypes.c_uint64 * 4).from_address(self._W)
+        self._in = (ctypes.c_uint64 * 16).from_address(self._W + 32)
+        self._in[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        self._in[8] = self.drop_port
+        self._Wp = ctypes.c_void_p(self._W)
+        self._ingress_w, self._egress_w = self._lib.sw_ingress_w, self._lib.sw_egress_w
+        self._one_port_a, self._one_rid_a = ctypes.addressof(self._one_port), ctypes.addressof(self._one_rid)
 
     def __del__(self) -> None:
         W = getattr(self, "_W", None)
@@ -208,25 +217,39 @@ class NativeSwitch(Switch):
             else:
                 order = t._scan_order()
             widths = [k.width for k in t.keys]
+            np_ = max((len(e.params) for e in order), default=0)
+            acts: list[int] = []
+            v: list[int] = []
+            m: list[int] = []
+            hi: list[int] = []
+            prm: list[int] = []
             for e in order:
-                v, m, hi = [], [], []
+                acts += ((al.index(e.action) if e.action in al else -1) & _M64, self._gid(e.action))
                 for mk, w in zip(e.keys, widths):
                     full = (1 << w) - 1
-                    if type(mk) is Exact:
-                        v.append(mk.value), m.append(full), hi.append(0)
-                    elif type(mk) is Lpm:
+                    tm = type(mk)
+                    if tm is Exact:
+                        x, y, z = mk.value, full, 0
+                    elif tm is Lpm:
                         pm = (((1 << mk.prefix_len) - 1) << (w - mk.prefix_len)) if mk.prefix_len else 0
-                        v.append(mk.value & pm), m.append(pm), hi.append(0)
-                    elif type(mk) is Ternary:
-                        v.append(mk.value), m.append(mk.mask), hi.append(0)
-                    elif type(mk) is Range:
-                        v.append(mk.low), m.append(full), hi.append(mk.high)
-                    elif type(mk) is Optional_:
-                        v.append(0 if mk.value is None else mk.value), m.append(0 if mk.value is None else full), hi.append(0)
+                        x, y, z = mk.value & pm, pm, 0
+                    elif tm is Ternary:
+                        x, y, z = mk.value, mk.mask, 0
+                    elif tm is Range:
+                        x, y, z = mk.low, full, mk.high
+                    elif tm is Optional_ and mk.value is not None:
+                        x, y, z = mk.value, full, 0
                     else:
-                        v.append(0), m.append(0), hi.append(0)
-                lib.tbl_add(W, i, al.index(e.action) if e.action in al else -1, self._gid(e.action),
-                            _u128_pairs(v), _u128_pairs(m), _u128_pairs(hi), _u128_pairs(list(e.params)), len(e.params))
+                        x, y, z = 0, 0, 0
+                    v += (x & _M64, x >> 64)
+                    m += (y & _M64, y >> 64)
+                    hi += (z & _M64, z >> 64)
+                for x in e.params:
+                    prm += (x & _M64, x >> 64)
+                prm += (0, 0) * (np_ - len(e.params))
+            if order:
+                arr = lambda xs: (ctypes.c_uint64 * max(len(xs), 2))(*xs)  # noqa: E731
+                lib.tbl_load(W, i, len(order), arr(acts), arr(v), arr(m), arr(hi), arr(prm), np_)
             lib.tbl_done(W, i)
         self._native_dirty.clear()
 
@@ -244,28 +267,30 @@ class NativeSwitch(Switch):
             self._sync()
         out: list[Egress] = []
         data = bytes(data)
-        lib, W = self._lib, self._W
         now_us = int(round((now - self.start_time) * 1e6))
         self._now = now
         length = len(data)
-        status = lib.sw_ingress(W, data, length, port, now_us)
+        a = self._in
+        a[5], a[6], a[13] = now_us, length, port & _M64
+        status = self._ingress_w(self._Wp, data)
         if status & 1:
             stats["errors"] += 1
             self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
             return out
         if status & 2:
             stats["parser_errors"] += 1
-        if self._digest_meta:
-            for i in range(lib.sw_ndig(W)):
-                k = lib.sw_dig(W, i, self._dig_vals)
+        res = self._res
+        if self._digest_meta and res[3]:
+            for i in range(res[3]):
+                k = self._lib.sw_dig(self._W, i, self._dig_vals)
                 name, fields = self._digest_meta[k]
                 d = Digest(name, {f: self._dig_vals[j] for j, (f, _) in enumerate(fields)}, now)
                 if self.on_digest is not None:
                     self.on_digest(d)
                 else:
                     self._digests.append(d)
-        payload = data[lib.sw_payload_off(W):]
-        mgid = lib.sw_out(W, 0)
+        payload = data[res[0]:]
+        mgid = res[1]
         if mgid:
             reps = self.pre.replicas(mgid)
             if not reps:
@@ -277,45 +302,58 @@ class NativeSwitch(Switch):
                 n = len(reps)
                 ports = (ctypes.c_uint64 * n)(*[p for p, _ in reps])
                 rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
-                c = self._rep_cache[mgid] = (reps, ports, rids, [p for p, _ in reps])
-            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, now_us, length, payload, out)
+                c = self._rep_cache[mgid] = (reps, ctypes.addressof(ports), ctypes.addressof(rids),
+                                             [p for p, _ in reps], ports, rids)
+            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, payload, out)
         else:
-            spec = lib.sw_out(W, 1)
+            spec = res[2]
             if spec == self.drop_port:
                 stats["dropped"] += 1
                 return out
             self._one_port[0] = spec
-            self._native_egress(self._one_port, self._one_rid, [spec], 0, 0, now_us, length, payload, out)
+            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, payload, out)
         stats["tx"] += len(out)
         return out
 
-    def _native_egress(self, ports: Any, rids: Any, plist: list[int], itype: int, set_rid: int, now_us: int,
-                length: int, payload: bytes, out: list[Egress]) -> None:
+    def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
+                       payload: bytes, out: list[Egress]) -> None:
+        """Every replica (port, rid) through egress, computeChecksum and the
+        deparser in one native call; ``ports``/``rids`` are array addresses."""
         n = len(plist)
         bufs = self._bufs.get(n)
         if bufs is None:
-            bufs = self._bufs[n] = (ctypes.create_string_buffer(n * self._outmax),
-                                    (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)())
-        buf, lens, itypes = bufs
-        q = None
+            b = (ctypes.create_string_buffer(n * self._outmax), (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)(),
+                 (ctypes.c_uint64 * (3 * n))())
+            bufs = self._bufs[n] = b + tuple(ctypes.addressof(x) for x in b)
+        buf, lens, itypes, q, buf_a, lens_a, itypes_a, q_a = bufs
+        a = self._in
+        a[0], a[1], a[2], a[3], a[4] = ports, rids, n, itype, set_rid
+        a[10], a[11], a[12] = buf_a, lens_a, itypes_a
+        a[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        a[8] = self.drop_port
         queue_model = self.queue_model
         if queue_model is not None and self._reads_queue:
-            q = (ctypes.c_uint64 * (3 * n))()
+            now = self._now
             for i, p in enumerate(plist):
-                q[3 * i], q[3 * i + 1], q[3 * i + 2] = (x & _M64 for x in queue_model(p, self._now))
-        done = self._lib.sw_egress(self._W, ports, rids, n, itype, set_rid, now_us, length,
-                                   self.queues_per_port if self._sm_prio else 1 << 30, self.drop_port,
-                                   q, buf, lens, itypes)
-        raw = buf.raw
+                enq, delta, deq = queue_model(p, now)
+                q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
+            a[9] = q_a
+        else:
+            a[9] = 0
+        done = self._egress_w(self._Wp)
         om = self._outmax
+        raw = buf.raw if n > 1 else None
         stats = self.stats
         for i in range(done):
             L = lens[i]
             if L < 0:
                 stats["dropped"] += 1
                 continue
-            a = i * om
-            out.append(_new_tuple(Egress, (plist[i], raw[a:a + L] + payload, itypes[i])))
+            if raw is None:
+                pkt = buf.raw[:L] + payload
+            else:
+                pkt = raw[i * om:i * om + L] + payload
+            out.append(_new_tuple(Egress, (plist[i], pkt, itypes[i])))
         if done < n:
             stats["errors"] += 1
             self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
