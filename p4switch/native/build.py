@@ -42,6 +42,10 @@ class Module:
         lib.sw_ctr.argtypes = [vp, ctypes.c_int, ctypes.c_int]
         self.METER_CB = ctypes.CFUNCTYPE(u64, ctypes.c_int, u64, u64, u64)
         lib.sw_set_meter_cb.argtypes = [vp, self.METER_CB]
+        self.HASH_CB = ctypes.CFUNCTYPE(u64, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_int, u64, u64)
+        lib.sw_set_hash_cb.argtypes = [vp, self.HASH_CB]
+        self.LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(u64))
+        lib.sw_set_log.argtypes = [vp, ctypes.c_int, self.LOG_CB]
         lib.sw_payload_off.restype = i64
         lib.sw_payload_off.argtypes = [vp]
         lib.sw_out.restype = u64
@@ -53,6 +57,7 @@ class Module:
         lib.tbl_default.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, P64, ctypes.c_int]
         lib.tbl_add.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, P64, P64, P64, P64, ctypes.c_int]
         lib.tbl_load.argtypes = [vp, ctypes.c_int, ctypes.c_int, P64, P64, P64, P64, P64, ctypes.c_int]
+        lib.tbl_counters.argtypes = [vp, ctypes.c_int, P64]
         lib.sw_ingress.argtypes = [vp, ctypes.c_char_p, i64, u64, u64]
         lib.sw_egress.argtypes = [vp, P64, P64, ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, u64,
                                   ctypes.c_int, ctypes.c_int, P64, ctypes.c_char_p, ctypes.POINTER(i64), P64]

@@ -55,9 +55,15 @@ typedef int64_t i64;
 #define M64(w) ((w) >= 64 ? ~(u64)0 : (((u64)1 << (w)) - 1))
 #define M128(w) ((w) >= 128 ? ~(u128)0 : (((u128)1 << (w)) - 1))
 static inline u64 sx64(u64 v, int w) { if (w >= 64) return v; u64 s = (u64)1 << (w - 1); return (v ^ s) - s; }
+static inline u64 sat_s(__int128 v, int w) {
+    __int128 hi = ((__int128)1 << (w - 1)) - 1, lo = -((__int128)1 << (w - 1));
+    if (v > hi) v = hi;
+    if (v < lo) v = lo;
+    return (u64)v & M64(w);
+}
 static inline u128 sx128(u128 v, int w) { if (w >= 128) return v; u128 s = (u128)1 << (w - 1); return (v ^ s) - s; }
 
-typedef struct { u128 v[NK > 0 ? NK : 1], m[NK > 0 ? NK : 1], hi[NK > 0 ? NK : 1]; int act; int gid; u128 p[NP > 0 ? NP : 1]; } ent_t;
+typedef struct { u128 v[NK > 0 ? NK : 1], m[NK > 0 ? NK : 1], hi[NK > 0 ? NK : 1]; int act; int gid; u64 handle, cpk, cby; u128 p[NP > 0 ? NP : 1]; } ent_t;
 typedef struct {
     int nk; int kinds[NK > 0 ? NK : 1]; int exact_only;
     int n, cap; ent_t *e; int *h; int hcap;
@@ -188,7 +194,23 @@ class CGen:
             if t.underlying is not None and t.underlying.width > 64:
                 raise NativeUnsupported("enum wider than 64 bits", node)
             ct = CType("u64", "scalar", t)
-        elif isinstance(t, (T.HeaderType, T.StructType)) and not isinstance(t, T.HeaderUnionType):
+        elif isinstance(t, T.StackType):
+            et = self.ctype(t.elem, node)
+            if et.kind != "header":
+                raise NativeUnsupported(f"stack of {t.elem}", node)
+            name = self.fresh(f"K_{et.name}_{t.size}_")
+            ct = CType(name, "stack", t)
+            ct.elem, ct.size = et, t.size  # type: ignore[attr-defined]
+            self.typedefs.append(f"typedef struct {{\n    {et.name} h[{t.size}];\n    u64 nxt;\n}} {name};\n")
+        elif isinstance(t, T.HeaderUnionType):
+            fields = [(f.name, self.ctype(f.type, node)) for f in t.fields]
+            if any(c.kind != "header" for _, c in fields):
+                raise NativeUnsupported("union member that is not a header", node)
+            name = self.fresh("U_" + "".join(c if c.isalnum() else "_" for c in t.name) + "_")
+            ct = CType(name, "union", t, fields)
+            body = "".join(f"    {c.name} f_{n};\n" for n, c in fields) or "    u64 _dummy;\n"
+            self.typedefs.append(f"typedef struct {{\n{body}}} {name};\n")
+        elif isinstance(t, (T.HeaderType, T.StructType)):
             name = self.fresh(("H_" if isinstance(t, T.HeaderType) else "S_") + "".join(c if c.isalnum() else "_" for c in t.name) + "_")
             fields = []
             for f in t.fields:
@@ -375,9 +397,32 @@ class ExprMixin:
                 return f"(!(({r} >> 32) & 1))"
             if e.name == "action_run":
                 return f"({r} & 0xffffffffULL)"
-        if isinstance(bt, T.StructLikeType) and not isinstance(bt, T.HeaderUnionType):
+        if isinstance(bt, T.StructLikeType):
             return f"({self.ex(e.expr, env, b)}).f_{e.name}"
+        if isinstance(bt, T.StackType):
+            x = self.ex(e.expr, env, b)
+            if e.name == "lastIndex":
+                return f"((({x}).nxt - 1) & 0xffffffffULL)"
+            if e.name == "size":
+                return f"{bt.size}ULL"
+            return self.stack_elem(x, e.name, bt, b, e)
         raise NativeUnsupported(f"member {e.name!r} of {bt}", e)
+
+    def stack_elem(self, x: str, which: str, t: Any, b: Body, node: Any) -> str:
+        """``x.next`` (a parser error past the end) or ``x.last`` (a fault when empty)."""
+        if which == "next":
+            b.emit(f"if (({x}).nxt >= {t.size}) {{ W->stop |= {STOP_PERR}; W->perr = {self.err_code('StackOutOfBounds')}; {b.ret} }}")
+            return f"({x}).h[({x}).nxt]"
+        if which == "last":
+            b.emit(f"if (({x}).nxt == 0) {{ W->stop |= {STOP_FAULT}; {b.ret} }}")
+            return f"({x}).h[({x}).nxt - 1]"
+        raise NativeUnsupported(f"stack member {which}", node)
+
+    def ex_Index(self, e: A.Index, env: dict, b: Body) -> str:
+        bt = st(e.expr.type)
+        if not isinstance(bt, T.StackType) or not isinstance(e.index, A.IntLit) or not 0 <= e.index.value < bt.size:
+            raise NativeUnsupported("index other than a constant into a header stack", e)
+        return f"({self.ex(e.expr, env, b)}).h[{e.index.value}]"
 
     def ex_Slice(self, e: A.Slice, env: dict, b: Body) -> str:
         x = self.ex(e.expr, env, b)
@@ -449,7 +494,7 @@ class ExprMixin:
             return self.shift(op, a, n, e)
         a, r = self.ex_seq([e.left, e.right], env, b)
         if op in ("==", "!="):
-            if isinstance(lt, T.StructLikeType):
+            if isinstance(lt, (T.StructLikeType, T.StackType)):
                 raise NativeUnsupported("comparison of aggregates", e)
             return f"({a} {op} {r})"
         if op in ("<", "<=", ">", ">="):
@@ -475,6 +520,11 @@ class ExprMixin:
                 r = self.tmp(ctn, r, b)
             b.emit(f"if (!{r}) {{ W->stop |= {STOP_FAULT}; {b.ret} }}")
             return f"(({a}) {op} ({r}))"
+        if op in ("|+|", "|-|") and t.signed:
+            if w > 64:
+                raise NativeUnsupported("signed saturating arithmetic above 64 bits", e)
+            sop = "+" if op == "|+|" else "-"
+            return f"sat_s((__int128){self.sval(a, t)} {sop} (__int128){self.sval(r, t)}, {w})"
         if op in ("|+|", "|-|") and not t.signed:
             if not _pure(a):
                 a = self.tmp(ctn, a, b)
@@ -593,8 +643,12 @@ class StmtMixin:
             return v
         if isinstance(e, A.Member):
             bt = st(e.expr.type)
-            if isinstance(bt, T.StructLikeType) and not isinstance(bt, T.HeaderUnionType):
+            if isinstance(bt, T.StructLikeType):
                 return f"({self.lval(e.expr, env, b)}).f_{e.name}"
+            if isinstance(bt, T.StackType) and e.name in ("next", "last"):
+                return self.stack_elem(self.lval(e.expr, env, b), e.name, bt, b, e)
+        if isinstance(e, A.Index):
+            return self.ex_Index(e, env, b)
         raise NativeUnsupported(f"cannot assign to {type(e).__name__}", e)
 
     def assign(self, lhs: Any, value: str, env: dict, b: Body) -> None:
@@ -878,13 +932,33 @@ class ExternMixin:
         name = e.target
         obj = e.func.expr if isinstance(e.func, A.Member) else None
         ot = st(obj.type) if obj is not None else None
-        if isinstance(ot, (T.HeaderUnionType, T.StackType)):
-            raise NativeUnsupported(f"{name} on {ot}", e)
+        if isinstance(ot, T.HeaderUnionType):
+            if name != "isValid":
+                raise NativeUnsupported(f"{name} on {ot}", e)
+            x = self.ex(obj, env, b)
+            return "(" + " || ".join(f"({x}).f_{f.name}._v" for f in ot.fields) + ")" if ot.fields else "0"
+        if isinstance(ot, T.StackType):
+            if name not in ("push_front", "pop_front"):
+                raise NativeUnsupported(f"{name} on {ot}", e)
+            x = self.lval(obj, env, b)
+            n = self.tmp("u64", self.ex(e.args[0].value, env, b), b)
+            N = ot.size
+            b.emit(f"if ({n} > {N}) {n} = {N};")
+            if name == "push_front":
+                b.emit(f"for (i64 i = {N} - 1; i >= (i64){n}; i--) {x}.h[i] = {x}.h[i - {n}];")
+                b.emit(f"for (i64 i = 0; i < (i64){n}; i++) memset(&{x}.h[i], 0, sizeof {x}.h[i]);")
+                b.emit(f"{x}.nxt = {x}.nxt + {n} < {N} ? {x}.nxt + {n} : {N};")
+            else:
+                b.emit(f"for (i64 i = 0; i < (i64)({N} - {n}); i++) {x}.h[i] = {x}.h[i + {n}];")
+                b.emit(f"for (i64 i = {N} - (i64){n}; i < {N}; i++) memset(&{x}.h[i], 0, sizeof {x}.h[i]);")
+                b.emit(f"{x}.nxt = {x}.nxt > {n} ? {x}.nxt - {n} : 0;")
+            return None
         if name == "isValid":
             return f"({self.ex(obj, env, b)})._v"
         if name == "setValid":
             x = self.lval(obj, env, b)
             b.emit(f"if (!{x}._v) {{ memset(&{x}, 0, sizeof {x}); {x}._v = 1; }}")
+            self.invalidate_siblings(obj, env, b)
             return None
         if name == "setInvalid":
             b.emit(f"{self.lval(obj, env, b)}._v = 0;")
@@ -893,6 +967,20 @@ class ExternMixin:
             w = width(ot)
             return f"{w if 'Bits' in name else (w + 7) // 8}ULL"
         raise NativeUnsupported(f"builtin {name!r}", e)
+
+    def invalidate_siblings(self, h: Any, env: dict, b: Body) -> None:
+        """A union member made valid leaves its siblings invalid."""
+        if isinstance(h, A.Member) and isinstance(st(h.expr.type), T.HeaderUnionType):
+            u = self.lval(h.expr, env, b)
+            for f in st(h.expr.type).fields:
+                if f.name != h.name:
+                    b.emit(f"{u}.f_{f.name}._v = 0;")
+
+    def hash_site(self, kind: str, algo: Optional[str] = None) -> int:
+        """A call site (``hash``, ``csum`` or ``random``) answered by the runtime's
+        own algorithms; stateful ones keep state per site, as BMv2's do."""
+        self.hash_sites.append((kind, algo))
+        return len(self.hash_sites) - 1
 
     def perr(self, code: str, b: Body) -> None:
         b.emit(f"W->stop |= {STOP_PERR}; W->perr = {self.err_code(code)}; {b.ret}")
@@ -929,9 +1017,12 @@ class ExternMixin:
         if isinstance(t, T.HeaderType):
             b.emit(f"{self.emit_fn(t, node)}(W, &{x});")
             self.out_bits += self.hdr_bits(t)
-        elif isinstance(t, T.StructType):
+        elif isinstance(t, (T.StructType, T.HeaderUnionType)):
             for f in t.fields:
                 self.emit_value(f"{x}.f_{f.name}", f.type, b, node)
+        elif isinstance(t, T.StackType):
+            for i in range(t.size):
+                self.emit_value(f"{x}.h[{i}]", t.elem, b, node)
         else:
             raise NativeUnsupported(f"emit of {t}", node)
 
@@ -952,11 +1043,19 @@ class ExternMixin:
                     b.emit(f"if (W->pos + {n} > W->nbits) {{ W->stop |= {STOP_PERR}; W->perr = {self.err_code('PacketTooShort')}; {b.ret} }}")
                     b.emit(f"W->pos += {n};")
                     return None
-                if not isinstance(st(target.type), T.HeaderType) or (
-                        isinstance(target, A.Member) and isinstance(st(target.expr.type), (T.HeaderUnionType, T.StackType))):
+                if not isinstance(st(target.type), T.HeaderType):
                     raise NativeUnsupported("extract into a non-header", e)
                 fn = self.extract_fn(target.type, e)
+                if isinstance(target, A.Member) and target.name == "next" and isinstance(st(target.expr.type), T.StackType):
+                    s = self.lval(target.expr, env, b)
+                    h = self.stack_elem(s, "next", st(target.expr.type), b, e)
+                    b.emit(f"if ({fn}(W, &{h})) {b.ret}")
+                    b.emit(f"{s}.nxt += 1;")
+                    return None
+                if isinstance(target, A.Member) and isinstance(target.expr, A.Member) and target.expr.name == "next":
+                    raise NativeUnsupported("extract into a union in a stack", e)
                 b.emit(f"if ({fn}(W, &{self.lval(target, env, b)})) {b.ret}")
+                self.invalidate_siblings(target, env, b)
                 return None
             if m == "lookahead":
                 t = st(e.type)
@@ -1005,9 +1104,14 @@ class ExternMixin:
             i = self.tmp("u64", self.ex(args[0], env, b), b)
             self.assign(args[1], f"({self.ctype(args[1].type).name})W->meter_cb({ref[1]}, {i}, W->now_us, W->length)", env, b)
             return None
+        if ename == "direct_counter" and m == "count":
+            return None  # counted on a table hit, as BMv2 does
+        if ename == "direct_meter" and m == "read":
+            self.assign(args[0], f"({self.ctype(args[0].type).name})W->dm_color", env, b)
+            return None
         raise NativeUnsupported(f"extern method {ename}.{m}", e)
 
-    def csum_input(self, e: Any, env: dict, b: Body, ck: str) -> None:
+    def csum_input(self, e: Any, env: dict, b: Body, ck: str, push: str = "ck_push") -> None:
         """Push BMv2's field list (fields of invalid headers left out) into checksum state ``ck``."""
         def push_text(x: str, t: Any, guard: Optional[str]) -> None:
             t = st(t)
@@ -1015,14 +1119,18 @@ class ExternMixin:
                 ct = self.ctype(t)
                 g = f"{x}._v"
                 for n, fct in ct.fields:
-                    b.emit(f"if ({g}) ck_push(&{ck}, {x}.f_{n}, {self.w_of(fct.t)});")
+                    b.emit(f"if ({g}) {push}(&{ck}, {x}.f_{n}, {self.w_of(fct.t)});")
                 return
-            if isinstance(t, T.StructType):
+            if isinstance(t, (T.StructType, T.HeaderUnionType)):
                 for f in t.fields:
                     push_text(f"{x}.f_{f.name}", f.type, guard)
                 return
+            if isinstance(t, T.StackType):
+                for i in range(t.size):
+                    push_text(f"{x}.h[{i}]", t.elem, guard)
+                return
             w = self.w_of(t)
-            line = f"ck_push(&{ck}, {x}, {w});"
+            line = f"{push}(&{ck}, {x}, {w});"
             b.emit(f"if ({guard}) {line}" if guard else line)
 
         def walk(x: Any, guard: Optional[str]) -> None:
@@ -1049,15 +1157,57 @@ class ExternMixin:
             sm = self.lval(args[0], env, b)
             b.emit(f"{sm}.f_egress_spec = 511; {sm}.f_mcast_grp = 0;")
             return None
-        if name in ("verify_checksum", "update_checksum"):
-            if str(self.const_eval(args[3], env)) != "csum16":
-                raise NativeUnsupported(f"checksum algorithm {self.const_eval(args[3], env)}", e)
+        if name == "hash":
+            k = self.hash_site("hash", str(self.const_eval(args[1], env)))
+            base, mx = self.ex_seq([args[2], args[4]], env, b)
+            bb = self.fresh("bb")
+            b.emit(f"bb_t {bb}; {bb}.pos = 0;")
+            self.csum_input(args[3], env, b, bb, "bb_push")
+            w = self.w_of(args[0].type)
+            if w > 64 or self.w_of(args[2].type) > 64 or self.w_of(args[4].type) > 64:
+                raise NativeUnsupported("hash wider than 64 bits", e)
+            self.assign(args[0], self.mask(f"W->hash_cb({k}, {bb}.b, (int)(({bb}.pos + 7) >> 3), {base}, {mx})", w), env, b)
+            return None
+        if name == "random":
+            w = self.w_of(args[0].type)
+            if w > 64:
+                raise NativeUnsupported("random wider than 64 bits", e)
+            k = self.hash_site("random")
+            lo, hi = self.ex_seq([args[1], args[2]], env, b)
+            self.assign(args[0], self.mask(f"W->hash_cb({k}, 0, 0, {lo}, {hi})", w), env, b)
+            return None
+        if name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload") \
+                and str(self.const_eval(args[3], env)) != "csum16":
+            k = self.hash_site("csum", str(self.const_eval(args[3], env)))
+            cond = self.ex(args[0], env, b)
+            b.emit(f"if ({cond}) {{")
+            b.ind += 1
+            bb = self.fresh("bb")
+            b.emit(f"bb_t {bb}; {bb}.pos = 0;")
+            self.csum_input(args[1], env, b, bb, "bb_push")
+            if name.endswith("_with_payload"):
+                b.emit(f"{bb}.pos = ({bb}.pos + 7) & ~(i64)7;")
+                b.emit(f"for (i64 i = W->payload_off; i < W->nbits / 8; i++) bb_push(&{bb}, W->data[i], 8);")
+            w = self.w_of(args[2].type)
+            comp = self.mask(f"W->hash_cb({k}, {bb}.b, (int)(({bb}.pos + 7) >> 3), 0, 0)", w)
+            if name.startswith("verify"):
+                b.emit(f"if ({comp} != {self.ex(args[2], env, b)}) W->cksum_err = 1;")
+            else:
+                self.assign(args[2], comp, env, b)
+            b.ind -= 1
+            b.emit("}")
+            return None
+        if name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload"):
             cond = self.ex(args[0], env, b)
             b.emit(f"if ({cond}) {{")
             b.ind += 1
             ck = self.fresh("ck")
-            b.emit(f"ck_t {ck} = {{0, 0, 0, 0}};")
+            b.emit(f"ck_t {ck} = {{0, 0, 0, 0, 0}};")
             self.csum_input(args[1], env, b, ck)
+            if name.endswith("_with_payload"):
+                # the field list padded to whole bytes, then the payload (BMv2's input)
+                b.emit(f"ck_push(&{ck}, 0, (int)((8 - {ck}.total % 8) % 8));")
+                b.emit(f"for (i64 i = W->payload_off; i < W->nbits / 8; i++) ck_push(&{ck}, W->data[i], 8);")
             w = self.w_of(args[2].type)
             comp = self.mask(f"ck_done(&{ck})", w)
             if name.startswith("verify"):
@@ -1068,21 +1218,66 @@ class ExternMixin:
             b.emit("}")
             return None
         if name == "digest":
+            # BMv2 reads a digest's fields at the end of ingress: keep a
+            # pointer to each field (into the packet's root structs) and read
+            # them then; a literal is kept as its value
             t = st(args[1].type)
             if not isinstance(t, T.StructType) or any(not isinstance(st(f.type), (T.BitsType, T.BoolType)) or self.w_of(f.type) > 64 for f in t.fields):
                 raise NativeUnsupported("digest of anything but a struct of bit<=64> fields", e)
-            x = self.lval(args[1], env, b)
-            if self.in_action or not x.startswith("((*E->p_"):
-                raise NativeUnsupported("digest of a value that is not a member of a control parameter", e)
+            if self.depth != 1:
+                raise NativeUnsupported("digest outside the top-level ingress control", e)
+            data = args[1]
+            if isinstance(data, (A.ListExpr, A.StructExpr)):
+                elems = list(data.elems) if isinstance(data, A.ListExpr) else [x for _, x in data.fields]
+            else:
+                lv = self.lval(data, env, b)
+                elems = [f"{lv}.f_{f.name}" for f in t.fields]
             k = len(self.digests)
             self.digests.append((t.name, [(f.name, self.w_of(f.type)) for f in t.fields]))
             self.ndigest_fields = max(self.ndigest_fields, len(t.fields))
-            vals = ", ".join(f"(const u64 *)0" for _ in ())
-            del vals
-            fields = "; ".join(f"d[{i}] = p->f_{f.name}" for i, f in enumerate(t.fields))
-            ct = self.ctype(t)
-            self.helpers[f"dig_{k}"] = (f"static void dig_{k}(u64 *d, const void *vp) {{ const {ct.name} *p = vp; {fields}; }}\n")
-            b.emit(f"if (W->ndig < 8) {{ W->dig_id[W->ndig] = {k}; W->dig_ptr[W->ndig] = &{x}; W->ndig++; }}")
+            reads = []
+            b.emit("if (W->ndig < 8) {")
+            for j, x in enumerate(elems):
+                if isinstance(x, str):
+                    text = x
+                elif isinstance(x, (A.IntLit, A.BoolLit)):
+                    reads.append(f"d[{j}] = {self.ex(x, env, b)};")
+                    continue
+                else:
+                    text = self.lval(x, env, b)
+                if not text.lstrip("(").startswith("*E->p_") or ".f_" not in text:
+                    raise NativeUnsupported("digest field that is not a member of a top-level parameter", e)
+                b.emit(f"    W->dig_fp[W->ndig][{j}] = &{text};")
+                reads.append(f"d[{j}] = *p[{j}];")
+            b.emit(f"    W->dig_id[W->ndig] = {k}; W->ndig++;")
+            b.emit("}")
+            self.helpers[f"dig_{k}"] = (f"static void dig_{k}(u64 *d, const u64 *const *p) {{ (void)p; {' '.join(reads)} }}\n")
+            return None
+        if name == "truncate":
+            b.emit(f"W->trunc = (u64)({self.ex(args[0], env, b)}) & 0xFFFFFFFFULL;")
+            return None
+        if name == "log_msg":
+            fmt = args[0]
+            if not isinstance(fmt, A.StringLit):
+                raise NativeUnsupported("log_msg with a format that is not a literal", e)
+            data = args[1] if len(args) > 1 else None
+            elems = [] if data is None else (list(data.elems) if isinstance(data, A.ListExpr) and not isinstance(st(data.type), T.StructLikeType) else [data])
+            kinds = []
+            for x in elems:
+                t = st(x.type)
+                if not isinstance(t, (T.BitsType, T.BoolType)) or self.w_of(t) > 64:
+                    raise NativeUnsupported(f"log_msg of {t}", e)
+                kinds.append("bool" if isinstance(t, T.BoolType) else (-t.width if t.signed else t.width))
+            k = len(self.log_sites)
+            self.log_sites.append((fmt.value, kinds, isinstance(data, A.ListExpr) or data is None))
+            b.emit("if (W->log_on) {")
+            b.ind += 1
+            vals = self.ex_seq(elems, env, b)
+            arr = self.fresh("lv")
+            b.emit(f"u64 {arr}[{max(len(vals), 1)}] = {{{', '.join(vals) or '0'}}};")
+            b.emit(f"W->log_cb({k}, {arr});")
+            b.ind -= 1
+            b.emit("}")
             return None
         if name in ("assert", "assume"):
             b.emit(f"if (!({self.ex(args[0], env, b)})) {{ W->stop |= {STOP_FAULT}; {b.ret} }}")
@@ -1120,6 +1315,8 @@ class BlockMixin:
             k = len(self.meters)
             self.meters.append(fq)
             return ("meter", k)
+        if t.name in ("direct_counter", "direct_meter"):
+            return (t.name,)
         raise NativeUnsupported(f"extern {t.name!r}", inst)
 
     def global_instance(self, inst: A.Instantiation) -> None:
@@ -1134,6 +1331,13 @@ class BlockMixin:
 
     def instantiate(self, decl: Any, prefix: str, ctor_args: list, outer_env: dict) -> tuple[str, str]:
         """C functions of one parser/control instance; returns (apply function, frame type)."""
+        self.depth += 1
+        try:
+            return self._instantiate(decl, prefix, ctor_args, outer_env)
+        finally:
+            self.depth -= 1
+
+    def _instantiate(self, decl: Any, prefix: str, ctor_args: list, outer_env: dict) -> tuple[str, str]:
         env: dict[Any, Any] = dict(self.global_env)
         actions: dict[int, str] = {}
         env["__actions__"] = actions
@@ -1270,8 +1474,6 @@ class BlockMixin:
         b.emit(f"W->stop |= {STOP_PERR}; W->perr = {self.err_code('NoMatch')}; return;")
 
     def gen_table(self, d: A.TableDecl, name: str, fq: str, env: dict, frame: str) -> None:
-        if d.counters is not None or d.meters is not None:
-            raise NativeUnsupported("direct counter or meter", d)
         if d.prop("implementation") is not None:
             raise NativeUnsupported("table implementation", d)
         b = Body()
@@ -1322,6 +1524,11 @@ class BlockMixin:
         b.emit(f"tbl_t *t = &W->t[{ix}];")
         b.emit("ent_t *e = tbl_find(t, k); int a, gid; u64 hit; u128 *p;")
         b.emit("if (e) { a = e->act; gid = e->gid; p = e->p; hit = 1; } else { a = t->def_act; gid = t->def_gid; p = t->def_p; hit = 0; }")
+        if d.counters is not None:
+            b.emit("if (e) { e->cpk += 1; e->cby += W->length; }")
+        if d.meters is not None:
+            b.emit(f"if (e) W->dm_color = W->meter_cb({-1 - ix}, e->handle, W->now_us, W->length);")
+        self.direct.append((fq, d.counters is not None, d.meters is not None))
         b.emit("(void)p;")
         b.emit("switch (a) {")
         b.lines.extend(cases)
@@ -1345,9 +1552,22 @@ static inline void putbits(sw_t *W, u128 v, int w) {
         W->opos += n; w -= n;
     }
 }
-typedef struct { u64 sum, cur; int nb; int nz; } ck_t;
+typedef struct { uint8_t b[2048]; i64 pos; } bb_t;
+static inline void bb_push(bb_t *c, u128 v, int w) {
+    while (w > 0) {
+        if (c->pos >= 8 * 2048) return;
+        int off = c->pos & 7, room = 8 - off, n = w < room ? w : room;
+        unsigned ch = (unsigned)((v >> (w - n)) & ((1u << n) - 1));
+        uint8_t *o = &c->b[c->pos >> 3];
+        if (!off) *o = 0;
+        *o |= (uint8_t)(ch << (room - n));
+        c->pos += n; w -= n;
+    }
+}
+typedef struct { u64 sum, cur; int nb; int nz; u64 total; } ck_t;
 static inline void ck_push(ck_t *c, u128 v, int w) {
     if (v) c->nz = 1;
+    c->total += w;
     while (w > 0) {
         int n = 16 - c->nb; if (n > w) n = w;
         c->cur = (c->cur << n) | (u64)((v >> (w - n)) & (((u128)1 << n) - 1));
@@ -1374,6 +1594,10 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         self.out_bits = 0
         self.in_action = False
         self.ndigest_fields = 1
+        self.depth = 0  # instances being generated: 1 is a top-level block
+        self.direct: list[tuple[str, bool, bool]] = []  # (table, direct counter, direct meter)
+        self.hash_sites: list[tuple[str, Optional[str]]] = []
+        self.log_sites: list[tuple[str, list, bool]] = []  # (format, value kinds, data is a list)
 
     def source(self) -> str:
         roles = self.prog.v1model
@@ -1411,7 +1635,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         ing = Body()
         ing.emit("memset(&W->hdr, 0, sizeof W->hdr); memset(&W->meta, 0, sizeof W->meta); memset(&W->sm, 0, sizeof W->sm);")
         ing.emit("W->data = data; W->nbits = len * 8; W->pos = 0; W->length = (u64)len; W->now_us = now_us;")
-        ing.emit("W->stop = 0; W->perr = 0; W->cksum_err = 0; W->ndig = 0; int status = 0;")
+        ing.emit("W->stop = 0; W->perr = 0; W->cksum_err = 0; W->ndig = 0; W->dm_color = 0; W->trunc = 0; int status = 0;")
         ing.emit("W->sm.f_ingress_port = port & 0x1FF;")
         if has("ingress_global_timestamp"):
             ing.emit("W->sm.f_ingress_global_timestamp = now_us & 0xFFFFFFFFFFFFULL;")
@@ -1421,25 +1645,27 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         ing.emit(f"if (W->stop & {STOP_PERR}) {{ status |= 2;{' W->sm.f_parser_error = W->perr;' if has('parser_error') else ''} }}")
         ing.emit("W->stop = 0; W->payload_off = (W->pos + 7) >> 3;")
         run("verify", ing)
-        ing.emit(f"if (W->stop & {STOP_FAULT}) return 1; W->stop = 0;")
+        ing.emit(f"if (W->stop & {STOP_FAULT}) return status | 1; W->stop = 0;")
         if has("checksum_error"):
             ing.emit("W->sm.f_checksum_error = W->cksum_err;")
         run("ingress", ing)
-        ing.emit(f"if (W->stop & {STOP_FAULT}) return 1; W->stop = 0;")
+        ing.emit(f"if (W->stop & {STOP_FAULT}) return status | 1; W->stop = 0;")
         ing.emit("for (int i = 0; i < W->ndig; i++) switch (W->dig_id[i]) {")
         for k in range(len(self.digests)):
-            ing.emit(f"    case {k}: dig_{k}(W->dig_vals[i], W->dig_ptr[i]); break;")
+            ing.emit(f"    case {k}: dig_{k}(W->dig_vals[i], W->dig_fp[i]); break;")
         ing.emit("    default: break; }")
         ing.emit(f"W->out_mgid = {'W->sm.f_mcast_grp' if has('mcast_grp') else '0'}; W->out_spec = W->sm.f_egress_spec;")
+        ing.emit("W->trunc_in = W->trunc;")
         ing.emit("W->res[0] = (u64)W->payload_off; W->res[1] = W->out_mgid; W->res[2] = W->out_spec; W->res[3] = (u64)W->ndig;")
         ing.emit("return status;")
 
         eg = Body()
+        eg.emit("u64 *truncs = (u64 *)W->in[14];")
         eg.emit(f"{H.name} h0 = W->hdr; {Mt.name} m0 = W->meta; {SM.name} s0 = W->sm;")
         eg.emit("W->length = length; W->now_us = now_us;")
         eg.emit("for (int i = 0; i < n; i++) {")
         eg.ind += 1
-        eg.emit("W->hdr = h0; W->meta = m0; W->sm = s0; W->stop = 0;")
+        eg.emit("W->hdr = h0; W->meta = m0; W->sm = s0; W->stop = 0; W->dm_color = 0; W->trunc = 0;")
         eg.emit("static const u64 qzero[3] = {0, 0, 0}; const u64 *qm = q ? q + 3 * i : qzero; (void)qm;")
         if has("egress_rid"):
             eg.emit("if (set_rid) W->sm.f_egress_rid = rids[i];")
@@ -1462,6 +1688,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         run("deparser", eg)
         eg.emit(f"if (W->stop & {STOP_FAULT}) {{ W->hdr = h0; W->meta = m0; W->sm = s0; return i; }}")
         eg.emit("W->stop = 0; lens[i] = (W->opos + 7) >> 3; itypes[i] = W->sm.f_instance_type;")
+        eg.emit("if (truncs) truncs[i] = W->trunc ? W->trunc : W->trunc_in;")
         eg.ind -= 1
         eg.emit("}")
         eg.emit("W->hdr = h0; W->meta = m0; W->sm = s0;")
@@ -1470,10 +1697,12 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         nt = len(self.tables)
         regs = "".join(f"    {'u128' if w > 64 else 'u64'} *r{k};\n" for k, (_, _, w, _) in enumerate(self.registers))
         ctrs = "".join(f"    u64 *c{k}p, *c{k}b;\n" for k in range(len(self.counters)))
-        sw = (f"typedef struct sw {{\n    u64 res[4]; u64 in[16]; int stop; u64 perr; u64 cksum_err;\n"
+        sw = (f"typedef struct sw {{\n    u64 res[4]; u64 in[16]; int stop; u64 perr; u64 cksum_err; u64 dm_color;\n"
+              "    u64 (*hash_cb)(int, const uint8_t *, int, u64, u64);\n"
+              "    int log_on; void (*log_cb)(int, const u64 *); u64 trunc, trunc_in;\n"
               "    const uint8_t *data; i64 nbits, pos; u64 length, now_us;\n"
               "    uint8_t *obuf; i64 opos, omax; i64 payload_off; u64 out_mgid, out_spec;\n"
-              f"    int ndig; int dig_id[8]; const void *dig_ptr[8]; u64 dig_vals[8][{self.ndigest_fields}];\n"
+              f"    int ndig; int dig_id[8]; const u64 *dig_fp[8][{self.ndigest_fields}]; u64 dig_vals[8][{self.ndigest_fields}];\n"
               "    u64 (*meter_cb)(int, u64, u64, u64);\n"
               f"    tbl_t t[{max(nt, 1)}];\n{regs}{ctrs}"
               f"    {H.name} hdr; {Mt.name} meta; {SM.name} sm;\n}} sw_t;\n")
@@ -1499,6 +1728,8 @@ void sw_free(sw_t *W) {{ {' '.join(frees)} free(W); }}
 void *sw_reg(sw_t *W, int k) {{ switch (k) {{ {' '.join(f'case {k}: return W->r{k};' for k in range(len(self.registers)))} default: return 0; }} }}
 u64 *sw_ctr(sw_t *W, int k, int bytes) {{ switch (k) {{ {' '.join(f'case {k}: return bytes ? W->c{k}b : W->c{k}p;' for k in range(len(self.counters)))} default: return 0; }} }}
 void sw_set_meter_cb(sw_t *W, u64 (*cb)(int, u64, u64, u64)) {{ W->meter_cb = cb; }}
+void sw_set_log(sw_t *W, int on, void (*cb)(int, const u64 *)) {{ W->log_on = on; W->log_cb = cb; }}
+void sw_set_hash_cb(sw_t *W, u64 (*cb)(int, const uint8_t *, int, u64, u64)) {{ W->hash_cb = cb; }}
 i64 sw_payload_off(sw_t *W) {{ return W->payload_off; }}
 u64 sw_out(sw_t *W, int which) {{ return which ? W->out_spec : W->out_mgid; }}
 int sw_ndig(sw_t *W) {{ return W->ndig; }}
@@ -1520,8 +1751,16 @@ void tbl_done(sw_t *W, int i) {{ tbl_index(&W->t[i]); }}
 /* n entries at once: keys as (lo, hi) pairs, n * nk of each, params n * np pairs */
 void tbl_load(sw_t *W, int i, int n, const u64 *acts, const u64 *v, const u64 *m, const u64 *hi, const u64 *p, int np) {{
     tbl_t *t = &W->t[i]; int nk = t->nk;
-    for (int j = 0; j < n; j++)
-        tbl_add(W, i, (int)(i64)acts[2 * j], (int)acts[2 * j + 1], v + 2 * nk * j, m + 2 * nk * j, hi + 2 * nk * j, p + 2 * np * j, np);
+    for (int j = 0; j < n; j++) {{
+        tbl_add(W, i, (int)(i64)acts[5 * j], (int)acts[5 * j + 1], v + 2 * nk * j, m + 2 * nk * j, hi + 2 * nk * j, p + 2 * np * j, np);
+        ent_t *e = &t->e[t->n - 1]; e->handle = acts[5 * j + 2]; e->cpk = acts[5 * j + 3]; e->cby = acts[5 * j + 4];
+    }}
+}}
+/* direct counters: (handle, packets, bytes) of every entry */
+int tbl_counters(sw_t *W, int i, u64 *out) {{
+    tbl_t *t = &W->t[i];
+    for (int j = 0; j < t->n; j++) {{ out[3 * j] = t->e[j].handle; out[3 * j + 1] = t->e[j].cpk; out[3 * j + 2] = t->e[j].cby; }}
+    return t->n;
 }}
 int sw_ingress(sw_t *W, const uint8_t *data, i64 len, u64 port, u64 now_us) {{
 {chr(10).join(ing.lines)}
@@ -1540,6 +1779,7 @@ int sw_egress_w(sw_t *W) {{
                      (i64 *)W->in[11], (u64 *)W->in[12]);
 }}
 """
+        self.truncates = "W->trunc" in "".join(self.funcs)
         head = (f"#define NK {self.max_keys}\n#define NP {self.max_params}\n"
                 f"#define OUTMAX {max((self.out_bits + 7) // 8, 1)}\n")
         return (head + PRELUDE + "".join(self.typedefs) + sw + POST_STATE

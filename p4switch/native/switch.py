@@ -15,10 +15,12 @@ interpreter.
 from __future__ import annotations
 
 import ctypes
+import random
 import sys
 from typing import Any, Callable, Optional
 
 from ..interp.switch import Digest, Egress, Switch
+from ..runtime import hashes as H
 from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
 from .build import BuildError, Module, load
 from .cgen import NativeUnsupported
@@ -157,12 +159,51 @@ class NativeSwitch(Switch):
             self.counters[fq] = NativeCounter(fq, size, old_ctr[fq].kind, lib.sw_ctr(self._W, k, 0), lib.sw_ctr(self._W, k, 1))
         meters = [self.meters[fq] for fq in gen.meters]
 
+        tables_by_ix = [self.tables[fq] for fq, _, _ in gen.tables]
+
         def meter_cb(k: int, index: int, now_us: int, nbytes: int) -> int:
+            if k < 0:  # a direct meter: the entry's own (index is its handle)
+                return tables_by_ix[-1 - k]._get(index).meter.execute(now_us, nbytes)
             return meters[k].execute(index, now_us, nbytes)
         self._meter_cb = mod.METER_CB(meter_cb)
         lib.sw_set_meter_cb(self._W, self._meter_cb)
+        # hashes and checksums other than csum16: the runtime's own algorithms,
+        # one instance per call site (the stateful ones keep state per site)
+        seed = self._low.seed
+        sites = [(kind, random.Random(seed) if kind == "random" else H.algorithm(name, seed))
+                 for kind, name in gen.hash_sites]
+
+        def hash_cb(k: int, buf: Any, n: int, a: int, b: int) -> int:
+            kind, f = sites[k]
+            if kind == "random":  # random(lo = a, hi = b), drawn as the interpreter draws it
+                return (a + f.getrandbits(64) % (b - a + 1) if b >= a else a) & _M64
+            h = f(ctypes.string_at(buf, n))
+            if kind == "csum":
+                return h & _M64
+            return (a + h % (b or 1)) & _M64  # hash(base = a, max = b)
+        self._hash_cb = mod.HASH_CB(hash_cb)
+        lib.sw_set_hash_cb(self._W, self._hash_cb)
+        log_sites = gen.log_sites
+
+        def log_cb(k: int, vals: Any) -> None:
+            fmt, kinds, is_list = log_sites[k]
+            xs = []
+            for i, kd in enumerate(kinds):
+                v = vals[i]
+                if kd == "bool":
+                    v = bool(v)
+                elif kd < 0 and v >> (-kd - 1):
+                    v -= 1 << -kd
+                xs.append(v)
+            data = None if not kinds and is_list is False else (tuple(xs) if is_list else xs[0])
+            if self._on_log is not None:
+                self._on_log(self._ctx.fmt(fmt, data))
+        self._log_cb = mod.LOG_CB(log_cb)
+        lib.sw_set_log(self._W, int(self._on_log is not None), self._log_cb)
         self._tix = {fq: i for i, (fq, _, _) in enumerate(gen.tables)}
         self._alists = {fq: al for fq, _, al in gen.tables}
+        self._direct_counted = {fq for fq, c, _ in gen.direct if c}
+        self._truncates = gen.truncates
         self._aid = gen.action_ids
         self._native_dirty: set[str] = set(self._tix)
         for fq, t in self.tables.items():
@@ -205,6 +246,8 @@ class NativeSwitch(Switch):
             t: Table = self.tables[fq]
             i = self._tix[fq]
             al = self._alists[fq]
+            if fq in self._direct_counted:
+                self._pull_counters(fq)
             lib.tbl_clear(W, i)
             d = t.default
             lib.tbl_default(W, i, al.index(d.action) if d.action in al else -1, self._gid(d.action),
@@ -224,7 +267,9 @@ class NativeSwitch(Switch):
             hi: list[int] = []
             prm: list[int] = []
             for e in order:
-                acts += ((al.index(e.action) if e.action in al else -1) & _M64, self._gid(e.action))
+                c = e.counter or (0, 0)
+                acts += ((al.index(e.action) if e.action in al else -1) & _M64, self._gid(e.action), e.handle,
+                         c[0] & _M64, c[1] & _M64)
                 for mk, w in zip(e.keys, widths):
                     full = (1 << w) - 1
                     tm = type(mk)
@@ -253,6 +298,46 @@ class NativeSwitch(Switch):
             lib.tbl_done(W, i)
         self._native_dirty.clear()
 
+    @property
+    def on_log(self) -> Optional[Callable[[str], None]]:
+        """Called with each ``log_msg`` text; None: not formatted at all."""
+        return self._on_log
+
+    @on_log.setter
+    def on_log(self, fn: Optional[Callable[[str], None]]) -> None:
+        Switch.on_log.fset(self, fn)  # type: ignore[attr-defined]
+        if getattr(self, "native", False):
+            self._lib.sw_set_log(self._W, int(fn is not None), self._log_cb)
+
+    def _pull_counters(self, fq: str) -> None:
+        """Direct counters counted in native memory, back into the table's entries."""
+        t = self.tables[fq]
+        n = len(t.entries)
+        if not n:
+            return
+        buf = (ctypes.c_uint64 * (3 * max(n, 1)))()
+        got = self._lib.tbl_counters(self._W, self._tix[fq], buf)
+        for j in range(got):
+            e = t.entries.get(buf[3 * j])
+            if e is not None and e.counter is not None:
+                e.counter[0], e.counter[1] = buf[3 * j + 1], buf[3 * j + 2]
+
+    def direct_counter_read(self, table: str, handle: int) -> tuple[int, int]:
+        if self.native:
+            if self._native_dirty:
+                self._sync()
+            self._pull_counters(self._table(table).name)
+        return super().direct_counter_read(table, handle)
+
+    def direct_counter_write(self, table: str, handle: int, packets: int, nbytes: int) -> None:
+        if self.native:
+            if self._native_dirty:
+                self._sync()
+            self._pull_counters(self._table(table).name)
+        super().direct_counter_write(table, handle, packets, nbytes)
+        if self.native:
+            self._native_dirty.add(self._table(table).name)
+
     # ------------------------------------------------------------ packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
         if not self.native:
@@ -273,12 +358,12 @@ class NativeSwitch(Switch):
         a = self._in
         a[5], a[6], a[13] = now_us, length, port & _M64
         status = self._ingress_w(self._Wp, data)
+        if status & 2:
+            stats["parser_errors"] += 1
         if status & 1:
             stats["errors"] += 1
             self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
             return out
-        if status & 2:
-            stats["parser_errors"] += 1
         res = self._res
         if self._digest_meta and res[3]:
             for i in range(res[3]):
@@ -323,12 +408,13 @@ class NativeSwitch(Switch):
         bufs = self._bufs.get(n)
         if bufs is None:
             b = (ctypes.create_string_buffer(n * self._outmax), (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)(),
-                 (ctypes.c_uint64 * (3 * n))())
+                 (ctypes.c_uint64 * (3 * n))(), (ctypes.c_uint64 * n)())
             bufs = self._bufs[n] = b + tuple(ctypes.addressof(x) for x in b)
-        buf, lens, itypes, q, buf_a, lens_a, itypes_a, q_a = bufs
+        buf, lens, itypes, q, truncs, buf_a, lens_a, itypes_a, q_a, truncs_a = bufs
         a = self._in
         a[0], a[1], a[2], a[3], a[4] = ports, rids, n, itype, set_rid
         a[10], a[11], a[12] = buf_a, lens_a, itypes_a
+        a[14] = truncs_a if self._truncates else 0
         a[7] = self.queues_per_port if self._sm_prio else 1 << 30
         a[8] = self.drop_port
         queue_model = self.queue_model
@@ -344,15 +430,18 @@ class NativeSwitch(Switch):
         om = self._outmax
         raw = buf.raw if n > 1 else None
         stats = self.stats
+        last_h = last_pkt = None
         for i in range(done):
             L = lens[i]
             if L < 0:
                 stats["dropped"] += 1
                 continue
-            if raw is None:
-                pkt = buf.raw[:L] + payload
-            else:
-                pkt = raw[i * om:i * om + L] + payload
+            h = buf.raw[:L] if raw is None else raw[i * om:i * om + L]
+            if h != last_h:  # replicas with equal headers share one frame object, as the interpreter's do
+                last_h, last_pkt = h, h + payload
+            pkt = last_pkt
+            if self._truncates and truncs[i]:
+                pkt = pkt[:truncs[i]]
             out.append(_new_tuple(Egress, (plist[i], pkt, itypes[i])))
         if done < n:
             stats["errors"] += 1
