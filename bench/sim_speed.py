@@ -268,6 +268,8 @@ def main() -> int:
                     help="the P4 nodes' pipeline for --switch both")
     ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")
+    ap.add_argument("--demo", action="store_true",
+                    help="also run the demo scenario (topologies/scenarios/demo.yaml) on each --switch kind")
     ap.add_argument("--skip-ns3", action="store_true")
     ap.add_argument("--no-assistance", action="store_true",
                     help="TFMCC session without switch assistance: P4 nodes only replicate, as the model "
@@ -291,10 +293,31 @@ def main() -> int:
     return _run(args)
 
 
+def demo(kinds: list[str]) -> None:
+    """The demo scenario (as ``p4mcc sim`` runs it, without the plots) on each kind."""
+    from p4mcc.scenario.model import load_scenario
+
+    results: dict[str, Any] = {}
+    cpu: dict[str, float] = {}
+    for kind in kinds:
+        sc = load_scenario(ROOT / "topologies" / "scenarios" / "demo.yaml")
+        b = measure(sc, kind)
+        cpu[kind] = b["cpu_s"]
+        results[kind] = _results(b["run"])
+        print(f"(c) demo ({sc.duration:.0f} s), {b['switch']} switches: {b['events']} events, {b['cpu_s']:.1f} s CPU "
+              f"-> {b['events_per_s']:,.0f} events per CPU s, setup {b['setup_cpu_s']:.1f} s CPU", flush=True)
+    if "p4" in cpu and "native" in cpu:
+        print(f"    demo interpreted/native CPU-time ratio {cpu['p4'] / cpu['native']:.2f}; "
+              f"same results: {_same_results(results['p4'], results['native'])}")
+
+
 def _run(args: argparse.Namespace) -> int:
 
     if not args.skip_dumbbell:
         dumbbell(args)
+    if args.demo:
+        p4 = "native" if args.pipeline == "native" else "p4"
+        demo({"both": ["model", p4], "all": ["model", "p4", "native"]}.get(args.switch, [args.switch]))
     if not args.skip_tfmcc:
         p4 = "native" if args.pipeline == "native" else "p4"
         kinds = {"both": ["model", p4], "all": ["model", "p4", "native"]}.get(args.switch, [args.switch])

@@ -17,6 +17,7 @@ PacketIn on the primary client's stream.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import signal
 import sys
@@ -568,5 +569,5 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
         p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
-        pipeline=args.pipeline,
+        pipeline=args.pipeline or os.environ.get("P4MCC_PIPELINE", "").strip() or "interp",
     )

@@ -240,13 +240,15 @@ class NativeSwitch(Switch):
             gid = self._aid[action] = len(self._aid)
         return gid
 
-    def _sync(self) -> None:
+    def _sync(self, pull: bool = True) -> None:
+        """Copy every marked table into native memory (``pull``: first read
+        back its direct counters, which count natively)."""
         lib, W = self._lib, self._W
         for fq in sorted(self._native_dirty):
             t: Table = self.tables[fq]
             i = self._tix[fq]
             al = self._alists[fq]
-            if fq in self._direct_counted:
+            if pull and fq in self._direct_counted:
                 self._pull_counters(fq)
             lib.tbl_clear(W, i)
             d = t.default
@@ -335,8 +337,9 @@ class NativeSwitch(Switch):
                 self._sync()
             self._pull_counters(self._table(table).name)
         super().direct_counter_write(table, handle, packets, nbytes)
-        if self.native:
+        if self.native:  # the value written is the one to count from
             self._native_dirty.add(self._table(table).name)
+            self._sync(pull=False)
 
     # ------------------------------------------------------------ packets
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
