@@ -442,6 +442,8 @@ class NativeSwitch(Switch):
             h = buf.raw[:L] if raw is None else raw[i * om:i * om + L]
             if h != last_h:  # replicas with equal headers share one frame object, as the interpreter's do
                 last_h, last_pkt = h, h + payload
+            else:
+                self.shared_outputs += 1
             pkt = last_pkt
             if self._truncates and truncs[i]:
                 pkt = pkt[:truncs[i]]
