@@ -133,6 +133,8 @@ class NativeSwitch(Switch):
     def __init__(self, program: Any, **kw: Any) -> None:
         super().__init__(program, **kw)
         self.native = False
+        if not kw.get("fast", True):
+            return  # fast=False asks for the reference: the interpreter, each node with its own lowering
         try:
             self._mod = load(program)
         except (NativeUnsupported, BuildError) as exc:
