@@ -1781,7 +1781,9 @@ int sw_egress_w(sw_t *W) {{
 """
         self.truncates = "W->trunc" in "".join(self.funcs)
         head = (f"#define NK {self.max_keys}\n#define NP {self.max_params}\n"
-                f"#define OUTMAX {max((self.out_bits + 7) // 8, 1)}\n")
+                # twice every emit site's bits: a deparser that applies one sub-control
+                # instance twice emits its headers twice
+                f"#define OUTMAX {2 * ((self.out_bits + 7) // 8) + 64}\n")
         return (head + PRELUDE + "".join(self.typedefs) + sw + POST_STATE
                 + "\n".join(self.protos) + "\n" + "\n".join(self.helpers.values())
                 + "\n".join(self.funcs) + api)
