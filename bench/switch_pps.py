@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from p4mcc.p4switch.frontend import P4Error, compile_file  # noqa: E402
-from p4mcc.p4switch.interp import UnsupportedError  # noqa: E402
+from p4mcc.p4switch.interp import Switch, UnsupportedError  # noqa: E402
 from p4mcc.p4switch.native import make_switch  # noqa: E402
 from p4mcc.p4switch.runtime.tables import Lpm  # noqa: E402
 

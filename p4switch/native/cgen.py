@@ -16,11 +16,13 @@ every generated call is followed by its copy-out and a check of the flag, so
 ``exit`` still copies out as the language requires.
 
 What the emitter does not cover raises ``NativeUnsupported`` (the switch then
-runs the interpreter): header stacks and unions, varbits, widths above 128,
-tuples, clone/resubmit/recirculate/truncate, hashes, random, log_msg,
-lookahead of aggregates, direct counters and meters, action profiles, value
-sets, loops, table actions with bound directional arguments, queue metadata
-reads.
+runs the interpreter): clone/resubmit/recirculate, header stacks indexed at
+run time, unions inside stacks, varbits, widths above 128 bits, tuples, value
+sets, loops, lookahead of aggregates, action profiles and selectors, table
+actions with bound directional arguments, digests outside the top-level
+ingress control or of computed values, hashes wider than 64 bits, signed
+division.  Hashes, ``random``, checksums other than csum16 and ``log_msg``
+call back into Python (``switch.NativeSwitch``).
 """
 
 from __future__ import annotations
@@ -159,7 +161,6 @@ class CGen:
         self.max_params = 1
         self.max_hdr_bytes = 0
         self.reads_queue = False
-        self.stmt_depth = 0
 
     # ------------------------------------------------------------ utilities
     def fresh(self, base: str = "t") -> str:
