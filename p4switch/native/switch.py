@@ -40,8 +40,9 @@ def native_status(program: Any) -> str:
 class NativeRegister:
     """``register<bit<W>>`` cells in native memory, as ``RegisterArray``'s interface."""
 
-    def __init__(self, name: str, size: int, width: int, signed: bool, addr: int) -> None:
+    def __init__(self, name: str, size: int, width: int, signed: bool, addr: int, owner: Any = None) -> None:
         self.name, self.size, self.width, self.signed = name, size, width, signed
+        self._owner = owner  # keeps the native memory alive while this view is
         self._wide = width > 64
         self._cells = (ctypes.c_uint64 * (size * (2 if self._wide else 1))).from_address(addr)
         self._mask = (1 << width) - 1
@@ -74,8 +75,9 @@ class NativeRegister:
 class NativeCounter:
     """``counter`` cells in native memory, as ``CounterArray``'s interface."""
 
-    def __init__(self, name: str, size: int, kind: str, packets: Any, nbytes: Any) -> None:
+    def __init__(self, name: str, size: int, kind: str, packets: Any, nbytes: Any, owner: Any = None) -> None:
         self.name, self.size, self.kind = name, size, kind
+        self._owner = owner  # keeps the native memory alive while this view is
         self.packets = (ctypes.c_uint64 * size).from_address(ctypes.addressof(packets.contents))
         self.bytes = (ctypes.c_uint64 * size).from_address(ctypes.addressof(nbytes.contents))
 
@@ -154,11 +156,12 @@ class NativeSwitch(Switch):
         self._outmax = mod.outmax
         self.registers = {}
         for k, (fq, size, w, signed) in enumerate(gen.registers):
-            self.registers[fq] = NativeRegister(fq, size, w, signed, lib.sw_reg(self._W, k))
+            self.registers[fq] = NativeRegister(fq, size, w, signed, lib.sw_reg(self._W, k), self)
         old_ctr = self.counters
         self.counters = {}
         for k, (fq, size) in enumerate(gen.counters):
-            self.counters[fq] = NativeCounter(fq, size, old_ctr[fq].kind, lib.sw_ctr(self._W, k, 0), lib.sw_ctr(self._W, k, 1))
+            self.counters[fq] = NativeCounter(fq, size, old_ctr[fq].kind, lib.sw_ctr(self._W, k, 0),
+                                              lib.sw_ctr(self._W, k, 1), self)
         meters = [self.meters[fq] for fq in gen.meters]
 
         tables_by_ix = [self.tables[fq] for fq, _, _ in gen.tables]

@@ -66,3 +66,15 @@ def test_unsupported_program_runs_on_the_interpreter_with_one_notice(capsys: Any
 def test_unknown_pipeline_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown pipeline"):
         make_switch(compile_file(str(V1 / "forward.p4")), "jit")
+
+
+def test_a_register_view_keeps_its_native_memory() -> None:
+    import gc
+
+    sw = NativeSwitch(compile_file(str(V1 / "externs.p4")))
+    name = next(iter(sw.registers))
+    view = sw.registers[name]
+    view.write(0, 3)
+    del sw
+    gc.collect()
+    assert view.read(0) == 3  # the switch's memory is freed only with its last view
