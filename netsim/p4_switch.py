@@ -1,7 +1,9 @@
-"""Switch nodes that run the real P4 program through p4switch's interpreter.
+"""Switch nodes that run the real P4 program through p4switch.
 
 A :class:`P4SwitchNode` wraps one ``p4switch.interp.Switch`` (one compiled
-program shared by all nodes: the front end runs once per simulation) and
+program shared by all nodes: the front end runs once per simulation), or
+with ``P4MCC_PIPELINE=native`` its compiled counterpart
+(``p4switch.native.NativeSwitch``, same API, same results), and
 forwards every frame a link delivers through ``Switch.process(port, frame,
 now)``; each returned ``Egress`` goes out on the link at that port.
 
