@@ -79,12 +79,18 @@ def compile_source(src: str) -> Path:
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise BuildError("no C compiler (gcc or cc) on PATH")
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the module cache {d}: {exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         c = Path(tmp) / "m.c"
         c.write_text(src)
         out = Path(tmp) / "m.so"
-        r = subprocess.run([cc, *CFLAGS, "-o", str(out), str(c)], capture_output=True, text=True)
+        try:
+            r = subprocess.run([cc, *CFLAGS, "-o", str(out), str(c)], capture_output=True, text=True)
+        except OSError as exc:
+            raise BuildError(f"cannot run the C compiler {cc!r}: {exc.strerror or exc}") from None
         if r.returncode != 0:
             raise BuildError(f"{cc} failed: {r.stderr.strip().splitlines()[0] if r.stderr.strip() else r.returncode}")
         os.replace(out, so)  # atomic: concurrent builders of one program agree

@@ -78,3 +78,17 @@ def test_a_register_view_keeps_its_native_memory() -> None:
     del sw
     gc.collect()
     assert view.read(0) == 3  # the switch's memory is freed only with its last view
+
+
+def test_without_a_c_compiler_the_interpreter_runs_and_says_so(tmp_path: Path, monkeypatch: Any,
+                                                                capsys: Any) -> None:
+    monkeypatch.setenv("P4MCC_NATIVE_CACHE", str(tmp_path))  # nothing built yet
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    prog = compile_file(str(V1 / "forward.p4"))
+    sw = NativeSwitch(prog)
+    assert not sw.native
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "C compiler" in err[0] and "running the interpreter" in err[0]
+    ref = Switch(prog)
+    frame = bytes(64)
+    assert [(o.port, o.data) for o in sw.process(0, frame)] == [(o.port, o.data) for o in ref.process(0, frame)]
