@@ -105,6 +105,10 @@ def load(program: Any) -> Module:
     gen = CProgram(program)
     src = gen.source()
     so = compile_source(src)
-    mod = Module(ctypes.CDLL(str(so)), gen, so)
+    try:
+        lib = ctypes.CDLL(str(so))
+    except OSError as exc:
+        raise BuildError(f"cannot load {so}: {exc}") from None
+    mod = Module(lib, gen, so)
     _loaded[id(program)] = (program, mod)
     return mod
