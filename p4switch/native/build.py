@@ -1,7 +1,7 @@
 """Compile a program's C module once and load it (ctypes).
 
 The shared object is cached on disk under the hash of its C text (which
-encodes the program and this emitter), in ``$P4MCC_NATIVE_CACHE`` or
+encodes the program and this emitter), the compiler and its flags, in ``$P4MCC_NATIVE_CACHE`` or
 ``~/.cache/p4mcc/native``; one process loads it once per program and every
 switch node shares it (each node has its own state from ``sw_new``).
 """
@@ -71,14 +71,14 @@ def cache_dir() -> Path:
 
 def compile_source(src: str) -> Path:
     """The shared object for ``src``, built unless the cache has it."""
-    key = hashlib.sha256(src.encode()).hexdigest()[:32]
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise BuildError("no C compiler (gcc or cc) on PATH")
+    key = hashlib.sha256("\0".join([cc, *CFLAGS, src]).encode()).hexdigest()[:32]
     d = cache_dir()
     so = d / f"p4mcc_{key}.so"
     if so.exists():
         return so
-    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
-    if not cc:
-        raise BuildError("no C compiler (gcc or cc) on PATH")
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
