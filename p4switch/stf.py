@@ -434,7 +434,7 @@ def run_cli(args: Any, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
     from .frontend import compile_file
     from .frontend.errors import P4Error
-    from .interp import Switch, UnsupportedError
+    from .interp import UnsupportedError
 
     try:
         prog = compile_file(args.program, getattr(args, "include", []) or [])
