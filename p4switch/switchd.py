@@ -337,8 +337,14 @@ PIPELINE = {"name": "interp"}
 def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
     from .native import make_switch
 
+    pipeline = PIPELINE["name"]
+    if pipeline == "native" and PKT_LOG.isEnabledFor(logging.DEBUG):
+        # the per-packet log lists each table's outcome, which only the
+        # interpreter's lookups can report (Dataplane._trace_tables)
+        LOG.warning("per-packet debug logging traces table lookups: running the interpreter")
+        pipeline = "interp"
     try:
-        return make_switch(program, PIPELINE["name"], cpu_port=cpu_port, start_time=start_time, seed=seed)
+        return make_switch(program, pipeline, cpu_port=cpu_port, start_time=start_time, seed=seed)
     except Exception as e:  # UnsupportedError and friends: the program cannot run here
         raise P4RTError(Code.INVALID_ARGUMENT, f"the program cannot run on this switch: {e}") from None
 
