@@ -38,6 +38,7 @@ nodes without their fast path (docs/performance.md).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -48,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from p4mcc.netsim.p4_switch import PIPELINE_ENV  # noqa: E402
 from p4mcc.netsim.run import build_run  # noqa: E402
 from p4mcc.netsim.switches import SwitchUnavailable, choose_switch  # noqa: E402
 from p4mcc.scenario.model import scenario_from_dict  # noqa: E402
@@ -73,9 +75,26 @@ def tfmcc_tree(duration: float, receivers: int, assistance: bool = True):
     }, known_protocols=None)
 
 
+def _build(sc: Any, kind: str) -> Any:
+    """The run for ``kind``: ``model``, ``p4`` (P4 nodes on the interpreter) or
+    ``native`` (P4 nodes on the compiled pipeline)."""
+    old = os.environ.get(PIPELINE_ENV)
+    os.environ[PIPELINE_ENV] = "native" if kind == "native" else "interp"
+    try:
+        run = build_run(sc, switch=choose_switch("p4" if kind == "native" else kind, sc))
+    finally:
+        if old is None:
+            os.environ.pop(PIPELINE_ENV, None)
+        else:
+            os.environ[PIPELINE_ENV] = old
+    if kind == "native":
+        run.switch_kind = "p4 (native)"
+    return run
+
+
 def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, Any]:
     s0 = time.process_time()
-    run = build_run(sc, switch=choose_switch(switch, sc))
+    run = _build(sc, switch)
     setup = time.process_time() - s0
     t0, c0 = time.perf_counter(), time.process_time()
     if progress > 0:  # a long run reports as it goes (simulated time, events, CPU, peak RSS)
@@ -110,7 +129,7 @@ def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dic
     setup: dict[str, float] = {}
     for kind, sc in scs.items():
         s0 = time.process_time()
-        runs[kind] = build_run(sc, switch=choose_switch(kind, sc))
+        runs[kind] = _build(sc, kind)
         setup[kind] = time.process_time() - s0
     duration = next(iter(scs.values())).duration
     cpu = dict.fromkeys(scs, 0.0)
@@ -242,9 +261,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--receivers", type=int, default=1000)
-    ap.add_argument("--switch", default="model", choices=["model", "p4", "both"])
+    ap.add_argument("--switch", default="model", choices=["model", "p4", "native", "both", "all"],
+                    help="p4: P4 nodes on the interpreter; native: on the compiled pipeline; "
+                         "both: model and p4 (--pipeline picks which P4); all: model, p4 and native")
+    ap.add_argument("--pipeline", default="interp", choices=["interp", "native"],
+                    help="the P4 nodes' pipeline for --switch both")
     ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")
+    ap.add_argument("--demo", action="store_true",
+                    help="also run the demo scenario (topologies/scenarios/demo.yaml) on each --switch kind")
     ap.add_argument("--skip-ns3", action="store_true")
     ap.add_argument("--no-assistance", action="store_true",
                     help="TFMCC session without switch assistance: P4 nodes only replicate, as the model "
@@ -268,12 +293,34 @@ def main() -> int:
     return _run(args)
 
 
+def demo(kinds: list[str]) -> None:
+    """The demo scenario (as ``p4mcc sim`` runs it, without the plots) on each kind."""
+    from p4mcc.scenario.model import load_scenario
+
+    results: dict[str, Any] = {}
+    cpu: dict[str, float] = {}
+    for kind in kinds:
+        sc = load_scenario(ROOT / "topologies" / "scenarios" / "demo.yaml")
+        b = measure(sc, kind)
+        cpu[kind] = b["cpu_s"]
+        results[kind] = _results(b["run"])
+        print(f"(c) demo ({sc.duration:.0f} s), {b['switch']} switches: {b['events']} events, {b['cpu_s']:.1f} s CPU "
+              f"-> {b['events_per_s']:,.0f} events per CPU s, setup {b['setup_cpu_s']:.1f} s CPU", flush=True)
+    if "p4" in cpu and "native" in cpu:
+        print(f"    demo interpreted/native CPU-time ratio {cpu['p4'] / cpu['native']:.2f}; "
+              f"same results: {_same_results(results['p4'], results['native'])}")
+
+
 def _run(args: argparse.Namespace) -> int:
 
     if not args.skip_dumbbell:
         dumbbell(args)
+    if args.demo:
+        p4 = "native" if args.pipeline == "native" else "p4"
+        demo({"both": ["model", p4], "all": ["model", "p4", "native"]}.get(args.switch, [args.switch]))
     if not args.skip_tfmcc:
-        kinds = ["model", "p4"] if args.switch == "both" else [args.switch]
+        p4 = "native" if args.pipeline == "native" else "p4"
+        kinds = {"both": ["model", p4], "all": ["model", "p4", "native"]}.get(args.switch, [args.switch])
         if args.switch == "both" and args.receivers > 1000:
             kinds.reverse()  # the P4 attempt (or its refusal) first, not after hours of the model
         cpu: dict[str, float] = {}
@@ -281,7 +328,7 @@ def _run(args: argparse.Namespace) -> int:
         results: dict[str, dict[str, Any]] = {}
         together: dict[str, dict[str, Any]] = {}
         scs: dict[str, Any] = {}
-        if args.interleave > 0 and len(kinds) == 2:
+        if args.interleave > 0 and len(kinds) >= 2:
             scs = {k: tfmcc_tree(args.duration, args.receivers, assistance=not args.no_assistance) for k in kinds}
             try:
                 together = measure_interleaved(scs, args.interleave, args.progress > 0)
@@ -308,13 +355,18 @@ def _run(args: argparse.Namespace) -> int:
                   f"({b['sim_per_cpu']:.2f} per CPU s), setup {b['setup_cpu_s']:.1f} s CPU, "
                   f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s", flush=True)
             del b, sc
-        if len(cpu) == 2:
-            per_event = (cpu["p4"] / events["p4"]) / (cpu["model"] / events["model"])
-            how = f", interleaved every {args.interleave:g} simulated s" if args.interleave > 0 else ""
-            print(f"    P4/model CPU-time ratio {cpu['p4'] / cpu['model']:.2f} (per event {per_event:.2f}{how})")
-            print(f"    same results: {_same_results(results['model'], results['p4'])}"
-                  + ("" if args.no_assistance else " (with assistance the P4 nodes aggregate feedback and "
-                                                     "the model cannot: the runs need not agree)"))
+        how = f", interleaved every {args.interleave:g} simulated s" if args.interleave > 0 else ""
+        for k in ("p4", "native"):
+            if "model" in cpu and k in cpu:
+                per_event = (cpu[k] / events[k]) / (cpu["model"] / events["model"])
+                name = "P4" if k == "p4" else "P4 native"
+                print(f"    {name}/model CPU-time ratio {cpu[k] / cpu['model']:.2f} (per event {per_event:.2f}{how})")
+                print(f"    same results ({name}, model): {_same_results(results['model'], results[k])}"
+                      + ("" if args.no_assistance else " (with assistance the P4 nodes aggregate feedback and "
+                                                         "the model cannot: the runs need not agree)"))
+        if "p4" in cpu and "native" in cpu:
+            print(f"    interpreted/native CPU-time ratio {cpu['p4'] / cpu['native']:.2f}; "
+                  f"same results: {_same_results(results['p4'], results['native'])}")
     return 0
 
 

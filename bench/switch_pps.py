@@ -28,6 +28,7 @@ sys.path.insert(0, ROOT)
 
 from p4mcc.p4switch.frontend import P4Error, compile_file  # noqa: E402
 from p4mcc.p4switch.interp import Switch, UnsupportedError  # noqa: E402
+from p4mcc.p4switch.native import make_switch  # noqa: E402
 from p4mcc.p4switch.runtime.tables import Lpm  # noqa: E402
 
 
@@ -57,23 +58,24 @@ def measure(sw: Switch, frames: list[bytes], port: int, n: int) -> tuple[float, 
     return n / dt, out / dt
 
 
-def bench_forward(n: int) -> None:
-    sw = Switch(compile_file(os.path.join(ROOT, "tests/stf/v1model/forward.p4")))
+def bench_forward(n: int, pipeline: str = "interp") -> None:
+    sw = make_switch(compile_file(os.path.join(ROOT, "tests/stf/v1model/forward.p4")), pipeline)
     for i in range(16):
         sw.table_add("route", {"h.ipv4.dst": Lpm(0x0A000000 + (i << 16), 16)}, "fwd", {"dmac": i, "port": 1 + i % 4})
     frames = [ipv4_frame(0x0A000001 + (i << 16)) for i in range(16)]
     assert len(sw.process(0, frames[0])) == 1, sw.last_error
     pin, pout = measure(sw, frames, 0, n)
-    print(f"ipv4 forwarding (forward.p4, 64 B): {pin:10.0f} packets/s in, {pout:10.0f} out")
+    print(f"[{pipeline}] ipv4 forwarding (forward.p4, 64 B): {pin:10.0f} packets/s in, {pout:10.0f} out")
 
 
-def bench_mcc(n: int) -> None:
+def bench_mcc(n: int, pipeline: str = "interp") -> None:
     path = os.path.join(ROOT, "p4src", "mcc.p4")
     if not os.path.exists(path):
         print("p4src/mcc.p4: not present, skipped")
         return
     try:
-        sw = Switch(compile_file(path, [os.path.join(ROOT, "p4src"), os.path.join(ROOT, "p4src", "include")]))
+        sw = make_switch(compile_file(path, [os.path.join(ROOT, "p4src"), os.path.join(ROOT, "p4src", "include")]),
+                         pipeline)
     except (P4Error, UnsupportedError) as exc:
         print(f"p4src/mcc.p4: does not build yet ({str(exc).splitlines()[0]}), skipped")
         return
@@ -100,7 +102,7 @@ def bench_mcc(n: int) -> None:
         print(f"p4src/mcc.p4: replication setup did not reach 4 ports ({[o.port for o in outs]}), skipped")
         return
     pin, pout = measure(sw, [data], 5, n)
-    print(f"p4src/mcc.p4, data replicated to 4 ports: {pin:10.0f} packets/s in, {pout:10.0f} out")
+    print(f"[{pipeline}] p4src/mcc.p4, data replicated to 4 ports: {pin:10.0f} packets/s in, {pout:10.0f} out")
 
 
 def main() -> int:
@@ -111,6 +113,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="--veth: seconds of offered load")
     ap.add_argument("--vs-bmv2", action="store_true",
                     help="p4mcc switch beside simple_switch_grpc on veth ports (root, real toolchain)")
+    ap.add_argument("--pipeline", choices=["interp", "native", "both"], default="both",
+                    help="in-process figures for the interpreter, the compiled pipeline or both")
     args = ap.parse_args()
     if args.vs_bmv2:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -118,8 +122,9 @@ def main() -> int:
 
         return bmv2_side_by_side.main(seconds=min(args.seconds, 3.0))
     print(f"python {sys.version.split()[0]}, {args.packets} packets per figure")
-    bench_forward(args.packets)
-    bench_mcc(args.packets)
+    for pipeline in (["interp", "native"] if args.pipeline == "both" else [args.pipeline]):
+        bench_forward(args.packets, pipeline)
+        bench_mcc(args.packets, pipeline)
     if shutil.which("simple_switch_grpc") is None:
         print("simple_switch_grpc not on PATH: no BMv2 comparison (see --vs-bmv2)")
     if args.veth:

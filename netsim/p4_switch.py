@@ -1,7 +1,9 @@
-"""Switch nodes that run the real P4 program through p4switch's interpreter.
+"""Switch nodes that run the real P4 program through p4switch.
 
 A :class:`P4SwitchNode` wraps one ``p4switch.interp.Switch`` (one compiled
-program shared by all nodes: the front end runs once per simulation) and
+program shared by all nodes: the front end runs once per simulation), or
+with ``P4MCC_PIPELINE=native`` its compiled counterpart
+(``p4switch.native.NativeSwitch``, same API, same results), and
 forwards every frame a link delivers through ``Switch.process(port, frame,
 now)``; each returned ``Egress`` goes out on the link at that port.
 
@@ -48,6 +50,24 @@ def fast_path() -> bool:
     return os.environ.get(FASTPATH_ENV, "1").strip() not in ("0", "off", "no", "false")
 
 
+#: ``P4MCC_PIPELINE=native`` runs every node created afterwards on the
+#: compiled pipeline (``p4switch/native``), ``interp`` on the interpreter
+PIPELINE_ENV = "P4MCC_PIPELINE"
+DEFAULT_PIPELINE = "interp"
+
+
+def pipeline() -> str:
+    return os.environ.get(PIPELINE_ENV, "").strip() or DEFAULT_PIPELINE
+
+
+def new_switch(program: Any, *, seed: int, start_time: float = 0.0) -> Any:
+    """One node's switch on the pipeline ``P4MCC_PIPELINE`` names."""
+    from p4mcc.p4switch.native import make_switch
+
+    return make_switch(program, pipeline(), cpu_port=CPU_PORT, seed=seed, start_time=start_time,
+                       fast=fast_path())
+
+
 @dataclass
 class P4NodeCounters:
     rx: int = 0
@@ -70,12 +90,10 @@ class P4SwitchNode:
     is_model = False
 
     def __init__(self, sim: "Simulator", name: str, program: Any, *, seed: int = 0) -> None:
-        from p4mcc.p4switch.interp import Switch
-
         self.sim = sim
         self.name = name
         self.program, self.seed = program, seed
-        self.sw = Switch(program, cpu_port=CPU_PORT, seed=seed, fast=fast_path())
+        self.sw = new_switch(program, seed=seed)
         self.ports: dict[int, "Channel"] = {}
         self.counters = P4NodeCounters()
         self.sw.queue_model = self._queue_model
@@ -83,10 +101,7 @@ class P4SwitchNode:
 
     def reset(self) -> None:
         """A restarted switch process: a fresh interpreter, no tables, no register state."""
-        from p4mcc.p4switch.interp import Switch
-
-        self.sw = Switch(self.program, cpu_port=CPU_PORT, seed=self.seed, start_time=self.sim.now,
-                         fast=fast_path())
+        self.sw = new_switch(self.program, seed=self.seed, start_time=self.sim.now)
         self.sw.queue_model = self._queue_model
         self.sw.on_digest = self._digest
 

@@ -434,7 +434,7 @@ def run_cli(args: Any, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
     from .frontend import compile_file
     from .frontend.errors import P4Error
-    from .interp import Switch, UnsupportedError
+    from .interp import UnsupportedError
 
     try:
         prog = compile_file(args.program, getattr(args, "include", []) or [])
@@ -442,7 +442,9 @@ def run_cli(args: Any, out: Optional[TextIO] = None) -> int:
         print(exc.format() if hasattr(exc, "format") else str(exc), file=out)
         return EXIT_COMPILE
     try:
-        sw = Switch(prog)
+        from .native import make_switch
+
+        sw = make_switch(prog, getattr(args, "pipeline", "interp") or "interp")
     except UnsupportedError as exc:
         print(f"unsupported: {exc}", file=out)
         return EXIT_UNSUPPORTED

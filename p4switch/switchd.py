@@ -17,6 +17,7 @@ PacketIn on the primary client's stream.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import signal
 import sys
@@ -328,11 +329,22 @@ def check_cpu_port(program: Any, cpu_port: int | None) -> None:
                     f"start the switch with --cpu-port {declared[0]}")
 
 
-def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
-    from .interp import Switch
+#: the pipeline every switch of this process runs (``--pipeline``): ``interp``
+#: is the reference, ``native`` the compiled module (p4switch/native)
+PIPELINE = {"name": "interp"}
 
+
+def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
+    from .native import make_switch
+
+    pipeline = PIPELINE["name"]
+    if pipeline == "native" and PKT_LOG.isEnabledFor(logging.DEBUG):
+        # the per-packet log lists each table's outcome, which only the
+        # interpreter's lookups can report (Dataplane._trace_tables)
+        LOG.warning("per-packet debug logging traces table lookups: running the interpreter")
+        pipeline = "interp"
     try:
-        return Switch(program, cpu_port=cpu_port, start_time=start_time, seed=seed)
+        return make_switch(program, pipeline, cpu_port=cpu_port, start_time=start_time, seed=seed)
     except Exception as e:  # UnsupportedError and friends: the program cannot run here
         raise P4RTError(Code.INVALID_ARGUMENT, f"the program cannot run on this switch: {e}") from None
 
@@ -361,6 +373,8 @@ class SwitchOptions:
     pipeline_cache: str | None = None
     #: warm up, then wait for "go" on stdin before opening ports and serving
     standby: bool = False
+    #: ``interp`` or ``native`` (see ``new_switch``)
+    pipeline: str = "interp"
 
 
 class SwitchProcess:
@@ -368,6 +382,7 @@ class SwitchProcess:
 
     def __init__(self, opts: SwitchOptions) -> None:
         self.opts = opts
+        PIPELINE["name"] = opts.pipeline
         self.stop_event = threading.Event()
         self.ports: dict[int, Port] = {}
         self.server: Any = None
@@ -560,4 +575,5 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
         p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
+        pipeline=args.pipeline or os.environ.get("P4MCC_PIPELINE", "").strip() or "interp",
     )

@@ -1,0 +1,114 @@
+"""Compile a program's C module once and load it (ctypes).
+
+The shared object is cached on disk under the hash of its C text (which
+encodes the program and this emitter), the compiler and its flags, in ``$P4MCC_NATIVE_CACHE`` or
+``~/.cache/p4mcc/native``; one process loads it once per program and every
+switch node shares it (each node has its own state from ``sw_new``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .cgen import CProgram
+
+CFLAGS = ("-O2", "-shared", "-fPIC", "-w")
+_loaded: dict[int, tuple[Any, "Module"]] = {}
+
+
+class BuildError(Exception):
+    """No C compiler, or it refused the module."""
+
+
+class Module:
+    """A loaded native pipeline: the library and the program's layout."""
+
+    def __init__(self, lib: ctypes.CDLL, gen: CProgram, path: Path) -> None:
+        self.lib, self.gen, self.path = lib, gen, path
+        u64, i64, vp = ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p
+        P64 = ctypes.POINTER(u64)
+        lib.sw_new.restype = vp
+        lib.sw_free.argtypes = [vp]
+        lib.sw_reg.restype = vp
+        lib.sw_reg.argtypes = [vp, ctypes.c_int]
+        lib.sw_ctr.restype = P64
+        lib.sw_ctr.argtypes = [vp, ctypes.c_int, ctypes.c_int]
+        self.METER_CB = ctypes.CFUNCTYPE(u64, ctypes.c_int, u64, u64, u64)
+        lib.sw_set_meter_cb.argtypes = [vp, self.METER_CB]
+        self.HASH_CB = ctypes.CFUNCTYPE(u64, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_int, u64, u64)
+        lib.sw_set_hash_cb.argtypes = [vp, self.HASH_CB]
+        self.LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(u64))
+        lib.sw_set_log.argtypes = [vp, ctypes.c_int, self.LOG_CB]
+        lib.sw_payload_off.restype = i64
+        lib.sw_payload_off.argtypes = [vp]
+        lib.sw_out.restype = u64
+        lib.sw_out.argtypes = [vp, ctypes.c_int]
+        lib.sw_ndig.argtypes = [vp]
+        lib.sw_dig.argtypes = [vp, ctypes.c_int, P64]
+        lib.tbl_clear.argtypes = [vp, ctypes.c_int]
+        lib.tbl_done.argtypes = [vp, ctypes.c_int]
+        lib.tbl_default.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, P64, ctypes.c_int]
+        lib.tbl_add.argtypes = [vp, ctypes.c_int, ctypes.c_int, ctypes.c_int, P64, P64, P64, P64, ctypes.c_int]
+        lib.tbl_load.argtypes = [vp, ctypes.c_int, ctypes.c_int, P64, P64, P64, P64, P64, ctypes.c_int]
+        lib.tbl_counters.argtypes = [vp, ctypes.c_int, P64]
+        lib.sw_ingress.argtypes = [vp, ctypes.c_char_p, i64, u64, u64]
+        lib.sw_egress.argtypes = [vp, P64, P64, ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, u64,
+                                  ctypes.c_int, ctypes.c_int, P64, ctypes.c_char_p, ctypes.POINTER(i64), P64]
+        self.outmax = lib.sw_outmax()
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("P4MCC_NATIVE_CACHE")
+    return Path(d) if d else Path.home() / ".cache" / "p4mcc" / "native"
+
+
+def compile_source(src: str) -> Path:
+    """The shared object for ``src``, built unless the cache has it."""
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise BuildError("no C compiler (gcc or cc) on PATH")
+    key = hashlib.sha256("\0".join([cc, *CFLAGS, src]).encode()).hexdigest()[:32]
+    d = cache_dir()
+    so = d / f"p4mcc_{key}.so"
+    if so.exists():
+        return so
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the module cache {d}: {exc.strerror or exc}") from None
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        c = Path(tmp) / "m.c"
+        c.write_text(src)
+        out = Path(tmp) / "m.so"
+        try:
+            r = subprocess.run([cc, *CFLAGS, "-o", str(out), str(c)], capture_output=True, text=True)
+        except OSError as exc:
+            raise BuildError(f"cannot run the C compiler {cc!r}: {exc.strerror or exc}") from None
+        if r.returncode != 0:
+            raise BuildError(f"{cc} failed: {r.stderr.strip().splitlines()[0] if r.stderr.strip() else r.returncode}")
+        os.replace(out, so)  # atomic: concurrent builders of one program agree
+    return so
+
+
+def load(program: Any) -> Module:
+    """The native module of ``program`` (emitted, compiled and loaded once per process)."""
+    hit = _loaded.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    gen = CProgram(program)
+    src = gen.source()
+    so = compile_source(src)
+    try:
+        lib = ctypes.CDLL(str(so))
+    except OSError as exc:
+        raise BuildError(f"cannot load {so}: {exc}") from None
+    mod = Module(lib, gen, so)
+    _loaded[id(program)] = (program, mod)
+    return mod

@@ -1,0 +1,467 @@
+"""A v1model switch whose pipeline runs as native code.
+
+``NativeSwitch`` is the interpreter's ``Switch`` (same control-plane API, same
+``Table`` and ``Pre`` objects) whose ``process`` calls the compiled module:
+one call runs parser, verify and ingress, one more runs every replica's
+egress, computeChecksum and deparser.  Registers and counters live in native
+memory (``registers``/``counters`` hold views of it); a table write marks the
+table and the next packet copies its entries into native memory in the
+lookup order the Python table uses.  Meters stay in Python (the native code
+calls back), digests are read after ingress.  When the program or the
+machine does not allow it, the switch says so in one line and runs the
+interpreter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import random
+import sys
+from typing import Any, Callable, Optional
+
+from ..interp.switch import Digest, Egress, Switch
+from ..runtime import hashes as H
+from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
+from .build import BuildError, Module, load
+from .cgen import NativeUnsupported
+
+_new_tuple = tuple.__new__
+_M64 = (1 << 64) - 1
+_REPLICATION = 5
+_notified: set[int] = set()
+_status: dict[int, str] = {}
+
+
+def native_status(program: Any) -> str:
+    """'native', or why the program runs on the interpreter."""
+    return _status.get(id(program), "not tried")
+
+
+class NativeRegister:
+    """``register<bit<W>>`` cells in native memory, as ``RegisterArray``'s interface."""
+
+    def __init__(self, name: str, size: int, width: int, signed: bool, addr: int, owner: Any = None) -> None:
+        self.name, self.size, self.width, self.signed = name, size, width, signed
+        self._owner = owner  # keeps the native memory alive while this view is
+        self._wide = width > 64
+        self._cells = (ctypes.c_uint64 * (size * (2 if self._wide else 1))).from_address(addr)
+        self._mask = (1 << width) - 1
+
+    def read(self, index: int) -> int:
+        if not 0 <= index < self.size:
+            return 0
+        c = self._cells
+        v = (c[2 * index] | (c[2 * index + 1] << 64)) if self._wide else c[index]
+        if self.signed and v >> (self.width - 1):
+            v -= 1 << self.width
+        return v
+
+    def write(self, index: int, value: int) -> None:
+        if 0 <= index < self.size:
+            v = value & self._mask
+            if self._wide:
+                self._cells[2 * index], self._cells[2 * index + 1] = v & _M64, v >> 64
+            else:
+                self._cells[index] = v
+
+    def reset(self) -> None:
+        ctypes.memset(ctypes.addressof(self._cells), 0, ctypes.sizeof(self._cells))
+
+    @property
+    def values(self) -> list[int]:
+        return [self.read(i) for i in range(self.size)]
+
+
+class NativeCounter:
+    """``counter`` cells in native memory, as ``CounterArray``'s interface."""
+
+    def __init__(self, name: str, size: int, kind: str, packets: Any, nbytes: Any, owner: Any = None) -> None:
+        self.name, self.size, self.kind = name, size, kind
+        self._owner = owner  # keeps the native memory alive while this view is
+        self.packets = (ctypes.c_uint64 * size).from_address(ctypes.addressof(packets.contents))
+        self.bytes = (ctypes.c_uint64 * size).from_address(ctypes.addressof(nbytes.contents))
+
+    def count(self, index: int, nbytes: int) -> None:
+        if 0 <= index < self.size:
+            self.packets[index] += 1
+            self.bytes[index] += nbytes
+
+    def read(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, nbytes: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
+        self.packets[index], self.bytes[index] = packets, nbytes
+
+    def reset(self) -> None:
+        for a in (self.packets, self.bytes):
+            ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
+
+
+_MUTATORS = ("add", "modify", "delete", "clear", "set_default", "reset_default")
+_mirrored_classes: dict[type, type] = {}
+
+
+def _mirrored(cls: type) -> type:
+    """``cls`` whose writes mark the table for copying into native memory."""
+    sub = _mirrored_classes.get(cls)
+    if sub is None:
+        def wrap(name: str) -> Callable:
+            base = getattr(cls, name)
+
+            def method(self: Any, *a: Any, **k: Any) -> Any:
+                r = base(self, *a, **k)
+                self._native_dirty.add(self.name)
+                return r
+            method.__name__ = name
+            return method
+        sub = _mirrored_classes[cls] = type("Mirrored" + cls.__name__, (cls,), {n: wrap(n) for n in _MUTATORS})
+    return sub
+
+
+def _u128_pairs(values: list[int]) -> Any:
+    arr = (ctypes.c_uint64 * max(2 * len(values), 2))()
+    for i, v in enumerate(values):
+        arr[2 * i], arr[2 * i + 1] = v & _M64, (v >> 64) & _M64
+    return arr
+
+
+class NativeSwitch(Switch):
+    """``Switch`` running the compiled module (the interpreter when it cannot)."""
+
+    def __init__(self, program: Any, **kw: Any) -> None:
+        super().__init__(program, **kw)
+        self.native = False
+        if not kw.get("fast", True):
+            return  # fast=False asks for the reference: the interpreter, each node with its own lowering
+        try:
+            self._mod = load(program)
+        except (NativeUnsupported, BuildError) as exc:
+            _status[id(program)] = str(exc)
+            if id(program) not in _notified:
+                _notified.add(id(program))
+                print(f"p4mcc: native pipeline not used ({exc}); running the interpreter", file=sys.stderr)
+            return
+        _status[id(program)] = "native"
+        self._attach(self._mod)
+        self.native = True
+
+    def _attach(self, mod: Module) -> None:
+        lib, gen = mod.lib, mod.gen
+        self._lib = lib
+        self._W = lib.sw_new()
+        self._outmax = mod.outmax
+        self.registers = {}
+        for k, (fq, size, w, signed) in enumerate(gen.registers):
+            self.registers[fq] = NativeRegister(fq, size, w, signed, lib.sw_reg(self._W, k), self)
+        old_ctr = self.counters
+        self.counters = {}
+        for k, (fq, size) in enumerate(gen.counters):
+            self.counters[fq] = NativeCounter(fq, size, old_ctr[fq].kind, lib.sw_ctr(self._W, k, 0),
+                                              lib.sw_ctr(self._W, k, 1), self)
+        meters = [self.meters[fq] for fq in gen.meters]
+
+        tables_by_ix = [self.tables[fq] for fq, _, _ in gen.tables]
+
+        def meter_cb(k: int, index: int, now_us: int, nbytes: int) -> int:
+            if k < 0:  # a direct meter: the entry's own (index is its handle)
+                return tables_by_ix[-1 - k]._get(index).meter.execute(now_us, nbytes)
+            return meters[k].execute(index, now_us, nbytes)
+        self._meter_cb = mod.METER_CB(meter_cb)
+        lib.sw_set_meter_cb(self._W, self._meter_cb)
+        # hashes and checksums other than csum16: the runtime's own algorithms,
+        # one instance per call site (the stateful ones keep state per site)
+        seed = self._low.seed
+        sites = [(kind, random.Random(seed) if kind == "random" else H.algorithm(name, seed))
+                 for kind, name in gen.hash_sites]
+
+        def hash_cb(k: int, buf: Any, n: int, a: int, b: int) -> int:
+            kind, f = sites[k]
+            if kind == "random":  # random(lo = a, hi = b), drawn as the interpreter draws it
+                return (a + f.getrandbits(64) % (b - a + 1) if b >= a else a) & _M64
+            h = f(ctypes.string_at(buf, n))
+            if kind == "csum":
+                return h & _M64
+            return (a + h % (b or 1)) & _M64  # hash(base = a, max = b)
+        self._hash_cb = mod.HASH_CB(hash_cb)
+        lib.sw_set_hash_cb(self._W, self._hash_cb)
+        log_sites = gen.log_sites
+
+        def log_cb(k: int, vals: Any) -> None:
+            fmt, kinds, is_list = log_sites[k]
+            xs = []
+            for i, kd in enumerate(kinds):
+                v = vals[i]
+                if kd == "bool":
+                    v = bool(v)
+                elif kd < 0 and v >> (-kd - 1):
+                    v -= 1 << -kd
+                xs.append(v)
+            data = None if not kinds and is_list is False else (tuple(xs) if is_list else xs[0])
+            if self._on_log is not None:
+                self._on_log(self._ctx.fmt(fmt, data))
+        self._log_cb = mod.LOG_CB(log_cb)
+        lib.sw_set_log(self._W, int(self._on_log is not None), self._log_cb)
+        self._tix = {fq: i for i, (fq, _, _) in enumerate(gen.tables)}
+        self._alists = {fq: al for fq, _, al in gen.tables}
+        self._direct_counted = {fq for fq, c, _ in gen.direct if c}
+        self._truncates = gen.truncates
+        self._aid = gen.action_ids
+        self._native_dirty: set[str] = set(self._tix)
+        for fq, t in self.tables.items():
+            if fq not in self._tix:
+                raise NativeUnsupported(f"table {fq} has no native counterpart")
+            t.__class__ = _mirrored(type(t))
+            t._native_dirty = self._native_dirty
+        self._digest_meta = gen.digests
+        self._dig_vals = (ctypes.c_uint64 * max(gen.ndigest_fields, 1))()
+        self._rep_cache: dict[int, tuple] = {}
+        self._bufs: dict[int, tuple] = {}
+        self._one_rid = (ctypes.c_uint64 * 1)()
+        self._one_port = (ctypes.c_uint64 * 1)()
+        # what sw_ingress leaves for Python (payload offset, mgid, egress_spec,
+        # digests) and the inputs of the two entry points (cgen.py, ``sw_*_w``)
+        self._res = (ctypes.c_uint64 * 4).from_address(self._W)
+        self._in = (ctypes.c_uint64 * 16).from_address(self._W + 32)
+        self._in[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        self._in[8] = self.drop_port
+        self._Wp = ctypes.c_void_p(self._W)
+        self._ingress_w, self._egress_w = self._lib.sw_ingress_w, self._lib.sw_egress_w
+        self._one_port_a, self._one_rid_a = ctypes.addressof(self._one_port), ctypes.addressof(self._one_rid)
+
+    def __del__(self) -> None:
+        W = getattr(self, "_W", None)
+        if W:
+            self._W = None
+            self._lib.sw_free(W)
+
+    # ------------------------------------------------------------ tables
+    def _gid(self, action: str) -> int:
+        gid = self._aid.get(action)
+        if gid is None:
+            gid = self._aid[action] = len(self._aid)
+        return gid
+
+    def _sync(self, pull: bool = True) -> None:
+        """Copy every marked table into native memory (``pull``: first read
+        back its direct counters, which count natively)."""
+        lib, W = self._lib, self._W
+        for fq in sorted(self._native_dirty):
+            t: Table = self.tables[fq]
+            i = self._tix[fq]
+            al = self._alists[fq]
+            if pull and fq in self._direct_counted:
+                self._pull_counters(fq)
+            lib.tbl_clear(W, i)
+            d = t.default
+            lib.tbl_default(W, i, al.index(d.action) if d.action in al else -1, self._gid(d.action),
+                            _u128_pairs(list(d.params)), len(d.params))
+            if t._exact_only:
+                order = list(t.entries.values())
+            elif t._lpm_index >= 0:
+                li = t._lpm_index
+                order = sorted(t.entries.values(), key=lambda e: -e.keys[li].prefix_len)
+            else:
+                order = t._scan_order()
+            widths = [k.width for k in t.keys]
+            np_ = max((len(e.params) for e in order), default=0)
+            acts: list[int] = []
+            v: list[int] = []
+            m: list[int] = []
+            hi: list[int] = []
+            prm: list[int] = []
+            for e in order:
+                c = e.counter or (0, 0)
+                acts += ((al.index(e.action) if e.action in al else -1) & _M64, self._gid(e.action), e.handle,
+                         c[0] & _M64, c[1] & _M64)
+                for mk, w in zip(e.keys, widths):
+                    full = (1 << w) - 1
+                    tm = type(mk)
+                    if tm is Exact:
+                        x, y, z = mk.value, full, 0
+                    elif tm is Lpm:
+                        pm = (((1 << mk.prefix_len) - 1) << (w - mk.prefix_len)) if mk.prefix_len else 0
+                        x, y, z = mk.value & pm, pm, 0
+                    elif tm is Ternary:
+                        x, y, z = mk.value, mk.mask, 0
+                    elif tm is Range:
+                        x, y, z = mk.low, full, mk.high
+                    elif tm is Optional_ and mk.value is not None:
+                        x, y, z = mk.value, full, 0
+                    else:
+                        x, y, z = 0, 0, 0
+                    v += (x & _M64, x >> 64)
+                    m += (y & _M64, y >> 64)
+                    hi += (z & _M64, z >> 64)
+                for x in e.params:
+                    prm += (x & _M64, x >> 64)
+                prm += (0, 0) * (np_ - len(e.params))
+            if order:
+                arr = lambda xs: (ctypes.c_uint64 * max(len(xs), 2))(*xs)  # noqa: E731
+                lib.tbl_load(W, i, len(order), arr(acts), arr(v), arr(m), arr(hi), arr(prm), np_)
+            lib.tbl_done(W, i)
+        self._native_dirty.clear()
+
+    @property
+    def on_log(self) -> Optional[Callable[[str], None]]:
+        """Called with each ``log_msg`` text; None: not formatted at all."""
+        return self._on_log
+
+    @on_log.setter
+    def on_log(self, fn: Optional[Callable[[str], None]]) -> None:
+        Switch.on_log.fset(self, fn)  # type: ignore[attr-defined]
+        if getattr(self, "native", False):
+            self._lib.sw_set_log(self._W, int(fn is not None), self._log_cb)
+
+    def _pull_counters(self, fq: str) -> None:
+        """Direct counters counted in native memory, back into the table's entries."""
+        t = self.tables[fq]
+        n = len(t.entries)
+        if not n:
+            return
+        buf = (ctypes.c_uint64 * (3 * max(n, 1)))()
+        got = self._lib.tbl_counters(self._W, self._tix[fq], buf)
+        for j in range(got):
+            e = t.entries.get(buf[3 * j])
+            if e is not None and e.counter is not None:
+                e.counter[0], e.counter[1] = buf[3 * j + 1], buf[3 * j + 2]
+
+    def direct_counter_read(self, table: str, handle: int) -> tuple[int, int]:
+        if self.native:
+            if self._native_dirty:
+                self._sync()
+            self._pull_counters(self._table(table).name)
+        return super().direct_counter_read(table, handle)
+
+    def direct_counter_write(self, table: str, handle: int, packets: int, nbytes: int) -> None:
+        if self.native:
+            if self._native_dirty:
+                self._sync()
+            self._pull_counters(self._table(table).name)
+        super().direct_counter_write(table, handle, packets, nbytes)
+        if self.native:  # the value written is the one to count from
+            self._native_dirty.add(self._table(table).name)
+            self._sync(pull=False)
+
+    # ------------------------------------------------------------ packets
+    def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
+        if not self.native:
+            return super().process(port, data, now)
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
+        stats = self.stats
+        stats["rx"] += 1
+        if self._native_dirty:
+            self._sync()
+        out: list[Egress] = []
+        data = bytes(data)
+        now_us = int(round((now - self.start_time) * 1e6))
+        self._now = now
+        length = len(data)
+        a = self._in
+        a[5], a[6], a[13] = now_us, length, port & _M64
+        status = self._ingress_w(self._Wp, data)
+        if status & 2:
+            stats["parser_errors"] += 1
+        if status & 1:
+            stats["errors"] += 1
+            self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+            return out
+        res = self._res
+        if self._digest_meta and res[3]:
+            for i in range(res[3]):
+                k = self._lib.sw_dig(self._W, i, self._dig_vals)
+                name, fields = self._digest_meta[k]
+                d = Digest(name, {f: self._dig_vals[j] for j, (f, _) in enumerate(fields)}, now)
+                if self.on_digest is not None:
+                    self.on_digest(d)
+                else:
+                    self._digests.append(d)
+        payload = data[res[0]:]
+        mgid = res[1]
+        if mgid:
+            reps = self.pre.replicas(mgid)
+            if not reps:
+                stats["dropped"] += 1
+                return out
+            stats["replicas"] += len(reps)
+            c = self._rep_cache.get(mgid)
+            if c is None or c[0] is not reps:
+                n = len(reps)
+                ports = (ctypes.c_uint64 * n)(*[p for p, _ in reps])
+                rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
+                c = self._rep_cache[mgid] = (reps, ctypes.addressof(ports), ctypes.addressof(rids),
+                                             [p for p, _ in reps], ports, rids)
+            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, payload, out)
+        else:
+            spec = res[2]
+            if spec == self.drop_port:
+                stats["dropped"] += 1
+                return out
+            self._one_port[0] = spec
+            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, payload, out)
+        stats["tx"] += len(out)
+        return out
+
+    def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
+                       payload: bytes, out: list[Egress]) -> None:
+        """Every replica (port, rid) through egress, computeChecksum and the
+        deparser in one native call; ``ports``/``rids`` are array addresses."""
+        n = len(plist)
+        bufs = self._bufs.get(n)
+        if bufs is None:
+            b = (ctypes.create_string_buffer(n * self._outmax), (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)(),
+                 (ctypes.c_uint64 * (3 * n))(), (ctypes.c_uint64 * n)())
+            bufs = self._bufs[n] = b + tuple(ctypes.addressof(x) for x in b)
+        buf, lens, itypes, q, truncs, buf_a, lens_a, itypes_a, q_a, truncs_a = bufs
+        a = self._in
+        a[0], a[1], a[2], a[3], a[4] = ports, rids, n, itype, set_rid
+        a[10], a[11], a[12] = buf_a, lens_a, itypes_a
+        a[14] = truncs_a if self._truncates else 0
+        a[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        a[8] = self.drop_port
+        queue_model = self.queue_model
+        if queue_model is not None and self._reads_queue:
+            now = self._now
+            for i, p in enumerate(plist):
+                enq, delta, deq = queue_model(p, now)
+                q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
+            a[9] = q_a
+        else:
+            a[9] = 0
+        done = self._egress_w(self._Wp)
+        om = self._outmax
+        stats = self.stats
+        last_h = last_pkt = None
+        raw = buf.raw  # one copy of the whole buffer: cheaper than a ctypes call per replica
+        for i in range(done):
+            L = lens[i]
+            if L < 0:
+                stats["dropped"] += 1
+                continue
+            h = raw[i * om:i * om + L]
+            if h != last_h:  # replicas with equal headers share one frame object, as the interpreter's do
+                last_h, last_pkt = h, h + payload
+            else:
+                self.shared_outputs += 1
+            pkt = last_pkt
+            if self._truncates and truncs[i]:
+                pkt = pkt[:truncs[i]]
+            out.append(_new_tuple(Egress, (plist[i], pkt, itypes[i])))
+        if done < n:
+            stats["errors"] += 1
+            self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+
+
+def make_switch(program: Any, pipeline: str = "interp", **kw: Any) -> Switch:
+    """A switch for ``program`` on the ``interp`` (reference) or ``native`` pipeline."""
+    if pipeline == "interp":
+        return Switch(program, **kw)
+    if pipeline == "native":
+        return NativeSwitch(program, **kw)
+    raise ValueError(f"unknown pipeline {pipeline!r} (interp or native)")
