@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from p4mcc.netsim.p4_switch import PIPELINE_ENV  # noqa: E402
+from p4mcc.p4switch.native import PIPELINE_ENV  # noqa: E402
 from p4mcc.netsim.run import build_run  # noqa: E402
 from p4mcc.netsim.switches import SwitchUnavailable, choose_switch  # noqa: E402
 from p4mcc.scenario.model import scenario_from_dict  # noqa: E402
@@ -264,7 +264,7 @@ def main() -> int:
     ap.add_argument("--switch", default="model", choices=["model", "p4", "native", "both", "all"],
                     help="p4: P4 nodes on the interpreter; native: on the compiled pipeline; "
                          "both: model and p4 (--pipeline picks which P4); all: model, p4 and native")
-    ap.add_argument("--pipeline", default="interp", choices=["interp", "native"],
+    ap.add_argument("--pipeline", default="native", choices=["interp", "native"],
                     help="the P4 nodes' pipeline for --switch both")
     ap.add_argument("--skip-dumbbell", action="store_true")
     ap.add_argument("--skip-tfmcc", action="store_true")

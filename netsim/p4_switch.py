@@ -50,14 +50,12 @@ def fast_path() -> bool:
     return os.environ.get(FASTPATH_ENV, "1").strip() not in ("0", "off", "no", "false")
 
 
-#: ``P4MCC_PIPELINE=native`` runs every node created afterwards on the
-#: compiled pipeline (``p4switch/native``), ``interp`` on the interpreter
-PIPELINE_ENV = "P4MCC_PIPELINE"
-DEFAULT_PIPELINE = "interp"
-
-
 def pipeline() -> str:
-    return os.environ.get(PIPELINE_ENV, "").strip() or DEFAULT_PIPELINE
+    """The pipeline of nodes created now: ``$P4MCC_PIPELINE`` (``native``, the
+    default, or ``interp``, the reference), owned by :mod:`p4mcc.p4switch.native`."""
+    from p4mcc.p4switch.native import pipeline_from_env
+
+    return pipeline_from_env()
 
 
 def new_switch(program: Any, *, seed: int, start_time: float = 0.0) -> Any:

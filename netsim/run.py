@@ -270,6 +270,8 @@ def _install_sampler(run: SimRun, scenario: Scenario) -> None:
             for ch in (l.ab, l.ba):
                 q, _ = ch.backlog(now)
                 rec.sample(now, "link", ch.name, "", "queue_pkts", q)
+        if run.liveness is not None:
+            run.liveness.check(now)
         if now + dt <= scenario.duration + 1e-9:
             sim.at(now + dt, tick)
 

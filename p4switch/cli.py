@@ -50,8 +50,9 @@ def register_stf(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     p.add_argument("-v", "--verbose", action="store_true", help="print packets and CLI read results")
     p.add_argument("--dump-python", action="store_true", help="print the generated pipeline code")
-    p.add_argument("--pipeline", choices=["interp", "native"], default="interp",
-                   help="interp: the interpreter (reference); native: the program compiled to C")
+    p.add_argument("--pipeline", choices=["native", "interp"], default=None,
+                   help="native: the program compiled to C (the default; $P4MCC_PIPELINE sets another); "
+                        "interp: the interpreter (reference)")
 
     def _run(args: argparse.Namespace) -> int:
         from .stf import run_cli
@@ -92,10 +93,10 @@ def register_switch(sub: argparse._SubParsersAction) -> None:
                    "(DIR egress, ingress or both; repeatable)")
     p.add_argument("--p4info", metavar="FILE", help="write the loaded program's P4Info to FILE")
     p.add_argument("--seed", type=int, default=0, help="seed of the loss draws and the random extern")
-    p.add_argument("--pipeline", choices=["interp", "native"], default=None,
-                   help="interp: the interpreter (reference, the default; $P4MCC_PIPELINE sets another); "
-                        "native: the program compiled to C (the interpreter, with a one-line notice, "
-                        "where it cannot be built)")
+    p.add_argument("--pipeline", choices=["native", "interp"], default=None,
+                   help="native: the program compiled to C (the default; the interpreter, with a "
+                        "one-line notice, where it cannot be built); interp: the interpreter, the reference "
+                        "($P4MCC_PIPELINE sets the default)")
     p.add_argument("--pipeline-cache", metavar="DIR",
                    help="keep compiled pipelines in DIR and load them at start, so a restarted switch "
                    "does not compile the controller's program again (DIR must be writable only by you)")

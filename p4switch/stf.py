@@ -442,9 +442,9 @@ def run_cli(args: Any, out: Optional[TextIO] = None) -> int:
         print(exc.format() if hasattr(exc, "format") else str(exc), file=out)
         return EXIT_COMPILE
     try:
-        from .native import make_switch
+        from .native import make_switch, pipeline_from_env
 
-        sw = make_switch(prog, getattr(args, "pipeline", "interp") or "interp")
+        sw = make_switch(prog, getattr(args, "pipeline", None) or pipeline_from_env())
     except UnsupportedError as exc:
         print(f"unsupported: {exc}", file=out)
         return EXIT_UNSUPPORTED

@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from finsy.proto import p4i, p4r
 
+from .native import pipeline_from_env
 from .linkemu import Link, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, departure_time
 from .p4rt.device import Device, compile_device_config
 from .p4rt.errors import Code, P4RTError
@@ -331,7 +332,7 @@ def check_cpu_port(program: Any, cpu_port: int | None) -> None:
 
 #: the pipeline every switch of this process runs (``--pipeline``): ``interp``
 #: is the reference, ``native`` the compiled module (p4switch/native)
-PIPELINE = {"name": "interp"}
+PIPELINE = {"name": "native"}
 
 
 def new_switch(program: Any, cpu_port: int | None, seed: int, start_time: float) -> Any:
@@ -374,7 +375,7 @@ class SwitchOptions:
     #: warm up, then wait for "go" on stdin before opening ports and serving
     standby: bool = False
     #: ``interp`` or ``native`` (see ``new_switch``)
-    pipeline: str = "interp"
+    pipeline: str = "native"
 
 
 class SwitchProcess:
@@ -575,5 +576,5 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
         p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
-        pipeline=args.pipeline or os.environ.get("P4MCC_PIPELINE", "").strip() or "interp",
+        pipeline=args.pipeline or pipeline_from_env(),
     )

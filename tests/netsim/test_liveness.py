@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from p4mcc.hosts.core import Endpoint
-from p4mcc.netsim.liveness import IDLE_LIMIT_S, STEP_S, count_stalls
+from p4mcc.netsim.liveness import IDLE_LIMIT_S, count_stalls
 from p4mcc.netsim.run import registry_factory, run_scenario
 from p4mcc.netsim.switches import choose_switch
 from p4mcc.scenario.model import scenario_from_dict
@@ -60,10 +60,12 @@ def test_a_session_that_stops_delivering_is_reported_once_per_receiver(protocol:
     assert sorted(e["node"] for e in stalls) == ["r1", "r2"]
     for e in stalls:
         # the last delivery came after the blackhole (what was in flight and queued), and the
-        # stall is reported once the receiver has been idle the limit (the check looks every STEP_S)
+        # stall is reported once the receiver has been idle the limit (the check looks every
+        # metrics interval)
         since = float(e["detail"].removeprefix("s: nothing delivered since ").removesuffix(" s"))
         assert BLACKHOLE_AT <= since <= BLACKHOLE_AT + 1.0
-        assert IDLE_LIMIT_S < float(e["time"]) - since <= IDLE_LIMIT_S + STEP_S + 1e-6
+        step = _scenario(protocol).metrics_interval
+        assert IDLE_LIMIT_S < float(e["time"]) - since <= IDLE_LIMIT_S + step + 1e-6
     assert json.loads((tmp_path / "summary.json").read_text())["stalls"] == {"s": 2}
     assert count_stalls(run.recorder.events) == 2
 
