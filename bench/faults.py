@@ -349,7 +349,8 @@ def run_cases(cases: list[tuple], jobs: int, dask: bool = False, save: Path | No
     if dask:
         from dask.distributed import Client, LocalCluster, as_completed as dask_done
 
-        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True) as cluster, Client(cluster) as client:
+        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
             futures = [client.submit(run_tree, *c, pure=False) for c in cases]
             results = []
             for fut in dask_done(futures):
