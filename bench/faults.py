@@ -29,15 +29,24 @@ Printed per (protocol, fault) over the draws:
 
 ``--quick`` runs one draw of three faults for every protocol (a few minutes
 on 2 shared cores); ``--docs`` writes the table into ``docs/faults.md``.
+The runs go on every core (``--jobs``, default one per core) or on a Dask
+local cluster (``--dask``); ``--save`` appends each finished run's row to a
+JSON-lines file at once, and ``--load`` tabulates such files, so a long
+bench can be stopped, resumed on other draws (``--first-draw``) and merged.
+``--tail`` shortens the run after the fault (at least the 5 s bound and the
+second a recovery must hold).
 
-Run: ``.venv/bin/python bench/faults.py [--quick] [--draws N] [--jobs N]
-[--fault TYPE] [--protocol P] [--docs]``
+Run: ``.venv/bin/python bench/faults.py [--quick] [--draws N] [--first-draw D]
+[--jobs N] [--dask] [--tail S] [--fault TYPE] [--protocol P] [--save F]
+[--load F] [--docs]``
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import os
 import random
 import statistics
 import sys
@@ -98,13 +107,13 @@ def draw_tree(rng: random.Random) -> dict:
             "queue": rng.choice((30, 50, 100)), "tcp_pairs": rng.choice((1, 2))}
 
 
-def make_scenario(tree: dict, proto: str, kind: str, rng: random.Random):
+def make_scenario(tree: dict, proto: str, kind: str, rng: random.Random, tail: float = TAIL_S):
     """The scenario of one (draw, protocol, fault): the fault at its place, past the warm-up."""
     from p4mcc.scenario.model import scenario_from_dict
 
     at = WARMUP.get(proto, DEFAULT_WARMUP)
     raw = {"name": f"tree-{proto}-{kind}", "seed": rng.randint(1, 10_000),
-           "duration": at + FOR_S + TAIL_S, "topology": {"generate": dict(tree)},
+           "duration": at + FOR_S + tail, "topology": {"generate": dict(tree)},
            "sessions": [{"name": proto, "protocol": proto, "sender": "snd", "receivers": ["r*"]}],
            "tcp_flows": [{"name": f"tcp{i}", "src": f"tsrc{i}", "dst": f"tdst{i}"}
                          for i in range(1, tree["tcp_pairs"] + 1)]}
@@ -148,7 +157,7 @@ def _buffer(agent):
     return None
 
 
-def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
+def run_tree(draw: int, proto: str, kind: str, seed: int = 1, tail: float = TAIL_S) -> dict:
     """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused."""
     from p4mcc.netsim.liveness import count_stalls
     from p4mcc.netsim.run import build_run, run_scenario
@@ -157,7 +166,7 @@ def run_tree(draw: int, proto: str, kind: str, seed: int = 1) -> dict:
 
     rng = random.Random(seed * 1_000_003 + draw)
     tree = draw_tree(rng)
-    sc = make_scenario(tree, proto, kind, random.Random(f"{seed}/{draw}/{kind}"))
+    sc = make_scenario(tree, proto, kind, random.Random(f"{seed}/{draw}/{kind}"), tail)
     out: dict = {"draw": draw, "protocol": proto, "fault": kind, "tree": tree, "wall_s": 0.0}
     t0 = time.perf_counter()
     if kind == "disk_full":
@@ -323,36 +332,86 @@ def _worst_recovery(run, sc) -> float | None | str:
     return worst if affected else "-"
 
 
+def _progress(r: dict) -> None:
+    """One line per finished run on stderr, so a long bench shows where it is."""
+    fig = r.get("refused", r.get("recover_s"))
+    print(f"  draw {r['draw']} {r['protocol']:<6} {r['fault']:<18} {fig!s:>8} "
+          f"lost={r.get('lost_bytes', '-')} ({r['wall_s']:.0f} s)", file=sys.stderr, flush=True)
+
+
+def run_cases(cases: list[tuple], jobs: int, dask: bool = False, save: Path | None = None) -> list[dict]:
+    """Every case through :func:`run_tree`: in this process (``jobs`` 1), on
+    ``jobs`` worker processes, or on a Dask local cluster of ``jobs`` workers.
+    The runs share nothing, so the order they finish in does not matter;
+    each finished row is appended to ``save`` at once, so a stopped bench
+    keeps what it ran (``--load`` tabulates it)."""
+    def done(r: dict) -> None:
+        _progress(r)
+        if save is not None:
+            with save.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+
+    if dask:
+        from dask.distributed import Client, LocalCluster, as_completed as dask_done
+
+        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            futures = [client.submit(run_tree, *c, pure=False) for c in cases]
+            results = []
+            for fut in dask_done(futures):
+                results.append(fut.result())
+                done(results[-1])
+            return results
+    if jobs == 1:
+        results = []
+        for c in cases:
+            results.append(run_tree(*c))
+            done(results[-1])
+        return results
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(jobs) as pool:
+        results = []
+        for fut in as_completed([pool.submit(run_tree, *c) for c in cases]):
+            results.append(fut.result())
+            done(results[-1])
+        return results
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"one draw of {', '.join(TREE_QUICK)}")
     ap.add_argument("--draws", type=int, default=20, help="random trees per (protocol, fault) (default 20)")
+    ap.add_argument("--first-draw", type=int, default=0, help="the first draw's number (default 0)")
     ap.add_argument("--fault", action="append", choices=sorted(FAULTS))
     ap.add_argument("--protocol", action="append", choices=PROTOCOLS)
-    ap.add_argument("--jobs", type=int, default=1, help="simulations run at once (default 1)")
+    ap.add_argument("--jobs", type=int, default=0, help="simulations run at once (default 0: one per core)")
+    ap.add_argument("--dask", action="store_true", help="run them on a Dask local cluster of --jobs workers")
+    ap.add_argument("--tail", type=float, default=TAIL_S,
+                    help=f"seconds each run goes on after the fault (default {TAIL_S:g}; "
+                         f"at least {BOUND_S + 1:g}, the bound and the second a recovery must hold)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
+    ap.add_argument("--save", type=Path, help="append every run's row to this JSON-lines file")
+    ap.add_argument("--load", type=Path, action="append", default=[],
+                    help="tabulate the rows of these JSON-lines files (no run)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
     a = ap.parse_args(argv)
-    if a.jobs < 1 or a.draws < 1:
-        ap.error("--jobs and --draws must be at least 1")
-    faults = a.fault or (list(TREE_QUICK) if a.quick else list(FAULTS))
-    draws = 1 if a.quick else a.draws
-    protos = a.protocol or list(PROTOCOLS)
-    cases = [(d, p, k, a.seed) for p in protos for k in faults for d in range(draws)]
+    if a.jobs < 0 or a.draws < 1 or a.first_draw < 0:
+        ap.error("--jobs and --first-draw must be 0 or more and --draws at least 1")
+    if a.tail < BOUND_S + 1:
+        ap.error(f"--tail must be at least {BOUND_S + 1:g} s: a recovery within {BOUND_S:g} s holds for a second")
+    jobs = a.jobs or os.cpu_count() or 1
     t0 = time.perf_counter()
-    if a.jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(a.jobs) as pool:
-            results = list(pool.map(run_tree, *zip(*cases)))
+    if a.load:
+        results = [json.loads(line) for f in a.load for line in f.read_text().splitlines() if line.strip()]
     else:
-        results = []
-        for c in cases:
-            results.append(run_tree(*c))
-            r = results[-1]
-            fig = r.get("refused", r.get("recover_s"))
-            print(f"  draw {r['draw']} {r['protocol']:<6} {r['fault']:<18} {fig!s:>8} "
-                  f"lost={r.get('lost_bytes', '-')} ({r['wall_s']:.0f} s)", file=sys.stderr, flush=True)
+        faults = a.fault or (list(TREE_QUICK) if a.quick else list(FAULTS))
+        draws = 1 if a.quick else a.draws
+        protos = a.protocol or list(PROTOCOLS)
+        # draw by draw, so a bench stopped early has every row on its first draws
+        cases = [(d, p, k, a.seed, a.tail) for d in range(a.first_draw, a.first_draw + draws)
+                 for p in protos for k in faults]
+        results = run_cases(cases, jobs, a.dask, a.save)
     body = render(table(results))
     print(body)
     print(f"{len(results)} runs in {time.perf_counter() - t0:.0f} s", file=sys.stderr)

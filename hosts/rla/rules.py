@@ -202,13 +202,36 @@ class ResumeStream(ResumableStream, Sender):
     """A sender whose first SACK reports data was restarted mid-session (its host rebooted): it
     resumes after the lowest cumulative ACK heard before it starts, and a receiver found behind
     that is owed the packets between, up to a buffer's worth (rule 5 keeps any receiver within
-    one).  The stream outlives the sender's process, as a file does; none of it is lost (ours)."""
+    one).  The stream outlives the sender's process, as a file does; none of it is lost (ours).
+
+    The point it resumes at is what the receivers show together, not one receiver's word: from
+    the first report of data it listens ``RESUME_GATHER_S`` (a hello interval, in which every live
+    receiver says hello once, and a quarter for the paths' difference) before its first packet, and
+    the lowest cumulative ACK heard wins.  A forged ACK claiming data never sent, heard first, is
+    outbid by the honest receivers' hellos instead of making the stream skip past them."""
+
+    RESUME_GATHER_S = 1.25 * HELLO_INTERVAL
+    _claims_since: float | None = None  # the first report of data a restarted sender heard
 
     def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
         if self._resume_after(m.cum_ack):
             for r in self.rcvrs.values():
                 r.sb.start_after(self._resume_floor())
+            if self._claims_since is None:
+                self._claims_since = now
+                self.set_timer("resume", now + self.RESUME_GATHER_S)
         super()._on_sack(m, src, now)
+
+    def _ready(self) -> bool:
+        since = self._claims_since
+        if since is not None and self.now < since + self.RESUME_GATHER_S:
+            return False  # still hearing where the receivers are
+        return super()._ready()
+
+    def on_timer(self, name: str, now: float) -> None:
+        super().on_timer(name, now)
+        if name == "resume":
+            self._pump(now)
 
     def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
         if rid in self.rcvrs or not self.resumed_from:

@@ -255,11 +255,15 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         if not self._wants_to_report(x_calc):
             return
         self.x_fbr = x_calc
-        T = feedback_delay(self.p.packet_size, self.max_rtt, send)
+        T = self._feedback_delay(send)
         x = 1.0 - self.rng.random()  # uniform in (0, 1]
         t = feedback_time(self.p.fb_receivers, T, x_calc / send, x)
         self.set_timer("feedback", now + t)
         self.timer_pending = True
+
+    def _feedback_delay(self, send: float) -> float:
+        """T for this round's timer, from the data's max RTT and the sending rate (2.5.3)."""
+        return feedback_delay(self.p.packet_size, self.max_rtt, send)
 
     def _suppressed_by(self, supp: float) -> bool:
         """Cancel when R_fb - R_calc < θ·R_fb (2.5.2), R_calc the larger of

@@ -10,7 +10,7 @@ from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
-from p4mcc.hosts.tfmcc.core import RMAX_DECAY, SLOWSTART_D
+from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
 from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
 from p4mcc.hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
@@ -329,6 +329,68 @@ class UnechoedClaims(_Tx):
             self.capped_unechoed += 1
             return cap
         return rtt
+
+
+@rule("release_silent_clr", "a CLR that leaves packets unanswered for 10 feedback delays at R_max "
+      "is released then, whatever rate it set", roles=(S,))
+class ReleaseSilentClr(_Tx):
+    """The CLR answers a packet within an RTT (2.4.2), so its silence is
+    measured in R_max from the first packet it left unanswered: 10 feedback
+    delays of b·R_max (4.2's timeout without T's packet-spacing term), on a
+    timer of its own.  The paper's T grows as the rate falls and its check
+    waits for a round's end (up to 2T), so a CLR that claimed maximum loss and
+    went quiet held its 8 kbit/s for minutes (T is 29 s there).  A CLR with
+    no packet to answer is never silent, so a sparse honest one stays; the
+    release goes out with a packet at once, in a new round, so every receiver
+    decides afresh whether to report."""
+
+    COUNTERS = ("silent_clr_releases",)
+    _unanswered_since: float | None = None  # the first packet since the CLR's last report
+
+    def _clr_timeout(self) -> float:
+        return CLR_TIMEOUT_ROUNDS * FB_B * self.r_max
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        super()._on_report(rep, now)
+        if self.clr_last == now:  # the CLR spoke (or a new one was named)
+            self._unanswered_since = None
+            self.cancel_timer("clr_silence")
+
+    def _send_data(self, now: float) -> None:
+        if self.clr is not None and self._unanswered_since is None:
+            self._unanswered_since = now
+            self.set_timer("clr_silence", now + self._clr_timeout())
+        super()._send_data(now)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "clr_silence":
+            super().on_timer(name, now)
+            return
+        since = self._unanswered_since
+        if self.clr is None or since is None:
+            return
+        deadline = since + self._clr_timeout()  # R_max may have moved since the timer was set
+        if now < deadline:
+            self.set_timer("clr_silence", deadline)
+            return
+        self.silent_clr_releases += 1
+        self._unanswered_since = None
+        self._drop_clr()
+        self._end_round(now)
+        if self.timer_at("send") is not None and not self._burst_sent:
+            self.set_timer("send", now)  # the news goes out now, not a packet-time later
+
+
+@rule("release_silent_clr", roles=(R,))
+class ReleaseSilentClrReceiver(_Rx):
+    """Receiver: while the data names no CLR, the report waits a feedback
+    delay of b·max RTT (2.5.3 without the packet-spacing term), so the rate a
+    released CLR left behind meets its successor's report within RTTs."""
+
+    def _feedback_delay(self, send: float) -> float:
+        if self.sender_clr == 0 and not self.sender_slowstart:
+            return FB_B * self.max_rtt
+        return super()._feedback_delay(send)
 
 
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --

@@ -281,6 +281,14 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.rate = self.ss_from + (self.ss_target - self.ss_from) * frac
         self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
 
+    def _clr_timeout(self) -> float:
+        """How long the CLR may be silent: 10 feedback delays (4.2)."""
+        return CLR_TIMEOUT_ROUNDS * self.T()
+
+    def _clr_timed_out(self, now: float) -> bool:
+        """Whether a CLR is named and silent past :meth:`_clr_timeout`; checked at round ends (4.2)."""
+        return self.clr is not None and now - self.clr_last > self._clr_timeout()
+
     def _silent(self, now: float) -> bool:
         """No report for ``SILENCE_ROUNDS`` feedback delays; latched until a
         report (T grows as the rate halves)."""
@@ -319,8 +327,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
                                  s.max_rate_bps)
             self.ss_ramp_start = now
         self.round_recv = {}
-        T = self.T()
-        if self.clr is not None and now - self.clr_last > CLR_TIMEOUT_ROUNDS * T:
+        if self._clr_timed_out(now):
             self._drop_clr()
         if self._silent(now):
             self.rate = max(self.rate / 2, s.min_rate_bps)  # halve after long silence

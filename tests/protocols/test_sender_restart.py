@@ -25,6 +25,7 @@ from p4mcc.hosts.mtcp.core import RTO_INITIAL
 from p4mcc.hosts.reliable import payload_for
 from p4mcc.hosts.rla import RlaParams
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL
+from p4mcc.hosts.rla.rules import ResumeStream
 from p4mcc.hosts.wire import Flags, MtcpData, MtcpNack, MtcpWindowUpdate, RlaData, RlaSack, ts_us
 
 SCENARIO = Path(__file__).resolve().parents[2] / "topologies" / "scenarios" / "faults" / "sender-crash.yaml"
@@ -52,6 +53,8 @@ def _data_seqs(msgs) -> list[int]:
 def test_a_restarted_rla_sender_resumes_after_the_receivers_cumulative_ack():
     s = _rla_sender()
     feed(s, _rla_sack(R1, 500), 0.1, src=R1)  # a hello of a receiver that holds 1..500
+    assert _data_seqs(out(s)) == []  # it hears the other receivers' hellos first
+    run_timers(s, 0.1 + ResumeStream.RESUME_GATHER_S)
     assert _data_seqs(out(s)) == [501, 502, 503, 504]
     assert s.resumed_from == 501
 
@@ -65,8 +68,10 @@ def test_without_the_rule_a_restarted_rla_sender_starts_its_stream_again():
 def test_a_receiver_heard_behind_the_resumed_stream_is_repaired_what_it_lacks():
     s = _rla_sender()
     feed(s, _rla_sack(R1, 500), 0.1, src=R1)
+    run_timers(s, 0.1 + ResumeStream.RESUME_GATHER_S)
     out(s)
-    feed(s, _rla_sack(R2, 497), 0.2, src=R2)  # it lacks 498..500, sent by the sender that crashed
+    t = 0.2 + ResumeStream.RESUME_GATHER_S  # heard only once the resumed stream runs
+    feed(s, _rla_sack(R2, 497), t, src=R2)  # it lacks 498..500, sent by the sender that crashed
     assert s.rcvrs[node_id(R2)].lost_pending | s.rcvrs[node_id(R2)].rexmit_at.keys() == {498, 499, 500}
     assert s.congestion_signals == 0  # a restart is not congestion
     assert {498, 499, 500} <= s.rexmit_queue  # queued for repair (rule 5's window sends them)

@@ -273,10 +273,10 @@ def test_a_report_that_raises_the_rate_brings_the_next_packet_forward() -> None:
     feed(s, report(A, 100, t), t)  # the CLR collapses: the floor, s/64 s
     assert s.rate == pytest.approx(s.p.min_rate_bps)
     sent = packets(run_until(s, s.get_timer()))[-1].timestamp / 1e6
-    assert s.get_timer() > sent + 60.0
+    assert s.timer_at("send") > sent + 60.0
     feed(s, report(A, 200_000, sent + 0.5), sent + 0.5)
     assert s.rate == pytest.approx(200_000)
-    assert s.get_timer() <= sent + 0.5 + 8.0 * S / 200_000 + 1e-9
+    assert s.timer_at("send") <= sent + 0.5 + 8.0 * S / 200_000 + 1e-9
 
 
 def test_without_send_sooner_a_raising_report_waits_for_the_floors_packet() -> None:
