@@ -488,5 +488,6 @@ DEFAULT = (
     "pacing_jitter",
     "pacing_pairs",
     "unechoed_claims",
+    "release_silent_clr",
 )
 RULES = rule.book(default=DEFAULT, stamped=("stamp_spare",))
