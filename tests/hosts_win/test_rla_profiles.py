@@ -21,10 +21,11 @@ def test_the_registry_builds_the_papers_core_for_the_paper_profile() -> None:
     assert proto.resolve_rules("paper") == ()
     assert type(proto.sender(_session(SND, RlaParams()))) is RlaSender
     assert type(proto.receiver(_session("10.0.1.1", RlaParams()))) is RlaReceiver
-    # default: every rule but the stamp's; stamped: every rule
+    # default: every rule but the stamp's and the acker clock's; stamped: default and the stamp's
     stamp = ("stamp_climb", "stamp_hold", "stamp_echo")
-    assert proto.resolve_rules("default") == tuple(n for n in RULES.names() if n not in stamp)
-    assert proto.resolve_rules("stamped") == RULES.names()
+    off = ("acker_clock", "reliability_window")
+    assert proto.resolve_rules("default") == tuple(n for n in RULES.names() if n not in stamp + off)
+    assert proto.resolve_rules("stamped") == tuple(n for n in RULES.names() if n not in off)
 
 
 def test_the_paper_profile_delivers_every_byte_through_loss() -> None:
