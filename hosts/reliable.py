@@ -25,6 +25,7 @@ Their RTT estimator, RFC 6298's, is :class:`hosts.rtt.SmoothedRtt`.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -441,3 +442,18 @@ class Scoreboard:
         """
         limit = self.highest - dupthresh
         return [s for s in range(self.cum_ack + 1, limit + 1) if s not in self.sacked]
+
+
+def handover_window(cwnd: float, old_rtt: float, new_rtt: float, eq_window: float, floor: float) -> float:
+    """The window a new acker takes (pgmcc's acker change, RLA's and MTCP's ``acker_clock``): the old
+    rate at the new acker's round trip, at most the window its TCP equation allows, at least ``floor``.
+    The pipe is then what the new acker lacks, so no burst exceeds this window."""
+    return max(floor, min(cwnd * new_rtt / old_rtt, eq_window))
+
+
+def reliability_bound(cwnd: float, longest_rtt: float, acker_rtt: float, rtts: float, send_buffer: int) -> int:
+    """Packets the slowest receiver may lack under an acker's clock (``reliability_window``): the rate,
+    ``cwnd`` per acker round trip, over ``rtts`` longest round trips, at most ``send_buffer``.  It
+    grows linearly with the ratio of the longest round trip to the acker's."""
+    spread = max(1.0, longest_rtt / acker_rtt) if acker_rtt > 0 else 1.0
+    return max(1, min(send_buffer, math.ceil(rtts * cwnd * spread)))

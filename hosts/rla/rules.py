@@ -8,7 +8,7 @@ import math
 import random
 from typing import Any
 
-from p4mcc.hosts.reliable import CutLog, ResumableStream
+from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rla.core import RlaSender, _Receiver
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from p4mcc.hosts.rules import Registrar
@@ -558,9 +558,8 @@ class AckerClock(Sender):
         if new is None or old is None or old.rtt.srtt is None or new.rtt.srtt is None:
             self.handovers.append((now, getattr(self, "acker", None), self.cwnd))
             return
-        window = self.cwnd * new.srtt / old.srtt
         eq = self.equation_rate(new) * new.srtt / self.p.packet_size  # type: ignore[attr-defined]
-        self.cwnd = max(self.cut_floor, min(window, eq))
+        self.cwnd = handover_window(self.cwnd, old.srtt, new.srtt, eq, self.cut_floor)
         self.ssthresh = max(LEAST_SSTHRESH, self.cwnd)
         self.acker_handovers += 1
         self.handovers.append((now, new.rid, self.cwnd))
@@ -622,8 +621,7 @@ class ReliabilityWindow(Sender):
         clock = self.clock_receiver()  # type: ignore[attr-defined]
         if clock is None:
             return self.p.send_buffer
-        spread = max(1.0, self.largest_srtt / clock.srtt)
-        return max(1, min(self.p.send_buffer, math.ceil(self.RELIABILITY_RTTS * self.cwnd * spread)))
+        return reliability_bound(self.cwnd, self.largest_srtt, clock.srtt, self.RELIABILITY_RTTS, self.p.send_buffer)
 
     def _new_data_limit(self, pipe: int) -> int:
         return min(super()._new_data_limit(pipe), self.min_last_ack + self.reliability_window())
