@@ -451,9 +451,14 @@ def handover_window(cwnd: float, old_rtt: float, new_rtt: float, eq_window: floa
     return max(floor, min(cwnd * new_rtt / old_rtt, eq_window))
 
 
+#: The least reliability window (packets): a small window's repairs, lost behind a full queue, need
+#: new data flowing after them for the receiver to report its holes again.
+RELIABILITY_FLOOR = 64
+
+
 def reliability_bound(cwnd: float, longest_rtt: float, acker_rtt: float, rtts: float, send_buffer: int) -> int:
     """Packets the slowest receiver may lack under an acker's clock (``reliability_window``): the rate,
-    ``cwnd`` per acker round trip, over ``rtts`` longest round trips, at most ``send_buffer``.  It
-    grows linearly with the ratio of the longest round trip to the acker's."""
+    ``cwnd`` per acker round trip, over ``rtts`` longest round trips, at least ``RELIABILITY_FLOOR`` and
+    at most ``send_buffer``.  It grows linearly with the ratio of the longest round trip to the acker's."""
     spread = max(1.0, longest_rtt / acker_rtt) if acker_rtt > 0 else 1.0
-    return max(1, min(send_buffer, math.ceil(rtts * cwnd * spread)))
+    return max(1, min(send_buffer, max(RELIABILITY_FLOOR, math.ceil(rtts * cwnd * spread))))

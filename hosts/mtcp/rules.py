@@ -34,11 +34,12 @@ rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
 @rule("reliability_window", "what the slowest child lacks is bounded by the rate times the longest round trip",
       "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_clock",))
 class ReliabilityWindow(_Base):
-    """Under the acker's clock, new data waits while the lowest child's cumulative ACK is more than
-    RELIABILITY_WINDOW_RTTS x rate x the largest smoothed RTD behind, never more than ``send_buffer``
+    """Under the acker's clock, new data waits while the oldest packet the sender buffers (one some
+    child lacks) is more than RELIABILITY_WINDOW_RTTS x rate x the largest smoothed RTD behind, never
+    more than ``send_buffer``
     (the advertised window keeps the receivers' buffers); it grows as the RTD spread (ours)."""
 
-    RELIABILITY_WINDOW_RTTS = 2.0
+    RELIABILITY_WINDOW_RTTS = 4.0
 
     def reliability_window(self) -> int:
         acker = self.clock_child()
@@ -49,8 +50,10 @@ class ReliabilityWindow(_Base):
                                  self.p.send_buffer)
 
     def current_window(self) -> int:
-        lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
-        return min(super().current_window(), lowest + self.reliability_window() - (self.next_seq - 1))
+        # The memory bound: what the sender buffers (a packet a removed child was owed is no longer
+        # held, and waiting for it would stop the data whose arrival makes that child NACK its hole).
+        oldest = min(self.buf, default=self.next_seq) - 1
+        return min(super().current_window(), oldest + self.reliability_window() - (self.next_seq - 1))
 
 
 @rule("acker_clock", "the window is clocked by the acker's ACKs and sent once per its round trip",
