@@ -130,6 +130,7 @@ class AckerElection(_Base):
         self.acker: int | None = None
         self.events: dict[int, tuple[float, int, float]] = {}  # child -> (last event time, next_seq then, EWMA)
         self.acker_lacks = False  # a timed-out packet the acker lacks (this timer round)
+        self.acker_holes: set[int] = set()  # holes the acker has NACKed (above its cumulative ACK)
 
     def clock_child(self) -> _Child | None:
         return self.children.get(self.acker) if self.acker is not None else None
@@ -188,6 +189,20 @@ class AckerElection(_Base):
             self.spared_cuts += 1
             return False
         return cut
+
+    def _on_nack(self, msg: Any, src: Any, now: float) -> None:
+        """The acker's NACK of a new hole cuts even when another child's NACK of it came first: that
+        one was spared, and its shared repair made the acker's report look like a repair's (ours)."""
+        c = self.children.get(msg.node_id)
+        fresh = []
+        if c is not None and msg.node_id == self.acker:
+            self.acker_holes = {h for h in self.acker_holes if h > c.sb.cum_ack}
+            fresh = [h for h in msg.missing if h > self.recover and h not in self.acker_holes and not c.sb.acked(h)]
+            self.acker_holes.update(fresh)
+        cuts = self.cwnd_cuts
+        super()._on_nack(msg, src, now)
+        if fresh and self.cwnd_cuts == cuts and max(fresh) > self.recover:
+            self._congestion(now, timeout=False)
 
     def _suspect(self, c: _Child, now: float) -> None:
         if c.nid == self.acker:

@@ -13,7 +13,7 @@ from p4mcc.hosts.mtcp import MtcpParams
 from p4mcc.hosts.mtcp.core import ACK_DELAY
 from p4mcc.hosts.mtcp.rules import AckerElection
 from p4mcc.hosts.reliable import RELIABILITY_FLOOR
-from p4mcc.hosts.wire import MtcpData, MtcpNack, MtcpWindowUpdate
+from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate
 
 ELECT = {"acker_election": True}
 CLOCK = {**ELECT, "acker_clock": True}
@@ -177,3 +177,20 @@ def test_a_tcp_flow_on_another_branch_moves_the_clock_within_a_few_round_trips()
         s.now = a.last_heard = b.last_heard = t  # both talk; only B's branch loses
         s._nack_is_congestion(b, hole)
     assert s.acker == b.nid and rounds <= 4, rounds
+
+
+@pytest.mark.parametrize("after", [True, False])
+def test_the_ackers_nack_of_a_hole_another_child_reported_first_still_cuts(after):
+    # Behind one bottleneck both lose packet 4; B's NACK comes first (spared, and its shared repair
+    # reaches A too), so A's own NACK looks like a report of a repair. It still cuts, once.
+    s, a, b, _ = two_paths(ELECT)
+    for node in (A, B):  # both hold 5..10, not 4
+        feed(s, MtcpAck(session_id=9, cum_ack=3, sack_bitmap=0b1111110, min_cwnd=0xFFFFFFFF, max_twnd=0,
+                        adv_wnd=4096, node_id=node_id(node)), 0.02, src=node)
+    feed(s, nack(B, 3, 4), 0.03, src=B)
+    assert s.cwnd_cuts == 0 and s.spared_cuts == 1
+    if after:
+        feed(s, nack(A, 3, 4), 0.031, src=A)
+        assert s.cwnd_cuts == 1
+        feed(s, nack(A, 3, 4), 0.2, src=A)  # the same hole again: no second cut
+        assert s.cwnd_cuts == 1
