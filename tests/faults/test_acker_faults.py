@@ -18,7 +18,7 @@ DURATION = 24.0
 AT = 12.0
 BRANCHES = [{"rate": "2Mbps", "delay": "8ms", "tcp_pairs": 1, "receivers": 2},
             {"rate": "10Mbps", "delay": "98ms", "tcp_pairs": 1, "receivers": 2}]
-ACKER_RULES = {"rla": {"acker_clock": "on", "reliability_window": "on"},
+ACKER_RULES = {"rla": {"acker_clock": "on", "reliability_window": "on", "rtt_fair_increase": "off"},
                "mtcp": {"acker_election": "on", "acker_clock": "on", "reliability_window": "on",
                         "rtt_fair_increase": "off"}}
 
