@@ -73,7 +73,7 @@ class AckerClock(_Base):
             return super().current_window()
         lacks = sum(1 for s in self.buf if not c.sb.acked(s))
         lowest = min((x.sb.cum_ack for x in self._acking()), default=0)
-        adv = min((x.adv_wnd for x in self._acking() if x.heard), default=self.p.rcv_buffer)
+        adv = self.summary()[2]  # the advertised room, as the paper's window
         own = int(min(self.cwnd, c.min_cwnd)) - max(lacks, c.max_twnd)
         return min(own, lowest + adv - (self.next_seq - 1))
 
