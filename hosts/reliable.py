@@ -25,6 +25,7 @@ Their RTT estimator, RFC 6298's, is :class:`hosts.rtt.SmoothedRtt`.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +58,15 @@ class StreamParams:
     #: Receivers the sender hears from before it sends (:meth:`SendGate._ready`);
     #: MTCP: children of a flat, unassisted tree.
     receivers: int = 0
+    #: Packets the sender keeps for receivers that still lack them, read by the
+    #: ``reliability_window`` rules: the memory a slow receiver may cost.  The
+    #: default, 4 MiB of 1452-byte packets, covers 20 Mb/s over a 1 s round trip.
+    send_buffer: int = 2888
 
     def __post_init__(self) -> None:
         if not 0 < self.packet_size <= 8000:
             raise ValueError(f"packet_size must be in 1..8000, got {self.packet_size}")
-        check_params(self, total_packets=0, receivers=0)
+        check_params(self, total_packets=0, receivers=0, send_buffer=1)
 
 
 @dataclass
@@ -437,3 +442,23 @@ class Scoreboard:
         """
         limit = self.highest - dupthresh
         return [s for s in range(self.cum_ack + 1, limit + 1) if s not in self.sacked]
+
+
+def handover_window(cwnd: float, old_rtt: float, new_rtt: float, eq_window: float, floor: float) -> float:
+    """The window a new acker takes (pgmcc's acker change, RLA's and MTCP's ``acker_clock``): the old
+    rate at the new acker's round trip, at most the window its TCP equation allows, at least ``floor``.
+    The pipe is then what the new acker lacks, so no burst exceeds this window."""
+    return max(floor, min(cwnd * new_rtt / old_rtt, eq_window))
+
+
+#: The least reliability window (packets): a small window's repairs, lost behind a full queue, need
+#: new data flowing after them for the receiver to report its holes again.
+RELIABILITY_FLOOR = 64
+
+
+def reliability_bound(cwnd: float, longest_rtt: float, acker_rtt: float, rtts: float, send_buffer: int) -> int:
+    """Packets the slowest receiver may lack under an acker's clock (``reliability_window``): the rate,
+    ``cwnd`` per acker round trip, over ``rtts`` longest round trips, at least ``RELIABILITY_FLOOR`` and
+    at most ``send_buffer``.  It grows linearly with the ratio of the longest round trip to the acker's."""
+    spread = max(1.0, longest_rtt / acker_rtt) if acker_rtt > 0 else 1.0
+    return max(1, min(send_buffer, max(RELIABILITY_FLOOR, math.ceil(rtts * cwnd * spread))))

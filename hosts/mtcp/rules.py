@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.reliable import ResumableStream
+from p4mcc.hosts.reliable import ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
-from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, REORDER_WINDOW_RTTS, ack_at_once
+from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
+                                   REORDER_WINDOW_RTTS, ack_at_once)
+from p4mcc.hosts.tfrc import tcp_rate
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
@@ -26,6 +28,209 @@ SENDER, RECEIVER = "mtcp-sender", "mtcp-receiver"
 _OURS = "ours, see docs/protocols/mtcp.md#rules"
 #: A mixin serves both roles unless it names one: an agent is a receiver that also sends.
 rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
+
+
+# The acker's clock (pgmcc) -------------------------------------------------------------
+@rule("reliability_window", "what the slowest child lacks is bounded by the rate times the longest round trip",
+      "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_clock",))
+class ReliabilityWindow(_Base):
+    """Under the acker's clock, new data waits while the oldest packet the sender buffers (one some
+    child lacks) is more than RELIABILITY_WINDOW_RTTS x rate x the largest smoothed RTD behind, never
+    more than ``send_buffer``
+    (the advertised window keeps the receivers' buffers); it grows as the RTD spread (ours)."""
+
+    RELIABILITY_WINDOW_RTTS = 4.0
+
+    def reliability_window(self) -> int:
+        acker = self.clock_child()
+        rtts = [c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None]
+        if acker is None or acker.rtd.srtt is None or not rtts:
+            return self.p.send_buffer
+        return reliability_bound(self.cwnd, max(rtts), acker.rtd.srtt, self.RELIABILITY_WINDOW_RTTS,
+                                 self.p.send_buffer)
+
+    def current_window(self) -> int:
+        # The memory bound: what the sender buffers (a packet a removed child was owed is no longer
+        # held, and waiting for it would stop the data whose arrival makes that child NACK its hole).
+        oldest = min(self.buf, default=self.next_seq) - 1
+        return min(super().current_window(), oldest + self.reliability_window() - (self.next_seq - 1))
+
+
+@rule("acker_clock", "the window is clocked by the acker's ACKs and sent once per its round trip",
+      "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_election",))
+class AckerClock(_Base):
+    """Once ``acker_election`` has an acker, the window is ``cwnd`` less what the acker lacks, and
+    grows on the acker's ACKs alone (pgmcc's acker clock; ours): the rate is the window over the
+    acker's round trip, not the longest one, and a slow child costs buffer, not rate.  A new acker
+    takes the old rate at its round trip, at most its equation's window (no burst exceeds it)."""
+
+    COUNTERS = ("acker_handovers",)
+    by_acker = False  # growth now comes from the acker's ACK
+
+    def current_window(self) -> int:
+        c = self.clock_child()
+        if c is None:
+            return super().current_window()
+        lacks = sum(1 for s in self.buf if not c.sb.acked(s))
+        lowest = min((x.sb.cum_ack for x in self._acking()), default=0)
+        adv = self.summary()[2]  # the advertised room, as the paper's window
+        own = int(min(self.cwnd, c.min_cwnd)) - max(lacks, c.max_twnd)
+        return min(own, lowest + adv - (self.next_seq - 1))
+
+    def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
+        super()._acknowledged(c, newly, now)
+        if c is not self.clock_child():
+            return
+        self.by_acker = True
+        try:
+            for s in newly:
+                if self.cwnd < self.ssthresh:
+                    self._slow_start(now)
+                else:
+                    self._avoid_congestion(s)
+        finally:
+            self.by_acker = False
+
+    def _slow_start(self, now: float) -> None:
+        if self.by_acker or self.clock_child() is None:
+            super()._slow_start(now)
+
+    def _avoid_congestion(self, s: int) -> None:
+        if self.by_acker or self.clock_child() is None:
+            super()._avoid_congestion(s)
+
+    def _acker_changed(self, old: _Child | None, now: float) -> None:
+        super()._acker_changed(old, now)
+        new = self.clock_child()
+        if new is None or old is None or new.rtd.srtt is None or old.rtd.srtt is None:
+            return
+        eq = self.equation_rate(new) * new.rtd.srtt / self.p.packet_size
+        self.cwnd = handover_window(self.cwnd, old.rtd.srtt, new.rtd.srtt, eq, 1.0)
+        self.ssthresh = max(LEAST_SSTHRESH, self.cwnd)
+        self.acker_handovers += 1
+
+
+@rule("acker_election", "only the child with the lowest TCP-equation rate cuts the window (pgmcc's acker)",
+      "pgmcc (Rizzo, SIGCOMM 2000); RFC 4654's CLR; " + _OURS, roles=(SENDER,))
+class AckerElection(_Base):
+    """Each of the sender's children (a receiver, an agent's subtree, a switch's fold: the tree's
+    aggregated feedback) has a TCP rate by RFC 5348 3.1 at its smoothed RTD and its loss events' rate
+    (a new hole it NACKs, one per RTD); the lowest is the acker, replaced below ACKER_SWITCH of its
+    rate, judged before each event.  Only the acker's NACKs and timeouts of what it lacks cut; an
+    acker owing data and silent for ACKER_QUIET_RTTS RTDs, or removed, is passed over (ours)."""
+
+    COUNTERS = ("acker_switches", "silent_ackers", "spared_cuts")
+    ACKER_SWITCH = 0.75
+    ACKER_QUIET_RTTS = 3.0
+    #: A loss event's interval in packets sent: EWMA gain (RLA's ``INTERVAL_GAIN``).
+    EVENT_GAIN = 0.25
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.acker: int | None = None
+        self.events: dict[int, tuple[float, int, float]] = {}  # child -> (last event time, next_seq then, EWMA)
+        self.acker_lacks = False  # a timed-out packet the acker lacks (this timer round)
+        self.acker_holes: set[int] = set()  # holes the acker has NACKed (above its cumulative ACK)
+
+    def clock_child(self) -> _Child | None:
+        return self.children.get(self.acker) if self.acker is not None else None
+
+    def equation_rate(self, c: _Child) -> float:
+        """c's TCP rate (bytes/s); infinite before its first loss event."""
+        ev = self.events.get(c.nid)
+        if ev is None or ev[2] <= 0 or c.rtd.srtt is None:
+            return math.inf
+        interval = max(ev[2], float(self.next_seq - ev[1]))  # the open interval counts too
+        return tcp_rate(self.p.packet_size, c.rtd.srtt, 1.0 / max(interval, 1.0))
+
+    def acker_silent(self, c: _Child, now: float) -> bool:
+        """c owes a packet and has said nothing for ACKER_QUIET_RTTS of its RTDs (and an ACK delay)."""
+        if c.rtd.srtt is None:
+            return False
+        bound = max(self.ACKER_QUIET_RTTS * c.rtd.srtt, c.rtd.srtt + 4 * c.rtd.rttvar) + ACK_DELAY
+        if now - c.last_heard <= bound:
+            return False
+        owed = min((s for s in self.buf if not c.sb.acked(s)), default=None)
+        return owed is not None and now - max(c.last_heard, now - seconds_since(self.buf[owed].sender_ts, now)) > bound
+
+    def _elect(self, now: float) -> None:
+        old = self.clock_child()
+        talking = [c for c in self._acking() if not self.acker_silent(c, now)]
+        rates = {c.nid: self.equation_rate(c) for c in talking}
+        # The lowest rate; with none known, the longest RTD.
+        best = min(rates, key=lambda n: (rates[n], -(self.children[n].rtd.srtt or 0.0)), default=None)
+        held = rates.get(self.acker, math.inf) if old is not None and old in talking else math.inf
+        if best is not None and rates[best] < self.ACKER_SWITCH * held:
+            self.acker = best
+        elif old is not None and old not in talking:
+            self.acker = best  # passed over for the lowest rate that talks (None: every child clocks)
+        if self.clock_child() is not old:
+            self.acker_switches += 1
+            self.silent_ackers += old is not None and old not in talking
+            self._acker_changed(old, now)
+
+    def _acker_changed(self, old: _Child | None, now: float) -> None:
+        """Hook: the acker changed from ``old`` (``acker_clock`` hands the window over)."""
+
+    def _loss_event(self, c: _Child, now: float) -> None:
+        last, seq, avg = self.events.get(c.nid, (-math.inf, 0, 0.0))
+        if c.rtd.srtt is not None and now - last <= c.rtd.srtt:
+            return  # the same congestion period
+        interval = float(max(1, self.next_seq - seq))
+        self.events[c.nid] = (now, self.next_seq, interval if avg <= 0 else avg + self.EVENT_GAIN * (interval - avg))
+
+    def _nack_is_congestion(self, c: _Child, s: int) -> bool:
+        new_hole = c.nacks[s] == 1 and c.rexmits.get(s, 0) == 0
+        cut = super()._nack_is_congestion(c, s)
+        if new_hole:
+            self._elect(self.now)  # on what was known before: an event does not elect its own child
+            self._loss_event(c, self.now)
+        if cut and self.acker is not None and c.nid != self.acker:
+            self.spared_cuts += 1
+            return False
+        return cut
+
+    def _on_nack(self, msg: Any, src: Any, now: float) -> None:
+        """The acker's NACK of a new hole cuts even when another child's NACK of it came first: that
+        one was spared, and its shared repair made the acker's report look like a repair's (ours)."""
+        c = self.children.get(msg.node_id)
+        fresh = []
+        if c is not None and msg.node_id == self.acker:
+            self.acker_holes = {h for h in self.acker_holes if h > c.sb.cum_ack}
+            fresh = [h for h in msg.missing if h > self.recover and h not in self.acker_holes and not c.sb.acked(h)]
+            self.acker_holes.update(fresh)
+        cuts = self.cwnd_cuts
+        super()._on_nack(msg, src, now)
+        if fresh and self.cwnd_cuts == cuts and max(fresh) > self.recover:
+            self._congestion(now, timeout=False)
+
+    def _suspect(self, c: _Child, now: float) -> None:
+        if c.nid == self.acker:
+            self.acker_lacks = True
+        super()._suspect(c, now)
+
+    def _on_packet_timer(self, now: float) -> None:
+        self.acker_lacks = False
+        super()._on_packet_timer(now)
+        self.acker_lacks = False
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        if timeout and self.acker is not None and not self.acker_lacks and self.acker in self.children:
+            self.spared_cuts += 1  # only children that are not the acker lack what timed out
+            return
+        super()._congestion(now, timeout)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        super()._on_feedback(msg, src, now)
+        c = self.clock_child()
+        if self.acker is not None and (c is None or (msg.node_id != self.acker and self.acker_silent(c, now))):
+            self._elect(now)
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        super()._remove_child(c, now)
+        self.events.pop(c.nid, None)
+        if c.nid == self.acker:
+            self._elect(now)
 
 
 @rule("rtt_fair_increase",

@@ -278,6 +278,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     def _acked_by_all(self, s: int, now: float) -> None:
         """Rule 4: grow the window once a packet is ACKed by every receiver."""
+        self._grow(now)
+
+    def _grow(self, now: float) -> None:
+        """Rule 4's growth for one acknowledged packet (a rule may clock it by other ACKs)."""
         if self.in_recovery:
             return
         if self.cwnd < self.ssthresh:

@@ -8,7 +8,7 @@ import math
 import random
 from typing import Any
 
-from p4mcc.hosts.reliable import CutLog, ResumableStream
+from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rla.core import RlaSender, _Receiver
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from p4mcc.hosts.rules import Registrar
@@ -522,6 +522,134 @@ class SpreadPairs(Sender):
         return limit
 
 
+# The acker's clock (pgmcc) -----------------------------------------------------------
+@rule("acker_clock", "the window is clocked by the acker's SACKs and sent once per its round trip",
+      "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, requires=("worst_path_listening",))
+class AckerClock(Sender):
+    """Once ``worst_path_listening`` has an acker, the window counts what the acker has not
+    acknowledged and grows on its SACKs alone (pgmcc's acker clock, Rizzo 2000; ours), so the rate
+    is the window over the acker's round trip, not over the longest one; a slow receiver costs
+    buffer, not rate.  A new acker takes a window worth the old rate at its round trip, at most its
+    equation's; an acker silent for ACKER_SILENCE_RTTS round trips while it owes data is passed over."""
+
+    COUNTERS = ("acker_handovers", "silent_ackers")
+    #: An acker owing data and silent this many of its round trips (plus a delayed ACK) is passed over.
+    ACKER_SILENCE_RTTS = 3.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handovers: list[tuple[float, int | None, float]] = []  # (time, new acker, its window)
+
+    def clock_receiver(self) -> _Receiver | None:
+        """The receiver whose SACKs clock the window (None: every receiver's, the paper's)."""
+        acker = getattr(self, "acker", None)
+        return self.rcvrs.get(acker) if acker is not None else None
+
+    def acker_silent(self, r: _Receiver, now: float) -> bool:
+        """r owes data and has said nothing for ACKER_SILENCE_RTTS of its round trips."""
+        owed = self._owed_since(r)
+        if owed is None:
+            return False
+        bound = max(self.ACKER_SILENCE_RTTS * r.srtt, r.srtt + 4 * r.rtt.rttvar) + DELAYED_ACK_TIMEOUT
+        return now - max(r.last_heard, owed) > bound
+
+    def _choose_acker(self) -> None:
+        old = getattr(self, "acker", None)
+        super()._choose_acker()  # type: ignore[misc]
+        cur, before = self.clock_receiver(), self.rcvrs.get(old) if old is not None else None
+        if (cur is not None and before is not None and cur is not before and self.acker_silent(cur, self.now)
+                and not self.acker_silent(before, self.now)):
+            self.acker = old  # type: ignore[attr-defined]  # a silent receiver's old rate elects nobody
+        self._pass_over_silent(old)
+
+    def _pass_over_silent(self, old: int | None) -> None:
+        """A silent acker gives the clock to the lowest equation rate among the others that talk."""
+        now = self.now
+        cur = self.clock_receiver()
+        if cur is not None and self.acker_silent(cur, now):
+            self.silent_ackers += 1
+            talking = [r for r in self.rcvrs.values() if r is not cur and not self.acker_silent(r, now)]
+            best = min(talking, key=lambda r: (self.equation_rate(r), -r.srtt), default=None)  # type: ignore[attr-defined]
+            self.acker = best.rid if best is not None else None  # type: ignore[attr-defined]
+        if getattr(self, "acker", None) != old:
+            self._hand_over(self.rcvrs.get(old) if old is not None else None, now)
+
+    def _hand_over(self, old: _Receiver | None, now: float) -> None:
+        """The old rate at the new acker's round trip, at most its equation's window: the pipe is now
+        what the new acker lacks, so no burst exceeds this window."""
+        new = self.clock_receiver()
+        if new is None or old is None or old.rtt.srtt is None or new.rtt.srtt is None:
+            self.handovers.append((now, getattr(self, "acker", None), self.cwnd))
+            return
+        eq = self.equation_rate(new) * new.srtt / self.p.packet_size  # type: ignore[attr-defined]
+        self.cwnd = handover_window(self.cwnd, old.srtt, new.srtt, eq, self.cut_floor)
+        self.ssthresh = max(LEAST_SSTHRESH, self.cwnd)
+        self.acker_handovers += 1
+        self.handovers.append((now, new.rid, self.cwnd))
+
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        old = getattr(self, "acker", None)
+        super()._forget(rids, since)
+        if old is not None and old not in self.rcvrs:
+            self.acker = None  # type: ignore[attr-defined]
+            self._pass_over_silent(None)
+            self._choose_acker()
+
+    def _drop_silent(self, now: float) -> bool:
+        self._pass_over_silent(getattr(self, "acker", None))
+        return super()._drop_silent(now)
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        super()._on_sack(m, src, now)
+        if m.rcvr_id != getattr(self, "acker", None):
+            self._pass_over_silent(getattr(self, "acker", None))
+
+    def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
+        super()._take_acks(r, newly, now)
+        if r is not self.clock_receiver():
+            return
+        if self.recover is not None and r.sb.cum_ack >= self.recover:
+            self.recover = None  # fast recovery ends when the acker has the window
+        for _ in newly:
+            self._grow(now)
+
+    def _acked_by_all(self, s: int, now: float) -> None:
+        if self.clock_receiver() is None:
+            super()._acked_by_all(s, now)
+
+    def _pipe(self) -> int:
+        r = self.clock_receiver()
+        if r is None:
+            return super()._pipe()
+        return sum(1 for s in self.out if not r.sb.acked(s) and s not in r.lost_pending)
+
+    def _clocked_elsewhere(self, rid: int, now: float) -> bool:
+        if self.clock_receiver() is not None:
+            return False  # the pipe is the acker's: any SACK may send what it frees
+        return super()._clocked_elsewhere(rid, now)
+
+
+@rule("reliability_window", "what the slowest receiver lacks is bounded by the rate times the longest round trip",
+      "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, requires=("acker_clock",))
+class ReliabilityWindow(Sender):
+    """Under the acker's clock, new data waits while the oldest packet some receiver lacks is more
+    than RELIABILITY_RTTS x rate x the largest srtt behind (a round for the data, one for its repair),
+    and never more than ``send_buffer`` (rule 5 keeps the receivers' buffers); the bound grows as
+    the ratio of the longest round trip to the acker's (ours)."""
+
+    RELIABILITY_RTTS = 2.0
+
+    def reliability_window(self) -> int:
+        """Packets the slowest receiver may lack: the rate times RELIABILITY_RTTS largest srtts."""
+        clock = self.clock_receiver()  # type: ignore[attr-defined]
+        if clock is None:
+            return self.p.send_buffer
+        return reliability_bound(self.cwnd, self.largest_srtt, clock.srtt, self.RELIABILITY_RTTS, self.p.send_buffer)
+
+    def _new_data_limit(self, pipe: int) -> int:
+        return min(super()._new_data_limit(pipe), self.min_last_ack + self.reliability_window())
+
+
 @rule("one_clock", "a large group's window is sent on one receiver's SACKs")
 class OneClock(Sender):
     """From CLOCK_MIN_RECEIVERS receivers the window is sent on the SACKs of one,
@@ -694,11 +822,11 @@ class StampHold(_StampView):
 
     COUNTERS = ("stamp_holds",)
 
-    def _acked_by_all(self, s: int, now: float) -> None:
+    def _grow(self, now: float) -> None:
         if self.short_queue_spare() == 0.0:
             self.stamp_holds += 1
             return
-        super()._acked_by_all(s, now)
+        super()._grow(now)
 
 
 rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md")(_StampView)
@@ -736,10 +864,10 @@ class RttFairIncrease(Sender):
     def rtt_spread(self) -> float:
         return self.spread.factor(self.largest_srtt if self.rcvrs else None)
 
-    def _acked_by_all(self, s: int, now: float) -> None:
+    def _grow(self, now: float) -> None:
         window = self.cwnd
         avoiding = not self.in_recovery and window >= self.ssthresh
-        super()._acked_by_all(s, now)
+        super()._grow(now)
         if avoiding:
             self.cwnd += (self.rtt_spread() ** 2 - 1.0) / window
 

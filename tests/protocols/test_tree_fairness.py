@@ -83,3 +83,22 @@ SLOW_AND_LONG = [{"rate": "1Mbps", "delay": "98ms", "queue": 33, "tcp_pairs": 1,
 def test_a_slow_long_branch_beside_a_crowded_fast_one_is_the_one_followed(proto: str) -> None:
     ratio = branch_ratios(proto, {}, duration=60.0, branches=SLOW_AND_LONG)[0]
     assert 0.5 <= ratio <= 2.0, f"{proto}/TCP on the slow branch = {ratio:.2f}"
+
+
+#: A 20 ms limiting branch beside a 200 ms one (issue 62's worst case): a window acknowledged by every
+#: receiver is sent once per 200 ms, so the session got 0.26 (RLA) and 0.32 (MTCP) of the limiting
+#: branch's TCP flow.  Under the acker's clock (pgmcc) the window is sent once per the acker's round trip.
+FAST_BESIDE_LONG = [{"rate": "2Mbps", "delay": "8ms", "tcp_pairs": 1, "receivers": 2},
+                    {"rate": "10Mbps", "delay": "98ms", "tcp_pairs": 1, "receivers": 2}]
+#: The acker rules, not in ``default``, without ``rtt_fair_increase``, whose premise (a window sent once
+#: per the longest round trip) the acker's clock removes (with it, MTCP took 3.3 times TCP on this tree).
+ACKER_RULES = {"rla": {"acker_clock": "on", "reliability_window": "on", "rtt_fair_increase": "off"},
+               "mtcp": {"acker_election": "on", "acker_clock": "on", "reliability_window": "on",
+                        "rtt_fair_increase": "off"}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("proto", ["rla", "mtcp"])
+def test_a_short_limiting_branch_beside_a_long_one_is_paced_by_its_acker(proto: str) -> None:
+    ratio = branch_ratios(proto, {}, rules=ACKER_RULES[proto], branches=FAST_BESIDE_LONG)[0]
+    assert 0.5 <= ratio <= 2.0, f"{proto}/TCP on the 20 ms branch beside a 200 ms one = {ratio:.2f}"

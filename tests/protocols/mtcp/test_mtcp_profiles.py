@@ -43,10 +43,11 @@ def _data(seq: int, t: float) -> MtcpData:
     return MtcpData(session_id=9, seq=seq, timestamp=ts_us(t), payload=payload_for(seq, 100))
 
 
-def test_the_default_profile_is_every_rule_but_the_stamps_and_the_paper_none():
+def test_the_default_profile_is_every_rule_but_the_stamps_and_the_ackers_and_the_paper_none():
     stamp_rules = {"stamp_echo", "stamp_climb"}
+    acker_rules = {"acker_election", "acker_clock", "reliability_window"}
     assert RULES.resolve("paper") == ()
-    assert set(RULES.resolve("default")) == set(RULES.names()) - stamp_rules
+    assert set(RULES.resolve("default")) == set(RULES.names()) - stamp_rules - acker_rules
     assert set(RULES.resolve("stamped")) == set(RULES.resolve("default")) | stamp_rules
     assert RULES.compose(PaperSender, ()) is PaperSender
 

@@ -1,0 +1,162 @@
+"""RLA's acker clock and reliability window (pgmcc's decoupling), driven on the core with a fake clock."""
+
+from __future__ import annotations
+
+import pytest
+from rla_util import DEFAULT_RULES
+from test_rla_rules import R, sack
+from test_rla_rules import sender as make_sender
+from win_util import feed, out
+
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.reliable import RELIABILITY_FLOOR
+from p4mcc.hosts.rla.rules import AckerClock
+from p4mcc.hosts.tcp_rules import DELAYED_ACK_TIMEOUT
+from p4mcc.hosts.wire import RlaData
+
+BASE = tuple(n for n in DEFAULT_RULES if n not in ("acker_clock", "reliability_window"))
+NO_CLOCK = BASE
+CLOCK = (*BASE, "acker_clock")
+RELIABLE = (*BASE, "acker_clock", "reliability_window")
+
+
+def sent(s) -> list[int]:
+    return [m.seq for _d, m in out(s) if isinstance(m, RlaData)]
+
+
+def two_paths(names, near_rtt=0.020, far_rtt=0.200, cwnd=10, **kw):
+    """A near receiver elected acker (a signal per 100 packets) and a far one with no signal yet."""
+    s = make_sender(n=2, names=names, initial_cwnd=cwnd, ssthresh=2, **kw)
+    first = sent(s)
+    near, far = (s.rcvrs[node_id(x)] for x in R[:2])
+    near.rtt.sample(near_rtt)
+    far.rtt.sample(far_rtt)
+    near.interval_avg = 100.0
+    near.last_signal_pkts = s.packets_sent
+    s._choose_acker()
+    assert s.acker == near.rid
+    return s, near, far, first
+
+
+@pytest.mark.parametrize("names, more", [(CLOCK, 10), (NO_CLOCK, 0)])
+def test_the_ackers_sack_frees_the_window_the_far_receiver_still_owes(names, more):
+    # pgmcc's clock: what the acker has is out of the pipe. The paper's window waits for the
+    # far receiver, so it is sent once per the longest round trip.
+    s, near, far, first = two_paths(names)
+    assert first == list(range(1, 11))
+    feed(s, sack(R[0], 10), 0.02, src=R[0])
+    s._pump(0.02)
+    assert len(sent(s)) == more
+
+
+def test_the_window_grows_on_the_ackers_acknowledgements_alone():
+    s, near, far, _ = two_paths(CLOCK)
+    before = s.cwnd
+    feed(s, sack(R[1], 10), 0.01, src=R[1])  # the far receiver alone: no growth
+    assert s.cwnd == before
+    feed(s, sack(R[0], 10), 0.02, src=R[0])
+    assert s.cwnd > before
+
+
+def _run_ahead(names, rounds=40, **kw):
+    """The near acker acknowledges all it is sent every 20 ms; the far receiver (60 ms) stays
+    behind, holding only the first packet (a slow path that never loses: never the acker)."""
+    s, near, far, _ = two_paths(names, far_rtt=0.060, **kw)
+    worst = 0
+    t = 0.0
+    for _ in range(rounds):
+        t += 0.02
+        feed(s, sack(R[0], s.next_seq - 1, adv=4096), t, src=R[0])
+        feed(s, sack(R[1], 1, adv=4096), t, src=R[1])
+        s._pump(t)
+        out(s)
+        worst = max(worst, s.next_seq - 1 - s.min_last_ack)
+    return s, worst
+
+
+def test_what_the_slowest_receiver_lacks_is_bounded_by_twice_the_rate_times_its_round_trip():
+    s, worst = _run_ahead(RELIABLE)
+    bound = s.reliability_window()
+    assert bound == pytest.approx(max(RELIABILITY_FLOOR, 2 * s.cwnd * 0.060 / 0.020), abs=1)
+    assert worst <= bound
+    _s, unbounded = _run_ahead(CLOCK)  # without the rule: the receivers' buffers alone
+    assert unbounded > 2 * bound
+
+
+def test_the_send_buffer_bounds_the_reliability_window():
+    s, worst = _run_ahead(RELIABLE, send_buffer=25)
+    assert worst <= 25 and s.reliability_window() == 25
+
+
+def test_a_new_acker_takes_the_old_rate_at_its_round_trip_and_sends_no_larger_burst():
+    # The far receiver (200 ms) held the clock at a window of 50; the limiting branch moves to the
+    # near one (20 ms), which holds everything sent. Its window is 50 x 20/200 = 5, and its next
+    # SACK sends at most those 5, not the 50 the old window would let out at once.
+    s, near, far, _ = two_paths(CLOCK, cwnd=50)
+    s.acker = far.rid
+    feed(s, sack(R[0], 50), 0.02, src=R[0])
+    out(s)
+    far.interval_avg, far.last_signal_pkts = 1e6, s.packets_sent
+    near.interval_avg, near.last_signal_pkts = 100.0, s.packets_sent
+    s._choose_acker()
+    assert s.acker == near.rid and s.acker_handovers == 1
+    assert s.cwnd == pytest.approx(50 * 0.020 / 0.200)
+    feed(s, sack(R[0], 50), 0.03, src=R[0])
+    s._pump(0.03)
+    assert 0 < len(sent(s)) <= int(s.cwnd)
+
+
+def _clock_moves_after_silence(names):
+    """The near acker crashes at 0.1 s; the far receiver keeps acknowledging every 10 ms."""
+    s, near, far, _ = two_paths(names, far_rtt=0.040)
+    far.interval_avg, far.last_signal_pkts = 400.0, s.packets_sent
+    feed(s, sack(R[0], 10), 0.1, src=R[0])
+    t, moved = 0.1, None
+    while t < 1.0 and moved is None:
+        t += 0.01
+        feed(s, sack(R[1], s.next_seq - 1), t, src=R[1])
+        s._pump(t)
+        out(s)
+        if s.acker == far.rid:
+            moved = t
+    return s, near, moved
+
+
+def test_a_crashed_acker_hands_the_clock_over_within_a_few_round_trips():
+    s, near, moved = _clock_moves_after_silence(CLOCK)
+    assert moved is not None and s.silent_ackers >= 1
+    # Silent for three of its round trips and a delayed ACK, seen at the next SACK (10 ms).
+    assert moved - 0.1 <= AckerClock.ACKER_SILENCE_RTTS * near.srtt + DELAYED_ACK_TIMEOUT + 0.02
+    assert moved - 0.1 <= 4 * near.srtt + DELAYED_ACK_TIMEOUT + 0.02
+
+
+def test_a_crashed_acker_keeps_the_clock_without_the_rule():
+    # worst_path_listening alone keeps the silent acker until drop_silent_receivers (2 s).
+    _s, _near, moved = _clock_moves_after_silence((*BASE,))
+    assert moved is None
+
+
+def test_an_acker_that_leaves_gives_the_clock_to_the_next_lowest_rate():
+    s, near, far, _ = two_paths(CLOCK)
+    far.interval_avg, far.last_signal_pkts = 400.0, s.packets_sent
+    feed(s, sack(R[1], 10), 0.2, src=R[1])
+    out(s)
+    s._forget([near.rid], since=0.2)
+    assert s.acker == far.rid
+    feed(s, sack(R[1], 10), 0.25, src=R[1])
+    s._pump(0.25)
+    assert len(sent(s)) <= int(s.cwnd)
+
+
+def test_a_tcp_flow_on_another_branch_moves_the_clock_within_a_few_round_trips():
+    # The acker's branch (20 ms) loses one packet in 100; a TCP flow starts on the far branch
+    # (40 ms), whose receiver then signals once a round trip, a window of 20 packets apart.
+    s, near, far, _ = two_paths(CLOCK, far_rtt=0.040, cwnd=20)
+    s.packets_sent += 2000  # the far branch had no loss for a long while
+    t, rounds = 1.0, 0
+    while s.acker != far.rid and rounds < 20:
+        rounds += 1
+        t += far.srtt
+        s.packets_sent += 20
+        s._congestion(far, t, lost=None)
+    assert s.acker == far.rid and rounds <= 4, rounds
