@@ -17,6 +17,7 @@ big-endian (network order).  ``docs/wire-format.md`` draws every byte.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
@@ -171,6 +172,46 @@ class Stamp:
         if not cls.stamped(stamp):
             return cls.pack(q, s)
         return cls.pack(max(cls.queue_code(stamp), q), min(cls.spare_code(stamp), s))
+
+
+class Share:
+    """The max-min fair share: one byte of the common header that switches write.
+
+    Code ``c`` in 1..255 stands for a share of ``40 kb/s * 2**((c - 56) / 8)``
+    (eighth-octave steps of 9 %, from 348 bit/s to 1.2 Tb/s; ``c = 56`` is the
+    stamp's 40 kb/s unit).  ``c = 0``: no share, written by senders and by
+    every hop after one that could not estimate it (switches combine by
+    minimum, 0 winning).  A receiver's feedback echoes the smallest code of
+    the data it received since its previous feedback, 0 if any was 0
+    (:class:`hosts.stampwindow.StampWindow`).  ``docs/stamp.md`` ("The
+    share") gives the estimate and why this encoding.
+    """
+
+    NONE = 0
+    #: Code of one :attr:`Stamp.RATE_UNIT_BPS` (40 kb/s).
+    UNIT_CODE = 56
+
+    @classmethod
+    def bps(cls, code: int) -> float | None:
+        """The share code ``code`` stands for, bit/s (None: no share)."""
+        if not 0 <= code <= 255:
+            raise WireError(f"share code out of range: {code}")
+        if code == cls.NONE:
+            return None
+        return Stamp.RATE_UNIT_BPS * 2 ** ((code - cls.UNIT_CODE) / 8)
+
+    @classmethod
+    def code_for(cls, bps: float) -> int:
+        """The largest code whose share is at most ``bps`` (at least 1, at most 255)."""
+        if bps <= 0:
+            return 1
+        c = math.floor(8 * math.log2(bps / Stamp.RATE_UNIT_BPS) + 1e-9) + cls.UNIT_CODE
+        return max(1, min(255, c))
+
+    @staticmethod
+    def combine(a: int, b: int) -> int:
+        """Two shares of one path (or of two receivers' echoes): the smaller, 0 winning."""
+        return 0 if a == 0 or b == 0 else min(a, b)
 
 
 class TfmccReportFlags:
@@ -629,6 +670,7 @@ __all__ = [
     "Message",
     "MsgType",
     "Proto",
+    "Share",
     "Stamp",
     "TfmccDataFlags",
     "TfmccReportFlags",

@@ -67,12 +67,19 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
 
     QueueCode() queue_code;
     SpareCode() spare_code;
+    ShareEstimate() share_estimate;
 
-    /* rate_units: the port's rate in 40 kb/s units (the controller writes
-     * one entry per port of a switch that stamps for some session). */
-    action set_port_rate(bit<32> rate_units) {
+    /* rate_units: the port's rate in 40 kb/s units; epoch_shift: the share
+     * estimate's epoch, STAMP_WINDOW_US << epoch_shift, spanning the longest
+     * round trip through the port (the controller writes one entry per port
+     * of a switch that stamps for some session). */
+    action set_port_rate(bit<32> rate_units, bit<8> epoch_shift) {
         meta.port_rated = 1;
         meta.port_rate_units = rate_units;
+        meta.epoch_shift = epoch_shift;
+        if (epoch_shift > SHARE_MAX_SHIFT) {
+            meta.epoch_shift = SHARE_MAX_SHIFT;
+        }
     }
 
     table port_rate {
@@ -98,6 +105,10 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
         meta.port_rated = 0;
         meta.port_rate_units = 0;
         meta.stamp_on = 0;
+        meta.epoch_shift = 0;
+        meta.share = SHARE_NONE;
+        meta.share_h = 0;
+        meta.share_k = 0;
         bool prune = false;
         if (meta.kind == KIND_MCAST_DATA) {
             if (sm.egress_port == meta.in_port || sm.egress_port >= MEMBER_PORT_LIMIT
@@ -172,6 +183,9 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
                 stamp_last_bytes.write(idx, last);
             }
             stamp_win_bytes.write(idx, cur + sm.packet_length);
+            if (sm.egress_port < SHARE_PORT_LIMIT) {
+                share_estimate.apply(hdr, meta, sm);
+            }
         }
 
         if (!prune && meta.stamp_on == 1) {

@@ -28,7 +28,7 @@ from scapy.packet import Raw  # noqa: E402
 from p4mcc.hosts import wire  # noqa: E402
 from p4src_harness import (ALLOW, FLOOD_MGID, JOIN, LEAVE, REPO, SENDER, Group, Host,  # noqa: E402
                            SwitchSetup, data_frame, igmpv2_leave, igmpv2_report,
-                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, stamped, udp_frame)
+                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, share_table_entries, stamped, udp_frame)
 
 STF_DIR = os.path.join(REPO, "tests", "stf", "mcc")
 
@@ -89,7 +89,13 @@ class Stf:
             self.lines.append(f"add MccIngress.sessions hdr.mcc.session_id:{session} "
                               f"MccIngress.assist_filter(sidx:{sidx}, window_us:{window})")
         for port, units in setup.port_rates.items():
-            self.lines.append(f"add MccEgress.port_rate port:{port} MccEgress.set_port_rate(rate_units:{units})")
+            self.lines.append(f"add MccEgress.port_rate port:{port} "
+                              f"MccEgress.set_port_rate(rate_units:{units}, epoch_shift:{setup.epoch_shift})")
+        if setup.port_rates:
+            for table, key, action, params in share_table_entries():
+                keys = " ".join(f"{k}:{v}" for k, v in key.items())
+                args = ", ".join(f"{k}:{v}" for k, v in params.items())
+                self.lines.append(f"add {table} {keys} {action}({args})")
         for session in setup.stamped:
             self.lines.append(f"add MccEgress.stamp_sessions hdr.mcc.session_id:{session} MccEgress.stamp()")
 

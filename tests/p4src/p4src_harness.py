@@ -116,6 +116,7 @@ class SwitchSetup:
     timeout_us: int = 0
     refresh_us: int = 0
     port_rates: dict[int, int] = field(default_factory=dict)  # port -> rate, 40 kb/s units
+    epoch_shift: int = 2  # the share's epoch, 25.6 ms << epoch_shift, on every rated port
     stamped: tuple[int, ...] = ()  # sessions whose data packets are stamped
     port_sets: bool = False  # a PRE group per set of ports: data replicated to its members only
 
@@ -175,9 +176,26 @@ def configure(sw: Any, setup: SwitchSetup) -> None:
         sw.table_add("MccIngress.sessions", {"hdr.mcc.session_id": session},
                      "MccIngress.assist_filter", {"sidx": sidx, "window_us": window})
     for port, units in setup.port_rates.items():
-        sw.table_add("MccEgress.port_rate", {"port": port}, "MccEgress.set_port_rate", {"rate_units": units})
+        sw.table_add("MccEgress.port_rate", {"port": port}, "MccEgress.set_port_rate",
+                     {"rate_units": units, "epoch_shift": setup.epoch_shift})
+    if setup.port_rates:
+        for table, key, action, params in share_table_entries():
+            sw.table_add(table, key, action, params)
     for session in setup.stamped:
         sw.table_add("MccEgress.stamp_sessions", {"hdr.mcc.session_id": session}, "MccEgress.stamp", {})
+
+
+def share_table_entries() -> list[tuple[str, dict[str, int], str, dict[str, int]]]:
+    """(table, key, action, parameters) of the share's log tables, as controller/desired.py writes them."""
+    from p4mcc.controller import share
+
+    n = MCC
+    out = [(n.share_heavy_table, {n.share_heavy_key: h}, n.share_heavy_action,
+            {n.share_heavy_log: log_n, n.share_heavy_log_more: log_n1})
+           for h, log_n, log_n1 in share.heavy_log_entries()]
+    out += [(n.share_spread_table, {n.share_spread_key: k}, n.share_spread_action, {n.share_spread_log: r})
+            for k, r in share.spread_log_entries()]
+    return out
 
 
 def outputs(sw: Any, port: int, frame: bytes, now: float = 0.0) -> list[tuple[int, bytes]]:
