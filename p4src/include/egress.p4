@@ -11,7 +11,8 @@
  * departure rate; a p4mcc data packet of a session in stamp_sessions gets
  * the worse of its stamp and this port's: queue code (max) from the time
  * it waited in the queue (deq_timedelta), spare code (min) from the port's
- * rate minus its departure rate. Only per-port state and the departure
+ * rate minus its departure rate; and the port's max-min share (share.p4)
+ * by minimum. Only per-port state and the departure
  * time (egress_global_timestamp) are used, so a target that runs egress
  * when the packet is queued, with the wait it will have, computes the same. */
 #ifndef P4MCC_EGRESS_P4
@@ -208,12 +209,20 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
                 s = old[3:0];
             }
             hdr.mcc.stamp = q ++ s;
-            /* UDP checksum: incremental update of the 16-bit word version ++
-             * stamp (RFC 1624 eqn. 3); 0 (none sent) stays 0. */
+            /* The share: the smallest estimate along the path; a port without
+             * one (meta.share 0) leaves what upstream wrote. */
+            bit<8> old_share = hdr.mcc.share;
+            if (meta.share != SHARE_NONE && (old_share == SHARE_NONE || meta.share < old_share)) {
+                hdr.mcc.share = meta.share;
+            }
+            /* UDP checksum: incremental update of the 16-bit words version ++
+             * stamp and share ++ rsvd (RFC 1624 eqn. 3); 0 (none sent) stays 0. */
             if (hdr.udp.checksum != 0) {
                 bit<32> sum = (bit<32>)(~hdr.udp.checksum)
                               + (bit<32>)(~(hdr.mcc.version ++ old))
-                              + (bit<32>)(hdr.mcc.version ++ hdr.mcc.stamp);
+                              + (bit<32>)(hdr.mcc.version ++ hdr.mcc.stamp)
+                              + (bit<32>)(~(old_share ++ hdr.mcc.rsvd))
+                              + (bit<32>)(hdr.mcc.share ++ hdr.mcc.rsvd);
                 sum = (sum & 0xffff) + (sum >> 16);
                 sum = (sum & 0xffff) + (sum >> 16);
                 bit<16> csum = ~sum[15:0];

@@ -41,6 +41,7 @@ register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
 /* ---- stamp echo of absorbed feedback (echo.p4) ---- */
 register<bit<1>>(MAX_SESSIONS) echo_held;   /* echo_acc holds absorbed echoes */
 register<bit<8>>(MAX_SESSIONS) echo_acc;    /* their combination (stamp byte) */
+register<bit<8>>(MAX_SESSIONS) echo_share_acc;  /* their share echoes' combination */
 
 /* ---- congestion stamp (egress.p4): per egress port, index = port ---- */
 /* Start (egress_global_timestamp, us) of the port's current rate window. */

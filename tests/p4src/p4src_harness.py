@@ -322,18 +322,30 @@ def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = 
     return bytes(pkt)
 
 
-def stamped(frame: bytes, stamp: int) -> bytes:
-    """Expected frame after a switch wrote ``stamp`` into its p4mcc header:
-    the UDP checksum stays valid (recomputed here in full; the switch
-    updates it incrementally), 0 (none) stays 0."""
+def stamped(frame: bytes, stamp: int, share: int | None = None) -> bytes:
+    """Expected frame after a switch wrote ``stamp`` (and ``share``, unless None)
+    into its p4mcc header: the UDP checksum stays valid (recomputed here in
+    full; the switch updates it incrementally), 0 (none) stays 0."""
     pkt = Ether(frame)
     payload = bytearray(bytes(pkt[UDP].payload))
     payload[3] = stamp
+    if share is not None:
+        payload[SHARE_AT] = share
     had_checksum = pkt[UDP].chksum != 0
     pkt[UDP].remove_payload()
     pkt[UDP].add_payload(Raw(bytes(payload)))
     pkt[UDP].chksum = None if had_checksum else 0
     return bytes(pkt)
+
+
+#: Offset of the share byte in a p4mcc message (hosts/wire.py's COMMON_FIELDS).
+SHARE_AT = sum(f.bits for f in wire.COMMON_FIELDS[:[f.name for f in wire.COMMON_FIELDS].index("share")]) // 8
+
+
+def idle_share(rate_units: int) -> int:
+    """The share code a port of ``rate_units`` (40 kb/s) writes while its last epoch was idle:
+    the whole port (share.p4 at its first packet)."""
+    return wire.Share.code_for(rate_units * wire.Stamp.RATE_UNIT_BPS)
 
 
 def udp_payload(frame: bytes) -> bytes:
