@@ -44,6 +44,48 @@ def _add_waves(rx: WebrcReceiver, now: float, limit: Callable[[], float], most: 
         added += 1
 
 
+# -- the share (docs/stamp.md, "The share"; profile ``stamped``), registered first: outermost,
+# so in start-up the share decides the joins over the rules that pace them in default
+
+
+@rule("share_join", "in start-up, join the waves up to the path's fair share at once; a loss ends start-up "
+      "as in default", "RCP (Dukkipati 2005): start at the link's fair share; " + PAGE)
+class ShareJoin(_Base):
+    """In start-up, when every packet of the last epoch was stamped and carried a
+    share (docs/stamp.md, "The share"), a decision joins as many waves as keep
+    Γ·ARR within the share, and joins nothing past it: a receiver (a late or
+    rebooted one too) reaches its fair share in one decision, not one wave a
+    second.  A loss event, a pending join or a missing share leave ``default``
+    to decide, so loss still ends start-up and sets the rate."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._share_window = StampWindow()
+        #: the last full epoch's share, bit/s (None: not every packet carried one)
+        self.share_bps: float | None = None
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        super()._packet_seen(msg, now)
+        self._share_window.add(msg.stamp, msg.share)
+
+    def _epoch_begins(self, rr_rate: float) -> None:
+        super()._epoch_begins(rr_rate)
+        self.share_bps = self._share_window.share_bps()
+        self._share_window.reset()
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        if self.share_bps is None or not self.startup or self.arr is None or self.in_loss_event(now):
+            super()._decide_join(now, rr_rate)
+            return
+        if self.tsi is None or self.pending is not None or self.nwc >= self.N:
+            return
+        limit = min(self.share_bps / (8.0 * self.p.packet_length), self.mrr)
+        if gamma(self.p.p, self.nwc) * self.arr > limit:
+            return  # at the share: start-up holds until a loss ends it
+        self._join(now, gamma(self.p.p, self.nwc))
+        _add_waves(self, now, lambda: limit)
+
+
 class _OneWayDelays(_Base):
     """One-way delays on the sender's timestamps: the least of the last
     ``QUEUE_EPOCHS`` epochs is the path without a queue; an epoch "queued"
@@ -615,4 +657,4 @@ class StampJoin(_Base):
 
 
 #: ``stamped`` = ``default`` + the rules that read the stamp.
-RULES = rule.book(stamped=("stamp_join",))
+RULES = rule.book(stamped=("share_join", "stamp_join"))

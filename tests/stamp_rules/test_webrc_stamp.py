@@ -8,6 +8,7 @@ from fakes import drain, feed, run_until
 from p4mcc.hosts import registry, wire
 from p4mcc.hosts.core import JoinGroup
 from p4mcc.hosts.webrc import RULES, WebrcParams, WebrcReceiver, channel_group
+from p4mcc.hosts.webrc.params import gamma
 from p4mcc.hosts.wire import Stamp, WebrcData
 
 G = "239.2.0.0"
@@ -25,20 +26,43 @@ def make(profile: str) -> WebrcReceiver:
     return r
 
 
-def base_packets(r: WebrcReceiver, stamp: int, t0: float = 0.1, t1: float = 1.05, pps: float = 40) -> list:
+def base_packets(r: WebrcReceiver, stamp: int, t0: float = 0.1, t1: float = 1.05, pps: float = 40,
+                 share: int = 0) -> list:
     """Base-channel packets (MRTT 0.1 s) carrying ``stamp``, firing the epochs; the joins they caused."""
     events: list = []
     for i in range(int((t1 - t0) * pps)):
         t = t0 + i / pps
         events += run_until(r, t).events
         events += feed(r, WebrcData(session_id=1, cn=T, psn=100 + i, tsi=5, timestamp=wire.ts_us(t - 0.05),
-                                    payload=bytes(PARAMS.packet_length), stamp=stamp), t).events
+                                    payload=bytes(PARAMS.packet_length), stamp=stamp, share=share), t).events
     events += run_until(r, t1).events
     return [e.group for e in events if isinstance(e, JoinGroup)]
 
 
-def test_the_stamped_profile_is_default_plus_stamp_join() -> None:
-    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"stamp_join"}
+def test_the_stamped_profile_is_default_plus_share_join_and_stamp_join() -> None:
+    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"share_join", "stamp_join"}
+
+
+def test_start_up_joins_up_to_the_share_in_one_decision_beside_a_full_queue() -> None:
+    share = wire.Share.code_for(2_000_000)  # 244 packets/s of 1024 B
+    limit = wire.Share.bps(share) / (8 * PARAMS.packet_length)
+    r = make("stamped")
+    joined = base_packets(r, Stamp.pack(10, 0), share=share)  # TCP's full queue: nothing spare
+    assert len(joined) >= 3 and r.startup
+    assert r.arr is not None and r.arr <= limit < gamma(PARAMS.p, r.nwc) * r.arr  # the next wave would pass it
+    d = make("default")
+    assert len(base_packets(d, Stamp.pack(10, 0), share=share)) == 1  # default: one wave per decision
+
+
+def test_start_up_joins_nothing_past_the_share() -> None:
+    share = wire.Share.code_for(300_000)  # 36 packets/s: below the base channel's 40
+    assert base_packets(make("stamped"), Stamp.pack(10, 0), share=share) == []
+
+
+def test_without_a_share_or_a_stamp_the_joins_are_default() -> None:
+    share = wire.Share.code_for(2_000_000)
+    assert base_packets(make("stamped"), Stamp.NOT_STAMPED, share=share) == base_packets(make("default"), 0)
+    assert base_packets(make("stamped"), Stamp.pack(12, 10)) == base_packets(make("default"), 0)
 
 
 def test_spare_rate_under_a_short_queue_joins_several_waves_in_one_start_up_decision() -> None:
