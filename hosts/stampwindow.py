@@ -90,13 +90,16 @@ class StampEcho:
     the session are folded into :attr:`stamps` as it is decoded, and each
     feedback message carries back :meth:`_echo_stamp`, the window of the data
     since the previous one, in its stamp byte, and that window's share in its
-    share byte (written as the message is sent, so the protocols' feedback
-    code names only the stamp)."""
+    share byte (written as a message with that stamp byte is sent, so the
+    protocols' feedback code names only the stamp; an unstamped echo carries
+    no share)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stamps = StampWindow()
-        self._share_echo: int | None = None
+        #: (stamp byte, share code) of the last window taken: feedback sent with that
+        #: stamp byte (a VLMCC leader's ACKs of one flush share one) carries that share
+        self._share_echo: tuple[int, int] | None = None
 
     def decode_session(self, data: bytes, session_id: int, *kinds: type) -> Any:
         msg = super().decode_session(data, session_id, *kinds)  # type: ignore[misc]
@@ -105,13 +108,16 @@ class StampEcho:
         return msg
 
     def _echo_stamp(self) -> int:
-        self._share_echo = self.stamps.share_code()
-        return self.stamps.take()
+        share = self.stamps.share_code()
+        stamp = self.stamps.take()
+        self._share_echo = (stamp, share) if stamp != Stamp.NOT_STAMPED else None
+        return stamp
 
     def send(self, dest: Any, data: bytes) -> None:
-        share, self._share_echo = self._share_echo, None
-        if share is not None and isinstance(data, (bytes, bytearray)) and _is_feedback(data):
-            data = bytes(data[:_SHARE_AT]) + bytes([share]) + bytes(data[_SHARE_AT + 1:])
+        echo = self._share_echo
+        if (echo is not None and isinstance(data, (bytes, bytearray)) and _is_feedback(data)
+                and data[_STAMP_AT] == echo[0]):
+            data = bytes(data[:_SHARE_AT]) + bytes([echo[1]]) + bytes(data[_SHARE_AT + 1:])
         super().send(dest, data)  # type: ignore[misc]
 
 
@@ -137,7 +143,8 @@ def fold_stamp(windows: dict, key: object, payload: bytes) -> None:
 
 #: The common header's magic, and the low nibble every data message type has (hosts/wire.py).
 _MAGIC_HI, _MAGIC_LO = MAGIC >> 8, MAGIC & 0xFF
-#: Offset of the share byte in the common header.
-_SHARE_AT = sum(f.bits for f in COMMON_FIELDS[:[f.name for f in COMMON_FIELDS].index("share")]) // 8
+#: Offsets of the stamp and share bytes in the common header.
+_STAMP_AT, _SHARE_AT = (sum(f.bits for f in COMMON_FIELDS[:[f.name for f in COMMON_FIELDS].index(name)]) // 8
+                        for name in ("stamp", "share"))
 _DATA = MsgType.TFMCC_DATA & 0x0F
 assert all(t & 0x0F == _DATA for t in MsgType if t.name.endswith("_DATA"))
