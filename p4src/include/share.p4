@@ -163,7 +163,9 @@ control ShareEstimate(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* This packet's flow: addresses, protocol and UDP ports (others:
-         * the addresses and protocol alone; non-IPv4: one flow of zeros). */
+         * the addresses and protocol alone; non-IPv4: one flow of zeros).
+         * A p4mcc message's flow is its source and session: a session that
+         * spreads its data over several groups (WEBRC's waves) is one flow. */
         bit<32> src = 0;
         bit<32> dst = 0;
         bit<8> proto = 0;
@@ -174,7 +176,9 @@ control ShareEstimate(inout headers_t hdr, inout metadata_t meta,
             dst = hdr.ipv4.dst_addr;
             proto = hdr.ipv4.protocol;
         }
-        if (hdr.udp.isValid()) {
+        if (hdr.mcc.isValid()) {
+            dst = hdr.mcc.session_id;
+        } else if (hdr.udp.isValid()) {
             sport = hdr.udp.src_port;
             dport = hdr.udp.dst_port;
         }

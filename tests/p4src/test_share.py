@@ -104,3 +104,18 @@ def test_linear_counting_correction_is_the_flows_per_slot(k):
     ratio = dict(share.spread_log_entries())[k]
     assert ratio == share.log8(share.linear_count(k, m) / k)
     assert share.linear_count(k, m) >= k
+
+
+def test_a_session_over_two_groups_is_one_flow():
+    sw = new_switch()
+    groups = [Group(G, gidx=0, mgid=10), Group("239.1.1.2", gidx=1, mgid=11)]
+    configure(sw, SwitchSetup(ports=[1, 4], hosts={1: H1, 4: SENDER}, groups=groups,
+                              port_rates={1: RATE}, epoch_shift=SHIFT, stamped=(7,)))
+    for g in groups:
+        outputs(sw, 1, igmpv2_report(H1, g.addr))
+    _flow(sw, 4999, 100, 1, epoch=0)
+    for i, g in enumerate(groups):  # WEBRC's base channel and a wave: one session
+        msg = wire.WebrcData(session_id=7, seq=i, payload=b"x" * 32).encode()
+        assert [p for p, _ in outputs(sw, 4, udp_frame(SENDER, g.addr, msg), now=T0 + EPOCH_S + 1e-3 * (i + 1))] == [1]
+    _flow(sw, 4998, 100, 1, epoch=2)
+    assert _last(sw)[:2] == (1, 1)
