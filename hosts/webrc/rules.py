@@ -55,8 +55,12 @@ class ShareJoin(_Base):
     share (docs/stamp.md, "The share"), a decision joins as many waves as keep
     Γ·ARR within the share, and joins nothing past it: a receiver (a late or
     rebooted one too) reaches its fair share in one decision, not one wave a
-    second.  A loss event, a pending join or a missing share leave ``default``
-    to decide, so loss still ends start-up and sets the rate."""
+    second.  When start-up ends, LOSSP is solved so that the equation rate is
+    the share, not TRR (TFMCC's first loss interval from it), and from then on
+    joins up to the share need not wait for TRR (eq. 5's Γ·TRR term) while the
+    equation rate allows them.  A loss event, a
+    pending join or a missing share leave ``default`` to decide, so loss still
+    ends start-up and cuts the rate from there."""
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -84,6 +88,25 @@ class ShareJoin(_Base):
             return  # at the share: start-up holds until a loss ends it
         self._join(now, gamma(self.p.p, self.nwc))
         _add_waves(self, now, lambda: limit)
+
+    def _join_limit(self, g: float) -> float:
+        """Out of start-up, up to the share joins need not wait for TRR to follow
+        (eq. 5's Γ·TRR term); the equation rate (REQN, from the loss history) and
+        MRR still bound them: loss wins."""
+        limit = super()._join_limit(g)
+        if self.startup or self.share_bps is None:
+            return limit
+        share = self.share_bps / (8.0 * self.p.packet_length)
+        return max(limit, min(share, max(self.ssr, self.reqn()), self.mrr))
+
+    def _exit_startup(self, why: str) -> None:
+        was = self.startup
+        super()._exit_startup(why)
+        if was and self.share_bps is not None:
+            # 3.2 solves LOSSP so that REQN is TRR; with a share, so that it is the share
+            # (TFMCC's first loss interval from it): the start-up's losses beside a full queue
+            # would otherwise set an equation rate far below it.
+            self._set_lossp_for(self.share_bps / (8.0 * self.p.packet_length), fresh=True)
 
 
 class _OneWayDelays(_Base):
