@@ -17,8 +17,10 @@ T = PARAMS.t
 BASE = channel_group(G, T, T)
 
 
-def make(profile: str) -> WebrcReceiver:
-    names = RULES.resolve(profile, {"startup_joins": False})  # one join per decision without the stamp
+def make(profile: str, share_join: bool = True) -> WebrcReceiver:
+    # one join per decision without the stamp; share_join is in no profile: on by name in "stamped"
+    names = RULES.resolve(profile, {"startup_joins": False, **({"share_join": True} if profile == "stamped"
+                                                                 and share_join else {})})
     r = registry.get("webrc").receiver(registry.SessionConfig(1, G, 7000, "10.0.0.1", "10.0.0.2", PARAMS,
                                                               rules=names))
     r.start(0.0)
@@ -39,8 +41,9 @@ def base_packets(r: WebrcReceiver, stamp: int, t0: float = 0.1, t1: float = 1.05
     return [e.group for e in events if isinstance(e, JoinGroup)]
 
 
-def test_the_stamped_profile_is_default_plus_share_join_and_stamp_join() -> None:
-    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"share_join", "stamp_join"}
+def test_the_stamped_profile_is_default_plus_stamp_join_and_share_join_is_in_none() -> None:
+    assert set(RULES.profiles["stamped"]) == set(RULES.profiles["default"]) | {"stamp_join"}
+    assert "share_join" in RULES.names() and "share_join" not in RULES.profiles["stamped"]
 
 
 def test_start_up_joins_up_to_the_share_in_one_decision_beside_a_full_queue() -> None:
