@@ -90,7 +90,7 @@ SIM_SPEED_ARGS = --skip-ns3 --switch both --no-assistance --interleave 1 \
 DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(SIM_SPEED_ARGS)" \
                 "faults.py --docs $(QUICK)" \
                 "assistance.py --docs $(if $(DOCS_FULL),,--n 16 --seeds 1 --check-n 16)" \
-                "assistance.py --stamp --docs $(if $(DOCS_FULL),--seeds 10 --duration 60,--seeds 1 --duration 20)" \
+                "assistance.py --stamp --harm --docs $(if $(DOCS_FULL),--seeds 10 --duration 60,--seeds 1 --duration 20)" \
                 "paper_results.py --docs $(QUICK)" "friendliness.py --docs $(QUICK)" \
                 "friendliness.py --design trees --docs $(QUICK)"
 

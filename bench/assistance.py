@@ -377,7 +377,9 @@ STAMP_CASES: dict[str, dict[str, Any]] = {
         {"rate_mbps": 10.0, "rtt_ms": 30.0, "queue": 25, "tcp": 1, "receivers": 2},
         {"rate_mbps": 3.0, "rtt_ms": 120.0, "queue": 30, "tcp": 1, "receivers": 2}]},
 }
-STAMP_PROFILES = ("paper", "default", "stamped")
+STAMP_PROFILES = ("default", "stamped")
+#: Every profile ``--stamp-profile`` may name.
+ALL_STAMP_PROFILES = ("paper", "default", "stamped")
 #: Access links of the dumbbell generator (one each side), as bench/friendliness.py.
 _ACCESS_DELAY = 0.001
 #: Offsets in a frame on the bottleneck: IPv4 protocol, source address, and the
@@ -449,24 +451,14 @@ def _bottleneck(run: SimRun, far: str = "s2") -> Any:
     return link.ab if getattr(link.b, "name", None) == far else link.ba
 
 
-def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> dict[str, Any]:
-    """Run one stamp case and measure it at the bottleneck (a tree: its limiting branch).
-
-    Every frame the bottleneck's queue accepts is attributed to its flow (a
-    session by its p4mcc session id, a TCP flow by its source address) and
-    its queueing delay is the wait before it starts on the wire.  Returned:
-    ``t80`` (first time a session's 2 s moving average reaches 80 % of the
-    fair share, the latest over the sessions; None: never), and over the
-    second half of the run ``ratio`` (mean session over mean TCP flow),
-    ``util``, ``jain`` (over every flow), ``q50_ms``/``q99_ms``.
-    """
-    sc = stamp_scenario(proto, profile, case, seed, duration)
-    far, c = limiting_branch(case)
-    rate = c["rate_mbps"] * 1e6
+def bottleneck_frames(sc: Scenario, far: str = "s2") -> list[tuple[float, Any, int, float]]:
+    """Run ``sc`` through the P4 program; (time, flow, bytes, queueing delay) of every frame the
+    s1 -> ``far`` queue accepts: a session's flow is ("s", its p4mcc session id), a TCP flow's
+    ("tcp", its source address), the delay the wait before the frame starts on the wire."""
     frames: list[tuple[float, Any, int, float]] = []
 
     def before(run: SimRun) -> None:
-        ch = _bottleneck(run, f"s{far}")
+        ch = _bottleneck(run, far)
 
         def tap(now: float, _ch: Any, frame: bytes, what: str) -> None:
             if what != "enqueue":
@@ -483,6 +475,24 @@ def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: floa
         ch.taps.append(tap)
 
     run_scenario(sc, switch=choose_switch("p4", sc), before_run=before)
+    return frames
+
+
+def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: float = 30.0) -> dict[str, Any]:
+    """Run one stamp case and measure it at the bottleneck (a tree: its limiting branch).
+
+    Every frame the bottleneck's queue accepts is attributed to its flow (a
+    session by its p4mcc session id, a TCP flow by its source address) and
+    its queueing delay is the wait before it starts on the wire.  Returned:
+    ``t80`` (first time a session's 2 s moving average reaches 80 % of the
+    fair share, the latest over the sessions; None: never), and over the
+    second half of the run ``ratio`` (mean session over mean TCP flow),
+    ``util``, ``jain`` (over every flow), ``q50_ms``/``q99_ms``.
+    """
+    sc = stamp_scenario(proto, profile, case, seed, duration)
+    far, c = limiting_branch(case)
+    rate = c["rate_mbps"] * 1e6
+    frames = bottleneck_frames(sc, f"s{far}")
     flows = sorted({f for _, f, _, _ in frames}, key=str)
     sess = [f for f in flows if f[0] == "s"]
     tcp = [f for f in flows if f[0] == "tcp"]
@@ -525,7 +535,8 @@ def stamp_run(proto: str, profile: str, case: str, seed: int = 1, duration: floa
     }
 
 
-def stamp_table(protos: list[str], cases: list[str], seeds: int, duration: float) -> str:
+def stamp_table(protos: list[str], cases: list[str], seeds: int, duration: float,
+                profiles: tuple[str, ...] = STAMP_PROFILES) -> str:
     """Run every (protocol, case, profile) over ``seeds`` seeds; the Markdown table of medians."""
     import statistics
 
@@ -539,7 +550,7 @@ def stamp_table(protos: list[str], cases: list[str], seeds: int, duration: float
              "queue p50 ms | queue p99 ms | Jain |", "|---|---|---|---|---|---|---|---|---|"]
     for proto in protos:
         for case in cases:
-            for prof in STAMP_PROFILES:
+            for prof in profiles:
                 rs = [stamp_run(proto, prof, case, s, duration) for s in range(1, seeds + 1)]
                 row = [med([r[k] for r in rs]) for k in ("t80", "ratio", "util", "q50_ms", "q99_ms", "jain")]
                 lines.append(f"| {proto} | {case} | {prof} | " + " | ".join(row) + " |")
@@ -567,11 +578,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="protocol to compare (repeatable; default: all five)")
     ap.add_argument("--stamp-case", action="append", choices=list(STAMP_CASES),
                     help=f"case to run (repeatable; default: {', '.join(STAMP_DEFAULT_CASES)})")
+    ap.add_argument("--stamp-profile", action="append", choices=list(ALL_STAMP_PROFILES),
+                    help="profile to compare (repeatable; default: default and stamped)")
+    ap.add_argument("--harm", action="store_true",
+                    help="with --stamp: also the two-TCP case's harm (bench/harm.py)")
     ap.add_argument("--docs", action="store_true", help="also write the tables into docs/assistance.md")
     a = ap.parse_args(argv)
     if a.stamp:
-        body = stamp_table(a.stamp_proto or list(STAMP_PROTOS), a.stamp_case or list(STAMP_DEFAULT_CASES),
-                           a.seeds, a.duration)
+        protos = a.stamp_proto or list(STAMP_PROTOS)
+        profiles = tuple(a.stamp_profile or STAMP_PROFILES)
+        body = stamp_table(protos, a.stamp_case or list(STAMP_DEFAULT_CASES), a.seeds, a.duration, profiles)
+        if a.harm:
+            from bench import harm
+
+            body += "\n\n" + harm.harm_table(protos, profiles, a.seeds, a.duration)
         if a.docs:
             from bench import docsection
 

@@ -94,9 +94,15 @@ def bench_mcc(n: int, pipeline: str = "interp") -> None:
                          "940400001600F9FCEF010101")
     for port in (1, 2, 3, 4):
         sw.process(port, join, now=0.0)
-    data = bytes.fromhex(
-        "01005E01010100000000006408004500006C000100004011801A0A000064EF010101138913890058E396504D"
-        "0102210000500000000700000001" + "00" * 32 + "78" * 32)
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    from p4mcc.hosts import wire
+
+    data = bytes(Ether(src="00:00:00:00:00:64", dst="01:00:5e:01:01:01")
+                 / IP(src="10.0.0.100", dst="239.1.1.1", id=1)
+                 / UDP(sport=5001, dport=5001)
+                 / wire.TfmccData(session_id=7, seq=1, payload=b"x" * 32).encode())
     outs = sw.process(5, data, now=0.001)
     if sorted(o.port for o in outs) != [1, 2, 3, 4]:
         print(f"p4src/mcc.p4: replication setup did not reach 4 ports ({[o.port for o in outs]}), skipped")

@@ -19,7 +19,8 @@
 * per session with ``stamp`` set, an entry in the egress stamp table on
   every switch of its tree, and on every switch any such session crosses,
   each port's rate (from the topology's links) for the stamp's spare rate
-  (docs/stamp.md); with no stamped session neither table has entries;
+  and the share, with the share's epoch, and the share's log tables
+  (docs/stamp.md); with no stamped session none of these has entries;
 * the feedback-policing meter on host ports and the membership digest.
 
 Slots (group ``gidx``, session ``sidx``) and PRE group ids are allocated in
@@ -37,6 +38,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from p4mcc.controller import share
 from p4mcc.controller.program import MCC, ProgramNames
 from p4mcc.controller.state import (
     DefaultAction,
@@ -403,7 +405,8 @@ def _add_stamping(topo: Topology, states: dict[str, SwitchState], sessions: Sequ
                   trees: Mapping[int, Mapping[str, Any]], n: ProgramNames) -> None:
     """The stamp's tables: each stamped session on the switches of its tree,
     and on those switches every port's rate (links of unknown rate: none,
-    the port then never limits the spare rate)."""
+    the port then never limits the spare rate or the share) with the share
+    estimate's epoch for the switch, and the share's two log tables."""
     stamping: set[str] = set()
     for s in sessions:
         if not s.stamp:
@@ -411,14 +414,22 @@ def _add_stamping(topo: Topology, states: dict[str, SwitchState], sessions: Sequ
         for sw in sorted(trees[s.session_id]):
             states[sw].add(TableEntry.make(n.stamp_table, {n.stamp_key: s.session_id}, n.stamp_action, {}))
             stamping.add(sw)
+    shifts = {sw: share.epoch_shift(share.longest_rtt_s(topo, sw)) for sw in sorted(stamping)}
     for link in topo.links:
         if link.rate_bps is None:
             continue
         units = int(link.rate_bps // n.stamp_rate_unit_bps)
         for sw, port in ((link.a, link.a_port), (link.b, link.b_port)):
             if sw in stamping:
-                states[sw].add(TableEntry.make(n.port_rate_table, {n.port_rate_key: port},
-                                               n.port_rate_action, {n.port_rate_units: units}))
+                states[sw].add(TableEntry.make(n.port_rate_table, {n.port_rate_key: port}, n.port_rate_action,
+                                               {n.port_rate_units: units, n.port_rate_epoch: shifts[sw]}))
+    for sw in sorted(stamping):
+        for h, log_n, log_n1 in share.heavy_log_entries():
+            states[sw].add(TableEntry.make(n.share_heavy_table, {n.share_heavy_key: h}, n.share_heavy_action,
+                                           {n.share_heavy_log: log_n, n.share_heavy_log_more: log_n1}))
+        for k, log_ratio in share.spread_log_entries():
+            states[sw].add(TableEntry.make(n.share_spread_table, {n.share_spread_key: k}, n.share_spread_action,
+                                           {n.share_spread_log: log_ratio}))
 
 
 def _add_forwarding(topo: Topology, states: dict[str, SwitchState], n: ProgramNames) -> None:

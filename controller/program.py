@@ -94,6 +94,17 @@ class ProgramNames:
     port_rate_key: str = "port"
     port_rate_action: str = "MccEgress.set_port_rate"
     port_rate_units: str = "rate_units"
+    port_rate_epoch: str = "epoch_shift"
+    # The share estimate's logs (p4src/include/share.p4, controller/share.py).
+    share_heavy_table: str = "MccEgress.share_estimate.share_heavy_log"
+    share_heavy_key: str = "heavy"
+    share_heavy_action: str = "MccEgress.share_estimate.set_heavy_log"
+    share_heavy_log: str = "log_n"
+    share_heavy_log_more: str = "log_n1"
+    share_spread_table: str = "MccEgress.share_estimate.share_collisions"
+    share_spread_key: str = "flows"
+    share_spread_action: str = "MccEgress.share_estimate.set_spread"
+    share_spread_log: str = "log_ratio"
     #: bit/s per ``rate_units`` unit (RFC 4782's 40 kb/s; include/defs.p4)
     stamp_rate_unit_bps: int = 40_000
     stamp_table: str = "MccEgress.stamp_sessions"
@@ -122,13 +133,13 @@ class ProgramNames:
 
     def tables(self) -> list[str]:
         return [self.config_table, self.fwd_table, self.arp_table, *self.group_tables, self.session_table,
-                self.port_rate_table, self.stamp_table, *([self.port_sets_table] if self.port_sets_table else [])]
+                self.port_rate_table, self.stamp_table, self.share_heavy_table, self.share_spread_table, *([self.port_sets_table] if self.port_sets_table else [])]
 
     def actions(self) -> list[str]:
         return [
             self.config_action, self.fwd_action, self.fwd_drop_action, self.arp_action, *self.group_actions,
             self.aggregate_action, self.filter_action, self.none_action,
-            self.port_rate_action, self.stamp_action, *([self.port_sets_action] if self.port_sets_table else []),
+            self.port_rate_action, self.stamp_action, self.share_heavy_action, self.share_spread_action, *([self.port_sets_action] if self.port_sets_table else []),
         ]
 
 

@@ -98,7 +98,7 @@ def _common_fields() -> list[Field[Any, Any]]:
 
 
 class P4mcc(Packet):
-    """The p4mcc common header (20 bytes); the body layer follows by ``msg_type``."""
+    """The p4mcc common header (``wire.COMMON_LEN`` bytes); the body layer follows by ``msg_type``."""
 
     name = "p4mcc"
     fields_desc = _common_fields()
@@ -246,7 +246,7 @@ bind_top_down(UDP, P4mcc, sport=DEFAULT_PORTS[0], dport=DEFAULT_PORTS[0])
 def to_layers(msg: wire.Message) -> Packet:
     """The Scapy packet (``P4mcc / body [/ Raw]``) of a codec message, field for field."""
     common = {f.name: getattr(msg, f.name) for f in wire.COMMON_FIELDS
-              if f.name in ("session_id", "seq", "timestamp", "flags", "stamp")}
+              if f.name in ("session_id", "seq", "timestamp", "flags", "stamp", "share")}
     body_cls = LAYERS[msg.MSG_TYPE]
     tail = tail_of(type(msg))
     kw: dict[str, Any] = {f.name: getattr(msg, f.name) for f in type(msg).BODY}

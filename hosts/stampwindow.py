@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from p4mcc.hosts.wire import MAGIC, MsgType, Stamp
+from p4mcc.hosts.wire import COMMON_FIELDS, MAGIC, MsgType, Share, Stamp
 
 #: A stamped queue is short below ``SHORT_QUEUE_RTT`` of the round trip or
 #: ``SHORT_QUEUE_S``: the one bound every protocol's stamp rules read.
@@ -34,10 +34,13 @@ class StampWindow:
     unstamped: int = 0
     q_max: int = 0
     s_min: int = 15
+    #: Smallest share code seen; 0 once a packet came without one.
+    share_min: int = 255
 
-    def add(self, stamp: int) -> None:
-        """Fold one data packet's stamp byte."""
+    def add(self, stamp: int, share: int = Share.NONE) -> None:
+        """Fold one data packet's stamp byte and share code."""
         self.packets += 1
+        self.share_min = Share.combine_echo(self.share_min, share)
         if not Stamp.stamped(stamp):
             self.unstamped += 1
             return
@@ -57,6 +60,14 @@ class StampWindow:
         """Lower bound of the tightest spare rate seen, bit/s (None: not stamped)."""
         return Stamp.spare_bps(Stamp.pack(self.q_max, self.s_min)) if self.stamped else None
 
+    def share_code(self) -> int:
+        """The window's share code (0: not every packet stamped and carrying a share)."""
+        return self.share_min if self.stamped else Share.NONE
+
+    def share_bps(self) -> float | None:
+        """The smallest share any packet of the window carried, bit/s (None: missing)."""
+        return Share.bps(self.share_code())
+
     def byte(self) -> int:
         """The window as one stamp byte (0: not stamped), for feedback that carries it back."""
         return Stamp.pack(self.q_max, self.s_min) if self.stamped else Stamp.NOT_STAMPED
@@ -71,25 +82,49 @@ class StampWindow:
     def reset(self) -> None:
         self.packets = self.unstamped = self.q_max = 0
         self.s_min = 15
+        self.share_min = 255
 
 
 class StampEcho:
-    """A receiver's ``stamp_echo``: the stamp of every data message of the session
-    is folded into :attr:`stamps` as it is decoded, and each feedback message
-    carries back :meth:`_echo_stamp`, the window of the data since the previous one."""
+    """A receiver's ``stamp_echo``: the stamp and share of every data message of
+    the session are folded into :attr:`stamps` as it is decoded, and each
+    feedback message carries back :meth:`_echo_stamp`, the window of the data
+    since the previous one, in its stamp byte, and that window's share in its
+    share byte (written as a message with that stamp byte is sent, so the
+    protocols' feedback code names only the stamp; an unstamped echo carries
+    no share)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stamps = StampWindow()
+        #: (stamp byte, share code) of the last window taken: feedback sent with that
+        #: stamp byte (a VLMCC leader's ACKs of one flush share one) carries that share
+        self._share_echo: tuple[int, int] | None = None
 
     def decode_session(self, data: bytes, session_id: int, *kinds: type) -> Any:
         msg = super().decode_session(data, session_id, *kinds)  # type: ignore[misc]
         if msg is not None and msg.MSG_TYPE & 0x0F == _DATA:
-            self.stamps.add(msg.stamp)
+            self.stamps.add(msg.stamp, msg.share)
         return msg
 
     def _echo_stamp(self) -> int:
-        return self.stamps.take()
+        share = self.stamps.share_code()
+        stamp = self.stamps.take()
+        self._share_echo = (stamp, share) if stamp != Stamp.NOT_STAMPED else None
+        return stamp
+
+    def send(self, dest: Any, data: bytes) -> None:
+        echo = self._share_echo
+        if (echo is not None and isinstance(data, (bytes, bytearray)) and _is_feedback(data)
+                and data[_STAMP_AT] == echo[0]):
+            data = bytes(data[:_SHARE_AT]) + bytes([echo[1]]) + bytes(data[_SHARE_AT + 1:])
+        super().send(dest, data)  # type: ignore[misc]
+
+
+def _is_feedback(data: bytes | bytearray) -> bool:
+    """A p4mcc message that is not data (feedback), long enough for its share byte."""
+    return (len(data) > _SHARE_AT and data[0] == _MAGIC_HI and data[1] == _MAGIC_LO
+            and data[4] & 0x0F != _DATA)
 
 
 def fold_stamp(windows: dict, key: object, payload: bytes) -> None:
@@ -108,5 +143,8 @@ def fold_stamp(windows: dict, key: object, payload: bytes) -> None:
 
 #: The common header's magic, and the low nibble every data message type has (hosts/wire.py).
 _MAGIC_HI, _MAGIC_LO = MAGIC >> 8, MAGIC & 0xFF
+#: Offsets of the stamp and share bytes in the common header.
+_STAMP_AT, _SHARE_AT = (sum(f.bits for f in COMMON_FIELDS[:[f.name for f in COMMON_FIELDS].index(name)]) // 8
+                        for name in ("stamp", "share"))
 _DATA = MsgType.TFMCC_DATA & 0x0F
 assert all(t & 0x0F == _DATA for t in MsgType if t.name.endswith("_DATA"))

@@ -1,6 +1,6 @@
 """The p4mcc wire format: one definition for the Python codec and the P4 headers.
 
-Every p4mcc packet is a UDP payload made of a 20-byte *common header*, a
+Every p4mcc packet is a UDP payload made of a 22-byte *common header*, a
 fixed-size *body* chosen by the message type, and, for some messages, a
 variable *tail* (data payload, SACK blocks, NACK lists).  Everything the switch
 must read (session id, message type, the values it folds or compares) sits in
@@ -17,14 +17,15 @@ big-endian (network order).  ``docs/wire-format.md`` draws every byte.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Callable, ClassVar, TypeVar
 
 MAGIC = 0x504D  # "PM"
-VERSION = 1
-COMMON_LEN = 20
+VERSION = 2
+COMMON_LEN = 22
 
 #: Largest UDP payload the codec accepts (jumbo frames at most).
 MAX_DATAGRAM = 9000
@@ -173,6 +174,54 @@ class Stamp:
         return cls.pack(max(cls.queue_code(stamp), q), min(cls.spare_code(stamp), s))
 
 
+class Share:
+    """The max-min fair share: one byte of the common header that switches write.
+
+    Code ``c`` in 1..255 stands for a share of ``40 kb/s * 2**((c - 56) / 8)``
+    (eighth-octave steps of 9 %, from 341 bit/s to 1.2 Tb/s; ``c = 56`` is the
+    stamp's 40 kb/s unit).  ``c = 0``: no share: senders write it, and it
+    stays while no switch on the path estimated one (switches keep the
+    smallest estimate: :meth:`along_path`).  A receiver's feedback echoes
+    the smallest code of the data it received since its previous feedback,
+    0 if any was 0 (:class:`hosts.stampwindow.StampWindow`), and switches
+    that absorb feedback combine echoes the same way (:meth:`combine_echo`).
+    ``docs/stamp.md`` ("The share") gives the estimate and why this encoding.
+    """
+
+    NONE = 0
+    #: Code of one :attr:`Stamp.RATE_UNIT_BPS` (40 kb/s).
+    UNIT_CODE = 56
+
+    @classmethod
+    def bps(cls, code: int) -> float | None:
+        """The share code ``code`` stands for, bit/s (None: no share)."""
+        if not 0 <= code <= 255:
+            raise WireError(f"share code out of range: {code}")
+        if code == cls.NONE:
+            return None
+        return Stamp.RATE_UNIT_BPS * 2 ** ((code - cls.UNIT_CODE) / 8)
+
+    @classmethod
+    def code_for(cls, bps: float) -> int:
+        """The largest code whose share is at most ``bps`` (at least 1, at most 255)."""
+        if bps <= 0:
+            return 1
+        c = math.floor(8 * math.log2(bps / Stamp.RATE_UNIT_BPS) + 1e-9) + cls.UNIT_CODE
+        return max(1, min(255, c))
+
+    @staticmethod
+    def along_path(share: int, code: int) -> int:
+        """``share`` after one more switch whose own code is ``code`` (0: it has none)."""
+        if code == 0:
+            return share
+        return code if share == 0 else min(share, code)
+
+    @staticmethod
+    def combine_echo(a: int, b: int) -> int:
+        """Two receivers' echoes: the smaller, 0 (a receiver without a share) winning."""
+        return 0 if a == 0 or b == 0 else min(a, b)
+
+
 class TfmccReportFlags:
     """Bits of the TFMCC report's ``rflags`` byte."""
 
@@ -217,9 +266,12 @@ def _layout(spec: str) -> tuple[WireField, ...]:
 #: Common header: magic, version, stamp (the path's congestion signal, written
 #: by switches: :class:`Stamp`), msg_type (its high nibble is the protocol),
 #: flags, length (whole UDP payload in bytes), session_id, seq, timestamp
-#: (sender clock, microseconds modulo 2**32).
+#: (sender clock, microseconds modulo 2**32), share (the path's max-min fair
+#: share, written by switches: :class:`Share`), rsvd (0; keeps the share in
+#: a 16-bit word of its own, which a switch's checksum update needs).
 COMMON_FIELDS: tuple[WireField, ...] = _layout(
-    "magic:16 version:8 stamp:8 msg_type:8 flags:8 length:16 session_id:32 seq:32 timestamp:32")
+    "magic:16 version:8 stamp:8 msg_type:8 flags:8 length:16 session_id:32 seq:32 timestamp:32"
+    " share:8 rsvd:8")
 _COMMON = struct.Struct("!" + "".join(f.struct_code for f in COMMON_FIELDS))
 assert _COMMON.size == COMMON_LEN
 
@@ -271,6 +323,7 @@ class Message:
     timestamp: int = 0
     flags: int = 0
     stamp: int = Stamp.NOT_STAMPED
+    share: int = Share.NONE
 
     MSG_TYPE: ClassVar[MsgType]
     BODY: ClassVar[tuple[WireField, ...]] = ()
@@ -326,7 +379,7 @@ class Message:
     def encode(self) -> bytes:
         """Serialise to a UDP payload; raises :class:`WireError` on out-of-range fields."""
         for f in COMMON_FIELDS[5:]:
-            if f.name in ("length",):
+            if f.name in ("length", "rsvd"):
                 continue
             _check(self, f)
         if not 0 <= self.flags <= 0xFF:
@@ -350,6 +403,8 @@ class Message:
             self.session_id,
             self.seq,
             self.timestamp,
+            self.share,
+            0,
         )
         return head + body + tail
 
@@ -400,7 +455,7 @@ def peek_header(data: bytes) -> tuple[MsgType | int, int]:
     """Return (message type, session id) without decoding the body."""
     if len(data) < COMMON_LEN:
         raise WireError(f"truncated: {len(data)} bytes, common header needs {COMMON_LEN}")
-    magic, version, _stamp, mtype, _flags, _length, session, _seq, _ts = _COMMON.unpack_from(data)
+    magic, version, _stamp, mtype, _flags, _length, session, _seq, _ts, _share, _rsvd = _COMMON.unpack_from(data)
     if magic != MAGIC:
         raise WireError(f"bad magic 0x{magic:04x}")
     if version != VERSION:
@@ -440,7 +495,7 @@ def _decode(data: bytes) -> Message:
     if len(data) > MAX_DATAGRAM:
         raise WireError(f"oversized: {len(data)} bytes > {MAX_DATAGRAM}")
     mtype, _ = peek_header(data)
-    _m, _v, stamp, _t, flags, length, session, seq, ts = _COMMON.unpack_from(data)
+    _m, _v, stamp, _t, flags, length, session, seq, ts, share, _rsvd = _COMMON.unpack_from(data)
     if length != len(data):
         raise WireError(f"length field says {length} bytes, datagram has {len(data)}")
     cls = _REGISTRY[int(mtype)]
@@ -452,7 +507,7 @@ def _decode(data: bytes) -> Message:
     values = cls._body_struct.unpack_from(data, COMMON_LEN)
     kwargs: dict[str, object] = {f.name: v for f, v in zip(cls.BODY, values)}
     kwargs.update(cls._decode_tail(data[body_end:], kwargs))
-    return cls(session_id=session, seq=seq, timestamp=ts, flags=flags, stamp=stamp, **kwargs)
+    return cls(session_id=session, seq=seq, timestamp=ts, flags=flags, stamp=stamp, share=share, **kwargs)
 
 
 class _PayloadTail:
@@ -629,6 +684,7 @@ __all__ = [
     "Message",
     "MsgType",
     "Proto",
+    "Share",
     "Stamp",
     "TfmccDataFlags",
     "TfmccReportFlags",

@@ -64,7 +64,7 @@ def render() -> str:
             _const(f"MCC_TFMCC_R_{name}", 8, f"0x{getattr(wire.TfmccReportFlags, name):02x}")
         )
     out.append("")
-    out.append(_header("mcc_common_t", wire.COMMON_FIELDS, "common header, 20 bytes"))
+    out.append(_header("mcc_common_t", wire.COMMON_FIELDS, f"common header, {wire.COMMON_LEN} bytes"))
     for cls in wire.message_types().values():
         if not cls.BODY:
             continue

@@ -31,7 +31,7 @@ class Tail:
     items: ListTail | None = None
 
 
-_COMMON_ATTRS = {"session_id", "seq", "timestamp", "flags", "stamp"}
+_COMMON_ATTRS = {"session_id", "seq", "timestamp", "flags", "stamp", "share"}
 
 
 def tail_of(cls: type[wire.Message]) -> Tail:

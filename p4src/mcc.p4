@@ -21,6 +21,7 @@
 #include "include/aggregation.p4"
 #include "include/filtering.p4"
 #include "include/ingress.p4"
+#include "include/share.p4"
 #include "include/egress.p4"
 
 V1Switch(MccParser(),

@@ -27,7 +27,7 @@ def _field_strategy(cls: type[wire.Message], name: str) -> st.SearchStrategy:
         return st.lists(st.tuples(edge, edge), max_size=wire.MAX_SACK_BLOCKS).map(tuple)
     if name == "missing":
         return st.lists(st.integers(0, 0xFFFFFFFF), max_size=wire.MAX_NACK_SEQS).map(tuple)
-    if name in ("flags", "stamp"):
+    if name in ("flags", "stamp", "share"):
         return st.integers(0, 0xFF)
     return st.integers(0, 0xFFFFFFFF)
 
@@ -62,10 +62,39 @@ def test_every_message_type_is_registered_with_its_protocol_nibble() -> None:
 def test_common_header_layout_is_exact() -> None:
     msg = wire.TfmccReport(session_id=0x01020304, seq=0x0A0B0C0D, timestamp=0x11223344, flags=0x02, rate=0xDEADBEEF, fb_round=7)
     data = msg.encode()
-    assert data[:20] == bytes.fromhex("504d" "01" "00" "22" "02" "0034" "01020304" "0a0b0c0d" "11223344")
+    assert data[:22] == bytes.fromhex("504d" "02" "00" "22" "02" "0036" "01020304" "0a0b0c0d" "11223344" "00" "00")
     # the switch reads rate and round at fixed offsets right after the common header
-    assert data[20:24] == bytes.fromhex("deadbeef")
-    assert data[24:26] == b"\x00\x07"
+    assert data[22:26] == bytes.fromhex("deadbeef")
+    assert data[26:28] == b"\x00\x07"
+
+
+def test_share_is_byte_20_and_senders_send_none() -> None:
+    assert wire.WebrcData(session_id=1).encode()[20:22] == b"\x00\x00"
+    data = wire.WebrcData(session_id=1, share=140).encode()
+    assert data[20:22] == bytes([140, 0])
+    assert wire.decode(data).share == 140
+
+
+def test_share_codes_are_eighth_octaves_from_the_stamp_unit() -> None:
+    Sh = wire.Share
+    assert Sh.bps(Sh.UNIT_CODE) == 40_000 and Sh.bps(Sh.UNIT_CODE + 8) == 80_000
+    assert Sh.bps(0) is None
+    assert Sh.bps(1) == pytest.approx(340.8, rel=1e-3) and Sh.bps(255) == pytest.approx(1.2e12, rel=0.03)
+    for bps in (1e3, 1e6, 2.5e6, 10e6, 1e9):
+        c = Sh.code_for(bps)
+        assert Sh.bps(c) <= bps * (1 + 1e-9) < Sh.bps(c + 1)  # the largest code at most the rate
+    assert Sh.code_for(0) == 1 and Sh.code_for(1e15) == 255
+    with pytest.raises(wire.WireError, match="share code out of range"):
+        Sh.bps(256)
+
+
+def test_shares_take_the_smallest_estimate_along_a_path_and_in_echoes() -> None:
+    Sh = wire.Share
+    assert Sh.along_path(Sh.NONE, 120) == 120  # the first switch that estimates
+    assert Sh.along_path(120, Sh.NONE) == 120  # a port without an estimate leaves it
+    assert Sh.along_path(120, 90) == 90 and Sh.along_path(90, 120) == 90
+    assert Sh.combine_echo(120, 90) == 90
+    assert Sh.combine_echo(120, Sh.NONE) == Sh.NONE  # a receiver without a share: the sender falls back
 
 
 def test_stamp_is_byte_3_and_senders_leave_it_unstamped() -> None:
@@ -150,7 +179,7 @@ def test_oversized_and_out_of_range_inputs_raise_wire_error() -> None:
 
 def test_counted_tail_must_match_its_count() -> None:
     raw = bytearray(wire.MtcpNack(missing=(1, 2, 3)).encode())
-    raw[20 + 8] = 4  # claim four sequences, carry three
+    raw[wire.COMMON_LEN + 8] = 4  # claim four sequences, carry three
     with pytest.raises(wire.WireError):
         wire.decode(bytes(raw))
 

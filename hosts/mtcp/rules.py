@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from p4mcc.hosts.mtcp.core import ACK_DELAY, FOLD_ID, NO_CWND, RTO_INITIAL, _Child
+from p4mcc.hosts.mtcp.core import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL, _Child
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
@@ -16,7 +16,7 @@ from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
                                    REORDER_WINDOW_RTTS, ack_at_once)
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Stamp, seconds_since
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Share, Stamp, seconds_since
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from p4mcc.hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -319,6 +319,37 @@ class StampClimb(_Base):
 
 rule("stamp_echo", "a receiver's ACK carries back the stamps of the data since its last one",
      "docs/stamp.md", roles=(RECEIVER,))(StampEcho)
+
+
+@rule("share_window", "before the first cut the window starts at the path's fair share and slow start ends there; "
+      "loss cuts as in default", "RCP (Dukkipati 2005): start at the link's fair share; " + _OURS,
+      roles=(SENDER,), requires=("stamp_echo",))
+class ShareWindow(_Base):
+    """While no cut has happened yet (ssthresh still its initial value) and every acking child's last
+    ACK echoes a stamped share (docs/stamp.md, "The share"; a fold carries the smallest), the window is
+    raised to the share's window over the largest RTD and ssthresh set to it: the session starts at its
+    max-min share and leaves slow start there.  The first loss cuts as ``default`` (loss wins); a child
+    without a share leaves ``default``."""
+
+    COUNTERS = ("share_starts",)
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.share_echoes: dict[int, int] = {}  # child node id -> its last ACK's share code (0: none)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+        if isinstance(msg, MtcpAck):
+            self.share_echoes[msg.node_id] = msg.share if Stamp.stamped(msg.stamp) else Share.NONE
+        super()._on_feedback(msg, src, now)
+        codes = [self.share_echoes.get(c.nid, Share.NONE) for c in self._acking()]
+        rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
+        if (not codes or Share.NONE in codes or rtt is None or self.ssthresh != INITIAL_SSTHRESH
+                or self.cwnd >= self.ssthresh):
+            return
+        window = Share.bps(min(codes)) * rtt / (8.0 * self.p.packet_size)  # type: ignore[operator]
+        self.ssthresh = max(float(LEAST_SSTHRESH), window)
+        self.cwnd = max(self.cwnd, window)
+        self.share_starts += 1
 
 
 @rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,))
@@ -643,4 +674,4 @@ DEFAULT = (
     "shared_loss_multicast",
     "stalled_children",
 )
-RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_echo"))
+RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_echo", "share_window"))

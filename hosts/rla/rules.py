@@ -16,7 +16,7 @@ from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import Flags, RlaData, RlaSack, Stamp
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, Share, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
@@ -829,8 +829,47 @@ class StampHold(_StampView):
         super()._grow(now)
 
 
+@rule("share_window", "before the first cut the window starts at the path's fair share and slow start "
+      "ends there; loss cuts as in default", "RCP (Dukkipati 2005): start at the link's fair share; ours",
+      requires=("stamp_echo",))
+class ShareWindow(_StampView):
+    """While no cut has happened yet (ssthresh still the receive buffer) and every receiver's last
+    SACK echoes a stamped share (docs/stamp.md, "The share"), the window is raised to the share's
+    window over the largest srtt and ssthresh set to it: the session starts at its max-min share and
+    leaves slow start there.  The first loss cuts as ``default`` (loss wins) and ``default`` runs
+    from then on; a receiver without a share leaves ``default`` from the start."""
+
+    COUNTERS = ("share_starts",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.share_echoes: dict[int, int] = {}  # receiver id -> its last SACK's share code
+
+    def share_bps(self) -> float | None:
+        """The smallest share the receivers echo (None: one echoes none, or its stamp is missing)."""
+        codes = []
+        for rid in self.rcvrs:
+            code = self.share_echoes.get(rid, Share.NONE)
+            if code == Share.NONE or not Stamp.stamped(self.echoes.get(rid, Stamp.NOT_STAMPED)):
+                return None
+            codes.append(code)
+        return Share.bps(min(codes)) if codes else None
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        self.share_echoes[m.rcvr_id] = m.share
+        super()._on_sack(m, src, now)
+        share = self.share_bps()
+        if share is None or self.in_recovery or self.ssthresh < self.p.rcv_buffer or self.cwnd >= self.ssthresh:
+            return
+        window = share * self.largest_srtt / (8.0 * self.p.packet_size)
+        self.ssthresh = max(float(LEAST_SSTHRESH), min(window, float(self.p.rcv_buffer) - 1))
+        self.cwnd = max(self.cwnd, min(window, self.ssthresh))
+        self.share_starts += 1
+
+
 rule("stamp_echo", "SACKs carry back the data's congestion stamps", "docs/stamp.md")(_StampView)
 rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
+
 
 
 # Fairness across round trips ------------------------------------------------------
@@ -932,4 +971,4 @@ DEFAULT = (
     "rtt_fair_increase",
     "worst_path_listening",
 )
-RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_hold", "stamp_echo"))
+RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_hold", "stamp_echo", "share_window"))

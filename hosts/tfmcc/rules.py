@@ -12,7 +12,7 @@ from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
 from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
-from p4mcc.hosts.wire import Stamp, TfmccData, TfmccReport, TfmccReportFlags
+from p4mcc.hosts.wire import Share, Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from p4mcc.hosts.tfmcc.receiver import TfmccReceiver as _Rx
@@ -23,6 +23,54 @@ else:
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
 R, S = "tfmcc-receiver", "tfmcc-sender"
 rule = Registrar("tfmcc", OURS)
+
+# -- the share (docs/stamp.md, "The share"; profile ``stamped``), registered first: outermost,
+# so the share sets the start-up rate and the first loss interval over the rules that do in default
+
+def _share_of(msg: TfmccReport | TfmccData) -> float | None:
+    """The max-min share a stamped message carries, bit/s (None: a hop did not stamp, or no share)."""
+    return Share.bps(msg.share) if Stamp.stamped(msg.stamp) and msg.share else None
+
+
+@rule("share_start", "in slowstart the rate goes to the path's fair share at the CLR's report; "
+      "a loss ends it as in default", "RCP (Dukkipati 2005): start at the link's fair share; " + OURS,
+      roles=(S,))
+class ShareStart(_Tx):
+    """Sender: while in slowstart, each CLR report that carries a share (docs/stamp.md,
+    "The share") sets the rate to it: slowstart goes to the rate the session would
+    have under max-min fairness at once, and no further.  The first loss ends
+    slowstart as in ``default`` (loss wins); a report without a stamp or a share
+    leaves ``default`` to move the rate."""
+
+    COUNTERS = ("share_moves",)
+
+    def _on_report(self, rep: TfmccReport, now: float) -> None:
+        taken = self.reports
+        super()._on_report(rep, now)
+        share = _share_of(rep)
+        if (share is None or self.reports == taken or not self.slowstart or rep.rcvr_id != self.clr
+                or rep.rflags & (TfmccReportFlags.LEAVING | TfmccReportFlags.HAVE_LOSS)):
+            return
+        self.rate = min(max(share, self._slowstart_floor()), self.p.max_rate_bps)
+        self.ss_from = self.ss_target = self.rate
+        self.share_moves += 1
+
+
+@rule("share_start", roles=(R,))
+class ShareFirstInterval(_Rx):
+    """Receiver: the first loss interval is the one whose equation rate is the
+    path's fair share (the last data's), not the receive rate: after the first
+    loss the session sends its share, which a loss-driven start-up beside TCP
+    reaches only after many loss intervals.  Without a share: ``default``."""
+
+    _share_now: float | None = None
+
+    def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
+        self._share_now = _share_of(msg)
+        super()._on_data(msg, size, now)
+
+    def _first_interval_rate(self) -> float:
+        return self._share_now if self._share_now is not None else super()._first_interval_rate()
 
 # -- receiver rules ----------------------------------------------------------
 
@@ -396,6 +444,8 @@ class ReleaseSilentClrReceiver(_Rx):
 # -- rules that read the congestion stamp (docs/stamp.md; profile ``stamped``) --
 
 
+
+
 @rule("stamp_spare", "under a short stamped queue, slowstart and the limited increase take half the "
       "spare rate at once; no spare holds slowstart", "RFC 4782 3.1 (Quick-Start); ABC's brake; " + OURS,
       roles=(S,))
@@ -490,4 +540,4 @@ DEFAULT = (
     "unechoed_claims",
     "release_silent_clr",
 )
-RULES = rule.book(default=DEFAULT, stamped=("stamp_spare",))
+RULES = rule.book(default=DEFAULT, stamped=("share_start", "stamp_spare"))

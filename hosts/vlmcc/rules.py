@@ -17,7 +17,7 @@ from p4mcc.hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccSt
 
 
 OURS = "ours, see docs/protocols/vlmcc.md#rules"
-STAMPED = ("stamp_echo", "stamp_drain_verdict", "stamp_queue")  # profile ``stamped`` only
+STAMPED = ("stamp_echo", "stamp_drain_verdict", "share_start", "stamp_queue")  # profile ``stamped`` only
 COMPETE = ("compete",)
 rule = Registrar("vlmcc", OURS)
 
@@ -461,6 +461,41 @@ class FollowerSlowStart(Receiver):
     def _maybe_challenge(self, now: float) -> None:
         if not self.slowstart:
             super()._maybe_challenge(now)
+
+
+@rule("share_start", "slow start's window goes to the path's fair share and slow start ends there; "
+      "loss halves as in default", "RCP (Dukkipati 2005): start at the link's fair share; " + OURS, ("stamp_echo",))
+class ShareStart(Sender):
+    """In slow start, a round whose every leader ACK echoed a stamped share (docs/stamp.md,
+    "The share") sets W to the share's window over srtt and ends slow start: the session
+    starts at its max-min share instead of doubling toward the first queue a competitor
+    keeps full.  Losses halve W as ``default`` (loss wins); a round with an ACK
+    without a share leaves ``default``'s slow start."""
+
+    COUNTERS = ("share_starts",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._share_acks = StampWindow()
+        #: the last round's share, bit/s (None: an ACK without one)
+        self.share_bps: float | None = None
+
+    def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
+        self._share_acks.add(m.stamp, m.share)
+        super()._acked(m, sent, now)
+
+    def _round(self, now: float) -> None:
+        self.share_bps = self._share_acks.share_bps()
+        self._share_acks.reset()
+        super()._round(now)
+
+    def _adjust_window(self) -> None:
+        if not self.slowstart or self.share_bps is None:
+            super()._adjust_window()
+            return
+        self.W = min(self.p.max_window, max(1.0, self.share_bps * self.srtt / (8.0 * self.p.packet_size)))
+        self.slowstart = False
+        self.share_starts += 1
 
 
 # Innermost: runs only in the rounds where the default runs the Vegas rule.

@@ -21,8 +21,8 @@ class WebrcParams:
     session_rate_bps: float = 20_000_000.0
     #: BCR_P: the base channel's rate, packets/s.
     base_rate_pps: float = 1.0
-    #: LEN_B: payload bytes; 1432 makes UDP's payload a TCP segment's 1460 B (paper: 1024).
-    packet_length: int = 1432
+    #: LEN_B: payload bytes; UDP's payload is then a TCP segment's 1460 B (paper: 1024).
+    packet_length: int = 1460 - DATA_HEADER
     #: P: a wave's rate decrease factor per TSD.
     p: float = 0.75
     #: TSD: time slot duration, seconds.

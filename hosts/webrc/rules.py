@@ -44,6 +44,71 @@ def _add_waves(rx: WebrcReceiver, now: float, limit: Callable[[], float], most: 
         added += 1
 
 
+# -- the share (docs/stamp.md, "The share"; profile ``stamped``), registered first: outermost,
+# so in start-up the share decides the joins over the rules that pace them in default
+
+
+@rule("share_join", "in start-up, join the waves up to the path's fair share at once; a loss ends start-up "
+      "as in default", "RCP (Dukkipati 2005): start at the link's fair share; " + PAGE)
+class ShareJoin(_Base):
+    """In start-up, when every packet of the last epoch was stamped and carried a
+    share (docs/stamp.md, "The share"), a decision joins as many waves as keep
+    Γ·ARR within the share, and joins nothing past it: a receiver (a late or
+    rebooted one too) reaches its fair share in one decision, not one wave a
+    second.  When start-up ends, LOSSP is solved so that the equation rate is
+    the share, not TRR (TFMCC's first loss interval from it), and from then on
+    joins up to the share need not wait for TRR (eq. 5's Γ·TRR term) while the
+    equation rate allows them.  A loss event, a
+    pending join or a missing share leave ``default`` to decide, so loss still
+    ends start-up and cuts the rate from there."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self._share_window = StampWindow()
+        #: the last full epoch's share, bit/s (None: not every packet carried one)
+        self.share_bps: float | None = None
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        super()._packet_seen(msg, now)
+        self._share_window.add(msg.stamp, msg.share)
+
+    def _epoch_begins(self, rr_rate: float) -> None:
+        super()._epoch_begins(rr_rate)
+        self.share_bps = self._share_window.share_bps()
+        self._share_window.reset()
+
+    def _decide_join(self, now: float, rr_rate: float) -> None:
+        if self.share_bps is None or not self.startup or self.arr is None or self.in_loss_event(now):
+            super()._decide_join(now, rr_rate)
+            return
+        if self.tsi is None or self.pending is not None or self.nwc >= self.N:
+            return
+        limit = min(self.share_bps / (8.0 * self.p.packet_length), self.mrr)
+        if gamma(self.p.p, self.nwc) * self.arr > limit:
+            return  # at the share: start-up holds until a loss ends it
+        self._join(now, gamma(self.p.p, self.nwc))
+        _add_waves(self, now, lambda: limit)
+
+    def _join_limit(self, g: float) -> float:
+        """Out of start-up, up to the share joins need not wait for TRR to follow
+        (eq. 5's Γ·TRR term); the equation rate (REQN, from the loss history) and
+        MRR still bound them: loss wins."""
+        limit = super()._join_limit(g)
+        if self.startup or self.share_bps is None:
+            return limit
+        share = self.share_bps / (8.0 * self.p.packet_length)
+        return max(limit, min(share, max(self.ssr, self.reqn()), self.mrr))
+
+    def _exit_startup(self, why: str) -> None:
+        was = self.startup
+        super()._exit_startup(why)
+        if was and self.share_bps is not None:
+            # 3.2 solves LOSSP so that REQN is TRR; with a share, so that it is the share
+            # (TFMCC's first loss interval from it): the start-up's losses beside a full queue
+            # would otherwise set an equation rate far below it.
+            self._set_lossp_for(self.share_bps / (8.0 * self.p.packet_length), fresh=True)
+
+
 class _OneWayDelays(_Base):
     """One-way delays on the sender's timestamps: the least of the last
     ``QUEUE_EPOCHS`` epochs is the path without a queue; an epoch "queued"
@@ -637,4 +702,6 @@ DEFAULT = (
     "interval_loss",
     "outage_not_loss",
 )
+#: ``share_join`` is in no profile: beside a TCP flow it left WEBRC at 0.34 of TCP where
+#: ``default`` holds 2.40 (docs/assistance.md); a session switches it on by name.
 RULES = rule.book(default=DEFAULT, stamped=("stamp_join",))

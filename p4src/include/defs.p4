@@ -108,6 +108,16 @@ const bit<48> STAMP_WINDOW_US  = 25600;
 #define STAMP_UNIT_SHIFT 7
 const bit<4>  STAMP_NO_LIMIT   = 15;   /* spare code of a port without a rate */
 
+/* Max-min share estimate (share.p4, docs/stamp.md "The share"). Ports
+ * 0 .. SHARE_PORTS-1 with a port_rate entry keep SHARE_SLOTS hashed flow
+ * slots each; an epoch is STAMP_WINDOW_US << epoch_shift (port_rate's
+ * parameter, at most SHARE_MAX_SHIFT: 1.6384 s). */
+#define SHARE_PORTS 64
+#define SHARE_SLOTS 256
+const bit<9> SHARE_PORT_LIMIT = SHARE_PORTS;
+const bit<8> SHARE_MAX_SHIFT  = 6;
+const bit<8> SHARE_NONE       = 0;     /* share code: no estimate */
+
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_ARP  = 0x0806;
 const bit<8>  IPPROTO_IGMP   = 2;

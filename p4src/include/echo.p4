@@ -14,7 +14,8 @@
  * combination is the stamp's own along a path: worst queue code (max),
  * tightest spare code (min); an echo without a queue code (0: not every
  * packet stamped) makes it 0, so the sender falls back whenever any path
- * it stands for was not stamped (docs/stamp.md, "Carried back"). */
+ * it stands for was not stamped (docs/stamp.md, "Carried back"). The share
+ * echo rides the same way in echo_share_acc: the smallest, 0 winning. */
 #ifndef P4MCC_ECHO_P4
 #define P4MCC_ECHO_P4
 
@@ -39,11 +40,24 @@ control FeedbackEcho(inout headers_t hdr, in metadata_t meta, in bool forward) {
         if (e[7:4] == 0) {
             e = 0;   /* no queue code: unstamped, whatever the low nibble held */
         }
+        /* The share echo: the smallest, 0 (a receiver without one) winning. */
+        bit<8> sh = hdr.mcc.share;
+        if (held == 1) {
+            bit<8> acc_share;
+            echo_share_acc.read(acc_share, meta.sidx);
+            if (acc_share == SHARE_NONE || sh == SHARE_NONE) {
+                sh = SHARE_NONE;
+            } else if (acc_share < sh) {
+                sh = acc_share;
+            }
+        }
         if (forward) {
             hdr.mcc.stamp = e;
+            hdr.mcc.share = sh;
             echo_held.write(meta.sidx, 0);
         } else {
             echo_acc.write(meta.sidx, e);
+            echo_share_acc.write(meta.sidx, sh);
             echo_held.write(meta.sidx, 1);
         }
     }

@@ -11,7 +11,8 @@
  * departure rate; a p4mcc data packet of a session in stamp_sessions gets
  * the worse of its stamp and this port's: queue code (max) from the time
  * it waited in the queue (deq_timedelta), spare code (min) from the port's
- * rate minus its departure rate. Only per-port state and the departure
+ * rate minus its departure rate; and the port's max-min share (share.p4)
+ * by minimum. Only per-port state and the departure
  * time (egress_global_timestamp) are used, so a target that runs egress
  * when the packet is queued, with the wait it will have, computes the same. */
 #ifndef P4MCC_EGRESS_P4
@@ -67,12 +68,19 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
 
     QueueCode() queue_code;
     SpareCode() spare_code;
+    ShareEstimate() share_estimate;
 
-    /* rate_units: the port's rate in 40 kb/s units (the controller writes
-     * one entry per port of a switch that stamps for some session). */
-    action set_port_rate(bit<32> rate_units) {
+    /* rate_units: the port's rate in 40 kb/s units; epoch_shift: the share
+     * estimate's epoch, STAMP_WINDOW_US << epoch_shift, spanning the longest
+     * round trip through the port (the controller writes one entry per port
+     * of a switch that stamps for some session). */
+    action set_port_rate(bit<32> rate_units, bit<8> epoch_shift) {
         meta.port_rated = 1;
         meta.port_rate_units = rate_units;
+        meta.epoch_shift = epoch_shift;
+        if (epoch_shift > SHARE_MAX_SHIFT) {
+            meta.epoch_shift = SHARE_MAX_SHIFT;
+        }
     }
 
     table port_rate {
@@ -98,6 +106,10 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
         meta.port_rated = 0;
         meta.port_rate_units = 0;
         meta.stamp_on = 0;
+        meta.epoch_shift = 0;
+        meta.share = SHARE_NONE;
+        meta.share_h = 0;
+        meta.share_k = 0;
         bool prune = false;
         if (meta.kind == KIND_MCAST_DATA) {
             if (sm.egress_port == meta.in_port || sm.egress_port >= MEMBER_PORT_LIMIT
@@ -172,6 +184,9 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
                 stamp_last_bytes.write(idx, last);
             }
             stamp_win_bytes.write(idx, cur + sm.packet_length);
+            if (sm.egress_port < SHARE_PORT_LIMIT) {
+                share_estimate.apply(hdr, meta, sm);
+            }
         }
 
         if (!prune && meta.stamp_on == 1) {
@@ -194,12 +209,20 @@ control MccEgress(inout headers_t hdr, inout metadata_t meta,
                 s = old[3:0];
             }
             hdr.mcc.stamp = q ++ s;
-            /* UDP checksum: incremental update of the 16-bit word version ++
-             * stamp (RFC 1624 eqn. 3); 0 (none sent) stays 0. */
+            /* The share: the smallest estimate along the path; a port without
+             * one (meta.share 0) leaves what upstream wrote. */
+            bit<8> old_share = hdr.mcc.share;
+            if (meta.share != SHARE_NONE && (old_share == SHARE_NONE || meta.share < old_share)) {
+                hdr.mcc.share = meta.share;
+            }
+            /* UDP checksum: incremental update of the 16-bit words version ++
+             * stamp and share ++ rsvd (RFC 1624 eqn. 3); 0 (none sent) stays 0. */
             if (hdr.udp.checksum != 0) {
                 bit<32> sum = (bit<32>)(~hdr.udp.checksum)
                               + (bit<32>)(~(hdr.mcc.version ++ old))
-                              + (bit<32>)(hdr.mcc.version ++ hdr.mcc.stamp);
+                              + (bit<32>)(hdr.mcc.version ++ hdr.mcc.stamp)
+                              + (bit<32>)(~(old_share ++ hdr.mcc.rsvd))
+                              + (bit<32>)(hdr.mcc.share ++ hdr.mcc.rsvd);
                 sum = (sum & 0xffff) + (sum >> 16);
                 sum = (sum & 0xffff) + (sum >> 16);
                 bit<16> csum = ~sum[15:0];

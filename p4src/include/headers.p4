@@ -164,6 +164,10 @@ struct metadata_t {
     bit<1>  port_rated;          /* port_rate hit: the port's rate is known */
     bit<32> port_rate_units;     /* its rate, 40 kb/s units */
     bit<1>  stamp_on;            /* stamp_sessions hit: stamp this data packet */
+    bit<8>  epoch_shift;         /* share epoch: STAMP_WINDOW_US << epoch_shift */
+    bit<8>  share;               /* this port's share code for the packet's flow */
+    bit<16> share_h;             /* share_heavy_log key: heavy slots of the last epoch */
+    bit<16> share_k;             /* share_collisions key: slots in use then */
     /* digest */
     bit<1>  digest_pending;
     membership_digest_t digest;

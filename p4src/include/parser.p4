@@ -124,9 +124,9 @@ parser MccParser(packet_in pkt,
         pkt.extract(hdr.udp);
         verify(hdr.udp.length >= 8, error.MccBadLength);
         verify(hdr.udp.length + 20 == hdr.ipv4.total_len, error.MccBadLength);
-        /* A p4mcc message has at least its 20-byte common header; shorter
+        /* A p4mcc message has at least its common header; shorter
          * payloads are plain UDP (and must not be looked into). */
-        mcc_room = hdr.udp.length >= 28;
+        mcc_room = hdr.udp.length >= MCC_COMMON_LEN + 8;
         transition select(mcc_room) {
             true: check_mcc;
             false: accept;
@@ -153,19 +153,19 @@ parser MccParser(packet_in pkt,
     }
 
     state parse_tfmcc_report {
-        verify(hdr.mcc.length >= 52, error.MccShortMessage);
+        verify(hdr.mcc.length >= MCC_COMMON_LEN + 32, error.MccShortMessage);   /* the report's body */
         pkt.extract(hdr.tfmcc_report);
         transition accept;
     }
 
     state parse_mtcp_ack {
-        verify(hdr.mcc.length >= 48, error.MccShortMessage);
+        verify(hdr.mcc.length >= MCC_COMMON_LEN + 28, error.MccShortMessage);   /* the summary's body */
         pkt.extract(hdr.mtcp_ack);
         transition accept;
     }
 
     state parse_vlmcc_challenge {
-        verify(hdr.mcc.length >= 36, error.MccShortMessage);
+        verify(hdr.mcc.length >= MCC_COMMON_LEN + 16, error.MccShortMessage);   /* the challenge's body */
         pkt.extract(hdr.vlmcc_challenge);
         transition accept;
     }

@@ -43,6 +43,7 @@ register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
 /* ---- stamp echo of absorbed feedback (echo.p4) ---- */
 register<bit<1>>(MAX_SESSIONS) echo_held;   /* echo_acc holds absorbed echoes */
 register<bit<8>>(MAX_SESSIONS) echo_acc;    /* their combination (stamp byte) */
+register<bit<8>>(MAX_SESSIONS) echo_share_acc;  /* their share echoes' combination */
 
 /* ---- congestion stamp (egress.p4): per egress port, index = port ---- */
 /* Start (egress_global_timestamp, us) of the port's current rate window. */
@@ -51,6 +52,30 @@ register<bit<48>>(PORT_SPACE) stamp_win_start;
 register<bit<32>>(PORT_SPACE) stamp_win_bytes;
 /* Bytes that left it in the last complete window (0 after an idle window). */
 register<bit<32>>(PORT_SPACE) stamp_last_bytes;
+
+/* ---- max-min share estimate (share.p4): per egress port, index = port ---- */
+/* Flow slots, index port * SHARE_SLOTS + hash(flow): epoch tag (16) ++
+ * heavy this epoch (1) ++ heavy in the tag's previous epoch (1) ++ 0 (14)
+ * ++ bytes this epoch (32). A slot whose tag is not the port's is empty. */
+register<bit<64>>(SHARE_PORTS * SHARE_SLOTS) share_slots;
+/* The port's epoch: start (us), tag (0: none begun yet; never 0 after). */
+register<bit<48>>(SHARE_PORTS) share_epoch_start;
+register<bit<16>>(SHARE_PORTS) share_epoch_tag;
+/* The current epoch's counts: slots in use, heavy slots, light bytes. */
+register<bit<16>>(SHARE_PORTS) share_flows;
+register<bit<16>>(SHARE_PORTS) share_heavy;
+register<bit<32>>(SHARE_PORTS) share_light;
+/* The same counts of the last complete epoch (what the codes come from). */
+register<bit<16>>(SHARE_PORTS) share_last_flows;
+register<bit<16>>(SHARE_PORTS) share_last_heavy;
+register<bit<32>>(SHARE_PORTS) share_last_light;
+/* Bytes a flow sends in this epoch to count as heavy (half the last share
+ * or less, down to a quarter). */
+register<bit<32>>(SHARE_PORTS) share_threshold;
+/* Share codes of the last complete epoch (hosts.wire.Share): for a flow
+ * counted heavy in it, and for one that was not (one more heavy flow). */
+register<bit<8>>(SHARE_PORTS) share_code;
+register<bit<8>>(SHARE_PORTS) share_code_new;
 
 /* ---- policing ---- */
 /* Per ingress port, packets/s; colour RED drops p4mcc feedback.

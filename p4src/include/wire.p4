@@ -4,8 +4,8 @@
 #define P4MCC_WIRE_P4
 
 #define MCC_MAGIC 16w0x504d
-#define MCC_VERSION 8w1
-#define MCC_COMMON_LEN 16w20
+#define MCC_VERSION 8w2
+#define MCC_COMMON_LEN 16w22
 #define MCC_PROTO_WEBRC 8w1
 #define MCC_PROTO_TFMCC 8w2
 #define MCC_PROTO_RLA 8w3
@@ -33,7 +33,7 @@
 #define MCC_TFMCC_R_SLOWSTART 8w0x08
 #define MCC_TFMCC_R_IS_CLR 8w0x10
 
-/* common header, 20 bytes */
+/* common header, 22 bytes */
 header mcc_common_t {
     bit<16> magic;
     bit<8> version;
@@ -44,6 +44,8 @@ header mcc_common_t {
     bit<32> session_id;
     bit<32> seq;
     bit<32> timestamp;
+    bit<8> share;
+    bit<8> rsvd;
 }
 
 /* WebrcData body (msg_type 0x11), 8 bytes */

@@ -24,11 +24,13 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 LIVE_TESTS = (
     ("test_stamping", "test_stamped_upstream_packet_keeps_the_worse_queue_and_the_tighter_spare_code"),
-    ("test_stamping", "test_a_port_without_a_rate_never_limits_the_spare_code"),
+    ("test_stamping", "test_a_port_without_a_rate_never_limits_the_spare_code_or_the_share"),
     ("test_stamping", "test_sessions_without_stamping_and_feedback_pass_unchanged"),
     ("test_feedback_echo",
      "test_aggregated_ack_carries_the_worst_queue_and_tightest_spare_of_the_acks_it_stands_for"),
     ("test_feedback_echo", "test_an_absorbed_zero_echo_makes_the_aggregated_echo_zero"),
+    ("test_feedback_echo", "test_aggregated_ack_carries_the_smallest_share_echo_and_a_missing_one_wins"),
+    ("test_feedback_echo", "test_filtered_report_carries_the_smallest_share_echo_of_the_reports_it_suppressed"),
     ("test_feedback_echo", "test_an_echo_without_a_queue_code_goes_up_as_zero"),
     ("test_feedback_echo", "test_filtered_report_carries_the_echoes_of_the_reports_it_suppressed"),
     ("test_feedback_echo", "test_echoes_of_one_session_never_reach_another"),

@@ -3,6 +3,9 @@ switches, port rates from the scenario's links, nothing without a stamped sessio
 
 from __future__ import annotations
 
+import pytest
+
+from p4mcc.controller import share
 from p4mcc.controller.desired import SessionSpec, plan, session_from_scenario
 from p4mcc.controller.program import MCC as N
 from p4mcc.controller.state import TableEntry
@@ -31,8 +34,13 @@ def stamp_entries(state) -> set[TableEntry]:
     return {e for e in state.entries.values() if e.table in (N.stamp_table, N.port_rate_table)}
 
 
-def rate(port: int, units: int) -> TableEntry:
-    return TableEntry.make(N.port_rate_table, {N.port_rate_key: port}, N.port_rate_action, {N.port_rate_units: units})
+def share_entries(state) -> set[TableEntry]:
+    return {e for e in state.entries.values() if e.table in (N.share_heavy_table, N.share_spread_table)}
+
+
+def rate(port: int, units: int, shift: int = 2) -> TableEntry:
+    return TableEntry.make(N.port_rate_table, {N.port_rate_key: port}, N.port_rate_action,
+                           {N.port_rate_units: units, N.port_rate_epoch: shift})
 
 
 def test_a_stamped_session_is_stamped_on_its_tree_with_every_port_rate() -> None:
@@ -45,6 +53,30 @@ def test_a_stamped_session_is_stamped_on_its_tree_with_every_port_rate() -> None
     assert stamp_entries(p.switches["s1"]) == {stamp, rate(1, 2500), rate(2, 250)}
     assert stamp_entries(p.switches["s2"]) == {stamp, rate(1, 250), rate(2, 50), rate(3, 25)}
     assert stamp_entries(p.switches["s3"]) == set()  # not on the session's tree
+    # the share's log tables: one entry per heavy-slot count and per slots-in-use count
+    assert len(share_entries(p.switches["s1"])) == 2 * (share.SLOTS + 1)
+    assert share_entries(p.switches["s3"]) == set()
+
+
+def test_the_share_epoch_spans_the_longest_round_trip_through_the_switch() -> None:
+    sc = scenario_from_dict({
+        "duration": 5,
+        "topology": {
+            "hosts": {"h1": {"ip": "10.0.0.1/24"}, "h2": {"ip": "10.0.0.2/24"}, "h3": {"ip": "10.0.0.3/24"}},
+            "switches": {"s1": {}},
+            "links": [{"a": "h1", "b": "s1-p1", "rate": "10Mbps", "delay": "5ms"},
+                      {"a": "h2", "b": "s1-p2", "rate": "10Mbps", "delay": "95ms"},
+                      {"a": "h3", "b": "s1-p3", "rate": "10Mbps", "delay": "1ms"}],
+        },
+        "sessions": [{"name": "d", "protocol": "tfmcc", "sender": "h1", "receivers": ["h2", "h3"],
+                      "group": "239.1.1.1", "port": 5000, "assistance": "stamp"}],
+    }, known_protocols=None)
+    topo = from_scenario_topology(sc.topology)
+    assert share.longest_rtt_s(topo, "s1") == pytest.approx(0.2)  # h2 to h1 and back
+    p = plan(topo, [session_from_scenario(sc.sessions[0])])
+    # 200 ms needs 25.6 ms << 3 = 204.8 ms
+    assert rate(2, 250, 3) in stamp_entries(p.switches["s1"])
+    assert share.epoch_shift(0.0) == share.MIN_SHIFT and share.epoch_shift(60.0) == share.MAX_SHIFT
 
 
 def test_without_a_stamped_session_neither_table_has_entries() -> None:

@@ -41,3 +41,25 @@ def test_take_gives_the_byte_once_and_starts_a_fresh_window() -> None:
     w.add(Stamp.pack(2, 9))
     assert w.take() == Stamp.pack(5, 3)
     assert (w.packets, w.take()) == (0, Stamp.NOT_STAMPED)  # an empty window says nothing
+
+
+def test_feedback_sent_with_the_echoed_stamp_carries_the_windows_share() -> None:
+    from p4mcc.hosts.core import Endpoint
+    from p4mcc.hosts.stampwindow import StampEcho
+    from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, Share, decode
+
+    class Rx(StampEcho, Endpoint):
+        def on_datagram(self, data: bytes, src: object, now: float) -> None:
+            self.decode_session(data, 1)
+
+    rx = Rx()
+    for share in (120, 100):
+        rx.receive_datagram(MtcpData(session_id=1, stamp=Stamp.pack(3, 2), share=share).encode(), ("s", 1), 0.1)
+    stamp = rx._echo_stamp()
+    for _ in range(2):  # two ACKs of one flush
+        rx.send(("s", 1), MtcpAck(session_id=1, stamp=stamp).encode())
+    rx.send(("s", 1), MtcpNack(session_id=1, stamp=0).encode())  # no echo: no share
+    sent = [decode(d.data) for d in rx.datagrams_to_send()]
+    assert [m.share for m in sent] == [100, 100, Share.NONE]
+    rx.receive_datagram(MtcpData(session_id=1, stamp=0, share=120).encode(), ("s", 1), 0.2)  # unstamped
+    assert rx._echo_stamp() == 0 and rx._share_echo is None

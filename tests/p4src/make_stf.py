@@ -28,7 +28,8 @@ from scapy.packet import Raw  # noqa: E402
 from p4mcc.hosts import wire  # noqa: E402
 from p4src_harness import (ALLOW, FLOOD_MGID, JOIN, LEAVE, REPO, SENDER, Group, Host,  # noqa: E402
                            SwitchSetup, data_frame, igmpv2_leave, igmpv2_report,
-                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, stamped, udp_frame)
+                           igmpv3_report, ip2int, mac2int, rewrite_udp_payload, share_table_entries, stamped,
+                           udp_frame, idle_share)
 
 STF_DIR = os.path.join(REPO, "tests", "stf", "mcc")
 
@@ -89,7 +90,13 @@ class Stf:
             self.lines.append(f"add MccIngress.sessions hdr.mcc.session_id:{session} "
                               f"MccIngress.assist_filter(sidx:{sidx}, window_us:{window})")
         for port, units in setup.port_rates.items():
-            self.lines.append(f"add MccEgress.port_rate port:{port} MccEgress.set_port_rate(rate_units:{units})")
+            self.lines.append(f"add MccEgress.port_rate port:{port} "
+                              f"MccEgress.set_port_rate(rate_units:{units}, epoch_shift:{setup.epoch_shift})")
+        if setup.port_rates:
+            for table, key, action, params in share_table_entries():
+                keys = " ".join(f"{k}:{v}" for k, v in key.items())
+                args = ", ".join(f"{k}:{v}" for k, v in params.items())
+                self.lines.append(f"add {table} {keys} {action}({args})")
         for session in setup.stamped:
             self.lines.append(f"add MccEgress.stamp_sessions hdr.mcc.session_id:{session} MccEgress.stamp()")
 
@@ -455,8 +462,8 @@ half-parsed.""")
     return s
 
 
-def _data(group: str, seq: int, session: int, stamp: int = 0, udp_checksum: bool = True) -> bytes:
-    frame = udp_frame(SENDER, group, wire.TfmccData(session_id=session, seq=seq, stamp=stamp,
+def _data(group: str, seq: int, session: int, stamp: int = 0, udp_checksum: bool = True, share: int = 0) -> bytes:
+    frame = udp_frame(SENDER, group, wire.TfmccData(session_id=session, seq=seq, stamp=stamp, share=share,
                                                     payload=b"x" * 32).encode())
     if not udp_checksum:
         pkt = Ether(frame)
@@ -474,7 +481,10 @@ while idle), port 3 has no rate (spare code 15). Session 7 is stamped,
 session 8 is not. Every stamp sent in has a queue code (9: 65 ms or more)
 worse than any wait here, so the frames out do not depend on how long a
 live switch kept them queued; tests/p4src/test_stamping.py covers the
-switch's own queue code with a controlled queue.""")
+switch's own queue code with a controlled queue. The share: ports 1 and 2
+write the whole port's (code 119, 9.4 Mb/s) while their last epoch was idle
+or held session 7 alone; the smallest along the path stays; port 3 has no
+estimate and leaves the share as it came.""")
     s.configure(SwitchSetup(ports=[1, 2, 3, 4], hosts={1: H1, 2: H2, 3: H3},
                             groups=[Group(G[0], gidx=0, mgid=10)],
                             port_rates={1: 250, 2: 250, 4: 250}, stamped=(7,)))
@@ -483,18 +493,19 @@ switch's own queue code with a controlled queue.""")
     s.packet(3, igmpv2_report(H3, G[0]), "h3 joins G0")
     f = _data(G[0], 2, 7, stamp=S.pack(9, 12))
     s.packet(4, f, "stamped upstream: its queue code (9) and the tighter spare code stay; UDP checksum updated")
-    s.expect(1, stamped(f, S.pack(9, 7)))
-    s.expect(2, stamped(f, S.pack(9, 7)))
+    share = idle_share(250)
+    s.expect(1, stamped(f, S.pack(9, 7), share))
+    s.expect(2, stamped(f, S.pack(9, 7), share))
     s.expect(3, stamped(f, S.pack(9, 12)))
-    f = _data(G[0], 3, 7, stamp=S.pack(10, 3))
-    s.packet(4, f, "a tighter port upstream (spare 3) stays the path's spare code")
+    f = _data(G[0], 3, 7, stamp=S.pack(10, 3), share=share - 30)
+    s.packet(4, f, "a tighter port upstream (spare 3, a smaller share) stays the path's")
     s.expect(1, f)
     s.expect(2, f)
     s.expect(3, f)
-    f = _data(G[0], 4, 7, stamp=S.pack(9, 15), udp_checksum=False)
-    s.packet(4, f, "no UDP checksum (0): it stays 0")
-    s.expect(1, stamped(f, S.pack(9, 7)))
-    s.expect(2, stamped(f, S.pack(9, 7)))
+    f = _data(G[0], 4, 7, stamp=S.pack(9, 15), udp_checksum=False, share=share + 30)
+    s.packet(4, f, "no UDP checksum (0): it stays 0; a larger share upstream gives way to this port's")
+    s.expect(1, stamped(f, S.pack(9, 7), share))
+    s.expect(2, stamped(f, S.pack(9, 7), share))
     s.expect(3, stamped(f, S.pack(9, 15)))
     f = _data(G[0], 5, 8, stamp=S.pack(9, 12))
     s.packet(4, f, "session 8 is not stamped: unchanged")

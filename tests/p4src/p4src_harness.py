@@ -116,6 +116,7 @@ class SwitchSetup:
     timeout_us: int = 0
     refresh_us: int = 0
     port_rates: dict[int, int] = field(default_factory=dict)  # port -> rate, 40 kb/s units
+    epoch_shift: int = 2  # the share's epoch, 25.6 ms << epoch_shift, on every rated port
     stamped: tuple[int, ...] = ()  # sessions whose data packets are stamped
     port_sets: bool = False  # a PRE group per set of ports: data replicated to its members only
 
@@ -175,9 +176,26 @@ def configure(sw: Any, setup: SwitchSetup) -> None:
         sw.table_add("MccIngress.sessions", {"hdr.mcc.session_id": session},
                      "MccIngress.assist_filter", {"sidx": sidx, "window_us": window})
     for port, units in setup.port_rates.items():
-        sw.table_add("MccEgress.port_rate", {"port": port}, "MccEgress.set_port_rate", {"rate_units": units})
+        sw.table_add("MccEgress.port_rate", {"port": port}, "MccEgress.set_port_rate",
+                     {"rate_units": units, "epoch_shift": setup.epoch_shift})
+    if setup.port_rates:
+        for table, key, action, params in share_table_entries():
+            sw.table_add(table, key, action, params)
     for session in setup.stamped:
         sw.table_add("MccEgress.stamp_sessions", {"hdr.mcc.session_id": session}, "MccEgress.stamp", {})
+
+
+def share_table_entries() -> list[tuple[str, dict[str, int], str, dict[str, int]]]:
+    """(table, key, action, parameters) of the share's log tables, as controller/desired.py writes them."""
+    from p4mcc.controller import share
+
+    n = MCC
+    out = [(n.share_heavy_table, {n.share_heavy_key: h}, n.share_heavy_action,
+            {n.share_heavy_log: log_n, n.share_heavy_log_more: log_n1})
+           for h, log_n, log_n1 in share.heavy_log_entries()]
+    out += [(n.share_spread_table, {n.share_spread_key: k}, n.share_spread_action, {n.share_spread_log: r})
+            for k, r in share.spread_log_entries()]
+    return out
 
 
 def outputs(sw: Any, port: int, frame: bytes, now: float = 0.0) -> list[tuple[int, bytes]]:
@@ -304,18 +322,30 @@ def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = 
     return bytes(pkt)
 
 
-def stamped(frame: bytes, stamp: int) -> bytes:
-    """Expected frame after a switch wrote ``stamp`` into its p4mcc header:
-    the UDP checksum stays valid (recomputed here in full; the switch
-    updates it incrementally), 0 (none) stays 0."""
+def stamped(frame: bytes, stamp: int, share: int | None = None) -> bytes:
+    """Expected frame after a switch wrote ``stamp`` (and ``share``, unless None)
+    into its p4mcc header: the UDP checksum stays valid (recomputed here in
+    full; the switch updates it incrementally), 0 (none) stays 0."""
     pkt = Ether(frame)
     payload = bytearray(bytes(pkt[UDP].payload))
     payload[3] = stamp
+    if share is not None:
+        payload[SHARE_AT] = share
     had_checksum = pkt[UDP].chksum != 0
     pkt[UDP].remove_payload()
     pkt[UDP].add_payload(Raw(bytes(payload)))
     pkt[UDP].chksum = None if had_checksum else 0
     return bytes(pkt)
+
+
+#: Offset of the share byte in a p4mcc message (hosts/wire.py's COMMON_FIELDS).
+SHARE_AT = sum(f.bits for f in wire.COMMON_FIELDS[:[f.name for f in wire.COMMON_FIELDS].index("share")]) // 8
+
+
+def idle_share(rate_units: int) -> int:
+    """The share code a port of ``rate_units`` (40 kb/s) writes while its last epoch was idle:
+    the whole port (share.p4 at its first packet)."""
+    return wire.Share.code_for(rate_units * wire.Stamp.RATE_UNIT_BPS)
 
 
 def udp_payload(frame: bytes) -> bytes:

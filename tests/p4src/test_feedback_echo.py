@@ -39,14 +39,15 @@ def _switch():
     return sw
 
 
-def ack(cum: int, node: int, echo: int, session: int = MTCP) -> wire.MtcpAck:
+def ack(cum: int, node: int, echo: int, session: int = MTCP, share: int = 0) -> wire.MtcpAck:
     return wire.MtcpAck(session_id=session, seq=1, timestamp=5, cum_ack=cum, min_cwnd=10, max_twnd=20,
-                        adv_wnd=64, node_id=node, echo_ts=77, stamp=echo)
+                        adv_wnd=64, node_id=node, echo_ts=77, stamp=echo, share=share)
 
 
-def report(rate: int, rnd: int, echo: int, rflags: int = 0, session: int = TFMCC) -> wire.TfmccReport:
+def report(rate: int, rnd: int, echo: int, rflags: int = 0, session: int = TFMCC,
+           share: int = 0) -> wire.TfmccReport:
     return wire.TfmccReport(session_id=session, seq=rnd, rate=rate, fb_round=rnd, rflags=rflags,
-                            rcvr_id=1, rtt=1000, loss_rate=5, stamp=echo)
+                            rcvr_id=1, rtt=1000, loss_rate=5, stamp=echo, share=share)
 
 
 def frame(msg: wire.Message, port: int) -> bytes:
@@ -61,6 +62,31 @@ def up(original: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
 
 AGG = wire.Flags.AGGREGATED
 FILT = wire.Flags.FILTERED
+
+
+def test_aggregated_ack_carries_the_smallest_share_echo_and_a_missing_one_wins():
+    sw = _switch()
+    outputs(sw, 1, frame(ack(100, 1, S.pack(5, 9), share=120), 1))
+    outputs(sw, 2, frame(ack(90, 2, S.pack(3, 6), share=110), 2))
+    assert outputs(sw, 1, frame(ack(100, 1, S.pack(5, 9), share=100), 1)) == []  # absorbed
+    m = ack(95, 2, S.pack(2, 12), share=130)
+    f = frame(m, 2)
+    assert outputs(sw, 2, f) == [(SENDER_PORT, up(f, m, AGG, cum_ack=95, stamp=S.pack(5, 9), share=100))]
+    assert outputs(sw, 1, frame(ack(100, 1, S.pack(5, 9), share=0), 1)) == []  # a receiver without a share
+    m = ack(96, 2, S.pack(2, 12), share=130)
+    f = frame(m, 2)
+    assert outputs(sw, 2, f) == [(SENDER_PORT, up(f, m, AGG, cum_ack=96, stamp=S.pack(5, 9), share=0))]
+
+
+def test_filtered_report_carries_the_smallest_share_echo_of_the_reports_it_suppressed():
+    sw = _switch()
+    first = report(1000, 1, S.pack(2, 9), share=140)
+    f = frame(first, 1)
+    assert outputs(sw, 1, f) == [(SENDER_PORT, up(f, first, FILT))]
+    assert outputs(sw, 2, frame(report(2000, 1, S.pack(2, 9), share=90), 2)) == []  # not worse: dropped
+    worse = report(500, 1, S.pack(2, 9), share=150)
+    f = frame(worse, 1)
+    assert outputs(sw, 1, f) == [(SENDER_PORT, up(f, worse, FILT, share=90))]
 
 
 def test_aggregated_ack_carries_the_worst_queue_and_tightest_spare_of_the_acks_it_stands_for():

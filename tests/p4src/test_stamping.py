@@ -15,7 +15,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 
 from p4mcc.hosts import wire
-from p4src_harness import (SENDER, Group, Host, SwitchSetup, configure, counter, igmpv2_report,
+from p4src_harness import (SENDER, Group, Host, SwitchSetup, configure, counter, idle_share, igmpv2_report,
                            new_switch, outputs, stamped, udp_frame)
 
 S = wire.Stamp
@@ -23,6 +23,7 @@ H1 = Host("h1", "10.0.0.1", "00:00:00:00:00:01")
 H2 = Host("h2", "10.0.0.2", "00:00:00:00:00:02")
 G = "239.1.1.1"
 RATE_10M = 250  # 10 Mb/s in 40 kb/s units: spare code 7 while idle
+SHARE_10M = idle_share(RATE_10M)  # the share of a port whose last epoch was idle: all of it
 WINDOW_S = 25.6e-3
 
 
@@ -35,8 +36,8 @@ def _switch(rates: dict[int, int] | None = None, stamped_sessions: tuple[int, ..
     return sw
 
 
-def _data(seq: int, stamp: int = 0, session: int = 7, size: int = 32) -> bytes:
-    msg = wire.WebrcData(session_id=session, seq=seq, stamp=stamp, payload=b"x" * size)
+def _data(seq: int, stamp: int = 0, session: int = 7, size: int = 32, share: int = 0) -> bytes:
+    msg = wire.WebrcData(session_id=session, seq=seq, stamp=stamp, share=share, payload=b"x" * size)
     return udp_frame(SENDER, G, msg.encode())
 
 
@@ -47,25 +48,29 @@ def _stamp_of(frame: bytes) -> int:
 def test_stamped_upstream_packet_keeps_the_worse_queue_and_the_tighter_spare_code():
     sw = _switch()
     f = _data(1, stamp=S.pack(9, 12))
-    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(9, 7)))]
-    f = _data(2, stamp=S.pack(10, 3))
-    assert outputs(sw, 4, f) == [(1, f)]
-    assert counter(sw, "port_stamped", 1) == 2
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(9, 7), SHARE_10M))]
+    f = _data(2, stamp=S.pack(10, 3), share=SHARE_10M - 20)
+    assert outputs(sw, 4, f) == [(1, f)]  # a smaller share upstream stays too
+    f = _data(3, stamp=S.pack(10, 3), share=SHARE_10M + 20)
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(10, 3), SHARE_10M))]
+    assert counter(sw, "port_stamped", 1) == 3
 
 
 def test_unstamped_packet_gets_this_switch_codes_and_a_valid_udp_checksum():
     sw = _switch()
     sw.queue_model = lambda port, now: (0, 0, 0)
     f = _data(1)
-    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7)))]
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7), SHARE_10M))]
     f = _data(2, stamp=0x04)  # the high nibble says unstamped: the low one means nothing
-    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7)))]
+    assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(1, 7), SHARE_10M))]
 
 
-def test_a_port_without_a_rate_never_limits_the_spare_code():
+def test_a_port_without_a_rate_never_limits_the_spare_code_or_the_share():
     sw = _switch(rates={})
     f = _data(1, stamp=S.pack(9, 12))
     assert outputs(sw, 4, f) == [(1, stamped(f, S.pack(9, 12)))]
+    f = _data(2, stamp=S.pack(9, 12), share=100)
+    assert outputs(sw, 4, f) == [(1, f)]  # nor the share: it has no estimate
 
 
 def test_sessions_without_stamping_and_feedback_pass_unchanged():
@@ -102,7 +107,7 @@ def test_spare_code_falls_with_the_port_departure_rate_and_recovers_when_idle():
     # next window: the last complete one carried `sent` bytes
     [(_, out)] = outputs(sw, 4, _data(9), now=t0 + WINDOW_S + 1e-3)
     used = sent >> 7
-    assert used == 91 and S.spare_code(_stamp_of(out)) == S.spare_code_for((rate - used) * 40_000) == 3
+    assert used == 92 and S.spare_code(_stamp_of(out)) == S.spare_code_for((rate - used) * 40_000) == 3
     # a whole window idle: the port is idle again
     [(_, out)] = outputs(sw, 4, _data(10), now=t0 + 4 * WINDOW_S)
     assert S.spare_code(_stamp_of(out)) == 6

@@ -22,7 +22,7 @@ def test_the_registry_builds_the_papers_core_for_the_paper_profile() -> None:
     assert type(proto.sender(_session(SND, RlaParams()))) is RlaSender
     assert type(proto.receiver(_session("10.0.1.1", RlaParams()))) is RlaReceiver
     # default: the rules listed by name; stamped: those and the stamp's
-    stamp = ("stamp_climb", "stamp_hold", "stamp_echo")
+    stamp = ("stamp_climb", "stamp_hold", "stamp_echo", "share_window")
     assert proto.resolve_rules("default") == tuple(n for n in RULES.names() if n in rla.rules.DEFAULT)
     assert proto.resolve_rules("stamped") == tuple(n for n in RULES.names()
                                                    if n in rla.rules.DEFAULT or n in stamp)

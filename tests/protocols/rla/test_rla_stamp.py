@@ -25,7 +25,7 @@ def without(name: str) -> tuple[str, ...]:
 
 
 def test_the_stamped_profile_is_default_plus_the_stamp_rules():
-    assert set(STAMPED) - set(DEFAULT_RULES) == {"stamp_echo", "stamp_climb", "stamp_hold"}
+    assert set(STAMPED) - set(DEFAULT_RULES) == {"stamp_echo", "stamp_climb", "stamp_hold", "share_window"}
 
 
 @pytest.mark.parametrize("names, echoed", [(STAMPED, [SHORT_SPARE, 0, LONG_FULL]), (DEFAULT_RULES, [0, 0, 0])])

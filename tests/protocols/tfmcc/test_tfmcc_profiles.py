@@ -16,8 +16,8 @@ from p4mcc.scenario.shapes import star
 def test_paper_profile_is_the_bare_cores_and_default_holds_every_rule_but_the_stamps() -> None:
     proto = registry.get("tfmcc")
     assert proto.resolve_rules("paper") == ()
-    assert set(proto.resolve_rules("default")) == set(RULES.names()) - {"stamp_spare"}
-    assert proto.resolve_rules("stamped") == (*proto.resolve_rules("default"), "stamp_spare")
+    assert set(proto.resolve_rules("default")) == set(RULES.names()) - {"stamp_spare", "share_start"}
+    assert proto.resolve_rules("stamped") == ("share_start", *proto.resolve_rules("default"), "stamp_spare")
     assert RULES.compose(TfmccSender, ()) is TfmccSender
     assert RULES.compose(TfmccReceiver, ()) is TfmccReceiver
 

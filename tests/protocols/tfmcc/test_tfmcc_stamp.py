@@ -31,11 +31,11 @@ def sender(profile: str, **kw) -> TfmccSender:
 
 
 def report(ip: str, now: float, stamp: int, *, flags: int = FREE, rate: float = 400_000,
-           recv: float = 400_000, rtt: float = 0.1) -> TfmccReport:
+           recv: float = 400_000, rtt: float = 0.1, share: int = 0) -> TfmccReport:
     p = loss_rate_full(S, rtt, rate / 8) if flags & TfmccReportFlags.HAVE_LOSS else 0.0
     return TfmccReport(session_id=1, timestamp=wire.ts_us(now), rate=int(rate), rflags=flags,
                        rcvr_id=node_id(ip), recv_rate=int(recv), rtt=int(rtt * 1e6),
-                       loss_rate=int(p * 0xFFFFFFFF), stamp=stamp)
+                       loss_rate=int(p * 0xFFFFFFFF), stamp=stamp, share=share)
 
 
 def slowstart(profile: str, *stamps: int, recv: float = 400_000) -> TfmccSender:
@@ -50,8 +50,62 @@ def slowstart(profile: str, *stamps: int, recv: float = 400_000) -> TfmccSender:
     return s
 
 
-def test_the_stamped_profile_is_default_plus_stamp_spare() -> None:
-    assert RULES.profiles["stamped"] == (*RULES.profiles["default"], "stamp_spare")
+def test_the_stamped_profile_is_default_plus_share_start_and_stamp_spare() -> None:
+    assert RULES.profiles["stamped"] == ("share_start", *RULES.profiles["default"], "stamp_spare")
+
+
+SHARE_3M = wire.Share.code_for(3e6)
+
+
+def test_slowstart_goes_to_the_echoed_share_at_once_and_no_further() -> None:
+    s = sender("stamped", initial_rate_bps=300_000)
+    run_until(s, 0.3)
+    feed(s, report(A, 0.3, LONG_FULL, recv=400_000, share=SHARE_3M), 0.3)
+    assert s.slowstart and s.rate == pytest.approx(wire.Share.bps(SHARE_3M)) and s.share_moves == 1
+    run_until(s, 0.5)
+    feed(s, report(A, 0.5, SHORT_SPARE, recv=2_900_000, share=SHARE_3M), 0.5)
+    assert s.rate == pytest.approx(wire.Share.bps(SHARE_3M))  # spare rate beside: the share caps slowstart
+    # default on the same reports: doubling per RTT from 300 kb/s at most
+    d = sender("default", initial_rate_bps=300_000)
+    run_until(d, 0.3)
+    feed(d, report(A, 0.3, LONG_FULL, recv=400_000, share=SHARE_3M), 0.3)
+    assert d.rate == pytest.approx(600_000)
+
+
+def test_without_a_stamp_or_a_share_slowstart_runs_default() -> None:
+    for stamp, share in ((Stamp.NOT_STAMPED, SHARE_3M), (LONG_FULL, 0)):
+        s = sender("stamped", initial_rate_bps=300_000)
+        run_until(s, 0.3)
+        feed(s, report(A, 0.3, stamp, recv=400_000, share=share), 0.3)
+        assert s.share_moves == 0 and s.rate < 1e6
+
+
+def test_a_loss_ends_slowstart_whatever_the_share_says() -> None:
+    s = sender("stamped", initial_rate_bps=300_000)
+    run_until(s, 0.3)
+    feed(s, report(A, 0.3, LONG_FULL, recv=400_000, share=SHARE_3M), 0.3)
+    feed(s, report(A, 0.5, LONG_FULL, flags=LOSS, rate=1_000_000, share=SHARE_3M), 0.5)
+    assert not s.slowstart and s.rate == pytest.approx(1_000_000, rel=0.01)  # the equation rate, below the share
+    feed(s, report(A, 0.7, LONG_FULL, flags=LOSS, rate=1_000_000, share=SHARE_3M), 0.7)
+    assert s.rate < 1.1e6 and s.share_moves == 1
+
+
+def test_the_first_loss_interval_follows_the_share() -> None:
+    def first_interval_rate(profile: str, share: int) -> float:
+        r = registry.get("tfmcc").receiver(registry.SessionConfig(
+            1, "239.1.1.1", 5000, "10.0.0.1", A, TfmccParams(packet_size=S), rules=RULES.resolve(profile)))
+        r.start(0.0)
+        drain(r)
+        for i in range(10):
+            now = 0.01 * i
+            feed(r, TfmccData(session_id=1, seq=i, timestamp=wire.ts_us(now), clr_id=node_id(A),
+                              dflags=TfmccDataFlags.SLOWSTART, payload=bytes(S - 60), stamp=LONG_FULL,
+                              share=share), now + 0.02)
+        return r._first_interval_rate()
+
+    assert first_interval_rate("stamped", SHARE_3M) == pytest.approx(wire.Share.bps(SHARE_3M))
+    assert first_interval_rate("stamped", 0) == pytest.approx(first_interval_rate("default", SHARE_3M))
+    assert first_interval_rate("default", SHARE_3M) != pytest.approx(wire.Share.bps(SHARE_3M))
 
 
 def test_spare_rate_under_a_short_queue_takes_a_share_of_it_at_once_in_slowstart() -> None:

@@ -16,7 +16,7 @@ from p4mcc.scenario.shapes import star
 def test_paper_profile_is_the_bare_cores_and_default_holds_every_rule() -> None:
     proto = registry.get("vlmcc")
     assert proto.resolve_rules("paper") == ()
-    stamp = {n for n in RULES.names() if n.startswith("stamp_")}
+    stamp = {n for n in RULES.names() if n.startswith(("stamp_", "share_"))}
     assert set(proto.resolve_rules("default")) == set(RULES.names()) - stamp
     assert set(proto.resolve_rules("stamped")) == set(RULES.names())
     assert RULES.compose(VlmccSender, ()) is VlmccSender

@@ -27,7 +27,7 @@ def without(*names: str) -> tuple[str, ...]:
 
 
 def test_stamped_is_default_plus_the_stamp_rules() -> None:
-    assert set(STAMPED) == set(DEFAULT_RULES) | {"stamp_echo", "stamp_drain_verdict", "stamp_queue"}
+    assert set(STAMPED) == set(DEFAULT_RULES) | {"stamp_echo", "stamp_drain_verdict", "share_start", "stamp_queue"}
     assert not any(n.startswith("stamp") for n in DEFAULT_RULES)
 
 
