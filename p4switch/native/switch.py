@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 
 from ..interp.switch import Digest, Egress, Switch
 from ..runtime import hashes as H
+from ..runtime.externs import CounterArray
 from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
 from .build import BuildError, Module, load
 from .cgen import NativeUnsupported
@@ -72,29 +73,15 @@ class NativeRegister:
         return [self.read(i) for i in range(self.size)]
 
 
-class NativeCounter:
-    """``counter`` cells in native memory, as ``CounterArray``'s interface."""
+class NativeCounter(CounterArray):
+    """``counter`` cells in native memory, as ``CounterArray``'s interface
+    (count, read and write are the runtime's; only the cells live elsewhere)."""
 
     def __init__(self, name: str, size: int, kind: str, packets: Any, nbytes: Any, owner: Any = None) -> None:
         self.name, self.size, self.kind = name, size, kind
         self._owner = owner  # keeps the native memory alive while this view is
         self.packets = (ctypes.c_uint64 * size).from_address(ctypes.addressof(packets.contents))
         self.bytes = (ctypes.c_uint64 * size).from_address(ctypes.addressof(nbytes.contents))
-
-    def count(self, index: int, nbytes: int) -> None:
-        if 0 <= index < self.size:
-            self.packets[index] += 1
-            self.bytes[index] += nbytes
-
-    def read(self, index: int) -> tuple[int, int]:
-        if not 0 <= index < self.size:
-            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
-        return self.packets[index], self.bytes[index]
-
-    def write(self, index: int, packets: int, nbytes: int) -> None:
-        if not 0 <= index < self.size:
-            raise IndexError(f"counter {self.name!r} index {index} out of range [0, {self.size})")
-        self.packets[index], self.bytes[index] = packets, nbytes
 
     def reset(self) -> None:
         for a in (self.packets, self.bytes):
