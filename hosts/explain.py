@@ -9,8 +9,9 @@ the hook.  A rule whose method never calls ``super()`` ends the chain there,
 and the row says so: what sits below it does not run.
 
 ``p4mcc host send --proto P --profile X --explain`` prints the table, and
-each protocol page carries it as a generated section (``python -m
-p4mcc.hosts.explain --write``), checked against the code by a drift test.
+each protocol has it on a page of its own (``docs/protocols/<p>-hooks.md``,
+``python -m p4mcc.hosts.explain --write``), checked against the code by a
+drift test.
 """
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ END = f"<!-- generated:{SECTION} end -->"
 
 
 def page_of(protocol: str) -> Path:
-    return ROOT / "docs" / "protocols" / f"{protocol}.md"
+    """The protocol's hook page (beside its protocol page, which links to it)."""
+    return ROOT / "docs" / "protocols" / f"{protocol}-hooks.md"
 
 
 def section_text(protocol: str) -> str:
@@ -155,17 +157,13 @@ def section_text(protocol: str) -> str:
 
 
 def write(protocol: str) -> bool:
-    """Put the table into the protocol's page (after the rules section, or at the end); True if it changed."""
+    """Write the protocol's hook page; True if it changed."""
     page = page_of(protocol)
-    text = page.read_text()
-    block = section_text(protocol)
-    if BEGIN in text:
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        new = text[:start] + block + text[end:]
-    else:
-        new = text.rstrip("\n") + "\n\n## What runs, per hook\n\nGenerated from the code by " \
-              "`python -m p4mcc.hosts.explain --write` (the same table as " \
-              f"`p4mcc host send --proto {protocol} --profile X --explain`).\n\n" + block + "\n"
+    text = page.read_text() if page.exists() else ""
+    new = (f"# {protocol.upper()}: what runs, per hook\n\nGenerated from the code by "
+           "`python -m p4mcc.hosts.explain --write` (the same table as "
+           f"`p4mcc host send --proto {protocol} --profile X --explain`); the rules are on "
+           f"[{protocol}.md]({protocol}.md).\n\n" + section_text(protocol) + "\n")
     if new != text:
         page.write_text(new)
     return new != text

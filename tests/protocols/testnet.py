@@ -26,6 +26,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from dataclasses import dataclass
+from abc import ABC, abstractmethod
 from typing import Callable
 
 import networkx as nx
@@ -38,7 +39,7 @@ from p4mcc.netsim.packets import ip_int, ip_str, is_multicast, parse, udp_frame
 _MAC = b"\x02\x00\x00\x00\x00\x01"
 
 
-class Node:
+class Node(ABC):
     """A host running one endpoint: what either network does with the endpoint's output.
 
     A network's host says where a datagram goes (:meth:`emit`) and what a join
@@ -52,14 +53,17 @@ class Node:
         self.metrics: list[Metric] = []
         self._timer: Handle | None = None
 
+    @abstractmethod
     def emit(self, dest: tuple[str, int], data: bytes) -> None:
-        raise NotImplementedError
+        """Each network says what this does."""
 
+    @abstractmethod
     def joined(self, group: str) -> None:
-        raise NotImplementedError
+        """Each network says what this does."""
 
+    @abstractmethod
     def left(self, group: str) -> None:
-        raise NotImplementedError
+        """Each network says what this does."""
 
     def _start(self) -> None:
         assert self.ep is not None
