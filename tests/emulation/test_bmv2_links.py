@@ -4,6 +4,10 @@ The same check as the built-in switch's (test_link_emulation.py): the ping
 RTT over the shaped bottleneck is the scenario's figure plus half the
 unshaped network's RTT (the switches' own processing that no link
 absorbs), within 10 %, and TCP gets the bottleneck's rate within 10 %.
+Both RTTs are the fastest of the pings: BMv2 runs without real-time
+priority, so on a busy machine its scheduling delay spreads the median by
+more than the 10 % the link is held to, while no ping can beat the link's
+delay and rate.
 Here BMv2 forwards, and the links are shaped as emulation/shaping.py says:
 the kernel's disciplines where it has them all, a link process beside BMv2
 where one is missing (a kernel without netem).  With no stamped session the
@@ -22,7 +26,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_link_emulation import EXPECTED_RTT_S, RATE_BPS, median_ping_rtt, scenario  # noqa: E402
+from test_link_emulation import EXPECTED_RTT_S, RATE_BPS, ping_rtts, scenario  # noqa: E402
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -38,14 +42,14 @@ def bmv2_ready(mininet_ready: None) -> None:
 
 @pytest.fixture(scope="module")
 def bmv2_baseline_rtt(bmv2_ready: None, tmp_path_factory: pytest.TempPathFactory) -> float:
-    """Median ping RTT (s) through BMv2 with the bottleneck unshaped: both switches' processing."""
+    """Fastest ping RTT (s) through BMv2 with the bottleneck unshaped: both switches' processing."""
     from p4mcc.emulation.run import emulated_network
 
     with emulated_network(scenario(rate="1Gbps", delay=0), tmp_path_factory.mktemp("baseline"),
                           target="bmv2") as (net, _p, _o):
-        rtt, out = median_ping_rtt(net["h1"])
-    assert rtt < 0.005, out
-    return rtt
+        rtts, out = ping_rtts(net["h1"])
+    assert rtts[0] < 0.005, out
+    return rtts[0]
 
 
 def test_bmv2_link_rtt_and_tcp_throughput_match_the_scenario(bmv2_baseline_rtt: float, tmp_path: Path) -> None:
@@ -59,7 +63,8 @@ def test_bmv2_link_rtt_and_tcp_throughput_match_the_scenario(bmv2_baseline_rtt: 
         assert all(s.how in (KERNEL, LINKPROC) for s in bottleneck), bottleneck
         # no session reads the stamp: the standing queue stays in the shaper
         assert all(s.bmv2_queue is None for s in bottleneck), bottleneck
-        rtt, out = median_ping_rtt(net["h1"])
+        rtts, out = ping_rtts(net["h1"])
+        rtt = rtts[0]
         assert rtt == pytest.approx(EXPECTED_RTT_S + bmv2_baseline_rtt / 2, rel=0.10), (bmv2_baseline_rtt, out)
 
         server = spawn("iperf3 server", ["iperf3", "-s", "-1", "-p", "5301", "--forceflush"],

@@ -56,14 +56,21 @@ EXPECTED_RTT_S = 2 * DELAY_S + 2 * PING_FRAME_BITS / RATE_BPS
 BASELINE_MAX_S = 0.005
 
 
-def median_ping_rtt(host, count: int = 12) -> tuple[float, str]:
-    """Median RTT (s) of ``count`` pings h1 -> h2, and ping's output."""
+def ping_rtts(host, count: int = 12) -> tuple[list[float], str]:
+    """Sorted RTTs (s) of ``count`` pings h1 -> h2 but the first, and ping's output.
+
+    The first ping also waits for ARP; the rest see the links alone.
+    """
     out = host.cmd(f"ping -c {count} -i 0.2 -W 2 10.0.0.2")
     rtts = [float(x) for x in re.findall(r"time=([0-9.]+) ms", out)]
     assert len(rtts) >= count - 2, out
-    # the first ping also waits for ARP; the rest see the links alone
-    rest = sorted(rtts[1:])
-    return rest[len(rest) // 2] / 1e3, out
+    return sorted(r / 1e3 for r in rtts[1:]), out
+
+
+def median_ping_rtt(host, count: int = 12) -> tuple[float, str]:
+    """Median RTT (s) of ``count`` pings h1 -> h2 (the first left out), and ping's output."""
+    rest, out = ping_rtts(host, count)
+    return rest[len(rest) // 2], out
 
 
 @pytest.fixture(scope="module")
