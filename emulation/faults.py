@@ -32,13 +32,15 @@ the runner wakes up.  It
   ``malformed``       ``python -m p4mcc.hosts.rogue malformed`` on a raw socket of
                       the host attached to the port
 
-  ``link_change``    a lower ``rate``: tc's token bucket (``tbf``) on
-                      both veth ends, removed after ``for``; a longer delay
-                      or more loss: netem, which adds to the link's own
-                      emulation (emulation/netem_faults.py); a queue change
-                      needs a switch whose link emulation changes while it
-                      runs: :func:`check_supported` refuses it before the
-                      network is built
+  ``link_change``    where p4mcc emulates the link (the built-in switch, or
+                      BMv2's link process): the new values, exactly, to that
+                      emulation over its control socket (p4switch/linkctl.py),
+                      back to the start-up values after ``for``.  Otherwise
+                      (BMv2 shaped by tc): a lower ``rate`` is tc's token
+                      bucket (``tbf``) on both veth ends; a longer delay or
+                      more loss is netem, which adds to the link's shaping
+                      (emulation/netem_faults.py); the rest is refused by
+                      :func:`check_supported` before the network is built
   ``link_reorder``, ``link_duplicate``, ``link_corrupt``
                       netem on the veth ends (emulation/netem_faults.py); a
                       kernel without netem: refused in one line before the
@@ -73,8 +75,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 #: Fault types a Mininet run can inject.
-#: (``link_reorder``, ``link_duplicate``, ``link_corrupt`` and a ``link_change``
-#: of delay, loss or queue need the kernel's netem: emulation/netem_faults.py.)
+#: (``link_reorder``, ``link_duplicate`` and ``link_corrupt`` need the kernel's
+#: netem, and so does a ``link_change`` of delay or loss on a link tc shapes:
+#: emulation/netem_faults.py.)
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
              "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed",
              "sender_crash", "controller_cut", "switch_slow", "disk_full",
@@ -97,12 +100,18 @@ STANDBY_WARM_S = 90.0
 _STANDBY_READY = re.compile(r"standby, waiting|serving P4Runtime")
 
 
-def check_supported(scenario: Any) -> None:
-    """Raise ValueError naming the first fault Mininet cannot inject."""
+def check_supported(scenario: Any, target: str = "builtin") -> None:
+    """Raise ValueError naming the first fault Mininet cannot inject on ``target``.
+
+    The built-in switch changes its own link emulation to any values; on
+    BMv2 a ``link_change`` is held to what tc and netem can add.
+    """
     for i, f in enumerate(getattr(scenario, "faults", ()) or ()):
         if f.kind not in SUPPORTED:
             why = UNSUPPORTED_WHY.get(f.kind, "not implemented")
             raise ValueError(f"faults[{i}]: {f.kind} cannot be injected in Mininet ({why}); use p4mcc sim")
+        if f.kind == "link_change" and target == "builtin":
+            continue
         if f.kind == "link_change":
             from p4mcc.emulation.netem_faults import change_problem
 
@@ -238,7 +247,7 @@ class EmuFaults:
         shaped = netem_faults.kernel_shaped(getattr(self.plan, "shapings", ()) or ())
         have: bool | None = None
         for i, f in enumerate(self.scenario.faults):
-            if not netem_faults.needs_netem(f):
+            if not netem_faults.needs_netem(f) or (f.kind == "link_change" and self._link_controls(f)):
                 continue
             ends = netem_faults.fault_ends(f, self._link_ifaces(f.target), shaped)
             if ends and have is None:
@@ -266,7 +275,7 @@ class EmuFaults:
         from p4mcc.emulation.mininet_net import PIPELINE_CACHE
 
         node = self.net[name]
-        argv = node.plan.command(Path(node.program), seed=node.seed)
+        argv = node.plan.command(Path(node.program), seed=node.seed, link_control=node.link_control)
         argv[argv.index(str(Path(node.program)))] = "--no-p4"
         return argv + ["--pipeline-cache", str(Path(node.log_dir) / PIPELINE_CACHE)]
 
@@ -527,11 +536,35 @@ class EmuFaults:
 
     _link_reorder = _link_duplicate = _link_corrupt = _netem
 
+    def _link_controls(self, f: Any) -> list[tuple[Path, str]]:
+        """``(socket, "PORT:DIR")`` of every direction the fault changes, when
+        p4mcc's own link emulation carries each of them (the built-in switch;
+        BMv2's link process); empty when one of them is the kernel's."""
+        wanted = []
+        for c in self.plan.cables:
+            if {c.a, c.b} != set(f.target):
+                continue
+            for src, sport, dst, dport in ((c.a, c.a_port, c.b, c.b_port), (c.b, c.b_port, c.a, c.a_port)):
+                if f.params.get("from", src) != src:
+                    continue
+                sw, port, way = (src, sport, "egress") if src in self.plan.switches else (dst, dport, "ingress")
+                node = self.net[sw]
+                if getattr(node, "target", "builtin") != "builtin" and port not in node.linkproc_ports:
+                    return []
+                wanted.append((node.link_control, f"{port}:{way}"))
+        return wanted
+
     def _link_change(self, f: Any) -> None:
-        """A lower rate: tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`);
-        delay, loss or queue: netem (:meth:`_netem`)."""
+        """p4mcc's link emulation: the new values over its control socket, the
+        start-up values back after ``for``.  A link tc shapes: a lower rate is
+        tc's token bucket on both veth ends (see :data:`TBF_BURST_BYTES`);
+        delay or loss netem (:meth:`_netem`)."""
         from p4mcc.emulation import netem_faults
 
+        controls = self._link_controls(f)
+        if controls:
+            self._link_change_controlled(f, controls)
+            return
         if netem_faults.needs_netem(f):
             self._netem(f)
             return
@@ -547,6 +580,32 @@ class EmuFaults:
                 for node, iface in ends:
                     self.net[node].cmd(f"tc qdisc del dev {iface} root")
                 self._ev(name, "link_change", "restored")
+            self._at(self.now + f.duration, back)
+
+    def _link_change_controlled(self, f: Any, controls: list[tuple[Path, str]]) -> None:
+        from p4mcc.p4switch.linkctl import INITIAL, LinkControlError, request
+
+        p = f.params
+        keys = {"rate": lambda v: f"{v:.0f}bps", "delay": lambda v: f"{v * 1e6:.0f}us",
+                "loss": lambda v: f"{v:.6g}", "queue": lambda v: str(int(v))}
+        change = ",".join(f"{k}={fmt(p[k])}" for k, fmt in keys.items() if k in p)
+        name = "--".join(f.target)
+
+        def send(settings: str) -> str:
+            errors = []
+            for path, where in controls:
+                try:
+                    request(path, f"{where}:{settings}")
+                except LinkControlError as e:
+                    errors.append(str(e))
+            return "; ".join(errors)
+
+        err = send(change)
+        self._ev(name, "link_change", change + (f" (not applied: {err})" if err else ""))
+        if f.duration is not None:
+            def back() -> None:
+                err = send(INITIAL)
+                self._ev(name, "link_change", "restored" + (f" (not applied: {err})" if err else ""))
             self._at(self.now + f.duration, back)
 
     def _link_oneway(self, f: Any) -> None:

@@ -28,7 +28,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from p4mcc.p4switch.linkemu import Link, LinkConfigError, LinkScheduler, PortConfig, TimingWatch
+from p4mcc.p4switch.linkemu import (Link, LinkConfig, LinkConfigError, LinkScheduler, PortConfig, TimingWatch,
+                                    link_config_from_dict)
 from p4mcc.p4switch.ports import Port, PortError, PortReader
 
 LOG = logging.getLogger("p4mcc.linkproc")
@@ -70,20 +71,50 @@ class LinkRelay:
         self.sides: dict[int, Port] = {}
         self.links: dict[int, Link[bytes]] = {}
         self.drops = 0
-        rng = random.Random(seed)
+        self.config = links
+        self._rng = random.Random(seed)
         for w in wires:
             self.sides[2 * w.port] = Port(2 * w.port, w.inner)
             self.sides[2 * w.port + 1] = Port(2 * w.port + 1, w.outer)
             cfg = links.for_port(w.port)
-            # from inner (BMv2 sent it) goes the egress link; from outer, the ingress link
-            for sid, lc, what in ((2 * w.port, cfg.egress, "egress"), (2 * w.port + 1, cfg.ingress, "ingress")):
-                if lc.is_transparent:
-                    continue
-                self.links[sid] = Link(lc, self.sched.clock(), random.Random(rng.random()))
-                name = f"{w.port}@{w.outer} {what}"
-                self.timing.add_link(name, lc.delay_s)
-                self.sched.register(str(sid), self._make_cb(sid, name))
+            for what, lc in (("egress", cfg.egress), ("ingress", cfg.ingress)):
+                if not lc.is_transparent:
+                    self._add_link(w.port, what, lc)
         self.reader = PortReader(list(self.sides.values()), self.on_frame)
+
+    @staticmethod
+    def _sid(port: int, direction: str) -> int:
+        """From inner (BMv2 sent it) goes the egress link; from outer, the ingress link."""
+        return 2 * port + (direction == "ingress")
+
+    def _add_link(self, port: int, direction: str, config: LinkConfig) -> None:
+        sid = self._sid(port, direction)
+        self.links[sid] = Link(config, self.sched.clock(), random.Random(self._rng.random()))
+        name = f"{port}@{self.sides[sid | 1].iface} {direction}"
+        self.timing.add_link(name, config.delay_s)
+        self.sched.register(str(sid), self._make_cb(sid, name))
+
+    def change_link(self, port: int, direction: str, settings: dict[str, str] | None) -> None:
+        """Change a port's link while frames flow (p4switch/linkctl.py); None: back to
+        its start-up values.  KeyError: the process does not carry that port."""
+        if 2 * port not in self.sides:
+            raise KeyError(port)
+        start = self.config.for_port(port)
+        with self.sched.lock:
+            now = self.sched.clock()
+            for what in ("egress", "ingress"):
+                if direction not in (what, "both"):
+                    continue
+                sid = self._sid(port, what)
+                initial = start.egress if what == "egress" else start.ingress
+                link = self.links.get(sid)
+                new = initial if settings is None else \
+                    link_config_from_dict(settings, link.queue.config if link is not None else initial)
+                if link is None:
+                    self._add_link(port, what, new)
+                else:
+                    link.reconfigure(new, now)
+                self.sched.wake(str(sid), now)
 
     def _out(self, sid: int) -> Port:
         return self.sides[sid ^ 1]
@@ -132,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="PORT@INNER=OUTER: BMv2's interface side and the cable's side of a port")
     ap.add_argument("--link", action="append", default=[], help="PORT:DIR:key=value,... as p4mcc switch takes")
     ap.add_argument("--seed", type=int, default=1, help="seed of the links' loss draws")
+    ap.add_argument("--control", metavar="SOCKET", help="take link changes on this Unix socket (p4switch/linkctl.py)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.name} links %(levelname)s %(message)s",
                         stream=sys.stdout)
@@ -146,9 +178,21 @@ def main(argv: list[str] | None = None) -> int:
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
+    control = None
+    if args.control:
+        from p4mcc.p4switch.linkctl import LinkControlServer
+
+        try:
+            control = LinkControlServer(args.control, relay.change_link)
+        except OSError as e:
+            print(f"linkproc {args.name}: {e}", file=sys.stderr)
+            return 2
+        control.start()
     relay.start()
     print(READY_LINE, flush=True)
     done.wait()
+    if control is not None:
+        control.stop()
     relay.stop()
     LOG.info("stopped; %d frames dropped by the emulated queues", relay.drops)
     return 0

@@ -195,6 +195,18 @@ def _switch_class() -> type:
             #: set once this process's queues are configured; ``queue_error`` says why not
             self.queues_set = threading.Event()
             self.queue_error: str | None = None
+            self._control_dir: str | None = None
+
+        @property
+        def link_control(self) -> Path:
+            """The Unix socket its link emulation takes changes on (p4switch/linkctl.py):
+            the built-in switch's own, or BMv2's link process's.  In a directory of
+            this node's own (socket paths are short), removed when it stops."""
+            if self._control_dir is None:
+                import tempfile
+
+                self._control_dir = tempfile.mkdtemp(prefix="p4mcc-links-")
+            return Path(self._control_dir) / f"{self.name}.sock"
 
         def start(self, controllers: Any) -> None:  # noqa: ARG002 - P4Runtime, not OpenFlow
             assert self.plan is not None
@@ -205,7 +217,8 @@ def _switch_class() -> type:
                 self._start_links()
                 argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir, via_links=self.linkproc_ports)
             else:
-                argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir)
+                argv = self.plan.command(Path(self.program), seed=self.seed, pcap_dir=self.pcap_dir,
+                                         link_control=self.link_control)
                 argv += ["--pipeline-cache", str(self.log_dir / PIPELINE_CACHE)]
             self.process = spawn(f"switch {self.name}", argv, self.log_dir / f"{self.name}.log",
                                  ready_pattern=READY if self.target == "builtin" else None,
@@ -254,7 +267,8 @@ def _switch_class() -> type:
             assert self.plan is not None
             if not self.linkproc_ports or (self.links is not None and self.links.alive):
                 return
-            argv = [sys.executable, "-m", "p4mcc.emulation.linkproc", "--name", self.name, "--seed", str(self.seed)]
+            argv = [sys.executable, "-m", "p4mcc.emulation.linkproc", "--name", self.name, "--seed", str(self.seed),
+                    "--control", str(self.link_control)]
             for port in sorted(self.linkproc_ports):
                 iface = self.plan.ports[port]
                 bm, le = bmv2_iface(iface), linkproc_iface(iface)
@@ -287,6 +301,11 @@ def _switch_class() -> type:
             for name in self.link_ifaces:  # the pairs this switch created (the peer goes with it)
                 subprocess.run(["ip", "link", "del", "dev", name], capture_output=True)
             self.link_ifaces.clear()
+            if self._control_dir is not None:
+                import shutil
+
+                shutil.rmtree(self._control_dir, ignore_errors=True)
+                self._control_dir = None
             super().stop(deleteIntfs)
 
     return P4Switch

@@ -76,8 +76,9 @@ class SwitchPlan:
     link_flags: tuple[str, ...]
 
     def command(self, program: Path = P4_SOURCE, log_file: Path | None = None,
-                seed: int = 1, pcap_dir: Path | None = None) -> list[str]:
-        """The ``p4mcc switch`` command line (run in the root namespace)."""
+                seed: int = 1, pcap_dir: Path | None = None, link_control: Path | None = None) -> list[str]:
+        """The ``p4mcc switch`` command line (run in the root namespace);
+        ``link_control``: the socket its link emulation takes changes on."""
         cmd = [sys.executable, "-m", "p4mcc.cli.main", "switch", str(program),
                "--device-id", str(self.device_id), "--grpc-server-addr", self.grpc_addr,
                "--cpu-port", str(CPU_PORT), "--seed", str(seed)]
@@ -89,6 +90,8 @@ class SwitchPlan:
             cmd += ["--log-file", str(log_file), "-L", "info"]
         if pcap_dir is not None:
             cmd += ["--pcap", str(pcap_dir)]
+        if link_control is not None:
+            cmd += ["--link-control", str(link_control)]
         return cmd
 
 

@@ -380,7 +380,7 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
     from p4mcc.emulation.faults import check_supported
 
     try:
-        check_supported(scenario)
+        check_supported(scenario, target)
     except ValueError as exc:
         raise EmulationError(str(exc)) from None
     logs = out / "logs"

@@ -91,6 +91,8 @@ def register_switch(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--link", action="append", default=[], metavar="PORT[:DIR]:KEY=VAL,...",
                    help="link emulation for one port, e.g. 2:egress:rate=10Mbps,delay=5ms,queue=100,loss=0.01 "
                    "(DIR egress, ingress or both; repeatable)")
+    p.add_argument("--link-control", metavar="SOCKET",
+                   help="take link changes while running on this Unix socket (p4switch/linkctl.py)")
     p.add_argument("--p4info", metavar="FILE", help="write the loaded program's P4Info to FILE")
     p.add_argument("--seed", type=int, default=0, help="seed of the loss draws and the random extern")
     p.add_argument("--pipeline", choices=["native", "interp"], default=None,

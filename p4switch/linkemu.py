@@ -154,6 +154,19 @@ class ShapedQueue(Generic[T]):
         self._enq += 1
         return True
 
+    def reconfigure(self, config: LinkConfig, now: float) -> None:
+        """Take ``config`` from ``now`` on, as ``tc qdisc change`` does.
+
+        The bucket is filled at the old rate up to ``now`` and capped by the
+        new burst; queued packets stay (a smaller limit refuses arrivals
+        until the queue is below it), and each leaves at the new rate.
+        """
+        self._refill(now)
+        if self.config.rate_bps is None:
+            self._t_tokens = max(self._t_tokens, now)
+        self.config = config
+        self._tokens = min(self._tokens, float(config.burst_bytes))
+
     def _refill(self, now: float) -> None:
         rate = self.config.rate_bps
         if rate is None:
@@ -282,13 +295,26 @@ class Wire(Generic[T]):
         return len(self._inflight)
 
     def send(self, item: T, now: float) -> bool:
-        """Put ``item`` on the wire; False when the loss draw drops it."""
+        """Put ``item`` on the wire; False when the loss draw drops it.
+
+        It arrives ``delay_s`` later, or with the packet ahead of it if a
+        shorter delay set since (:meth:`reconfigure`) would let it overtake:
+        a cable delivers in the order it was given.
+        """
         self.sent += 1
         if self.config.loss > 0 and self.rng.random() < self.config.loss:
             self.lost += 1
             return False
-        self._inflight.append((now + self.config.delay_s, item))
+        at = now + self.config.delay_s
+        if self._inflight and self._inflight[-1][0] > at:
+            at = self._inflight[-1][0]
+        self._inflight.append((at, item))
         return True
+
+    def reconfigure(self, config: LinkConfig) -> None:
+        """Delay and loss of ``config`` for every packet sent from now on;
+        those already on the wire keep their arrival instants."""
+        self.config = config
 
     def next_arrival(self) -> float | None:
         return self._inflight[0][0] if self._inflight else None
@@ -324,6 +350,11 @@ class Link(Generic[T]):
 
     def offer(self, item: T, size: int, now: float) -> bool:
         return self.queue.enqueue(item, size, now)
+
+    def reconfigure(self, config: LinkConfig, now: float) -> None:
+        """``config`` from ``now`` on, for the queue and the wire alike."""
+        self.queue.reconfigure(config, now)
+        self.wire.reconfigure(config)
 
     def next_event(self, now: float) -> float | None:
         times = [t for t in (self.queue.next_departure(now), self.wire.next_arrival()) if t is not None]

@@ -30,7 +30,8 @@ from typing import Any, Callable
 from finsy.proto import p4i, p4r
 
 from .native import pipeline_from_env
-from .linkemu import Link, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, departure_time
+from .linkemu import (Link, LinkConfig, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, departure_time,
+                      link_config_from_dict)
 from .p4rt.device import Device, compile_device_config
 from .p4rt.errors import Code, P4RTError
 from .ports import Port, PortReader
@@ -78,24 +79,63 @@ class Dataplane:
         self._frame_size: int | None = None
         self._trace: list[str] = []
         self.log_packets = PKT_LOG.isEnabledFor(logging.DEBUG)
-        rng = random.Random(seed)
+        self._rng = random.Random(seed)
         self._ingress: dict[int, Link[bytes]] = {}
         self._egress: dict[int, _EgressPort] = {}
         for n, port in ports.items():
             cfg = links.for_port(n)
+            self._egress[n] = _EgressPort(port, None, None)
             if not cfg.ingress.is_transparent:
-                self._ingress[n] = Link(cfg.ingress, self.epoch, random.Random(rng.random()))
-                self.sched.register(f"in{n}", self._make_ingress_cb(n))
-            eg = cfg.egress
-            if eg.is_transparent:
-                self._egress[n] = _EgressPort(port, None, None)
-            else:
-                self._egress[n] = _EgressPort(port, ShapedQueue(eg, self.epoch), Wire(eg, random.Random(rng.random())))
-                self.sched.register(f"eg{n}", self._make_egress_cb(n))
-                self.timing.add_link(f"{n}@{port.iface} egress", eg.delay_s)
+                self._add_ingress_link(n, cfg.ingress)
+            if not cfg.egress.is_transparent:
+                self._add_egress_link(n, cfg.egress)
         device.on_pipeline.append(self._on_pipeline)
         if device.pipeline is not None:
             self._on_pipeline(device.pipeline)
+
+    def _add_ingress_link(self, n: int, config: LinkConfig) -> None:
+        self._ingress[n] = Link(config, self.epoch, random.Random(self._rng.random()))
+        self.sched.register(f"in{n}", self._make_ingress_cb(n))
+
+    def _add_egress_link(self, n: int, config: LinkConfig) -> None:
+        port = self._egress[n].port
+        self._egress[n] = _EgressPort(port, ShapedQueue(config, self.epoch),
+                                      Wire(config, random.Random(self._rng.random())))
+        self.sched.register(f"eg{n}", self._make_egress_cb(n))
+        self.timing.add_link(f"{n}@{port.iface} egress", config.delay_s)
+
+    def change_link(self, port: int, direction: str, settings: dict[str, str] | None,
+                    now: float | None = None) -> None:
+        """Change a port's emulated link while frames flow (:mod:`p4switch.linkctl`).
+
+        ``settings`` (``--link`` keys) change what they name, from ``now``
+        on; None puts the direction back to its start-up values.  A port
+        that started transparent gets its link here.  KeyError: no such port.
+        """
+        if port not in self._egress:
+            raise KeyError(port)
+        start = self.links.for_port(port)
+        with self.sched.lock:
+            t = self.clock() if now is None else now
+            if direction in ("ingress", "both"):
+                link = self._ingress.get(port)
+                cur = link.queue.config if link is not None else start.ingress
+                new = start.ingress if settings is None else link_config_from_dict(settings, cur)
+                if link is None:
+                    self._add_ingress_link(port, new)
+                else:
+                    link.reconfigure(new, t)
+                self.sched.wake(f"in{port}", t)
+            if direction in ("egress", "both"):
+                ep = self._egress[port]
+                cur = ep.queue.config if ep.queue is not None else start.egress
+                new = start.egress if settings is None else link_config_from_dict(settings, cur)
+                if ep.queue is None or ep.wire is None:
+                    self._add_egress_link(port, new)
+                else:
+                    ep.queue.reconfigure(new, t)
+                    ep.wire.reconfigure(new)
+                self.sched.wake(f"eg{port}", t)
 
     def start(self) -> None:
         self.sched.start()
@@ -376,6 +416,8 @@ class SwitchOptions:
     standby: bool = False
     #: ``interp`` or ``native`` (see ``new_switch``)
     pipeline: str = "native"
+    #: Unix socket taking link changes while the switch runs (None: none)
+    link_control: str | None = None
 
 
 class SwitchProcess:
@@ -434,6 +476,11 @@ class SwitchProcess:
             self.dataplane = Dataplane(self.device, self.ports, o.links, seed=o.seed)
             self.server, self.servicer, self.bound_port = serve(self.device, o.grpc_addr, inject=self.dataplane.inject)
             self.dataplane.packet_in = self.servicer.packet_in
+            if o.link_control:
+                from .linkctl import LinkControlServer
+
+                self.link_control = LinkControlServer(o.link_control, self.dataplane.change_link)
+                self.link_control.start()
             self.dataplane.start()
             self.reader = PortReader(list(self.ports.values()), self.dataplane.receive)
             self.reader.start()
@@ -442,6 +489,9 @@ class SwitchProcess:
             raise
 
     def close(self) -> None:
+        if getattr(self, "link_control", None) is not None:
+            self.link_control.stop()
+            self.link_control = None
         if getattr(self, "reader", None) is not None:
             self.reader.stop()
             self.reader = None
@@ -576,5 +626,5 @@ def options_from_args(args: Any) -> SwitchOptions:
         interfaces=interfaces, device_id=args.device_id, grpc_addr=args.grpc_server_addr, cpu_port=args.cpu_port,
         program=args.program, include_dirs=args.include, defines=defines, pcap_dir=args.pcap, links=links,
         p4info_out=args.p4info, seed=args.seed, pipeline_cache=args.pipeline_cache, standby=args.standby,
-        pipeline=args.pipeline or pipeline_from_env(),
+        pipeline=args.pipeline or pipeline_from_env(), link_control=getattr(args, "link_control", None),
     )

@@ -54,7 +54,7 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
     if len(sc.topology.hosts) > MAX_HOSTS:
         pytest.skip(f"{path.name}: {len(sc.topology.hosts)} hosts, a simulator-only scenario (over {MAX_HOSTS})")
     try:
-        check_supported(sc)
+        check_supported(sc, "bmv2")
     except ValueError as exc:
         # a fault Mininet cannot inject on any target: refused up front, in one line naming it
         with pytest.raises(EmulationError, match=r"^faults\[\d+\]") as info:

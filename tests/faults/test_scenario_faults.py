@@ -125,17 +125,20 @@ def test_mininet_refuses_a_fault_it_cannot_inject_before_building_anything():
     from p4mcc.emulation.faults import check_supported
 
     check_supported(scen(faults=[{"type": "switch_crash", "target": "s1", "at": 1}]))
-    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]))
-    # netem adds to the link's own emulation: a longer delay and more loss go ...
-    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "delay": "9ms", "loss": "1%"}]))
+    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "1Mbps"}]), "bmv2")
+    # on a link tc shapes, netem adds to the shaping: a longer delay and more loss go ...
+    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "delay": "9ms", "loss": "1%"}]),
+                    "bmv2")
     # ... a queue, a shorter delay or less loss cannot
     with pytest.raises(ValueError, match=r"^faults\[0\]: link_change in Mininet: the queue belongs to the switch"):
-        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "queue": 5}]))
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "queue": 5}]), "bmv2")
     slow = {**BASE, "topology": {**BASE["topology"], "link_defaults": {"delay": "20ms", "loss": "2%"}}}
     for change, why in (({"delay": "9ms"}, "can only lengthen the delay .the link has 20 ms"),
                         ({"loss": "1%"}, "can only add loss .the link has 0.02")):
+        faulty = scenario_from_dict({**slow, "faults": [{"type": "link_change", "target": "r1", "at": 1, **change}]})
         with pytest.raises(ValueError, match=rf"^faults\[0\]: link_change in Mininet: netem {why}"):
-            check_supported(scenario_from_dict({**slow, "faults": [{"type": "link_change", "target": "r1",
-                                                                  "at": 1, **change}]}))
+            check_supported(faulty, "bmv2")
+        check_supported(faulty)  # the built-in switch changes its own emulation to any value
+    check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "queue": 5}]))
     with pytest.raises(ValueError, match=r"faults\[0\].rate: Mininet can only lower"):
-        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "5Gbps"}]))
+        check_supported(scen(faults=[{"type": "link_change", "target": "r1", "at": 1, "rate": "5Gbps"}]), "bmv2")
