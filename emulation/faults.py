@@ -27,7 +27,7 @@ the runner wakes up.  It
   ``link_down``       ``ip link set down`` on both ends of the link's veth
                       pair (the switch side in the root namespace, a host
                       side in the host's), ``up`` after ``for``
-  ``feedback_flood``, ``false_report``, ``spoof_clr``
+  ``feedback_flood``, ``false_report``, ``spoof_clr``, ``forged_ack``
                       ``python -m p4mcc.hosts.rogue`` in the host for ``for`` seconds
   ``malformed``       ``python -m p4mcc.hosts.rogue malformed`` on a raw socket of
                       the host attached to the port
@@ -79,7 +79,7 @@ from typing import Any, Callable
 #: netem, and so does a ``link_change`` of delay or loss on a link tc shapes:
 #: emulation/netem_faults.py.)
 SUPPORTED = {"agent_kill", "receiver_crash", "receiver_leave", "switch_crash", "controller_restart",
-             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "malformed",
+             "link_down", "link_change", "feedback_flood", "false_report", "spoof_clr", "forged_ack", "malformed",
              "sender_crash", "controller_cut", "switch_slow", "disk_full",
              "link_reorder", "link_duplicate", "link_corrupt"}
 #: Why a Mininet run cannot inject the others (``check_supported``'s one line).
@@ -669,6 +669,12 @@ class EmuFaults:
             argv += ["--rate", str(f.params["rate"])]
         if "claim" in f.params:
             argv += ["--claim", str(f.params["claim"])]
+        if "victim" in f.params:
+            argv += ["--victim", self.plan.hosts[f.params["victim"]].ip]
+        if f.params.get("fold"):
+            argv += ["--fold"]
+        if f.params.get("ahead"):
+            argv += ["--ahead", str(f.params["ahead"])]
         p = spawn(f"rogue {mode} {f.target}", argv, self.logs / f"rogue-{f.target}-{len(self.rogues)}.log",
                   node=self.net[f.target])
         self.rogues.append(p)
@@ -682,6 +688,9 @@ class EmuFaults:
 
     def _spoof_clr(self, f: Any) -> None:
         self._rogue(f, "spoof_clr")
+
+    def _forged_ack(self, f: Any) -> None:
+        self._rogue(f, "forged_ack")
 
     def _malformed(self, f: Any) -> None:
         from p4mcc.emulation.mininet_net import spawn

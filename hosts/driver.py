@@ -180,7 +180,7 @@ class UdpDriver:
         st = self.stats
         rec = {"time": self.loop.time(), "role": self.ep.role, "state": "traffic",
                "rx_msgs": st["rx"], "rx_bytes": st["rx_bytes"], "rx_mcast_bytes": st["rx_mcast_bytes"],
-               "tx_msgs": st["tx"], "tx_bytes": st["tx_bytes"]}
+               "tx_msgs": st["tx"], "tx_bytes": st["tx_bytes"], "delivered": st["delivered"]}
         window = self._stamps.get(0)
         if window is not None:
             if window.stamped:  # the interval's worst queue and tightest spare codes

@@ -12,7 +12,14 @@ feedback crafted with :mod:`hosts.wire` that no honest receiver would:
     and VLMCC challenges carry a rate the sender may adopt;
 ``spoof_clr``
     a claim to be the limiting receiver: TFMCC reports with ``IS_CLR`` set
-    and a low rate, VLMCC ACKs as if this host were the leader.
+    and a low rate, VLMCC ACKs as if this host were the leader;
+``forged_ack``
+    a reliable session's ACK (RLA SACK, MTCP ACK) claiming every packet it
+    has seen sent, plus ``ahead`` more: under another receiver's id
+    (``victim``: believed, that receiver's holes are never repaired), as a
+    switch's fold (``fold``, MTCP: one summary for every receiver, with a
+    one-packet window), or claiming packets never sent (``ahead``: a
+    restarted sender that believes it skips them).
 
 A TFMCC claim's other fields are the rogue's to choose too: the RTT it
 claims (``claim_rtt_us``, 0xFFFFFFFF the largest the wire holds, 0 none),
@@ -41,7 +48,7 @@ from typing import Any
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import Endpoint, JoinGroup, LeaveGroup, node_id
 
-MODES = ("flood", "false_report", "spoof_clr")
+MODES = ("flood", "false_report", "spoof_clr", "forged_ack")
 #: Reports per second of the false/spoofed claims when no rate is given:
 #: about what an honest CLR sends on a short path.
 CLAIM_PPS = 50.0
@@ -55,7 +62,7 @@ class Rogue(Endpoint):
     def __init__(self, mode: str, proto: str, session_id: int, group: str, sender: str, local: str,
                  sender_port: int, *, rate: float | None = None, claim_bps: float = 8_000.0,
                  stop_at: float | None = None, claim_rtt_us: int = 10_000, claim_loss: float = 0.1,
-                 echo: bool = True) -> None:
+                 echo: bool = True, victim: str | None = None, fold: bool = False, ahead: int = 0) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"unknown rogue mode {mode!r} ({', '.join(MODES)})")
@@ -73,6 +80,12 @@ class Rogue(Endpoint):
         self.claim_rtt_us = int(claim_rtt_us)
         self.claim_loss = float(claim_loss)
         self.echo = echo
+        if mode == "forged_ack" and self.proto not in ("rla", "mtcp"):
+            raise ValueError(f"forged_ack forges RLA or MTCP ACKs, not {proto}'s")
+        self.victim = node_id(victim) if victim else self.me
+        self.fold = fold
+        self.ahead = int(ahead)
+        self.highest = 0  # the highest data sequence number seen sent
         self.sent = 0
         self.last: Any = None
         self.last_at = 0.0
@@ -86,6 +99,8 @@ class Rogue(Endpoint):
         msg = self.decode_session(data, self.session_id)
         if msg is not None:
             self.last, self.last_at = msg, now
+            if isinstance(msg, (wire.RlaData, wire.MtcpData)):
+                self.highest = max(self.highest, msg.seq)
 
     def on_timer(self, name: str, now: float) -> None:
         due = getattr(self, "next_at", now)
@@ -109,6 +124,8 @@ class Rogue(Endpoint):
         dts = getattr(last, "timestamp", 0)
         held = int((now - self.last_at) * 1e6) & 0xFFFFFFFF if last is not None else 0
         sid = self.session_id
+        if self.mode == "forged_ack":
+            return self._forged_ack(ts, dts)
         if self.proto == "tfmcc":
             F = wire.TfmccReportFlags
             flags = F.HAVE_RTT | F.HAVE_LOSS
@@ -136,6 +153,22 @@ class Rogue(Endpoint):
         # WEBRC has no feedback: a flood is TFMCC-shaped reports to its port
         return wire.TfmccReport(session_id=sid, seq=self.sent & 0xFFFFFFFF, timestamp=ts, rate=1,
                                 rcvr_id=self.me).encode()
+
+    def _forged_ack(self, ts: int, dts: int) -> bytes | None:
+        """An RLA SACK or MTCP ACK claiming up to ``highest + ahead`` (``forged_ack``)."""
+        from p4mcc.hosts.mtcp import NO_CWND
+
+        if not self.highest:
+            return None  # nothing seen sent yet: nothing to claim
+        claim = min(self.highest + self.ahead, 0xFFFFFFFF)
+        seq = self.sent & 0xFFFFFFFF
+        if self.proto == "rla":
+            return wire.RlaSack(session_id=self.session_id, seq=seq, timestamp=ts, cum_ack=claim,
+                                adv_buf=4096, rcvr_id=self.victim, echo_ts=dts).encode()
+        return wire.MtcpAck(session_id=self.session_id, seq=seq, timestamp=ts,
+                            flags=wire.Flags.AGGREGATED if self.fold else 0, cum_ack=claim,
+                            min_cwnd=1 if self.fold else NO_CWND, max_twnd=0, adv_wnd=4096,
+                            node_id=self.victim, echo_ts=dts, sack_bitmap=0xFFFFFFFF).encode()
 
 
 def malformed_frames(rng: random.Random, src_mac: bytes, dst_mac: bytes, src_ip: int, dst_ip: int,
@@ -182,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--claim-rtt-us", type=int, default=10_000, help="TFMCC: the RTT claimed (us)")
     ap.add_argument("--claim-loss", type=float, default=0.1, help="TFMCC: the loss event rate claimed")
     ap.add_argument("--no-echo", action="store_true", help="TFMCC: echo no timestamp")
+    ap.add_argument("--victim", default=None, help="forged_ack: the address whose receiver id the ACKs carry")
+    ap.add_argument("--fold", action="store_true", help="forged_ack: flag the ACKs as a switch's fold (MTCP)")
+    ap.add_argument("--ahead", type=int, default=0, help="forged_ack: packets claimed beyond the highest seen sent")
     ap.add_argument("--for", dest="duration", type=float, default=5.0)
     a = ap.parse_args(argv)
     end = time.monotonic() + a.duration
@@ -208,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"malformed frames sent: {n} (refused by the kernel: {refused})", flush=True)
         return 0
     r = Rogue(a.mode, a.proto, a.session, a.group, a.sender, a.local, a.port, rate=a.rate, claim_bps=a.claim,
-              claim_rtt_us=a.claim_rtt_us, claim_loss=a.claim_loss, echo=not a.no_echo)
+              claim_rtt_us=a.claim_rtt_us, claim_loss=a.claim_loss, echo=not a.no_echo,
+              victim=a.victim, fold=a.fold, ahead=a.ahead)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("", a.port))

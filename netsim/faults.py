@@ -324,10 +324,16 @@ class FaultInjector:
         host = self.run.net.hosts[f.target]
         sender_ip = self.run.net.hosts[s.sender].ip
         stop = self.run.sim.now + (f.duration if f.duration is not None else self.scenario.duration)
+        victim = f.params.get("victim")
         r = Rogue(mode, s.protocol, s.session_id, s.group, sender_ip, host.ip, s.port,
-                  rate=f.params.get("rate"), claim_bps=f.params.get("claim", 8_000.0), stop_at=stop)
-        # its own port: the host's honest agent keeps its socket
-        host.add_endpoint(r, 40_000 + len(self.rogues), label=f"{s.name}/{f.target}/rogue",
+                  rate=f.params.get("rate"), claim_bps=f.params.get("claim", 8_000.0), stop_at=stop,
+                  victim=self.run.net.hosts[victim].ip if victim else None,
+                  fold=f.params.get("fold", False), ahead=f.params.get("ahead", 0))
+        # its own port, so the host's honest agent keeps its socket; a forged
+        # ACK needs the data's sequence numbers, so it shares the session's
+        # port as the Mininet rogue does (both sockets get the group's data)
+        port = s.port if mode == "forged_ack" else 40_000 + len(self.rogues)
+        host.add_endpoint(r, port, label=f"{s.name}/{f.target}/rogue",
                           start_at=self.run.sim.now, stop_at=min(stop, self.scenario.duration))
         self.rogues.append(r)
         self._ev(f.target, "rogue_start", f"{mode} {s.name}")
@@ -342,6 +348,9 @@ class FaultInjector:
 
     def _spoof_clr(self, f: "Fault") -> None:
         self._rogue(f, "spoof_clr")
+
+    def _forged_ack(self, f: "Fault") -> None:
+        self._rogue(f, "forged_ack")
 
     # switches and the controller -------------------------------------------
     def _switch_crash(self, f: "Fault") -> None:

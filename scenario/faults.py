@@ -7,7 +7,8 @@ starved of CPU, the controller restarts, another one takes over or its
 stream to one switch is cut, a link goes down (both ways or one), flaps,
 changes its rate/delay/loss, reorders, duplicates or corrupts frames, a
 receiver misbehaves (floods feedback, reports a false rate, claims to be the
-CLR), malformed frames arrive at a switch port, or the disk fills while the
+CLR), a host forges a reliable session's ACKs (``forged_ack``: under another
+receiver's id, as a switch's fold, or claiming packets never sent), malformed frames arrive at a switch port, or the disk fills while the
 results are written.  Both engines read the same :class:`Fault` list
 (``netsim/faults.py`` injects them in virtual time, ``emulation/run``
 in Mininet) and both record every fault instance and every recovery in
@@ -40,6 +41,7 @@ KINDS: dict[str, str] = {
     "feedback_flood": "host",
     "false_report": "host",
     "spoof_clr": "host",
+    "forged_ack": "host",
     "malformed": "port",
     "sender_crash": "host",
     "link_reorder": "link",
@@ -66,7 +68,11 @@ MAX_INSTANCES = 1000
 
 _KEYS = {"type", "target", "session", "at", "every", "until", "count", "for", "duration",
          "rate", "delay", "loss", "queue", "claim", "takeover", "size", "from", "fraction", "cpu",
-         "free"}
+         "free", "victim", "fold", "ahead"}
+#: The protocols whose ACKs a ``forged_ack`` forges (the reliable ones).
+FORGED_ACK_PROTOCOLS = ("rla", "mtcp")
+#: The most packets a ``forged_ack`` may claim beyond the highest it saw sent.
+MAX_AHEAD = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -286,6 +292,9 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                 ctx.err(f"{p}.target", f"{target!r} is not the sender of "
                         + (f"session {sess!r}" if sess else "any session"))
                 ok = False
+        if kind == "forged_ack" and ok:
+            sess = _forged_ack(ctx, p, f, target, sess, sessions)
+            ok = sess is not None
         if kind in ("feedback_flood", "false_report", "spoof_clr") and sess is None and ok:
             mine = [s for s in sessions if target in s.receivers]
             if len(mine) > 1:
@@ -337,6 +346,12 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
                 ok = False
             else:
                 params["claim"] = float(v)
+        if kind == "forged_ack":
+            params.update({k: f[k] for k in ("victim", "fold", "ahead") if k in f})
+        elif set(f) & {"victim", "fold", "ahead"}:
+            extra = sorted(set(f) & {"victim", "fold", "ahead"})[0]
+            ctx.err(f"{p}.{extra}", "for forged_ack only")
+            ok = False
         if "takeover" in f:
             if kind != "controller_restart" or not isinstance(f["takeover"], bool):
                 ctx.err(f"{p}.takeover", "true/false, for controller_restart only")
@@ -353,6 +368,38 @@ def parse_faults(ctx: Any, raw: Any, topo: Any, sessions: list[Any], duration: f
         if ok:
             out.append(Fault(kind, float(at or 0.0), target, sess, every, until, count, dur, params))
     return out
+
+
+def _forged_ack(ctx: Any, p: str, f: dict[str, Any], target: str, sess: str | None,
+                sessions: list[Any]) -> str | None:
+    """The session a ``forged_ack`` forges for (None: refused, the error
+    names the field): a reliable session the host does not send, and a
+    ``victim`` among its receivers."""
+    mine = [s for s in sessions if (sess is None or s.name == sess) and s.protocol in FORGED_ACK_PROTOCOLS]
+    if sess is None and len(mine) != 1:
+        ctx.err(f"{p}.session", "required: name the rla or mtcp session whose ACKs are forged"
+                if mine else "no rla or mtcp session to forge ACKs for")
+        return None
+    if not mine:
+        ctx.err(f"{p}.session", f"session {sess!r} is not rla or mtcp: forged ACKs are for "
+                + ", ".join(FORGED_ACK_PROTOCOLS))
+        return None
+    s = mine[0]
+    if target == s.sender:
+        ctx.err(f"{p}.target", "the sender does not ACK its own session")
+        return None
+    victim = f.get("victim")
+    if victim is not None and (not isinstance(victim, str) or victim not in s.receivers):
+        ctx.err(f"{p}.victim", f"expected a receiver of session {s.name!r}, got {str(victim)[:40]!r}")
+        return None
+    if "fold" in f and (not isinstance(f["fold"], bool) or (f["fold"] and s.protocol != "mtcp")):
+        ctx.err(f"{p}.fold", "true/false; only MTCP's switches fold ACKs")
+        return None
+    ahead = f.get("ahead", 0)
+    if not (isinstance(ahead, int) and not isinstance(ahead, bool) and 0 <= ahead <= MAX_AHEAD):
+        ctx.err(f"{p}.ahead", f"expected packets 0..{MAX_AHEAD}, got {str(ahead)[:40]}")
+        return None
+    return str(s.name)
 
 
 def _parse_new_kinds(ctx: Any, p: str, f: dict[str, Any], kind: str, target: Any,

@@ -376,10 +376,16 @@ class _Agent(SessionEndpoint[MtcpParams]):
         a folded summary counts only in a session the switches fold.  Anything else is counted in
         ``forged`` and dropped: a host naming another's id would release that one's holes, and a
         fold no switch made would speak for every receiver."""
-        if msg.node_id != node_id(src[0]) or (msg.flags & Flags.AGGREGATED and not self.assisted):
+        if (msg.node_id != node_id(src[0]) or (msg.flags & Flags.AGGREGATED and not self.assisted)
+                or self._claims_unsent(msg.cum_ack)):
             self.forged += 1
             return False
         return True
+
+    def _claims_unsent(self, cum_ack: int) -> bool:
+        """Hook: a report acknowledging data that could not have reached its sender yet (the
+        sender's check; RFC 9293 3.10.7.4 drops an ACK of something not yet sent)."""
+        return False
 
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap

@@ -17,6 +17,14 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def _ack_limit(self) -> int:
         return self.next_seq - 1
 
+    def _claims_unsent(self, cum_ack: int) -> bool:
+        # Once sending, nothing above what it sent can be acknowledged; a restarted sender's
+        # receivers may stand up to a receive buffer past where it resumed (resume_stream).
+        return self.started and cum_ack > self.next_seq - 1 + (self.p.rcv_buffer if self._resumed() else 0)
+
+    def _resumed(self) -> bool:
+        return bool(getattr(self, "resumed_from", 0))
+
     def _has(self, seq: int) -> bool:
         return 1 <= seq < self.next_seq  # the application's whole stream (payload_for regenerates it)
 
@@ -128,6 +136,11 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)) and not self._accepted(msg, src):
+            liar = self.children.get(msg.node_id)
+            if liar is not None and liar.addr[0] == src[0] and self._claims_unsent(msg.cum_ack):
+                # a member that acknowledges data never sent is not one: its record would hold
+                # the window at the last report it was believed for
+                self._remove_child(liar, now)
             return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
             self._on_feedback(msg, src, now)

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4mcc.hosts.core import Address
+from p4mcc.hosts.core import Address, node_id
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import Scoreboard, SendGate, ack_from_one_more, payload_for
 from p4mcc.hosts.rla.params import RlaParams
@@ -77,7 +77,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
 
     #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
     COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
-                "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback")
+                "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback", "forged")
     #: Rule 2's period and rule 3's floor, as class constants so a rule can change them.
     cperiod_rtts = CPERIOD_RTTS
     cut_floor = CUT_FLOOR
@@ -130,6 +130,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if not isinstance(msg, RlaSack):
+            return
+        if msg.rcvr_id != node_id(src[0]):
+            # p4mcc: a receiver's id is its address, as MTCP's sender holds it; a host naming
+            # another's id would acknowledge that one's holes, which would never be repaired
+            self.forged += 1
             return
         self.feedback += 1
         self._on_sack(msg, src, now)

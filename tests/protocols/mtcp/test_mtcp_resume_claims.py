@@ -123,3 +123,20 @@ def test_a_restarted_sender_that_first_hears_a_forged_claim_loses_no_honest_byte
         assert buf.cum_ack >= sent["seq"] and sent["seq"] < CLAIM, (r, buf.cum_ack, sent["seq"])
         assert buf.delivered_packets == buf.cum_ack  # 1..cum_ack, each once: nothing skipped
     assert snd.rewinds == 1 and 1 < snd.resumed_from < CLAIM
+
+
+def test_a_started_sender_drops_an_ack_of_data_never_sent_and_the_member_that_sent_it():
+    """RFC 9293 3.10.7.4: an ACK of something not yet sent is dropped.  A member whose report
+    claims past the stream is not one: kept, its record would hold the window where it was
+    last believed (the forger beside a rebooted sender held it at one packet)."""
+    s = composed(PaperSender, "default")(cfg(MtcpParams(receivers=2)))
+    s.start(0.0)
+    feed(s, _report(R1, 0), 0.01, src=R1)
+    feed(s, _report(FORGER, 0), 0.02, src=FORGER)
+    sent = _new_data(out(s))
+    assert sent and node_id(FORGER) in s.children
+    forged = s.forged
+    feed(s, _report(FORGER, sent[-1] + CLAIM), 0.1, src=FORGER)
+    assert s.forged == forged + 1 and node_id(FORGER) not in s.children
+    feed(s, _report(R1, sent[-1]), 0.11, src=R1)  # the honest member's ACK still moves the stream
+    assert _new_data(out(s))[0] == sent[-1] + 1
