@@ -360,15 +360,25 @@ class ResumeStream(ResumableStream, _Base):
     updates (3.9); a fold goes up again only at its switch's refresh, so a sender that hears
     nothing calls the roll, and the first answer stands in for the fold until the fold moves (ours).
 
-    No one report's claim counts beyond what the receivers show together: the sender kept every
-    receiver within a receive buffer of the lowest, so a report below the resumed start by more
-    than a buffer proves the claim it resumed after was never sent.  The stream is wound back to
-    that report (each node id may wind it back once: an id is its address, so one host once)."""
+    No one report's claim counts beyond what the receivers show together.  Unfolded, the first
+    report of data calls the roll, and the sender gathers the answers for ``RESUME_GATHER_S``
+    before its first packet: the lowest claim wins, and once most nodes heard stand within a
+    receive buffer of one another, a claim outside it is forgotten with its node (the sender
+    kept every receiver within a buffer of the lowest, so it is false).  Heard later, a report
+    below the resumed start by more than a buffer proves the claim it resumed after was never
+    sent: the stream is wound back to that report (each node id may wind it back once: an id is
+    its address, so one host once)."""
+
+    #: From the first report of data, how long a restarted sender gathers its members' answers
+    #: to a roll call before its first packet: RFC 6298's wait for an answer with no RTT known.
+    RESUME_GATHER_S = RTO_INITIAL
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.rewound_by: set[int] = set()
         self.rewinds = 0
+        self.claims: dict[int, int] = {}  # node id -> the cumulative ACK it reported before the start
+        self._claims_since: float | None = None  # the first report of data a restarted sender heard
 
     def on_start(self, now: float) -> None:
         super().on_start(now)
@@ -401,13 +411,27 @@ class ResumeStream(ResumableStream, _Base):
         elif not self.started and not any(c.heard for c in self.children.values()):
             self._roll_call(now)
             self.set_timer("resume", now + RTO_INITIAL)
+        elif not self.started:
+            self._pump(now)  # the gathering is over
 
     def _resume(self, cum_ack: int) -> bool:
         if not self._resume_after(cum_ack):
             return False
         for c in self.children.values():
             c.sb.start_after(self._resume_floor())
+        if self._claims_since is None and not self.assisted:
+            # the first report of data: call every member and gather their answers first (a
+            # switch's fold already keeps the lowest of the claims below it)
+            self._claims_since = self.now
+            self._roll_call(self.now)
+            self.set_timer("resume", self.now + self.RESUME_GATHER_S)
         return True
+
+    def _ready(self) -> bool:
+        since = self._claims_since
+        if since is not None and self.now < since + self.RESUME_GATHER_S:
+            return False  # still hearing where the receivers are
+        return super()._ready()
 
     def _child(self, nid: int, addr: Any, now: float | None = None) -> _Child:
         new = nid not in self.children
@@ -420,11 +444,35 @@ class ResumeStream(ResumableStream, _Base):
         self._rewind(msg.node_id, msg.cum_ack)
         self._resume(msg.cum_ack)
         super()._on_feedback(msg, src, now)
+        if not self.started and not msg.flags & Flags.AGGREGATED and msg.cum_ack > 0:
+            self.claims[msg.node_id] = msg.cum_ack
+            self._outvoted(now)
+
+    def _outvoted(self, now: float) -> None:
+        """Before the first packet: once most nodes heard report within a receive buffer of one
+        another, a claim outside that buffer is false (the sender kept every receiver within a
+        buffer of the lowest), so its node is forgotten and is not waited for."""
+        ranked = sorted(self.claims.values())
+        best = max(range(len(ranked)), key=lambda i: sum(1 for c in ranked[i:] if c <= ranked[i] + self.p.rcv_buffer))
+        lo = ranked[best]
+        if 2 * sum(1 for c in ranked if lo <= c <= lo + self.p.rcv_buffer) <= len(ranked):
+            return  # no majority yet
+        for nid, claim in list(self.claims.items()):
+            if not lo <= claim <= lo + self.p.rcv_buffer:
+                del self.claims[nid]
+                c = self.children.get(nid)
+                if c is not None:
+                    self.forged += 1
+                    self._remove_child(c, now)
 
     def _on_nack(self, msg: Any, src: Any, now: float) -> None:
         self._rewind(msg.node_id, msg.cum_ack)
-        answered = self.assisted and self._resume(msg.cum_ack)
+        resumed = self._resume(msg.cum_ack)  # a roll call's answer: the lowest claim wins
+        answered = self.assisted and resumed
         super()._on_nack(msg, src, now)
+        if not self.started and msg.cum_ack > 0:
+            self.claims[msg.node_id] = msg.cum_ack
+            self._outvoted(now)
         if answered:  # a roll call's answer: the fold it stands in for holds what the stream resumes after
             fold = self._child(FOLD_ID, self.group)
             fold.sb.start_after(self.next_seq - 1)

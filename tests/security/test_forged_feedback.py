@@ -44,12 +44,7 @@ HONEST = ("r1", "r2", "r3")
 #: a window in flight on the 4 Mbit/s, 12 ms path and its 30-packet queue
 IN_FLIGHT = 64
 
-#: A forger beside a rebooted MTCP sender passes for one of the receivers it
-#: waits for, so the sender starts before every honest one is heard, and
-#: their NACKs of the resumed start hold its window at one or two packets.
-MTCP_RESUME_WHY = "MTCP: a forger counted among the receivers a rebooted sender waits for starts it early"
-CASES = [("mtcp", "stolen_id"), ("mtcp", "fake_fold"),
-         pytest.param("mtcp", "forged_resume", marks=pytest.mark.xfail(strict=True, reason=MTCP_RESUME_WHY)),
+CASES = [("mtcp", "stolen_id"), ("mtcp", "fake_fold"), ("mtcp", "forged_resume"),
          ("rla", "stolen_id"), ("rla", "forged_resume"), ("tfmcc", "quiet_liar")]
 
 

@@ -1,15 +1,19 @@
 """A restarted MTCP sender takes no claim beyond what its receivers show together.
 
 A forger's report reaches the restarted sender first and claims a million
-packets; the sender resumes after it.  The first honest report lies more
-than a receive buffer below: no receiver the sender kept within a buffer of
-the others can be there if the claim were true, so the stream is wound back
-to the honest report and the honest receiver gets every packet from there."""
+packets.  The sender calls the roll and gathers its members' answers for
+RTO_INITIAL before its first packet: the lowest claim is where it resumes,
+and a claim outside a receive buffer of the majority's is forgotten with
+its node.  Heard only after the gathering, the first honest report lies
+more than a receive buffer below the resumed start: no receiver the sender
+kept within a buffer of the others can be there if the claim were true, so
+the stream is wound back to the honest report and the honest receiver gets
+every packet from there."""
 
 from __future__ import annotations
 
 from mtcp_util import PaperSender, composed
-from win_util import cfg, feed, out
+from win_util import cfg, feed, out, run_timers
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import NO_CWND, MtcpParams
@@ -28,11 +32,29 @@ def _new_data(msgs) -> list[int]:
 
 
 def _restarted(**switches: bool):
+    """A restarted sender that heard only the forger while it gathered answers (no honest one)."""
     s = composed(PaperSender, "default", **switches)(cfg(MtcpParams()))
     s.start(0.0)
     feed(s, _report(FORGER, CLAIM), 0.05, src=FORGER)  # heard before the first packet
+    assert not _new_data(out(s))  # it gathers its members' answers first
+    run_timers(s, 0.05 + s.RESUME_GATHER_S)
     assert _new_data(out(s))[:1] == [CLAIM + 1] and s.resumed_from == CLAIM + 1
     return s
+
+
+def test_honest_answers_heard_while_gathering_outvote_a_forged_claim():
+    """The first report of data calls the roll; the members' answers within RTO_INITIAL win
+    (the lowest claim is where the stream resumes), and a claim outside a receive buffer of
+    the majority's is forgotten with its node: the stream never goes past the claim."""
+    s = composed(PaperSender, "default")(cfg(MtcpParams()))
+    s.start(0.0)
+    feed(s, _report(FORGER, CLAIM), 0.05, src=FORGER)
+    feed(s, _report(R1, 300, MtcpWindowUpdate), 0.1, src=R1)
+    feed(s, _report(R2, 300, MtcpWindowUpdate), 0.12, src=R2)
+    assert s.resumed_from == 301 and node_id(FORGER) not in s.children and s.forged >= 1
+    run_timers(s, 0.05 + s.RESUME_GATHER_S)
+    sent = _new_data(out(s))
+    assert sent and sent[0] == 301 and max(sent) < CLAIM
 
 
 def test_an_honest_report_below_the_buffer_winds_a_forged_resume_back():
@@ -122,7 +144,8 @@ def test_a_restarted_sender_that_first_hears_a_forged_claim_loses_no_honest_byte
         buf = run.agents[f"{s.name}/{r}"].rbuf
         assert buf.cum_ack >= sent["seq"] and sent["seq"] < CLAIM, (r, buf.cum_ack, sent["seq"])
         assert buf.delivered_packets == buf.cum_ack  # 1..cum_ack, each once: nothing skipped
-    assert snd.rewinds == 1 and 1 < snd.resumed_from < CLAIM
+    # outvoted while the sender gathered its members' answers: never sent past, never wound back
+    assert snd.rewinds == 0 and 1 < snd.resumed_from < CLAIM and snd.forged >= 1
 
 
 def test_a_started_sender_drops_an_ack_of_data_never_sent_and_the_member_that_sent_it():
