@@ -88,7 +88,7 @@ class NativeCounter(CounterArray):
             ctypes.memset(ctypes.addressof(a), 0, ctypes.sizeof(a))
 
 
-_MUTATORS = ("add", "modify", "delete", "clear", "set_default", "reset_default")
+_MUTATORS = ("add", "add_prepared", "modify", "delete", "clear", "set_default", "reset_default")
 _mirrored_classes: dict[type, type] = {}
 
 
@@ -207,6 +207,7 @@ class NativeSwitch(Switch):
         self._dig_vals = (ctypes.c_uint64 * max(gen.ndigest_fields, 1))()
         self._rep_cache: dict[int, tuple] = {}
         self._bufs: dict[int, tuple] = {}
+        self._bufs_n = -1  # the replica count whose buffers the module's inputs point at
         self._one_rid = (ctypes.c_uint64 * 1)()
         self._one_port = (ctypes.c_uint64 * 1)()
         # what sw_ingress leaves for Python (payload offset, mgid, egress_spec,
@@ -334,6 +335,11 @@ class NativeSwitch(Switch):
             self._sync(pull=False)
 
     # ------------------------------------------------------------ packets
+    #: optional: ``(ports, now) -> [enq_qdepth, deq_timedelta, deq_qdepth, ...]``
+    #: for every port of ``ports`` in order, as ``queue_model`` would give them
+    #: one port at a time (one Python call per packet instead of one per replica)
+    queue_model_many: Optional[Callable[[list[int], float], list[int]]] = None
+
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
         if not self.native:
             return super().process(port, data, now)
@@ -346,30 +352,24 @@ class NativeSwitch(Switch):
         if self._native_dirty:
             self._sync()
         out: list[Egress] = []
-        data = bytes(data)
-        now_us = int(round((now - self.start_time) * 1e6))
+        if type(data) is not bytes:
+            data = bytes(data)
         self._now = now
-        length = len(data)
         a = self._in
-        a[5], a[6], a[13] = now_us, length, port & _M64
+        a[5] = int(round((now - self.start_time) * 1e6))
+        a[6] = len(data)
+        a[13] = port & _M64
         status = self._ingress_w(self._Wp, data)
-        if status & 2:
-            stats["parser_errors"] += 1
-        if status & 1:
-            stats["errors"] += 1
-            self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
-            return out
+        if status:
+            if status & 2:
+                stats["parser_errors"] += 1
+            if status & 1:
+                stats["errors"] += 1
+                self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+                return out
         res = self._res
         if self._digest_meta and res[3]:
-            for i in range(res[3]):
-                k = self._lib.sw_dig(self._W, i, self._dig_vals)
-                name, fields = self._digest_meta[k]
-                d = Digest(name, {f: self._dig_vals[j] for j, (f, _) in enumerate(fields)}, now)
-                if self.on_digest is not None:
-                    self.on_digest(d)
-                else:
-                    self._digests.append(d)
-        payload = data[res[0]:]
+            self._take_digests(res[3], now)
         mgid = res[1]
         if mgid:
             reps = self.pre.replicas(mgid)
@@ -384,52 +384,86 @@ class NativeSwitch(Switch):
                 rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
                 c = self._rep_cache[mgid] = (reps, ctypes.addressof(ports), ctypes.addressof(rids),
                                              [p for p, _ in reps], ports, rids)
-            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, payload, out)
+            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, data, res[0], out)
         else:
             spec = res[2]
             if spec == self.drop_port:
                 stats["dropped"] += 1
                 return out
             self._one_port[0] = spec
-            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, payload, out)
+            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, data, res[0], out)
         stats["tx"] += len(out)
         return out
 
-    def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
-                       payload: bytes, out: list[Egress]) -> None:
-        """Every replica (port, rid) through egress, computeChecksum and the
-        deparser in one native call; ``ports``/``rids`` are array addresses."""
-        n = len(plist)
+    def _take_digests(self, n: int, now: float) -> None:
+        """The ``n`` digests the last ingress run left, to ``on_digest`` or the queue."""
+        for i in range(n):
+            k = self._lib.sw_dig(self._W, i, self._dig_vals)
+            name, fields = self._digest_meta[k]
+            d = Digest(name, {f: self._dig_vals[j] for j, (f, _) in enumerate(fields)}, now)
+            if self.on_digest is not None:
+                self.on_digest(d)
+            else:
+                self._digests.append(d)
+
+    def _egress_bufs(self, n: int) -> tuple:
+        """The output buffers for ``n`` replicas, their addresses written into
+        the module's inputs (kept there until another ``n`` needs others)."""
         bufs = self._bufs.get(n)
         if bufs is None:
             b = (ctypes.create_string_buffer(n * self._outmax), (ctypes.c_int64 * n)(), (ctypes.c_uint64 * n)(),
                  (ctypes.c_uint64 * (3 * n))(), (ctypes.c_uint64 * n)())
             bufs = self._bufs[n] = b + tuple(ctypes.addressof(x) for x in b)
-        buf, lens, itypes, q, truncs, buf_a, lens_a, itypes_a, q_a, truncs_a = bufs
+        a = self._in
+        a[10], a[11], a[12] = bufs[5], bufs[6], bufs[7]
+        a[14] = bufs[9] if self._truncates else 0
+        self._bufs_n = n
+        return bufs
+
+    def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
+                       data: bytes, off: int, out: list[Egress]) -> None:
+        """Every replica (port, rid) through egress, computeChecksum and the
+        deparser in one native call; ``ports``/``rids`` are array addresses,
+        the frames' payload is ``data`` from ``off``."""
+        n = len(plist)
+        bufs = self._bufs.get(n) if self._bufs_n == n else self._egress_bufs(n)
+        buf, lens, itypes, q, truncs = bufs[:5]
         a = self._in
         a[0], a[1], a[2], a[3], a[4] = ports, rids, n, itype, set_rid
-        a[10], a[11], a[12] = buf_a, lens_a, itypes_a
-        a[14] = truncs_a if self._truncates else 0
         a[7] = self.queues_per_port if self._sm_prio else 1 << 30
         a[8] = self.drop_port
-        queue_model = self.queue_model
-        if queue_model is not None and self._reads_queue:
+        if self._reads_queue and self.queue_model is not None:
             now = self._now
-            for i, p in enumerate(plist):
-                enq, delta, deq = queue_model(p, now)
-                q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
-            a[9] = q_a
+            many = self.queue_model_many
+            if many is not None:
+                q[:3 * n] = many(plist, now)
+            else:
+                queue_model = self.queue_model
+                for i, p in enumerate(plist):
+                    enq, delta, deq = queue_model(p, now)
+                    q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
+            a[9] = bufs[8]
         else:
             a[9] = 0
         done = self._egress_w(self._Wp)
         om = self._outmax
-        stats = self.stats
         last_h = last_pkt = None
+        payload = memoryview(data)[off:]
+        if n == 1 and done == 1:  # unicast: no replica to share with
+            L = lens[0]
+            if L < 0:
+                self.stats["dropped"] += 1
+                return
+            pkt = buf[:L] + payload
+            if self._truncates and truncs[0]:
+                pkt = pkt[:truncs[0]]
+            out.append(_new_tuple(Egress, (plist[0], pkt, itypes[0])))
+            return
         raw = buf.raw  # one copy of the whole buffer: cheaper than a ctypes call per replica
         for i in range(done):
             L = lens[i]
             if L < 0:
-                stats["dropped"] += 1
+                self.stats["dropped"] += 1
                 continue
             h = raw[i * om:i * om + L]
             if h != last_h:  # replicas with equal headers share one frame object, as the interpreter's do
@@ -441,7 +475,7 @@ class NativeSwitch(Switch):
                 pkt = pkt[:truncs[i]]
             out.append(_new_tuple(Egress, (plist[i], pkt, itypes[i])))
         if done < n:
-            stats["errors"] += 1
+            self.stats["errors"] += 1
             self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
 
 
