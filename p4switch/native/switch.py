@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import random
+from array import array
 import sys
 from typing import Any, Callable, Optional
 
@@ -107,6 +108,53 @@ def _mirrored(cls: type) -> type:
             return method
         sub = _mirrored_classes[cls] = type("Mirrored" + cls.__name__, (cls,), {n: wrap(n) for n in _MUTATORS})
     return sub
+
+
+_KEY_CODES: dict[tuple, tuple] = {}
+_KEY_CODES_MAX = 1 << 18
+
+
+def _key_code(keys: tuple, widths: tuple[int, ...]) -> tuple:
+    """An entry's match as the native table holds it: (values, masks, highs),
+    each two words per key element.  Remembered: the switches of one network
+    hold many equal matches (a route to every host)."""
+    k = (keys, widths)
+    code = _KEY_CODES.get(k)
+    if code is not None:
+        return code
+    v: list[int] = []
+    m: list[int] = []
+    hi: list[int] = []
+    for mk, w in zip(keys, widths):
+        full = (1 << w) - 1
+        tm = type(mk)
+        if tm is Exact:
+            x, y, z = mk.value, full, 0
+        elif tm is Lpm:
+            pm = (((1 << mk.prefix_len) - 1) << (w - mk.prefix_len)) if mk.prefix_len else 0
+            x, y, z = mk.value & pm, pm, 0
+        elif tm is Ternary:
+            x, y, z = mk.value, mk.mask, 0
+        elif tm is Range:
+            x, y, z = mk.low, full, mk.high
+        elif tm is Optional_ and mk.value is not None:
+            x, y, z = mk.value, full, 0
+        else:
+            x, y, z = 0, 0, 0
+        v += (x & _M64, x >> 64)
+        m += (y & _M64, y >> 64)
+        hi += (z & _M64, z >> 64)
+    if len(_KEY_CODES) >= _KEY_CODES_MAX:
+        _KEY_CODES.clear()
+    code = _KEY_CODES[k] = (tuple(v), tuple(m), tuple(hi))
+    return code
+
+
+def _ptr(a: array) -> Any:
+    """A ``u64 *`` argument over ``a``'s buffer (at least two words, as the C side may read a pair)."""
+    if len(a) < 2:
+        a.extend((0,) * (2 - len(a)))
+    return (ctypes.c_uint64 * len(a)).from_buffer(a)
 
 
 def _u128_pairs(values: list[int]) -> Any:
@@ -254,42 +302,32 @@ class NativeSwitch(Switch):
                 order = sorted(t.entries.values(), key=lambda e: -e.keys[li].prefix_len)
             else:
                 order = t._scan_order()
-            widths = [k.width for k in t.keys]
+            widths = tuple(k.width for k in t.keys)
             np_ = max((len(e.params) for e in order), default=0)
-            acts: list[int] = []
-            v: list[int] = []
-            m: list[int] = []
-            hi: list[int] = []
-            prm: list[int] = []
+            acts, v, m, hi, prm = array("Q"), array("Q"), array("Q"), array("Q"), array("Q")
+            gid = self._gid
+            act_ix: dict[str, tuple[int, int]] = {}
+            for e in order:  # action ids in the order the entries first use them
+                if e.action not in act_ix:
+                    act_ix[e.action] = ((al.index(e.action) if e.action in al else -1) & _M64, gid(e.action))
+            pad = (0, 0) * np_
             for e in order:
                 c = e.counter or (0, 0)
-                acts += ((al.index(e.action) if e.action in al else -1) & _M64, self._gid(e.action), e.handle,
-                         c[0] & _M64, c[1] & _M64)
-                for mk, w in zip(e.keys, widths):
-                    full = (1 << w) - 1
-                    tm = type(mk)
-                    if tm is Exact:
-                        x, y, z = mk.value, full, 0
-                    elif tm is Lpm:
-                        pm = (((1 << mk.prefix_len) - 1) << (w - mk.prefix_len)) if mk.prefix_len else 0
-                        x, y, z = mk.value & pm, pm, 0
-                    elif tm is Ternary:
-                        x, y, z = mk.value, mk.mask, 0
-                    elif tm is Range:
-                        x, y, z = mk.low, full, mk.high
-                    elif tm is Optional_ and mk.value is not None:
-                        x, y, z = mk.value, full, 0
-                    else:
-                        x, y, z = 0, 0, 0
-                    v += (x & _M64, x >> 64)
-                    m += (y & _M64, y >> 64)
-                    hi += (z & _M64, z >> 64)
-                for x in e.params:
-                    prm += (x & _M64, x >> 64)
-                prm += (0, 0) * (np_ - len(e.params))
+                acts.extend(act_ix[e.action])
+                acts.extend((e.handle, c[0] & _M64, c[1] & _M64))
+                code = _key_code(e.keys, widths)
+                v.extend(code[0])
+                m.extend(code[1])
+                hi.extend(code[2])
+                if e.params:
+                    for x in e.params:
+                        prm.extend((x & _M64, x >> 64))
+                    if len(e.params) < np_:
+                        prm.extend(pad[:2 * (np_ - len(e.params))])
+                elif np_:
+                    prm.extend(pad)
             if order:
-                arr = lambda xs: (ctypes.c_uint64 * max(len(xs), 2))(*xs)  # noqa: E731
-                lib.tbl_load(W, i, len(order), arr(acts), arr(v), arr(m), arr(hi), arr(prm), np_)
+                lib.tbl_load(W, i, len(order), _ptr(acts), _ptr(v), _ptr(m), _ptr(hi), _ptr(prm), np_)
             lib.tbl_done(W, i)
         self._native_dirty.clear()
 
@@ -384,14 +422,14 @@ class NativeSwitch(Switch):
                 rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
                 c = self._rep_cache[mgid] = (reps, ctypes.addressof(ports), ctypes.addressof(rids),
                                              [p for p, _ in reps], ports, rids)
-            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, data, res[0], out)
+            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, data[res[0]:], out)
         else:
             spec = res[2]
             if spec == self.drop_port:
                 stats["dropped"] += 1
                 return out
             self._one_port[0] = spec
-            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, data, res[0], out)
+            self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, data[res[0]:], out)
         stats["tx"] += len(out)
         return out
 
@@ -421,10 +459,9 @@ class NativeSwitch(Switch):
         return bufs
 
     def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
-                       data: bytes, off: int, out: list[Egress]) -> None:
+                       payload: bytes, out: list[Egress]) -> None:
         """Every replica (port, rid) through egress, computeChecksum and the
-        deparser in one native call; ``ports``/``rids`` are array addresses,
-        the frames' payload is ``data`` from ``off``."""
+        deparser in one native call; ``ports``/``rids`` are array addresses."""
         n = len(plist)
         bufs = self._bufs.get(n) if self._bufs_n == n else self._egress_bufs(n)
         buf, lens, itypes, q, truncs = bufs[:5]
@@ -448,7 +485,6 @@ class NativeSwitch(Switch):
         done = self._egress_w(self._Wp)
         om = self._outmax
         last_h = last_pkt = None
-        payload = memoryview(data)[off:]
         if n == 1 and done == 1:  # unicast: no replica to share with
             L = lens[0]
             if L < 0:
