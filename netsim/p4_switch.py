@@ -124,6 +124,9 @@ class P4SwitchNode:
         sw.queue_model = self._queue_model
         sw.queue_model_many = self._queue_model_many
         sw.on_digest = self._digest
+        # the compiled pipeline's outputs as plain tuples; the interpreter's
+        # Egress tuples unpack alike
+        self._process = sw.process_raw if getattr(sw, "native", False) else sw.process
         return sw
 
     def _digest(self, _d: Any) -> None:
@@ -157,16 +160,20 @@ class P4SwitchNode:
     def receive(self, port: int, frame: bytes) -> None:
         c = self.counters
         c.rx += 1
-        for out in self.sw.process(port, frame, self.sim.now):
-            if out.port == CPU_PORT:
+        outs = self._process(port, frame, self.sim.now)
+        if not outs:
+            return
+        get = self.ports.get
+        for out_port, data, _ in outs:
+            if out_port == CPU_PORT:
                 c.to_cpu += 1
                 continue
-            ch = self.ports.get(out.port)
+            ch = get(out_port)
             if ch is None:
                 c.no_link += 1
                 continue
             c.tx += 1
-            ch.send(out.data)
+            ch.send(data)
 
 
 def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any],
