@@ -118,7 +118,7 @@ def _first_node(sc: Any, kind: str) -> float:
 def _setup_text(b: dict[str, Any], model_setup: float | None) -> str:
     """'setup S s CPU', with a P4 run's first node and cost per further node:
     its setup beyond the model switch's (same scenario) over its node count,
-    or over the model's setup of the same network when it was not run."""
+    or its whole setup over its node count when the model was not run."""
     text = f"setup {b['setup_cpu_s']:.2f} s CPU"
     if b["switch"] == "model":
         return text
