@@ -92,7 +92,44 @@ def _build(sc: Any, kind: str) -> Any:
     return run
 
 
+def _first_node(sc: Any, kind: str) -> float:
+    """CPU seconds of building one P4 node of ``kind`` (``p4`` or ``native``)
+    before the network: what only the first node pays (compiling the
+    program, lowering it, building or loading the native module), so the
+    network's setup that follows is what every further node costs.  0 for
+    the model switch, or when an earlier run of this process paid it."""
+    if kind == "model":
+        return 0.0
+    from p4mcc.netsim import p4_switch
+
+    old = os.environ.get(PIPELINE_ENV)
+    os.environ[PIPELINE_ENV] = "native" if kind == "native" else "interp"
+    s0 = time.process_time()
+    try:
+        p4_switch.new_switch(p4_switch.load_program(), seed=sc.seed)
+    finally:
+        if old is None:
+            os.environ.pop(PIPELINE_ENV, None)
+        else:
+            os.environ[PIPELINE_ENV] = old
+    return time.process_time() - s0
+
+
+def _setup_text(b: dict[str, Any], model_setup: float | None) -> str:
+    """'setup S s CPU', with a P4 run's first node and cost per further node:
+    its setup beyond the model switch's (same scenario) over its node count,
+    or its whole setup over its node count when the model was not run."""
+    text = f"setup {b['setup_cpu_s']:.2f} s CPU"
+    if b["switch"] == "model":
+        return text
+    extra = b["setup_cpu_s"] - (model_setup or 0.0)
+    beyond = " beyond the model's" if model_setup is not None else ""
+    return (text + f" (first node {b['first_node_cpu_s']:.2f} s before it; "
+            f"{extra / max(b['nodes'], 1) * 1e3:.1f} ms per P4 node{beyond})")
+
+
 def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, Any]:
+    first = _first_node(sc, switch)
     s0 = time.process_time()
     run = _build(sc, switch)
     setup = time.process_time() - s0
@@ -107,14 +144,15 @@ def measure(sc, switch: str = "model", progress: float = 0.0) -> dict[str, Any]:
                   f"({run.sim.events / max(cpu, 1e-9):,.0f} per CPU s), peak RSS {_rss_mib():.0f} MiB", flush=True)
     else:
         run.sim.run(until=sc.duration)
-    return _figures(run, sc.duration, time.process_time() - c0, time.perf_counter() - t0, setup)
+    return _figures(run, sc.duration, time.process_time() - c0, time.perf_counter() - t0, setup, first)
 
 
-def _figures(run: Any, duration: float, cpu: float, wall: float, setup: float) -> dict[str, Any]:
+def _figures(run: Any, duration: float, cpu: float, wall: float, setup: float, first: float) -> dict[str, Any]:
     """What ``measure`` reports of one finished run."""
     return {"events": run.sim.events, "wall_s": wall, "cpu_s": cpu, "events_per_s": run.sim.events / cpu,
             "sim_per_wall": duration / wall, "sim_per_cpu": duration / cpu,
-            "switch": run.switch_kind, "run": run, "setup_cpu_s": setup}
+            "switch": run.switch_kind, "run": run, "setup_cpu_s": setup, "first_node_cpu_s": first,
+            "nodes": len(run.net.switches)}
 
 
 def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dict[str, dict[str, Any]]:
@@ -127,7 +165,9 @@ def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dic
     same machine.  Peak RSS is then both runs' together."""
     runs: dict[str, Any] = {}
     setup: dict[str, float] = {}
+    first: dict[str, float] = {}
     for kind, sc in scs.items():
+        first[kind] = _first_node(sc, kind)
         s0 = time.process_time()
         runs[kind] = _build(sc, kind)
         setup[kind] = time.process_time() - s0
@@ -147,7 +187,7 @@ def measure_interleaved(scs: dict[str, Any], step: float, progress: bool) -> dic
                 f"[{k}] {r.sim.events} events, {cpu[k]:.1f} s CPU" for k, r in runs.items())
                 + (f", P4/model {cpu['p4'] / cpu['model']:.2f}" if {"p4", "model"} <= cpu.keys() else ""),
                 flush=True)
-    return {k: _figures(r, duration, cpu[k], wall[k], setup[k]) for k, r in runs.items()}
+    return {k: _figures(r, duration, cpu[k], wall[k], setup[k], first[k]) for k, r in runs.items()}
 
 
 def _results(run: Any) -> dict[str, Any]:
@@ -299,13 +339,15 @@ def demo(kinds: list[str]) -> None:
 
     results: dict[str, Any] = {}
     cpu: dict[str, float] = {}
+    setups: dict[str, float] = {}
     for kind in kinds:
         sc = load_scenario(ROOT / "topologies" / "scenarios" / "demo.yaml")
         b = measure(sc, kind)
         cpu[kind] = b["cpu_s"]
+        setups[kind] = b["setup_cpu_s"]
         results[kind] = _results(b["run"])
         print(f"(c) demo ({sc.duration:.0f} s), {b['switch']} switches: {b['events']} events, {b['cpu_s']:.1f} s CPU "
-              f"-> {b['events_per_s']:,.0f} events per CPU s, setup {b['setup_cpu_s']:.1f} s CPU", flush=True)
+              f"-> {b['events_per_s']:,.0f} events per CPU s, {_setup_text(b, setups.get('model'))}", flush=True)
     if "p4" in cpu and "native" in cpu:
         print(f"    demo interpreted/native CPU-time ratio {cpu['p4'] / cpu['native']:.2f}; "
               f"same results: {_same_results(results['p4'], results['native'])}")
@@ -324,6 +366,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.switch == "both" and args.receivers > 1000:
             kinds.reverse()  # the P4 attempt (or its refusal) first, not after hours of the model
         cpu: dict[str, float] = {}
+        setups: dict[str, float] = {}
         events: dict[str, int] = {}
         results: dict[str, dict[str, Any]] = {}
         together: dict[str, dict[str, Any]] = {}
@@ -348,11 +391,12 @@ def _run(args: argparse.Namespace) -> int:
             snd = b["run"].agents.get("tfmcc/snd")
             rate = getattr(snd, "rate", float("nan"))
             cpu[kind], events[kind] = b["cpu_s"], b["events"]
+            setups[kind] = b["setup_cpu_s"]
             results[kind] = _results(b["run"])
             print(f"(b) TFMCC, {args.receivers} receivers, {len(sc.topology.switches)} {b['switch']} switches, "
                   f"{args.duration:.0f} s: {b['events']} events in {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU) -> "
                   f"{b['events_per_s']:,.0f} events per CPU s, {b['sim_per_wall']:.2f} simulated s per wall s "
-                  f"({b['sim_per_cpu']:.2f} per CPU s), setup {b['setup_cpu_s']:.1f} s CPU, "
+                  f"({b['sim_per_cpu']:.2f} per CPU s), {_setup_text(b, setups.get('model'))}, "
                   f"peak RSS {rss:.0f} MiB, final sender rate {rate / 1e3:.0f} kb/s", flush=True)
             del b, sc
         how = f", interleaved every {args.interleave:g} simulated s" if args.interleave > 0 else ""

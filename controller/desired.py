@@ -445,19 +445,26 @@ def _add_forwarding(topo: Topology, states: dict[str, SwitchState], n: ProgramNa
         routes = host_routes(topo, n.host_table_size)
     except RoutesTooLarge as exc:
         raise DesiredStateError(str(exc)) from None
+    # every switch holds the same few entries per host (a route per port, one
+    # ARP answer): each distinct entry is built once and shared (they are frozen)
+    made: dict[tuple[int, int, int | None], TableEntry] = {}
     for sw, table in routes.items():
         for r in table:
-            if r.port is None:
-                states[sw].add(TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_drop_action, {}))
-            else:
-                states[sw].add(TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_action,
-                                               {n.fwd_port: r.port}))
+            e = made.get((r.prefix, r.length, r.port))
+            if e is None:
+                if r.port is None:
+                    e = TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_drop_action, {})
+                else:
+                    e = TableEntry.make(n.fwd_table, {n.fwd_key: (r.prefix, r.length)}, n.fwd_action,
+                                        {n.fwd_port: r.port})
+                made[(r.prefix, r.length, r.port)] = e
+            states[sw].add(e)
     compressed = len(topo.hosts) > n.host_table_size
+    arp = [(host, TableEntry.make(n.arp_table, {n.arp_key: _ip(h.ip, f"host {host}")}, n.arp_action,
+                                  {n.arp_mac: _mac(h.mac, f"host {host}")}))
+           for host, h in sorted(topo.hosts.items()) if h.mac is not None]
     for sw in topo.switches:
-        local = set(topo.port_map(sw).values())
-        for host in sorted(topo.hosts):
-            h = topo.hosts[host]
-            if h.mac is None or (compressed and host not in local):
-                continue
-            states[sw].add(TableEntry.make(n.arp_table, {n.arp_key: _ip(h.ip, f"host {host}")}, n.arp_action,
-                                           {n.arp_mac: _mac(h.mac, f"host {host}")}))
+        local = set(topo.port_map(sw).values()) if compressed else ()
+        for host, e in arp:
+            if not compressed or host in local:
+                states[sw].add(e)

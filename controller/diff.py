@@ -44,6 +44,22 @@ class Op:
         return f"{sign} {self.entity.describe()}"
 
 
+_REPRS: dict[object, str] = {}
+_REPRS_MAX = 1 << 18
+
+
+def _order(key: object) -> str:
+    """``repr(key)``, the order ops are written in, remembered: the switches
+    of one network share most keys (a route to every host), and formatting
+    a key costs twenty times a look-up."""
+    r = _REPRS.get(key)
+    if r is None:
+        if len(_REPRS) >= _REPRS_MAX:
+            _REPRS.clear()
+        r = _REPRS[key] = repr(key)
+    return r
+
+
 def diff(desired: SwitchState, actual: SwitchState, *, prune: bool = True) -> list[Op]:
     """Ops that make ``actual`` equal ``desired``.
 
@@ -54,11 +70,11 @@ def diff(desired: SwitchState, actual: SwitchState, *, prune: bool = True) -> li
     if prune:
         for kind in _DELETE_ORDER:
             want, have = getattr(desired, kind), getattr(actual, kind)
-            for key in sorted(set(have) - set(want), key=repr):
+            for key in sorted(set(have) - set(want), key=_order):
                 ops.append(Op("delete", have[key]))
     for kind in _WRITE_ORDER:
         want, have = getattr(desired, kind), getattr(actual, kind)
-        for key in sorted(want, key=repr):
+        for key in sorted(want, key=_order):
             new = want[key]
             old = have.get(key)
             if old is None:

@@ -66,6 +66,33 @@ def _to_match(kind: str, v: Any) -> Any:
     return Optional_(int(v))
 
 
+_PREPARED: dict[tuple, dict[Any, Any]] = {}
+"""Entries already prepared, per table schema: every switch built from one
+program has tables of equal schemas, and a network's switches hold many
+equal entries (each switch's route to every host, with a handful of ports),
+so a network's configuration normalises each distinct entry once.  Keyed
+by the entry, and by the entry object's id (with the object, so the id
+stays its own) to skip hashing an entry that many switches share."""
+_PREPARED_MAX = 1 << 18
+
+
+def _prepared(table: Any) -> dict[Any, Any]:
+    """The memo of prepared entries for ``table``'s schema."""
+    key = table.schema()
+    memo = _PREPARED.get(key)
+    if memo is None or len(memo) > _PREPARED_MAX:
+        memo = _PREPARED[key] = {}
+    return memo
+
+
+def _prepare(table: Any, e: TableEntry) -> Any:
+    """``e`` checked and normalised for ``table`` (``Table.prepare``)."""
+    kinds = {k.name: k.match_kind for k in table.keys}
+    keys = {k: _to_match(kinds.get(k, "exact"), v) for k, v in e.match}
+    prio = e.priority if table.needs_priority else None
+    return table.prepare(keys, e.action, dict(e.params), prio)
+
+
 class LocalApplier:
     """Reads and writes one in-process switch; ``now`` feeds meter clocks."""
 
@@ -124,14 +151,55 @@ class LocalApplier:
 
     # -- writing ---------------------------------------------------------
     def write(self, ops: Sequence[Op]) -> None:
-        """Apply ``ops``; the first failure becomes a :class:`SwitchFault`."""
-        for op in ops:
+        """Apply ``ops``; the first failure becomes a :class:`SwitchFault`.
+        A run of inserts into one table goes in as one bulk write of
+        prepared entries (:func:`_prepared`), in the same order."""
+        bulk = hasattr(self.sw, "table_add_prepared")
+        i, n = 0, len(ops)
+        while i < n:
+            op = ops[i]
+            e = op.entity
+            if bulk and op.kind == "insert" and type(e) is TableEntry:
+                j = i + 1
+                while j < n and ops[j].kind == "insert" and type(ops[j].entity) is TableEntry \
+                        and ops[j].entity.table == e.table:
+                    j += 1
+                self._insert_run(ops, i, j)
+                i = j
+                continue
             try:
                 self._apply(op)
             except SwitchFault:
                 raise
             except (KeyError, ValueError, IndexError, LookupError, RuntimeError) as exc:
                 raise SwitchFault(self.name, f"{op.kind} {op.entity.describe()}", str(exc).strip("\"'")) from None
+            i += 1
+
+    def _insert_run(self, ops: Sequence[Op], i: int, j: int) -> None:
+        """Insert ``ops[i:j]``, entries of one table, in one bulk write."""
+        k = i
+        try:
+            table = self.sw.tables[self._resolve_table(ops[i].entity.table)]
+            memo = _prepared(table)
+            rows = []
+            for k in range(i, j):
+                e = ops[k].entity
+                row = memo.get(id(e))  # the same entity object, shared by many switches' states
+                if row is not None and row[0] is e:
+                    rows.append(row[1])
+                    continue
+                row = memo.get(e)  # an equal entity
+                if row is None:
+                    row = memo[e] = _prepare(table, e)
+                memo[id(e)] = (e, row)
+                rows.append(row)
+            k = i
+            self.sw.table_add_prepared(table.name, rows)
+        except SwitchFault:
+            raise
+        except (KeyError, ValueError, IndexError, LookupError, RuntimeError) as exc:
+            k += getattr(exc, "index", 0)
+            raise SwitchFault(self.name, f"insert {ops[k].entity.describe()}", str(exc).strip("\"'")) from None
 
     def _apply(self, op: Op) -> None:
         e = op.entity

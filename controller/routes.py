@@ -98,7 +98,9 @@ def host_routes(topo: Topology, capacity: int) -> dict[str, list[Route]]:
     ips = {name: _ip(h.ip) for name, h in topo.hosts.items()}
     if len(topo.hosts) <= capacity:
         return {
-            sw: sorted(Route(ips[h], 32, port) for h, port in ports.items())
+            # Route's own order, by a key tuple: no Python-level comparison per pair
+            sw: sorted((Route(ips[h], 32, port) for h, port in ports.items()),
+                       key=lambda r: (r.prefix, r.length, r.port))
             for sw, ports in unicast_ports(topo).items()
         }
     graph = topo.switch_graph()

@@ -201,8 +201,9 @@ class Channel:
         serialization.  Exact for a FIFO drained at ``rate_bps`` without
         jitter (switch ports have none).
         """
-        self._advance(now)
         q = self._inflight
+        while q and q[0][0] <= now:  # _advance, inline: a P4 node asks once per replica
+            self._inflight_bytes -= q.popleft()[1]
         if not q:
             return 0, 0.0
         return len(q) - 1, max(0.0, q[-1][0] - now)

@@ -75,11 +75,31 @@ class P4NodeCounters:
     no_link: int = 0
 
 
+_PROGRAMS: dict[tuple, Any] = {}
+
+
+def _sources_stamp(path: Path) -> tuple:
+    """Name, size and modification time of the program and of every file of
+    its include directory: what a compiled program depends on."""
+    files = [path, *sorted(p for p in (path.parent / "include").rglob("*") if p.is_file())]
+    return tuple((str(p.resolve()), st.st_size, st.st_mtime_ns) for p in files for st in (p.stat(),))
+
+
 def load_program(path: Path = P4_SOURCE) -> Any:
-    """Compile the P4 program once (front end), for every node to share."""
+    """Compile the P4 program once (front end), for every node to share; a
+    process building several networks of one program compiles it once (the
+    compiled program is never modified, and it keys the shared lowering and
+    the native module, so every network's nodes share those too)."""
     from p4mcc.p4switch.frontend import compile_file
 
-    return compile_file(str(path), include_dirs=[str(path.parent / "include")])
+    key = _sources_stamp(path)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = compile_file(str(path), include_dirs=[str(path.parent / "include")])
+        if len(_PROGRAMS) >= 4:
+            _PROGRAMS.clear()
+        _PROGRAMS[key] = prog
+    return prog
 
 
 class P4SwitchNode:
@@ -91,17 +111,23 @@ class P4SwitchNode:
         self.sim = sim
         self.name = name
         self.program, self.seed = program, seed
-        self.sw = new_switch(program, seed=seed)
         self.ports: dict[int, "Channel"] = {}
         self.counters = P4NodeCounters()
-        self.sw.queue_model = self._queue_model
-        self.sw.on_digest = self._digest
+        self.sw = self._wire(new_switch(program, seed=seed))
 
     def reset(self) -> None:
         """A restarted switch process: a fresh interpreter, no tables, no register state."""
-        self.sw = new_switch(self.program, seed=self.seed, start_time=self.sim.now)
-        self.sw.queue_model = self._queue_model
-        self.sw.on_digest = self._digest
+        self.sw = self._wire(new_switch(self.program, seed=self.seed, start_time=self.sim.now))
+
+    def _wire(self, sw: Any) -> Any:
+        """``sw`` with this node's queue model and digest counter attached."""
+        sw.queue_model = self._queue_model
+        sw.queue_model_many = self._queue_model_many
+        sw.on_digest = self._digest
+        # the compiled pipeline's outputs as plain tuples; the interpreter's
+        # Egress tuples unpack alike
+        self._process = sw.process_raw if getattr(sw, "native", False) else sw.process
+        return sw
 
     def _digest(self, _d: Any) -> None:
         self.counters.digests += 1
@@ -114,22 +140,40 @@ class P4SwitchNode:
         q, wait = ch.queue_meta(now)
         return q, int(round(wait * 1e6)), q
 
+    def _queue_model_many(self, ports: list[int], now: float) -> list[int]:
+        """``_queue_model`` of each of ``ports`` in turn, flat: the compiled
+        pipeline asks for all of a packet's replicas in one call."""
+        out: list[int] = []
+        get = self.ports.get
+        for port in ports:
+            ch = get(port)
+            if ch is None:
+                out += (0, 0, 0)
+                continue
+            q, wait = ch.queue_meta(now)
+            out += (q, int(round(wait * 1e6)), q)
+        return out
+
     def attach(self, port: int, channel: "Channel") -> None:
         self.ports[port] = channel
 
     def receive(self, port: int, frame: bytes) -> None:
         c = self.counters
         c.rx += 1
-        for out in self.sw.process(port, frame, self.sim.now):
-            if out.port == CPU_PORT:
+        outs = self._process(port, frame, self.sim.now)
+        if not outs:
+            return
+        get = self.ports.get
+        for out_port, data, _ in outs:
+            if out_port == CPU_PORT:
                 c.to_cpu += 1
                 continue
-            ch = self.ports.get(out.port)
+            ch = get(out_port)
             if ch is None:
                 c.no_link += 1
                 continue
             c.tx += 1
-            ch.send(out.data)
+            ch.send(data)
 
 
 def configure(nodes: dict[str, P4SwitchNode], topology: Any, sessions: list[Any],

@@ -566,6 +566,10 @@ class Switch:
                   priority: Optional[int] = None) -> int:
         return self._table(table).add(keys, action, params, priority)
 
+    def table_add_prepared(self, table: str, rows: Any) -> list[int]:
+        """Add entries ``Table.prepare`` made (see there): the bulk form of ``table_add``."""
+        return self._table(table).add_prepared(rows)
+
     def table_modify(self, table: str, handle: int, action: str, params: Any = ()) -> None:
         self._table(table).modify(handle, action, params)
 

@@ -111,6 +111,10 @@ class ActionCall:
     fn: Any = None
 
 
+#: (keys, action, params, priority): an entry as :meth:`Table.prepare` checked it
+PreparedEntry = tuple[tuple[Match, ...], str, tuple[int, ...], Optional[int]]
+
+
 def _normalize(m: Union[Match, int, None], spec: KeySpec) -> Match:
     """Turn a user match value into the canonical ``Match`` for ``spec``."""
     full = (1 << spec.width) - 1
@@ -302,6 +306,20 @@ class Table:
         *,
         is_const: bool = False,
     ) -> int:
+        return self._insert(self.prepare(keys, action, params, priority, is_const=is_const), is_const)
+
+    def prepare(
+        self,
+        keys: Union[dict[str, Any], Sequence[Any]],
+        action: str,
+        params: Union[Sequence[int], dict[str, int]] = (),
+        priority: Optional[int] = None,
+        *,
+        is_const: bool = False,
+    ) -> PreparedEntry:
+        """An entry checked and normalised against this table's schema but not
+        yet added: valid for every table with an equal :meth:`schema`, so a
+        control plane writing the same entry into many switches prepares it once."""
         mk = self.make_keys(keys)
         spec = self.resolve_action(action)
         if spec.default_only and not is_const:
@@ -309,14 +327,75 @@ class Table:
         pv = self._params(spec, params)
         if self.needs_priority and priority is None:
             raise TableError(f"table {self.name!r} needs a priority for each entry")
+        return mk, spec.name, pv, priority if self.needs_priority else None
+
+    def schema(self) -> tuple:
+        """What :meth:`prepare` depends on (the name, keys and actions), hashable."""
+        s = self.__dict__.get("_schema")
+        if s is None:
+            acts = tuple(sorted((n, a.name, tuple(a.params), a.table_only, a.default_only)
+                                for n, a in self.actions.items()))
+            s = self._schema = (self.name, tuple(self.keys), acts)
+        return s
+
+    def add_prepared(self, rows: Sequence[PreparedEntry]) -> list[int]:
+        """Add entries :meth:`prepare` made (on this table or one with an equal
+        schema), in order; the handles.  On a failure the rows before it stay
+        added and the error's ``index`` names the failing row.  (``_insert``
+        per row, with the per-table lookups hoisted out of the loop.)"""
+        out: list[int] = []
+        entries, by_kid, actions = self.entries, self._by_kid, self.actions
+        size = self.size
+        counted, meter_factory = self.has_direct_counter, self.meter_factory
+        exact_only, li = self._exact_only, self._lpm_index
+        index = self._index
+        fns: dict[str, Any] = {}
+        for i, (mk, action, pv, priority) in enumerate(rows):
+            kid = (mk, priority)
+            if (size is not None and len(entries) >= size) or kid in by_kid:
+                try:
+                    self._insert((mk, action, pv, priority), False)  # raises the error it would raise
+                except TableError as exc:
+                    exc.index = i  # type: ignore[attr-defined]
+                    raise
+            fn = fns.get(action)
+            if fn is None:
+                fn = fns[action] = (actions.get(action) or self.resolve_action(action)).fn
+            h = self._next_handle
+            self._next_handle = h + 1
+            e = TableEntry(h, mk, action, pv, priority, False, fn)
+            if counted:
+                e.counter = [0, 0]
+            if meter_factory is not None:
+                e.meter = meter_factory()
+            entries[h] = e
+            if exact_only:
+                by_kid[kid] = e
+                self._exact[tuple([m.value for m in mk])] = e  # type: ignore[union-attr]
+            elif li >= 0 and len(mk) == 1:
+                by_kid[kid] = e
+                lp = mk[0]
+                bucket = self._lpm.get(lp.prefix_len)  # type: ignore[union-attr]
+                if bucket is None:
+                    index(e)
+                else:
+                    bucket[(lp.value,)] = e  # type: ignore[union-attr]
+            else:
+                index(e)
+            out.append(h)
+        return out
+
+    def _insert(self, row: PreparedEntry, is_const: bool) -> int:
+        mk, action, pv, priority = row
         if self.size is not None and len(self.entries) >= self.size and not is_const:
             raise TableError(f"table {self.name!r} is full ({self.size} entries)")
-        kid = self._key_id(mk, priority)
+        kid = (mk, priority)
         if kid in self._by_kid:
             raise TableError(f"duplicate entry in table {self.name!r}")
         h = self._next_handle
         self._next_handle += 1
-        e = TableEntry(h, mk, spec.name, pv, priority if self.needs_priority else None, is_const, spec.fn)
+        spec = self.actions.get(action) or self.resolve_action(action)
+        e = TableEntry(h, mk, action, pv, priority, is_const, spec.fn)
         if self.has_direct_counter:
             e.counter = [0, 0]
         if self.meter_factory is not None:
@@ -377,7 +456,10 @@ class Table:
     def _lpm_slot(self, e: TableEntry) -> tuple[int, tuple]:
         """(prefix length, key with the lpm element's masked value) of an lpm-table entry."""
         li = self._lpm_index
-        lp: Lpm = e.keys[li]  # type: ignore[assignment]
+        keys = e.keys
+        lp: Lpm = keys[li]  # type: ignore[assignment]
+        if len(keys) == 1:
+            return lp.prefix_len, (lp.value,)
         return lp.prefix_len, tuple(lp.value if i == li else m.value for i, m in enumerate(e.keys))  # type: ignore[union-attr]
 
     def _index(self, e: TableEntry) -> None:
