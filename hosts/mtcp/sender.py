@@ -18,12 +18,10 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return self.next_seq - 1
 
     def _claims_unsent(self, cum_ack: int) -> bool:
-        # Once sending, nothing above what it sent can be acknowledged; a restarted sender's
-        # receivers may stand up to a receive buffer past where it resumed (resume_stream).
-        return self.started and cum_ack > self.next_seq - 1 + (self.p.rcv_buffer if self._resumed() else 0)
-
-    def _resumed(self) -> bool:
-        return bool(getattr(self, "resumed_from", 0))
+        # Once sending, nothing above what it sent can be acknowledged.  Receivers may stand up
+        # to a receive buffer past a restarted sender's start (one that resumed a little low, or
+        # started afresh on a report of nothing): their reports are still taken, clipped.
+        return self.started and cum_ack > self.next_seq - 1 + self.p.rcv_buffer
 
     def _has(self, seq: int) -> bool:
         return 1 <= seq < self.next_seq  # the application's whole stream (payload_for regenerates it)
