@@ -4,7 +4,8 @@ late starts and the roll call's NACK-only reports are p4mcc's."""
 from __future__ import annotations
 
 from p4mcc.hosts.core import Address, JoinGroup, node_id
-from p4mcc.hosts.mtcp.core import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP, _Agent
+from p4mcc.hosts.mtcp.agent import _Agent
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from p4mcc.hosts.rtt import ewma

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4mcc.hosts.mtcp.core import DEAD_PROBES, FOLD_ID, RTO_INITIAL, _Agent, _Child
+from p4mcc.hosts.mtcp.agent import _Agent, _Child
+from p4mcc.hosts.mtcp.constants import DEAD_PROBES, FOLD_ID, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
 from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us

@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
-from p4mcc.hosts.rla.core import RlaSender, _Receiver
+from p4mcc.hosts.rla.sender import RlaSender, _Receiver
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.rtt import RttSpread, ewma

@@ -14,7 +14,7 @@ from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup, node_id
 from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import ewma
-from p4mcc.hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
+from p4mcc.hosts.tfmcc.constants import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
                               feedback_delay, feedback_time, u32)
 from p4mcc.hosts.tfmcc.params import TfmccParams
 from p4mcc.hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate

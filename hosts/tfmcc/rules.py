@@ -10,7 +10,7 @@ from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
-from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
+from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
 from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
 from p4mcc.hosts.wire import Share, Stamp, TfmccData, TfmccReport, TfmccReportFlags
 

@@ -12,7 +12,7 @@ from typing import Any
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
-from p4mcc.hosts.tfmcc.core import (CLR_TIMEOUT_ROUNDS, ECHO_CLR, ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER,
+from p4mcc.hosts.tfmcc.constants import (CLR_TIMEOUT_ROUNDS, ECHO_CLR, ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER,
                               MAX_RTT_S, RMAX_DECAY, SILENCE_ROUNDS, SLOWSTART_D, U32, feedback_delay, u32)
 from p4mcc.hosts.tfmcc.params import DATA_HEADER, TfmccParams
 from p4mcc.hosts.tfrc import rto, tcp_rate

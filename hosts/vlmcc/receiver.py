@@ -10,7 +10,7 @@ from p4mcc.hosts.core import Address, JoinGroup, node_id
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import ewma, lowest
 from p4mcc.hosts.tcp_rules import vegas_diff
-from p4mcc.hosts.vlmcc.core import GAP_GAIN, THRESHOLDS, G, jittered, rate_bps
+from p4mcc.hosts.vlmcc.constants import GAP_GAIN, THRESHOLDS, G, jittered, rate_bps
 from p4mcc.hosts.vlmcc.params import VlmccParams
 from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_diff_us, ts_us
 

@@ -10,7 +10,7 @@ from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
 from p4mcc.hosts.tcp_rules import vegas_diff
-from p4mcc.hosts.vlmcc.core import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
+from p4mcc.hosts.vlmcc.constants import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
 from p4mcc.hosts.vlmcc.params import VlmccParams
 from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_us
 

@@ -1,4 +1,4 @@
-"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.core.WebrcReceiver`.
+"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.receiver.WebrcReceiver`.
 Reasons and figures: ``docs/protocols/webrc.md#rules``."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampWindow, short_queue
 from p4mcc.hosts.tfrc import CompetitorOverflow, outage
-from p4mcc.hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
+from p4mcc.hosts.webrc.constants import TRR_HEADROOM
+from p4mcc.hosts.webrc.receiver import WebrcReceiver
 from p4mcc.hosts.webrc.params import gamma
 from p4mcc.hosts.wire import WebrcData
 

@@ -11,44 +11,16 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from p4mcc.hosts import mtcp_tree
 from p4mcc.hosts.core import Address, node_id
+from p4mcc.hosts.mtcp import tree as mtcp_tree
+from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DEAD_PROBES, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
+                                        NO_CWND, PROBE_ANSWER_MIN, PROBE_INTERVAL, RTO_INITIAL, RTO_MIN)
 from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
-from p4mcc.hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
+from p4mcc.hosts.tcp_rules import LEAST_SSTHRESH, VEGAS, vegas_diff
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
-
-#: 3.1: ACKs are "delayed for a few tens of milliseconds" (s); the lower end.
-ACK_DELAY = 0.02
-#: 3.1: "at the beginning of transmission or after a RTO expiration, an SA sets its cwnd to one".
-INITIAL_CWND = 1
-#: Slow start's first threshold (packets): RFC 5681 3.1's "arbitrarily high"; the paper names none.
-INITIAL_SSTHRESH = 4096.0
-#: 2: "several consecutive duplicate NACKs" shrink cwnd; TCP's three duplicate ACKs.
-DUP_NACKS = DUPTHRESH
-#: 3.3: an SA polls each child every 2 s (s).
-PROBE_INTERVAL = 2.0
-#: 3.9: a receiver silent this long sends a window update (s); the period grows by the step.
-WUPDATE_INITIAL = 0.5
-WUPDATE_STEP = 1.0
-#: 3.6: the retransmission window starts at one packet, as cwnd does.
-INITIAL_RWND = 1.0
-#: 3.4 ("techniques employed by TCP"): RFC 6298's timeout before a sample and its floor (s).
-RTO_INITIAL = INITIAL_RTO
-RTO_MIN = MIN_RTO
-#: ``min_cwnd`` a leaf reports: it has no window, so it never limits the minimum.
-NO_CWND = 0xFFFFFFFF
-#: The child id under which the sender keeps switch-folded summaries (no host has id 0).
-FOLD_ID = 0
-#: Unanswered probes before a child is dead (p4mcc: the paper polls but has no death rule).
-DEAD_PROBES = 3
-#: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
-PROBE_ANSWER_MIN = 0.1
-#: A NACK-only receiver names a hole again after this many NACK-to-repair times, or this long before a sample.
-NACK_HOLDOFF_RTTS = 2.0
-NACK_HOLDOFF_INITIAL = 0.25
 
 
 @dataclass
