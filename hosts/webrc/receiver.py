@@ -1,6 +1,6 @@
 """WEBRC's receiver as the paper describes it, RFC 3738 where it is silent: the ``paper``
 profile (constants' sources: ``docs/protocols/webrc.md``).  Rules in :mod:`hosts.webrc.rules`
-override the methods marked "hook" and call ``super()``; nothing here asks whether a rule is on."""
+override the methods marked ``@hook`` and call ``super()``; nothing here asks whether a rule is on."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from p4mcc.hosts import wire
 from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup
 from p4mcc.hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from p4mcc.hosts.webrc.constants import (ARTT_ALPHA, JOIN_TIMEOUT_MIN, LOSS_DELTA, LOSS_EPOCH_BETA, MRTT_JUMP_GAPS, MRTT_JUMP_MIN,
                                          OVERFLOW_MARGIN, RATE_EWMA, RECENT_EPOCHS, RR_LAG_MARGIN, RR_LAG_MIN_PACKETS,
@@ -60,20 +61,23 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.received = self.lost = self.loss_events = self.bytes_received = 0
         self.startup_exit: str = ""
 
+    @hook
     def _new_artt(self) -> Any:
-        """Hook: ARTT's estimator; the appendix's self-adjusting EWMA."""
+        """ARTT's estimator; the appendix's self-adjusting EWMA."""
         return SelfAdjustingEwma(self.ARTT_ALPHA)
 
+    @hook
     def _artt_sample(self, mrtt: float, gap: float) -> None:
-        """Hook: feed one MRTT sample (``gap``: the joined channel's packet gap)."""
+        """Feed one MRTT sample (``gap``: the joined channel's packet gap)."""
         if not self.have_artt:
             self.artt = SelfAdjustingEwma(self.ARTT_ALPHA, initial=mrtt)
             self.have_artt = True
         else:
             self.artt.update(mrtt)
 
+    @hook
     def _new_loss_filter(self) -> Any:
-        """Hook: LOSSP's estimator; the appendix's two filters (epoch EWMA, then F)."""
+        """LOSSP's estimator; the appendix's two filters (epoch EWMA, then F)."""
         return TwoStageLossFilter(LOSS_EPOCH_BETA, LOSS_DELTA)
 
     @property
@@ -93,8 +97,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         exp = 3 if self.startup else 1
         return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + TRR_HEADROOM), self.mrr)
 
+    @hook
     def _join_limit(self, g: float) -> float:
-        """Hook: the largest Γ·ARR a join allows: eq. 5's TRATE."""
+        """The largest Γ·ARR a join allows: eq. 5's TRATE."""
         return self.trate()
 
     def in_loss_event(self, now: float) -> bool:
@@ -114,6 +119,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         self._on_packet(msg, len(data), now)
 
+    @hook
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         self.received += 1
         self.rr_epoch += 1
@@ -125,8 +131,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now, msg.timestamp)
 
+    @hook
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
-        """Hook: a packet counted and checked for loss, before it may answer a join."""
+        """A packet counted and checked for loss, before it may answer a join."""
 
     def _check_slot(self, tsi: int, now: float, ts: int) -> None:
         """Each new slot turns the oldest joined wave quiet: leave it (``ts``: the
@@ -164,8 +171,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self._arr_after_leave()
         self.nwc = max(0, self.nwc - 1)
 
+    @hook
     def _arr_after_leave(self) -> None:
-        """Hook: ARR when the oldest wave turns quiet: the slot's decay, Γ, all at once."""
+        """ARR when the oldest wave turns quiet: the slot's decay, Γ, all at once."""
         assert self.arr is not None
         self.arr /= gamma(self.p.p, self.nwc - 1)
 
@@ -206,26 +214,32 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 
+    @hook
     def _loss_event_span(self, now: float, revealed_ts: int) -> float:
-        """Hook: how long a loss event lasts after its first loss: ARTT (footnote 4)."""
+        """How long a loss event lasts after its first loss: ARTT (footnote 4)."""
         return self.artt_value
 
+    @hook
     def _same_loss_event(self, now: float, count: int, sent: tuple[int, int] | None, span: float) -> bool:
-        """Hook: whether a loss found now belongs to the current loss event."""
+        """Whether a loss found now belongs to the current loss event."""
         return self.in_loss_event(now)
 
+    @hook
     def _loss_in_event(self, now: float, span: float) -> None:
-        """Hook: a further loss of the current event (the paper: nothing changes)."""
+        """A further loss of the current event (the paper: nothing changes)."""
 
+    @hook
     def _loss_event_begins(self, now: float, span: float) -> None:
-        """Hook: a new loss event began at ``now``."""
+        """A new loss event began at ``now``."""
 
+    @hook
     def _count_loss_event(self) -> None:
-        """Hook: tell LOSSP's estimator of a new loss event."""
+        """Tell LOSSP's estimator of a new loss event."""
         self.lossp.on_event()
 
+    @hook
     def _startup_loss_forgiven(self, now: float, span: float) -> bool:
-        """Hook: whether a start-up loss leaves start-up going (3.2: never)."""
+        """Whether a start-up loss leaves start-up going (3.2: never)."""
         return False
 
     def _first_packet(self, now: float, sent_ts: int) -> None:
@@ -250,11 +264,13 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 and mrtt - prev > max(MRTT_JUMP_GAPS * gap, MRTT_JUMP_MIN)):
             self._exit_startup("mrtt")
 
+    @hook
     def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
-        """Hook: the MRTT sample of a join (``raw``: join to first packet; ``owd``:
+        """The MRTT sample of a join (``raw``: join to first packet; ``owd``:
         that packet's one-way delay on the sender's timestamp, clock offset included)."""
         return mrtt
 
+    @hook
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""
         if not self.startup:
@@ -302,23 +318,29 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._epoch_judged()
         self._decide_join(now, rr_rate)
 
+    @hook
     def _epoch_begins(self, rr_rate: float) -> None:
-        """Hook: an epoch ended with ``rr_rate``, before any average moves."""
+        """An epoch ended with ``rr_rate``, before any average moves."""
 
+    @hook
     def _carry_averages(self) -> None:
-        """Hook: ARR and TRR's averages before the epoch's rate is added (the paper: as they are)."""
+        """ARR and TRR's averages before the epoch's rate is added (the paper: as they are)."""
 
+    @hook
     def _true_rate(self) -> float | None:
-        """Hook: TRR, the appendix's fixed-fraction average."""
+        """TRR, the appendix's fixed-fraction average."""
         return self._trr_ewma
 
+    @hook
     def _steady_epoch(self, now: float, rr_rate: float, irr: int, events: int) -> None:
-        """Hook: an epoch out of start-up; LOSSP's first filter takes it (appendix)."""
+        """An epoch out of start-up; LOSSP's first filter takes it (appendix)."""
         self.lossp.end_epoch(irr, events)
 
+    @hook
     def _epoch_judged(self) -> None:
-        """Hook: the epoch's averages are in, before the join decision."""
+        """The epoch's averages are in, before the join decision."""
 
+    @hook
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
             return  # no slot known yet, a join pending, a loss event, or every active wave joined
@@ -341,20 +363,24 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         self._join(now, g)
 
+    @hook
     def _rr_lags(self, rr_rate: float) -> bool:
-        """Hook: 3.2's test that RR lags ARR (packets accumulate in buffers)."""
+        """3.2's test that RR lags ARR (packets accumulate in buffers)."""
         assert self.arr is not None
         return self.arr * self.p.epoch >= RR_LAG_MIN_PACKETS and rr_rate < (1 - RR_LAG_MARGIN) * self.arr
 
+    @hook
     def _buffers_draining(self, now: float, rr_rate: float) -> bool:
-        """Hook: 3.3's test: RR not below its maximum since the join by the margin."""
+        """3.3's test: RR not below its maximum since the join by the margin."""
         return rr_rate >= (1 - OVERFLOW_MARGIN) * self.max_rr_since_join
 
+    @hook
     def _subscribe(self, cn: int, now: float) -> None:
-        """Hook: join wave channel ``cn``."""
+        """Join wave channel ``cn``."""
         self.emit(JoinGroup(self.groups[cn]))
         self.joined.append(cn)
 
+    @hook
     def _join(self, now: float, g: float) -> None:
         assert self.tsi is not None and self.arr is not None
         cn = (self.tsi + self.nwc) % self.T
@@ -366,6 +392,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.joins += 1
         self.set_timer("join_timeout", now + max(JOIN_TIMEOUT_MIN, 3 * self.artt_value + 2 * gap))
 
+    @hook
     def _join_timeout(self, now: float) -> None:
         """No packet from the joined channel in time: undo the join so it can be retried."""
         if self.pending is None or self.pending[0] == self.T:
@@ -377,8 +404,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             for c in reversed(self.joined[self.joined.index(cn):]):
                 self._undo_join(c)
 
+    @hook
     def _undo_join(self, cn: int) -> None:
-        """Hook: leave a wave whose join timed out (the newest joined)."""
+        """Leave a wave whose join timed out (the newest joined)."""
         self.joined.remove(cn)
         self.emit(LeaveGroup(self.groups[cn]))
         if self.arr is not None and self.nwc > 0:

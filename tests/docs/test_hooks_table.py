@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from p4mcc.hosts import explain, registry
-from p4mcc.hosts.rules import PROFILE_NAMES, Registrar
+from p4mcc.hosts.rules import PROFILE_NAMES, Registrar, hook
 
 PROTOCOLS = registry.names()
 
@@ -45,6 +45,7 @@ def test_explain_runs_for_every_protocol_and_profile(protocol: str, profile: str
 class Core:
     role = "toy"
 
+    @hook
     def on_data(self) -> list[str]:
         return ["paper"]
 
