@@ -14,5 +14,3 @@ INTERVAL_GAIN = 0.25
 AWND_GAIN = 1 / 32
 #: RFC 6298 5.5: the timer backs off by doubling, here at most 2**6 times.
 MAX_BACKOFF = 6
-#: Seconds between the sender's housekeeping (rules resolve events, drop silent receivers).
-TICK = 0.1

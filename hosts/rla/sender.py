@@ -15,7 +15,7 @@ from typing import Any
 from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import Scoreboard, SendGate, ack_from_one_more, payload_for
-from p4mcc.hosts.rla.constants import AWND_GAIN, CPERIOD_RTTS, CUT_FLOOR, FORCED_CUT_RTTS, INTERVAL_GAIN, MAX_BACKOFF, TICK
+from p4mcc.hosts.rla.constants import AWND_GAIN, CPERIOD_RTTS, CUT_FLOOR, FORCED_CUT_RTTS, INTERVAL_GAIN, MAX_BACKOFF
 from p4mcc.hosts.rla.params import RlaParams
 from p4mcc.hosts.rtt import SmoothedRtt
 from p4mcc.hosts.rules import hook
@@ -39,10 +39,6 @@ class _Receiver:
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
     last_heard: float = 0.0
-    last_sack: float | None = None  # one_clock: its last SACK, the smoothed gap between SACKs
-    sack_gap: float | None = None
-    join: int = 1  # join_at_window_edge: its first packet, and whether it acknowledged it
-    synced: bool = True
 
     @property
     def srtt(self) -> float:
@@ -112,9 +108,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return len(self.rcvrs) >= max(1, self.p.receivers)
 
     # Endpoint hooks --------------------------------------------------------
-    def on_start(self, now: float) -> None:
-        self.set_timer("tick", now + TICK)
-
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if not isinstance(msg, RlaSack):
@@ -130,13 +123,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if name == "rto":
             self._on_timeout(now)
             self._pump(now)
-        elif name == "tick":
-            self._resolve_event(now)
-            self._choose_clock()
-            if self._drop_silent(now):
-                self._pump(now)
-            if not self.done:
-                self.set_timer("tick", now + TICK)
 
     # Hooks the rules fill (the paper: nothing) -------------------------------
     @hook
@@ -150,11 +136,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     @hook
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:
         """True when a SACK from ``rid`` should send nothing."""
-        return False
-
-    @hook
-    def _drop_silent(self, now: float) -> bool:
-        """Drop receivers that stopped acknowledging; True when any was (the paper's group is fixed)."""
         return False
 
     @hook

@@ -14,4 +14,3 @@ TRR_HEADROOM = 0.02  # eq. 5: tolerance on Γ·TRR for noise (ours)
 OVERFLOW_MARGIN = 0.1  # 3.3: RR this far below its maximum since the join allows a join
 SSR_FACTOR = 0.5  # 3.1-3.2: SSR ∝ TRR at a loss; 0.5 as TCP's ssthresh (RFC 5681 eq. 4)
 JOIN_TIMEOUT_MIN = 1.0  # join timeout floor, s (RFC 3738 3.2.3.7; value ours)
-RECENT_EPOCHS = 4  # full epochs since the last join that rules read (trr_recent, join_experiment)

@@ -5,7 +5,6 @@ override the methods marked ``@hook`` and call ``super()``; nothing here asks wh
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any
 
 from p4mcc.hosts import wire
@@ -15,7 +14,7 @@ from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tfrc import invert, rto, tcp_rate_webrc_pps
 from p4mcc.hosts.webrc.constants import (ARTT_ALPHA, JOIN_TIMEOUT_MIN, LOSS_DELTA, LOSS_EPOCH_BETA, MRTT_JUMP_GAPS, MRTT_JUMP_MIN,
-                                         OVERFLOW_MARGIN, RATE_EWMA, RECENT_EPOCHS, RR_LAG_MARGIN, RR_LAG_MIN_PACKETS,
+                                         OVERFLOW_MARGIN, RATE_EWMA, RR_LAG_MARGIN, RR_LAG_MIN_PACKETS,
                                          SSR_FACTOR, TRR_HEADROOM)
 from p4mcc.hosts.webrc.params import WebrcParams, gamma
 from p4mcc.hosts.webrc.sender import channel_group
@@ -48,7 +47,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
         self._trr_ewma: float | None = None
-        self._rr_recent: deque[float] = deque(maxlen=RECENT_EPOCHS)  # RR of full epochs since the last join
         self.rr_epoch = self.lost_epoch = self.events_epoch = 0  # this epoch's packets, losses, loss events
         self.loss_event_until = -math.inf
         self.startup = True
@@ -259,10 +257,15 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if cn != self.T:
             self.join_effect_epochs = self.events_since_join = 0
             self.max_rr_since_join = 0.0
-            self._rr_recent.clear()
+            self._join_answered()
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(MRTT_JUMP_GAPS * gap, MRTT_JUMP_MIN)):
             self._exit_startup("mrtt")
+
+    @hook
+    def _join_answered(self) -> None:
+        """A wave's join took effect (its first packet came): what counts since the last join starts
+        again (the paper: the counters above)."""
 
     @hook
     def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
@@ -307,8 +310,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         elif self.pending is None or self.pending[0] == self.T:
             self.arr = (1 - w) * self.arr + w * rr_rate
         self._trr_ewma = rr_rate if self._trr_ewma is None else (1 - w) * self._trr_ewma + w * rr_rate
-        if self.pending is None and self.join_effect_epochs >= 1:
-            self._rr_recent.append(rr_rate)  # a full epoch after the last join took effect
+        self._epoch_averaged(rr_rate)
         self.trr = self._true_rate()
         if not self.startup:
             self._steady_epoch(now, rr_rate, irr, events)
@@ -325,6 +327,11 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     @hook
     def _carry_averages(self) -> None:
         """ARR and TRR's averages before the epoch's rate is added (the paper: as they are)."""
+
+    @hook
+    def _epoch_averaged(self, rr_rate: float) -> None:
+        """An epoch's RR, once ARR and TRR's averages have moved, before TRR is read (the paper:
+        nothing more)."""
 
     @hook
     def _true_rate(self) -> float | None:
