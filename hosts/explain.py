@@ -113,6 +113,18 @@ def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -
     return rows
 
 
+def rules_of(row: HookRow) -> tuple[str, ...]:
+    """The rules in a row's chain (not ``paper``, not a shared helper class)."""
+    return tuple(c for c in row.chain if c != PAPER_LINK and not c.startswith("("))
+
+
+def crowded(protocol: str, profile: str, more_than: int = 3) -> list[HookRow]:
+    """The hooks of ``protocol``'s ``profile`` that more than ``more_than`` rules wrap, most first:
+    where stacked overrides are hardest to read, the candidates for one named decision point."""
+    rows = [r for r in explain(protocol, profile) if len(rules_of(r)) > more_than]
+    return sorted(rows, key=lambda r: (-len(rules_of(r)), r.role, r.hook))
+
+
 def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[str]:
     """``--explain``'s text: one line per hook, the chain outermost first."""
     lines = [f"{protocol} ({profile}): each hook a rule changes, outermost first"]
@@ -187,8 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="write the tables into docs/protocols/*.md")
     ap.add_argument("--proto", choices=registry.names())
     ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
+    ap.add_argument("--crowded", type=int, metavar="N",
+                    help="list, per protocol and profile, the hooks more than N rules wrap")
     args = ap.parse_args(argv)
     protos = [args.proto] if args.proto else list(registry.names())
+    if args.crowded is not None:
+        for p in protos:
+            for profile in registry.get(p).rules.profiles:
+                for r in crowded(p, profile, args.crowded):
+                    print(f"{p} {profile} {r.role} {r.hook}: {len(rules_of(r))} rules ({', '.join(rules_of(r))})")
+        return 0
     if args.write:
         for p in protos:
             print(f"{page_of(p).relative_to(ROOT)}: {'written' if write(p) else 'unchanged'}")
