@@ -188,11 +188,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.recv_meter.add(now, size)
 
     @hook
-    def _restart_meters(self) -> None:
-        """Measure the receive rate afresh from the next packet on."""
-        self.recv_meter = WindowRateMeter(self.recv_meter.window)
-
-    @hook
     def _meter_windows(self) -> None:
         """The receive rate spans several RTTs (2.6), at least 0.5 s."""
         self.recv_meter.window = max(RECV_WINDOW_RTTS * self.rtt, 0.5)
@@ -212,11 +207,6 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     def _remodel_reverse(self) -> float | None:
         """The receiver-to-sender delay for remodelling (app. A); None: the RTT alone."""
         return None
-
-    @hook
-    def _recv_rate_at_first_loss(self) -> float:
-        """X_recv as measured when the first loss arrives."""
-        return self.receive_rate_bps()
 
     @hook
     def _first_interval_rate(self) -> float:

@@ -49,7 +49,6 @@ KNOWN_STATE: dict[str, set[str]] = {
     "vlmcc": {"cut_seq", "last_flags", "round_rtt_n", "round_rtt_sum"},  # competing rules' and leader_hold's
 }
 KNOWN_HOOKS: dict[str, set[str]] = {
-    "tfmcc": {"_recv_rate_at_first_loss", "_restart_meters"},  # called by first_loss_rate, restart_meters
     "rla": {"_forget"},  # the rules that drop or re-admit receivers
 }
 
