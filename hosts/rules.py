@@ -62,7 +62,7 @@ class RuleError(ValueError):
 
 
 M = TypeVar("M")
-
+#: The attribute :func:`hook` sets on a hook's function.
 HOOK_MARK = "__p4mcc_hook__"
 
 
@@ -79,10 +79,12 @@ def hook(method: M) -> M:
 
 
 def _function(member: Any) -> Any:
+    """The function behind a class member (a property's getter, a static or class method's function)."""
     return member.fget if isinstance(member, property) else getattr(member, "__func__", member)
 
 
 def is_method(value: object) -> bool:
+    """Whether a class member is a method in the sense of hooks: a function, property, static or class method."""
     return inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod))
 
 
