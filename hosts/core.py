@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from p4mcc.hosts import wire
+from p4mcc.hosts.rules import hook
 
 Address = tuple[str, int]
 """An (IPv4 address, UDP port) pair; multicast or unicast."""
@@ -250,6 +251,7 @@ class Endpoint(Counters, ABC):
         return self._events.popleft() if self._events else None
 
     # Core-facing helpers --------------------------------------------------
+    @hook
     def send(self, dest: Address, data: bytes) -> None:
         self._out.append(Datagram(dest, data))
 
@@ -273,6 +275,7 @@ class Endpoint(Counters, ABC):
         return t.when if t else None
 
     # Subclass hooks ---------------------------------------------------------
+    @hook
     def on_start(self, now: float) -> None:  # pragma: no cover - default no-op
         pass
 
@@ -292,6 +295,7 @@ class Endpoint(Counters, ABC):
         """
         return None
 
+    @hook
     def decode_session(self, data: bytes, session_id: int, *kinds: type) -> Any:
         """The message in ``data`` if it belongs to ``session_id`` (and is one of ``kinds``), else None.
 

@@ -3,9 +3,9 @@
 A composed endpoint class is ``RuleMixinA, RuleMixinB, ..., Core``
 (:meth:`p4mcc.hosts.rules.RuleBook.compose`), so the code that runs for one
 hook is spread over as many classes as there are rules.  This module reads
-that composition back as a table, one row per hook a rule changes: the rules
-in the order they run (outermost first), then ``paper`` where the core has
-the hook.  A rule whose method never calls ``super()`` ends the chain there,
+that composition back as a table, one row per hook a rule changes (the
+methods the core declares with ``@hook``): the rules in the order they run
+(outermost first), then ``paper``.  A rule whose method never calls ``super()`` ends the chain there,
 and the row says so: what sits below it does not run.
 
 ``p4mcc host send --proto P --profile X --explain`` prints the table, and
@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from p4mcc.hosts import registry
-from p4mcc.hosts.rules import PROFILE_NAMES
+from p4mcc.hosts.rules import PROFILE_NAMES, is_method, declared_hooks, rule_methods
 
 PAPER_LINK = "paper"
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,39 +54,47 @@ def _calls_super(func: object) -> bool:
                for n in ast.walk(tree))
 
 
-def _is_method(value: object) -> bool:
-    return inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod))
-
-
 def hook_rows(core: type, book_rules: dict[str, type]) -> list[HookRow]:
     """The rows for one core class under the rules ``book_rules`` (name -> mixin, outermost first).
 
-    The chain follows the composed class's MRO, so a helper mixin that two
-    rules share appears once, where it runs, named ``(HelperClass)``."""
+    One row per hook the core declares (:func:`~p4mcc.hosts.rules.hook`) that
+    a rule overrides, and one per method of the rules' own that more than one
+    of their classes defines (a rule building on another's helper).  The
+    chain follows the composed class's MRO, so a helper mixin that two rules
+    share appears once, where it runs, named ``(HelperClass)``."""
     role = str(getattr(core, "role", core.__name__))
     if not book_rules:
         return []
     composed = type(f"{core.__name__}[explain]", (*book_rules.values(), core), {})
     owner = {mixin: name for name, mixin in book_rules.items()}
-    rule_classes = [k for k in composed.__mro__[1:] if k not in core.__mro__]
-    hooks = sorted({n for k in rule_classes for n, v in vars(k).items()
-                    if not n.startswith("__") and _is_method(v)})
+    defined = rule_methods(composed, core)
+    declared = declared_hooks(core)
+    rule_classes = [k for k in composed.__mro__[1:] if k not in core.__mro__ and k is not object]
+    hooks = sorted(n for n, classes in defined.items()
+                   if n in declared or len([k for k in classes if k is not composed]) > 1)
     rows = []
     for hook in hooks:
         chain: list[str] = []
         stops = None
         for klass in rule_classes:
             func = vars(klass).get(hook)
-            if func is None or not _is_method(func):
+            if func is None or not is_method(func):
                 continue
             chain.append(owner.get(klass, f"({klass.__name__})"))
             if stops is None and inspect.isfunction(func) and not _calls_super(func):
                 stops = chain[-1]
-        if any(hook in vars(k) for k in core.__mro__ if k is not object):
+        if hook in declared:
             chain.append(PAPER_LINK)
         ends = stops is not None and chain.index(stops) + 1 < len(chain)
         rows.append(HookRow(role, hook, tuple(chain), stops if ends else None))
     return rows
+
+
+def hooks_declared(protocol: str) -> dict[str, frozenset[str]]:
+    """Each role's declared hooks (the core's ``@hook`` methods), sender first."""
+    proto = registry.get(protocol)
+    return {str(f.role): declared_hooks(f) for f in (proto.sender_factory, proto.receiver_factory)
+            if isinstance(f, type)}
 
 
 def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[HookRow]:
@@ -105,14 +113,29 @@ def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -
     return rows
 
 
+def rules_of(row: HookRow) -> tuple[str, ...]:
+    """The rules in a row's chain (not ``paper``, not a shared helper class)."""
+    return tuple(c for c in row.chain if c != PAPER_LINK and not c.startswith("("))
+
+
+def crowded(protocol: str, profile: str, more_than: int = 3) -> list[HookRow]:
+    """The hooks of ``protocol``'s ``profile`` that more than ``more_than`` rules wrap, most first:
+    where stacked overrides are hardest to read, the candidates for one named decision point."""
+    rows = [r for r in explain(protocol, profile) if len(rules_of(r)) > more_than]
+    return sorted(rows, key=lambda r: (-len(rules_of(r)), r.role, r.hook))
+
+
 def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[str]:
     """``--explain``'s text: one line per hook, the chain outermost first."""
     lines = [f"{protocol} ({profile}): each hook a rule changes, outermost first"]
+    declared = hooks_declared(protocol)
+    rows = explain(protocol, profile, rules)
     role = None
-    for row in explain(protocol, profile, rules):
+    for row in rows:
         if row.role != role:
             role = row.role
-            lines.append(f"{role}:")
+            wrapped = sum(1 for r in rows if r.role == role and r.hook in declared.get(role, ()))
+            lines.append(f"{role}: {wrapped} of its {len(declared.get(role, ()))} declared hooks wrapped")
         text = " -> ".join(row.chain)
         if row.stops:
             text += f"   ({row.stops} does not call super(): what is below it does not run)"
@@ -124,7 +147,9 @@ def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = N
 
 def explain_markdown(protocol: str) -> str:
     """The generated section of a protocol page: one table per profile."""
-    out = []
+    declared = hooks_declared(protocol)
+    out = ["Hooks the cores declare (`@hook`): "
+           + ", ".join(f"{role} {len(names)}" for role, names in declared.items()) + ".", ""]
     for profile in PROFILE_NAMES:
         if profile not in registry.get(protocol).rules.profiles:
             continue
@@ -174,8 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="write the tables into docs/protocols/*.md")
     ap.add_argument("--proto", choices=registry.names())
     ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
+    ap.add_argument("--crowded", type=int, metavar="N",
+                    help="list, per protocol and profile, the hooks more than N rules wrap")
     args = ap.parse_args(argv)
     protos = [args.proto] if args.proto else list(registry.names())
+    if args.crowded is not None:
+        for p in protos:
+            for profile in registry.get(p).rules.profiles:
+                for r in crowded(p, profile, args.crowded):
+                    print(f"{p} {profile} {r.role} {r.hook}: {len(rules_of(r))} rules ({', '.join(rules_of(r))})")
+        return 0
     if args.write:
         for p in protos:
             print(f"{page_of(p).relative_to(ROOT)}: {'written' if write(p) else 'unchanged'}")

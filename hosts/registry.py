@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 from p4mcc.hosts.core import Endpoint
 from p4mcc.hosts.input_files import MAX_NESTING, DuplicateKey, check_nesting, parse_json, read_input_text
-from p4mcc.hosts.rules import DEFAULT, RuleBook, RuleError
+from p4mcc.hosts.rules import DEFAULT, RuleBook, RuleError, hook
 from p4mcc.hosts.wire import Stamp
 
 
@@ -114,8 +114,9 @@ class SessionEndpoint(Endpoint, typing.Generic[P]):
         self.cfg = config
         self.p = config.params if config.params is not None else self.params_type()
 
+    @hook
     def _echo_stamp(self) -> int:
-        """Hook: the stamp byte a receiver's feedback carries back (docs/stamp.md): none in the
+        """The stamp byte a receiver's feedback carries back (docs/stamp.md): none in the
         papers; a ``stamp_echo`` rule (:class:`hosts.stampwindow.StampEcho`) carries the data's."""
         return Stamp.NOT_STAMPED
 

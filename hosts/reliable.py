@@ -31,6 +31,7 @@ from typing import Any
 
 from p4mcc.hosts.core import Counters, Delivered, check_params
 from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, INITIAL_WINDOW, MIN_RTO, undo_spurious_cuts
 
 
@@ -108,8 +109,9 @@ class SendGate:
     def _ready(self) -> bool:
         return True
 
+    @hook
     def _started(self, now: float) -> None:
-        """Hook: sending begins at ``now``."""
+        """Sending begins at ``now``."""
 
     def _may_send(self, now: float) -> bool:
         if self.done:

@@ -4,8 +4,10 @@ A protocol's core class is the published algorithm and nothing else.  Every
 behaviour beyond the paper is a :class:`Rule`: one small mixin per role it
 changes (``"tfmcc-sender"``, ``"tfmcc-receiver"``, ...), a one-line summary,
 and its reason (an RFC section, or p4mcc's own measurement on the protocol's
-page).  A core never asks whether a rule is on: the rule's mixin overrides
-the hook it changes and calls ``super()``, so the class that runs is the
+page).  A core never asks whether a rule is on: the core declares the methods
+a rule may change with :func:`hook`, the rule's mixin overrides the hook it
+changes and calls ``super()`` (a mixin that overrides any other method of the
+core is refused, :func:`check_overrides`), so the class that runs is the
 composition ``RuleMixinA, RuleMixinB, ..., Core`` and reading the core tells
 exactly what the paper does.  This is ns-3's "a variant is a type" and
 aioquic's "choose an algorithm by name", applied per rule.
@@ -25,10 +27,15 @@ results record.  Every protocol's rules module lists its rules one way, with a
 
 Example::
 
+    class ToySender(SessionEndpoint[ToyParams], role="toy-sender"):
+        @hook
+        def _on_timeout(self, now: float) -> None: ...  # a rule may change this
+
     rule = Registrar("toy", reason="ours, see docs/protocols/toy.md#rules")
 
     @rule("halve_on_timeout", "no report for 4 RTTs halves the rate", "RFC 5348 4.4")
-    class HalveOnTimeout(ToySender): ...
+    class HalveOnTimeout(ToySender):
+        def _on_timeout(self, now: float) -> None: ...  # calls super()
 
     book = rule.book(default=("halve_on_timeout",))  # paper: none; default: the listed rules
     names = book.resolve("paper", {"halve_on_timeout": True})
@@ -38,9 +45,10 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 PAPER = "paper"
 DEFAULT = "default"
@@ -51,6 +59,87 @@ PROFILE_NAMES = (PAPER, DEFAULT, STAMPED)
 
 class RuleError(ValueError):
     """An unknown profile or rule name, or a rule list that does not hold together."""
+
+
+M = TypeVar("M")
+#: The attribute :func:`hook` sets on a hook's function.
+HOOK_MARK = "__p4mcc_hook__"
+
+
+def hook(method: M) -> M:
+    """Declare a core's method a hook: the one kind of method a rule's mixin may override.
+
+    Put it above the method (above ``@property`` too).  A rule that overrides
+    a method of the core that is not a hook is refused when it is registered
+    or composed (:func:`check_overrides`): what a rule can change is read off
+    the core, not found by reading every rule.
+    """
+    setattr(_function(method), HOOK_MARK, True)
+    return method
+
+
+def _function(member: Any) -> Any:
+    """The function behind a class member (a property's getter, a static or class method's function)."""
+    return member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+
+
+def is_method(value: object) -> bool:
+    """Whether a class member is a method in the sense of hooks: a function, property, static or class method."""
+    return inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod))
+
+
+def _methods(core: type) -> dict[str, Any]:
+    """Every method ``core`` has (not the dunders), each the definition that runs: the most derived."""
+    found: dict[str, Any] = {}
+    for klass in core.__mro__:
+        if klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if is_method(value) and not name.startswith("__"):
+                found.setdefault(name, value)
+    return found
+
+
+def declared_hooks(core: type) -> frozenset[str]:
+    """The methods of ``core`` a rule may override: those whose running definition is ``@hook``."""
+    return frozenset(n for n, v in _methods(core).items() if getattr(_function(v), HOOK_MARK, False))
+
+
+def rule_methods(mixin: type, core: type) -> dict[str, list[type]]:
+    """The methods the rule's own classes define (``mixin`` and the bases it does not share with
+    ``core``), each with the classes that define it, outermost first."""
+    found: dict[str, list[type]] = {}
+    for klass in mixin.__mro__:
+        if klass in core.__mro__ or klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if is_method(value) and not name.startswith("__"):
+                found.setdefault(name, []).append(klass)
+    return found
+
+
+def undeclared_overrides(mixin: type, core: type) -> list[str]:
+    """The methods ``mixin`` overrides that ``core`` has but does not declare a hook."""
+    has, hooks = _methods(core), declared_hooks(core)
+    return sorted(n for n in rule_methods(mixin, core) if n in has and n not in hooks)
+
+
+def check_overrides(rule: str, mixin: type, core: type) -> None:
+    """Refuse a rule that overrides a method its core has not declared a hook (a clear error).
+
+    A rule's private helpers (methods the core does not have) are its own
+    business; ``__init__`` may set up the rule's state (it calls ``super()``)."""
+    bad = undeclared_overrides(mixin, core)
+    if bad:
+        raise RuleError(
+            f"rule {rule!r} ({mixin.__name__}) overrides {', '.join(bad)} of "
+            f"{core.__module__}.{core.__qualname__}, which the core does not declare a hook "
+            "(mark the core's method @hook, or give the rule's method a name of its own)")
+
+
+def core_of(mixin: type) -> type | None:
+    """The core a mixin is written on: the first class of its MRO that declares a ``role``."""
+    return next((k for k in mixin.__mro__ if "role" in vars(k)), None)
 
 
 @dataclass(frozen=True)
@@ -189,6 +278,8 @@ class RuleBook:
             return core
         key = (core, tuple(r.name for r in active))
         if key not in self._composed:
+            for r in active:
+                check_overrides(r.name, r.mixins[role], core)
             label = "+".join(r.name for r in active)
             cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), {})
             cls.__module__ = core.__module__
@@ -213,6 +304,9 @@ class Registrar:
     def __call__(self, name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = (),
                  roles: tuple[str, ...] = ()) -> Callable[[type], type]:
         def register(cls: type) -> type:
+            core = core_of(cls)
+            if core is not None:
+                check_overrides(name, cls, core)
             first = self.rules.get(name) or Rule(name, summary, reason or self.reason, {}, requires)
             own = getattr(cls, "role", None)
             on = roles or ((own,) if own is not None else self.roles)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.mtcp import tree as mtcp_tree
 from p4mcc.hosts.core import check_params
 from p4mcc.hosts.reliable import StreamParams
 
@@ -13,7 +13,7 @@ from p4mcc.hosts.reliable import StreamParams
 class MtcpParams(StreamParams):
     """What a user of MTCP sets: the stream (:class:`hosts.reliable.StreamParams`, shared with RLA) and its tree."""
 
-    #: The logical tree, ``"child>parent,..."`` (IPv4 addresses, :mod:`hosts.mtcp_tree`);
+    #: The logical tree, ``"child>parent,..."`` (IPv4 addresses, :mod:`hosts.mtcp.tree`);
     #: empty: every receiver is a child of the sender.
     tree: str = ""
     #: The fan-out bound of the tree (paper 4.1.1: 16 "a reasonable upper bound").

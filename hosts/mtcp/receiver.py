@@ -4,10 +4,12 @@ late starts and the roll call's NACK-only reports are p4mcc's."""
 from __future__ import annotations
 
 from p4mcc.hosts.core import Address, JoinGroup, node_id
-from p4mcc.hosts.mtcp.core import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP, _Agent
+from p4mcc.hosts.mtcp.agent import _Agent
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, NACK_HOLDOFF_INITIAL, NACK_HOLDOFF_RTTS, WUPDATE_INITIAL, WUPDATE_STEP
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from p4mcc.hosts.rtt import ewma
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
@@ -54,8 +56,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.set_timer("wupdate", now + self._first_hello())
         self._start_probing(now)
 
+    @hook
     def _first_hello(self) -> float:
-        """Hook: when the first window update (the hello that makes us known) goes: at once."""
+        """When the first window update (the hello that makes us known) goes: at once."""
         return 0.0
 
     def _arm_wupdate(self, now: float) -> None:
@@ -156,11 +159,13 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         else:
             self._ack_soon(now)
 
+    @hook
     def _arrived(self, seq: int, now: float) -> None:
-        """Hook: packet ``seq`` arrived for the first time."""
+        """Packet ``seq`` arrived for the first time."""
 
+    @hook
     def _ack_at_once(self, in_order: bool) -> bool:
-        """Hook: does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
+        """Does this packet's ACK go now, not after the ACK delay? (3.1: never.)"""
         return False
 
     def _ack(self, now: float) -> None:
@@ -192,6 +197,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         else:
             self.set_timer("nack", due)
 
+    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "nack" and self.solo:
             self._solo_renack(now)
@@ -213,8 +219,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             if self._summary_fields() != before:
                 self._ack_soon(now)
 
+    @hook
     def _nack_due(self, missing: list[int], now: float) -> list[int]:
-        """Hook: the holes to NACK now (none: no NACK).  3.1: every hole, with every ACK."""
+        """The holes to NACK now (none: no NACK).  3.1: every hole, with every ACK."""
         return missing
 
     def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:

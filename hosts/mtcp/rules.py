@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from p4mcc.hosts.mtcp.core import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL, _Child
+from p4mcc.hosts.mtcp.agent import _Child
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma

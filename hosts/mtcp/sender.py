@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4mcc.hosts.mtcp.core import DEAD_PROBES, FOLD_ID, RTO_INITIAL, _Agent, _Child
+from p4mcc.hosts.mtcp.agent import _Agent, _Child
+from p4mcc.hosts.mtcp.constants import DEAD_PROBES, FOLD_ID, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
@@ -122,12 +124,14 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         want = len(self.tree.children_of(self.me)) or self.p.receivers
         return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
 
+    @hook
     def current_window(self) -> int:
         """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room."""
         min_cwnd, max_twnd, adv = self.summary()
         lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
         return min(min_cwnd - max_twnd, lowest + adv - (self.next_seq - 1))
 
+    @hook
     def on_start(self, now: float) -> None:
         self._start_probing(now)
 
@@ -148,6 +152,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return  # only feedback moves the sender
         self._pump(now)
 
+    @hook
     def on_timer(self, name: str, now: float) -> None:
         handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
         handler = handlers.get(name)

@@ -12,6 +12,7 @@ from p4mcc.hosts.core import Address, JoinGroup, node_id
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import MAX_SEQ, ReceiveBuffer, payload_for
 from p4mcc.hosts.rla.params import RlaParams
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.wire import MAX_SACK_BLOCKS, RlaData, RlaSack, ts_us
 
 #: Seconds between hellos until data arrives (the paper's receivers are known; how is open).
@@ -34,16 +35,19 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.emit(JoinGroup(self.cfg.group))
         self._first_hello(now)
 
+    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "hello" and not self.got_data:
             self._hello(now)
 
+    @hook
     def _first_hello(self, now: float) -> None:
-        """Hook: the first hello, at once."""
+        """The first hello, at once."""
         self._hello(now)
 
+    @hook
     def _hello_factor(self) -> float:
-        """Hook: the next hello is ``HELLO_INTERVAL`` times this."""
+        """The next hello is ``HELLO_INTERVAL`` times this."""
         return 1.0
 
     def _hello(self, now: float) -> None:
@@ -71,13 +75,16 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
             self.emit(d)
         self._acknowledge(msg, now, new, had_holes and self.buf.cum_ack > cum_before)
 
+    @hook
     def _note_arrival(self, msg: RlaData, now: float) -> None:
-        """Hook: a data packet arrived at ``now`` (the paper's stream starts at 1, whatever its flags)."""
+        """A data packet arrived at ``now`` (the paper's stream starts at 1, whatever its flags)."""
 
+    @hook
     def _acknowledge(self, msg: RlaData, now: float, new: bool, filled: bool) -> None:
         """The paper's SACK for every data packet, echoing its send time."""
         self._sack(msg.timestamp, now)
 
+    @hook
     def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
         """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
         self.send(self.sender, RlaSack(

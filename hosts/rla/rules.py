@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
-from p4mcc.hosts.rla.core import RlaSender, _Receiver
+from p4mcc.hosts.rla.sender import RlaSender, _Receiver
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.rtt import RttSpread, ewma
@@ -22,11 +22,38 @@ Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
 _OURS = "ours, see docs/protocols/rla.md#rules"
 rule = Registrar("rla", _OURS)
+#: Seconds between the rules' housekeeping (:class:`_Housekeeping`).
+TICK = 0.1
+
+
+class _Housekeeping(Sender):
+    """The periodic work of the rules that have some: every TICK resolve a pending loss event
+    (``one_draw_per_loss``), choose the clock (``one_clock``) and drop silent receivers (the
+    ``_drop_silent`` chain).  The paper's sender has no such work, so it runs no such timer."""
+
+    def on_start(self, now: float) -> None:
+        super().on_start(now)
+        self.set_timer("tick", now + TICK)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "tick":
+            super().on_timer(name, now)
+            return
+        self._resolve_event(now)
+        self._choose_clock()
+        if self._drop_silent(now):
+            self._pump(now)
+        if not self.done:
+            self.set_timer("tick", now + TICK)
+
+    def _drop_silent(self, now: float) -> bool:
+        """Drop receivers that stopped acknowledging; True when any was (the rules that drop fill it)."""
+        return False
 
 
 # Congestion response ---------------------------------------------------------
 @rule("one_draw_per_loss", "one random draw per lost packet, not per signal")
-class OneDrawPerLoss(Sender):
+class OneDrawPerLoss(_Housekeeping):
     """One draw per lost packet, not per signal, once the troubled receivers reported past it:
     cut with probability k / num_trouble_rcvr, k the troubled receivers that lost it (ours)."""
 
@@ -139,26 +166,37 @@ class JoinAtWindowEdge(Sender):
         super().__init__(*args, **kwargs)
         self.joined: list[tuple[float, int, int]] = []  # (time, receiver id, first packet)
         self.sync_at: dict[int, float] = {}  # receiver id -> when its SYNC was last sent again
+        self.join_at: dict[int, int] = {}  # receiver id -> its first packet, until it acknowledges it
+
+    def _synced(self, r: _Receiver) -> bool:
+        """Whether r acknowledged its first packet (a receiver from the start has nothing to wait for)."""
+        return r.rid not in self.join_at
+
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        for rid in rids:
+            self.join_at.pop(rid, None)
+        super()._forget(rids, since)
 
     def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
         super()._on_sack(m, src, now)
         # Its SACK holds the join packet, come as plain data: the SYNC was lost and no repair of that
         # packet is owed, so its stream would never start. Sent again, once per round trip.
         r = self.rcvrs.get(m.rcvr_id)
-        if r and not r.synced and r.sb.acked(r.join) and now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
+        first = self.join_at.get(m.rcvr_id)
+        if r and first is not None and r.sb.acked(first) and now - self.sync_at.get(r.rid, -math.inf) >= r.srtt:
             self.sync_at[r.rid] = now
             self._send_sync(r, now)
             self.sync_resends += 1
 
     def _send_sync(self, r: _Receiver, now: float) -> None:
         """The joiner's first packet, to it alone, marking where its stream starts."""
-        self.send(r.addr, self._data(r.join, now, Flags.RETRANSMIT | Flags.SYNC))
+        self.send(r.addr, self._data(self.join_at[r.rid], now, Flags.RETRANSMIT | Flags.SYNC))
         self.ucast_rexmits += 1
 
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = self.rcvrs.get(m.rcvr_id)
         if self.started and self.next_seq > 1 and m.cum_ack == 0:
-            if r is not None and r.synced and r.sb.cum_ack > 0:
+            if r is not None and self._synced(r) and r.sb.cum_ack > 0:
                 # A cumulative ACK never goes back: a new incarnation.
                 self.restarts += 1
                 self._forget([r.rid])
@@ -166,24 +204,24 @@ class JoinAtWindowEdge(Sender):
             if r is None:
                 self._join(m.rcvr_id, src, now)
         r = super()._admit(m, src, now)
-        if not r.synced and m.cum_ack >= r.join:
-            r.synced = True
+        if not self._synced(r) and m.cum_ack >= self.join_at[r.rid]:
+            del self.join_at[r.rid]
         return r
 
     def _join(self, rid: int, src: Any, now: float) -> None:
         first = min(self.out) if self.out else self.next_seq - 1
         r = self._receiver(rid, src, first - 1)
-        r.join = first
+        self.join_at.pop(rid, None)
         if first > 1:
-            r.synced = False
+            self.join_at[rid] = first
             self._mark_lost(r, first, -math.inf)
         self.joined.append((now, rid, first))
 
     def _repair_joiners(self, s: int, want: list[_Receiver], now: float) -> list[_Receiver]:
         for r in want:
-            if not r.synced and s == r.join:
+            if self.join_at.get(r.rid) == s:
                 self._send_sync(r, now)
-        return super()._repair_joiners(s, [r for r in want if r.synced or s != r.join], now)
+        return super()._repair_joiners(s, [r for r in want if self.join_at.get(r.rid) != s], now)
 
 
 @rule("join_at_window_edge")
@@ -268,7 +306,7 @@ class ResumeStreamReceiver(Receiver):
 
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
-class DropSilentReceivers(Sender):
+class DropSilentReceivers(_Housekeeping):
     """A receiver silent for max(DEAD_MIN, DEAD_RTTS * srtt_i) while it owes an ACK is dropped, else
     rules 4 and 5 wait for it for good (ours); nobody while the whole group is: that is the path."""
 
@@ -525,7 +563,7 @@ class SpreadPairs(Sender):
 # The acker's clock (pgmcc) -----------------------------------------------------------
 @rule("acker_clock", "the window is clocked by the acker's SACKs and sent once per its round trip",
       "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, requires=("worst_path_listening",))
-class AckerClock(Sender):
+class AckerClock(_Housekeeping):
     """Once ``worst_path_listening`` has an acker, the window counts what the acker has not
     acknowledged and grows on its SACKs alone (pgmcc's acker clock, Rizzo 2000; ours), so the rate
     is the window over the acker's round trip, not over the longest one; a slow receiver costs
@@ -651,7 +689,7 @@ class ReliabilityWindow(Sender):
 
 
 @rule("one_clock", "a large group's window is sent on one receiver's SACKs")
-class OneClock(Sender):
+class OneClock(_Housekeeping):
     """From CLOCK_MIN_RECEIVERS receivers the window is sent on the SACKs of one,
     the largest srtt's (section 3.1: "similar to the TCP senders"; ours); any
     SACK sends while that clock is silent or slow."""
@@ -664,12 +702,23 @@ class OneClock(Sender):
     CLOCK_LAG = 16
     clock: int | None = None  # the receiver whose SACKs send; None: every SACK
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.last_sack: dict[int, float] = {}  # receiver id -> when its last SACK came
+        self.sack_gap: dict[int, float] = {}  # receiver id -> the smoothed gap between its SACKs
+
     def _admit(self, m: RlaSack, src: Any, now: float) -> _Receiver:
         r = super()._admit(m, src, now)
-        if r.last_sack is not None:
-            r.sack_gap = ewma(r.sack_gap, now - r.last_sack, 1 / 8)
-        r.last_sack = now
+        if r.rid in self.last_sack:
+            self.sack_gap[r.rid] = ewma(self.sack_gap.get(r.rid), now - self.last_sack[r.rid], 1 / 8)
+        self.last_sack[r.rid] = now
         return r
+
+    def _forget(self, rids: list[int], since: float | None = None) -> None:
+        for rid in rids:  # a receiver admitted again starts with no SACK seen
+            self.last_sack.pop(rid, None)
+            self.sack_gap.pop(rid, None)
+        super()._forget(rids, since)
 
     def _choose_clock(self) -> None:
         super()._choose_clock()
@@ -692,14 +741,15 @@ class OneClock(Sender):
         clock = self.rcvrs[self.clock]
         if clock.sb.highest >= self.next_seq - 1:
             return False  # it holds all that was sent: no SACK of its own is coming
-        if clock.sack_gap is None or clock.sack_gap > clock.srtt / self.CLOCK_LAG:
+        gap = self.sack_gap.get(clock.rid)
+        if gap is None or gap > clock.srtt / self.CLOCK_LAG:
             return False  # waiting for its next SACK would stretch the round trip
         return now - clock.last_heard <= DELAYED_ACK_TIMEOUT
 
 
 # Feedback a receiver cannot abuse -------------------------------------------------
 @rule("stalled_receivers", "a receiver that acknowledges nothing new is dropped", "RFC 9293 3.10.7.4; ours")
-class StalledReceivers(Sender):
+class StalledReceivers(_Housekeeping):
     """A receiver that talks but acknowledges nothing new for max(STALL_MIN, STALL_RTTS * srtt_i)
     while it owes a packet and the rest move is dropped; its SACKs are refused until one acknowledges
     a packet sent after the drop (only an ACK of new data moves the window, RFC 9293 3.10.7.4; ours)."""

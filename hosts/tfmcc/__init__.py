@@ -3,7 +3,7 @@
 The paper's algorithm, the user's parameters (:mod:`.params`) and the named rules
 with the profiles (:mod:`.rules`); ``docs/protocols/tfmcc.md`` is its reference page."""
 
-from p4mcc.hosts.tfmcc.core import bias, feedback_delay, feedback_time
+from p4mcc.hosts.tfmcc.constants import bias, feedback_delay, feedback_time
 from p4mcc.hosts.tfmcc.params import DATA_HEADER, TfmccParams
 from p4mcc.hosts.tfmcc.receiver import TfmccReceiver
 from p4mcc.hosts.tfmcc.rules import RULES

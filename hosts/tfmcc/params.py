@@ -1,5 +1,5 @@
 """The parameters a user of TFMCC sets; everything else is a paper constant
-(:mod:`hosts.tfmcc.core`) or a named rule's (:mod:`hosts.tfmcc.rules`)."""
+(:mod:`hosts.tfmcc.constants`) or a named rule's (:mod:`hosts.tfmcc.rules`)."""
 
 from __future__ import annotations
 

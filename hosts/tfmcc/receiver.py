@@ -1,6 +1,6 @@
 """The TFMCC receiver as the paper describes it (2.1-2.6, appendices A-B); see
-docs/protocols/tfmcc.md.  :mod:`hosts.tfmcc.rules` changes the methods under
-"hooks the rules change"."""
+docs/protocols/tfmcc.md.  :mod:`hosts.tfmcc.rules` may change the methods marked
+``@hook``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup, node_id
 from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import ewma
-from p4mcc.hosts.tfmcc.core import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
+from p4mcc.hosts.rules import hook
+from p4mcc.hosts.tfmcc.constants import (BETA_CLR, BETA_OTHER, FB_THETA, LOSS_INTERVALS, MAX_RTT_S, RECV_WINDOW_RTTS, U32,
                               feedback_delay, feedback_time, u32)
 from p4mcc.hosts.tfmcc.params import TfmccParams
 from p4mcc.hosts.tfrc import LossHistory, loss_rate_full, rto, tcp_rate
@@ -69,10 +70,12 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return math.inf
         return 8.0 * size * (seq1 - seq0) / dt
 
+    @hook
     def _new_history(self) -> LossHistory:
         """An empty loss history (2.3): m intervals, the one-RTT loss event."""
         return LossHistory(LOSS_INTERVALS)
 
+    @hook
     def receive_rate_bps(self) -> float:
         """R_recv, measured over several RTTs (2.6)."""
         return self.recv_meter.rate_bps(self.now)
@@ -111,6 +114,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         dt = wire.ts_diff_us(msg.timestamp, ts0) / 1e6
         return jump > 1000 + 2.0 * max(dt, 0.0) * self.p.max_rate_bps / (8.0 * self.p.packet_size)
 
+    @hook
     def _on_data(self, msg: TfmccData, size: int, now: float) -> None:
         s = self.p
         if self._implausible(msg):
@@ -174,38 +178,37 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             self._send_report(now)
 
     # -- hooks the rules change -------------------------------------------------
+    @hook
     def _before_packet(self, seq: int, now: float) -> None:
         """Called for every data packet before anything is measured from it."""
 
+    @hook
     def _meter_packet(self, now: float, size: int) -> None:
         """Count the packet into the receive-rate meter."""
         self.recv_meter.add(now, size)
 
-    def _restart_meters(self) -> None:
-        """Measure the receive rate afresh from the next packet on."""
-        self.recv_meter = WindowRateMeter(self.recv_meter.window)
-
+    @hook
     def _meter_windows(self) -> None:
         """The receive rate spans several RTTs (2.6), at least 0.5 s."""
         self.recv_meter.window = max(RECV_WINDOW_RTTS * self.rtt, 0.5)
 
+    @hook
     def _event_span(self, rtt_now: float) -> float:
         """A loss event lasts the smoothed RTT from its first loss (2.3);
         ``rtt_now`` is the round trip this packet measures (0: none)."""
         return self.rtt
 
+    @hook
     def _record_packet(self, seq: int, now: float, span: float, owd: float) -> None:
         """Enter the packet into the loss history (2.3)."""
         self.history.on_packet(seq, now, span, owd)
 
+    @hook
     def _remodel_reverse(self) -> float | None:
         """The receiver-to-sender delay for remodelling (app. A); None: the RTT alone."""
         return None
 
-    def _recv_rate_at_first_loss(self) -> float:
-        """X_recv as measured when the first loss arrives."""
-        return self.receive_rate_bps()
-
+    @hook
     def _first_interval_rate(self) -> float:
         """The rate whose equation loss rate is l_0: half the sending rate (app. B)."""
         send = self.send_rate_bps()
@@ -244,6 +247,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             return True
         return self.history.has_loss and x_calc < self.send_rate_bps()
 
+    @hook
     def _arm(self, now: float) -> None:
         """Decide once per round whether to report, as soon as the rates are known."""
         if self._armed or self.is_clr:
@@ -261,6 +265,7 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
         self.set_timer("feedback", now + t)
         self.timer_pending = True
 
+    @hook
     def _feedback_delay(self, send: float) -> float:
         """T for this round's timer, from the data's max RTT and the sending rate (2.5.3)."""
         return feedback_delay(self.p.packet_size, self.max_rtt, send)

@@ -10,7 +10,7 @@ from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
-from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
+from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
 from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
 from p4mcc.hosts.wire import Share, Stamp, TfmccData, TfmccReport, TfmccReportFlags
 
@@ -115,9 +115,22 @@ class LossEventCurrentRtt(_Rx):
         return None if d_rs is None else d_rs / 1e6
 
 
+class _ReceiveMeters(_Rx):
+    """What the receive-rate rules share: restarting the meters (``outage_restart``) and X_recv at
+    the first loss (``first_interval_recv_rate``), which ``slowstart_recv_rate`` measures its way."""
+
+    def _restart_meters(self) -> None:
+        """Measure the receive rate afresh from the next packet on."""
+        self.recv_meter = WindowRateMeter(self.recv_meter.window)
+
+    def _recv_rate_at_first_loss(self) -> float:
+        """X_recv as measured when the first loss arrives."""
+        return self.receive_rate_bps()
+
+
 @rule("slowstart_recv_rate", "in slowstart X_recv is measured over the last RTT",
       "RFC 5348 4.3, 6.2", roles=(R,))
-class SlowstartRecvRate(_Rx):
+class SlowstartRecvRate(_ReceiveMeters):
     """In slowstart, before loss, X_recv is the rate over the last RTT
     (RFC 5348 4.3/6.2), not over four."""
 
@@ -154,7 +167,7 @@ class SlowstartRecvRate(_Rx):
 
 @rule("first_interval_recv_rate", "the first loss interval follows the receive rate, "
       "not half the sending rate", "RFC 5348 6.3.1", roles=(R,))
-class FirstIntervalRecvRate(_Rx):
+class FirstIntervalRecvRate(_ReceiveMeters):
     """l_0 from the rate received (RFC 5348 6.3.1), not half the sending rate
     (paper app. B), which overshoots what the path delivers."""
 
@@ -197,7 +210,7 @@ class ForgiveCompetitorOverflow(_Rx):
 
 
 @rule("outage_restart", "an outage restarts the loss history instead of counting as loss", roles=(R,))
-class OutageRestart(_Rx):
+class OutageRestart(_ReceiveMeters):
     """A silence of max(1 s, 4 RTT) over 8+ lost packets is an outage, not
     congestion: the history and meters restart as a late joiner's (paper 4.2)."""
 

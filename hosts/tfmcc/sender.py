@@ -1,6 +1,6 @@
 """The TFMCC sender as the paper describes it (2.2, 2.4.2, 2.5, 2.6, 4.2); see
-docs/protocols/tfmcc.md.  Methods whose docstring says what the paper does are
-the hooks :mod:`hosts.tfmcc.rules` overrides."""
+docs/protocols/tfmcc.md.  The methods marked ``@hook`` are the ones
+:mod:`hosts.tfmcc.rules` may override."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
-from p4mcc.hosts.tfmcc.core import (CLR_TIMEOUT_ROUNDS, ECHO_CLR, ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER,
+from p4mcc.hosts.rules import hook
+from p4mcc.hosts.tfmcc.constants import (CLR_TIMEOUT_ROUNDS, ECHO_CLR, ECHO_NEW_CLR, ECHO_NO_RTT, ECHO_OTHER,
                               MAX_RTT_S, RMAX_DECAY, SILENCE_ROUNDS, SLOWSTART_D, U32, feedback_delay, u32)
 from p4mcc.hosts.tfmcc.params import DATA_HEADER, TfmccParams
 from p4mcc.hosts.tfrc import rto, tcp_rate
@@ -62,6 +63,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self._tick = self._last_tick = 0.0
         self._burst_sent, self._burst_size = 0, 1
 
+    @hook
     def _initial_window_bytes(self) -> float:
         """One packet per R_max at the start (RFC 4654 3.1)."""
         return float(self.p.packet_size)
@@ -70,6 +72,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         """The initial window per ``rtt``, or ``initial_rate_bps`` when set."""
         return self.p.initial_rate_bps or 8.0 * self._initial_window_bytes() / rtt
 
+    @hook
     def _slowstart_floor(self) -> float:
         """The lowest slowstart target: the rate's floor."""
         return self.p.min_rate_bps
@@ -94,25 +97,31 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self._on_report(msg, now)
             self._after_report(before, now)
 
+    @hook
     def _after_report(self, before: float, now: float) -> None:
         """A report changes the rate the next packet is paced at (2.2)."""
 
+    @hook
     def _police(self, rep: TfmccReport, now: float) -> bool:
         """Whether the sender takes the report: the paper trusts every receiver."""
         return True
 
+    @hook
     def _bound_claimed_rtt(self, claimed: float, inst: float) -> float:
         """A receiver's RTT as reported (2.4.2), whatever the sender's own sample."""
         return claimed
 
+    @hook
     def _claimed_rate(self, rate: float, eq: float) -> float:
         """The report's rate as the receiver computed it (2.2)."""
         return rate
 
+    @hook
     def _unechoed_rtt(self, rep: TfmccReport, claimed: float | None) -> float | None:
         """A report's RTT when it echoes nothing: as claimed, or none (2.4.2)."""
         return claimed
 
+    @hook
     def _echo_sample(self, rep: TfmccReport, now: float) -> float | None:
         """The sender's own RTT sample from the report's echo (2.4.4), if any."""
         if not rep.echo_ts:
@@ -140,6 +149,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             return True
         return bool(f & TfmccReportFlags.HAVE_LOSS) and rep.loss_rate == 0
 
+    @hook
     def _on_report(self, rep: TfmccReport, now: float) -> None:
         s = self.p
         if self._impossible(rep):
@@ -217,6 +227,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self.last_increase = now
         self._queue_echo(echo)
 
+    @hook
     def _slowstart_report(self, recv: float, rtt: float | None, now: float) -> None:
         """A slowstart report from the CLR: the paper moves the target per round (2.6)."""
 
@@ -275,12 +286,14 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         else:
             self.rate = ceiling
 
+    @hook
     def _slowstart_tick(self, now: float) -> None:
         """Move toward d·R_recv^min over one R_max (2.6)."""
         frac = min(1.0, (now - self.ss_ramp_start) / self.r_max)
         self.rate = self.ss_from + (self.ss_target - self.ss_from) * frac
         self.rate = min(max(self.rate, self.p.min_rate_bps), self.p.max_rate_bps)
 
+    @hook
     def _clr_timeout(self) -> float:
         """How long the CLR may be silent: 10 feedback delays (4.2)."""
         return CLR_TIMEOUT_ROUNDS * self.T()
@@ -296,6 +309,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self.silent_latched = True
         return self.silent_latched
 
+    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "send":
             self._send_data(now)
@@ -313,6 +327,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             if late:
                 self.supp_rate = carry
 
+    @hook
     def _end_round(self, now: float) -> None:
         s = self.p
         self.round_report_counts.append(self.reports_this_round)
@@ -337,6 +352,7 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         self.round_nonclr = False
         self.supp_rate = math.inf
 
+    @hook
     def _send_data(self, now: float) -> None:
         if self._silent(now):
             self.last_increase = now  # only halving (at round ends) while nobody answers
@@ -371,10 +387,12 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
         centre = 0.5 * (self._burst_size - 1) * gap
         self.set_timer("send", max(now, self._tick + centre + offset))
 
+    @hook
     def _next_burst_size(self) -> int:
         """Packets that leave together: one, evenly paced (2.2's rate)."""
         return 1
 
+    @hook
     def _pacing_offset(self, gap: float) -> float:
         """How far the next departure lies from its tick: nowhere."""
         return 0.0

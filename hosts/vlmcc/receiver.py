@@ -1,5 +1,5 @@
 """VLMCC's receiver as the paper has it (2.3): the leader ACKs; a follower emulates Vegas on its
-own path (eqs. 4, 5) and challenges by eq. (6).  Underscore methods are the rules' hooks."""
+own path (eqs. 4, 5) and challenges by eq. (6).  Rules may override the methods marked ``@hook``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import random
 from p4mcc.hosts.core import Address, JoinGroup, node_id
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import ewma, lowest
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tcp_rules import vegas_diff
-from p4mcc.hosts.vlmcc.core import GAP_GAIN, THRESHOLDS, G, jittered, rate_bps
+from p4mcc.hosts.vlmcc.constants import GAP_GAIN, THRESHOLDS, G, jittered, rate_bps
 from p4mcc.hosts.vlmcc.params import VlmccParams
 from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_diff_us, ts_us
 
@@ -63,6 +64,7 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         elif msg is not None:
             self._on_data(msg, now)
 
+    @hook
     def _awaits_start(self) -> bool:
         return self.rtt is None
 
@@ -76,9 +78,11 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.W = max(1.0, float(m.win_size))
         self.cancel_timer("probe")
 
+    @hook
     def _started(self, m: VlmccStart) -> None:
         """A Start is taken: the emulated connection begins on this path."""
 
+    @hook
     def _on_data(self, m: VlmccData, now: float) -> None:
         self.received += 1
         self.leader = m.leader_id
@@ -106,9 +110,11 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
             if self.leader != self.me:
                 self._maybe_challenge(now)
 
+    @hook
     def _arrived(self, now: float) -> None:
         """After each new data packet: nothing more in the paper."""
 
+    @hook
     def _ack(self, in_order: bool, now: float) -> None:
         """2.2: the leader ACKs every packet at once."""
         self._flush_acks(now)
@@ -140,18 +146,21 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self._emulate(cap)
         self.W = max(1.0, min(self.W, cap))
 
+    @hook
     def _emulate(self, cap: float) -> None:
         """2.3: the Vegas rule, in congestion avoidance."""
         diff = self.vegas_diff()
         if diff is not None:
             self.W = max(1.0, self.W + THRESHOLDS.step(diff))
 
+    @hook
     def _follower_loss(self, now: float) -> None:
         """A sequence gap halves the emulated window at most once per RTT."""
         if self.rtt_hat is not None and now - self.last_halve >= self.rtt_hat:
             self.W = max(1.0, self.W / 2)
             self.last_halve = now
 
+    @hook
     def _maybe_challenge(self, now: float) -> None:
         """Equation (6) and a growing gap, at most once per RTT: ask to lead."""
         assert self.rtt_hat is not None

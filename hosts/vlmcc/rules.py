@@ -10,7 +10,7 @@ from p4mcc.hosts.core import Address, node_id
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
-from p4mcc.hosts.vlmcc.core import THRESHOLDS
+from p4mcc.hosts.vlmcc.constants import THRESHOLDS
 from p4mcc.hosts.vlmcc.receiver import VlmccReceiver as Receiver
 from p4mcc.hosts.vlmcc.sender import VlmccSender as Sender
 from p4mcc.hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart

@@ -1,5 +1,5 @@
-"""VLMCC's sender as the paper has it (2.2-2.4); underscore methods are the rules' hooks, doing
-here what the paper does (often nothing).  ``docs/protocols/vlmcc.md`` maps each to its test."""
+"""VLMCC's sender as the paper has it (2.2-2.4); the methods marked ``@hook`` are the
+ones rules may override, doing here what the paper does (often nothing).  ``docs/protocols/vlmcc.md`` maps each to its test."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tcp_rules import vegas_diff
-from p4mcc.hosts.vlmcc.core import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
+from p4mcc.hosts.vlmcc.constants import G, G_DEV, INITIAL_LOSS_TIMEOUT, MAX_BURST, THRESHOLDS, rate_bps
 from p4mcc.hosts.vlmcc.params import VlmccParams
 from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, seconds_since, ts_us
 
@@ -58,6 +59,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         """The rate announced in every data packet: W / rtt."""
         return rate_bps(self.W, self.srtt, self.p.packet_size)
 
+    @hook
     def loss_timeout(self) -> float:
         """2.2: no ACK within ``rtt + 4·dev`` means lost (TCP's RTO rule)."""
         return INITIAL_LOSS_TIMEOUT if self.rtt is None else self.srtt + 4 * self.dev
@@ -84,9 +86,11 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self._round(now)
         self._pump(now)  # "tx", and what a loss or a round opened
 
+    @hook
     def _genuine(self, rid: int, src: Address) -> bool:
         return True  # the paper trusts every receiver's id
 
+    @hook
     def _on_ack(self, m: VlmccAck, src: Address, now: float) -> None:
         if m.rcvr_id != self.leader or self.leader == 0:
             return
@@ -97,6 +101,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if sent is not None:
             self._acked(m, sent, now)
 
+    @hook
     def _acked(self, m: VlmccAck, sent: float, now: float) -> None:
         """An ACK of a packet sent at ``sent``: an RTT sample (eqs. 1, 2) and base_rtt."""
         rtt = seconds_since(m.tstamp_comp, now)
@@ -113,12 +118,15 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if self.timer_at("round") is None:
             self.set_timer("round", now + self.srtt)
 
+    @hook
     def _ack_rtt(self, rtt: float, sent: float, now: float) -> float:
         return rtt  # the echo's age
 
+    @hook
     def _sampled(self, rtt: float) -> None:
         """After each RTT sample: nothing more in the paper."""
 
+    @hook
     def _detect_losses(self, seq: int, now: float) -> None:
         """2.2 finds losses by the timer alone."""
 
@@ -128,6 +136,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             return None
         return vegas_diff(self.W / self.rtt, self.rtt, self.base_rtt)
 
+    @hook
     def _round(self, now: float) -> None:
         """Once per RTT: the window's adjustment, or leadership-loss probing."""
         if self.leaderless:
@@ -138,10 +147,12 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         if self.leader:
             self.set_timer("round", now + self.srtt)
 
+    @hook
     def _leaderless_round(self) -> None:
         """2.4: W grows by one per RTT to provoke a challenge."""
         self.W = min(self.p.max_window, self.W + 1)
 
+    @hook
     def _adjust_window(self) -> None:
         """2.2: the Vegas rule (slow start doubles W until more than γ packets queue)."""
         diff = self.vegas_diff()
@@ -176,11 +187,13 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             self.losses += n
             self._loss_response(n, now, since, newest)
 
+    @hook
     def _loss_response(self, n: int, now: float, since: float | None, newest: int | None) -> None:
         """2.2: halve W at most once per RTT."""
         if now - self.last_halve >= self.srtt:
             self._halve(now)
 
+    @hook
     def _halve(self, now: float) -> None:
         self.W = max(1.0, self.W / 2)
         self.slowstart = False
@@ -217,15 +230,18 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self.sent_since_ack = 0
         self._arm_loss()
 
+    @hook
     def _adopt(self, m: VlmccChallenge) -> None:
         """2.3: the challenger's window and RTT become the sender's."""
         self.W = max(1.0, float(m.win_size))
         if m.rtt:
             self.rtt = m.rtt / 1e6
 
+    @hook
     def _base_rtt_for(self, rid: int) -> float | None:
         return None  # a new leader's path has its own propagation delay: learnt afresh
 
+    @hook
     def accept_challenge(self, m: VlmccChallenge, now: float) -> bool:
         """2.3's policy: settle a few RTTs after a change; keep a minimum rate; lower the rate."""
         if self.leaderless or self.leader == 0:
@@ -235,9 +251,11 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         new_rate = rate_bps(m.win_size, m.rtt / 1e6 if m.rtt else self.srtt, self.p.packet_size)
         return new_rate >= self.p.min_rate_bps and self._slower(new_rate)
 
+    @hook
     def _slower(self, new_rate: float) -> bool:
         return new_rate < self.rate_bps  # the challenge lowers the rate
 
+    @hook
     def _set_leader(self, rid: int, src: Address, now: float) -> None:
         if rid != self.leader:
             self.leader_changes += 1
@@ -247,6 +265,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         self._new_round()
         self.set_timer("round", now + self.srtt)
 
+    @hook
     def _leader_lost(self, now: float) -> None:
         """2.4: a whole window without a single ACK: the leader is gone."""
         self.leaderless = True
@@ -265,9 +284,11 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             sent += 1
         self._after_burst(now, sent, burst)
 
+    @hook
     def _burst(self) -> int:
         return 1 if self.leaderless else MAX_BURST  # leaderless: one window per RTT (2.4)
 
+    @hook
     def _after_burst(self, now: float, sent: int, burst: int) -> None:
         if sent:
             self.next_tx = now + self.pacing_delay()
@@ -275,6 +296,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         elif self.leaderless:
             self.set_timer("tx", now + self.pacing_delay())
 
+    @hook
     def _leader_silence_limit(self) -> float:
         return 0.0  # 2.4 counts the window only
 
@@ -285,6 +307,7 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
         # Leaderless, one window per RTT: pacing alone spaces the packets.
         return self.leaderless or len(self.outstanding) < self._window_limit()
 
+    @hook
     def _window_limit(self) -> int:
         return int(self.W)
 
@@ -302,12 +325,15 @@ class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
             if self.timer_at("loss") is None:
                 self._arm_loss()
 
+    @hook
     def _data_flags(self) -> int:
         return 0
 
+    @hook
     def _named_leader(self) -> int:
         return self.leader
 
+    @hook
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         values = {"cwnd": self.W, "rate_bps": self.rate_bps, "rtt_s": self.srtt, "leader": self.leader,
                   "leader_changes": self.leader_changes, "losses": self.losses, "packets_sent": self.next_seq - 1}

@@ -1,5 +1,5 @@
 """WEBRC's user parameters (the paper's Table 1 and a receiver's start) and Γ;
-every other constant belongs to :mod:`hosts.webrc.core` or to its rule."""
+every other constant belongs to :mod:`hosts.webrc.constants` or to its rule."""
 
 from __future__ import annotations
 

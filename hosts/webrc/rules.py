@@ -1,4 +1,4 @@
-"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.core.WebrcReceiver`.
+"""WEBRC's named rules (:class:`hosts.rules.Registrar`), each a mixin of :class:`hosts.webrc.receiver.WebrcReceiver`.
 Reasons and figures: ``docs/protocols/webrc.md#rules``."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampWindow, short_queue
 from p4mcc.hosts.tfrc import CompetitorOverflow, outage
-from p4mcc.hosts.webrc.core import TRR_HEADROOM, WebrcReceiver
+from p4mcc.hosts.webrc.constants import TRR_HEADROOM
+from p4mcc.hosts.webrc.receiver import WebrcReceiver
 from p4mcc.hosts.webrc.params import gamma
 from p4mcc.hosts.wire import WebrcData
 
@@ -306,8 +307,29 @@ class PastQueueFree(_ForgivesOverflow, _OneWayDelays, _NewestWave):
         return super()._not_its_own() or self.last_join_past_queue
 
 
+class _RecentRates(_Base):
+    """The RR of the last RECENT_EPOCHS full epochs since the last join took effect, for the rules
+    that read it (``trr_recent``, ``join_experiment``, ``startup_carried``; ``rates_follow_decay``
+    decays it with the averages); the paper keeps no such record."""
+
+    RECENT_EPOCHS = 4
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._rr_recent: deque[float] = deque(maxlen=self.RECENT_EPOCHS)
+
+    def _join_answered(self) -> None:
+        super()._join_answered()
+        self._rr_recent.clear()
+
+    def _epoch_averaged(self, rr_rate: float) -> None:
+        super()._epoch_averaged(rr_rate)
+        if self.pending is None and self.join_effect_epochs >= 1:
+            self._rr_recent.append(rr_rate)  # a full epoch after the last join took effect
+
+
 @rule("rates_follow_decay", "ARR and TRR follow the waves' decay each epoch; a quiet wave takes P·BCR from ARR")
-class RatesFollowDecay(_Base):
+class RatesFollowDecay(_RecentRates):
     """ARR and TRR's averages are decayed by P^(EL/TSD) each epoch, the
     waves' known decay, so eq. 5 no longer fails on their lag; a quiet wave
     takes P·BCR from ARR instead of dividing it by Γ."""
@@ -329,7 +351,7 @@ class RatesFollowDecay(_Base):
 
 
 @rule("trr_recent", "TRR is the mean RR since the last join took effect", "RFC 5348 4.3 (X_recv cap)")
-class TrrRecent(_Base):
+class TrrRecent(_RecentRates):
     """TRR in eq. 5's Γ·TRR cap is the mean RR over the full epochs since the
     last join (RFC 5348 4.3's X_recv cap); the EWMA paced joins to one per 4-5 s."""
 
@@ -353,7 +375,7 @@ class JoinCentred(_Base):
 
 @rule("join_experiment", "a steady-state join that a loss answers without more reception is left again",
       "RLM's join experiments (McCanne et al. 1996); " + PAGE)
-class JoinExperiment(_Base):
+class JoinExperiment(_RecentRates):
     """A steady-state join is an experiment (RLM): a loss event within
     ``EPOCHS`` full epochs, without half the wave's rate more, leaves it."""
 
@@ -401,7 +423,7 @@ class StartupJoins(_Base):
 
 @rule("startup_carried", "in start-up, waves a nearer switch already carried are joined at every epoch",
       "paper 4.4; " + PAGE)
-class StartupCarried(_NewestWave):
+class StartupCarried(_RecentRates, _NewestWave):
     """In start-up, a newest wave that came before any packet sent after the join
     could have (a nearer switch carried it, paper 4.4) brings the next decision one
     epoch after it took effect, not two: up to ``STARTUP_JOINS`` waves under Γ³·ARR."""

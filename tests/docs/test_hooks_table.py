@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from p4mcc.hosts import explain, registry
-from p4mcc.hosts.rules import PROFILE_NAMES, Registrar
+from p4mcc.hosts.rules import PROFILE_NAMES, Registrar, hook
 
 PROTOCOLS = registry.names()
 
@@ -45,6 +45,7 @@ def test_explain_runs_for_every_protocol_and_profile(protocol: str, profile: str
 class Core:
     role = "toy"
 
+    @hook
     def on_data(self) -> list[str]:
         return ["paper"]
 
@@ -70,3 +71,12 @@ def test_a_rule_that_does_not_call_super_is_shown_ending_the_chain() -> None:
     assert row.chain == ("outer", "replaces", "paper")
     assert row.stops == "replaces"
     assert book.compose(Core, ["outer", "replaces"])().on_data() == ["outer", "replaces"]
+
+
+def test_crowded_counts_the_rules_that_wrap_a_hook_and_leaves_out_paper_and_helpers() -> None:
+    rows = explain.hook_rows(Core, {"outer": Outer, "replaces": Replaces})
+    assert [explain.rules_of(r) for r in rows] == [("outer", "replaces")]
+    crowded = {(r.role, r.hook): explain.rules_of(r) for r in explain.crowded("rla", "stamped", 3)}
+    assert crowded == {("rla-sender", "_on_sack"): ("join_at_window_edge", "resume_stream", "stalled_receivers",
+                                                     "stamp_climb", "share_window", "stamp_echo")}
+    assert explain.crowded("rla", "paper", 0) == []

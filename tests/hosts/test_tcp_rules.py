@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from p4mcc.hosts import tcp_rules
-from p4mcc.hosts.mtcp import core as mtcp
+from p4mcc.hosts.mtcp import constants as mtcp
 from p4mcc.hosts.reliable import ReliableParams, Scoreboard
 from p4mcc.hosts.rla import RlaParams
-from p4mcc.hosts.rla import core as rla_core
+from p4mcc.hosts.rla import sender as rla_sender
 from p4mcc.hosts.rtt import SmoothedRtt
 from p4mcc.hosts.tcp_rules import VEGAS, Vegas, undo_spurious_cuts, vegas_diff
-from p4mcc.hosts.vlmcc import core as vlmcc_core
+from p4mcc.hosts.vlmcc import constants as vlmcc_constants
 from p4mcc.hosts.vlmcc import rules as vlmcc_rules
 
 
@@ -31,8 +31,8 @@ def test_every_window_protocol_defaults_to_the_shared_facts() -> None:
     rla, vlmcc = RlaParams(), vlmcc_rules
     assert rla.min_rto == mtcp.RTO_MIN == vlmcc.CompeteTimeouts.COMPETE_MIN_RTO == tcp_rules.MIN_RTO == 1.0
     assert rla.initial_rto == mtcp.RTO_INITIAL == SmoothedRtt().initial_rto == tcp_rules.INITIAL_RTO == 1.0
-    assert rla_core.DUPTHRESH == vlmcc.ThreeLaterAcks.LOSS_DUPTHRESH == mtcp.DUP_NACKS == tcp_rules.DUPTHRESH == 3
-    assert vlmcc_core.THRESHOLDS == VEGAS == Vegas(1.0, 3.0, 1.0)
+    assert rla_sender.DUPTHRESH == vlmcc.ThreeLaterAcks.LOSS_DUPTHRESH == mtcp.DUP_NACKS == tcp_rules.DUPTHRESH == 3
+    assert vlmcc_constants.THRESHOLDS == VEGAS == Vegas(1.0, 3.0, 1.0)
 
 
 def test_the_reliable_senders_share_their_stream_and_timer_parameters() -> None:

@@ -149,7 +149,7 @@ def test_rla_survives_its_clock_receiver_crashing():
     def crash_the_clock() -> None:
         assert snd.clock is not None
         clock = snd.rcvrs[snd.clock]
-        seen.update(rid=snd.clock, paced=clock.sack_gap < clock.srtt / OneClock.CLOCK_LAG)
+        seen.update(rid=snd.clock, paced=snd.sack_gap[snd.clock] < clock.srtt / OneClock.CLOCK_LAG)
         crash(net, next(h for h in hosts if node_id(h.ip) == snd.clock), 4.0)
 
     net.sim.at(3.99, crash_the_clock)

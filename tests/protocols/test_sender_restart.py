@@ -21,7 +21,7 @@ from win_util import GROUP, PORT, cfg, feed, out, run_timers
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import FOLD_ID, MtcpParams
-from p4mcc.hosts.mtcp.core import RTO_INITIAL
+from p4mcc.hosts.mtcp.constants import RTO_INITIAL
 from p4mcc.hosts.reliable import payload_for
 from p4mcc.hosts.rla import RlaParams
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL

@@ -14,12 +14,12 @@ from testnet import CbrSource, Sink, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
 
-from p4mcc.hosts import mtcp_tree
+from p4mcc.hosts.mtcp import tree as mtcp_tree
 from p4mcc.hosts.core import node_id
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
 
 from p4mcc.hosts.mtcp import MtcpParams
-from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.constants import ACK_DELAY
 from p4mcc.hosts.mtcp.rules import TimerJitter
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.rla import RlaParams

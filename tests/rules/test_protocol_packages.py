@@ -4,6 +4,8 @@
 - the cores hold no branch that only a parameter decides (a variant is a
   named rule, never a switch the core reads); a test comparing the state
   with a parameter is the paper's threshold and is allowed;
+- one package shape: ``constants``, ``params``, ``sender``, ``receiver``,
+  ``rules`` (and ``agent`` where sender and receiver share a base);
 - at most 12 user-facing parameters;
 - no two rules define a class constant of one name (a composed class sees
   every rule's constants, so the outermost one's value would win silently).
@@ -30,6 +32,10 @@ NOT_CORE = {"rules", "params", "__init__"}
 #: summaries (set by the scenario; the parameter only overrides it for a core
 #: driven outside one).
 ENVIRONMENT = {"mtcp": {"tree", "assisted"}}
+#: Every package's modules; ``agent`` (a base the sender and receiver share) and MTCP's ``tree``
+#: (its logical tree of agents) only where named.
+SHAPE = {"__init__", "constants", "params", "sender", "receiver", "rules"}
+EXTRA = {"mtcp": {"agent", "tree"}}
 
 
 def core_modules(proto: str) -> list[ModuleType]:
@@ -75,6 +81,13 @@ def test_the_cores_branch_on_no_parameter(proto: str) -> None:
     assert modules, f"hosts.{proto} has no core module"
     found = [s for m in modules for s in param_switches(inspect.getsource(m), m.__name__, fields)]
     assert found == []
+
+
+@pytest.mark.parametrize("proto", PROTOCOLS)
+def test_every_package_has_one_shape(proto: str) -> None:
+    pkg = importlib.import_module(f"p4mcc.hosts.{proto}")
+    names = {m.name for m in pkgutil.iter_modules(pkg.__path__)} | {"__init__"}
+    assert names == SHAPE | EXTRA.get(proto, set())
 
 
 @pytest.mark.parametrize("proto", PROTOCOLS)

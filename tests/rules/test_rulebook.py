@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from p4mcc.hosts.rules import Registrar, Rule, RuleBook, RuleError
+from p4mcc.hosts.rules import Registrar, Rule, RuleBook, RuleError, declared_hooks, hook
 
 
 class Core:
     role = "toy-sender"
 
+    @hook
     def rate(self) -> float:
         return 1.0
+
+    def payload(self) -> int:
+        """Not a hook: no rule may change it."""
+        return 100
 
 
 class Double:
@@ -105,3 +110,60 @@ def test_default_holds_only_the_rules_it_lists() -> None:
 def test_profile_lists_with_bad_names_are_refused(default, stamped, message) -> None:
     with pytest.raises(RuleError, match=message):
         _registrar().book(default=default, stamped=stamped)
+
+
+def test_a_rule_overriding_a_method_the_core_does_not_declare_is_refused_at_registration() -> None:
+    rule = Registrar("toy")
+    with pytest.raises(RuleError, match=r"rule 'bigger' \(Bigger\) overrides payload of .*Core, "
+                                        r"which the core does not declare a hook"):
+        @rule("bigger", "sends more")
+        class Bigger(Core):
+            def payload(self) -> int:
+                return 2 * super().payload()
+    assert "bigger" not in rule.rules
+
+
+def test_a_plain_mixin_overriding_an_undeclared_method_is_refused_when_composed() -> None:
+    class Bigger:
+        def payload(self) -> int:
+            return 2 * super().payload()  # type: ignore[misc]
+
+    book = RuleBook("toy", (Rule("bigger", "sends more", "a toy", {"toy-sender": Bigger}),),
+                    {"paper": (), "default": ("bigger",)})
+    with pytest.raises(RuleError, match="overrides payload of"):
+        book.compose(Core, ["bigger"])
+
+
+def test_a_rule_may_wrap_a_hook_and_keep_helpers_of_its_own() -> None:
+    rule = Registrar("toy")
+
+    @rule("steady", "a helper of its own and a wrapped hook")
+    class Steady(Core):
+        def __init__(self) -> None:
+            super().__init__()
+            self.floor = 0.5
+
+        def _floor(self) -> float:  # the core has no such method: the rule's own
+            return self.floor
+
+        def rate(self) -> float:
+            return max(self._floor(), super().rate())
+
+    assert declared_hooks(Core) == {"rate"}
+    assert rule.book(default=("steady",)).compose(Core, ["steady"])().rate() == 1.0
+
+
+def test_a_hook_may_be_a_property() -> None:
+    class WithProperty:
+        role = "toy-sender"
+
+        @hook
+        @property
+        def window(self) -> int:
+            return 1
+
+        @property
+        def fixed(self) -> int:
+            return 1
+
+    assert declared_hooks(WithProperty) == {"window"}

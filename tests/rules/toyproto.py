@@ -20,7 +20,7 @@ from typing import Any
 
 from p4mcc.hosts.core import Address, JoinGroup
 from p4mcc.hosts.registry import Protocol, SessionConfig, SessionEndpoint
-from p4mcc.hosts.rules import Rule, RuleBook
+from p4mcc.hosts.rules import Rule, RuleBook, hook
 
 NAME = "toyrules"
 
@@ -36,9 +36,11 @@ class ToySender(SessionEndpoint[ToyParams], role="toy-sender"):
         super().__init__(config)
         self.sent = 0
 
+    @hook
     def interval(self) -> float:
         return 1.0 / self.p.rate_pps
 
+    @hook
     def size(self) -> int:
         return self.p.payload
 

@@ -10,7 +10,7 @@ from win_util import cfg, feed, out
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import MtcpParams
-from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.constants import ACK_DELAY
 from p4mcc.hosts.mtcp.rules import AckerElection
 from p4mcc.hosts.reliable import RELIABILITY_FLOOR
 from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate

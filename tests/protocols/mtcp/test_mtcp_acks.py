@@ -8,7 +8,7 @@ from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, composed
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import FOLD_ID, MtcpParams
-from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.constants import ACK_DELAY
 from p4mcc.hosts.reliable import payload_for
 from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 

@@ -16,7 +16,7 @@ from p4mcc.hosts import registry, wire
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import RULES
 from p4mcc.hosts.mtcp.params import MtcpParams
-from p4mcc.hosts.mtcp.core import NO_CWND
+from p4mcc.hosts.mtcp.constants import NO_CWND
 from p4mcc.hosts.rogue import Rogue
 from p4mcc.hosts.wire import MtcpAck, MtcpData
 

@@ -17,7 +17,7 @@ from win_util import PORT, SENDER, cfg, feed, out, run_timers
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp import RULES, MtcpParams
-from p4mcc.hosts.mtcp.core import ACK_DELAY
+from p4mcc.hosts.mtcp.constants import ACK_DELAY
 from p4mcc.hosts.mtcp.rules import TimerJitter
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import payload_for

@@ -9,7 +9,7 @@ from p4mcc.hosts.core import Delivered, JoinGroup, node_id
 from mtcp_util import MtcpReceiver, MtcpSender, PaperReceiver, PaperSender, composed
 
 from p4mcc.hosts.mtcp import FOLD_ID, NO_CWND, MtcpParams
-from p4mcc.hosts.mtcp.core import ACK_DELAY, INITIAL_SSTHRESH, RTO_MIN
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, INITIAL_SSTHRESH, RTO_MIN
 from p4mcc.hosts.mtcp.rules import TimerJitter
 from p4mcc.hosts.reliable import payload_for
 from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us

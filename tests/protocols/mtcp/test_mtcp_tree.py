@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from p4mcc.hosts import mtcp_tree
-from p4mcc.hosts.mtcp_tree import TreeError
+from p4mcc.hosts.mtcp import tree as mtcp_tree
+from p4mcc.hosts.mtcp.tree import TreeError
 
 
 def test_parent_map_round_trips_through_the_parameter_string():

@@ -140,13 +140,13 @@ def test_a_late_joiner_is_owed_what_the_sender_still_holds_and_gets_its_start_al
     assert min(s.out) == 11  # the trailing edge of the transmit window
     feed(s, sack(R[1], 0), 0.6, src=R[1])  # hello of a receiver nobody expected
     j = s.rcvrs[node_id(R[1])]
-    assert (j.sb.cum_ack, j.join, j.synced) == (10, 11, False)
+    assert (j.sb.cum_ack, s.join_at.get(j.rid), s._synced(j)) == (10, 11, False)
     assert s.min_last_ack == 10  # it owes nothing the first receiver has not ACKed
     msgs = [(d, m) for d, m in out(s) if isinstance(m, RlaData)]
     # Its start alone, marked SYNC (THIN_ACKS, how its SACKs are spaced, is beside the point).
     assert [(d[0], m.seq, m.flags & ~Flags.THIN_ACKS) for d, m in msgs] == [(R[1], 11, Flags.RETRANSMIT | Flags.SYNC)]
     feed(s, sack(R[1], 11), 0.7, src=R[1])
-    assert j.synced
+    assert s._synced(j)
 
 
 def test_a_lost_sync_is_sent_again_when_the_joiners_sack_shows_plain_data():
@@ -167,7 +167,7 @@ def test_a_lost_sync_is_sent_again_when_the_joiners_sack_shows_plain_data():
     feed(s, sack(R[1], 0, [(11, 13)], echo=1), 0.75, src=R[1])  # within its round trip: not again
     assert not [m for _d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.SYNC]
     feed(s, sack(R[1], 12), 0.9, src=R[1])
-    assert j.synced
+    assert s._synced(j)
 
 
 def test_without_the_rule_a_late_joiner_is_owed_every_packet():
@@ -186,7 +186,7 @@ def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
         feed(s, sack(r, 10), 0.5, src=r)
     out(s)
     feed(s, sack(R[1], 0), 0.6, src=R[1])  # r2's agent came back empty
-    assert s.restarts == 1 and s.rcvrs[node_id(R[1])].join == 11
+    assert s.restarts == 1 and s.join_at[node_id(R[1])] == 11
     # ... also when its first word is a SACK of data (its hello still waiting).
     s3 = sender(n=2, ssthresh=2)
     out(s3)
@@ -194,7 +194,7 @@ def test_a_known_receiver_whose_cumulative_ack_falls_to_zero_is_a_restart():
         feed(s3, sack(r, 10), 0.5, src=r)
     out(s3)
     feed(s3, sack(R[1], 0, [(12, 13)], echo=1), 0.6, src=R[1])
-    assert s3.restarts == 1 and s3.rcvrs[node_id(R[1])].join == 11
+    assert s3.restarts == 1 and s3.join_at[node_id(R[1])] == 11
     # A hello before any data is no restart.
     s2 = sender(n=2)
     feed(s2, sack(R[1], 0), 0.0, src=R[1])

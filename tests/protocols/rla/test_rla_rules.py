@@ -432,7 +432,7 @@ def clocked(clock_min: int) -> RlaSender:
 
 def fast_clock(s: RlaSender, gap: float = 0.002) -> None:
     """The clock's SACKs as at 16 Mb/s: one per pair, some 2 ms apart."""
-    s.rcvrs[s.clock].sack_gap = gap
+    s.sack_gap[s.clock] = gap
 
 
 def test_a_receivers_sack_interval_runs_from_its_first_sack():
@@ -442,9 +442,9 @@ def test_a_receivers_sack_interval_runs_from_its_first_sack():
     s.start(1.0)
     feed(s, sack(R[0], 0), 1.0, src=R[0])
     r = s.rcvrs[node_id(R[0])]
-    assert r.sack_gap is None
+    assert r.rid not in s.sack_gap
     feed(s, sack(R[0], 0), 1.01, src=R[0])
-    assert r.sack_gap == pytest.approx(0.01)
+    assert s.sack_gap[r.rid] == pytest.approx(0.01)
 
 
 @pytest.mark.parametrize("clock_min, gap, expect", [(3, 0.002, ([], [5])), (4, 0.002, ([5], [])),

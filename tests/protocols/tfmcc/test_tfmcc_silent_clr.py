@@ -16,7 +16,7 @@ from fakes import feed, run_until
 
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import node_id
-from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B
+from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B
 from p4mcc.hosts.wire import TfmccData, TfmccReport
 
 from test_tfmcc_claims import CLR, HAVE, RATE, RTT, S, claim, steady, without  # noqa: I001

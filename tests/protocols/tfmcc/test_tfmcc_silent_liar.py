@@ -18,7 +18,7 @@ import statistics
 
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.rogue import Rogue
-from p4mcc.hosts.tfmcc.core import CLR_TIMEOUT_ROUNDS, FB_B
+from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B
 
 START, STOP, END = 15.0, 25.0, 60.0
 BOUND_S = 5.0

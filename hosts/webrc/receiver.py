@@ -1,35 +1,24 @@
 """WEBRC's receiver as the paper describes it, RFC 3738 where it is silent: the ``paper``
 profile (constants' sources: ``docs/protocols/webrc.md``).  Rules in :mod:`hosts.webrc.rules`
-override the methods marked "hook" and call ``super()``; nothing here asks whether a rule is on."""
+override the methods marked ``@hook`` and call ``super()``; nothing here asks whether a rule is on."""
 
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any
 
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import Address, JoinGroup, LeaveGroup
 from p4mcc.hosts.estimators import SelfAdjustingEwma, TwoStageLossFilter
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tfrc import invert, rto, tcp_rate_webrc_pps
+from p4mcc.hosts.webrc.constants import (ARTT_ALPHA, JOIN_TIMEOUT_MIN, LOSS_DELTA, LOSS_EPOCH_BETA, MRTT_JUMP_GAPS, MRTT_JUMP_MIN,
+                                         OVERFLOW_MARGIN, RATE_EWMA, RR_LAG_MARGIN, RR_LAG_MIN_PACKETS,
+                                         SSR_FACTOR, TRR_HEADROOM)
 from p4mcc.hosts.webrc.params import WebrcParams, gamma
 from p4mcc.hosts.webrc.sender import channel_group
 from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData
-
-ARTT_ALPHA = 0.25  # appendix: ARTT's "small, fixed smoothing constant"
-LOSS_EPOCH_BETA = 0.025  # appendix: first-stage EWMA of the loss per epoch (2·TSD)
-LOSS_DELTA = 0.125  # appendix: the F estimator's δ (ours: ~8 events, as TFRC)
-RATE_EWMA = 0.25  # appendix: fixed averaging fraction of ARR and TRR per epoch
-RR_LAG_MARGIN = 0.1  # 3.2: RR stays "close to" ARR in start-up
-RR_LAG_MIN_PACKETS = 20.0  # 3.2: RR lag judged only on epochs this full (ours)
-MRTT_JUMP_GAPS = 2.0  # 3.2: an MRTT increase is "large" beyond this many gaps ...
-MRTT_JUMP_MIN = 0.02  # ... and this many seconds (ours)
-TRR_HEADROOM = 0.02  # eq. 5: tolerance on Γ·TRR for noise (ours)
-OVERFLOW_MARGIN = 0.1  # 3.3: RR this far below its maximum since the join allows a join
-SSR_FACTOR = 0.5  # 3.1-3.2: SSR ∝ TRR at a loss; 0.5 as TCP's ssthresh (RFC 5681 eq. 4)
-JOIN_TIMEOUT_MIN = 1.0  # join timeout floor, s (RFC 3738 3.2.3.7; value ours)
-RECENT_EPOCHS = 4  # full epochs since the last join that rules read (trr_recent, join_experiment)
 
 
 class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
@@ -58,7 +47,6 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.arr: float | None = None  # anticipated reception rate, packets/s
         self.trr: float | None = None  # true reception rate, packets/s
         self._trr_ewma: float | None = None
-        self._rr_recent: deque[float] = deque(maxlen=RECENT_EPOCHS)  # RR of full epochs since the last join
         self.rr_epoch = self.lost_epoch = self.events_epoch = 0  # this epoch's packets, losses, loss events
         self.loss_event_until = -math.inf
         self.startup = True
@@ -71,20 +59,23 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.received = self.lost = self.loss_events = self.bytes_received = 0
         self.startup_exit: str = ""
 
+    @hook
     def _new_artt(self) -> Any:
-        """Hook: ARTT's estimator; the appendix's self-adjusting EWMA."""
+        """ARTT's estimator; the appendix's self-adjusting EWMA."""
         return SelfAdjustingEwma(self.ARTT_ALPHA)
 
+    @hook
     def _artt_sample(self, mrtt: float, gap: float) -> None:
-        """Hook: feed one MRTT sample (``gap``: the joined channel's packet gap)."""
+        """Feed one MRTT sample (``gap``: the joined channel's packet gap)."""
         if not self.have_artt:
             self.artt = SelfAdjustingEwma(self.ARTT_ALPHA, initial=mrtt)
             self.have_artt = True
         else:
             self.artt.update(mrtt)
 
+    @hook
     def _new_loss_filter(self) -> Any:
-        """Hook: LOSSP's estimator; the appendix's two filters (epoch EWMA, then F)."""
+        """LOSSP's estimator; the appendix's two filters (epoch EWMA, then F)."""
         return TwoStageLossFilter(LOSS_EPOCH_BETA, LOSS_DELTA)
 
     @property
@@ -104,8 +95,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         exp = 3 if self.startup else 1
         return min(max(self.ssr, self.reqn()), g**exp * trr * (1 + TRR_HEADROOM), self.mrr)
 
+    @hook
     def _join_limit(self, g: float) -> float:
-        """Hook: the largest Γ·ARR a join allows: eq. 5's TRATE."""
+        """The largest Γ·ARR a join allows: eq. 5's TRATE."""
         return self.trate()
 
     def in_loss_event(self, now: float) -> bool:
@@ -125,6 +117,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         self._on_packet(msg, len(data), now)
 
+    @hook
     def _on_packet(self, msg: WebrcData, size: int, now: float) -> None:
         self.received += 1
         self.rr_epoch += 1
@@ -136,8 +129,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if self.pending is not None and self.pending[0] == msg.cn:
             self._first_packet(now, msg.timestamp)
 
+    @hook
     def _packet_seen(self, msg: WebrcData, now: float) -> None:
-        """Hook: a packet counted and checked for loss, before it may answer a join."""
+        """A packet counted and checked for loss, before it may answer a join."""
 
     def _check_slot(self, tsi: int, now: float, ts: int) -> None:
         """Each new slot turns the oldest joined wave quiet: leave it (``ts``: the
@@ -175,8 +169,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             self._arr_after_leave()
         self.nwc = max(0, self.nwc - 1)
 
+    @hook
     def _arr_after_leave(self) -> None:
-        """Hook: ARR when the oldest wave turns quiet: the slot's decay, Γ, all at once."""
+        """ARR when the oldest wave turns quiet: the slot's decay, Γ, all at once."""
         assert self.arr is not None
         self.arr /= gamma(self.p.p, self.nwc - 1)
 
@@ -217,26 +212,32 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
                 self._exit_startup("loss")
         self.lossp.on_packets(count)
 
+    @hook
     def _loss_event_span(self, now: float, revealed_ts: int) -> float:
-        """Hook: how long a loss event lasts after its first loss: ARTT (footnote 4)."""
+        """How long a loss event lasts after its first loss: ARTT (footnote 4)."""
         return self.artt_value
 
+    @hook
     def _same_loss_event(self, now: float, count: int, sent: tuple[int, int] | None, span: float) -> bool:
-        """Hook: whether a loss found now belongs to the current loss event."""
+        """Whether a loss found now belongs to the current loss event."""
         return self.in_loss_event(now)
 
+    @hook
     def _loss_in_event(self, now: float, span: float) -> None:
-        """Hook: a further loss of the current event (the paper: nothing changes)."""
+        """A further loss of the current event (the paper: nothing changes)."""
 
+    @hook
     def _loss_event_begins(self, now: float, span: float) -> None:
-        """Hook: a new loss event began at ``now``."""
+        """A new loss event began at ``now``."""
 
+    @hook
     def _count_loss_event(self) -> None:
-        """Hook: tell LOSSP's estimator of a new loss event."""
+        """Tell LOSSP's estimator of a new loss event."""
         self.lossp.on_event()
 
+    @hook
     def _startup_loss_forgiven(self, now: float, span: float) -> bool:
-        """Hook: whether a start-up loss leaves start-up going (3.2: never)."""
+        """Whether a start-up loss leaves start-up going (3.2: never)."""
         return False
 
     def _first_packet(self, now: float, sent_ts: int) -> None:
@@ -256,16 +257,23 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         if cn != self.T:
             self.join_effect_epochs = self.events_since_join = 0
             self.max_rr_since_join = 0.0
-            self._rr_recent.clear()
+            self._join_answered()
         if (self.startup and prev is not None and cn != self.T
                 and mrtt - prev > max(MRTT_JUMP_GAPS * gap, MRTT_JUMP_MIN)):
             self._exit_startup("mrtt")
 
+    @hook
+    def _join_answered(self) -> None:
+        """A wave's join took effect (its first packet came): what counts since the last join starts
+        again (the paper: the counters above)."""
+
+    @hook
     def _mrtt_sample(self, now: float, mrtt: float, raw: float, owd: float | None, gap: float) -> float:
-        """Hook: the MRTT sample of a join (``raw``: join to first packet; ``owd``:
+        """The MRTT sample of a join (``raw``: join to first packet; ``owd``:
         that packet's one-way delay on the sender's timestamp, clock offset included)."""
         return mrtt
 
+    @hook
     def _exit_startup(self, why: str) -> None:
         """Leave start-up: SSR ∝ TRR and LOSSP solved from eq. 6 so REQN = TRR (3.2)."""
         if not self.startup:
@@ -302,8 +310,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         elif self.pending is None or self.pending[0] == self.T:
             self.arr = (1 - w) * self.arr + w * rr_rate
         self._trr_ewma = rr_rate if self._trr_ewma is None else (1 - w) * self._trr_ewma + w * rr_rate
-        if self.pending is None and self.join_effect_epochs >= 1:
-            self._rr_recent.append(rr_rate)  # a full epoch after the last join took effect
+        self._epoch_averaged(rr_rate)
         self.trr = self._true_rate()
         if not self.startup:
             self._steady_epoch(now, rr_rate, irr, events)
@@ -313,23 +320,34 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self._epoch_judged()
         self._decide_join(now, rr_rate)
 
+    @hook
     def _epoch_begins(self, rr_rate: float) -> None:
-        """Hook: an epoch ended with ``rr_rate``, before any average moves."""
+        """An epoch ended with ``rr_rate``, before any average moves."""
 
+    @hook
     def _carry_averages(self) -> None:
-        """Hook: ARR and TRR's averages before the epoch's rate is added (the paper: as they are)."""
+        """ARR and TRR's averages before the epoch's rate is added (the paper: as they are)."""
 
+    @hook
+    def _epoch_averaged(self, rr_rate: float) -> None:
+        """An epoch's RR, once ARR and TRR's averages have moved, before TRR is read (the paper:
+        nothing more)."""
+
+    @hook
     def _true_rate(self) -> float | None:
-        """Hook: TRR, the appendix's fixed-fraction average."""
+        """TRR, the appendix's fixed-fraction average."""
         return self._trr_ewma
 
+    @hook
     def _steady_epoch(self, now: float, rr_rate: float, irr: int, events: int) -> None:
-        """Hook: an epoch out of start-up; LOSSP's first filter takes it (appendix)."""
+        """An epoch out of start-up; LOSSP's first filter takes it (appendix)."""
         self.lossp.end_epoch(irr, events)
 
+    @hook
     def _epoch_judged(self) -> None:
-        """Hook: the epoch's averages are in, before the join decision."""
+        """The epoch's averages are in, before the join decision."""
 
+    @hook
     def _decide_join(self, now: float, rr_rate: float) -> None:
         if self.tsi is None or self.pending is not None or self.in_loss_event(now) or self.nwc >= self.N:
             return  # no slot known yet, a join pending, a loss event, or every active wave joined
@@ -352,20 +370,24 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             return
         self._join(now, g)
 
+    @hook
     def _rr_lags(self, rr_rate: float) -> bool:
-        """Hook: 3.2's test that RR lags ARR (packets accumulate in buffers)."""
+        """3.2's test that RR lags ARR (packets accumulate in buffers)."""
         assert self.arr is not None
         return self.arr * self.p.epoch >= RR_LAG_MIN_PACKETS and rr_rate < (1 - RR_LAG_MARGIN) * self.arr
 
+    @hook
     def _buffers_draining(self, now: float, rr_rate: float) -> bool:
-        """Hook: 3.3's test: RR not below its maximum since the join by the margin."""
+        """3.3's test: RR not below its maximum since the join by the margin."""
         return rr_rate >= (1 - OVERFLOW_MARGIN) * self.max_rr_since_join
 
+    @hook
     def _subscribe(self, cn: int, now: float) -> None:
-        """Hook: join wave channel ``cn``."""
+        """Join wave channel ``cn``."""
         self.emit(JoinGroup(self.groups[cn]))
         self.joined.append(cn)
 
+    @hook
     def _join(self, now: float, g: float) -> None:
         assert self.tsi is not None and self.arr is not None
         cn = (self.tsi + self.nwc) % self.T
@@ -377,6 +399,7 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
         self.joins += 1
         self.set_timer("join_timeout", now + max(JOIN_TIMEOUT_MIN, 3 * self.artt_value + 2 * gap))
 
+    @hook
     def _join_timeout(self, now: float) -> None:
         """No packet from the joined channel in time: undo the join so it can be retried."""
         if self.pending is None or self.pending[0] == self.T:
@@ -388,8 +411,9 @@ class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
             for c in reversed(self.joined[self.joined.index(cn):]):
                 self._undo_join(c)
 
+    @hook
     def _undo_join(self, cn: int) -> None:
-        """Hook: leave a wave whose join timed out (the newest joined)."""
+        """Leave a wave whose join timed out (the newest joined)."""
         self.joined.remove(cn)
         self.emit(LeaveGroup(self.groups[cn]))
         if self.arr is not None and self.nwc > 0:

@@ -15,25 +15,12 @@ from typing import Any
 from p4mcc.hosts.core import Address, node_id
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import Scoreboard, SendGate, ack_from_one_more, payload_for
+from p4mcc.hosts.rla.constants import AWND_GAIN, CPERIOD_RTTS, CUT_FLOOR, FORCED_CUT_RTTS, INTERVAL_GAIN, MAX_BACKOFF
 from p4mcc.hosts.rla.params import RlaParams
 from p4mcc.hosts.rtt import SmoothedRtt
+from p4mcc.hosts.rules import hook
 from p4mcc.hosts.tcp_rules import DUPTHRESH, LEAST_SSTHRESH
 from p4mcc.hosts.wire import Flags, RlaData, RlaSack, seconds_since, ts_us
-
-#: Rule 2: a congestion period lasts ``2 * srtt_i``.
-CPERIOD_RTTS = 2.0
-#: Rule 3: a forced cut when the last cut is older than this many ``awnd * srtt_i``.
-FORCED_CUT_RTTS = 2.0
-#: Rule 3 halves the window; the paper sets no floor but the packet itself.
-CUT_FLOOR = 1.0
-#: Rule 6's EWMA of the interval between a receiver's signals (no gain in the paper: ours).
-INTERVAL_GAIN = 0.25
-#: Rule 3's ``awnd``, "a moving average of the window size", per packet ACKed by all (ours).
-AWND_GAIN = 1 / 32
-#: RFC 6298 5.5: the timer backs off by doubling, here at most 2**6 times.
-MAX_BACKOFF = 6
-#: Seconds between the sender's housekeeping (rules resolve events, drop silent receivers).
-TICK = 0.1
 
 
 @dataclass
@@ -52,10 +39,6 @@ class _Receiver:
     lost_since: dict[int, float] = field(default_factory=dict)
     rexmit_at: dict[int, float] = field(default_factory=dict)  # resent, awaiting ACK
     last_heard: float = 0.0
-    last_sack: float | None = None  # one_clock: its last SACK, the smoothed gap between SACKs
-    sack_gap: float | None = None
-    join: int = 1  # join_at_window_edge: its first packet, and whether it acknowledged it
-    synced: bool = True
 
     @property
     def srtt(self) -> float:
@@ -120,13 +103,11 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def in_recovery(self) -> bool:
         return self.recover is not None
 
+    @hook
     def _ready(self) -> bool:
         return len(self.rcvrs) >= max(1, self.p.receivers)
 
     # Endpoint hooks --------------------------------------------------------
-    def on_start(self, now: float) -> None:
-        self.set_timer("tick", now + TICK)
-
     def on_datagram(self, data: bytes, src: Address, now: float) -> None:
         msg = self.decode_session(data, self.cfg.session_id)
         if not isinstance(msg, RlaSack):
@@ -142,58 +123,58 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             return
         self._pump(now)
 
+    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "rto":
             self._on_timeout(now)
             self._pump(now)
-        elif name == "tick":
-            self._resolve_event(now)
-            self._choose_clock()
-            if self._drop_silent(now):
-                self._pump(now)
-            if not self.done:
-                self.set_timer("tick", now + TICK)
 
     # Hooks the rules fill (the paper: nothing) -------------------------------
+    @hook
     def _resolve_event(self, now: float, force: bool = False) -> None:
-        """Hook: draw for a pending loss event (the paper draws at each signal)."""
+        """Draw for a pending loss event (the paper draws at each signal)."""
 
+    @hook
     def _choose_clock(self) -> None:
-        """Hook: choose the receiver whose SACKs send (the paper: every SACK sends)."""
+        """Choose the receiver whose SACKs send (the paper: every SACK sends)."""
 
+    @hook
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:
-        """Hook: True when a SACK from ``rid`` should send nothing."""
+        """True when a SACK from ``rid`` should send nothing."""
         return False
 
-    def _drop_silent(self, now: float) -> bool:
-        """Hook: drop receivers that stopped acknowledging; True when any was (the paper's group is fixed)."""
-        return False
-
+    @hook
     def _awaits_repair(self, r: _Receiver, s: int, now: float) -> bool:
-        """Hook: True when r's loss of ``s`` is answered by a repair already on its way."""
+        """True when r's loss of ``s`` is answered by a repair already on its way."""
         return False
 
+    @hook
     def _repair_joiners(self, s: int, want: list[_Receiver], now: float) -> list[_Receiver]:
-        """Hook: send ``s`` to receivers whose stream starts there; the rest (all here)."""
+        """Send ``s`` to receivers whose stream starts there; the rest (all here)."""
         return want
 
+    @hook
     def _cut_already_answers(self, lost: list[int] | None, by_timeout: bool) -> bool:
-        """Hook: True when the last cut answered this signal (the paper: rule 2 alone)."""
+        """True when the last cut answered this signal (the paper: rule 2 alone)."""
         return False
 
+    @hook
     def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
         """Rule 1: a timeout marks lost what is unacknowledged for a whole RTO."""
         return expired
 
+    @hook
     def _data_flags(self, flags: int) -> int:
-        """Hook: flags on every data packet (marks a rule's receivers read)."""
+        """Flags on every data packet (marks a rule's receivers read)."""
         return flags
 
+    @hook
     def _new_data_limit(self, pipe: int) -> int:
         """The highest new packet the pump may send (rule 5's bound)."""
         return self._upper_bound()
 
     # Feedback --------------------------------------------------------------
+    @hook
     def _receiver(self, rid: int, src: Address, cum_ack: int = 0) -> _Receiver:
         r = self.rcvrs.get(rid)
         if r is None:
@@ -211,10 +192,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                         self.out[s] = _Out(-math.inf, -math.inf, len(self.rcvrs) - 1)
         return r
 
+    @hook
     def _admit(self, m: RlaSack, src: Address, now: float) -> _Receiver:
         """The sender's record of the SACK's receiver, created at its first word."""
         return self._receiver(m.rcvr_id, src, m.cum_ack)
 
+    @hook
     def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
         r = self._admit(m, src, now)
         r.last_heard = now
@@ -236,6 +219,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
 
+    @hook
     def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
         """Count r's new acknowledgements; rule 4 for packets now ACKed by all."""
         n = len(self.rcvrs)
@@ -258,6 +242,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """When the oldest packet r lacks was first sent (None: it owes nothing)."""
         return next((o.first_sent for s, o in self.out.items() if not r.sb.acked(s)), None)
 
+    @hook
     def _forget(self, rids: list[int], since: float | None = None) -> None:
         """Remove receivers (for rules that change the group); release what the
         rest acknowledged.  ``since``, for the rules: they were dropped, silent since then."""
@@ -281,10 +266,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if s in self.out:
             self.rexmit_queue.add(s)
 
+    @hook
     def _acked_by_all(self, s: int, now: float) -> None:
         """Rule 4: grow the window once a packet is ACKed by every receiver."""
         self._grow(now)
 
+    @hook
     def _grow(self, now: float) -> None:
         """Rule 4's growth for one acknowledged packet (a rule may clock it by other ACKs)."""
         if self.in_recovery:
@@ -306,6 +293,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     def min_congestion_interval(self) -> float | None:
         return min((v for r in self.rcvrs.values() if (v := self._effective_interval(r)) is not None), default=None)
 
+    @hook
     def _troubled(self, r: _Receiver) -> bool:
         """Rule 6: congestion probability above 1 / (eta * min_congestion_interval)."""
         iv = self._effective_interval(r)
@@ -315,6 +303,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         prob = 1.0 / max(iv, 1.0)
         return prob > 1.0 / (self.p.eta * max(lo, 1.0))
 
+    @hook
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
         """Rules 2, 3 and 6 for a loss detected at receiver ``r``."""
@@ -340,6 +329,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             return
         self._randomized_cut(r, now, lost)
 
+    @hook
     def _randomized_cut(self, r: _Receiver, now: float, lost: list[int] | None) -> None:
         """Rule 3: cut with probability ``pthresh = 1 / num_trouble_rcvr``."""
         self._draw(1.0 / max(self.num_trouble_rcvr, 1), now)
@@ -352,6 +342,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.random_cuts += 1
             self._cut(now)
 
+    @hook
     def _cut(self, now: float) -> None:
         """Rule 3's halving; ssthresh as TCP's (section 4.1 (2), RFC 5681 eq. 4)."""
         self.cwnd = max(self.cut_floor, self.cwnd / 2)
@@ -380,6 +371,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self._timeout_response(now, oldest, cwnd_before)
         self.rto_backoff = min(self.rto_backoff + 1, MAX_BACKOFF)
 
+    @hook
     def _timeout_response(self, now: float, oldest: int, cwnd_before: float) -> None:
         """No receiver acknowledged the oldest packet: TCP's timeout (section
         4.1 (3), RFC 5681 3.1); slow start from one packet ends fast recovery."""
@@ -389,11 +381,13 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.cut_seq = self.next_seq - 1
         self.recover = None
 
+    @hook
     def _timeout_ssthresh(self, oldest: int, cwnd_before: float) -> None:
         """Section 4.1 (3): ssthresh is half the window at every timeout."""
         self.ssthresh = max(LEAST_SSTHRESH, cwnd_before / 2)
 
     # Sending ---------------------------------------------------------------
+    @hook
     def _pipe(self) -> int:
         """Packets believed in the network: outstanding, not lost unless resent (RFC 6675)."""
         return sum(1 for s in self.out if s not in self.rexmit_queue)
@@ -402,6 +396,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         """Rule 5: highest packet number the receivers' buffers allow."""
         return min((r.sb.cum_ack + max(r.adv_buf, 0) for r in self.rcvrs.values()), default=0)
 
+    @hook
     def _started(self, now: float) -> None:
         self.last_window_cut = now
 
@@ -446,6 +441,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.out[s] = _Out(now, now, sum(1 for r in self.rcvrs.values() if r.sb.acked(s)))
         self.send(self.group, self._data(s, now))
 
+    @hook
     def _heard_all(self, s: int) -> bool:
         """Footnote 8: the sender "waits until it hears from all the receivers"
         about ``s``: each reported a packet at or above it."""

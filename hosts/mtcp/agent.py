@@ -1,6 +1,6 @@
 """MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what the sender and
 every sender's agent (SA) share.  Section numbers are the paper's; RFC 6298 and RFC 5681 fill in
-where it points to TCP.  Hooks marked "hook" are what :mod:`.rules` overrides; the fold,
+where it points to TCP.  The methods marked ``@hook`` are what :mod:`.rules` may override; the fold,
 dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
 """
 
@@ -11,44 +11,17 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from p4mcc.hosts import mtcp_tree
 from p4mcc.hosts.core import Address, node_id
+from p4mcc.hosts.mtcp import tree as mtcp_tree
+from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DEAD_PROBES, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
+                                        NO_CWND, PROBE_ANSWER_MIN, PROBE_INTERVAL, RTO_INITIAL, RTO_MIN)
 from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
-from p4mcc.hosts.tcp_rules import DUPTHRESH, INITIAL_RTO, LEAST_SSTHRESH, MIN_RTO, VEGAS, vegas_diff
+from p4mcc.hosts.rules import hook
+from p4mcc.hosts.tcp_rules import LEAST_SSTHRESH, VEGAS, vegas_diff
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
-
-#: 3.1: ACKs are "delayed for a few tens of milliseconds" (s); the lower end.
-ACK_DELAY = 0.02
-#: 3.1: "at the beginning of transmission or after a RTO expiration, an SA sets its cwnd to one".
-INITIAL_CWND = 1
-#: Slow start's first threshold (packets): RFC 5681 3.1's "arbitrarily high"; the paper names none.
-INITIAL_SSTHRESH = 4096.0
-#: 2: "several consecutive duplicate NACKs" shrink cwnd; TCP's three duplicate ACKs.
-DUP_NACKS = DUPTHRESH
-#: 3.3: an SA polls each child every 2 s (s).
-PROBE_INTERVAL = 2.0
-#: 3.9: a receiver silent this long sends a window update (s); the period grows by the step.
-WUPDATE_INITIAL = 0.5
-WUPDATE_STEP = 1.0
-#: 3.6: the retransmission window starts at one packet, as cwnd does.
-INITIAL_RWND = 1.0
-#: 3.4 ("techniques employed by TCP"): RFC 6298's timeout before a sample and its floor (s).
-RTO_INITIAL = INITIAL_RTO
-RTO_MIN = MIN_RTO
-#: ``min_cwnd`` a leaf reports: it has no window, so it never limits the minimum.
-NO_CWND = 0xFFFFFFFF
-#: The child id under which the sender keeps switch-folded summaries (no host has id 0).
-FOLD_ID = 0
-#: Unanswered probes before a child is dead (p4mcc: the paper polls but has no death rule).
-DEAD_PROBES = 3
-#: Shortest wait for a probe's answer (s): a busy host may be descheduled this long.
-PROBE_ANSWER_MIN = 0.1
-#: A NACK-only receiver names a hole again after this many NACK-to-repair times, or this long before a sample.
-NACK_HOLDOFF_RTTS = 2.0
-NACK_HOLDOFF_INITIAL = 0.25
 
 
 @dataclass
@@ -152,6 +125,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.fold_stalled_at: int | None = None  # fold_reported when a roll call last found it stalled
 
     # Children ------------------------------------------------------------------
+    @hook
     def _child(self, nid: int, addr: Address, now: float | None = None) -> _Child:
         c = self.children.get(nid)
         if c is None:
@@ -199,8 +173,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
         return min_cwnd, max_twnd, min((c.adv_wnd for c in heard), default=self.p.rcv_buffer)
 
     # Liveness: probes, dead children, adoption ---------------------------------------
+    @hook
     def _jitter(self, period: float) -> float:
-        """Hook: the wait before a periodic timer (probe, ACK, window update) fires."""
+        """The wait before a periodic timer (probe, ACK, window update) fires."""
         return period
 
     def _probed(self, c: _Child) -> bool:
@@ -240,6 +215,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.rtt.sample(now - c.probe_at)
             c.probe_ts = 0
 
+    @hook
     def _suspect(self, c: _Child, now: float) -> None:
         """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
         if c.aggregated or c.solo:
@@ -267,12 +243,14 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._arm_probe_timer()
         self._arm_packet_timer()
 
+    @hook
     def _undo_cuts(self, since: float) -> int:
-        """Hook: cuts since ``since`` were a silent member's, not congestion: undo them (RFC 4015)."""
+        """Cuts since ``since`` were a silent member's, not congestion: undo them (RFC 4015)."""
         self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
                                                                 self.initial_window)
         return undone
 
+    @hook
     def _remove_child(self, c: _Child, now: float) -> None:
         """Dead-child timeout: release what only ``c`` lacked, adopt and repair its children."""
         del self.children[c.nid]
@@ -382,11 +360,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
             return False
         return True
 
+    @hook
     def _claims_unsent(self, cum_ack: int) -> bool:
-        """Hook: a report acknowledging data that could not have reached its sender yet (the
+        """A report acknowledging data that could not have reached its sender yet (the
         sender's check; RFC 9293 3.10.7.4 drops an ACK of something not yet sent)."""
         return False
 
+    @hook
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
@@ -424,6 +404,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._pump_repairs(c, now)
         self._arm_packet_timer()
 
+    @hook
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
         """``c`` holds ``newly``: free its repair slots, and the buffer once every child holds a packet."""
         n = len(self._acking())
@@ -441,6 +422,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
             if ack_from_one_more(self.buf, s, n):
                 self._acked_by_all(s, now)
 
+    @hook
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:
         c = self.children.get(msg.node_id)
         if c is None:  # a dead child comes back (``_child``); behind a fold: repaired, not a child
@@ -522,12 +504,14 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if s >= self.round_end:
             self._end_round(now)
 
+    @hook
     def _slow_start(self, now: float) -> None:
-        """Hook (2): +1 per packet acknowledged by all children."""
+        """2: +1 per packet acknowledged by all children."""
         self.cwnd += 1.0
 
+    @hook
     def _avoid_congestion(self, s: int) -> None:
-        """Hook (2, 3.5): 1/cwnd per packet acknowledged by all, signed by Vegas; a decrease keeps
+        """2, 3.5: 1/cwnd per packet acknowledged by all, signed by Vegas; a decrease keeps
         cwnd at or above ssthresh so it does not restart slow start."""
         if self.trend:
             self.cwnd = max(1.0, self.cwnd + self.trend / self.cwnd)
@@ -552,23 +536,26 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = now
         self.round_end = max(self.highest_buffered, self.round_end + 1)
 
+    @hook
     def _vegas_round(self, now: float) -> None:
-        """Hook (3.5): Vegas' decision on the round's RTDs, and its early exit from slow start."""
+        """3.5: Vegas' decision on the round's RTDs, and its early exit from slow start."""
         diff = self.vegas_diff(now)
         if diff is not None:
             if self.cwnd < self.ssthresh and VEGAS.leaves_slow_start(diff):
                 self.ssthresh = self.cwnd
             self.trend = VEGAS.step(diff)
 
+    @hook
     def _nack_is_congestion(self, c: _Child, s: int) -> bool:
-        """Hook (2): only ``DUP_NACKS`` NACKs of one packet, once per window, shrink cwnd."""
+        """2: only ``DUP_NACKS`` NACKs of one packet, once per window, shrink cwnd."""
         if c.nacks[s] >= DUP_NACKS:
             c.nacks[s] = 0
             return s > self.recover
         return False
 
+    @hook
     def _congestion(self, now: float, timeout: bool) -> None:
-        """Hook: a timeout sets cwnd to 1 and twnd to 0 (3.1, 3.7); repeated NACKs halve cwnd."""
+        """A timeout sets cwnd to 1 and twnd to 0 (3.1, 3.7); repeated NACKs halve cwnd."""
         self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
         self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
@@ -621,10 +608,12 @@ class _Agent(SessionEndpoint[MtcpParams]):
             b.stage = max(b.stage, 1)
             self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
 
+    @hook
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:
-        """Hook: other children a repair of ``s`` to ``c`` should reach (3.1: none, repairs go by unicast)."""
+        """Other children a repair of ``s`` to ``c`` should reach (3.1: none, repairs go by unicast)."""
         return []
 
+    @hook
     def _on_packet_timer(self, now: float) -> None:
         """3.4: an expired timer is a timeout -- repair, back off, shrink cwnd."""
         due: set[int] = set()
