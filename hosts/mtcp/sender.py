@@ -117,6 +117,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         self.metric({"unfolded": 1, "children": len(self._acking())}, "tree-repair")
         self._roll_call(now)  # tells the members to report by NACK from now on
 
+    @hook
     def _ready(self) -> bool:
         kids = self._acking()
         if self.assisted:  # folds hide how many receivers there are: one heard summary suffices
