@@ -1,11 +1,14 @@
-"""The runs whose results ``default`` must keep while the protocols are restructured.
+"""The runs whose results each profile must keep while the protocols are restructured.
 
-The demo and four cells of the friendliness grid per protocol, each at a
-fixed seed, in the simulator with the P4 switch.
+``default``: the demo and four cells of the friendliness grid per protocol,
+each at a fixed seed, in the simulator with the P4 switch.  ``paper`` and
+``stamped``: the demo and two of those cells per protocol under that profile
+(``stamped`` with ``assistance: stamp``, so the switches stamp and estimate
+the share its rules read), named ``<profile>-<case>``.
 ``.venv/bin/python tests/equivalence/cases.py --write`` records their
-``summary.json`` in ``golden/``; :mod:`tests.equivalence.test_default_keeps_results`
+``summary.json`` in ``golden/``; :mod:`tests.equivalence.test_profiles_keep_results`
 checks that today's code gives the same summaries.  A change that moves
-``default`` on purpose (a rule retired after its ablation) writes them again
+a profile on purpose (a rule retired after its ablation) writes them again
 in the same commit, and says so in ``CHANGELOG.md``.
 """
 
@@ -62,9 +65,26 @@ def _demo_case() -> dict[str, Any]:
     return sc
 
 
+#: The other profiles' cases: the demo and these quick cells of each protocol.
+PROFILE_CELLS = (0, 2)
+
+
+def _under(doc: dict[str, Any], profile: str) -> dict[str, Any]:
+    """``doc`` with every session under ``profile`` (``stamped``: with stamping switches)."""
+    out = copy.deepcopy(doc)
+    for sess in out["sessions"]:
+        sess["profile"] = profile
+        if profile == "stamped":
+            sess["assistance"] = "stamp"
+    return out
+
+
 def cases() -> dict[str, dict[str, Any]]:
     """Case name -> scenario document."""
-    return {"demo": _demo_case(), **_grid_cases()}
+    default = {"demo": _demo_case(), **_grid_cases()}
+    picked = ["demo", *(f"{p}-cell{c}" for p in PROTOCOLS for c in PROFILE_CELLS)]
+    others = {f"{prof}-{name}": _under(default[name], prof) for prof in ("paper", "stamped") for name in picked}
+    return {**default, **others}
 
 
 def run_case(doc: dict[str, Any]) -> dict[str, Any]:

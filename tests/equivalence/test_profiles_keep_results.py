@@ -1,4 +1,4 @@
-"""``default`` gives the recorded results: restructuring a protocol changes no figure.
+"""Each profile gives the recorded results: restructuring a protocol changes no figure.
 
 Each case is a fixed-seed simulator run (``cases.py``); every field of its
 summary that the recording has (all but the wall time) must equal the
@@ -36,7 +36,7 @@ def test_fields_added_later_are_not_compared_but_changed_ones_are() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_default_profile_reproduces_the_recorded_summary(name: str) -> None:
+def test_each_profile_reproduces_the_recorded_summary(name: str) -> None:
     expected = json.loads((GOLDEN / f"{name}.json").read_text())
     got = json.loads(json.dumps(run_case(CASES[name]), sort_keys=True))
     assert recorded_fields(got, expected) == expected
