@@ -19,7 +19,7 @@ from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
 from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
-from p4mcc.hosts.rules import hook
+from p4mcc.hosts.rules import hook, slot
 from p4mcc.hosts.tcp_rules import LEAST_SSTHRESH, VEGAS, vegas_diff
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
 
@@ -509,7 +509,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """2: +1 per packet acknowledged by all children."""
         self.cwnd += 1.0
 
-    @hook
+    @slot("avoidance", "vegas")
     def _avoid_congestion(self, s: int) -> None:
         """2, 3.5: 1/cwnd per packet acknowledged by all, signed by Vegas; a decrease keeps
         cwnd at or above ssthresh so it does not restart slow start."""
@@ -536,7 +536,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = now
         self.round_end = max(self.highest_buffered, self.round_end + 1)
 
-    @hook
+    @slot("avoidance", "vegas")
     def _vegas_round(self, now: float) -> None:
         """3.5: Vegas' decision on the round's RTDs, and its early exit from slow start."""
         diff = self.vegas_diff(now)

@@ -250,11 +250,11 @@ class RttFairIncrease(_Base):
         self.spread = RttSpread(self.MIN_SPREAD)
         self.cutter: int | None = None
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if msg.echo_ts and isinstance(msg, MtcpAck):
             rtd = seconds_since(msg.echo_ts, now)
             self.node_rtd[msg.node_id] = ewma(self.node_rtd.get(msg.node_id), rtd, self.RTD_GAIN)
-        super()._on_feedback(msg, src, now)
+        super()._heard_report(msg, now)
 
     def _nack_is_congestion(self, c: _Child, s: int) -> bool:
         cut = super()._nack_is_congestion(c, s)
@@ -296,10 +296,10 @@ class StampClimb(_Base):
         super().__init__(config)
         self.stamp = Stamp.NOT_STAMPED  # what the last ACK's echo says (docs/stamp.md)
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if isinstance(msg, MtcpAck):
             self.stamp = msg.stamp
-        super()._on_feedback(msg, src, now)
+        super()._heard_report(msg, now)
 
     def _spare_packets(self) -> float:
         """Packets per round trip (the largest RTD) the stamp says are spare behind a short queue
@@ -338,9 +338,12 @@ class ShareWindow(_Base):
         super().__init__(config)
         self.share_echoes: dict[int, int] = {}  # child node id -> its last ACK's share code (0: none)
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if isinstance(msg, MtcpAck):
             self.share_echoes[msg.node_id] = msg.share if Stamp.stamped(msg.stamp) else Share.NONE
+        super()._heard_report(msg, now)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         super()._on_feedback(msg, src, now)
         codes = [self.share_echoes.get(c.nid, Share.NONE) for c in self._acking()]
         rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
@@ -539,7 +542,7 @@ class RecoveryHold(_Base):
 
 
 @rule("reno_window", "loss-driven AIMD: the first NACK of a new loss halves cwnd",
-      "RFC 5681 3.2; " + _OURS)
+      "RFC 5681 3.2; " + _OURS, slot="avoidance")
 class RenoWindow(_Base):
     """Reno's AIMD instead of Vegas: beside TCP on a drop-tail queue Vegas gets a small fraction."""
 

@@ -146,6 +146,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
                 self._remove_child(liar, now)
             return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
+            self._heard_report(msg, now)
             self._on_feedback(msg, src, now)
         elif isinstance(msg, MtcpNack):
             self._on_nack(msg, src, now)
@@ -161,6 +162,11 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return
         handler(now)
         self._pump(now)
+
+    @hook
+    def _heard_report(self, msg: MtcpAck | MtcpWindowUpdate, now: float) -> None:
+        """Record what an accepted report echoes, before the sender acts on it or a rule refuses
+        it (the paper reads nothing more than ``_on_feedback`` does)."""
 
     def _pump(self, now: float) -> None:
         if not self._may_send(now):
