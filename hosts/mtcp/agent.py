@@ -17,7 +17,7 @@ from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DEAD_PROBES, DUP_NACKS, FOLD_
                                         NO_CWND, PROBE_ANSWER_MIN, PROBE_INTERVAL, RTO_INITIAL, RTO_MIN)
 from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
+from p4mcc.hosts.reliable import Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
 from p4mcc.hosts.rules import hook, slot
 from p4mcc.hosts.tcp_rules import LEAST_SSTHRESH, VEGAS, vegas_diff
@@ -113,7 +113,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = 0.0
         self.round_acked = 0
         self.highest_buffered = 0
-        self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
         # Roll calls (p4mcc, :class:`MtcpSender`): find a fold held by a silent member, unfold.
         self.unfolded = False
         self.rollcall_at: float | None = None
@@ -245,10 +244,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     @hook
     def _undo_cuts(self, since: float) -> int:
-        """Cuts since ``since`` were a silent member's, not congestion: undo them (RFC 4015)."""
-        self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
-                                                                self.initial_window)
-        return undone
+        """A member found dead or silent since ``since``: the cuts undone (the paper keeps them)."""
+        return 0
 
     @hook
     def _remove_child(self, c: _Child, now: float) -> None:
@@ -556,7 +553,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
     @hook
     def _congestion(self, now: float, timeout: bool) -> None:
         """A timeout sets cwnd to 1 and twnd to 0 (3.1, 3.7); repeated NACKs halve cwnd."""
-        self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
         self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
         self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from p4mcc.hosts.mtcp.agent import _Child
 from p4mcc.hosts.mtcp.constants import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.reliable import ResumableStream, handover_window, reliability_bound
+from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
@@ -709,6 +709,27 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
+@rule("undo_dead_cuts", "the cuts since a removed or silent member was last heard are undone", "RFC 4015 3.1")
+class UndoDeadCuts(_Base):
+    """The cuts since a member removed as dead (or a fold held by a silent member) was last heard
+    were its silence, not congestion: undone as RFC 4015 3.1 undoes spurious ones.  Registered
+    after ``recovery_hold``, which reads what was undone."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.cuts = CutLog()  # the window before each recent cut
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        self.cuts.record(now, self.cwnd, self.ssthresh)
+        super()._congestion(now, timeout)
+
+    def _undo_cuts(self, since: float) -> int:
+        undone = super()._undo_cuts(since)
+        self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
+                                                           self.initial_window)
+        return undone + n
+
+
 #: Profile ``default``: the paper plus the rules that earned their place, listed by name;
 #: a rule registered above but not listed here is off until it is measured and listed.
 DEFAULT = (
@@ -725,5 +746,6 @@ DEFAULT = (
     "nack_dupthresh",
     "shared_loss_multicast",
     "stalled_children",
+    "undo_dead_cuts",
 )
 RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_echo", "share_window"))
