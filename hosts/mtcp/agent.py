@@ -58,7 +58,6 @@ class _Child:
     probe_due: float | None = None
     missed: int = 0
     solo: bool = False  # reports by NACK since the session was unfolded (roll call)
-    late_start: int = 0  # the first packet of its stream when _late_join started it late (0: not)
 
     def sent_repair(self, s: int, at: float) -> None:
         self.rinflight[s] = self.last_tx[s] = at
@@ -83,8 +82,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
-                "dead_children", "adopted", "mcast_repairs", "late_joins", "readmitted",
-                "unfolds", "refused_joins", "forged")
+                "dead_children", "adopted", "mcast_repairs", "readmitted", "unfolds", "forged")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -269,20 +267,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """The packet after everything this agent's children all hold (nothing buffered)."""
         return self.highest_buffered + 1
 
+    @hook
     def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
-        """A child reporting ``cum_ack`` 0 mid-session starts at the oldest packet still buffered (p4mcc)."""
-        if cum_ack != 0 or c.aggregated:
-            return False
-        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
-        if start <= 1:
-            return False  # the session is at its first packet: nothing to skip
-        self._restart_record(c, start - 1)
-        c.late_start = start
-        self.late_joins += 1
-        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
-                                   cum_ack=start - 1, node_id=self.nid).encode())
-        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
-        return True
+        """A child reporting ``cum_ack`` 0 mid-session: True when it was started at a later packet
+        (the paper has no late joiners: it is owed the whole stream)."""
+        return False
 
     def _restart_record(self, c: _Child, cum_ack: int) -> None:
         """``c``'s record starts again: it holds everything up to ``cum_ack`` and nothing after."""
@@ -292,16 +281,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
             d.clear()
         self._recount()
 
+    @hook
     def _join_refused(self, c: _Child, cum_ack: int) -> bool:
-        """A child started late reports less than the start it was given: data reached it before
-        the join did, so it kept its own stream (the receiver's ``_on_join``).  Its report is the
-        truth; the packets between are served from the stream, or they are never repaired."""
-        if not c.late_start or not 0 < cum_ack < c.late_start - 1:
-            return False
-        c.late_start = 0
-        self._restart_record(c, cum_ack)
-        self.refused_joins += 1
-        return True
+        """A child's report below the start it was given: True when its record restarted at the
+        report (the paper gives no start)."""
+        return False
 
     def _roll_call(self, now: float) -> None:
         """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""

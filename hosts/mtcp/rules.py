@@ -17,7 +17,7 @@ from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
                                    REORDER_WINDOW_RTTS, ack_at_once)
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Share, Stamp, seconds_since
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpNack, Share, Stamp, seconds_since, ts_us
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from p4mcc.hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -709,6 +709,67 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
+@rule("join_at_window_edge", "a child reporting nothing mid-session starts at the oldest packet still buffered",
+      "RFC 3208 (PGM late join); " + _OURS)
+class JoinAtWindowEdge(_Base):
+    """A child reporting ``cum_ack`` 0 in a running session (a late joiner, a restarted receiver)
+    starts at the oldest packet its agent still buffers, told so by a join (a NACK from its parent
+    naming the start), not owed the whole stream, which no agent holds.  A receiver takes a join
+    only before it delivered anything; a child whose report then falls below its start kept its
+    own stream and is served from its report (the packets between come from the stream)."""
+
+    COUNTERS = ("late_joins", "refused_joins")
+    late_joined = 0  # (a receiver) where our stream began, if we joined a running session
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.late_start: dict[int, int] = {}  # child -> the first packet of the stream it was started at
+
+    def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
+        if super()._late_join(c, cum_ack, now):
+            return True
+        if cum_ack != 0 or c.aggregated:
+            return False
+        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
+        if start <= 1:
+            return False  # the session is at its first packet: nothing to skip
+        self._restart_record(c, start - 1)
+        self.late_start[c.nid] = start
+        self.late_joins += 1
+        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                   cum_ack=start - 1, node_id=self.nid).encode())
+        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
+    def _join_refused(self, c: _Child, cum_ack: int) -> bool:
+        """Data reached the child before its join did, so it kept its own stream (``_on_join``):
+        its report is the truth, and the packets between are served from the stream."""
+        if super()._join_refused(c, cum_ack):
+            return True
+        start = self.late_start.get(c.nid, 0)
+        if not start or not 0 < cum_ack < start - 1:
+            return False
+        del self.late_start[c.nid]
+        self._restart_record(c, cum_ack)
+        self.refused_joins += 1
+        return True
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.late_start.pop(c.nid, None)  # a child again later is a new record
+        super()._remove_child(c, now)
+
+    def _on_join(self, msg: MtcpNack, now: float) -> None:
+        """The receiver's half: taken only before anything was delivered."""
+        super()._on_join(msg, now)  # type: ignore[misc]
+        if self.rbuf.delivered_packets or msg.cum_ack == 0:  # type: ignore[attr-defined]
+            return
+        for d in self.rbuf.start_at(msg.cum_ack + 1):  # type: ignore[attr-defined]
+            self.emit(d)  # type: ignore[attr-defined]
+        self.late_joined = msg.cum_ack + 1
+        self.metric({"start": msg.cum_ack + 1}, "late-join")
+        self._ack_soon(now)  # type: ignore[attr-defined]
+
+
 @rule("undo_dead_cuts", "the cuts since a removed or silent member was last heard are undone", "RFC 4015 3.1")
 class UndoDeadCuts(_Base):
     """The cuts since a member removed as dead (or a fold held by a silent member) was last heard
@@ -746,6 +807,7 @@ DEFAULT = (
     "nack_dupthresh",
     "shared_loss_multicast",
     "stalled_children",
+    "join_at_window_edge",
     "undo_dead_cuts",
 )
 RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_echo", "share_window"))
