@@ -1,7 +1,8 @@
 """MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what the sender and
 every sender's agent (SA) share.  Section numbers are the paper's; RFC 6298 and RFC 5681 fill in
 where it points to TCP.  The methods marked ``@hook`` are what :mod:`.rules` may override; the fold,
-dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
+roll-call and child-removal paths are p4mcc's (``docs/protocols/mtcp.md``); when a child is dead
+is a rule's to say.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 from p4mcc.hosts.core import Address, node_id
 from p4mcc.hosts.mtcp import tree as mtcp_tree
-from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DEAD_PROBES, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
+from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
                                         NO_CWND, PROBE_ANSWER_MIN, PROBE_INTERVAL, RTO_INITIAL, RTO_MIN)
 from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
@@ -51,12 +52,11 @@ class _Child:
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
     nacks: dict[int, int] = field(default_factory=dict)
-    # Liveness (3.3's probes; p4mcc's dead-child timeout).
+    # Liveness (3.3's probes).
     last_heard: float = 0.0
     probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
     probe_at: float = 0.0
     probe_due: float | None = None
-    missed: int = 0
     solo: bool = False  # reports by NACK since the session was unfolded (roll call)
 
     def sent_repair(self, s: int, at: float) -> None:
@@ -221,17 +221,20 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._probe(c, now)
             self._arm_probe_timer()
 
+    @hook
+    def _gone(self, c: _Child, silent: bool, now: float) -> bool:
+        """A probe's (or a roll call's) wait for ``c`` ended, ``silent`` or answered: True when
+        ``c`` was removed as dead (the paper names no death rule: it probes again)."""
+        return False
+
     def _on_probe_timer(self, now: float) -> None:
         for c in list(self.children.values()):
             if c.probe_due is None or c.probe_due > now or not self._probed(c):
                 continue
-            if c.probe_at and c.last_heard < c.probe_at:  # silent since the last probe
-                c.missed += 1
-                if c.missed >= DEAD_PROBES:
-                    self._remove_child(c, now)
-                    continue
-            else:
-                c.missed = 0
+            silent = bool(c.probe_at) and c.last_heard < c.probe_at  # silent since the last probe
+            if self._gone(c, silent, now):
+                continue
+            if not silent:
                 nxt = c.probe_at + self._jitter(PROBE_INTERVAL)
                 if c.probe_at and nxt > now:
                     c.probe_due = nxt  # alive: the next periodic probe
@@ -247,7 +250,8 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     @hook
     def _remove_child(self, c: _Child, now: float) -> None:
-        """Dead-child timeout: release what only ``c`` lacked, adopt and repair its children."""
+        """``c`` is gone (a rule found it dead, or a liar): release what only ``c`` lacked, adopt
+        and repair its children."""
         del self.children[c.nid]
         self.departed.add(c.nid)
         self.dead_children += 1

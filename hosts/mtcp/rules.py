@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.mtcp.agent import _Child
-from p4mcc.hosts.mtcp.constants import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
@@ -709,6 +709,34 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
+@rule("remove_dead_children", "a child silent through 3 probes (or roll calls) is removed as dead")
+class RemoveDeadChildren(_Base):
+    """A child that answers none of ``DEAD_PROBES`` probes in a row (a member reporting by NACK:
+    roll calls) is removed: packets only it lacked are released and its children adopted; a
+    later report makes it a child again.  The paper probes but names no death rule, and one
+    dead child holds every packet, and so the window, for good (ours)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.missed: dict[int, int] = {}  # child -> probes (or roll calls) in a row it did not answer
+
+    def _gone(self, c: _Child, silent: bool, now: float) -> bool:
+        if super()._gone(c, silent, now):
+            return True
+        if not silent:
+            self.missed[c.nid] = 0
+            return False
+        self.missed[c.nid] = self.missed.get(c.nid, 0) + 1
+        if self.missed[c.nid] < DEAD_PROBES:
+            return False
+        self._remove_child(c, now)
+        return True
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.missed.pop(c.nid, None)  # a child again later starts with none missed
+        super()._remove_child(c, now)
+
+
 @rule("join_at_window_edge", "a child reporting nothing mid-session starts at the oldest packet still buffered",
       "RFC 3208 (PGM late join); " + _OURS)
 class JoinAtWindowEdge(_Base):
@@ -807,6 +835,7 @@ DEFAULT = (
     "nack_dupthresh",
     "shared_loss_multicast",
     "stalled_children",
+    "remove_dead_children",
     "join_at_window_edge",
     "undo_dead_cuts",
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from p4mcc.hosts.mtcp.agent import _Agent, _Child
-from p4mcc.hosts.mtcp.constants import DEAD_PROBES, FOLD_ID, RTO_INITIAL
+from p4mcc.hosts.mtcp.constants import FOLD_ID, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
 from p4mcc.hosts.rules import hook
@@ -90,13 +90,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return
         again = False
         for c in [c for c in self.children.values() if c.solo]:
-            if c.last_heard >= at:
-                c.missed = 0
-                continue
-            c.missed += 1
-            if c.missed >= DEAD_PROBES:
-                self._remove_child(c, now)
-            else:
+            silent = c.last_heard < at
+            if not self._gone(c, silent, now) and silent:
                 again = True
         if again:
             self._roll_call(now)

@@ -196,6 +196,19 @@ def test_silent_child_is_timed_out_and_its_children_adopted():
     assert node_id(A) in s.children and s.readmitted == 1
 
 
+def test_without_remove_dead_children_a_silent_child_holds_the_window_for_good():
+    s = _started_sender(remove_dead_children=False)
+    feed(s, _report(C, 0), 0.0, src=C)
+    out(s)
+    t = 0.0
+    while t < 12.0:  # twice the time the rule takes to remove A
+        t += 0.1
+        feed(s, _report(C, 1), t, src=C)
+        run_timers(s, t)
+    assert node_id(A) in s.children and s.dead_children == 0
+    assert 1 in s.buf and _probes(out(s), A)  # still waiting for A, and still probing it
+
+
 def test_a_child_timed_out_in_error_comes_back_and_is_repaired():
     """A live child whose reports were all lost for the dead timeout (a
     feedback flood policed at its port) is dropped; its next report makes it
