@@ -37,6 +37,12 @@ FAULT_BOUND_S = 5.0
 BOUND = (0.5, 2.0)
 
 
+def page(proto: str) -> str:
+    """Where ``--docs`` writes a protocol's ablation tables (relative to the checkout): a page
+    of their own beside the protocol's, so the protocol's page stays readable in one sitting."""
+    return f"docs/protocols/{proto}-ablation.md"
+
+
 @dataclass(frozen=True)
 class Variant:
     """One arm of the ablation: a profile and the rules switched on top of it."""
@@ -251,7 +257,7 @@ def print_rows(rows: list[dict[str, str]], title: str) -> None:
 
 
 def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = False) -> str:
-    """A generated section of ``docs/protocols/<proto>.md``: what ran and the table
+    """A generated section of :func:`page`: what ran and the table
     (``drawn``: the off-grid random dumbbells, which confirm what the grid chose)."""
     where = "random dumbbells drawn off the grid" if drawn else "the friendliness grid"
     return (f"Ablation of {proto}'s rules on {where} ({tag}): each variant beside "

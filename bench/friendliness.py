@@ -583,7 +583,7 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
     if args.docs:
         from bench.docsection import write_section
 
-        page = ROOT / "docs" / "protocols" / f"{proto}.md"
+        page = ROOT / ablation.page(proto)
         section = f"ablation-{proto}-draws" if args.draw else f"ablation-{proto}"
         write_section(page, section, ablation.docs_body(table, proto, tag, drawn=bool(args.draw)),
                       "bench/friendliness.py " + " ".join(argv))
@@ -626,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ablate", metavar="PROTO",
                     help="measure each of PROTO's named rules: default, paper, default minus each rule and "
                          "paper plus each rule on the grid (or --draw), side by side with default "
-                         "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO.md")
+                         "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO-ablation.md")
     ap.add_argument("--no-plus", action="store_true",
                     help="with --ablate: only default, paper and default minus each rule (no paper plus each "
                          "rule: half the runs; the verdicts are the same)")

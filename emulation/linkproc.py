@@ -28,8 +28,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from p4mcc.p4switch.linkemu import (Link, LinkConfig, LinkConfigError, LinkScheduler, PortConfig, TimingWatch,
-                                    link_config_from_dict)
+from p4mcc.p4switch.linkemu import (DIRECTIONS, Link, LinkConfig, LinkConfigError, LinkScheduler, PortConfig,
+                                    TimingWatch, change_port_links)
 from p4mcc.p4switch.ports import Port, PortError, PortReader
 
 LOG = logging.getLogger("p4mcc.linkproc")
@@ -99,22 +99,12 @@ class LinkRelay:
         its start-up values.  KeyError: the process does not carry that port."""
         if 2 * port not in self.sides:
             raise KeyError(port)
-        start = self.config.for_port(port)
+        sid = {what: self._sid(port, what) for what in DIRECTIONS}
         with self.sched.lock:
-            now = self.sched.clock()
-            for what in ("egress", "ingress"):
-                if direction not in (what, "both"):
-                    continue
-                sid = self._sid(port, what)
-                initial = start.egress if what == "egress" else start.ingress
-                link = self.links.get(sid)
-                new = initial if settings is None else \
-                    link_config_from_dict(settings, link.queue.config if link is not None else initial)
-                if link is None:
-                    self._add_link(port, what, new)
-                else:
-                    link.reconfigure(new, now)
-                self.sched.wake(str(sid), now)
+            change_port_links({what: self.links.get(s) for what, s in sid.items()}, self.config.for_port(port),
+                              direction, settings, self.sched.clock(),
+                              add=lambda what, config: self._add_link(port, what, config),
+                              wake=lambda what, now: self.sched.wake(str(sid[what]), now))
 
     def _out(self, sid: int) -> Port:
         return self.sides[sid ^ 1]

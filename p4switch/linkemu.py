@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
 
 from p4mcc.p4switch import units
 
@@ -351,6 +351,10 @@ class Link(Generic[T]):
     def offer(self, item: T, size: int, now: float) -> bool:
         return self.queue.enqueue(item, size, now)
 
+    @property
+    def config(self) -> LinkConfig:
+        return self.queue.config
+
     def reconfigure(self, config: LinkConfig, now: float) -> None:
         """``config`` from ``now`` on, for the queue and the wire alike."""
         self.queue.reconfigure(config, now)
@@ -443,6 +447,48 @@ class PortLinks:
 
     egress: LinkConfig = field(default_factory=LinkConfig)
     ingress: LinkConfig = field(default_factory=lambda: LinkConfig(queue_packets=None))
+
+
+#: The two directions of a port's link, as ``--link`` and link changes name them (or ``both``).
+DIRECTIONS = ("egress", "ingress")
+
+
+class DirectionLink(Protocol):
+    """One direction's emulated link, as :func:`change_port_links` changes it."""
+
+    @property
+    def config(self) -> LinkConfig: ...
+
+    def reconfigure(self, config: LinkConfig, now: float) -> None: ...
+
+
+def change_port_links(links: Mapping[str, DirectionLink | None], start: PortLinks, direction: str,
+                      settings: dict[str, Any] | None, now: float,
+                      add: Callable[[str, LinkConfig], None], wake: Callable[[str, float], None]) -> None:
+    """Change the directions of one port's running link that ``direction`` names, from ``now`` on.
+
+    ``links`` holds each direction's link by name, None where that direction
+    started transparent and so has none yet: ``add(direction, config)`` builds
+    it.  ``settings`` (``--link`` keys) change what they name and keep the rest
+    of the current values; None puts a direction back to ``start``.  Each
+    changed direction is woken (``wake(direction, now)``), as its next
+    departure may have moved.  The switch and the link process beside BMv2
+    both change their links here, so a change means the same on either target.
+    """
+    if direction not in (*DIRECTIONS, "both"):
+        raise LinkConfigError(f"direction must be egress, ingress or both, got {direction!r}")
+    for what in DIRECTIONS:
+        if direction not in (what, "both"):
+            continue
+        initial: LinkConfig = getattr(start, what)
+        link = links.get(what)
+        new = initial if settings is None else \
+            link_config_from_dict(settings, initial if link is None else link.config)
+        if link is None:
+            add(what, new)
+        else:
+            link.reconfigure(new, now)
+        wake(what, now)
 
 
 def parse_port_flag(text: str) -> tuple[int, str, dict[str, str]]:

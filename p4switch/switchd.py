@@ -30,8 +30,8 @@ from typing import Any, Callable
 from finsy.proto import p4i, p4r
 
 from .native import pipeline_from_env
-from .linkemu import (Link, LinkConfig, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, departure_time,
-                      link_config_from_dict)
+from .linkemu import (Link, LinkConfig, LinkScheduler, PortConfig, ShapedQueue, TimingWatch, Wire, change_port_links,
+                      departure_time)
 from .p4rt.device import Device, compile_device_config
 from .p4rt.errors import Code, P4RTError
 from .ports import Port, PortReader
@@ -45,6 +45,21 @@ class _EgressPort:
     port: Port
     queue: ShapedQueue[bytes] | None
     wire: Wire[bytes] | None
+
+    def link(self) -> "_EgressPort | None":
+        """The port as its egress link (queue and wire), or None when it has none yet."""
+        return self if self.queue is not None and self.wire is not None else None
+
+    @property
+    def config(self) -> LinkConfig:
+        assert self.queue is not None
+        return self.queue.config
+
+    def reconfigure(self, config: LinkConfig, now: float) -> None:
+        """``config`` from ``now`` on, for the queue and the wire alike (as :meth:`Link.reconfigure`)."""
+        assert self.queue is not None and self.wire is not None
+        self.queue.reconfigure(config, now)
+        self.wire.reconfigure(config)
 
 
 @dataclass
@@ -114,28 +129,14 @@ class Dataplane:
         """
         if port not in self._egress:
             raise KeyError(port)
-        start = self.links.for_port(port)
+        add = {"ingress": self._add_ingress_link, "egress": self._add_egress_link}
+        timer = {"ingress": f"in{port}", "egress": f"eg{port}"}
         with self.sched.lock:
-            t = self.clock() if now is None else now
-            if direction in ("ingress", "both"):
-                link = self._ingress.get(port)
-                cur = link.queue.config if link is not None else start.ingress
-                new = start.ingress if settings is None else link_config_from_dict(settings, cur)
-                if link is None:
-                    self._add_ingress_link(port, new)
-                else:
-                    link.reconfigure(new, t)
-                self.sched.wake(f"in{port}", t)
-            if direction in ("egress", "both"):
-                ep = self._egress[port]
-                cur = ep.queue.config if ep.queue is not None else start.egress
-                new = start.egress if settings is None else link_config_from_dict(settings, cur)
-                if ep.queue is None or ep.wire is None:
-                    self._add_egress_link(port, new)
-                else:
-                    ep.queue.reconfigure(new, t)
-                    ep.wire.reconfigure(new)
-                self.sched.wake(f"eg{port}", t)
+            change_port_links({"ingress": self._ingress.get(port), "egress": self._egress[port].link()},
+                              self.links.for_port(port), direction, settings,
+                              self.clock() if now is None else now,
+                              add=lambda what, config: add[what](port, config),
+                              wake=lambda what, t: self.sched.wake(timer[what], t))
 
     def start(self) -> None:
         self.sched.start()

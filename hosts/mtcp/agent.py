@@ -340,15 +340,15 @@ class _Agent(SessionEndpoint[MtcpParams]):
         ``forged`` and dropped: a host naming another's id would release that one's holes, and a
         fold no switch made would speak for every receiver."""
         if (msg.node_id != node_id(src[0]) or (msg.flags & Flags.AGGREGATED and not self.assisted)
-                or self._claims_unsent(msg.cum_ack)):
+                or self._claims_unsent(msg.cum_ack, bool(msg.flags & Flags.AGGREGATED))):
             self.forged += 1
             return False
         return True
 
     @hook
-    def _claims_unsent(self, cum_ack: int) -> bool:
-        """A report acknowledging data that could not have reached its sender yet (the
-        sender's check; RFC 9293 3.10.7.4 drops an ACK of something not yet sent)."""
+    def _claims_unsent(self, cum_ack: int, folded: bool) -> bool:
+        """A report (``folded``: a switch's fold) acknowledging data that could not have reached
+        its sender yet (the sender's check; RFC 9293 3.10.7.4 drops an ACK of something not yet sent)."""
         return False
 
     @hook

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from p4mcc.hosts.mtcp.agent import _Child
 from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
+from p4mcc.hosts.reliable import MAX_SEQ, CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
@@ -371,7 +371,10 @@ class ResumeStream(ResumableStream, _Base):
     kept every receiver within a buffer of the lowest, so it is false).  Heard later, a report
     below the resumed start by more than a buffer proves the claim it resumed after was never
     sent: the stream is wound back to that report (each node id may wind it back once: an id is
-    its address, so one host once)."""
+    its address, so one host once).  Heard once sending, a switch's fold past the stream sent shows
+    that every member below holds more than this sender sent: it began below its receivers (a
+    member that joined while it was down held its first fold at 0), and the stream moves on to
+    after the fold (ours)."""
 
     #: From the first report of data, how long a restarted sender gathers its members' answers
     #: to a roll call before its first packet: RFC 6298's wait for an answer with no RTT known.
@@ -381,6 +384,7 @@ class ResumeStream(ResumableStream, _Base):
         super().__init__(config)
         self.rewound_by: set[int] = set()
         self.rewinds = 0
+        self.wound_forward = 0
         self.claims: dict[int, int] = {}  # node id -> the cumulative ACK it reported before the start
         self._claims_since: float | None = None  # the first report of data a restarted sender heard
 
@@ -395,15 +399,39 @@ class ResumeStream(ResumableStream, _Base):
             return
         self.rewound_by.add(nid)
         self.rewinds += 1
+        self._restart_stream(cum_ack)
+        for c in self.children.values():
+            if c.sb.highest > cum_ack:  # what it claimed past the new start was never sent
+                self._restart_record(c, min(c.sb.cum_ack, cum_ack))
+        self.metric({"rewound_to": self.next_seq}, "tree-repair")
+
+    def _fold_ahead(self, msg: Any) -> bool:
+        """A switch's fold past what this sender sent: the tree's lowest point, beyond the stream.
+        A stream wound back on proof stays there (the fold may be older than the proof)."""
+        return (self.started and self.assisted and bool(msg.flags & Flags.AGGREGATED) and not self.rewinds
+                and self.next_seq - 1 < msg.cum_ack < MAX_SEQ)
+
+    def _wind_forward(self, msg: Any) -> None:
+        """Move the stream on to after a fold every member below holds (``_fold_ahead``)."""
+        if not self._fold_ahead(msg):
+            return
+        self.wound_forward += 1
+        self._restart_stream(msg.cum_ack)
+        for c in self.children.values():
+            self._restart_record(c, msg.cum_ack)
+        self.metric({"wound_to": self.next_seq}, "tree-repair")
+
+    def _restart_stream(self, cum_ack: int) -> None:
+        """The stream goes on after ``cum_ack``: nothing sent before is held or timed any more."""
         self.next_seq = self.resumed_from = cum_ack + 1
         self.buf.clear()
         self._timers_heap.clear()
         self.cancel_timer("pkt")
         self.twnd, self.highest_buffered, self.round_end = 0, cum_ack, 0
-        for c in self.children.values():
-            if c.sb.highest > cum_ack:  # what it claimed past the new start was never sent
-                self._restart_record(c, min(c.sb.cum_ack, cum_ack))
-        self.metric({"rewound_to": self.next_seq}, "tree-repair")
+
+    def _claims_unsent(self, cum_ack: int, folded: bool) -> bool:
+        # a fold past the stream is no one receiver's claim: the stream moves on to it
+        return super()._claims_unsent(cum_ack, folded) and not (folded and self.assisted and not self.rewinds)
 
     def _started(self, now: float) -> None:
         super()._started(now)
@@ -446,6 +474,7 @@ class ResumeStream(ResumableStream, _Base):
 
     def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         self._rewind(msg.node_id, msg.cum_ack)
+        self._wind_forward(msg)
         self._resume(msg.cum_ack)
         super()._on_feedback(msg, src, now)
         if not self.started and not msg.flags & Flags.AGGREGATED and msg.cum_ack > 0:

@@ -10,7 +10,7 @@ from p4mcc.hosts.mtcp.constants import FOLD_ID, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
 from p4mcc.hosts.rules import hook
-from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 
 class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
@@ -19,7 +19,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def _ack_limit(self) -> int:
         return self.next_seq - 1
 
-    def _claims_unsent(self, cum_ack: int) -> bool:
+    @hook
+    def _claims_unsent(self, cum_ack: int, folded: bool) -> bool:
         # Once sending, nothing above what it sent can be acknowledged.  Receivers may stand up
         # to a receive buffer past a restarted sender's start (one that resumed a little low, or
         # started afresh on a report of nothing): their reports are still taken, clipped.
@@ -135,7 +136,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         msg = self.decode_session(data, self.cfg.session_id)
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate, MtcpNack)) and not self._accepted(msg, src):
             liar = self.children.get(msg.node_id)
-            if liar is not None and liar.addr[0] == src[0] and self._claims_unsent(msg.cum_ack):
+            folded = bool(msg.flags & Flags.AGGREGATED)
+            if liar is not None and liar.addr[0] == src[0] and self._claims_unsent(msg.cum_ack, folded):
                 # a member that acknowledges data never sent is not one: its record would hold
                 # the window at the last report it was believed for
                 self._remove_child(liar, now)

@@ -4,7 +4,7 @@ from every other rule's.  Reasons, figures: docs/protocols/tfmcc.md#rules."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
@@ -37,18 +37,31 @@ def _share_of(msg: TfmccReport | TfmccData) -> float | None:
       roles=(S,))
 class ShareStart(_Tx):
     """Sender: while in slowstart, each CLR report that carries a share (docs/stamp.md,
-    "The share") sets the rate to it: slowstart goes to the rate the session would
-    have under max-min fairness at once, and no further.  The first loss ends
-    slowstart as in ``default`` (loss wins); a report without a stamp or a share
-    leaves ``default`` to move the rate."""
+    "The share") sets the rate to the smallest share any receiver echoed last: slowstart
+    goes to the rate the session would have under max-min fairness at once, and no
+    further.  The smallest, as slowstart's target is the smallest receive rate (2.6):
+    one receiver's echo, forged, raises the rate no higher than the others' allow.
+    The first loss ends slowstart as in ``default`` (loss wins); a report without a
+    stamp or a share leaves ``default`` to move the rate."""
 
     COUNTERS = ("share_moves",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.share_echoes: dict[int, float | None] = {}  # receiver id -> its last report's share, bit/s
 
     def _on_report(self, rep: TfmccReport, now: float) -> None:
         taken = self.reports
         super()._on_report(rep, now)
-        share = _share_of(rep)
-        if (share is None or self.reports == taken or not self.slowstart or rep.rcvr_id != self.clr
+        if self.reports == taken or not self.slowstart:
+            return
+        if rep.rflags & TfmccReportFlags.LEAVING:
+            self.share_echoes.pop(rep.rcvr_id, None)
+        else:
+            self.share_echoes[rep.rcvr_id] = _share_of(rep)
+        echoed = list(self.share_echoes.values())
+        share = None if None in echoed else min(echoed)  # type: ignore[type-var]
+        if (share is None or rep.rcvr_id != self.clr
                 or rep.rflags & (TfmccReportFlags.LEAVING | TfmccReportFlags.HAVE_LOSS)):
             return
         self.rate = min(max(share, self._slowstart_floor()), self.p.max_rate_bps)

@@ -113,6 +113,10 @@ class ActionCall:
 
 #: (keys, action, params, priority): an entry as :meth:`Table.prepare` checked it
 PreparedEntry = tuple[tuple[Match, ...], str, tuple[int, ...], Optional[int]]
+#: An entry's keys as the control plane gives them: by key name, or one value per key in key order.
+Keys = Union[dict[str, Any], Sequence[Any]]
+#: An action's data as the control plane gives it: by parameter name, or in parameter order.
+Params = Union[Sequence[int], dict[str, int]]
 
 
 def _normalize(m: Union[Match, int, None], spec: KeySpec) -> Match:
@@ -260,7 +264,7 @@ class Table:
             raise KeyError(f"table {self.name!r} has no action {name!r}; actions: {sorted(self.actions)}")
         raise KeyError(f"action name {name!r} is ambiguous in table {self.name!r}")
 
-    def _params(self, spec: ActionSpec, params: Union[Sequence[int], dict[str, int]]) -> tuple[int, ...]:
+    def _params(self, spec: ActionSpec, params: Params) -> tuple[int, ...]:
         if isinstance(params, dict):
             missing = [p for p, _ in spec.params if p not in params]
             extra = [p for p in params if p not in {n for n, _ in spec.params}]
@@ -281,7 +285,7 @@ class Table:
             out.append(v)
         return tuple(out)
 
-    def make_keys(self, keys: Union[dict[str, Any], Sequence[Any]]) -> tuple[Match, ...]:
+    def make_keys(self, keys: Keys) -> tuple[Match, ...]:
         if isinstance(keys, dict):
             names = {k.name for k in self.keys}
             unknown = [k for k in keys if k not in names]
@@ -297,26 +301,13 @@ class Table:
     def _key_id(self, keys: tuple[Match, ...], priority: Optional[int]) -> tuple:
         return (keys, priority if self.needs_priority else None)
 
-    def add(
-        self,
-        keys: Union[dict[str, Any], Sequence[Any]],
-        action: str,
-        params: Union[Sequence[int], dict[str, int]] = (),
-        priority: Optional[int] = None,
-        *,
-        is_const: bool = False,
-    ) -> int:
+    def add(self, keys: Keys, action: str, params: Params = (), priority: Optional[int] = None, *,
+            is_const: bool = False) -> int:
+        """Add an entry (:meth:`prepare` checks it); its handle."""
         return self._insert(self.prepare(keys, action, params, priority, is_const=is_const), is_const)
 
-    def prepare(
-        self,
-        keys: Union[dict[str, Any], Sequence[Any]],
-        action: str,
-        params: Union[Sequence[int], dict[str, int]] = (),
-        priority: Optional[int] = None,
-        *,
-        is_const: bool = False,
-    ) -> PreparedEntry:
+    def prepare(self, keys: Keys, action: str, params: Params = (), priority: Optional[int] = None, *,
+                is_const: bool = False) -> PreparedEntry:
         """An entry checked and normalised against this table's schema but not
         yet added: valid for every table with an equal :meth:`schema`, so a
         control plane writing the same entry into many switches prepares it once."""
@@ -410,7 +401,7 @@ class Table:
         except KeyError:
             raise TableError(f"table {self.name!r} has no entry with handle {handle}") from None
 
-    def modify(self, handle: int, action: str, params: Union[Sequence[int], dict[str, int]] = ()) -> None:
+    def modify(self, handle: int, action: str, params: Params = ()) -> None:
         e = self._get(handle)
         if e.is_const:
             raise TableError(f"entry {handle} of {self.name!r} is const")
@@ -430,11 +421,11 @@ class Table:
             del self.entries[h]
         self._rebuild()
 
-    def find(self, keys: Union[dict[str, Any], Sequence[Any]], priority: Optional[int] = None) -> Optional[int]:
+    def find(self, keys: Keys, priority: Optional[int] = None) -> Optional[int]:
         e = self._by_kid.get(self._key_id(self.make_keys(keys), priority))
         return None if e is None else e.handle
 
-    def set_default(self, action: str, params: Union[Sequence[int], dict[str, int]] = ()) -> None:
+    def set_default(self, action: str, params: Params = ()) -> None:
         if self.default_const:
             raise TableError(f"default action of {self.name!r} is const")
         spec = self.resolve_action(action)

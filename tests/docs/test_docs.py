@@ -42,16 +42,17 @@ GENERATED = {
 #: runs the grid once per rule variant) or need root and Mininet (the engines
 #: bench): each Makefile list and its target regenerate them.  Until a first
 #: run, such a section may hold a line saying so instead of a stamp.
+ABLATED = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
 SLOW_GENERATED = {
-    **{f"docs/protocols/{p}.md": [f"ablation-{p}", f"ablation-{p}-draws"]
-       for p in ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")},
+    **{f"docs/protocols/{p}-ablation.md": [f"ablation-{p}", f"ablation-{p}-draws"] for p in ABLATED},
     "docs/emulation.md": ["engines-bmv2", "engines-builtin"],
 }
 SLOW_LISTS = {"DOCS_ABLATION": "docs-ablation", "DOCS_EMULATION": "docs-emulation"}
 
 MAX_LINES = 400
 #: A protocol's page (its paper, rules, constants, tests and open points)
-#: reads in one sitting; the bench-written ablation tables come on top.
+#: reads in one sitting, all of it: its ablation tables and its hook table
+#: are on pages of their own (``<p>-ablation.md``, ``<p>-hooks.md``).
 MAX_PROTOCOL_LINES = 300
 LINK_RE = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December"
@@ -295,10 +296,23 @@ def test_slow_sections_have_their_own_make_targets() -> None:
 # ---- pages --------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", DOC_PAGES, ids=rel)
-def test_page_length_without_generated_tables(page: Path) -> None:
-    n = len(without_generated(page.read_text()).splitlines())
-    limit = MAX_PROTOCOL_LINES if page.parent.name == "protocols" else MAX_LINES
-    assert n <= limit, f"{rel(page)}: {n} lines outside generated sections (at most {limit})"
+def test_page_length(page: Path) -> None:
+    text = page.read_text()
+    if page.parent.name == "protocols":
+        n, limit, what = len(text.splitlines()), MAX_PROTOCOL_LINES, "lines"
+    else:
+        n, limit, what = len(without_generated(text).splitlines()), MAX_LINES, "lines outside generated sections"
+    assert n <= limit, f"{rel(page)}: {n} {what} (at most {limit})"
+
+
+@pytest.mark.parametrize("proto", ABLATED)
+def test_the_ablation_tables_are_where_the_bench_writes_them(proto: str) -> None:
+    from bench import ablation
+
+    page = ablation.page(proto)
+    assert page in SLOW_GENERATED, f"bench/ablation.py writes {page}, which SLOW_GENERATED does not list"
+    assert f"]({Path(page).name})" in (ROOT / "docs" / "protocols" / f"{proto}.md").read_text(), (
+        f"docs/protocols/{proto}.md does not link its ablation page")
 
 
 @pytest.mark.parametrize("page", [*DOC_PAGES, ROOT / "README.md"], ids=rel)

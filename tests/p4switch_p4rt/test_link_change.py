@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from p4mcc.p4switch.linkctl import LinkControlError, LinkControlServer, parse_request, request
-from p4mcc.p4switch.linkemu import LinkConfig, LinkConfigError, PortConfig, ShapedQueue, Wire
+from p4mcc.p4switch.linkemu import (Link, LinkConfig, LinkConfigError, PortConfig, ShapedQueue, Wire,
+                                    change_port_links)
 from test_dataplane import frame, make, run_due
 
 
@@ -87,6 +88,22 @@ def test_the_switch_changes_a_shaped_port_and_keeps_what_the_change_leaves_out()
         dp.change_link(9, "egress", {"delay": "1ms"})
     with pytest.raises(LinkConfigError, match="unknown link parameter 'jitter'"):
         dp.change_link(2, "egress", {"jitter": "1ms"})
+
+
+def test_both_directions_change_the_link_there_and_build_the_missing_one() -> None:
+    # What the switch and the link process beside BMv2 both run (Dataplane / LinkRelay.change_link).
+    start = PortConfig().with_flag("2:egress:rate=1Mbps,delay=5ms").for_port(2)
+    egress = Link(start.egress)
+    added, woken = [], []
+    change_port_links({"egress": egress, "ingress": None}, start, "both", {"delay": "30ms"}, 1.5,
+                      add=lambda what, cfg: added.append((what, cfg)), wake=lambda what, t: woken.append((what, t)))
+    assert (egress.config.rate_bps, egress.config.delay_s) == (1e6, 0.030)
+    assert added == [("ingress", LinkConfig(delay_s=0.030, queue_packets=None))]
+    assert woken == [("egress", 1.5), ("ingress", 1.5)]
+    change_port_links({"egress": egress}, start, "egress", None, 2.0, add=added.append, wake=lambda *_: None)
+    assert egress.config == start.egress and len(added) == 1
+    with pytest.raises(LinkConfigError, match="direction must be egress, ingress or both, got 'up'"):
+        change_port_links({}, start, "up", None, 2.0, add=added.append, wake=lambda *_: None)
 
 
 @pytest.mark.parametrize("line, parsed", [

@@ -1,9 +1,10 @@
 """Make this folder's helper modules importable from the protocol tests below it.
 
 ``win_util`` (a fake clock and scripted packets), ``rla_util``, ``mtcp_util``
-and ``vlmcc_util`` (each protocol's classes under a profile) and ``testnet``
-(the in-process networks) serve the tests of several protocols, so they live
-here rather than in one protocol's folder.
+and ``vlmcc_util`` (each protocol's classes under a profile), ``acker_util``
+(RLA's and MTCP's acker runs) and ``testnet`` (the in-process networks)
+serve the tests of several protocols, so they live here rather than in one
+protocol's folder.
 """
 
 import sys

@@ -177,7 +177,7 @@ def honest_mininet(tmp_path_factory) -> dict[str, dict[str, int]]:
 
 @pytest.mark.root
 @pytest.mark.slow
-@pytest.mark.parametrize("proto, attack", [("mtcp", "stolen_id"), ("mtcp", "fake_fold"),
+@pytest.mark.parametrize("proto, attack", [("mtcp", "stolen_id"), ("mtcp", "fake_fold"), ("mtcp", "forged_resume"),
                                            ("rla", "forged_resume"), ("tfmcc", "quiet_liar")])
 def test_in_mininet_the_honest_receivers_keep_their_delivery(proto: str, attack: str, tmp_path: Path,
                                                              request: pytest.FixtureRequest) -> None:

@@ -4,6 +4,7 @@ messages on the sans-I/O sender: child A near (20 ms RTD), child B far."""
 from __future__ import annotations
 
 import pytest
+from acker_util import acker_moves, run_ahead
 from mtcp_util import PaperSender, composed
 from test_mtcp_heterogeneity import TREE2, A, B, ack
 from win_util import cfg, feed, out
@@ -92,14 +93,7 @@ def _run_ahead(rules: dict, rounds: int = 40, send_buffer: int = 2888):
     """A acknowledges all it is sent every 20 ms; B (60 ms) holds only packet 1 and loses nothing."""
     s, a, b, _ = two_paths(rules, far=0.06, send_buffer=send_buffer)
     s.ssthresh = s.cwnd  # congestion avoidance: the window stays near 10
-    worst, t = 0, 0.0
-    for _ in range(rounds):
-        t += 0.02
-        feed(s, ack(A, s.next_seq - 1), t, src=A)
-        feed(s, ack(B, 1), t, src=B)
-        out(s)
-        worst = max(worst, s.next_seq - 1 - b.sb.cum_ack)
-    return s, worst
+    return s, run_ahead(s, ack, A, B, lambda: b.sb.cum_ack, rounds)
 
 
 def test_what_the_slowest_child_lacks_is_bounded_by_four_times_the_rate_times_its_round_trip():
@@ -136,15 +130,7 @@ def _after_crash(rules: dict):
     """A stops at 0.1 s; B (40 ms) acknowledges all every 10 ms."""
     s, a, b, _ = two_paths(rules, far=0.04)
     s.events[b.nid] = (0.0, s.next_seq, 400.0)
-    feed(s, ack(A, 10), 0.1, src=A)
-    t, moved = 0.1, None
-    while t < 1.0 and moved is None:
-        t += 0.01
-        feed(s, ack(B, s.next_seq - 1), t, src=B)
-        out(s)
-        if s.acker == b.nid:
-            moved = t
-    return s, a, moved
+    return s, a, acker_moves(s, ack, A, B, lambda: s.acker == b.nid)
 
 
 def test_a_crashed_acker_hands_the_clock_over_within_a_few_round_trips():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from acker_util import acker_moves, run_ahead
 from rla_util import DEFAULT_RULES
 from test_rla_rules import R, sack
 from test_rla_rules import sender as make_sender
@@ -62,16 +63,8 @@ def _run_ahead(names, rounds=40, **kw):
     """The near acker acknowledges all it is sent every 20 ms; the far receiver (60 ms) stays
     behind, holding only the first packet (a slow path that never loses: never the acker)."""
     s, near, far, _ = two_paths(names, far_rtt=0.060, **kw)
-    worst = 0
-    t = 0.0
-    for _ in range(rounds):
-        t += 0.02
-        feed(s, sack(R[0], s.next_seq - 1, adv=4096), t, src=R[0])
-        feed(s, sack(R[1], 1, adv=4096), t, src=R[1])
-        s._pump(t)
-        out(s)
-        worst = max(worst, s.next_seq - 1 - s.min_last_ack)
-    return s, worst
+    return s, run_ahead(s, lambda who, seq: sack(who, seq, adv=4096), R[0], R[1], lambda: s.min_last_ack,
+                        rounds, after=s._pump)
 
 
 def test_what_the_slowest_receiver_lacks_is_bounded_by_twice_the_rate_times_its_round_trip():
@@ -110,16 +103,7 @@ def _clock_moves_after_silence(names):
     """The near acker crashes at 0.1 s; the far receiver keeps acknowledging every 10 ms."""
     s, near, far, _ = two_paths(names, far_rtt=0.040)
     far.interval_avg, far.last_signal_pkts = 400.0, s.packets_sent
-    feed(s, sack(R[0], 10), 0.1, src=R[0])
-    t, moved = 0.1, None
-    while t < 1.0 and moved is None:
-        t += 0.01
-        feed(s, sack(R[1], s.next_seq - 1), t, src=R[1])
-        s._pump(t)
-        out(s)
-        if s.acker == far.rid:
-            moved = t
-    return s, near, moved
+    return s, near, acker_moves(s, sack, R[0], R[1], lambda: s.acker == far.rid, after=s._pump)
 
 
 def test_a_crashed_acker_hands_the_clock_over_within_a_few_round_trips():

@@ -49,3 +49,12 @@ def test_a_receiver_without_a_share_or_a_stamp_leaves_default(shares, stamp):
 def test_after_a_cut_the_share_no_longer_moves_the_window():
     assert _after_sacks(STAMPED, (SHARE, SHARE), cut=True).cwnd == _after_sacks(DEFAULT_RULES, (SHARE, SHARE),
                                                                                  cut=True).cwnd
+
+
+def test_a_forged_share_from_one_receiver_raises_the_window_no_higher_than_the_others_echo():
+    """Robust to lies: the largest share the wire holds, echoed by one receiver, moves the window
+    only to the share the other receiver echoes."""
+    forged = 0xFF
+    s = _after_sacks(STAMPED, (forged, SHARE))
+    assert s.cwnd == pytest.approx(Share.bps(SHARE) * SRTT / (8 * s.p.packet_size))
+    assert Share.bps(forged) > 10 * Share.bps(SHARE)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+import liar_util
 import pytest
-
-from p4mcc.hosts.rogue import Rogue
 
 START, STOP, END = 15.0, 25.0, 31.0
 RECOVER_S = 3.0
@@ -32,32 +31,12 @@ CLAIMS: dict[str, dict[str, Any]] = {
 
 
 def scenario_dict() -> dict[str, Any]:
-    return {
-        "name": "tfmcc-rogue", "duration": END, "seed": 1,
-        "topology": {"hosts": ["h1", "r1", "r2", "r3", "rogue"], "switches": ["s1", "s2"],
-                     "link_defaults": {"rate": "10Mbps", "delay": "2ms", "queue": 50},
-                     "links": [{"a": "s1", "b": "s2", "rate": "4Mbps", "delay": "10ms", "queue": 30},
-                               ["h1", "s1"], ["r1", "s2"], ["r2", "s2"], ["r3", "s2"], ["rogue", "s2"]]},
-        "sessions": [{"name": "tf", "protocol": "tfmcc", "sender": "h1", "receivers": ["r1", "r2", "r3"]}],
-    }
+    return liar_util.scenario_dict("tfmcc-rogue", END)
 
 
 def sim_rates(claim: dict[str, Any] | None) -> list[tuple[float, float]]:
     """The sender's rate (bit/s) per 0.5 s, with the rogue's claim from START to STOP."""
-    from p4mcc.netsim.run import build_run
-    from p4mcc.netsim.switches import model_choice
-    from p4mcc.scenario.model import scenario_from_dict
-
-    sc = scenario_from_dict(scenario_dict())
-    run = build_run(sc, switch=model_choice())
-    snd = run.agents["tf/h1"]
-    s = sc.sessions[0]
-    if claim is not None:
-        kw = dict(claim)
-        host = run.net.hosts["rogue"]
-        rogue = Rogue(kw.pop("mode"), "tfmcc", s.session_id, s.group, run.net.hosts["h1"].ip, host.ip, s.port,
-                      stop_at=STOP, **kw)
-        host.add_endpoint(rogue, s.port, label="rogue", start_at=START, stop_at=STOP)
+    run, snd, rogue = liar_util.build_with_rogue(scenario_dict(), claim, START, STOP)
     out, t, seq = [], 0.0, 0
     while t < END:
         t = round(t + 0.5, 6)
@@ -65,7 +44,7 @@ def sim_rates(claim: dict[str, Any] | None) -> list[tuple[float, float]]:
         out.append((t, (snd.seq - seq) * 8.0 * snd.p.packet_size / 0.5))
         seq = snd.seq
     if claim is not None:
-        assert rogue.sent >= 0.9 * 50 * (STOP - START)  # it lied all along
+        assert rogue is not None and rogue.sent >= 0.9 * 50 * (STOP - START)  # it lied all along
     return out
 
 

@@ -16,45 +16,29 @@ from __future__ import annotations
 
 import statistics
 
+import liar_util
+from liar_util import HONEST
+
 from p4mcc.hosts.core import node_id
-from p4mcc.hosts.rogue import Rogue
 from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B
 
 START, STOP, END = 15.0, 25.0, 60.0
 BOUND_S = 5.0
-HONEST = ("r1", "r2", "r3")
 
 
 def scenario_dict() -> dict:
-    """``test_tfmcc_rogue_claims``'s bottleneck: 10 ms, 30 packets, the rogue beside r1-r3."""
-    return {
-        "name": "tfmcc-silent-liar", "duration": END, "seed": 1,
-        "topology": {"hosts": ["h1", "r1", "r2", "r3", "rogue"], "switches": ["s1", "s2"],
-                     "link_defaults": {"rate": "10Mbps", "delay": "2ms", "queue": 50},
-                     "links": [{"a": "s1", "b": "s2", "rate": "4Mbps", "delay": "10ms", "queue": 30},
-                               ["h1", "s1"], ["r1", "s2"], ["r2", "s2"], ["r3", "s2"], ["rogue", "s2"]]},
-        "sessions": [{"name": "tf", "protocol": "tfmcc", "sender": "h1", "receivers": list(HONEST)}],
-    }
+    """``test_tfmcc_rogue_claims``'s bottleneck, run to END."""
+    return liar_util.scenario_dict("tfmcc-silent-liar", END)
 
 
 def run(rules: dict[str, bool] | None = None) -> dict:
     """Per 0.5 s: the sender's rate, each honest receiver's packets; the CLR per step."""
-    from p4mcc.netsim.run import build_run
-    from p4mcc.netsim.switches import model_choice
-    from p4mcc.scenario.model import scenario_from_dict
-
     raw = scenario_dict()
     if rules:
         raw["sessions"][0]["rules"] = {k: "on" if v else "off" for k, v in rules.items()}
-    sc = scenario_from_dict(raw)
-    net = build_run(sc, switch=model_choice())
-    snd = net.agents["tf/h1"]
-    s = sc.sessions[0]
-    host = net.net.hosts["rogue"]
-    rogue = Rogue("false_report", "tfmcc", s.session_id, s.group, net.net.hosts["h1"].ip, host.ip, s.port,
-                  stop_at=STOP, claim_bps=8_000, claim_loss=1.0)
-    host.add_endpoint(rogue, s.port, label="rogue", start_at=START, stop_at=STOP)
-    liar = node_id(host.ip)
+    claim = {"mode": "false_report", "claim_bps": 8_000, "claim_loss": 1.0}
+    net, snd, _rogue = liar_util.build_with_rogue(raw, claim, START, STOP)
+    liar = node_id(net.net.hosts["rogue"].ip)
     out: dict = {"t": [], "rate": [], "got": {r: [] for r in HONEST}, "liar_clr": [], "r_max": []}
     t, seq = 0.0, 0
     before = {r: 0 for r in HONEST}

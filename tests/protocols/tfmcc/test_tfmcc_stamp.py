@@ -209,3 +209,28 @@ def test_a_report_echoes_the_stamps_of_the_data_since_the_last_one() -> None:
     # worst queue code and tightest spare code of each window; 0 when a packet was unstamped
     assert echoed("stamped", windows) == [Stamp.pack(2, 9), Stamp.pack(5, 4), 0]
     assert echoed("default", windows) == [0, 0, 0]
+
+
+def test_a_forged_share_from_the_clr_raises_the_rate_no_higher_than_the_others_echo() -> None:
+    """Robust to lies: a receiver that claims the lowest rate (so it is CLR) and echoes the
+    largest share the wire holds moves slowstart only to the share the others echo; in
+    ``default`` its report moves the rate by doubling at most."""
+    liar = "10.0.0.66"
+    forged = 0xFF
+    s = sender("stamped", initial_rate_bps=300_000)
+    run_until(s, 0.3)
+    feed(s, report(A, 0.3, LONG_FULL, rate=900_000, recv=400_000, share=SHARE_3M), 0.3)
+    run_until(s, 0.4)
+    feed(s, report(liar, 0.4, LONG_FULL, rate=500_000, recv=400_000, share=forged), 0.4)
+    assert s.clr == node_id(liar) and s.slowstart
+    assert s.rate == pytest.approx(wire.Share.bps(SHARE_3M))
+    assert wire.Share.bps(forged) > 10 * wire.Share.bps(SHARE_3M)
+    # Alone, the liar's echo is the smallest: the share it claims is the session's
+    # until another receiver's echo is heard, as its receive rate is in default.
+    alone = sender("stamped", initial_rate_bps=300_000)
+    run_until(alone, 0.4)
+    feed(alone, report(liar, 0.4, LONG_FULL, rate=500_000, recv=400_000, share=forged), 0.4)
+    feed(alone, report(A, 0.45, LONG_FULL, rate=900_000, recv=400_000, share=SHARE_3M), 0.45)
+    run_until(alone, 0.5)
+    feed(alone, report(liar, 0.5, LONG_FULL, rate=500_000, recv=400_000, share=forged), 0.5)
+    assert alone.rate == pytest.approx(wire.Share.bps(SHARE_3M))
