@@ -6,7 +6,10 @@ hook is spread over as many classes as there are rules.  This module reads
 that composition back as a table, one row per hook a rule changes (the
 methods the core declares with ``@hook``): the rules in the order they run
 (outermost first), then ``paper``.  A rule whose method never calls ``super()`` ends the chain there,
-and the row says so: what sits below it does not run.
+and the row says so: what sits below it does not run.  A hook of a slot
+(:func:`p4mcc.hosts.rules.slot`) ends in the slot's occupant: the rule that
+holds it, or ``paper``; the row names the slot, and the occupant is not
+counted among the rules that wrap the hook.
 
 ``p4mcc host send --proto P --profile X --explain`` prints the table, and
 each protocol has it on a page of its own (``docs/protocols/<p>-hooks.md``,
@@ -25,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from p4mcc.hosts import registry
-from p4mcc.hosts.rules import PROFILE_NAMES, is_method, declared_hooks, rule_methods
+from p4mcc.hosts.rules import PROFILE_NAMES, is_method, declared_hooks, declared_slots, rule_methods
 
 PAPER_LINK = "paper"
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +44,12 @@ class HookRow:
     """Rule names (outermost first), then ``paper`` where the core defines the hook."""
     stops: str | None
     """The rule whose method does not call ``super()`` (what is below it does not run), or None."""
+    slot: str | None = None
+    """The slot the hook belongs to, or None."""
+    occupant: str | None = None
+    """The rule that holds the slot (the last rule of ``chain``); None: the paper holds it."""
+    paper_occupant: str | None = None
+    """The name of the paper's way of making the slot's decision."""
 
 
 @lru_cache(maxsize=None)
@@ -54,8 +63,9 @@ def _calls_super(func: object) -> bool:
                for n in ast.walk(tree))
 
 
-def hook_rows(core: type, book_rules: dict[str, type]) -> list[HookRow]:
-    """The rows for one core class under the rules ``book_rules`` (name -> mixin, outermost first).
+def hook_rows(core: type, book_rules: dict[str, type], seats: dict[str, str] | None = None) -> list[HookRow]:
+    """The rows for one core class under the rules ``book_rules`` (name -> mixin, outermost first);
+    ``seats``: rule name -> the slot it occupies.
 
     One row per hook the core declares (:func:`~p4mcc.hosts.rules.hook`) that
     a rule overrides, and one per method of the rules' own that more than one
@@ -72,21 +82,28 @@ def hook_rows(core: type, book_rules: dict[str, type]) -> list[HookRow]:
     rule_classes = [k for k in composed.__mro__[1:] if k not in core.__mro__ and k is not object]
     hooks = sorted(n for n, classes in defined.items()
                    if n in declared or len([k for k in classes if k is not composed]) > 1)
+    slot_of = {m: (name, paper) for name, (paper, methods) in declared_slots(core).items() for m in methods}
     rows = []
     for hook in hooks:
         chain: list[str] = []
         stops = None
+        slot, paper = slot_of.get(hook, (None, None))
+        occupant = None
         for klass in rule_classes:
             func = vars(klass).get(hook)
             if func is None or not is_method(func):
                 continue
             chain.append(owner.get(klass, f"({klass.__name__})"))
+            if slot is not None and (seats or {}).get(chain[-1]) == slot:
+                occupant = chain[-1]
             if stops is None and inspect.isfunction(func) and not _calls_super(func):
                 stops = chain[-1]
         if hook in declared:
             chain.append(PAPER_LINK)
         ends = stops is not None and chain.index(stops) + 1 < len(chain)
-        rows.append(HookRow(role, hook, tuple(chain), stops if ends else None))
+        if ends and stops == occupant:  # an occupant replaces the paper's way: it ends the chain by design
+            chain, ends = chain[:chain.index(stops) + 1], False
+        rows.append(HookRow(role, hook, tuple(chain), stops if ends else None, slot, occupant, paper))
     return rows
 
 
@@ -95,6 +112,17 @@ def hooks_declared(protocol: str) -> dict[str, frozenset[str]]:
     proto = registry.get(protocol)
     return {str(f.role): declared_hooks(f) for f in (proto.sender_factory, proto.receiver_factory)
             if isinstance(f, type)}
+
+
+def slots_declared(protocol: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """The slots the protocol's cores declare: slot name -> (the paper's occupant, its methods)."""
+    proto = registry.get(protocol)
+    found: dict[str, tuple[str, frozenset[str]]] = {}
+    for f in (proto.sender_factory, proto.receiver_factory):
+        if isinstance(f, type):
+            for name, (paper, methods) in declared_slots(f).items():
+                found[name] = (paper, found.get(name, (paper, frozenset()))[1] | methods)
+    return found
 
 
 def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[HookRow]:
@@ -109,18 +137,27 @@ def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -
             continue
         role = getattr(factory, "role", None)
         active = {r.name: r.mixins[role] for r in book.rules if r.name in names and role in r.mixins}
-        rows += hook_rows(factory, active)
+        rows += hook_rows(factory, active, {r.name: r.slot for r in book.rules if r.slot is not None})
     return rows
 
 
 def rules_of(row: HookRow) -> tuple[str, ...]:
-    """The rules in a row's chain (not ``paper``, not a shared helper class)."""
-    return tuple(c for c in row.chain if c != PAPER_LINK and not c.startswith("("))
+    """The rules that wrap a row's hook (not ``paper``, not a shared helper class, not the slot's occupant)."""
+    return tuple(c for c in row.chain if c != PAPER_LINK and not c.startswith("(") and c != row.occupant)
+
+
+def slot_note(row: HookRow) -> str:
+    """What a slot's row says of its occupant ("" for a hook of no slot)."""
+    if row.slot is None:
+        return ""
+    if row.occupant is None:
+        return f"slot {row.slot}: the paper's {row.paper_occupant}"
+    return f"slot {row.slot}: {row.occupant} in place of the paper's {row.paper_occupant}"
 
 
 def crowded(protocol: str, profile: str, more_than: int = 3) -> list[HookRow]:
     """The hooks of ``protocol``'s ``profile`` that more than ``more_than`` rules wrap, most first:
-    where stacked overrides are hardest to read, the candidates for one named decision point."""
+    where stacked overrides are hardest to read, the candidates for a slot or a finer hook."""
     rows = [r for r in explain(protocol, profile) if len(rules_of(r)) > more_than]
     return sorted(rows, key=lambda r: (-len(rules_of(r)), r.role, r.hook))
 
@@ -139,6 +176,8 @@ def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = N
         text = " -> ".join(row.chain)
         if row.stops:
             text += f"   ({row.stops} does not call super(): what is below it does not run)"
+        if row.slot:
+            text += f"   ({slot_note(row)})"
         lines.append(f"  {row.hook}: {text}")
     if len(lines) == 1:
         lines.append("  no rule: the paper's cores run as they are")
@@ -149,7 +188,13 @@ def explain_markdown(protocol: str) -> str:
     """The generated section of a protocol page: one table per profile."""
     declared = hooks_declared(protocol)
     out = ["Hooks the cores declare (`@hook`): "
-           + ", ".join(f"{role} {len(names)}" for role, names in declared.items()) + ".", ""]
+           + ", ".join(f"{role} {len(names)}" for role, names in declared.items()) + "."]
+    slots = slots_declared(protocol)
+    if slots:
+        out[0] += " Slots (`@slot`, one occupant each): " + "; ".join(
+            f"`{name}` ({', '.join(f'`{m}`' for m in sorted(methods))}; the paper's: `{paper}`)"
+            for name, (paper, methods) in slots.items()) + "."
+    out.append("")
     for profile in PROFILE_NAMES:
         if profile not in registry.get(protocol).rules.profiles:
             continue
@@ -161,6 +206,9 @@ def explain_markdown(protocol: str) -> str:
                 chain = " → ".join(f"`{c}`" for c in r.chain)
                 if r.stops:
                     chain += f" (`{r.stops}` ends the chain)"
+                if r.slot:
+                    who = f"`{r.occupant}` in place of" if r.occupant else "holds"
+                    chain += f" (slot `{r.slot}`: {who} the paper's `{r.paper_occupant}`)"
                 out.append(f"| {r.role} | `{r.hook}` | {chain} |")
         out.append("")
     return "\n".join(out).strip() + "\n"

@@ -12,6 +12,15 @@ composition ``RuleMixinA, RuleMixinB, ..., Core`` and reading the core tells
 exactly what the paper does.  This is ns-3's "a variant is a type" and
 aioquic's "choose an algorithm by name", applied per rule.
 
+Rules that add to a hook chain: each wraps the hook and calls ``super()``.
+Where rules would instead choose between ways of making one decision (MTCP's
+congestion avoidance: the paper's Vegas or Reno), the core declares a
+**slot** with :func:`slot` on the hooks that make it, naming the paper's way
+as the slot's first occupant; a rule that replaces it registers with
+``slot=NAME``.  A rule list holds at most one occupant per slot (two are
+refused, naming both), and the occupant composes below every rule that wraps
+the slot's hooks, so the wrappers add to whichever way was chosen.
+
 A :class:`RuleBook` lists a protocol's rules in the order they compose (the
 first listed is outermost) and its profiles as data:
 
@@ -83,6 +92,25 @@ def _function(member: Any) -> Any:
     return member.fget if isinstance(member, property) else getattr(member, "__func__", member)
 
 
+#: The attribute :func:`slot` sets on a slot's hook: (slot name, the paper's occupant).
+SLOT_MARK = "__p4mcc_slot__"
+
+
+def slot(name: str, paper: str) -> Callable[[M], M]:
+    """Declare a core's method a hook that is part of the slot ``name``: one decision that a rule
+    may take over whole (``@rule(..., slot=name)``) instead of wrapping it.
+
+    ``paper`` names the core's own way of deciding (the slot's occupant when no
+    rule holds it); every method of one slot names the same.  Rules that do not
+    occupy the slot may still wrap its methods (and call ``super()``): they run
+    above the occupant, whichever it is.
+    """
+    def mark(method: M) -> M:
+        setattr(_function(method), SLOT_MARK, (name, paper))
+        return hook(method)
+    return mark
+
+
 def is_method(value: object) -> bool:
     """Whether a class member is a method in the sense of hooks: a function, property, static or class method."""
     return inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod))
@@ -103,6 +131,22 @@ def _methods(core: type) -> dict[str, Any]:
 def declared_hooks(core: type) -> frozenset[str]:
     """The methods of ``core`` a rule may override: those whose running definition is ``@hook``."""
     return frozenset(n for n, v in _methods(core).items() if getattr(_function(v), HOOK_MARK, False))
+
+
+def declared_slots(core: type) -> dict[str, tuple[str, frozenset[str]]]:
+    """The slots ``core`` declares: slot name -> (the paper's occupant, the slot's methods)."""
+    found: dict[str, tuple[str, set[str]]] = {}
+    for n, v in _methods(core).items():
+        mark = getattr(_function(v), SLOT_MARK, None)
+        if mark is None:
+            continue
+        name, paper = mark
+        known = found.setdefault(name, (paper, set()))
+        if known[0] != paper:
+            raise RuleError(f"{core.__qualname__}: slot {name!r} names two paper occupants, "
+                            f"{known[0]!r} and {paper!r}")
+        known[1].add(n)
+    return {k: (paper, frozenset(ms)) for k, (paper, ms) in sorted(found.items())}
 
 
 def rule_methods(mixin: type, core: type) -> dict[str, list[type]]:
@@ -137,6 +181,30 @@ def check_overrides(rule: str, mixin: type, core: type) -> None:
             "(mark the core's method @hook, or give the rule's method a name of its own)")
 
 
+def check_slots(protocol: str, core: type, active: Sequence[tuple[str, type, str | None]]) -> None:
+    """Refuse a composition whose slots do not hold together (a clear error): an occupant of a
+    slot ``core`` does not declare, or that overrides none of its methods; a rule that wraps a
+    slot's method composed below the occupant, which replaces it (the wrapper would never run).
+    ``active`` is (rule name, its mixin for ``core``'s role, its slot), outermost first."""
+    slots = declared_slots(core)
+    for i, (name, mixin, seat) in enumerate(active):
+        if seat is None:
+            continue
+        if seat not in slots:
+            raise RuleError(f"{protocol}: rule {name!r} occupies slot {seat!r}, which "
+                            f"{core.__qualname__} does not declare (known: {', '.join(slots) or 'none'})")
+        methods = slots[seat][1]
+        if not methods & set(rule_methods(mixin, core)):
+            raise RuleError(f"{protocol}: rule {name!r} occupies slot {seat!r} but overrides none of "
+                            f"its methods ({', '.join(sorted(methods))})")
+        for below, mixin_below, _ in active[i + 1:]:
+            wraps = sorted(methods & set(rule_methods(mixin_below, core)))
+            if wraps:
+                raise RuleError(f"{protocol}: rule {below!r} wraps {', '.join(wraps)} of slot {seat!r} "
+                                f"but composes below its occupant {name!r}, which replaces it "
+                                f"(register {below!r} before {name!r})")
+
+
 def core_of(mixin: type) -> type | None:
     """The core a mixin is written on: the first class of its MRO that declares a ``role``."""
     return next((k for k in mixin.__mro__ if "role" in vars(k)), None)
@@ -149,7 +217,9 @@ class Rule:
     ``mixins`` maps a core's ``role`` to the mixin class that changes it; a
     rule may change one role (most do) or several (a receiver's report and the
     sender that reads it).  ``requires`` names rules it builds on: switching a
-    rule on without them is an error, not a silent change of meaning.
+    rule on without them is an error, not a silent change of meaning.  ``slot``
+    names the slot (:func:`slot`) whose decision the rule takes over: one rule
+    per slot in any rule list.
     """
 
     name: str
@@ -157,6 +227,7 @@ class Rule:
     reason: str
     mixins: Mapping[str, type] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
+    slot: str | None = None
 
 
 def parse_switch(name: str, value: Any) -> bool:
@@ -215,12 +286,28 @@ class RuleBook:
     def _check(self, members: Sequence[str], where: str) -> None:
         present = set(members)
         for n in members:
-            rule = self.get(n)
-            missing = [req for req in rule.requires if req not in present]
+            missing = [req for req in self.get(n).requires if req not in present]
             if missing:
                 raise RuleError(
                     f"{self.protocol} {where}: rule {n!r} needs {', '.join(map(repr, missing))}"
                 )
+        self._check_seats(members, where)
+
+    def _check_seats(self, members: Sequence[str], where: str) -> None:
+        """Refuse two rules of ``members`` that occupy one slot, naming both."""
+        seated: dict[str, str] = {}
+        for n in members:
+            rule = self.get(n)
+            if rule.slot is not None:
+                if rule.slot in seated:
+                    raise RuleError(
+                        f"{self.protocol} {where}: rules {seated[rule.slot]!r} and {n!r} both occupy "
+                        f"slot {rule.slot!r}, which holds one rule (switch one off)")
+                seated[rule.slot] = n
+
+    def occupants(self, names: Sequence[str]) -> dict[str, str]:
+        """Slot name -> the rule of ``names`` that occupies it (slots the paper holds are absent)."""
+        return {r.slot: r.name for r in self.rules if r.name in set(names) and r.slot is not None}
 
     # -- profiles ------------------------------------------------------------
 
@@ -268,8 +355,7 @@ class RuleBook:
         none, ``core`` itself runs.  The session's whole effective list is
         its configuration's ``rules``, which the results record.
         """
-        for n in names:
-            self.get(n)
+        self._check_seats(tuple(names), f"rules {', '.join(names) or 'none'}")
         role = getattr(core, "role", None)
         active = tuple(
             r for r in self.rules if r.name in set(names) and role in r.mixins
@@ -280,6 +366,7 @@ class RuleBook:
         if key not in self._composed:
             for r in active:
                 check_overrides(r.name, r.mixins[role], core)
+            check_slots(self.protocol, core, [(r.name, r.mixins[role], r.slot) for r in active])
             label = "+".join(r.name for r in active)
             cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), {})
             cls.__module__ = core.__module__
@@ -294,7 +381,7 @@ class Registrar:
     its ``role`` attribute (a mixin written on the core), else ``roles``, else
     the registrar's.  A rule that changes a second role registers that role's
     mixin under the same name again; the first registration gives the summary,
-    the reason and ``requires``.
+    the reason, ``requires`` and ``slot``.
     """
 
     def __init__(self, protocol: str, reason: str = "", roles: tuple[str, ...] = ()) -> None:
@@ -302,12 +389,12 @@ class Registrar:
         self.rules: dict[str, Rule] = {}
 
     def __call__(self, name: str, summary: str = "", reason: str = "", requires: tuple[str, ...] = (),
-                 roles: tuple[str, ...] = ()) -> Callable[[type], type]:
+                 roles: tuple[str, ...] = (), slot: str | None = None) -> Callable[[type], type]:
         def register(cls: type) -> type:
             core = core_of(cls)
             if core is not None:
                 check_overrides(name, cls, core)
-            first = self.rules.get(name) or Rule(name, summary, reason or self.reason, {}, requires)
+            first = self.rules.get(name) or Rule(name, summary, reason or self.reason, {}, requires, slot)
             own = getattr(cls, "role", None)
             on = roles or ((own,) if own is not None else self.roles)
             self.rules[name] = dataclasses.replace(first, mixins={**first.mixins, **dict.fromkeys(on, cls)})

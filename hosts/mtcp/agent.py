@@ -1,7 +1,8 @@
 """MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what the sender and
 every sender's agent (SA) share.  Section numbers are the paper's; RFC 6298 and RFC 5681 fill in
 where it points to TCP.  The methods marked ``@hook`` are what :mod:`.rules` may override; the fold,
-dead-member and roll-call paths are p4mcc's (``docs/protocols/mtcp.md``).
+roll-call and child-removal paths are p4mcc's (``docs/protocols/mtcp.md``); when a child is dead
+is a rule's to say.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from dataclasses import dataclass, field
 
 from p4mcc.hosts.core import Address, node_id
 from p4mcc.hosts.mtcp import tree as mtcp_tree
-from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DEAD_PROBES, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
+from p4mcc.hosts.mtcp.constants import (ACK_DELAY, DUP_NACKS, FOLD_ID, INITIAL_CWND, INITIAL_RWND, INITIAL_SSTHRESH,
                                         NO_CWND, PROBE_ANSWER_MIN, PROBE_INTERVAL, RTO_INITIAL, RTO_MIN)
 from p4mcc.hosts.mtcp.params import MtcpParams
 from p4mcc.hosts.registry import ParamError, SessionConfig, SessionEndpoint
-from p4mcc.hosts.reliable import CutLog, Scoreboard, ack_from_one_more, nack_blocks, payload_for
+from p4mcc.hosts.reliable import Scoreboard, ack_from_one_more, nack_blocks, payload_for
 from p4mcc.hosts.rtt import SmoothedRtt, lowest
-from p4mcc.hosts.rules import hook
+from p4mcc.hosts.rules import hook, slot
 from p4mcc.hosts.tcp_rules import LEAST_SSTHRESH, VEGAS, vegas_diff
 from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, seconds_since, ts_us
 
@@ -51,14 +52,12 @@ class _Child:
     last_tx: dict[int, float] = field(default_factory=dict)
     rexmits: dict[int, int] = field(default_factory=dict)
     nacks: dict[int, int] = field(default_factory=dict)
-    # Liveness (3.3's probes; p4mcc's dead-child timeout).
+    # Liveness (3.3's probes).
     last_heard: float = 0.0
     probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
     probe_at: float = 0.0
     probe_due: float | None = None
-    missed: int = 0
     solo: bool = False  # reports by NACK since the session was unfolded (roll call)
-    late_start: int = 0  # the first packet of its stream when _late_join started it late (0: not)
 
     def sent_repair(self, s: int, at: float) -> None:
         self.rinflight[s] = self.last_tx[s] = at
@@ -83,8 +82,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
-                "dead_children", "adopted", "mcast_repairs", "late_joins", "readmitted",
-                "unfolds", "refused_joins", "forged")
+                "dead_children", "adopted", "mcast_repairs", "readmitted", "unfolds", "forged")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -113,7 +111,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = 0.0
         self.round_acked = 0
         self.highest_buffered = 0
-        self.cuts = CutLog()  # the window before each recent cut (_undo_cuts)
         # Roll calls (p4mcc, :class:`MtcpSender`): find a fold held by a silent member, unfold.
         self.unfolded = False
         self.rollcall_at: float | None = None
@@ -224,17 +221,20 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._probe(c, now)
             self._arm_probe_timer()
 
+    @hook
+    def _gone(self, c: _Child, silent: bool, now: float) -> bool:
+        """A probe's (or a roll call's) wait for ``c`` ended, ``silent`` or answered: True when
+        ``c`` was removed as dead (the paper names no death rule: it probes again)."""
+        return False
+
     def _on_probe_timer(self, now: float) -> None:
         for c in list(self.children.values()):
             if c.probe_due is None or c.probe_due > now or not self._probed(c):
                 continue
-            if c.probe_at and c.last_heard < c.probe_at:  # silent since the last probe
-                c.missed += 1
-                if c.missed >= DEAD_PROBES:
-                    self._remove_child(c, now)
-                    continue
-            else:
-                c.missed = 0
+            silent = bool(c.probe_at) and c.last_heard < c.probe_at  # silent since the last probe
+            if self._gone(c, silent, now):
+                continue
+            if not silent:
                 nxt = c.probe_at + self._jitter(PROBE_INTERVAL)
                 if c.probe_at and nxt > now:
                     c.probe_due = nxt  # alive: the next periodic probe
@@ -245,14 +245,13 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     @hook
     def _undo_cuts(self, since: float) -> int:
-        """Cuts since ``since`` were a silent member's, not congestion: undo them (RFC 4015)."""
-        self.cwnd, self.ssthresh, undone = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
-                                                                self.initial_window)
-        return undone
+        """A member found dead or silent since ``since``: the cuts undone (the paper keeps them)."""
+        return 0
 
     @hook
     def _remove_child(self, c: _Child, now: float) -> None:
-        """Dead-child timeout: release what only ``c`` lacked, adopt and repair its children."""
+        """``c`` is gone (a rule found it dead, or a liar): release what only ``c`` lacked, adopt
+        and repair its children."""
         del self.children[c.nid]
         self.departed.add(c.nid)
         self.dead_children += 1
@@ -272,20 +271,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """The packet after everything this agent's children all hold (nothing buffered)."""
         return self.highest_buffered + 1
 
+    @hook
     def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
-        """A child reporting ``cum_ack`` 0 mid-session starts at the oldest packet still buffered (p4mcc)."""
-        if cum_ack != 0 or c.aggregated:
-            return False
-        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
-        if start <= 1:
-            return False  # the session is at its first packet: nothing to skip
-        self._restart_record(c, start - 1)
-        c.late_start = start
-        self.late_joins += 1
-        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
-                                   cum_ack=start - 1, node_id=self.nid).encode())
-        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
-        return True
+        """A child reporting ``cum_ack`` 0 mid-session: True when it was started at a later packet
+        (the paper has no late joiners: it is owed the whole stream)."""
+        return False
 
     def _restart_record(self, c: _Child, cum_ack: int) -> None:
         """``c``'s record starts again: it holds everything up to ``cum_ack`` and nothing after."""
@@ -295,16 +285,11 @@ class _Agent(SessionEndpoint[MtcpParams]):
             d.clear()
         self._recount()
 
+    @hook
     def _join_refused(self, c: _Child, cum_ack: int) -> bool:
-        """A child started late reports less than the start it was given: data reached it before
-        the join did, so it kept its own stream (the receiver's ``_on_join``).  Its report is the
-        truth; the packets between are served from the stream, or they are never repaired."""
-        if not c.late_start or not 0 < cum_ack < c.late_start - 1:
-            return False
-        c.late_start = 0
-        self._restart_record(c, cum_ack)
-        self.refused_joins += 1
-        return True
+        """A child's report below the start it was given: True when its record restarted at the
+        report (the paper gives no start)."""
+        return False
 
     def _roll_call(self, now: float) -> None:
         """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
@@ -509,7 +494,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """2: +1 per packet acknowledged by all children."""
         self.cwnd += 1.0
 
-    @hook
+    @slot("avoidance", "vegas")
     def _avoid_congestion(self, s: int) -> None:
         """2, 3.5: 1/cwnd per packet acknowledged by all, signed by Vegas; a decrease keeps
         cwnd at or above ssthresh so it does not restart slow start."""
@@ -536,7 +521,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = now
         self.round_end = max(self.highest_buffered, self.round_end + 1)
 
-    @hook
+    @slot("avoidance", "vegas")
     def _vegas_round(self, now: float) -> None:
         """3.5: Vegas' decision on the round's RTDs, and its early exit from slow start."""
         diff = self.vegas_diff(now)
@@ -556,7 +541,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
     @hook
     def _congestion(self, now: float, timeout: bool) -> None:
         """A timeout sets cwnd to 1 and twnd to 0 (3.1, 3.7); repeated NACKs halve cwnd."""
-        self.cuts.record(now, self.cwnd, self.ssthresh)
         self.cwnd_cuts += 1
         self.ssthresh = max(LEAST_SSTHRESH, self.cwnd / 2)
         self.cwnd = 1.0 if timeout else max(1.0, self.cwnd / 2)

@@ -1,5 +1,5 @@
-"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9); joins,
-late starts and the roll call's NACK-only reports are p4mcc's."""
+"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9); the roll
+call's NACK-only reports are p4mcc's, and late starts the rule ``join_at_window_edge``'s."""
 
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         while a is not None:
             self.ancestors.add(a)
             a = self.tree.parent_of(a)
-        self.late_joined = 0  # where our stream began, if we joined a running session
         self.got_data = False
         self.last_summary: dict[str, int] = {}
         self.solo = False  # reports by NACK only (which no switch folds) since the sender's roll call
@@ -110,15 +109,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if missing and self.reattached and not self.solo:
             self._nack(missing, now)
 
+    @hook
     def _on_join(self, msg: MtcpNack, now: float) -> None:
-        """Our parent's join (:meth:`_Agent._late_join`), taken only before we delivered anything."""
-        if self.rbuf.delivered_packets or msg.cum_ack == 0:
-            return
-        for d in self.rbuf.start_at(msg.cum_ack + 1):
-            self.emit(d)
-        self.late_joined = msg.cum_ack + 1
-        self.metric({"start": msg.cum_ack + 1}, "late-join")
-        self._ack_soon(now)
+        """Our parent's NACK naming where our stream starts (:meth:`_Agent._late_join`; the paper
+        sends none)."""
 
     def _on_data(self, m: MtcpData, now: float) -> None:
         if m.seq < 1:

@@ -8,16 +8,16 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.mtcp.agent import _Child
-from p4mcc.hosts.mtcp.constants import ACK_DELAY, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
+from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.reliable import MAX_SEQ, ResumableStream, handover_window, reliability_bound
+from p4mcc.hosts.reliable import MAX_SEQ, CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
                                    REORDER_WINDOW_RTTS, ack_at_once)
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, Share, Stamp, seconds_since
+from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpNack, Share, Stamp, seconds_since, ts_us
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from p4mcc.hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -250,11 +250,11 @@ class RttFairIncrease(_Base):
         self.spread = RttSpread(self.MIN_SPREAD)
         self.cutter: int | None = None
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if msg.echo_ts and isinstance(msg, MtcpAck):
             rtd = seconds_since(msg.echo_ts, now)
             self.node_rtd[msg.node_id] = ewma(self.node_rtd.get(msg.node_id), rtd, self.RTD_GAIN)
-        super()._on_feedback(msg, src, now)
+        super()._heard_report(msg, now)
 
     def _nack_is_congestion(self, c: _Child, s: int) -> bool:
         cut = super()._nack_is_congestion(c, s)
@@ -296,10 +296,10 @@ class StampClimb(_Base):
         super().__init__(config)
         self.stamp = Stamp.NOT_STAMPED  # what the last ACK's echo says (docs/stamp.md)
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if isinstance(msg, MtcpAck):
             self.stamp = msg.stamp
-        super()._on_feedback(msg, src, now)
+        super()._heard_report(msg, now)
 
     def _spare_packets(self) -> float:
         """Packets per round trip (the largest RTD) the stamp says are spare behind a short queue
@@ -338,9 +338,12 @@ class ShareWindow(_Base):
         super().__init__(config)
         self.share_echoes: dict[int, int] = {}  # child node id -> its last ACK's share code (0: none)
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
+    def _heard_report(self, msg: Any, now: float) -> None:
         if isinstance(msg, MtcpAck):
             self.share_echoes[msg.node_id] = msg.share if Stamp.stamped(msg.stamp) else Share.NONE
+        super()._heard_report(msg, now)
+
+    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
         super()._on_feedback(msg, src, now)
         codes = [self.share_echoes.get(c.nid, Share.NONE) for c in self._acking()]
         rtt = max((c.rtd.srtt for c in self._acking() if c.rtd.srtt is not None), default=None)
@@ -568,7 +571,7 @@ class RecoveryHold(_Base):
 
 
 @rule("reno_window", "loss-driven AIMD: the first NACK of a new loss halves cwnd",
-      "RFC 5681 3.2; " + _OURS)
+      "RFC 5681 3.2; " + _OURS, slot="avoidance")
 class RenoWindow(_Base):
     """Reno's AIMD instead of Vegas: beside TCP on a drop-tail queue Vegas gets a small fraction."""
 
@@ -735,6 +738,116 @@ class StalledChildren(_Base):
         self._remove_child(c, now)
 
 
+@rule("remove_dead_children", "a child silent through 3 probes (or roll calls) is removed as dead")
+class RemoveDeadChildren(_Base):
+    """A child that answers none of ``DEAD_PROBES`` probes in a row (a member reporting by NACK:
+    roll calls) is removed: packets only it lacked are released and its children adopted; a
+    later report makes it a child again.  The paper probes but names no death rule, and one
+    dead child holds every packet, and so the window, for good (ours)."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.missed: dict[int, int] = {}  # child -> probes (or roll calls) in a row it did not answer
+
+    def _gone(self, c: _Child, silent: bool, now: float) -> bool:
+        if super()._gone(c, silent, now):
+            return True
+        if not silent:
+            self.missed[c.nid] = 0
+            return False
+        self.missed[c.nid] = self.missed.get(c.nid, 0) + 1
+        if self.missed[c.nid] < DEAD_PROBES:
+            return False
+        self._remove_child(c, now)
+        return True
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.missed.pop(c.nid, None)  # a child again later starts with none missed
+        super()._remove_child(c, now)
+
+
+@rule("join_at_window_edge", "a child reporting nothing mid-session starts at the oldest packet still buffered",
+      "RFC 3208 (PGM late join); " + _OURS)
+class JoinAtWindowEdge(_Base):
+    """A child reporting ``cum_ack`` 0 in a running session (a late joiner, a restarted receiver)
+    starts at the oldest packet its agent still buffers, told so by a join (a NACK from its parent
+    naming the start), not owed the whole stream, which no agent holds.  A receiver takes a join
+    only before it delivered anything; a child whose report then falls below its start kept its
+    own stream and is served from its report (the packets between come from the stream)."""
+
+    COUNTERS = ("late_joins", "refused_joins")
+    late_joined = 0  # (a receiver) where our stream began, if we joined a running session
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.late_start: dict[int, int] = {}  # child -> the first packet of the stream it was started at
+
+    def _late_join(self, c: _Child, cum_ack: int, now: float) -> bool:
+        if super()._late_join(c, cum_ack, now):
+            return True
+        if cum_ack != 0 or c.aggregated:
+            return False
+        start = max(min(self.buf) if self.buf else self._next_point(), c.sb.cum_ack + 1)
+        if start <= 1:
+            return False  # the session is at its first packet: nothing to skip
+        self._restart_record(c, start - 1)
+        self.late_start[c.nid] = start
+        self.late_joins += 1
+        self.send(c.addr, MtcpNack(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                   cum_ack=start - 1, node_id=self.nid).encode())
+        self.metric({"late_join": c.nid, "start": start}, "tree-repair")
+        return True
+
+    def _join_refused(self, c: _Child, cum_ack: int) -> bool:
+        """Data reached the child before its join did, so it kept its own stream (``_on_join``):
+        its report is the truth, and the packets between are served from the stream."""
+        if super()._join_refused(c, cum_ack):
+            return True
+        start = self.late_start.get(c.nid, 0)
+        if not start or not 0 < cum_ack < start - 1:
+            return False
+        del self.late_start[c.nid]
+        self._restart_record(c, cum_ack)
+        self.refused_joins += 1
+        return True
+
+    def _remove_child(self, c: _Child, now: float) -> None:
+        self.late_start.pop(c.nid, None)  # a child again later is a new record
+        super()._remove_child(c, now)
+
+    def _on_join(self, msg: MtcpNack, now: float) -> None:
+        """The receiver's half: taken only before anything was delivered."""
+        super()._on_join(msg, now)  # type: ignore[misc]
+        if self.rbuf.delivered_packets or msg.cum_ack == 0:  # type: ignore[attr-defined]
+            return
+        for d in self.rbuf.start_at(msg.cum_ack + 1):  # type: ignore[attr-defined]
+            self.emit(d)  # type: ignore[attr-defined]
+        self.late_joined = msg.cum_ack + 1
+        self.metric({"start": msg.cum_ack + 1}, "late-join")
+        self._ack_soon(now)  # type: ignore[attr-defined]
+
+
+@rule("undo_dead_cuts", "the cuts since a removed or silent member was last heard are undone", "RFC 4015 3.1")
+class UndoDeadCuts(_Base):
+    """The cuts since a member removed as dead (or a fold held by a silent member) was last heard
+    were its silence, not congestion: undone as RFC 4015 3.1 undoes spurious ones.  Registered
+    after ``recovery_hold``, which reads what was undone."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.cuts = CutLog()  # the window before each recent cut
+
+    def _congestion(self, now: float, timeout: bool) -> None:
+        self.cuts.record(now, self.cwnd, self.ssthresh)
+        super()._congestion(now, timeout)
+
+    def _undo_cuts(self, since: float) -> int:
+        undone = super()._undo_cuts(since)
+        self.cwnd, self.ssthresh, n = self.cuts.undo_since(since, self.cwnd, self.ssthresh, self.twnd,
+                                                           self.initial_window)
+        return undone + n
+
+
 #: Profile ``default``: the paper plus the rules that earned their place, listed by name;
 #: a rule registered above but not listed here is off until it is measured and listed.
 DEFAULT = (
@@ -751,5 +864,8 @@ DEFAULT = (
     "nack_dupthresh",
     "shared_loss_multicast",
     "stalled_children",
+    "remove_dead_children",
+    "join_at_window_edge",
+    "undo_dead_cuts",
 )
 RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_echo", "share_window"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from p4mcc.hosts.mtcp.agent import _Agent, _Child
-from p4mcc.hosts.mtcp.constants import DEAD_PROBES, FOLD_ID, RTO_INITIAL
+from p4mcc.hosts.mtcp.constants import FOLD_ID, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
 from p4mcc.hosts.rules import hook
@@ -91,13 +91,8 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return
         again = False
         for c in [c for c in self.children.values() if c.solo]:
-            if c.last_heard >= at:
-                c.missed = 0
-                continue
-            c.missed += 1
-            if c.missed >= DEAD_PROBES:
-                self._remove_child(c, now)
-            else:
+            silent = c.last_heard < at
+            if not self._gone(c, silent, now) and silent:
                 again = True
         if again:
             self._roll_call(now)
@@ -148,6 +143,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
                 self._remove_child(liar, now)
             return
         if isinstance(msg, (MtcpAck, MtcpWindowUpdate)):
+            self._heard_report(msg, now)
             self._on_feedback(msg, src, now)
         elif isinstance(msg, MtcpNack):
             self._on_nack(msg, src, now)
@@ -163,6 +159,11 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return
         handler(now)
         self._pump(now)
+
+    @hook
+    def _heard_report(self, msg: MtcpAck | MtcpWindowUpdate, now: float) -> None:
+        """Record what an accepted report echoes, before the sender acts on it or a rule refuses
+        it (the paper reads nothing more than ``_on_feedback`` does)."""
 
     def _pump(self, now: float) -> None:
         if not self._may_send(now):

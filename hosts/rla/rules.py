@@ -826,9 +826,9 @@ class _StampView(Sender):
         super().__init__(*args, **kwargs)
         self.echoes: dict[int, int] = {}  # receiver id -> its last SACK's stamp byte
 
-    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+    def _note_echo(self, m: RlaSack) -> None:
         self.echoes[m.rcvr_id] = m.stamp
-        super()._on_sack(m, src, now)
+        super()._note_echo(m)
 
     def short_queue_spare(self) -> float | None:
         """The tightest spare rate (bit/s) while every path's queue is short; None otherwise."""
@@ -855,8 +855,8 @@ class StampClimb(_StampView):
     CLIMB_RTTS = 2.0
     climbed_at = -math.inf
 
-    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
-        super()._on_sack(m, src, now)
+    def _sack_window(self, now: float) -> None:
+        super()._sack_window(now)
         spare = self.short_queue_spare()
         if spare and not self.in_recovery and now - self.climbed_at >= self.CLIMB_RTTS * self.largest_srtt:
             self.cwnd += self.SPARE_SHARE * spare * self.largest_srtt / (8.0 * self.p.packet_size)
@@ -905,9 +905,12 @@ class ShareWindow(_StampView):
             codes.append(code)
         return Share.bps(min(codes)) if codes else None
 
-    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+    def _note_echo(self, m: RlaSack) -> None:
         self.share_echoes[m.rcvr_id] = m.share
-        super()._on_sack(m, src, now)
+        super()._note_echo(m)
+
+    def _sack_window(self, now: float) -> None:
+        super()._sack_window(now)
         share = self.share_bps()
         if share is None or self.in_recovery or self.ssthresh < self.p.rcv_buffer or self.cwnd >= self.ssthresh:
             return

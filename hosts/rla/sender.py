@@ -198,7 +198,18 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return self._receiver(m.rcvr_id, src, m.cum_ack)
 
     @hook
+    def _note_echo(self, m: RlaSack) -> None:
+        """Record what the SACK echoes of the data's marks, before the sender acts on it
+        (the paper's data carries none)."""
+
+    @hook
+    def _sack_window(self, now: float) -> None:
+        """The window's move on a SACK once rules 1-6 ran on it (the paper: none; rule 4
+        grows the window per packet every receiver acknowledged)."""
+
+    @hook
     def _on_sack(self, m: RlaSack, src: Address, now: float) -> None:
+        self._note_echo(m)
         r = self._admit(m, src, now)
         r.last_heard = now
         r.addr = src  # unicast repairs go where its feedback comes from
@@ -218,6 +229,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
                     self._mark_lost(r, s, now)
             self._congestion(r, now, new_losses)
             self.fast_rexmit = True  # TCP's fast retransmit: the first repair goes at once
+        self._sack_window(now)
 
     @hook
     def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:

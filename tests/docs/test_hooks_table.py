@@ -76,7 +76,6 @@ def test_a_rule_that_does_not_call_super_is_shown_ending_the_chain() -> None:
 def test_crowded_counts_the_rules_that_wrap_a_hook_and_leaves_out_paper_and_helpers() -> None:
     rows = explain.hook_rows(Core, {"outer": Outer, "replaces": Replaces})
     assert [explain.rules_of(r) for r in rows] == [("outer", "replaces")]
-    crowded = {(r.role, r.hook): explain.rules_of(r) for r in explain.crowded("rla", "stamped", 3)}
-    assert crowded == {("rla-sender", "_on_sack"): ("join_at_window_edge", "resume_stream", "stalled_receivers",
-                                                     "stamp_climb", "share_window", "stamp_echo")}
+    crowded = {(r.role, r.hook): explain.rules_of(r) for r in explain.crowded("rla", "stamped", 2)}
+    assert crowded[("rla-sender", "_on_sack")] == ("join_at_window_edge", "resume_stream", "stalled_receivers")
     assert explain.crowded("rla", "paper", 0) == []

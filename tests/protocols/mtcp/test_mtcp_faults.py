@@ -141,9 +141,9 @@ def _report(node: str, cum: int, cls=MtcpAck, echo: int = 0) -> MtcpAck:
                node_id=node_id(node), echo_ts=echo)
 
 
-def _started_sender(tree: str = CHAIN) -> MtcpSender:
-    """A started sender whose window begins at the paper's one packet."""
-    s = composed(PaperSender, initial_window=False)(cfg(MtcpParams(tree=tree)))
+def _started_sender(tree: str = CHAIN, **rules: bool) -> MtcpSender:
+    """A started sender whose window begins at the paper's one packet (rules switched by name)."""
+    s = composed(PaperSender, **{"initial_window": False, **rules})(cfg(MtcpParams(tree=tree)))
     s.start(0.0)
     for c in s.tree.children_of(SENDER):
         feed(s, _report(c, 0, MtcpWindowUpdate), 0.0, src=c)
@@ -194,6 +194,19 @@ def test_silent_child_is_timed_out_and_its_children_adopted():
     # A report of the dead child shows it alive: it is a child again.
     feed(s, _report(A, 1), t + 0.1, src=A)
     assert node_id(A) in s.children and s.readmitted == 1
+
+
+def test_without_remove_dead_children_a_silent_child_holds_the_window_for_good():
+    s = _started_sender(remove_dead_children=False)
+    feed(s, _report(C, 0), 0.0, src=C)
+    out(s)
+    t = 0.0
+    while t < 12.0:  # twice the time the rule takes to remove A
+        t += 0.1
+        feed(s, _report(C, 1), t, src=C)
+        run_timers(s, t)
+    assert node_id(A) in s.children and s.dead_children == 0
+    assert 1 in s.buf and _probes(out(s), A)  # still waiting for A, and still probing it
 
 
 def test_a_child_timed_out_in_error_comes_back_and_is_repaired():
@@ -549,6 +562,20 @@ def test_a_fresh_child_of_a_running_session_is_told_where_its_stream_starts():
     # A report with data (cum_ack > 0) is never a join.
     feed(s, MtcpNack(session_id=9, cum_ack=low, node_id=node_id(A), missing=(low + 1,)), 1.1, src=A)
     assert not [m for _d, m in out(s) if isinstance(m, MtcpNack)] and s.late_joins == 1
+
+
+def test_without_join_at_window_edge_a_fresh_child_never_gets_what_it_had_acknowledged():
+    s = _started_sender(f"{A}>{SENDER}", join_at_window_edge=False)
+    for seq in range(1, 4):
+        feed(s, _report(A, seq), 0.1 * seq, src=A)
+    out(s)
+    feed(s, MtcpNack(session_id=9, cum_ack=0, node_id=node_id(A), missing=(1, 2, 3, 4, 5)), 1.0, src=A)
+    msgs = out(s)
+    assert not [m for _d, m in msgs if isinstance(m, MtcpNack)]  # no join: the paper has none
+    # Its record still holds 1..3 (released, never to be repaired), and its stream cannot start.
+    assert s.children[node_id(A)].sb.cum_ack == 3
+    assert not [m for _d, m in msgs if isinstance(m, MtcpData) and m.seq < 4]
+    assert not hasattr(s, "late_joins")
 
 
 def test_sender_starts_nobody_late_at_the_sessions_first_packet():

@@ -129,7 +129,7 @@ def _b_acks_alone(s, t: float, until: float) -> float:
 
 
 def test_a_removed_child_that_reports_again_is_a_child_again():
-    """A falls silent and is removed as dead (the core's path after three missed probes); B goes on.
+    """A falls silent and is removed as dead (``remove_dead_children``, after three missed probes); B goes on.
     A's next report readmits it: the sender holds what A lacks until A has it (section 3.9)."""
     s = sender()
     feed(s, ack(A, 5, echo_at=0.0), 0.04, src=A)

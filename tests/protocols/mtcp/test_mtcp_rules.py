@@ -633,3 +633,23 @@ def test_the_window_starts_at_rfc_6928s_ten_packets_by_default():
         feed(s, ack(c, 0, cls=MtcpWindowUpdate), 0.0, src=c)
     assert [m.seq for _d, m in data(out(s))] == list(range(1, 11))
     assert s.cwnd == 10
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_cuts_since_a_removed_child_was_last_heard_are_undone(on):
+    """RFC 4015 3.1 (``undo_dead_cuts``): a cut made while a child was already silent was its
+    silence, not congestion; once the child is removed as dead the window before the cut is back."""
+    s = sender(undo_dead_cuts=on)
+    s.cwnd = s.ssthresh = 10.0
+    out(s)
+    feed(s, ack(A, 1), 0.05, src=A)
+    feed(s, ack(B, 1), 0.05, src=B)  # B's last word
+    before = s.cwnd
+    feed(s, nack(A, 1, [3]), 0.1, src=A)  # a cut while B is silent
+    cut = (s.cwnd, s.ssthresh)
+    assert cut == pytest.approx((before / 2, before / 2)) and s.cwnd_cuts == 1
+    s._remove_child(s.children[node_id(B)], 2.0)  # B timed out as dead
+    if on:  # RFC 4015 3.2: ssthresh back to the window before the cut, cwnd above the cut
+        assert s.ssthresh == pytest.approx(before) and s.cwnd > before
+    else:
+        assert (s.cwnd, s.ssthresh) == pytest.approx(cut)  # the paper keeps the cut
