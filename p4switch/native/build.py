@@ -61,6 +61,7 @@ class Module:
         lib.sw_ingress.argtypes = [vp, ctypes.c_char_p, i64, u64, u64]
         lib.sw_egress.argtypes = [vp, P64, P64, ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, u64,
                                   ctypes.c_int, ctypes.c_int, P64, ctypes.c_char_p, ctypes.POINTER(i64), P64]
+        lib.sw_pre_load.argtypes = [vp, ctypes.c_int, P64, P64, P64, P64]
         self.outmax = lib.sw_outmax()
 
 
