@@ -30,6 +30,8 @@ from ..runtime.externs import CounterArray
 from ..runtime.pre import Pre
 from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
 from .build import BuildError, Module, load
+from .c_python import (COUNT_MAX, DROPPED_SHIFT, FLAG_DIGESTS, FLAG_EGRESS_FAULT, FLAG_FAULT, FLAG_PARSER_ERROR,
+                       REPLICAS_SHIFT, SHARED_SHIFT)
 from .cbase import QTABLE_PORTS
 from .cgen import NativeUnsupported
 
@@ -299,6 +301,8 @@ class NativeSwitch(Switch):
         self._Wp = ctypes.c_void_p(self._W)
         self._ingress_w, self._egress_w = self._lib.sw_ingress_w, self._lib.sw_egress_w
         self._process_w = self._lib.sw_process_w
+        self._py = mod.py_process
+        self._use_py = True  # False: through ctypes even so (the tests take both ways)
         self._one_call = False
         self._qtable: Any = None
         self._oports: Any = None
@@ -449,7 +453,12 @@ class NativeSwitch(Switch):
             self._oports = (ctypes.c_uint64 * n)()
             self._in[16] = ctypes.addressof(self._oports)
         bufs = self._egress_bufs(n)
-        self._in[9] = bufs[8] if self._qtable is not None else 0
+        a = self._in
+        a[9] = bufs[8] if self._qtable is not None else 0
+        a[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        a[8] = self.drop_port
+        # the CPython entry point counts a packet's replicas in 16 bits
+        self._py = self._mod.py_process if self._use_py and n <= COUNT_MAX else None
         pre._native_stale = False
 
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
@@ -463,6 +472,8 @@ class NativeSwitch(Switch):
         tenths of a microsecond more per replica to make)."""
         if not self.native:
             return super().process(port, data, now)
+        if self._one_call:
+            return self._process_one(port, data, now)
         if now < self._latest:
             now = self._latest
         else:
@@ -479,8 +490,6 @@ class NativeSwitch(Switch):
         a[5] = int(round((now - self.start_time) * 1e6))
         a[6] = len(data)
         a[13] = port & _M64
-        if self._one_call:
-            return self._process_one(data, now, out)
         status = self._ingress_w(self._Wp, data)
         if status:
             if status & 2:
@@ -517,14 +526,59 @@ class NativeSwitch(Switch):
         stats["tx"] += len(out)
         return out
 
-    def _process_one(self, data: bytes, now: float, out: list[tuple[int, bytes, int]]) -> list[tuple[int, bytes, int]]:
-        """``process_raw`` in one native call (``use_queue_table``)."""
+    def _process_one(self, port: int, data: bytes, now: float) -> list[tuple[int, bytes, int]]:
+        """``process_raw`` in one native call (``use_queue_table``): through
+        the module's CPython entry point when it has one, else through ctypes."""
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
+        stats = self.stats
+        stats["rx"] += 1
+        if self._native_dirty:
+            self._sync()
         if self.pre._native_stale:
             self._sync_pre()
+        if type(data) is not bytes:
+            data = bytes(data)
+        now_us = int(round((now - self.start_time) * 1e6))
+        py = self._py
+        if py is None:
+            return self._process_ctypes(port, data, now, now_us)
+        out, fl = py(self._W, data, port, now_us)
+        if fl:
+            if fl & 0xFF:  # what the two-call path meets in this order
+                if fl & FLAG_PARSER_ERROR:
+                    stats["parser_errors"] += 1
+                if fl & FLAG_FAULT:
+                    stats["errors"] += 1
+                    self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+                    return out
+                if fl & FLAG_DIGESTS:
+                    self._take_digests(self._res[3], now)
+                if fl & FLAG_EGRESS_FAULT:
+                    stats["errors"] += 1
+                    self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+            k = (fl >> DROPPED_SHIFT) & COUNT_MAX
+            if k:
+                stats["dropped"] += k
+            k = (fl >> REPLICAS_SHIFT) & COUNT_MAX
+            if k:
+                stats["replicas"] += k
+            k = fl >> SHARED_SHIFT
+            if k:
+                self.shared_outputs += k
+        stats["tx"] += len(out)
+        return out
+
+    def _process_ctypes(self, port: int, data: bytes, now: float, now_us: int) -> list[tuple[int, bytes, int]]:
+        """``_process_one`` without the CPython entry point."""
         a = self._in
-        a[7] = self.queues_per_port if self._sm_prio else 1 << 30
-        a[8] = self.drop_port
+        a[5] = now_us & _M64
+        a[6] = len(data)
+        a[13] = port & _M64
         stats = self.stats
+        out: list[tuple[int, bytes, int]] = []
         status = self._process_w(self._Wp, data)
         if status:
             if status & 2:
