@@ -81,6 +81,12 @@ class P4NodeCounters:
 _PROGRAMS: dict[tuple, Any] = {}
 
 
+def _queue_row(ch: "Channel", now: float) -> tuple[int, int, int]:
+    """(enq_qdepth, deq_timedelta in us, deq_qdepth) of a packet queued on ``ch`` now."""
+    q, wait = ch.queue_meta(now)
+    return q, int(round(wait * 1e6)), q
+
+
 def _sources_stamp(path: Path) -> tuple:
     """Name, size and modification time of the program and of every file of
     its include directory: what a compiled program depends on."""
@@ -115,9 +121,9 @@ class P4SwitchNode:
         self.name = name
         self.program, self.seed = program, seed
         self.ports: dict[int, "Channel"] = {}
-        #: (port, its first word in the queue table, its channel's in-flight
-        #: queue) of every port the table covers (see ``_fill_queue_table``)
-        self._qports: list[tuple[int, int, Any]] = []
+        #: (the port's first word in the queue table, its channel's in-flight
+        #: queue, the channel) of every port the table covers (see ``_fill_queue_table``)
+        self._qports: list[tuple[int, Any, "Channel"]] = []
         self._qbusy: set[int] = set()
         self.counters = P4NodeCounters()
         self.sw = self._wire(new_switch(program, seed=seed))
@@ -147,14 +153,13 @@ class P4SwitchNode:
         ch = self.ports.get(port)
         if ch is None:
             return 0, 0, 0
-        q, wait = ch.queue_meta(now)
-        return q, int(round(wait * 1e6)), q
+        return _queue_row(ch, now)
 
     def attach(self, port: int, channel: "Channel") -> None:
         from p4mcc.p4switch.native.cbase import QTABLE_PORTS
 
         self.ports[port] = channel
-        self._qports = [(p, 3 * p, ch._inflight) for p, ch in sorted(self.ports.items()) if 0 <= p < QTABLE_PORTS]
+        self._qports = [(3 * p, ch._inflight, ch) for p, ch in sorted(self.ports.items()) if 0 <= p < QTABLE_PORTS]
 
     def _fill_queue_table(self, now: float) -> None:
         """Every port's ``_queue_model`` answer at ``now`` into the compiled
@@ -163,9 +168,9 @@ class P4SwitchNode:
         departure is not after ``now`` is empty: its row is zero, written
         only when it was not."""
         qt, busy = self._qtable, self._qbusy
-        for port, i, q in self._qports:
+        for i, q, ch in self._qports:
             if q and q[-1][0] > now:
-                qt[i], qt[i + 1], qt[i + 2] = self._queue_model(port, now)
+                qt[i], qt[i + 1], qt[i + 2] = _queue_row(ch, now)
                 busy.add(i)
             elif i in busy:
                 qt[i] = qt[i + 1] = qt[i + 2] = 0
