@@ -23,7 +23,10 @@ between ingress and egress, drained at the port's rate, as in BMv2's
 the node tells it the backlog the packet finds (``enq_qdepth``, and
 ``deq_qdepth`` likewise: the packets that will queue behind it are not known
 yet) and the time it will wait before it leaves (``deq_timedelta``, in us;
-``egress_global_timestamp`` is the arrival time plus that wait).
+``egress_global_timestamp`` is the arrival time plus that wait).  The
+compiled pipeline runs a packet in one native call, so the node writes
+every port's answer into the switch's queue table before it: the queues are
+FIFOs whose state at the packet's time is known before any replica is sent.
 docs/stamp.md lists what differs from BMv2.
 """
 
@@ -78,6 +81,12 @@ class P4NodeCounters:
 _PROGRAMS: dict[tuple, Any] = {}
 
 
+def _queue_row(ch: "Channel", now: float) -> tuple[int, int, int]:
+    """(enq_qdepth, deq_timedelta in us, deq_qdepth) of a packet queued on ``ch`` now."""
+    q, wait = ch.queue_meta(now)
+    return q, int(round(wait * 1e6)), q
+
+
 def _sources_stamp(path: Path) -> tuple:
     """Name, size and modification time of the program and of every file of
     its include directory: what a compiled program depends on."""
@@ -112,6 +121,10 @@ class P4SwitchNode:
         self.name = name
         self.program, self.seed = program, seed
         self.ports: dict[int, "Channel"] = {}
+        #: (the port's first word in the queue table, its channel's in-flight
+        #: queue, the channel) of every port the table covers (see ``_fill_queue_table``)
+        self._qports: list[tuple[int, Any, "Channel"]] = []
+        self._qbusy: set[int] = set()
         self.counters = P4NodeCounters()
         self.sw = self._wire(new_switch(program, seed=seed))
 
@@ -122,11 +135,14 @@ class P4SwitchNode:
     def _wire(self, sw: Any) -> Any:
         """``sw`` with this node's queue model and digest counter attached."""
         sw.queue_model = self._queue_model
-        sw.queue_model_many = self._queue_model_many
         sw.on_digest = self._digest
         # the compiled pipeline's outputs as plain tuples; the interpreter's
-        # Egress tuples unpack alike
-        self._process = sw.process_raw if getattr(sw, "native", False) else sw.process
+        # Egress tuples unpack alike; its packets in one native call each,
+        # their queue metadata from a table this node fills before each
+        native = getattr(sw, "native", False)
+        self._process = sw.process_raw if native else sw.process
+        self._qtable = sw.use_queue_table() if native else None
+        self._qbusy = set()
         return sw
 
     def _digest(self, _d: Any) -> None:
@@ -137,30 +153,36 @@ class P4SwitchNode:
         ch = self.ports.get(port)
         if ch is None:
             return 0, 0, 0
-        q, wait = ch.queue_meta(now)
-        return q, int(round(wait * 1e6)), q
-
-    def _queue_model_many(self, ports: list[int], now: float) -> list[int]:
-        """``_queue_model`` of each of ``ports`` in turn, flat: the compiled
-        pipeline asks for all of a packet's replicas in one call."""
-        out: list[int] = []
-        get = self.ports.get
-        for port in ports:
-            ch = get(port)
-            if ch is None:
-                out += (0, 0, 0)
-                continue
-            q, wait = ch.queue_meta(now)
-            out += (q, int(round(wait * 1e6)), q)
-        return out
+        return _queue_row(ch, now)
 
     def attach(self, port: int, channel: "Channel") -> None:
+        from p4mcc.p4switch.native.cbase import QTABLE_PORTS
+
         self.ports[port] = channel
+        self._qports = [(3 * p, ch._inflight, ch) for p, ch in sorted(self.ports.items()) if 0 <= p < QTABLE_PORTS]
+
+    def _fill_queue_table(self, now: float) -> None:
+        """Every port's ``_queue_model`` answer at ``now`` into the compiled
+        pipeline's queue table, as the packet about to run would ask it for
+        each replica (no frame is sent between the two).  A queue whose last
+        departure is not after ``now`` is empty: its row is zero, written
+        only when it was not."""
+        qt, busy = self._qtable, self._qbusy
+        for i, q, ch in self._qports:
+            if q and q[-1][0] > now:
+                qt[i], qt[i + 1], qt[i + 2] = _queue_row(ch, now)
+                busy.add(i)
+            elif i in busy:
+                qt[i] = qt[i + 1] = qt[i + 2] = 0
+                busy.discard(i)
 
     def receive(self, port: int, frame: bytes) -> None:
         c = self.counters
         c.rx += 1
-        outs = self._process(port, frame, self.sim.now)
+        now = self.sim.now
+        if self._qtable is not None:
+            self._fill_queue_table(now)
+        outs = self._process(port, frame, now)
         if not outs:
             return
         get = self.ports.get

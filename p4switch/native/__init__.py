@@ -2,7 +2,8 @@
 
 ``cgen`` emits one C module per program from the front end's typed IR,
 ``build`` compiles it once per program hash into a shared object cached on
-disk, and ``switch.NativeSwitch`` runs packets through it with the same
+disk (with ``c_python``'s CPython entry point when Python's headers are
+installed), and ``switch.NativeSwitch`` runs packets through it with the same
 control-plane API as the interpreter's ``Switch`` (the reference).  A
 program the C emitter does not cover, or a machine without a C compiler,
 runs on the interpreter with a one-line notice.

@@ -3,13 +3,17 @@
 The shared object is cached on disk under the hash of its C text (which
 encodes the program and this emitter), the compiler and its flags, in ``$P4MCC_NATIVE_CACHE`` or
 ``~/.cache/p4mcc/native``; one process loads it once per program and every
-switch node shares it (each node has its own state from ``sw_new``).
+switch node shares it (each node has its own state from ``sw_new``).  It
+also holds the CPython entry point of ``c_python.py`` when Python's headers
+are installed, loaded as an extension module beside the ctypes library.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -17,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from . import c_python
 from .cgen import CProgram
 
 CFLAGS = ("-O2", "-shared", "-fPIC", "-w")
@@ -30,8 +35,10 @@ class BuildError(Exception):
 class Module:
     """A loaded native pipeline: the library and the program's layout."""
 
-    def __init__(self, lib: ctypes.CDLL, gen: CProgram, path: Path) -> None:
+    def __init__(self, lib: ctypes.CDLL, gen: CProgram, path: Path, py: Any = None) -> None:
         self.lib, self.gen, self.path = lib, gen, path
+        #: ``c_python``'s ``process`` (None: the module was built without it)
+        self.py_process = getattr(py, "process", None)
         u64, i64, vp = ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p
         P64 = ctypes.POINTER(u64)
         lib.sw_new.restype = vp
@@ -61,7 +68,22 @@ class Module:
         lib.sw_ingress.argtypes = [vp, ctypes.c_char_p, i64, u64, u64]
         lib.sw_egress.argtypes = [vp, P64, P64, ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, u64,
                                   ctypes.c_int, ctypes.c_int, P64, ctypes.c_char_p, ctypes.POINTER(i64), P64]
+        lib.sw_pre_load.argtypes = [vp, ctypes.c_int, P64, P64, P64, P64]
         self.outmax = lib.sw_outmax()
+
+
+def _extension(so: Path) -> Any:
+    """``so`` loaded as the Python extension module ``c_python`` makes (None if it will not load)."""
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(c_python.MODULE_NAME, str(so))
+        spec = importlib.util.spec_from_file_location(c_python.MODULE_NAME, str(so), loader=loader)
+        if spec is None:
+            return None
+        ext = importlib.util.module_from_spec(spec)
+        loader.exec_module(ext)
+        return ext
+    except (ImportError, OSError):
+        return None
 
 
 def cache_dir() -> Path:
@@ -69,12 +91,13 @@ def cache_dir() -> Path:
     return Path(d) if d else Path.home() / ".cache" / "p4mcc" / "native"
 
 
-def compile_source(src: str) -> Path:
-    """The shared object for ``src``, built unless the cache has it."""
+def compile_source(src: str, extra: str = "", flags: tuple[str, ...] = ()) -> Path:
+    """The shared object for ``src`` (and the second translation unit
+    ``extra``, compiled with ``flags`` too), built unless the cache has it."""
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise BuildError("no C compiler (gcc or cc) on PATH")
-    key = hashlib.sha256("\0".join([cc, *CFLAGS, src]).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([cc, *CFLAGS, *flags, src, extra]).encode()).hexdigest()[:32]
     d = cache_dir()
     so = d / f"p4mcc_{key}.so"
     if so.exists():
@@ -86,9 +109,13 @@ def compile_source(src: str) -> Path:
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         c = Path(tmp) / "m.c"
         c.write_text(src)
+        units = [str(c)]
+        if extra:
+            (Path(tmp) / "py.c").write_text(extra)
+            units.append(str(Path(tmp) / "py.c"))
         out = Path(tmp) / "m.so"
         try:
-            r = subprocess.run([cc, *CFLAGS, "-o", str(out), str(c)], capture_output=True, text=True)
+            r = subprocess.run([cc, *CFLAGS, *flags, "-o", str(out), *units], capture_output=True, text=True)
         except OSError as exc:
             raise BuildError(f"cannot run the C compiler {cc!r}: {exc.strerror or exc}") from None
         if r.returncode != 0:
@@ -104,11 +131,18 @@ def load(program: Any) -> Module:
         return hit[1]
     gen = CProgram(program)
     src = gen.source()
-    so = compile_source(src)
+    py: Any = None
+    try:  # with the CPython entry point when Python's headers are there
+        so = compile_source(src, c_python.source(), c_python.include_flags())
+        with_py = True
+    except BuildError:
+        so, with_py = compile_source(src), False
     try:
         lib = ctypes.CDLL(str(so))
     except OSError as exc:
         raise BuildError(f"cannot load {so}: {exc}") from None
-    mod = Module(lib, gen, so)
+    if with_py:
+        py = _extension(so)
+    mod = Module(lib, gen, so, py)
     _loaded[id(program)] = (program, mod)
     return mod

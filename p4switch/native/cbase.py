@@ -18,6 +18,9 @@ STOP_EXIT, STOP_PERR, STOP_FAULT = 1, 2, 4
 KINDS = {"exact": 0, "lpm": 1, "ternary": 2, "range": 3, "optional": 4}
 #: standard metadata the traffic manager stamps (switch.py ``_stamp_egress``)
 QUEUE = ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth")
+#: ports of a switch's queue table (``NativeSwitch.queue_table``): every
+#: 9-bit v1model port
+QTABLE_PORTS = 512
 
 
 class Body:

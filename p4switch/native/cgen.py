@@ -41,7 +41,8 @@ from .c_block import BlockMixin
 from .c_expr import ExprMixin
 from .c_extern import ExternMixin
 from .c_stmt import StmtMixin
-from .cbase import KINDS, QUEUE, STOP_FAULT, STOP_PERR, Body, NativeUnsupported
+from ..interp.switch import REPLICATION
+from .cbase import KINDS, QTABLE_PORTS, QUEUE, STOP_FAULT, STOP_PERR, Body, NativeUnsupported
 
 PRELUDE = r"""
 #include <stdint.h>
@@ -468,13 +469,14 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         nt = len(self.tables)
         regs = "".join(f"    {'u128' if w > 64 else 'u64'} *r{k};\n" for k, (_, _, w, _) in enumerate(self.registers))
         ctrs = "".join(f"    u64 *c{k}p, *c{k}b;\n" for k in range(len(self.counters)))
-        sw = (f"typedef struct sw {{\n    u64 res[4]; u64 in[16]; int stop; u64 perr; u64 cksum_err; u64 dm_color;\n"
+        sw = (f"typedef struct sw {{\n    u64 res[8]; u64 in[24]; int stop; u64 perr; u64 cksum_err; u64 dm_color;\n"
               "    u64 (*hash_cb)(int, const uint8_t *, int, u64, u64);\n"
               "    int log_on; void (*log_cb)(int, const u64 *); u64 trunc, trunc_in;\n"
               "    const uint8_t *data; i64 nbits, pos; u64 length, now_us;\n"
               "    uint8_t *obuf; i64 opos, omax; i64 payload_off; u64 out_mgid, out_spec;\n"
               f"    int ndig; int dig_id[8]; const u64 *dig_fp[8][{self.ndigest_fields}]; u64 dig_vals[8][{self.ndigest_fields}];\n"
               "    u64 (*meter_cb)(int, u64, u64, u64);\n"
+              "    int pre_ng; u64 *pre_mgid; u64 *pre_off; u64 *pre_port; u64 *pre_rid; u64 one_port, zero_rid;\n"
               f"    tbl_t t[{max(nt, 1)}];\n{regs}{ctrs}"
               f"    {H.name} hdr; {Mt.name} meta; {SM.name} sm;\n}} sw_t;\n")
         alloc = []
@@ -489,6 +491,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         frees = [f"free(W->r{k});" for k in range(len(self.registers))]
         frees += [f"free(W->c{k}p); free(W->c{k}b);" for k in range(len(self.counters))]
         frees += [f"free(W->t[{i}].e); free(W->t[{i}].h);" for i in range(nt)]
+        frees.append("sw_pre_load(W, 0, 0, 0, 0, 0);")
         api = f"""
 sw_t *sw_new(void) {{
     sw_t *W = calloc(1, sizeof *W);
@@ -544,6 +547,61 @@ int sw_outmax(void) {{ return OUTMAX; }}
 /* the same two entry points with their arguments in W->in (a call with
    two arguments costs the caller far less than one with thirteen) */
 int sw_ingress_w(sw_t *W, const uint8_t *data) {{ return sw_ingress(W, data, (i64)W->in[6], W->in[13], W->in[5]); }}
+/* the packet replication engine's groups, sorted by mgid: group g's replicas
+   are (port, rid) pairs off[g] .. off[g + 1] (ng + 1 offsets) */
+void sw_pre_load(sw_t *W, int ng, const u64 *mgid, const u64 *off, const u64 *port, const u64 *rid) {{
+    free(W->pre_mgid); free(W->pre_off); free(W->pre_port); free(W->pre_rid);
+    W->pre_mgid = 0; W->pre_off = 0; W->pre_port = 0; W->pre_rid = 0; W->pre_ng = 0;
+    if (ng <= 0) return;
+    u64 nr = off[ng];
+    W->pre_mgid = malloc(8 * (size_t)ng); W->pre_off = malloc(8 * (size_t)(ng + 1));
+    W->pre_port = malloc(8 * (size_t)(nr + 1)); W->pre_rid = malloc(8 * (size_t)(nr + 1));
+    memcpy(W->pre_mgid, mgid, 8 * (size_t)ng); memcpy(W->pre_off, off, 8 * (size_t)(ng + 1));
+    memcpy(W->pre_port, port, 8 * (size_t)nr); memcpy(W->pre_rid, rid, 8 * (size_t)nr);
+    W->pre_ng = ng;
+}}
+/* one packet in one call: ingress, the replication engine (or egress_spec),
+   each replica's queue metadata from the table at in[15] (three words per
+   port: enq_qdepth, deq_timedelta, deq_qdepth; 0: none), then every
+   replica's egress and deparser.  res[4]: the replicas sent to egress (0:
+   dropped), res[5]: those done; in[16]: where each replica's port goes. */
+int sw_process_w(sw_t *W, const uint8_t *data) {{
+    int st = sw_ingress(W, data, (i64)W->in[6], W->in[13], W->in[5]);
+    W->res[4] = 0; W->res[5] = 0;
+    if (st & 1) return st;
+    const u64 *ports, *rids; int n, itype, set_rid;
+    u64 mgid = W->res[1];
+    if (mgid) {{
+        int lo = 0, hi = W->pre_ng - 1, g = -1;
+        while (lo <= hi) {{
+            int mid = (lo + hi) >> 1; u64 m = W->pre_mgid[mid];
+            if (m == mgid) {{ g = mid; break; }}
+            if (m < mgid) lo = mid + 1; else hi = mid - 1;
+        }}
+        if (g < 0) return st;
+        u64 a = W->pre_off[g], b = W->pre_off[g + 1];
+        if (b == a) return st;
+        ports = W->pre_port + a; rids = W->pre_rid + a; n = (int)(b - a); itype = {REPLICATION}; set_rid = 1;
+    }} else {{
+        if (W->res[2] == W->in[8]) return st;
+        W->one_port = W->res[2]; W->zero_rid = 0;
+        ports = &W->one_port; rids = &W->zero_rid; n = 1; itype = 0; set_rid = 0;
+    }}
+    u64 *oports = (u64 *)W->in[16];
+    const u64 *qt = (const u64 *)W->in[15];
+    u64 *q = (u64 *)W->in[9];
+    for (int i = 0; i < n; i++) {{
+        oports[i] = ports[i];
+        if (q) {{
+            if (qt && ports[i] < {QTABLE_PORTS}) {{ const u64 *e = qt + 3 * ports[i]; q[3 * i] = e[0]; q[3 * i + 1] = e[1]; q[3 * i + 2] = e[2]; }}
+            else {{ q[3 * i] = 0; q[3 * i + 1] = 0; q[3 * i + 2] = 0; }}
+        }}
+    }}
+    W->res[4] = (u64)n;
+    W->res[5] = (u64)sw_egress(W, ports, rids, n, itype, set_rid, W->in[5], W->in[6], (int)W->in[7], (int)W->in[8],
+                               q, (uint8_t *)W->in[10], (i64 *)W->in[11], (u64 *)W->in[12]);
+    return st;
+}}
 int sw_egress_w(sw_t *W) {{
     return sw_egress(W, (const u64 *)W->in[0], (const u64 *)W->in[1], (int)W->in[2], (int)W->in[3], (int)W->in[4],
                      W->in[5], W->in[6], (int)W->in[7], (int)W->in[8], (const u64 *)W->in[9], (uint8_t *)W->in[10],

@@ -3,7 +3,11 @@
 ``NativeSwitch`` is the interpreter's ``Switch`` (same control-plane API, same
 ``Table`` and ``Pre`` objects) whose ``process`` calls the compiled module:
 one call runs parser, verify and ingress, one more runs every replica's
-egress, computeChecksum and deparser.  Registers and counters live in native
+egress, computeChecksum and deparser, as the queue model answers in
+between.  A caller that keeps a table of every port's queue metadata
+(``use_queue_table``: the simulator's nodes) has each packet run in one
+call, replication included (the PRE's groups are copied into native memory
+after each change).  Registers and counters live in native
 memory (``registers``/``counters`` hold views of it); a table write marks the
 table and the next packet copies its entries into native memory in the
 lookup order the Python table uses.  Meters stay in Python (the native code
@@ -20,16 +24,19 @@ from array import array
 import sys
 from typing import Any, Callable, Optional
 
-from ..interp.switch import Digest, Egress, Switch
+from ..interp.switch import REPLICATION, Digest, Egress, Switch
 from ..runtime import hashes as H
 from ..runtime.externs import CounterArray
+from ..runtime.pre import Pre
 from ..runtime.tables import Exact, Lpm, Optional_, Range, Table, Ternary
 from .build import BuildError, Module, load
+from .c_python import (COUNT_MAX, DROPPED_SHIFT, FLAG_DIGESTS, FLAG_EGRESS_FAULT, FLAG_FAULT, FLAG_PARSER_ERROR,
+                       REPLICAS_SHIFT, SHARED_SHIFT)
+from .cbase import QTABLE_PORTS
 from .cgen import NativeUnsupported
 
 _new_tuple = tuple.__new__
 _M64 = (1 << 64) - 1
-_REPLICATION = 5
 _notified: set[int] = set()
 _status: dict[int, str] = {}
 
@@ -108,6 +115,33 @@ def _mirrored(cls: type) -> type:
             return method
         sub = _mirrored_classes[cls] = type("Mirrored" + cls.__name__, (cls,), {n: wrap(n) for n in _MUTATORS})
     return sub
+
+
+_PRE_MUTATORS = ("group_create", "group_destroy", "node_create", "node_update", "node_destroy",
+                 "node_associate", "node_dissociate", "set_group", "delete_group")
+
+
+def _pre_writer(name: str) -> Callable:
+    base = getattr(Pre, name)
+
+    def method(self: Any, *a: Any, **k: Any) -> Any:
+        try:
+            return base(self, *a, **k)
+        finally:  # a refused request changed nothing; copying again costs only time
+            self._native_stale = True
+    method.__name__ = name
+    return method
+
+
+class MirroredPre(Pre):
+    """``Pre`` whose writes mark its native copy stale (the one-call path
+    replicates in native code; the next packet copies the groups again)."""
+
+    _native_stale = True
+
+
+for _n in _PRE_MUTATORS:
+    setattr(MirroredPre, _n, _pre_writer(_n))
 
 
 _KEY_CODES: dict[tuple, tuple] = {}
@@ -260,12 +294,18 @@ class NativeSwitch(Switch):
         self._one_port = (ctypes.c_uint64 * 1)()
         # what sw_ingress leaves for Python (payload offset, mgid, egress_spec,
         # digests) and the inputs of the two entry points (cgen.py, ``sw_*_w``)
-        self._res = (ctypes.c_uint64 * 4).from_address(self._W)
-        self._in = (ctypes.c_uint64 * 16).from_address(self._W + 32)
+        self._res = (ctypes.c_uint64 * 8).from_address(self._W)
+        self._in = (ctypes.c_uint64 * 24).from_address(self._W + 64)
         self._in[7] = self.queues_per_port if self._sm_prio else 1 << 30
         self._in[8] = self.drop_port
         self._Wp = ctypes.c_void_p(self._W)
         self._ingress_w, self._egress_w = self._lib.sw_ingress_w, self._lib.sw_egress_w
+        self._process_w = self._lib.sw_process_w
+        self._py = mod.py_process
+        self._use_py = True  # False: through ctypes even so (the tests take both ways)
+        self._one_call = False
+        self._qtable: Any = None
+        self._oports: Any = None
         self._one_port_a, self._one_rid_a = ctypes.addressof(self._one_port), ctypes.addressof(self._one_rid)
 
     def __del__(self) -> None:
@@ -373,10 +413,53 @@ class NativeSwitch(Switch):
             self._sync(pull=False)
 
     # ------------------------------------------------------------ packets
-    #: optional: ``(ports, now) -> [enq_qdepth, deq_timedelta, deq_qdepth, ...]``
-    #: for every port of ``ports`` in order, as ``queue_model`` would give them
-    #: one port at a time (one Python call per packet instead of one per replica)
-    queue_model_many: Optional[Callable[[list[int], float], list[int]]] = None
+    def use_queue_table(self) -> Any:
+        """Run each packet in one native call from now on (ingress, replication,
+        egress and deparser), with each replica's queue metadata read from a
+        table instead of asked from ``queue_model`` between ingress and egress.
+
+        Returns the table, ``QTABLE_PORTS`` x 3 words (``enq_qdepth``,
+        ``deq_timedelta`` in us, ``deq_qdepth`` of a packet queued on that
+        port; all 0 at first), which the caller keeps equal to what
+        ``queue_model`` would answer at the time of the next packet, before
+        each packet; None when the program reads no queue metadata (nothing
+        to keep) or runs on the interpreter (the switch is unchanged)."""
+        if not self.native:
+            return None
+        if not self._one_call:
+            self._one_call = True
+            self.pre.__class__ = MirroredPre
+            self.pre._native_stale = True
+            if self._reads_queue:
+                self._qtable = (ctypes.c_uint64 * (3 * QTABLE_PORTS))()
+                self._in[15] = ctypes.addressof(self._qtable)
+        return self._qtable
+
+    def _sync_pre(self) -> None:
+        """Copy the replication engine's groups into native memory, and size
+        the output buffers for the largest."""
+        pre = self.pre
+        mgids = array("Q", sorted(m for m in pre.groups if 0 <= m <= _M64))
+        ng = len(mgids)
+        off, ports, rids = array("Q", [0]), array("Q"), array("Q")
+        for m in mgids:
+            for p, r in pre.replicas(m):
+                ports.append(p & _M64)
+                rids.append(r & _M64)
+            off.append(len(ports))
+        n = max([1] + [off[i + 1] - off[i] for i in range(ng)])
+        self._lib.sw_pre_load(self._W, ng, _ptr(mgids), _ptr(off), _ptr(ports), _ptr(rids))
+        if self._oports is None or len(self._oports) < n:
+            self._oports = (ctypes.c_uint64 * n)()
+            self._in[16] = ctypes.addressof(self._oports)
+        bufs = self._egress_bufs(n)
+        a = self._in
+        a[9] = bufs[8] if self._qtable is not None else 0
+        a[7] = self.queues_per_port if self._sm_prio else 1 << 30
+        a[8] = self.drop_port
+        # the CPython entry point counts a packet's replicas in 16 bits
+        self._py = self._mod.py_process if self._use_py and n <= COUNT_MAX else None
+        pre._native_stale = False
 
     def process(self, port: int, data: bytes, now: float = 0.0) -> list[Egress]:
         if not self.native:
@@ -389,6 +472,8 @@ class NativeSwitch(Switch):
         tenths of a microsecond more per replica to make)."""
         if not self.native:
             return super().process(port, data, now)
+        if self._one_call:
+            return self._process_one(port, data, now)
         if now < self._latest:
             now = self._latest
         else:
@@ -430,7 +515,7 @@ class NativeSwitch(Switch):
                 rids = (ctypes.c_uint64 * n)(*[r for _, r in reps])
                 c = self._rep_cache[mgid] = (reps, ctypes.addressof(ports), ctypes.addressof(rids),
                                              [p for p, _ in reps], ports, rids)
-            self._native_egress(c[1], c[2], c[3], _REPLICATION, 1, data[res[0]:], out)
+            self._native_egress(c[1], c[2], c[3], REPLICATION, 1, data[res[0]:], out)
         else:
             spec = res[2]
             if spec == self.drop_port:
@@ -438,6 +523,80 @@ class NativeSwitch(Switch):
                 return out
             self._one_port[0] = spec
             self._native_egress(self._one_port_a, self._one_rid_a, [spec], 0, 0, data[res[0]:], out)
+        stats["tx"] += len(out)
+        return out
+
+    def _process_one(self, port: int, data: bytes, now: float) -> list[tuple[int, bytes, int]]:
+        """``process_raw`` in one native call (``use_queue_table``): through
+        the module's CPython entry point when it has one, else through ctypes."""
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
+        stats = self.stats
+        stats["rx"] += 1
+        if self._native_dirty:
+            self._sync()
+        if self.pre._native_stale:
+            self._sync_pre()
+        if type(data) is not bytes:
+            data = bytes(data)
+        now_us = int(round((now - self.start_time) * 1e6))
+        py = self._py
+        if py is None:
+            return self._process_ctypes(port, data, now, now_us)
+        out, fl = py(self._W, data, port, now_us)
+        if fl:
+            if fl & 0xFF:  # what the two-call path meets in this order
+                if fl & FLAG_PARSER_ERROR:
+                    stats["parser_errors"] += 1
+                if fl & FLAG_FAULT:
+                    stats["errors"] += 1
+                    self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+                    return out
+                if fl & FLAG_DIGESTS:
+                    self._take_digests(self._res[3], now)
+                if fl & FLAG_EGRESS_FAULT:
+                    stats["errors"] += 1
+                    self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+            k = (fl >> DROPPED_SHIFT) & COUNT_MAX
+            if k:
+                stats["dropped"] += k
+            k = (fl >> REPLICAS_SHIFT) & COUNT_MAX
+            if k:
+                stats["replicas"] += k
+            k = fl >> SHARED_SHIFT
+            if k:
+                self.shared_outputs += k
+        stats["tx"] += len(out)
+        return out
+
+    def _process_ctypes(self, port: int, data: bytes, now: float, now_us: int) -> list[tuple[int, bytes, int]]:
+        """``_process_one`` without the CPython entry point."""
+        a = self._in
+        a[5] = now_us & _M64
+        a[6] = len(data)
+        a[13] = port & _M64
+        stats = self.stats
+        out: list[tuple[int, bytes, int]] = []
+        status = self._process_w(self._Wp, data)
+        if status:
+            if status & 2:
+                stats["parser_errors"] += 1
+            if status & 1:
+                stats["errors"] += 1
+                self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+                return out
+        res = self._res
+        if self._digest_meta and res[3]:
+            self._take_digests(res[3], now)
+        n = res[4]
+        if not n:
+            stats["dropped"] += 1
+            return out
+        if res[1]:
+            stats["replicas"] += n
+        self._collect(self._oports[:n], res[5], data[res[0]:], out)
         stats["tx"] += len(out)
         return out
 
@@ -463,7 +622,7 @@ class NativeSwitch(Switch):
         a = self._in
         a[10], a[11], a[12] = bufs[5], bufs[6], bufs[7]
         a[14] = bufs[9] if self._truncates else 0
-        self._bufs_n = n
+        self._bufs_n, self._cur_bufs = n, bufs
         return bufs
 
     def _native_egress(self, ports: int, rids: int, plist: list[int], itype: int, set_rid: int,
@@ -479,18 +638,19 @@ class NativeSwitch(Switch):
         a[8] = self.drop_port
         if self._reads_queue and self.queue_model is not None:
             now = self._now
-            many = self.queue_model_many
-            if many is not None:
-                q[:3 * n] = many(plist, now)
-            else:
-                queue_model = self.queue_model
-                for i, p in enumerate(plist):
-                    enq, delta, deq = queue_model(p, now)
-                    q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
+            queue_model = self.queue_model
+            for i, p in enumerate(plist):
+                enq, delta, deq = queue_model(p, now)
+                q[3 * i], q[3 * i + 1], q[3 * i + 2] = enq & _M64, delta & _M64, deq & _M64
             a[9] = bufs[8]
         else:
             a[9] = 0
-        done = self._egress_w(self._Wp)
+        self._collect(plist, self._egress_w(self._Wp), payload, out)
+
+    def _collect(self, plist: list[int], done: int, payload: bytes, out: list[tuple[int, bytes, int]]) -> None:
+        """The outputs of an egress run over ``plist``'s replicas, ``done`` of them finished."""
+        n = len(plist)
+        buf, lens, itypes, _, truncs = self._cur_bufs[:5]
         if n == 1 and done == 1:  # unicast: no replica to share with
             L = lens[0]
             if L < 0:

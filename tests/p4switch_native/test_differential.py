@@ -163,3 +163,85 @@ def test_random_packets_equal_on_both_paths(prog_stf: tuple[Path, Path]) -> None
     for part in sa:
         assert sa[part] == sb[part], part
     assert a.sw.poll_digests() == b.sw.poll_digests()
+
+
+def _queue(port: int, now: float) -> tuple[int, int, int]:
+    """A queue model whose answer moves with the port and the time, so a
+    replica given another port's or another packet's row shows."""
+    t = int(now * 1e3)
+    return (port * 7 + t) % 40, (port * 131 + t * 17) % 5000, (port + 3 * t) % 40
+
+
+class OneCall:
+    """A native switch on its one-call path (``use_queue_table``), its
+    table filled from ``_queue`` before each packet, as a simulator node does;
+    its outputs built by the module's CPython entry point or read through ctypes."""
+
+    def __init__(self, prog: Any, way: str) -> None:
+        self.sw = sw = NativeSwitch(prog)
+        if sw.native and way == "ctypes":
+            sw._use_py = False
+        elif sw.native and sw._mod.py_process is None:
+            pytest.skip("the module was built without its CPython entry point (no Python headers)")
+        table = sw.use_queue_table()
+        inner = sw.process
+
+        def process(port: int, data: bytes, now: float = 0.0) -> Any:
+            if table is not None:
+                for p in range(len(table) // 3):
+                    table[3 * p], table[3 * p + 1], table[3 * p + 2] = _queue(p, max(now, sw._latest))
+            return inner(port, data, now)
+        sw.process = process
+
+
+@pytest.mark.parametrize("way", ["cpython", "ctypes"])
+@pytest.mark.parametrize("prog_stf", [(MCC, p) for p in MCC_STF] + RANDOM_CASES[6:],
+                         ids=lambda c: f"{c[0].stem}-{c[1].stem}")
+def test_one_call_path_equals_the_interpreter(prog_stf: tuple[Path, Path], way: str) -> None:
+    """Replication in native code and queue metadata from the table give the
+    interpreter's outputs and state, with a queue model that is not zero,
+    across the STF file, random packets and a change of every multicast group."""
+    prog, stf = prog_stf
+    ref = Switch(program(prog))
+    ref.queue_model = _queue
+    one = OneCall(program(prog), way)
+    if not one.sw.native:
+        pytest.skip(f"runs on the interpreter: {native_status(program(prog))}")
+    recs = [Recording(ref), Recording(one.sw)]
+    for r in recs:
+        StfRunner(r.sw, io.StringIO(), False).run_text(stf.read_text(), str(stf))
+    assert recs[0].out == recs[1].out
+    seeds = stf_packets(stf)
+    clock = {"now": 100.0}
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.lists(_mutations(), min_size=1, max_size=6))
+    def feed(muts: list) -> None:
+        for pick, edits, cut, port_delta, dt in muts:
+            port, pkt = seeds[pick % len(seeds)]
+            data = bytearray(pkt)
+            for pos, val in edits:
+                if pos < len(data):
+                    data[pos] = val
+            data = bytes(data[:cut]) if cut < len(data) and cut % 3 == 0 else bytes(data)
+            clock["now"] += dt
+            port = (port + (port_delta if port_delta > 4 else 0)) % 8
+            outs = [[(o.port, o.data, o.instance_type) for o in r.sw.process(port, data, clock["now"])]
+                    for r in recs]
+            assert outs[0] == outs[1]
+
+    feed()
+    assert (one.sw._py is not None) == (way == "cpython")
+    groups = sorted(ref.pre.groups)
+    for r in recs:  # every group one replica fewer: the native copy follows
+        for m in groups:
+            reps = r.sw.pre.replicas(m)
+            r.sw.pre.set_group(m, list(reps[1:]))
+    for port, pkt in seeds:
+        clock["now"] += 0.5
+        outs = [[(o.port, o.data, o.instance_type) for o in r.sw.process(port, pkt, clock["now"])] for r in recs]
+        assert outs[0] == outs[1]
+    sa, sb = state(ref), state(one.sw)
+    for part in sa:
+        assert sa[part] == sb[part], part
+    assert ref.poll_digests() == one.sw.poll_digests()

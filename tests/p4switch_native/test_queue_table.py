@@ -1,0 +1,61 @@
+"""A simulator P4 node's queue table holds what its queue model answers.
+
+On the compiled pipeline a node runs each packet in one native call, so it
+writes every port's queue metadata into the switch's table before the
+packet instead of answering between ingress and egress (netsim/p4_switch.py).
+The table must then hold, for every port and at every time, exactly what
+``_queue_model`` gives: here queues are filled on several ports by frames
+sent back to back and drained over time, and the table is compared with the
+model row by row, as the queues grow, drain and empty.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p4mcc.netsim.engine import Simulator
+from p4mcc.netsim.network import build_network
+from p4mcc.netsim.switches import choose_switch
+from p4mcc.p4switch.native import PIPELINE_ENV
+from p4mcc.scenario.model import scenario_from_dict
+
+
+def _node(monkeypatch):
+    monkeypatch.setenv(PIPELINE_ENV, "native")
+    sc = scenario_from_dict({
+        "name": "qtable", "duration": 1, "seed": 1,
+        "topology": {"generate": {"kind": "kary_tree", "k": 3, "receivers": 3, "rate": "10Mbps",
+                                  "delay": "1ms"}},
+        "sessions": [{"name": "s", "protocol": "cbr", "sender": "snd", "receivers": ["r*"],
+                      "group": "239.1.2.3", "port": 5000, "assistance": False}],
+    }, known_protocols=None)
+    choice = choose_switch("p4", sc)
+    sim = Simulator(1)
+    net = build_network(sim, sc.topology, switch_factory=choice.factory)
+    choice.configure(net, sc)
+    node = max(net.switches.values(), key=lambda n: len(n.ports))
+    if not node.sw.native:
+        pytest.skip("the native pipeline is not available here (no C compiler?)")
+    return sim, node
+
+
+def test_the_table_follows_the_queue_model_as_queues_fill_and_drain(monkeypatch) -> None:
+    sim, node = _node(monkeypatch)
+    table = node.sw.use_queue_table()
+    assert table is not None and node._qtable is table  # mcc.p4 reads deq_timedelta
+    ports = sorted(node.ports)
+    assert len(ports) >= 3
+    for k, port in enumerate(ports[:3]):  # 0, 6 and 12 frames queued at once
+        for _ in range(6 * k):
+            node.ports[port].send(bytes(1000))
+    busy_seen = set()
+    for step in range(40):  # 0.5 ms apart: a 1000-byte frame takes 0.8 ms at 10 Mb/s
+        now = step * 5e-4
+        node._fill_queue_table(now)
+        for port in ports:
+            want = node._queue_model(port, now)
+            assert tuple(table[3 * port:3 * port + 3]) == want, (port, now)
+            if want != (0, 0, 0):
+                busy_seen.add(port)
+    assert busy_seen == set(ports[1:3])  # both filled queues were seen busy, then drained to zero
+    assert all(node._queue_model(p, 0.02) == (0, 0, 0) for p in ports)
