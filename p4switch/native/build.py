@@ -119,7 +119,9 @@ def compile_source(src: str, extra: str = "", flags: tuple[str, ...] = ()) -> Pa
         except OSError as exc:
             raise BuildError(f"cannot run the C compiler {cc!r}: {exc.strerror or exc}") from None
         if r.returncode != 0:
-            raise BuildError(f"{cc} failed: {r.stderr.strip().splitlines()[0] if r.stderr.strip() else r.returncode}")
+            lines = r.stderr.strip().splitlines()
+            first = next((x for x in lines if "error" in x), lines[0] if lines else f"exit {r.returncode}")
+            raise BuildError(f"{cc} failed: {first}")
         os.replace(out, so)  # atomic: concurrent builders of one program agree
     return so
 

@@ -141,6 +141,8 @@ class CGen:
         self.prog = prog
         self.errors = list(prog.errors)
         self.types: dict[int, CType] = {}
+        #: one C type per (element, size): two stacks of one header type assign to each other
+        self.stack_types: dict[tuple[str, int], CType] = {}
         self.typedefs: list[str] = []
         self.funcs: list[str] = []
         self.protos: list[str] = []
@@ -196,9 +198,14 @@ class CGen:
             et = self.ctype(t.elem, node)
             if et.kind != "header":
                 raise NativeUnsupported(f"stack of {t.elem}", node)
+            known = self.stack_types.get((et.name, t.size))
+            if known is not None:
+                self.types[key] = known
+                return known
             name = self.fresh(f"K_{et.name}_{t.size}_")
             ct = CType(name, "stack", t)
             ct.elem, ct.size = et, t.size  # type: ignore[attr-defined]
+            self.stack_types[(et.name, t.size)] = ct
             self.typedefs.append(f"typedef struct {{\n    {et.name} h[{t.size}];\n    u64 nxt;\n}} {name};\n")
         elif isinstance(t, T.HeaderUnionType):
             fields = [(f.name, self.ctype(f.type, node)) for f in t.fields]
@@ -493,6 +500,7 @@ class CProgram(ExprMixin, StmtMixin, ExternMixin, BlockMixin, CGen):
         frees += [f"free(W->t[{i}].e); free(W->t[{i}].h);" for i in range(nt)]
         frees.append("sw_pre_load(W, 0, 0, 0, 0, 0);")
         api = f"""
+void sw_pre_load(sw_t *W, int ng, const u64 *mgid, const u64 *off, const u64 *port, const u64 *rid);
 sw_t *sw_new(void) {{
     sw_t *W = calloc(1, sizeof *W);
     {' '.join(alloc)}
