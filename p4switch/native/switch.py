@@ -474,14 +474,8 @@ class NativeSwitch(Switch):
             return super().process(port, data, now)
         if self._one_call:
             return self._process_one(port, data, now)
-        if now < self._latest:
-            now = self._latest
-        else:
-            self._latest = now
+        now = self._begin(now)
         stats = self.stats
-        stats["rx"] += 1
-        if self._native_dirty:
-            self._sync()
         out: list[tuple[int, bytes, int]] = []
         if type(data) is not bytes:
             data = bytes(data)
@@ -490,17 +484,9 @@ class NativeSwitch(Switch):
         a[5] = int(round((now - self.start_time) * 1e6))
         a[6] = len(data)
         a[13] = port & _M64
-        status = self._ingress_w(self._Wp, data)
-        if status:
-            if status & 2:
-                stats["parser_errors"] += 1
-            if status & 1:
-                stats["errors"] += 1
-                self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
-                return out
+        if self._ingress_ended(self._ingress_w(self._Wp, data), now):
+            return out
         res = self._res
-        if self._digest_meta and res[3]:
-            self._take_digests(res[3], now)
         mgid = res[1]
         if mgid:
             reps = self.pre.replicas(mgid)
@@ -529,14 +515,8 @@ class NativeSwitch(Switch):
     def _process_one(self, port: int, data: bytes, now: float) -> list[tuple[int, bytes, int]]:
         """``process_raw`` in one native call (``use_queue_table``): through
         the module's CPython entry point when it has one, else through ctypes."""
-        if now < self._latest:
-            now = self._latest
-        else:
-            self._latest = now
+        now = self._begin(now)
         stats = self.stats
-        stats["rx"] += 1
-        if self._native_dirty:
-            self._sync()
         if self.pre._native_stale:
             self._sync_pre()
         if type(data) is not bytes:
@@ -571,6 +551,31 @@ class NativeSwitch(Switch):
         stats["tx"] += len(out)
         return out
 
+    def _begin(self, now: float) -> float:
+        """A packet arrives: the switch's clock never runs back, and table writes reach native memory."""
+        if now < self._latest:
+            now = self._latest
+        else:
+            self._latest = now
+        self.stats["rx"] += 1
+        if self._native_dirty:
+            self._sync()
+        return now
+
+    def _ingress_ended(self, status: int, now: float) -> bool:
+        """Count a ctypes call's ingress status; True when a run-time fault ended the packet
+        (no output).  Digests its ingress made are taken here."""
+        if status:
+            if status & 2:
+                self.stats["parser_errors"] += 1
+            if status & 1:
+                self.stats["errors"] += 1
+                self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
+                return True
+        if self._digest_meta and self._res[3]:
+            self._take_digests(self._res[3], now)
+        return False
+
     def _process_ctypes(self, port: int, data: bytes, now: float, now_us: int) -> list[tuple[int, bytes, int]]:
         """``_process_one`` without the CPython entry point."""
         a = self._in
@@ -579,17 +584,9 @@ class NativeSwitch(Switch):
         a[13] = port & _M64
         stats = self.stats
         out: list[tuple[int, bytes, int]] = []
-        status = self._process_w(self._Wp, data)
-        if status:
-            if status & 2:
-                stats["parser_errors"] += 1
-            if status & 1:
-                stats["errors"] += 1
-                self.last_error = "P4RuntimeFault: run-time fault in the native pipeline"
-                return out
+        if self._ingress_ended(self._process_w(self._Wp, data), now):
+            return out
         res = self._res
-        if self._digest_meta and res[3]:
-            self._take_digests(res[3], now)
         n = res[4]
         if not n:
             stats["dropped"] += 1

@@ -133,6 +133,19 @@ RANDOM_CASES = [(MCC, p) for p in MCC_STF if p.stem in ("aggregation", "filterin
 RANDOM_CASES += [(p.with_suffix(".p4"), p) for p in V1_STF]
 
 
+def _mutated(seeds: list, mut: tuple, clock: dict) -> tuple[int, bytes]:
+    """One drawn mutation of an STF packet (bytes changed, cut, another port), its time taken."""
+    pick, edits, cut, port_delta, dt = mut
+    port, pkt = seeds[pick % len(seeds)]
+    data = bytearray(pkt)
+    for pos, val in edits:
+        if pos < len(data):
+            data[pos] = val
+    clock["now"] += dt
+    frame = bytes(data[:cut]) if cut < len(data) and cut % 3 == 0 else bytes(data)
+    return (port + (port_delta if port_delta > 4 else 0)) % 8, frame
+
+
 @pytest.mark.parametrize("prog_stf", RANDOM_CASES, ids=lambda c: f"{c[0].stem}-{c[1].stem}")
 def test_random_packets_equal_on_both_paths(prog_stf: tuple[Path, Path]) -> None:
     prog, stf = prog_stf
@@ -145,15 +158,8 @@ def test_random_packets_equal_on_both_paths(prog_stf: tuple[Path, Path]) -> None
     @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(st.lists(_mutations(), min_size=1, max_size=6))
     def feed(muts: list) -> None:
-        for pick, edits, cut, port_delta, dt in muts:
-            port, pkt = seeds[pick % len(seeds)]
-            data = bytearray(pkt)
-            for pos, val in edits:
-                if pos < len(data):
-                    data[pos] = val
-            data = bytes(data[:cut]) if cut < len(data) and cut % 3 == 0 else bytes(data)
-            clock["now"] += dt
-            port = (port + (port_delta if port_delta > 4 else 0)) % 8
+        for mut in muts:
+            port, data = _mutated(seeds, mut, clock)
             oa = a.sw.process(port, data, clock["now"])
             ob = b.sw.process(port, data, clock["now"])
             assert [(o.port, o.data, o.instance_type) for o in oa] == [(o.port, o.data, o.instance_type) for o in ob]
@@ -217,15 +223,8 @@ def test_one_call_path_equals_the_interpreter(prog_stf: tuple[Path, Path], way: 
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(st.lists(_mutations(), min_size=1, max_size=6))
     def feed(muts: list) -> None:
-        for pick, edits, cut, port_delta, dt in muts:
-            port, pkt = seeds[pick % len(seeds)]
-            data = bytearray(pkt)
-            for pos, val in edits:
-                if pos < len(data):
-                    data[pos] = val
-            data = bytes(data[:cut]) if cut < len(data) and cut % 3 == 0 else bytes(data)
-            clock["now"] += dt
-            port = (port + (port_delta if port_delta > 4 else 0)) % 8
+        for mut in muts:
+            port, data = _mutated(seeds, mut, clock)
             outs = [[(o.port, o.data, o.instance_type) for o in r.sw.process(port, data, clock["now"])]
                     for r in recs]
             assert outs[0] == outs[1]

@@ -12,23 +12,17 @@ model row by row, as the queues grow, drain and empty.
 from __future__ import annotations
 
 import pytest
+from native_util import cbr_tree
 
 from p4mcc.netsim.engine import Simulator
 from p4mcc.netsim.network import build_network
 from p4mcc.netsim.switches import choose_switch
 from p4mcc.p4switch.native import PIPELINE_ENV
-from p4mcc.scenario.model import scenario_from_dict
 
 
 def _node(monkeypatch):
     monkeypatch.setenv(PIPELINE_ENV, "native")
-    sc = scenario_from_dict({
-        "name": "qtable", "duration": 1, "seed": 1,
-        "topology": {"generate": {"kind": "kary_tree", "k": 3, "receivers": 3, "rate": "10Mbps",
-                                  "delay": "1ms"}},
-        "sessions": [{"name": "s", "protocol": "cbr", "sender": "snd", "receivers": ["r*"],
-                      "group": "239.1.2.3", "port": 5000, "assistance": False}],
-    }, known_protocols=None)
+    sc = cbr_tree("qtable", 3, 3, "10Mbps")
     choice = choose_switch("p4", sc)
     sim = Simulator(1)
     net = build_network(sim, sc.topology, switch_factory=choice.factory)

@@ -10,23 +10,17 @@ itself, which is what makes a node after the first cheap.
 from __future__ import annotations
 
 import pytest
+from native_util import cbr_tree
 
 from p4mcc.netsim import p4_switch as P
 from p4mcc.netsim.engine import Simulator
 from p4mcc.netsim.network import build_network
 from p4mcc.netsim.switches import choose_switch
 from p4mcc.p4switch.native import PIPELINE_ENV
-from p4mcc.scenario.model import scenario_from_dict
 
 
 def _tree():
-    return scenario_from_dict({
-        "name": "shared", "duration": 1, "seed": 1,
-        "topology": {"generate": {"kind": "kary_tree", "k": 2, "receivers": 4, "rate": "100Mbps",
-                                  "delay": "1ms"}},
-        "sessions": [{"name": "s", "protocol": "cbr", "sender": "snd", "receivers": ["r*"],
-                      "group": "239.1.2.3", "port": 5000, "assistance": False}],
-    }, known_protocols=None)
+    return cbr_tree("shared", 2, 4, "100Mbps")
 
 
 def _network(monkeypatch):
