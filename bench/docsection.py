@@ -63,6 +63,7 @@ def machine() -> str:
 def stamp(command: str) -> str:
     """The section's first line: who wrote it, from which code, when, where."""
     today = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    command = " ".join(without_machine_path(part) for part in command.split(" "))  # whoever built it
     at = commit()
     prefix = PROVISIONAL_PREFIX if at.endswith("+dirty") else STAMP_PREFIX
     return f"{prefix}{command}` at commit {at} on {today} ({machine()})._"
