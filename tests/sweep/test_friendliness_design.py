@@ -45,9 +45,10 @@ def test_design_has_24_cells_in_range_with_every_pair_of_factors_at_its_four_cor
 def test_sweep_files_are_current_and_valid() -> None:
     b = _bench()
     full = yaml.safe_load(b.FULL.read_text())
-    assert full == b.sweep_doc(b.design(), [1, 2, 3], 200, "friendliness"), \
+    assert full == b.sweep_doc(b.design(), [1, 2, 3], 200, "friendliness", epochs=b.EPOCHS), \
         "bench/sweeps/friendliness.yaml is stale: run bench/friendliness.py --write-sweeps"
-    assert yaml.safe_load(b.QUICK.read_text()) == b.sweep_doc(b.QUICK_CELLS, [1], 60, "friendliness-quick")
+    assert yaml.safe_load(b.QUICK.read_text()) == b.sweep_doc(b.QUICK_CELLS, [1], 60, "friendliness-quick",
+                                                             epochs=b.EPOCHS)
     points = validate(load_sweep(b.FULL))
     assert len(points) == 5 * 24 * 3
     webrc = [p for p in points if p.values["sessions[0].protocol"] == "webrc"]
@@ -155,3 +156,24 @@ def test_drawn_dumbbells_stay_in_the_grid_ranges_and_repeat_for_one_seed() -> No
     # Every level of the TCP flows is drawn, and the draws are spread, not clustered at one end.
     assert {c["tcp"] for c in cells} == {1, 2, 3, 4}
     assert min(c["rate_mbps"] for c in cells) < 3 and max(c["rate_mbps"] for c in cells) > 8
+
+
+def test_a_cell_runs_long_enough_for_three_tcp_epochs_in_its_second_half() -> None:
+    """The epoch rule: 20 Mb/s, 200 ms and a 667-packet queue beside one TCP flow give each of
+    the two flows a 500-packet window (a 333-packet BDP plus the queue, split), which climbs from
+    half to full in 250 round trips of 0.6 s at the full queue: 150 s, so a 200 s run's second
+    half held less than one epoch."""
+    b = _bench()
+    slow = {"rate_mbps": 20.0, "rtt_ms": 200.0, "queue": 667, "tcp": 1, "receivers": 32}
+    rtt_full = 0.2 + 667 * 1500 * 8 / 20e6
+    assert b.epoch_s(slow) == pytest.approx((20e6 * 0.2 / 8 / 1500 + 667) / 2 / 2 * rtt_full)
+    assert b.run_length(slow, 200) >= 2 * 3 * b.epoch_s(slow) > 200
+    assert b.run_length(slow, 200) % 10 == 0
+    fast = {"rate_mbps": 1.0, "rtt_ms": 20.0, "queue": 10, "tcp": 1, "receivers": 2}
+    assert b.run_length(fast, 200) == 200  # epochs of a second: the floor holds them
+    assert b.run_length(slow, 200, epochs=0) == 200
+    doc = b.sweep_doc([slow, fast], [1], 200, "g", ("tfmcc",), epochs=3)
+    assert doc["axes"]["cell"]["zip"]["duration"] == [b.run_length(slow, 200), 200]
+    ref = b.reference_doc([slow, fast], [1], 200, "r", epochs=3)
+    assert ref["axes"]["cell"]["zip"]["duration"] == [b.run_length(slow, 200), 200]
+    assert "duration" not in b.sweep_doc([slow], [1], 200, "g", ("tfmcc",))["axes"]["cell"]["zip"]
