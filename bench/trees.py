@@ -204,15 +204,27 @@ def _tcp_flows(cell: dict[str, Any]) -> list[dict[str, Any]]:
             for names, flows in zip(layout, branch_flows(layout)) for name, (src, dst) in zip(flows, names["tcp"])]
 
 
+def run_length(cell: dict[str, Any], floor: float, epochs: int) -> float:
+    """``floor`` seconds, or longer where a branch's TCP flows need it for ``epochs`` congestion
+    epochs in the second half (``bench.friendliness.run_length`` per branch; 0: ``floor``)."""
+    from bench.friendliness import run_length as dumbbell_length
+
+    return max([floor] + [dumbbell_length({"rate_mbps": b["rate"] / 1e6, "rtt_ms": rtt_ms(b), "queue": b["queue"],
+                                           "tcp": b["tcp_pairs"]}, floor, epochs)
+                          for b in cell["branches"] if epochs and b["tcp_pairs"]])
+
+
 def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, name: str,
               protocols: tuple[str, ...] = PROTOCOLS, switch: str = "p4",
-              variant: dict[str, Any] | None = None) -> dict[str, Any]:
+              variant: dict[str, Any] | None = None, epochs: int = 0) -> dict[str, Any]:
     """The sweep file: one zipped group over (protocol, cell), crossed with the seeds.
 
     WEBRC's session rate is twice the fastest branch's rate (its own ceiling
     well above any fair share); ``variant`` (``profile``, ``rules``) is set on
     the session of every point (a column of the cell group: each point's
-    rules are checked against its own protocol)."""
+    rules are checked against its own protocol); ``epochs``: a cell runs
+    longer than ``duration`` where its branches' TCP flows need it
+    (``run_length``)."""
     cols: dict[str, list[Any]] = defaultdict(list)
     for proto in protocols:
         for c in cells:
@@ -224,6 +236,8 @@ def sweep_doc(cells: list[dict[str, Any]], seeds: list[int], duration: float, na
             cols["tcp_flows"].append(_tcp_flows(c))
             for k, v in (variant or {}).items():
                 cols[f"sessions[0].{k}"].append(v)
+            if epochs:
+                cols["duration"].append(run_length(c, duration, epochs))
     session: dict[str, Any] = {"name": "mc", "protocol": "tfmcc", "sender": "snd1", "receivers": ["r*"]}
     return {
         "name": name,
@@ -573,7 +587,7 @@ def run(args: Any, argv: list[str], root: Path) -> int:
     out = Path(args.out or root / "results" / "sweeps" / stem)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "trees.yaml"
-    doc = sweep_doc(cells, seeds, duration, stem, protocols, args.switch, variant)
+    doc = sweep_doc(cells, seeds, duration, stem, protocols, args.switch, variant, epochs=args.epochs)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
     cmd = [sys.executable, "-m", "p4mcc.cli.main", "sweep", str(path), "--out", str(out)]
     if args.scheduler:

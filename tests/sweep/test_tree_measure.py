@@ -95,3 +95,20 @@ def test_a_cell_keeps_the_entries_most_of_its_seeds_chose() -> None:
     (c,) = trees.per_cell(pts)["tfmcc"]
     assert [(e["against"], e["branch"]) for e in c["entries"]] == [("eq", 2)]
     assert c["entries"][0]["ratio"] == pytest.approx(0.825)
+
+
+def test_a_tree_runs_as_long_as_its_slowest_branchs_tcp_epochs_need() -> None:
+    """The epoch rule per branch: the branch whose TCP flows climb slowest sets the run."""
+    from bench import friendliness
+    from bench.trees import rtt_ms, run_length, sweep_doc
+
+    long_branch = {"rate": 20_000_000, "delay": 0.098, "queue": 667, "tcp_pairs": 1, "receivers": 2}
+    short_branch = {"rate": 2_000_000, "delay": 0.008, "queue": 20, "tcp_pairs": 1, "receivers": 2}
+    quiet = {"rate": 20_000_000, "delay": 0.2, "queue": 2000, "tcp_pairs": 0, "receivers": 2}  # no TCP: no epoch
+    cell = {"branches": [short_branch, long_branch, quiet], "lossy_leaf": None}
+    want = friendliness.run_length({"rate_mbps": 20.0, "rtt_ms": rtt_ms(long_branch), "queue": 667, "tcp": 1}, 100)
+    assert run_length(cell, 100, 3) == want > 100
+    assert run_length({"branches": [short_branch, quiet], "lossy_leaf": None}, 100, 3) == 100
+    assert run_length(cell, 100, 0) == 100
+    doc = sweep_doc([cell], [1], 100, "t", ("rla",), epochs=3)
+    assert doc["axes"]["cell"]["zip"]["duration"] == [want]
