@@ -6,7 +6,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 P4MCC := $(VENV)/bin/p4mcc
 STAMP := $(VENV)/.install-stamp
-DEBIAN_PACKAGES := mininet iperf3 iputils-ping bridge-utils tcpdump ethtool iproute2 python3-venv tshark
+# gcc builds the compiled data plane and python3-dev its CPython entry point (docs/native-pipeline.md).
+DEBIAN_PACKAGES := mininet iperf3 iputils-ping bridge-utils tcpdump ethtool iproute2 python3-venv tshark gcc python3-dev
 RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
