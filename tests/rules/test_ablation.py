@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import ablation as A  # noqa: E402
-from bench.friendliness import QUICK_CELLS, ablation_doc  # noqa: E402
+from bench.friendliness import EPOCHS, QUICK_CELLS, ablation_doc  # noqa: E402
 
 
 def test_the_toy_books_variants(toy) -> None:
@@ -59,7 +59,7 @@ def test_an_empty_book_runs_only_default_and_paper() -> None:
 
 def _args(**kw) -> argparse.Namespace:
     base = dict(quick=True, cells=None, draw=None, draw_seed=1, seeds=None, duration=20.0, switch="model",
-                send_jitter=None, tcp_start=0.0, no_plus=False)
+                send_jitter=None, tcp_start=0.0, no_plus=False, epochs=EPOCHS)
     return argparse.Namespace(**{**base, **kw})
 
 
