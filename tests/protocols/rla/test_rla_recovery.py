@@ -95,10 +95,11 @@ def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
 
 
 def test_silence_while_the_whole_group_was_unheard_does_not_drop_a_receiver():
-    """A path outage silences every receiver.  When it is back, the first repair
-    reaches them all, and each answers in its own time (a thinned SACK waits its
-    phase): the one heard a little after the others is not dropped for the
-    outage's silence.  A receiver silent while the others are heard still is."""
+    """``drop_silent_receivers``: a path outage silences every receiver.  When it
+    is back, the first repair reaches them all, and each answers in its own time
+    (a thinned SACK waits its phase): the one heard a little after the others is
+    not dropped for the outage's silence.  A receiver silent while the others are
+    heard still is."""
     rs = R + ["10.0.1.3"]
     # dead_after = dead_min (2 s), as on a short path (no RTT sample here: srtt_i = 1 s)
     s = sender(3, ssthresh=2, consts={"DEAD_RTTS": 1})

@@ -332,9 +332,9 @@ def test_rto_floor_is_at_least_one_second_by_default():
 
 
 def test_rule2_default_period_is_one_srtt_like_tcp_recovery():
-    """Deviation (docs/protocols/rla.md): a congestion period of one srtt_i, the
-    length of TCP's recovery; the paper's two halved RLA's response to a
-    persistently full drop-tail queue."""
+    """Deviation (docs/protocols/rla.md, ``one_rtt_congestion_period``): a
+    congestion period of one srtt_i, the length of TCP's recovery; the paper's
+    two halved RLA's response to a persistently full drop-tail queue."""
     s = sender(initial_cwnd=30)
     out(s)
     s.rcvrs[node_id(R[0])].rtt.sample(0.1)
@@ -422,8 +422,8 @@ SENT = ts_us(0.0) + 1
 
 
 def clocked(clock_min: int) -> RlaSender:
-    """Three receivers, window 4 in congestion avoidance, SACKs not spread;
-    R[0] is heard first with an RTT sample, so it is the first clock."""
+    """``one_clock`` (in default) with three receivers, window 4 in congestion avoidance,
+    SACKs not spread; R[0] is heard first with an RTT sample, so it is the first clock."""
     s = sender(n=3, initial_cwnd=4, ssthresh=2,
                consts={"SPREAD_MIN_RECEIVERS": 100, "CLOCK_MIN_RECEIVERS": clock_min})
     assert data_seqs(out(s)) == [1, 2, 3, 4]
