@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +65,7 @@ def rule_rows(text: str) -> list[Row]:
 def defined_tests(path: Path) -> frozenset[str]:
     """The test functions ``path`` defines, at module level or in a class (read, not imported)."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    nodes: Iterable[ast.stmt] = tree.body
-    nodes = [*nodes, *(n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body)]
+    nodes = [*tree.body, *(n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body)]
     return frozenset(n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
