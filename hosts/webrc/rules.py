@@ -423,7 +423,7 @@ class StartupJoins(_Base):
 
 @rule("startup_carried_clock", "in start-up, a wave that comes carried brings the next joins at once, not at "
       "the next epoch", "RFC 5681 3.1 (slow start: growth clocked by acknowledgements); paper 4.4; " + PAGE)
-class StartupCarriedClock(_RecentRates):
+class StartupCarriedClock(_Base):
     """In start-up, the first packet of a wave of the latest joins that left the
     sender before its join (a switch on the path already held it, paper 4.4)
     is the evidence ``startup_carried`` waits an epoch for: the next joins

@@ -20,18 +20,19 @@ PARAMS = WebrcParams(session_rate_bps=20_000_000, packet_length=1024)
 T = PARAMS.t
 PPS = 40  # the base channel's and every answered wave's packets per second in this script
 STEP = 0.001  # the script's clock tick
-ANSWER = 0.002  # a joined wave's first packet comes this long after its join
+ANSWER = 0.002  # a carried wave's first packet comes this long after its join, sent 10 ms before it
+WHOLE_WAY = 0.21  # a wave from the sender's side: its first packet this long after the join, sent 10 ms after it
 
 
 def make(names: tuple[str, ...]) -> WebrcReceiver:
     return webrc_receiver(PARAMS, names, G)  # type: ignore[return-value]
 
 
-def script(r: WebrcReceiver, carried: Callable[[int, int], bool], until: float = 0.9) -> list[tuple[float, int]]:
+def script(r: WebrcReceiver, carried: Callable[[float, int], bool], until: float = 0.9) -> list[tuple[float, int]]:
     """Base-channel packets from 0.1 s; each joined wave's first packet ``ANSWER`` s
-    after its join, sent 10 ms before the join when ``carried(cn, k)`` (k: its
-    place in its set of joins, 0 the oldest) and 10 ms after it otherwise, then
-    ``PPS`` packets a second.  The joins the receiver made: (time, channel)."""
+    after its join when ``carried(join time, k)`` (k: its place in its set of
+    joins, 0 the oldest), ``WHOLE_WAY`` s otherwise, then ``PPS`` packets a
+    second.  The joins the receiver made: (time, channel)."""
     joins: list[tuple[float, int]] = []
     joined_at: dict[int, float] = {}
     psn: dict[int, int] = {}
@@ -43,9 +44,10 @@ def script(r: WebrcReceiver, carried: Callable[[int, int], bool], until: float =
             cn = next(c for c in range(T) if channel_group(G, c, T) == e.group)
             joins.append((round(now, 3), cn))
             joined_at[cn] = now
-            first = now + ANSWER
+            near = carried(now, k)
+            first = now + (ANSWER if near else WHOLE_WAY)
             next_at[cn] = first
-            sent = now - 0.01 if carried(cn, k) else now + 0.01
+            sent = now - 0.01 if near else now + 0.01
             psn[cn] = 100
             pending_first[cn] = (first, sent)
 
@@ -72,7 +74,7 @@ def times(joins: list[tuple[float, int]]) -> list[float]:
 
 
 def test_a_carried_answer_brings_the_next_joins_at_once() -> None:
-    def every(cn: int, k: int) -> bool:
+    def every(t_join: float, k: int) -> bool:
         return True
 
     with_rule = make(("startup_joins", "startup_carried_clock"))
@@ -86,7 +88,7 @@ def test_a_carried_answer_brings_the_next_joins_at_once() -> None:
 
 def test_a_wave_sent_after_its_join_brings_nothing() -> None:
     r = make(("startup_joins", "startup_carried_clock"))
-    assert times(script(r, lambda cn, k: False)) == [0.5]
+    assert times(script(r, lambda t, k: False)) == [0.5]
     assert r.clocked_joins == 0
 
 
@@ -94,7 +96,7 @@ def test_an_older_wave_of_the_joins_is_evidence_enough() -> None:
     # sparse waves' next packet is rarely sent before the join: the oldest wave
     # of a set coming carried says the switch holds it (and the older ones)
     r = make(("startup_joins", "startup_carried_clock"))
-    assert times(script(r, lambda cn, k: k == 0))[:2] == [0.5, 0.5 + ANSWER]
+    assert times(script(r, lambda t, k: k == 0))[:2] == [0.5, 0.5 + ANSWER]
 
 
 def test_each_step_stays_within_three_gammas_of_arr() -> None:
@@ -110,10 +112,22 @@ def test_each_step_stays_within_three_gammas_of_arr() -> None:
 
     type(r)._packet_seen = watch  # type: ignore[method-assign]
     try:
-        script(r, lambda cn, k: True)
+        script(r, lambda t, k: True)
     finally:
         type(r)._packet_seen = step  # type: ignore[method-assign]
     assert seen
     for before, after, nwc in seen:
         assert after <= gamma(PARAMS.p, nwc) ** 3 * before * (1 + 1e-9)
     assert r.nwc <= r.N
+
+
+def test_a_steps_dense_wave_from_the_sender_side_is_left_again() -> None:
+    # the first decision's waves come carried, the step they bring comes the whole way:
+    # its waves, a packet every 0.1 s or more often, would have shown an earlier packet
+    # had the switch held them (200 ms one-way): past what the neighbours hold
+    r = make(("startup_joins", "startup_carried_clock"))
+    joins = script(r, lambda t, k: t < 0.501, until=0.75)
+    first = sum(1 for t, _ in joins if t == 0.5)
+    assert times(joins)[:2] == [0.5, 0.5 + ANSWER]
+    assert r.clocked_undone == len(joins) - first > 0
+    assert r.nwc == first
