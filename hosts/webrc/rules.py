@@ -421,6 +421,82 @@ class StartupJoins(_Base):
             _add_waves(self, now, self.trate, self.STARTUP_JOINS - 1)
 
 
+@rule("startup_carried_clock", "in start-up, a wave that comes carried brings the next joins at once, not at "
+      "the next epoch", "RFC 5681 3.1 (slow start: growth clocked by acknowledgements); paper 4.4; " + PAGE)
+class StartupCarriedClock(_Base):
+    """In start-up, the first packet of a wave of the latest joins that left the
+    sender before its join (a switch on the path already held it, paper 4.4)
+    is the evidence ``startup_carried`` waits an epoch for: the next joins
+    follow at once, up to §3.2's start-up target over the reception now
+    (Γ·ARR ≤ Γ³·ARR, max(SSR, REQN), MRR), and each of their carried answers
+    brings the next, as acknowledgements clock slow start.  Any wave of the
+    latest joins counts (waves are held oldest first: a switch holding one
+    holds the older ones), so sparse waves, whose next packet is rarely sent
+    before the join, do not hide the evidence of a denser one.  A loss event,
+    the end of start-up or joins whose answers all came the whole way stop the
+    chain; each step overshoots at most as one start-up decision does."""
+
+    clocked_joins = 0  # steps taken on a carried answer
+    clocked_undone = 0  # waves of a step left because they came the whole way
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._latest: dict[int, float] = {}  # the latest joins' unanswered waves -> join time
+        self._latest_at = -math.inf
+        self._latest_clocked = False  # the latest joins were a step of this rule
+
+    def _subscribe(self, cn: int, now: float) -> None:
+        super()._subscribe(cn, now)
+        if now != self._latest_at:
+            self._latest_at, self._latest_clocked = now, False
+            self._latest.clear()
+        self._latest[cn] = now
+
+    def _packet_seen(self, msg: WebrcData, now: float) -> None:
+        super()._packet_seen(msg, now)
+        t_join = self._latest.pop(msg.cn, None)
+        if t_join is None or not msg.timestamp:
+            return  # not one of the latest joins
+        owd = wire.seconds_since(msg.timestamp, now)
+        if now - t_join >= owd:
+            # it came the whole way; a step's wave dense enough (a packet each owd or more
+            # often) that a switch holding it would have answered with an earlier packet is
+            # past what the neighbours hold: leave it and the newer ones of its step
+            if self._latest_clocked and msg.cn in self.joined and self._wave_gap(msg.cn) < owd:
+                self._undo_step_from(msg.cn)
+            return
+        self._latest.clear()  # one step per set of joins
+        if (not self.startup or self.arr is None or self.tsi is None or self.in_loss_event(now)
+                or self.nwc >= self.N):
+            return
+        limit = min(max(self.ssr, self.reqn()), gamma(self.p.p, self.nwc) ** 3 * self.arr, self.mrr)
+        if gamma(self.p.p, self.nwc) * self.arr > limit:
+            return
+        # the latest joins took effect: what counts since a join (3.2's full epoch, TRR) starts again
+        self.join_effect_epochs = self.events_since_join = 0
+        self.max_rr_since_join = 0.0
+        self._join_answered()
+        self.clocked_joins += 1
+        _add_waves(self, now, lambda: limit)
+        self._latest_clocked = True
+
+    def _wave_gap(self, cn: int) -> float:
+        """The packet gap of joined wave ``cn`` at its share of ARR (its Γ step, as the core's join)."""
+        assert self.arr is not None
+        k = self.joined.index(cn)
+        share = self.arr * (1 - 1 / gamma(self.p.p, k)) / math.prod(gamma(self.p.p, i) for i in range(k + 1, self.nwc))
+        return 1.0 / max(share, 1e-6)
+
+    def _undo_step_from(self, cn: int) -> None:
+        self._latest.clear()
+        for c in reversed(self.joined[self.joined.index(cn):]):
+            self._drop_channel(c)
+            self.nwc -= 1
+            self.clocked_undone += 1
+            if self.arr is not None:
+                self.arr /= gamma(self.p.p, self.nwc)
+
+
 @rule("startup_carried", "in start-up, waves a nearer switch already carried are joined at every epoch",
       "paper 4.4; " + PAGE)
 class StartupCarried(_RecentRates, _NewestWave):
@@ -714,6 +790,7 @@ DEFAULT = (
     "join_centred",
     "join_experiment",
     "startup_joins",
+    "startup_carried_clock",
     "startup_carried",
     "startup_shed",
     "startup_min_window",

@@ -858,8 +858,9 @@ def _answer_nearby(r: WebrcReceiver, sc: Script) -> int:
 def test_a_startup_loss_after_a_join_answered_past_the_queue_does_not_end_startup(free: bool) -> None:
     """A receiver below neighbours that fill the bottleneck is answered by its
     own switch: the overflow it then loses packets in is theirs, not its own
-    overshoot (3.2's reason to end start-up)."""
-    r = make(off=() if free else ("join_past_queue_free",))
+    overshoot (3.2's reason to end start-up).  Without ``startup_carried_clock``,
+    whose next joins on that answer would make their own newest wave the one judged."""
+    r = make(off=("startup_carried_clock",) + (() if free else ("join_past_queue_free",)))
     drain(r)
     sc = _startup_with_one_wave(r)
     sc.steady(1.5, 3.0, 40, [T, 5])  # 40 packets/s: above the forgiven initial window
