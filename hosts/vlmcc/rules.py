@@ -190,6 +190,17 @@ class RejoinTakesStart(Receiver):
         super()._started(m)  # a Start that ends the rejoin calls _rejoined first
         self.start_owed = False
 
+@rule("rejoin_first_packet", "after a rejoin the stream starts at the first packet heard", OURS,
+      ("rejoin_after_silence",))
+class RejoinFirstPacket(Receiver):
+    """After a rejoin no packet is owed before the first one heard, as after the join (the core counts
+    no loss before its first packet): the packets sent between a rejoin's Start and the graft of its
+    multicast branch (a leaf switch restarted) never took the path.  Counted lost, they halved the
+    emulated window and the follower's challenge cut the whole session's."""
+    def _rejoined(self, seq: int) -> None:
+        super()._rejoined(seq)  # type: ignore[misc]
+        self.last_seq = 0
+
 @rule("rejoin_after_silence", "a receiver hearing nothing probes again", OURS)
 class RejoinAfterSilence(Receiver):
     """Nothing heard for REJOIN_SILENCE (at least 4 RTTs): probe again; a restarted sender waits for one."""
@@ -565,6 +576,7 @@ DEFAULT = (
     "volunteers",
     "leaderless_backoff",
     "rejoin_takes_start",
+    "rejoin_first_packet",
     "rejoin_after_silence",
     "compete_slow_start",
     "compete",

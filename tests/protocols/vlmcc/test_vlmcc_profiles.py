@@ -65,4 +65,4 @@ def test_a_rule_overriding_a_hook_of_the_rule_it_needs_composes_outside_it() -> 
                 if hooks & set(vars(mixin)):
                     checked += 1
                     assert order.index(rule.name) < order.index(needed.name), (rule.name, needed.name)
-    assert checked == 4
+    assert checked == 5

@@ -669,6 +669,39 @@ def test_a_rejoin_takes_the_start_after_the_fresh_streams_data_and_slow_starts(r
     assert (challenges == []) == rule, challenges
 
 
+@pytest.mark.parametrize("rule", [True, False])
+def test_after_a_rejoins_start_no_packet_is_owed_before_the_first_heard(rule: bool):
+    """rejoin_first_packet: a leaf switch that restarted grafts its branch back
+    some time after its receivers' probes reached the sender, which went on
+    sending meanwhile.  As after the join, the stream starts at the first
+    packet heard: the emulation stays in slow start and nothing is lost.
+    Without the rule the 170 packets sent between the Start and the graft
+    counted lost, halved the emulated window and ended its slow start."""
+    names = RULES.resolve("default", {"rejoin_first_packet": rule})
+    r = receiver_class(names)(cfg(VlmccParams(**PAPER_PACKET), local=F))
+    r.start(0.0)
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=2, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+    for seq in range(1, 50):
+        r.receive_datagram(dpkt(seq, 0.1 + 0.01 * seq, 0.01).encode(), (SENDER, PORT), 0.15 + 0.01 * seq)
+    out(r)
+    last = 0.15 + 0.49
+    run_timers(r, last + 2.05)
+    (probe,) = [m for d, m in out(r) if isinstance(m, VlmccChallenge)]
+    r.receive_datagram(VlmccStart(session_id=9, seq=100, leader=node_id(L), win_size=20, rate=1,
+                                  tstamp_comp=probe.timestamp).encode(), (SENDER, PORT), last + 2.1)
+    assert not r.rejoining and r.slowstart and r.lost == 0
+    t = last + 2.3  # the branch is back: packet 270 is the first heard
+    for seq in range(270, 300):
+        r.receive_datagram(dpkt(seq, t - 0.025, 0.0 if seq == 270 else 0.005, rate_w=20, rtt=0.05).encode(),
+                           (SENDER, PORT), t)
+        t += 0.005
+    if rule:
+        assert r.lost == 0 and r.slowstart and r.W >= 20
+    else:
+        assert r.lost == 170 and not r.slowstart
+
+
 def test_the_quiet_timer_fires_once_where_the_silence_rounds_below_the_limit() -> None:
     """15.414125 + 2.0 is 17.414125, but 17.414125 - 15.414125 is a rounding
     below 2.0: a check by subtraction re-armed the timer at the time it fired,
