@@ -167,6 +167,40 @@ class LeaderlessBackoff(Sender):
         else:
             self.W = max(1.0, self.W / 2)
 
+@rule("rejoin_takes_start", "a rejoin's Start sets the follower's RTT and slow start, after its data too",
+      OURS, ("rejoin_after_silence", "follower_slow_start"))
+class RejoinTakesStart(Receiver):
+    """A rejoin is a fresh stream's start: its Start is taken even after the stream's first data, its RTT
+    replacing the estimate carried over the silence, and the emulation slow-starts from the initial
+    window with no gap average.  The fresh sender's data comes before the Starts of all but the first
+    prober: the Start was ignored, and the estimate carried from before the silence (a queue the
+    silence drained) read as queue on the empty path: a Vegas window half the sender's, and challenges."""
+    start_owed = False
+
+    def _rejoined(self, seq: int) -> None:
+        super()._rejoined(seq)  # type: ignore[misc]
+        self.slowstart, self.gap_avg = True, None
+        self.W = float(self.p.initial_window)
+        self.start_owed = True
+
+    def _awaits_start(self) -> bool:
+        return super()._awaits_start() or self.start_owed
+
+    def _started(self, m: VlmccStart) -> None:
+        super()._started(m)  # a Start that ends the rejoin calls _rejoined first
+        self.start_owed = False
+
+@rule("rejoin_first_packet", "after a rejoin the stream starts at the first packet heard", OURS,
+      ("rejoin_after_silence",))
+class RejoinFirstPacket(Receiver):
+    """After a rejoin no packet is owed before the first one heard, as after the join (the core counts
+    no loss before its first packet): the packets sent between a rejoin's Start and the graft of its
+    multicast branch (a leaf switch restarted) never took the path.  Counted lost, they halved the
+    emulated window and the follower's challenge cut the whole session's."""
+    def _rejoined(self, seq: int) -> None:
+        super()._rejoined(seq)  # type: ignore[misc]
+        self.last_seq = 0
+
 @rule("rejoin_after_silence", "a receiver hearing nothing probes again", OURS)
 class RejoinAfterSilence(Receiver):
     """Nothing heard for REJOIN_SILENCE (at least 4 RTTs): probe again; a restarted sender waits for one."""
@@ -541,6 +575,8 @@ DEFAULT = (
     "bar_silent_leaders",
     "volunteers",
     "leaderless_backoff",
+    "rejoin_takes_start",
+    "rejoin_first_packet",
     "rejoin_after_silence",
     "compete_slow_start",
     "compete",

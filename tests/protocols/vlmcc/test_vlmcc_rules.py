@@ -9,7 +9,7 @@ from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from p4mcc.hosts.core import JoinGroup, node_id
 from p4mcc.hosts.registry import ParamError, params_from_dict
-from p4mcc.hosts.vlmcc import VlmccParams, VlmccReceiver, VlmccSender
+from p4mcc.hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
 from vlmcc_util import receiver_class, rules, sender_class
 from p4mcc.hosts.wire import Flags, VlmccAck, VlmccChallenge, VlmccData, VlmccStart, ts_us
 
@@ -618,6 +618,88 @@ def test_a_receiver_that_hears_nothing_probes_again_and_follows_a_restarted_send
     q, last = silent_follower(("rejoin_after_silence",))
     run_timers(q, last + 10.0)
     assert probes(q) == []
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_a_rejoin_takes_the_start_after_the_fresh_streams_data_and_slow_starts(rule: bool):
+    """rejoin_takes_start: a restarted sender's data reaches every rejoining
+    receiver before its Start (the first prober's probe starts the stream).
+    The Start's RTT still replaces the estimate carried over the silence, and
+    the emulation slow-starts as after the session's own start, so the
+    sender's doubling draws no challenge.  Without the rule the Start was
+    ignored: the estimate taken in a queue the silence drained read as queue
+    on the empty path, and the follower challenged the doubling sender."""
+    names = RULES.resolve("default", {"rejoin_takes_start": rule})
+    r = receiver_class(names)(cfg(VlmccParams(**PAPER_PACKET), local=F))
+    r.start(0.0)
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=2, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+    t, prev = 0.1, None
+    for seq in range(1, 80):  # a queue builds: 1 ms more one-way delay per packet, to 0.079 s
+        sent = 0.1 + 0.01 * seq
+        t = sent + 0.025 + 0.001 * seq
+        r.receive_datagram(dpkt(seq, sent, 0.0 if prev is None else sent - prev, rtt=0.05).encode(),
+                           (SENDER, PORT), t)
+        prev = sent
+    assert r.rtt > 0.1 and not r.slowstart  # the estimate the crash leaves behind
+    out(r)
+    run_timers(r, t + 2.05)
+    (probe,) = [m for d, m in out(r) if isinstance(m, VlmccChallenge)]
+    probed = t + 2.0  # REJOIN_SILENCE after the last packet
+    assert r.rejoining and probe.timestamp == ts_us(probed)
+    # The fresh sender's first packet (another receiver probed first) on the empty path, then the Start.
+    sent0 = probed + 0.02
+    r.receive_datagram(dpkt(1, sent0, 0.0, rtt=0.05).encode(), (SENDER, PORT), sent0 + 0.025)
+    r.receive_datagram(VlmccStart(session_id=9, seq=1, leader=node_id(L), win_size=2, rate=1,
+                                  tstamp_comp=probe.timestamp).encode(), (SENDER, PORT), probed + 0.05)
+    assert not r.rejoining
+    if rule:
+        assert r.rtt == pytest.approx(0.05, abs=1e-3) and r.slowstart
+    else:
+        assert r.rtt > 0.1
+    seq, prev, w = 2, sent0, 2
+    for _round in range(6):  # the sender doubles each 0.05 s round on the empty path: 2 ... 64 packets
+        for _i in range(w):
+            sent = prev + 0.05 / w
+            r.receive_datagram(dpkt(seq, sent, sent - prev, rate_w=w, rtt=0.05).encode(), (SENDER, PORT),
+                               sent + 0.025)
+            prev, seq = sent, seq + 1
+        w *= 2
+    challenges = [m for _d, m in out(r) if isinstance(m, VlmccChallenge)]
+    assert (challenges == []) == rule, challenges
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_after_a_rejoins_start_no_packet_is_owed_before_the_first_heard(rule: bool):
+    """rejoin_first_packet: a leaf switch that restarted grafts its branch back
+    some time after its receivers' probes reached the sender, which went on
+    sending meanwhile.  As after the join, the stream starts at the first
+    packet heard: the emulation stays in slow start and nothing is lost.
+    Without the rule the 170 packets sent between the Start and the graft
+    counted lost, halved the emulated window and ended its slow start."""
+    names = RULES.resolve("default", {"rejoin_first_packet": rule})
+    r = receiver_class(names)(cfg(VlmccParams(**PAPER_PACKET), local=F))
+    r.start(0.0)
+    r.receive_datagram(VlmccStart(session_id=9, leader=node_id(L), win_size=2, rate=1,
+                                  tstamp_comp=ts_us(0.0)).encode(), (SENDER, PORT), 0.05)
+    for seq in range(1, 50):
+        r.receive_datagram(dpkt(seq, 0.1 + 0.01 * seq, 0.01).encode(), (SENDER, PORT), 0.15 + 0.01 * seq)
+    out(r)
+    last = 0.15 + 0.49
+    run_timers(r, last + 2.05)
+    (probe,) = [m for d, m in out(r) if isinstance(m, VlmccChallenge)]
+    r.receive_datagram(VlmccStart(session_id=9, seq=100, leader=node_id(L), win_size=20, rate=1,
+                                  tstamp_comp=probe.timestamp).encode(), (SENDER, PORT), last + 2.1)
+    assert not r.rejoining and r.slowstart and r.lost == 0
+    t = last + 2.3  # the branch is back: packet 270 is the first heard
+    for seq in range(270, 300):
+        r.receive_datagram(dpkt(seq, t - 0.025, 0.0 if seq == 270 else 0.005, rate_w=20, rtt=0.05).encode(),
+                           (SENDER, PORT), t)
+        t += 0.005
+    if rule:
+        assert r.lost == 0 and r.slowstart and r.W >= 20
+    else:
+        assert r.lost == 170 and not r.slowstart
 
 
 def test_the_quiet_timer_fires_once_where_the_silence_rounds_below_the_limit() -> None:
