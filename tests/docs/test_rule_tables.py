@@ -129,7 +129,7 @@ def test_every_named_test_exists_and_names_its_rule(protocol: str) -> None:
 
 def test_the_pages_with_a_test_column_are_checked() -> None:
     with_column = {p for p in PROTOCOLS if any(r.tests is not None for r in rule_rows(page_of(p).read_text()))}
-    assert {"rla", "tfmcc", "mtcp", "webrc"} <= with_column
+    assert {"rla", "tfmcc", "mtcp", "webrc", "vlmcc"} <= with_column
 
 
 PAGE = """\
