@@ -7,7 +7,11 @@ end-to-end congestion control, not switch assistance -- over several seeds,
 extracts the metric each claim is about and prints one table: protocol,
 claim, the paper's number and ours (mean +- half the range over seeds) with
 a verdict under each profile: ``paper`` (the published algorithm, no named
-rule) beside ``default`` (paper plus the rules that earn their place).
+rule) beside ``default`` (paper plus the rules that earn their place) and
+``stamped`` (``default`` plus the rules that read the congestion stamp; the
+claims run on model switches, which stamp nothing, so any difference from
+``default`` is a stamped rule acting on an empty stamp).  A second table
+counts each job's stall episodes per profile (``netsim/liveness.py``).
 
     .venv/bin/python bench/paper_results.py            # full: 3 seeds, the files' durations
     .venv/bin/python bench/paper_results.py --quick    # 1 seed, shorter runs
@@ -80,8 +84,11 @@ class Run:
     records: list[dict[str, Any]] = field(default_factory=list)
     #: host name -> IPv4 address.
     ips: dict[str, str] = field(default_factory=dict)
-    #: The sessions' profile (``paper`` or ``default``).
+    #: The sessions' profile (one of :data:`PROFILES`).
     profile: str = "default"
+    #: Stall episodes over the whole run (``netsim/liveness.py``): a receiver of a
+    #: session that could deliver went 5 s without delivering.
+    stalls: int = 0
     #: session name -> its receivers.
     receivers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: (session, receiver) -> in-order bytes delivered to the application after the warm-up, bit/s.
@@ -141,6 +148,8 @@ def probe(run: Any) -> Callable[[], dict[str, Any]]:
     run.sim.at(warmup, snapshot)
 
     def finish() -> dict[str, Any]:
+        from p4mcc.netsim.liveness import count_stalls
+
         span = end - warmup
         goodput = {}
         for label, agent in run.agents.items():
@@ -162,13 +171,14 @@ def probe(run: Any) -> Callable[[], dict[str, Any]]:
             "receivers": {s.name: list(s.receivers) for s in scenario.sessions},
             "warmup": warmup, "duration": scenario.duration, "name": scenario.name, "seed": scenario.seed,
             "profile": scenario.sessions[0].profile if scenario.sessions else "default",
+            "stalls": count_stalls(run.recorder.events),
         }
 
     return finish
 
 
 #: Names what :func:`probe` collects (part of each point's id: change it when the probe changes).
-PROBE_KEY = "paper_results/2"
+PROBE_KEY = "paper_results/3"
 
 
 def run_from(rows: list[dict[str, Any]], extra: dict[str, Any]) -> Run:
@@ -186,6 +196,7 @@ def run_from(rows: list[dict[str, Any]], extra: dict[str, Any]) -> Run:
     out.ips = extra["ips"]
     out.receivers = {k: tuple(v) for k, v in extra["receivers"].items()}
     out.profile = extra.get("profile", "default")
+    out.stalls = int(extra.get("stalls", 0))
     return out
 
 
@@ -314,7 +325,7 @@ class Job:
 SWEEP_DIR = ROOT / "bench" / "sweeps" / "paper"
 SWEEP_SEEDS = [1, 2, 3, 4, 5]
 #: The profiles every claim is measured under, in the table's column order.
-PROFILES = ("paper", "default")
+PROFILES = ("paper", "default", "stamped")
 
 #: Every simulation the claims read: (key, scenario, full duration, warm-up, quick duration, warm-up, variant).
 JOBS: list[Job] = [
@@ -678,19 +689,45 @@ def print_table(by_profile: dict[str, list[Row]], seeds: list[int], quick: bool,
     Console(width=220).print(t)
 
 
+def stall_rows(runs: dict[str, dict[str, list[Run]]], profiles: tuple[str, ...]) -> list[list[str]]:
+    """Per job, the stall episodes summed over its seeds under each profile (``-``: not run)."""
+    keys = [j.key for j in JOBS if any(j.key in runs.get(p, {}) for p in profiles)]
+    out = []
+    for key in keys:
+        line = [key]
+        for p in profiles:
+            rs = runs.get(p, {}).get(key)
+            line.append("-" if not rs else str(sum(r.stalls for r in rs)))
+        out.append(line)
+    return out
+
+
+def stall_table(runs: dict[str, dict[str, list[Run]]], profiles: tuple[str, ...] = PROFILES) -> str:
+    head = ["job", *profiles]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in stall_rows(runs, profiles)]
+    return "\n".join(lines)
+
+
 #: The generated section of docs/paper-results.md that ``--docs`` writes.
 DOCS_PAGE = ROOT / "docs" / "paper-results.md"
 DOCS_SECTION = "paper-results"
 
 
 def write_docs(by_profile: dict[str, list[Row]], seeds: list[int], quick: bool, command: str,
-               page: Path = DOCS_PAGE, profiles: tuple[str, ...] = PROFILES) -> None:
-    """The table into ``page`` between the ``paper-results`` markers (``bench/docsection.py``)."""
+               page: Path = DOCS_PAGE, profiles: tuple[str, ...] = PROFILES,
+               runs: dict[str, dict[str, list[Run]]] | None = None) -> None:
+    """The tables into ``page`` between the ``paper-results`` markers (``bench/docsection.py``):
+    the claims, then (given ``runs``) the stall episodes per job and profile."""
     from bench.docsection import write_section
 
     body = (f"{'Quick' if quick else 'Full'} runs, seeds {', '.join(map(str, seeds))}, model switches; "
             f"ours = mean ± half the range over seeds, under each profile: `paper` (the published "
-            f"algorithm, no named rule) and `default`.\n\n" + markdown_table(by_profile, profiles))
+            f"algorithm, no named rule), `default` and `stamped`.\n\n" + markdown_table(by_profile, profiles))
+    if runs is not None:
+        body += ("\n\nStall episodes over the whole run, summed over the seeds (a receiver of a session "
+                 "that could deliver went 5 s without delivering; `netsim/liveness.py`):\n\n"
+                 + stall_table(runs, profiles))
     write_section(page, DOCS_SECTION, body, command)
 
 def main(argv: list[str] | None = None) -> int:
@@ -705,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--details", action="store_true", help="print per-run numbers as well")
     ap.add_argument("--write-sweeps", action="store_true", help="regenerate bench/sweeps/paper/*.yaml")
     ap.add_argument("--profile", action="append", choices=PROFILES,
-                    help="measure under this profile only (repeatable; default: paper and default)")
+                    help="measure under this profile only (repeatable; default: all three)")
     ap.add_argument("--docs", action="store_true",
                     help="write the table into docs/paper-results.md (its generated:paper-results section)")
     args = ap.parse_args(argv)
@@ -732,9 +769,12 @@ def main(argv: list[str] | None = None) -> int:
                       {k: round(v / PKT_BITS, 1) for k, v in sorted(run.goodput.items()) if k[1] in ("r1", "r9")})
     by_profile = {p: evaluate(runs.get(p, {}), claims) for p in profiles}
     print_table(by_profile, seeds, args.quick, profiles)
+    print("stall episodes per job (summed over seeds):")
+    for line in stall_rows(runs, profiles):
+        print("  " + "  ".join(f"{x:>14}" for x in line))
     if args.docs:
         write_docs(by_profile, seeds, args.quick, "bench/paper_results.py " + " ".join(
-            sys.argv[1:] if argv is None else argv), profiles=profiles)
+            sys.argv[1:] if argv is None else argv), profiles=profiles, runs=runs)
         print(f"wrote the {DOCS_SECTION} section of {DOCS_PAGE.relative_to(ROOT)}")
     print(f"{sum(len(r) for by_job in runs.values() for r in by_job.values())} simulations (sweeps in {args.out}) "
           f"in {time.perf_counter() - t0:.0f} s wall")

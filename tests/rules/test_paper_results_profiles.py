@@ -1,5 +1,6 @@
-"""``bench/paper_results.py`` runs every paper scenario under ``paper`` and
-``default`` with no parameter overrides, and writes its table into the docs."""
+"""``bench/paper_results.py`` runs every paper scenario under ``paper``,
+``default`` and ``stamped`` with no parameter overrides, counts each run's
+stalls, and writes its tables into the docs."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_no_paper_sweep_sets_a_protocol_parameter() -> None:
     assert not (b.SWEEP_DIR / "rla-tcp-rto02.yaml").exists()
 
 
-def test_every_paper_job_runs_each_seed_under_paper_and_default() -> None:
+def test_every_paper_job_runs_each_seed_under_every_profile() -> None:
     b = bench()
     for job in b.JOBS:
         points = validate(load_sweep(job.sweep_file))
@@ -50,8 +51,9 @@ def test_every_paper_job_runs_each_seed_under_paper_and_default() -> None:
             profiles = {s.get("profile") for s in p.scenario["sessions"]}
             assert len(profiles) == 1, f"{job.key}: a point mixes profiles {profiles}"
             by_profile.setdefault(profiles.pop(), []).append(p.scenario["seed"])
-        assert sorted(by_profile) == ["default", "paper"], job.key
-        assert sorted(by_profile["paper"]) == sorted(by_profile["default"]) == b.SWEEP_SEEDS, job.key
+        assert sorted(by_profile) == ["default", "paper", "stamped"], job.key
+        for profile, seeds in by_profile.items():
+            assert sorted(seeds) == b.SWEEP_SEEDS, (job.key, profile)
         assert job.build(profile="paper").sessions[0].profile == "paper"
 
 
@@ -61,14 +63,28 @@ def test_the_table_shows_paper_beside_default_and_goes_into_its_section(tmp_path
     b = bench()
     claim = next(c for c in b.CLAIMS if c.job == "vlmcc-fig4")
     rows = {"paper": [b.Row(claim, [0.6, 0.8])], "default": [b.Row(claim, [1.0, 1.2])]}
-    assert b.table_header(b.PROFILES)[3:] == ["paper: ours", "paper: verdict", "default: ours", "default: verdict"]
+    assert b.table_header(b.PROFILES)[3:] == ["paper: ours", "paper: verdict", "default: ours", "default: verdict",
+                                              "stamped: ours", "stamped: verdict"]
     assert b.table_rows(rows, b.PROFILES) == [[claim.protocol, claim.text, claim.paper,
-                                               "0.70 ± 0.10", "reproduced", "1.10 ± 0.10", "reproduced"]]
+                                               "0.70 ± 0.10", "reproduced", "1.10 ± 0.10", "reproduced", "-", "-"]]
+    runs = {"paper": {"vlmcc-fig4": [b.Run("vlmcc-fig4", 1, 20.0, 60.0, stalls=2),
+                                     b.Run("vlmcc-fig4", 2, 20.0, 60.0, stalls=1)]},
+            "default": {"vlmcc-fig4": [b.Run("vlmcc-fig4", 1, 20.0, 60.0)]}}
     page = tmp_path / "paper-results.md"
     page.write_text("# Paper results\n\nprose\n\n<!-- generated:paper-results begin -->\nold\n"
                     "<!-- generated:paper-results end -->\n\nmore prose\n")
-    b.write_docs(rows, [1, 2], True, "bench/paper_results.py --quick --docs", page=page)
+    b.write_docs(rows, [1, 2], True, "bench/paper_results.py --quick --docs", page=page, runs=runs)
     text = page.read_text()
     assert text.startswith("# Paper results\n\nprose\n\n") and text.endswith("\n\nmore prose\n")
     body = sections(text)["paper-results"]
-    assert "old" not in body and "| 0.70 ± 0.10 | reproduced | 1.10 ± 0.10 | reproduced |" in body
+    assert "old" not in body and "| 0.70 ± 0.10 | reproduced | 1.10 ± 0.10 | reproduced | - | - |" in body
+    assert "| job | paper | default | stamped |" in body and "| vlmcc-fig4 | 3 | 0 | - |" in body
+
+
+def test_the_probe_counts_the_runs_stalls() -> None:
+    """A run's stall episodes travel from the liveness check through the probe into :class:`Run`."""
+    b = bench()
+    extra = {"name": "x", "seed": 1, "warmup": 0.0, "duration": 1.0, "goodput": {}, "sender": {}, "tcp": {},
+             "records": [], "ips": {}, "receivers": {}, "profile": "stamped", "stalls": 4}
+    run = b.run_from([], extra)
+    assert (run.profile, run.stalls) == ("stamped", 4)
