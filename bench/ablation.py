@@ -1,21 +1,35 @@
 """Every named rule of a protocol measured on its own (``bench/friendliness.py --ablate PROTO``).
 
 A protocol is its paper plus named rules (``hosts/rules.py``); a rule stays
-in ``default`` only if removing it costs something measurable.  The
-ablation runs the friendliness grid (or the off-grid draws) for these
-variants of the protocol, each through ``p4mcc sweep`` as one more axis of
-the grid (``sessions[0].profile`` and ``sessions[0].rules``):
+in ``default`` only if removing it costs something measurable, and enters
+``default`` only after adding it was measured to help.  The ablation runs the
+friendliness grid (or the off-grid draws) for these variants of the
+protocol, each through ``p4mcc sweep`` as one more axis of the grid
+(``sessions[0].profile`` and ``sessions[0].rules``):
 
 - ``default`` and ``paper`` themselves;
 - ``default -R`` for each rule R of ``default`` (with the default rules that
   need R, which cannot run without it);
+- ``default +R`` for each rule R of the book outside ``default`` (with the
+  rules R needs; a rule of ``default`` holding the slot R takes is switched
+  off, with the default rules that need it), run even without the
+  ``paper +R`` arms, so every candidate has a row before it may enter;
 - ``paper +R`` for each rule R of the book (with the rules R needs).
+
+Rules that read the congestion stamp only (:func:`stamp_only`: those of the
+``stamped`` profile outside ``default``, and the rules that need one) get no
+``default +R`` arm: the grid's switches write no stamp (no session asks for
+it), so on the grid such a rule reads an empty stamp and its row would
+measure nothing.  ``bench/assistance.py --stamp`` measures them, on switches
+that stamp; the generated prose names them.  A rule outside every profile
+runs as ``default +R`` whatever it reads.
 
 Per variant it gives, beside ``default``: the median ratio and its change,
 the cells in [0.5, 2] and the cells that left it, the median utilisation,
 the median time to 80 % of the fair share and, with fault rows, the fault
 cases of ``bench/faults.py`` that fail.  Per rule of ``default`` it says
-whether the rule earns its place, by the criterion of :func:`verdict`.
+whether the rule earns its place, by the criterion of :func:`verdict`; per
+rule outside it, whether it would enter ``default``, by :func:`would_enter`.
 """
 
 from __future__ import annotations
@@ -25,12 +39,17 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The criterion's thresholds: a rule earns its place in ``default`` when
-#: removing it moves the median ratio by at least this much, ...
+from p4mcc.hosts.rules import DEFAULT, PAPER, STAMPED
+
+#: The criteria's thresholds: a rule earns its place in ``default`` when
+#: removing it moves the median ratio by at least this much (a rule outside
+#: ``default`` would enter when adding it moves the median this much toward 1), ...
 MEDIAN_MOVE = 0.05
-#: ... or makes the median time to 80 % of the share at least this much longer, ...
+#: ... or makes the median time to 80 % of the share at least this much longer
+#: (would enter: this much shorter), ...
 T80_GROWTH = 0.10
-#: ... or a cell leaves [0.5, 2], or a fault row fails.  A fault row fails
+#: ... or a cell leaves [0.5, 2] (would enter: a cell enters it), or a fault
+#: row fails (would enter: a failing one passes).  A fault row fails
 #: when the session has not recovered within this bound (s; the faults
 #: tests' bound), never recovered, or a reliable protocol lost data.
 FAULT_BOUND_S = 5.0
@@ -50,9 +69,14 @@ class Variant:
     name: str
     profile: str
     switches: dict[str, bool] = field(default_factory=dict)
-    #: The rule this variant removes from ``default`` (``-``) or adds to ``paper`` (``+``).
+    #: The rule this variant removes from ``default`` (``-``) or adds to ``profile`` (``+``).
     rule: str = ""
     sign: str = ""
+
+    @property
+    def candidate(self) -> bool:
+        """A ``default +R`` arm: a rule outside ``default`` measured for entry."""
+        return self.sign == "+" and self.profile == DEFAULT
 
     def rules_value(self) -> dict[str, str]:
         """The ``sessions[0].rules`` value written into the sweep (on/off words)."""
@@ -86,20 +110,53 @@ def _needed_by(book: Any, name: str, among: set[str]) -> list[str]:
     return [n for n in book.names() if n in gone]
 
 
+def stamp_only(book: Any) -> list[str]:
+    """The rules that read the congestion stamp only, in the book's order: those of the
+    ``stamped`` profile outside ``default``, and every rule outside ``default`` that needs one."""
+    default = set(book.profiles[DEFAULT])
+    only = {n for n in book.profiles.get(STAMPED, ()) if n not in default}
+    grew = True
+    while grew:
+        more = {n for n in book.names() if n not in default and set(book.get(n).requires) & only} - only
+        only |= more
+        grew = bool(more)
+    return [n for n in book.names() if n in only]
+
+
+def candidates(book: Any) -> list[str]:
+    """The rules measured as ``default +R``: outside ``default`` and not :func:`stamp_only`."""
+    default, skipped = set(book.profiles[DEFAULT]), set(stamp_only(book))
+    return [n for n in book.names() if n not in default and n not in skipped]
+
+
+def _default_plus(book: Any, name: str) -> dict[str, bool]:
+    """The switches that turn ``default`` into ``default +name``: ``name`` and the rules it needs
+    that ``default`` lacks on; a default rule holding a slot one of them takes off, with the
+    default rules that need it (a slot holds one rule)."""
+    default = set(book.profiles[DEFAULT])
+    on = [n for n in _needs(book, name) if n not in default]
+    seats = {book.get(n).slot for n in on} - {None}
+    off = {m for d in default if book.get(d).slot in seats for m in _needed_by(book, d, default)}
+    return {n: n in on for n in book.names() if n in set(on) | off}
+
+
 def variants(book: Any, plus: bool = True) -> list[Variant]:
     """The ablation's variants of a protocol's rule book, ``default`` first.
 
     With an empty book only ``default`` and ``paper`` run; ``plus`` False
-    leaves out the ``paper +R`` arms (the verdicts read only ``default -R``)."""
-    default = set(book.profiles["default"])
-    out = [Variant("default", "default"), Variant("paper", "paper")]
+    leaves out the ``paper +R`` arms (the verdicts read only ``default -R``
+    and ``default +R``)."""
+    default = set(book.profiles[DEFAULT])
+    out = [Variant(DEFAULT, DEFAULT), Variant(PAPER, PAPER)]
     for name in book.names():
         if name in default:
             off = _needed_by(book, name, default)
-            out.append(Variant(f"default -{name}", "default", {n: False for n in off}, name, "-"))
+            out.append(Variant(f"default -{name}", DEFAULT, {n: False for n in off}, name, "-"))
+    for name in candidates(book):
+        out.append(Variant(f"default +{name}", DEFAULT, _default_plus(book, name), name, "+"))
     for name in book.names() if plus else ():
         on = _needs(book, name)
-        out.append(Variant(f"paper +{name}", "paper", {n: True for n in on}, name, "+"))
+        out.append(Variant(f"paper +{name}", PAPER, {n: True for n in on}, name, "+"))
     return out
 
 
@@ -189,6 +246,52 @@ def verdict(default: Figures, without: Figures, with_faults: bool = True) -> tup
                    + ("no fault row fails" if with_faults else "fault rows not run"))
 
 
+def entered_bound(base: Figures, other: Figures) -> list[tuple]:
+    """Cells outside [0.5, 2] under ``base`` and inside it under ``other``."""
+    return left_bound(other, base)
+
+
+def _cells(n: int, verb: str) -> str:
+    return f"{n} {'cells' if n > 1 else 'cell'} {verb}{'' if n > 1 else 's'} [0.5, 2]"
+
+
+def would_enter(default: Figures, with_rule: Figures, with_faults: bool = True) -> tuple[bool, str]:
+    """Whether a rule outside ``default`` would enter it, and why: adding it (``with_rule``)
+    gains something and costs nothing.  It gains when a cell enters [0.5, 2], the median
+    ratio comes :data:`MEDIAN_MOVE` or more closer to 1, the median time to 80 % gets
+    :data:`T80_GROWTH` shorter (or is reached where ``default`` never reaches it), or a
+    failing fault row passes; it costs when a cell leaves [0.5, 2] or a fault row fails.
+    The mirror of :func:`verdict`, with the same thresholds."""
+    gains, costs = [], []
+    entered = entered_bound(default, with_rule)
+    if entered:
+        gains.append(_cells(len(entered), "enter"))
+    move = with_rule.median - default.median
+    if abs(default.median - 1) - abs(with_rule.median - 1) >= MEDIAN_MOVE - 1e-12:
+        gains.append(f"median moves {move:+.2f} toward 1")
+    growth = t80_growth(default, with_rule)
+    if default.t80 is None and with_rule.t80 is not None:
+        gains.append("reaches 80 % where default never does")
+    elif growth is not None and growth <= -T80_GROWTH + 1e-12:
+        gains.append(f"time to 80 % {growth:.0%}")
+    fixed = [f for f in default.faults_failed if f not in with_rule.faults_failed]
+    if fixed:
+        gains.append(f"fault rows pass: {', '.join(fixed)}")
+    left = left_bound(default, with_rule)
+    if left:
+        costs.append(_cells(len(left), "leave"))
+    broken = [f for f in with_rule.faults_failed if f not in default.faults_failed]
+    if broken:
+        costs.append(f"fault rows fail: {', '.join(broken)}")
+    if gains and not costs:
+        return True, "; ".join(gains)
+    if costs:
+        return False, "; ".join(costs) + (f" (against: {'; '.join(gains)})" if gains else "")
+    return False, (f"median {move:+.2f}, no cell enters [0.5, 2], time to 80 % "
+                   f"{'-' if growth is None else 'never' if growth == float('inf') else f'{growth:+.0%}'}, "
+                   + ("no fault row passes that failed" if with_faults else "fault rows not run"))
+
+
 def fault_failed(row: dict[str, Any]) -> bool:
     """A fault row (``bench/faults.run_one``) fails: no recovery within
     :data:`FAULT_BOUND_S`, or a reliable protocol lost data."""
@@ -209,7 +312,7 @@ def table_rows(figs: dict[str, Figures], vs: list[Variant], with_faults: bool) -
         f = figs.get(v.name)
         if f is None:
             continue
-        ref = paper if v.sign == "+" and paper is not None else base
+        ref = paper if v.sign == "+" and v.profile == PAPER and paper is not None else base
         n = len(f.cells)
         growth = t80_growth(base, f)
         row = {
@@ -227,6 +330,9 @@ def table_rows(figs: dict[str, Figures], vs: list[Variant], with_faults: bool) -
         if v.sign == "-":
             earns, why = verdict(base, f, with_faults)
             row["earns its place"] = f"{'yes' if earns else 'no'} ({why})"
+        elif v.candidate:
+            enters, why = would_enter(base, f, with_faults)
+            row["earns its place"] = f"would enter default: {'yes' if enters else 'no'} ({why})"
         elif v.sign == "+":
             row["earns its place"] = (f"not in default; vs paper: median {f.median - ref.median:+.2f}, "
                                       f"{f.in_bound - ref.in_bound:+d} cells in [0.5, 2]")
@@ -256,11 +362,20 @@ def print_rows(rows: list[dict[str, str]], title: str) -> None:
     Console(width=200).print(t)
 
 
-def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = False) -> str:
-    """A generated section of :func:`page`: what ran and the table
-    (``drawn``: the off-grid random dumbbells, which confirm what the grid chose)."""
+def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = False,
+              skipped: list[str] | tuple[str, ...] = ()) -> str:
+    """A generated section of :func:`page`: what ran, the criteria and the table
+    (``drawn``: the off-grid random dumbbells, which confirm what the grid chose);
+    ``skipped``: the rules that read the stamp only (:func:`stamp_only`), which get no row."""
     where = "random dumbbells drawn off the grid" if drawn else "the friendliness grid"
+    note = (f" Rules that read the congestion stamp only ({', '.join(f'`{n}`' for n in skipped)}) get no "
+            f"`default +R` row: no switch of the grid writes a stamp, so they are measured by "
+            f"`bench/assistance.py --stamp` (docs/assistance.md).") if skipped else ""
     return (f"Ablation of {proto}'s rules on {where} ({tag}): each variant beside "
             f"`default`; a rule of `default` earns its place when removing it makes a cell leave "
             f"[0.5, 2], moves the median ratio by {MEDIAN_MOVE} or more, makes the median time to 80 % "
-            f"of the share {T80_GROWTH:.0%} longer, or makes a fault row fail.\n\n" + markdown(rows))
+            f"of the share {T80_GROWTH:.0%} longer, or makes a fault row fail. A rule outside `default` "
+            f"(`default +R`) would enter it when adding it makes a cell enter [0.5, 2], moves the median "
+            f"ratio {MEDIAN_MOVE} or more toward 1, makes the median time to 80 % {T80_GROWTH:.0%} shorter "
+            f"or makes a failing fault row pass, and makes no cell leave [0.5, 2] and no fault row "
+            f"fail.{note}\n\n" + markdown(rows))

@@ -51,10 +51,13 @@ receivers, some with a lossy leaf; the measure is on the limiting branch
 
 ``--ablate PROTO`` runs the same cells (``--quick``, ``--cells``, ``--draw``)
 for the protocol's ``default`` and ``paper`` profiles, ``default`` minus each
-rule and ``paper`` plus each rule, as one more axis of the sweep, and prints
-per variant the change in median ratio, the cells in [0.5, 2], utilisation,
-time to 80 % of the share and (``--faults``) the failing fault rows, with
-whether each rule of ``default`` earns its place (``bench/ablation.py``).
+rule, ``default`` plus each rule outside it (not the rules that read the
+congestion stamp only: the grid writes no stamp) and ``paper`` plus each rule
+(not with ``--no-plus``), as one more axis of the sweep, and prints per
+variant the change in median ratio, the cells in [0.5, 2], utilisation, time
+to 80 % of the share and (``--faults``) the failing fault rows, with whether
+each rule of ``default`` earns its place and each rule outside it would enter
+(``bench/ablation.py``).
 """
 
 from __future__ import annotations
@@ -572,6 +575,7 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
     import yaml
 
     from bench import ablation
+    from p4mcc.hosts import registry
 
     proto = args.ablate
     if proto not in PROTOCOLS:
@@ -609,12 +613,17 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
         f", {len(seeds)} seed{'s' if len(seeds) > 1 else ''}, {duration:g} s runs")
     table = ablation.table_rows(figs, vs, args.faults)
     ablation.print_rows(table, f"{proto}: each rule measured ({tag}; steady state = second half)")
+    skipped = ablation.stamp_only(registry.get(proto).rules)
+    if skipped:
+        print(f"not measured here (they read the congestion stamp only; bench/assistance.py --stamp): "
+              f"{', '.join(skipped)}")
     if args.docs:
         from bench.docsection import write_section
 
         page = ROOT / ablation.page(proto)
         section = f"ablation-{proto}-draws" if args.draw else f"ablation-{proto}"
-        write_section(page, section, ablation.docs_body(table, proto, tag, drawn=bool(args.draw)),
+        body = ablation.docs_body(table, proto, tag, drawn=bool(args.draw), skipped=skipped)
+        write_section(page, section, body,
                       "bench/friendliness.py " + " ".join(argv))
         print(f"wrote the {section} section of {page.relative_to(ROOT)}")
     return 0
@@ -656,12 +665,13 @@ def main(argv: list[str] | None = None) -> int:
                          "session holds the link alone first and TCP arrives on it; the ratio is still "
                          "taken over the second half")
     ap.add_argument("--ablate", metavar="PROTO",
-                    help="measure each of PROTO's named rules: default, paper, default minus each rule and "
-                         "paper plus each rule on the grid (or --draw), side by side with default "
+                    help="measure each of PROTO's named rules: default, paper, default minus each rule, "
+                         "default plus each rule outside it and paper plus each rule on the grid (or --draw), "
+                         "side by side with default "
                          "(bench/ablation.py); with --docs the table goes into docs/protocols/PROTO-ablation.md")
     ap.add_argument("--no-plus", action="store_true",
-                    help="with --ablate: only default, paper and default minus each rule (no paper plus each "
-                         "rule: half the runs; the verdicts are the same)")
+                    help="with --ablate: only default, paper, default minus each rule and default plus each "
+                         "rule outside it (no paper plus each rule: half the runs; the verdicts are the same)")
     ap.add_argument("--faults", action="store_true",
                     help="with --ablate: also run bench/faults.py's fault cases (--quick: four) per variant")
     ap.add_argument("--design", choices=["grid", "trees"], default="grid",

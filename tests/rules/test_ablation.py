@@ -27,6 +27,8 @@ def test_the_toy_books_variants(toy) -> None:
         ("default", "default", {}),
         ("paper", "paper", {}),
         ("default -double", "default", {"double": False}),
+        # eager_join is in no profile; quiet is the stamped profile's only: no default + arm
+        ("default +eager_join", "default", {"eager_join": True}),
         ("paper +double", "paper", {"double": True}),
         ("paper +quiet", "paper", {"double": True, "quiet": True}),  # quiet needs double
         ("paper +eager_join", "paper", {"eager_join": True}),
@@ -35,8 +37,46 @@ def test_the_toy_books_variants(toy) -> None:
         toy.resolve_rules(v.profile, v.switches)
 
 
-def test_without_the_plus_arms_only_default_paper_and_each_removal_run(toy) -> None:
-    assert [v.name for v in A.variants(toy.rules, plus=False)] == ["default", "paper", "default -double"]
+def test_without_the_plus_arms_default_paper_each_removal_and_each_candidate_run(toy) -> None:
+    assert [v.name for v in A.variants(toy.rules, plus=False)] == [
+        "default", "paper", "default -double", "default +eager_join"]
+    assert [v.candidate for v in A.variants(toy.rules, plus=False)] == [False, False, False, True]
+
+
+class _X:
+    pass
+
+
+#: a and e in default, d needs a; b takes a's slot; c needs b; s reads the stamp only
+#: (stamped profile); t needs s, so it reads the stamp too.
+SLOTTED = RuleBook("t", rules=(
+    Rule("a", "", "", {"r": _X}, slot="avoid"), Rule("b", "", "", {"r": _X}, slot="avoid"),
+    Rule("c", "", "", {"r": _X}, requires=("b",)), Rule("d", "", "", {"r": _X}, requires=("a",)),
+    Rule("e", "", "", {"r": _X}), Rule("s", "", "", {"r": _X}), Rule("t", "", "", {"r": _X}, requires=("s",))),
+    profiles={"paper": (), "default": ("a", "d", "e"), "stamped": ("a", "d", "e", "s")})
+
+
+def test_a_candidate_runs_on_default_with_what_it_needs_and_takes_its_slot_from_a_default_rule() -> None:
+    assert A.stamp_only(SLOTTED) == ["s", "t"] and A.candidates(SLOTTED) == ["b", "c"]
+    vs = [v for v in A.variants(SLOTTED, plus=False) if v.candidate]
+    assert [(v.name, v.switches) for v in vs] == [
+        ("default +b", {"a": False, "b": True, "d": False}),  # d cannot run without a
+        ("default +c", {"a": False, "b": True, "c": True, "d": False}),
+    ]
+    assert [SLOTTED.resolve(v.profile, v.switches) for v in vs] == [("b", "e"), ("b", "c", "e")]
+
+
+@pytest.mark.parametrize("proto", registry.names())
+def test_every_rule_of_every_book_is_measured_or_named_as_the_stamps(proto: str) -> None:
+    book = registry.get(proto).rules
+    vs = A.variants(book, plus=False)
+    default = set(book.profiles["default"])
+    measured = {v.rule for v in vs if v.sign == "-"} | {v.rule for v in vs if v.candidate}
+    assert measured | set(A.stamp_only(book)) == set(book.names())
+    assert {v.rule for v in vs if v.candidate} == set(book.names()) - default - set(A.stamp_only(book))
+    assert not set(A.stamp_only(book)) & default
+    for v in vs:  # every arm is a rule list the book accepts
+        book.resolve(v.profile, v.switches)
 
 
 def test_removing_a_rule_removes_the_default_rules_that_need_it() -> None:
@@ -137,3 +177,52 @@ def test_the_table_goes_between_the_protocols_markers(toy, tmp_path: Path) -> No
     body = sections(text)["ablation-toyrules"]
     assert "| default -double | 0.98 (-0.02) | 2/3 (1 left) |" in body
     assert body.count("\n| ") == len(vs) + 1  # header and one row per variant
+
+
+@pytest.mark.parametrize(("with_rule", "enters", "why"), [
+    (_figs("x", [0.4, 1.2, 1.2]), False, "median +0.00, no cell enters [0.5, 2], time to 80 % +0%"),
+    (_figs("x", [0.6, 1.2, 1.2]), True, "1 cell enters [0.5, 2]"),
+    (_figs("x", [0.4, 1.15, 1.15]), True, "median moves -0.05 toward 1"),
+    (_figs("x", [0.4, 1.16, 1.16]), False, "median -0.04"),
+    (_figs("x", [0.4, 0.75, 0.75]), False, "median -0.45"),  # past 1 and farther from it
+    (_figs("x", [0.4, 1.2, 1.2], t80=9.0), True, "time to 80 % -10%"),
+    (_figs("x", [0.4, 1.2, 1.2], t80=9.1), False, "time to 80 % -9%"),
+    (_figs("x", [0.4, 1.2, 1.2], t80=None), False, "time to 80 % never"),
+    (_figs("x", [0.4, 1.0, 2.1]), False, "1 cell leaves [0.5, 2] (against: median moves -0.20 toward 1)"),
+])
+def test_the_entry_criterion(with_rule, enters, why) -> None:
+    default = _figs("default", [0.4, 1.2, 1.2])
+    got = A.would_enter(default, with_rule)
+    assert got[0] is enters and why in got[1], got
+
+
+def test_reaching_80_percent_where_default_never_does_is_a_gain() -> None:
+    default, with_rule = _figs("default", [1.0, 1.0], t80=None), _figs("x", [1.0, 1.0], t80=30.0)
+    assert A.would_enter(default, with_rule) == (True, "reaches 80 % where default never does")
+
+
+def test_a_fault_row_decides_entry_both_ways() -> None:
+    default, fixed, broken = _figs("default", [1.0, 1.0]), _figs("x", [1.0, 1.0]), _figs("y", [1.0, 1.0])
+    default.faults_failed, fixed.faults_failed, broken.faults_failed = ["link-flap"], [], ["switch-crash"]
+    assert A.would_enter(default, fixed) == (True, "fault rows pass: link-flap")
+    assert A.would_enter(default, broken) == (
+        False, "fault rows fail: switch-crash (against: fault rows pass: link-flap)")
+    plain = _figs("default", [1.0, 1.0])
+    assert A.would_enter(plain, _figs("z", [1.0, 1.0]), with_faults=False)[1].endswith("fault rows not run")
+
+
+def test_a_candidates_row_says_whether_it_would_enter_and_the_prose_names_the_stamp_rules(toy) -> None:
+    vs = A.variants(toy.rules, plus=False)
+    figs = {v.name: _figs(v.name, [0.4, 1.02, 0.98]) for v in vs}
+    figs["default +eager_join"] = _figs("default +eager_join", [0.6, 1.02, 0.98], t80=8.0)
+    rows = A.table_rows(figs, vs, with_faults=False)
+    row = next(r for r in rows if r["variant"] == "default +eager_join")
+    assert row == {"variant": "default +eager_join", "median ratio": "0.98 (+0.00)", "in [0.5, 2]": "3/3 (0 left)",
+                   "utilisation": "0.95 (+0.00)", "time to 80 %": "8.0 s (-20%)",
+                   "earns its place": "would enter default: yes (1 cell enters [0.5, 2]; time to 80 % -20%)"}
+    body = A.docs_body(rows, "toyrules", "test", skipped=A.stamp_only(toy.rules))
+    assert ("| default +eager_join | 0.98 (+0.00) | 3/3 (0 left) | 0.95 (+0.00) | 8.0 s (-20%) "
+            "| would enter default: yes (1 cell enters [0.5, 2]; time to 80 % -20%) |") in body
+    assert "(`quiet`) get no `default +R` row" in body and "bench/assistance.py --stamp" in body
+    assert f"ratio {A.MEDIAN_MOVE} or more toward 1" in body
+    assert "get no" not in A.docs_body(rows, "toyrules", "test")  # no rule skipped: no note
