@@ -1,12 +1,13 @@
 """A protocol page's named-rule tables list every rule its rule book registers, and their test
-column, where the page has one, names tests that exist and are about the rule.
+column names tests that exist and are about the rule.
 
 A rule is a behaviour beyond the paper with a test that fails without it; the page says which
 test that is.  A renamed or deleted test, or a test file that no longer speaks of the rule,
 leaves the page pointing at nothing: this check reads the tests with ``ast`` (nothing is
-imported or run) and fails on such a cell.  A cell names tests as ``tests/<file>.py::<test>``
-(a pytest node id), ``tests/<file>.py`` (the file's tests as a whole) or a bare ``test_<name>``
-defined in some test file; "none" says no test pins the rule.
+imported or run) and fails on such a cell.  A cell names each test by its full id,
+``tests/<file>.py::test_<name>`` (a pytest node id), so a reader can run it as written: a bare
+``test_<name>`` (which file?) and a whole file (which of its tests fails without the rule?) are
+refused, and so is a cell that names no test.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from p4mcc.hosts import registry
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOLS = registry.names()
 NAME_RE = re.compile(r"`([a-z0-9_]+)`")
-TEST_NAME_RE = re.compile(r"test_\w+")
+#: A full test id: the file under tests/ and the test function in it.
+TEST_ID_RE = re.compile(r"tests/[\w/]+\.py::test_\w+")
 
 
 @dataclass(frozen=True)
@@ -69,37 +71,28 @@ def defined_tests(path: Path) -> frozenset[str]:
     return frozenset(n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
-def suite_files(root: Path) -> list[Path]:
-    return sorted((root / "tests").rglob("test_*.py"))
-
-
-def cell_problems(row: Row, root: Path) -> list[str]:
-    """What is wrong with ``row``'s test cell: each name must exist and its file must name the rule."""
-    where = f"line {row.line}, `{row.rule}`"
+def cell_problems(row: Row, root: Path, page: str) -> list[str]:
+    """What is wrong with ``row``'s test cell on ``page``: each entry must be a full test id
+    whose test exists and whose file names the rule."""
+    where = f"{page} line {row.line}, `{row.rule}`"
     assert row.tests is not None
     names = re.findall(r"`([^`]+)`", row.tests)
     if not names:
-        return [] if row.tests == "none" else [f"{where}: the test cell names no test (write none if none pins it)"]
+        return [f"{where}: the test cell names no test (a rule has a test that fails without it)"]
     problems = []
     for name in names:
+        if not TEST_ID_RE.fullmatch(name):
+            problems.append(f"{where}: {name!r} is not a full test id tests/<file>.py::test_<name> "
+                            "(bare test names and whole files are refused)")
+            continue
         file, _, func = name.partition("::")
-        if file.endswith(".py"):
-            path = root / file
-            if not path.is_file():
-                problems.append(f"{where}: {file} does not exist")
-                continue
-            if func and func not in defined_tests(path):
-                problems.append(f"{where}: {file} defines no {func}")
-            elif row.rule not in path.read_text():
-                problems.append(f"{where}: {file} never names the rule")
-        elif TEST_NAME_RE.fullmatch(name):
-            homes = [p for p in suite_files(root) if name in defined_tests(p)]
-            if not homes:
-                problems.append(f"{where}: no test file defines {name}")
-            elif not any(row.rule in p.read_text() for p in homes):
-                problems.append(f"{where}: {name}'s file never names the rule")
-        else:
-            problems.append(f"{where}: {name!r} is neither tests/<file>.py[::test_<name>] nor test_<name>")
+        path = root / file
+        if not path.is_file():
+            problems.append(f"{where}: {file} does not exist")
+        elif func not in defined_tests(path):
+            problems.append(f"{where}: {file} defines no {func}")
+        elif row.rule not in path.read_text():
+            problems.append(f"{where}: {file} never names the rule")
     return problems
 
 
@@ -123,7 +116,8 @@ def test_every_named_test_exists_and_names_its_rule(protocol: str) -> None:
     rows = rule_rows(page_of(protocol).read_text())
     assert rows, f"docs/protocols/{protocol}.md has no rule table"
     problems = [f"{r.rule}: its table has no test column" for r in rows if r.tests is None]
-    problems += [p for r in rows if r.tests is not None for p in cell_problems(r, ROOT)]
+    page = f"docs/protocols/{protocol}.md"
+    problems += [p for r in rows if r.tests is not None for p in cell_problems(r, ROOT, page)]
     assert not problems, f"docs/protocols/{protocol}.md:\n" + "\n".join(problems)
 
 
@@ -138,19 +132,22 @@ PAGE = """\
 """
 
 
+NOT_FULL = "is not a full test id tests/<file>.py::test_<name> (bare test names and whole files are refused)"
+
+
 @pytest.mark.parametrize("cell, problem", [
     ("`tests/test_toy.py::test_halves`", None),
-    ("`test_halves`", None),
-    ("`tests/test_toy.py`", None),
-    ("none", None),
     ("`tests/test_toy.py::test_halves_renamed`", "defines no test_halves_renamed"),
     ("`tests/test_gone.py::test_halves`", "tests/test_gone.py does not exist"),
     ("`tests/test_other.py::test_other`", "never names the rule"),
-    ("`test_other`", "never names the rule"),
-    ("`test_nowhere`", "no test file defines test_nowhere"),
+    ("`test_halves`", NOT_FULL),
+    ("`tests/test_toy.py`", NOT_FULL),
+    ("`test_nowhere`", NOT_FULL),
+    ("`halves.py::test_halves`", NOT_FULL),
+    ("`tests/test_toy.py::halves`", NOT_FULL),
+    ("`toy::test_halves`", NOT_FULL),
+    ("none", "names no test"),
     ("", "names no test"),
-    ("`halves.py::x`", "does not exist"),
-    ("`toy::test_halves`", "is neither"),
 ])
 def test_a_renamed_deleted_or_unrelated_test_is_caught(tmp_path: Path, cell: str, problem: str | None) -> None:
     (tmp_path / "tests").mkdir()
@@ -159,8 +156,9 @@ def test_a_renamed_deleted_or_unrelated_test_is_caught(tmp_path: Path, cell: str
     (tmp_path / "tests" / "test_other.py").write_text("def test_other():\n    pass\n")
     rows = rule_rows(PAGE.format(cell=cell))
     assert [(r.rule, r.line) for r in rows] == [("halve", 3)]
-    found = cell_problems(rows[0], tmp_path)
+    found = cell_problems(rows[0], tmp_path, "docs/protocols/toy.md")
     if problem is None:
         assert found == []
     else:
         assert len(found) == 1 and problem in found[0], found
+        assert found[0].startswith("docs/protocols/toy.md line 3, `halve`: "), found  # the page and row
