@@ -697,7 +697,13 @@ class LossEventSendTime(_UpwardTimes):
 @rule("history_discounting", "older loss intervals weigh less after a long loss-free stretch", "RFC 5348 5.5",
       requires=("interval_loss",))
 class HistoryDiscounting(_Base):
-    DISCOUNTING = True
+    """RFC 5348 5.5: older loss intervals weigh less after a long loss-free
+    stretch; as in TFMCC, the rule switches it on in the estimator it wraps."""
+
+    def _new_loss_filter(self) -> Any:
+        lossp = super()._new_loss_filter()
+        lossp.discounting = True
+        return lossp
 
 
 @rule("interval_loss", "LOSSP is TFRC's mean of the last 8 loss intervals", "RFC 5348 5.4")
@@ -705,10 +711,8 @@ class IntervalLoss(_Base):
     """LOSSP is TFRC's mean of the last 8 loss intervals (RFC 5348 5.4); the
     appendix's filter needed 100-150 s from start-up to the share."""
 
-    DISCOUNTING = False
-
     def _new_loss_filter(self) -> Any:
-        return IntervalLossFilter(discounting=self.DISCOUNTING)
+        return IntervalLossFilter()
 
 
 @rule("outage_not_loss", "a silence of max(1 s, 4 ARTT) ending 8+ packets later is an outage, not loss",
