@@ -1,8 +1,8 @@
 """MTCP's paper core (Rhee, Balaguru, Rouskas, Computer Networks 38, 2002): what the sender and
 every sender's agent (SA) share.  Section numbers are the paper's; RFC 6298 and RFC 5681 fill in
-where it points to TCP.  The methods marked ``@hook`` are what :mod:`.rules` may override; the fold,
-roll-call and child-removal paths are p4mcc's (``docs/protocols/mtcp.md``); when a child is dead
-is a rule's to say.
+where it points to TCP.  The methods marked ``@hook`` are what :mod:`.rules` may override; the fold
+and child-removal paths are p4mcc's (``docs/protocols/mtcp.md``); when a child is dead, and the
+roll call of the members behind a stalled fold, are rules'.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ class _Child:
     probe_ts: int = 0  # wire timestamp of the probe awaiting an answer (0: none)
     probe_at: float = 0.0
     probe_due: float | None = None
-    solo: bool = False  # reports by NACK since the session was unfolded (roll call)
 
     def sent_repair(self, s: int, at: float) -> None:
         self.rinflight[s] = self.last_tx[s] = at
@@ -82,7 +81,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
     #: Packets in cwnd when slow start begins (3.1); a rule may start higher.
     initial_window: int = INITIAL_CWND
     COUNTERS = ("timeouts", "nack_rexmits", "timer_rexmits", "suppressed_nacks", "cwnd_cuts", "summaries_in",
-                "dead_children", "adopted", "mcast_repairs", "readmitted", "unfolds", "forged")
+                "dead_children", "adopted", "mcast_repairs", "readmitted", "forged")
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
@@ -111,15 +110,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self.round_start = 0.0
         self.round_acked = 0
         self.highest_buffered = 0
-        # Roll calls (p4mcc, :class:`MtcpSender`): find a fold held by a silent member, unfold.
-        self.unfolded = False
-        self.rollcall_at: float | None = None
-        self.rollcall_ts = 0  # the call's timestamp, which answers echo
-        self.rollcall_fold: int | None = None  # the fold's cum_ack when the roll call went out
-        self.rollcall_heard: dict[int, int] = {}  # answers: node id -> cumulative ACK
-        self.fold_reported = 0  # highest cum_ack a fold carried
-        self.fold_moved_at = 0.0  # when it last rose
-        self.fold_stalled_at: int | None = None  # fold_reported when a roll call last found it stalled
 
     # Children ------------------------------------------------------------------
     @hook
@@ -175,9 +165,10 @@ class _Agent(SessionEndpoint[MtcpParams]):
         """The wait before a periodic timer (probe, ACK, window update) fires."""
         return period
 
+    @hook
     def _probed(self, c: _Child) -> bool:
         """Its own children, by unicast: the switch's membership ageing times out folded ones."""
-        return not ((self.assisted and not self.unfolded) or c.aggregated or c.nack_only or c.solo)
+        return not (self.assisted or c.aggregated or c.nack_only)
 
     def _start_probing(self, now: float) -> None:
         for c in self.children.values():
@@ -214,10 +205,9 @@ class _Agent(SessionEndpoint[MtcpParams]):
 
     @hook
     def _suspect(self, c: _Child, now: float) -> None:
-        """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period."""
-        if c.aggregated or c.solo:
-            self._roll_call(now)
-        elif self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
+        """``c`` owes an acknowledgement past a timeout: probe it now, not at the next period (a
+        fold or a member behind it is not probed: the switch's membership ageing times them out)."""
+        if self._probed(c) and c.heard and c.last_heard >= c.probe_at and now - c.last_heard > self._answer_timeout(c):
             self._probe(c, now)
             self._arm_probe_timer()
 
@@ -291,15 +281,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
         report (the paper gives no start)."""
         return False
 
-    def _roll_call(self, now: float) -> None:
-        """Only the sender roll-calls the receivers behind a switch fold (:class:`MtcpSender`)."""
-
-    def _solo(self, c: _Child, now: float) -> None:
-        """Unfolded, a member known from its NACKs becomes a child that acknowledges by NACK."""
-        c.nack_only, c.solo, c.heard, c.last_heard = False, True, True, now
-        c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
-        self._recount()
-
     # Buffering -------------------------------------------------------------------
     def _buffer(self, seq: int, sender_ts: int, size: int, now: float, repaired: bool = False) -> None:
         """Hold a packet first received (or, at the sender, first sent)."""
@@ -355,17 +336,12 @@ class _Agent(SessionEndpoint[MtcpParams]):
     def _on_feedback(self, msg: MtcpAck | MtcpWindowUpdate, src: Address, now: float) -> None:
         sack_bitmap = msg.sack_bitmap
         if msg.flags & Flags.AGGREGATED:
-            if self.unfolded:  # a fold from a member that missed the call: call again
-                if msg.node_id not in self.departed:
-                    self._roll_call(now)
+            if self._fold_refused(msg, now):
                 return
             # A fold speaks for every receiver below it: one child, repaired by multicast.
-            if msg.cum_ack > self.fold_reported:
-                self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
             self._member_acknowledges(msg.node_id, msg.cum_ack, now)
             c = self._child(FOLD_ID, self.group)
-            if msg.cum_ack < c.sb.cum_ack:  # below a roll call's answers: a member is behind
-                self._roll_call(now)
+            self._fold_heard(c, msg.cum_ack, now)
             c.aggregated = True
             sack_bitmap = 0  # any SACK bits are one receiver's view, not the fold's
         else:
@@ -388,6 +364,17 @@ class _Agent(SessionEndpoint[MtcpParams]):
         self._acknowledged(c, c.sb.update_bitmap(msg.cum_ack, sack_bitmap, limit=self._ack_limit()), now)
         self._pump_repairs(c, now)
         self._arm_packet_timer()
+
+    @hook
+    def _fold_refused(self, msg: MtcpAck | MtcpWindowUpdate, now: float) -> bool:
+        """A switch's fold arrives: True when it no longer speaks for the members (the core
+        takes every fold)."""
+        return False
+
+    @hook
+    def _fold_heard(self, fold: _Child, cum_ack: int, now: float) -> None:
+        """The fold ``fold`` carries ``cum_ack``, before its record takes it (the core reads
+        nothing more)."""
 
     @hook
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
@@ -414,17 +401,12 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c = self._child(msg.node_id, src)
             c.nack_only = True
         self._join_refused(c, msg.cum_ack)
-        if self.unfolded and c.nack_only:
-            self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
+        self._nack_heard(c, msg, now)
         fold = self.children.get(FOLD_ID)
         if c.nack_only and fold is not None and msg.cum_ack < fold.sb.cum_ack:
             # The fold was taken past this member from the others' answers: repair it from the stream.
             top = min(fold.sb.cum_ack, msg.cum_ack + MAX_NACK_SEQS)
             c.rqueue.update(x for x in range(msg.cum_ack + 1, top + 1) if not c.sb.acked(x))
-        if self.rollcall_at is not None:
-            self.rollcall_heard[msg.node_id] = msg.cum_ack
-            if msg.timestamp == self.rollcall_ts:
-                self._rollcall_answer(c, now)
         self._heard(c, now)
         if self._late_join(c, msg.cum_ack, now):
             c.addr = src
@@ -440,7 +422,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if srtt is None and fold is not None and c.nack_only:
             srtt = fold.rtt.srtt  # behind a fold a receiver is timed by the fold's repairs and roll calls
         window = (srtt if srtt is not None else RTO_INITIAL) + ACK_DELAY  # a repair this recent may be on its way
-        if c.nack_only or c.solo:
+        if self._reports_by_nack(c):
             # Repairs above the NACK's last hole sent a round trip before it are out of the pipe (RFC 6675).
             last_hole = max(msg.missing, default=msg.cum_ack)
             for s in [s for s, sent in c.rinflight.items() if s > last_hole and now - sent >= window]:
@@ -460,6 +442,17 @@ class _Agent(SessionEndpoint[MtcpParams]):
             self._congestion(now, timeout=False)
         self._pump_repairs(c, now, from_nack=True)
         self._arm_packet_timer()
+
+    @hook
+    def _nack_heard(self, c: _Child, msg: MtcpNack, now: float) -> None:
+        """A NACK from ``c`` (known only from its NACKs, ``nack_only``, when a fold speaks for it)
+        arrives, before it is read (the core reads nothing more)."""
+
+    @hook
+    def _reports_by_nack(self, c: _Child) -> bool:
+        """Whether ``c``'s NACKs are its only reports, so a NACK also shows which repairs left the
+        pipe: in the core, a member behind a fold."""
+        return c.nack_only
 
     def _member_acknowledges(self, nid: int, fold_ack: int, now: float) -> None:
         """A fold this member's ACK triggered acknowledges it (the switch counts the reporting port)."""

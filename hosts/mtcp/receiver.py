@@ -1,5 +1,5 @@
-"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9); the roll
-call's NACK-only reports are p4mcc's, and late starts the rule ``join_at_window_edge``'s."""
+"""MTCP's receiver, and with children in the tree a sender's agent (SA) (3.1-3.3, 3.9); answers to
+a roll call are the rule ``fold_roll_call``'s, and late starts the rule ``join_at_window_edge``'s."""
 
 from __future__ import annotations
 
@@ -31,10 +31,8 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             a = self.tree.parent_of(a)
         self.got_data = False
         self.last_summary: dict[str, int] = {}
-        self.solo = False  # reports by NACK only (which no switch folds) since the sender's roll call
         self.nacked: dict[int, tuple[float, bool]] = {}  # hole -> (time of the last NACK, NACKed once only)
         self.nack_rtt: float | None = None  # smoothed NACK-to-repair time
-        self.last_nack_at = float("-inf")
         self.unacked = 0  # new packets since our last ACK
 
     def _ack_limit(self) -> int:
@@ -89,16 +87,10 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         if self.timer_at("ack") is None:
             self.set_timer("ack", now + self._jitter(ACK_DELAY))
 
+    @hook
     def _on_probe(self, msg: MtcpWindowUpdate, src: Address, now: float) -> None:
         """A probe from our parent or an adopting ancestor (re-attaching us): answer at once."""
         if (src[0] != self.parent[0] and src[0] not in self.ancestors) or msg.node_id != node_id(src[0]):
-            return
-        if msg.cum_ack and not msg.flags & Flags.AGGREGATED:
-            # A roll call (cum_ack set, not a fold): the sender's own children answer by NACK.
-            if src[0] != self.parent[0] or src[0] != self.cfg.sender:
-                return
-            self.solo = self.solo or bool(msg.adv_wnd)
-            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now, echo=msg.timestamp)
             return
         if src[0] != self.parent[0]:
             self.parent = (src[0], self.cfg.port)
@@ -106,7 +98,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.metric({"parent": msg.node_id}, "reattached")
         self._feedback(MtcpWindowUpdate, now, echo=msg.timestamp)
         missing = self.rbuf.missing(MAX_NACK_SEQS)
-        if missing and self.reattached and not self.solo:
+        if missing and self.reattached:
             self._nack(missing, now)
 
     @hook
@@ -171,7 +163,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _nack_what_is_due(self, now: float) -> list[int]:
         """NACK the holes that are ripe (``_nack_due``); the holes, ripe or not."""
         missing = self.rbuf.missing(MAX_NACK_SEQS)
-        due = self._nack_due(missing, now) if missing and not self.solo else []
+        due = self._nack_due(missing, now) if missing else []
         if due:
             self._nack(due, now)
         return missing
@@ -180,22 +172,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """How long a NACKed hole's repair may take before it is overdue."""
         return NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
 
-    def _solo_renack(self, now: float) -> None:
-        """Solo, holes are NACKed again once overdue: its reports ride on data, which a hole stops."""
-        missing = self.rbuf.missing(MAX_NACK_SEQS)
-        if not missing:
-            return
-        due = self.last_nack_at + self._holdoff()
-        if now >= due - 1e-9:
-            self._nack(missing, now)
-        else:
-            self.set_timer("nack", due)
-
     @hook
     def on_timer(self, name: str, now: float) -> None:
-        if name == "nack" and self.solo:
-            self._solo_renack(now)
-        elif name == "nack":
+        if name == "nack":
             self._nack_what_is_due(now)
         elif name == "ack":
             self._ack(now)
@@ -218,24 +197,24 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """The holes to NACK now (none: no NACK).  3.1: every hole, with every ACK."""
         return missing
 
+    @hook
     def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
-        """NACK to the parent; ``echo``: a roll call's answer carries the call's timestamp."""
-        self.last_nack_at = now
+        """NACK to the parent; ``echo``: the timestamp of what it answers (3.1: none)."""
         for s in missing:
             self.nacked[s] = (now, s not in self.nacked)
-        if self.solo and missing and self.timer_at("nack") is None:  # re-armed by _solo_renack
-            self.set_timer("nack", now + self._holdoff())
         self.send(self.parent, MtcpNack(
             session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
             node_id=self.nid, missing=tuple(missing)).encode())
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
-        """Report to the parent; ``echo`` set: a probe's answer.  Solo, every report is a NACK."""
+        """Report to the parent; ``echo`` set: a probe's answer."""
         if cls is MtcpAck and self.timer_at("wupdate") is not None:
             self._arm_wupdate(now)  # an ACK is this period's report (3.9)
-        if self.solo:
-            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)
-            return
+        self._report(cls, now, echo)
+
+    @hook
+    def _report(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int) -> None:
+        """The report itself: an ACK (3.1) or a window update (3.9) with this node's summary."""
         if not echo and self.echo_ts:
             hold = int(round((now - self.echo_at) * 1e6))
             echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1

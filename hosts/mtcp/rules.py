@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp.agent import _Child
 from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
@@ -17,7 +18,8 @@ from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
                                    REORDER_WINDOW_RTTS, ack_at_once)
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpNack, Share, Stamp, seconds_since, ts_us
+from p4mcc.hosts.wire import (MAX_NACK_SEQS, Flags, MtcpAck, MtcpNack, MtcpWindowUpdate, Share, Stamp, seconds_since,
+                             ts_us)
 
 if TYPE_CHECKING:  # the mixins run on top of the cores
     from p4mcc.hosts.mtcp.receiver import MtcpReceiver as _Rx
@@ -356,7 +358,8 @@ class ShareWindow(_Base):
         self.share_starts += 1
 
 
-@rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,))
+@rule("resume_stream", "a restarted sender resumes the stream where its receivers are", roles=(SENDER,),
+      requires=("fold_roll_call",))
 class ResumeStream(ResumableStream, _Base):
     """A sender whose first reports show data was restarted mid-session (its host rebooted): it
     resumes after the lowest cumulative ACK heard before it starts; a receiver behind NACKs the
@@ -596,6 +599,226 @@ class DelayedAck(_Rx):
         return not self.is_agent and ack_at_once(self.unacked, not in_order, DELAYED_ACK_PACKETS)
 
 
+@rule("fold_roll_call", "a stalled fold calls its members to answer by NACK; one a silent member holds is dropped",
+      roles=(SENDER,))
+class FoldRollCall(_Base):
+    """A switch's fold is the lowest of its members' summaries, so a member that falls silent
+    (a crash with no membership ageing to drop its port) holds it, and every packet, for good.
+    When a packet times out at the fold, or a fold falls below what the last call's answers
+    showed, the sender calls the roll: a window update to the group with ``cum_ack`` set, which
+    every member answers by NACK (no switch folds a NACK).  If every member that answered holds
+    the packet the fold lacks, the first call moves the fold on to the lowest answer (its last
+    message may just have been lost); a fold still frozen at the second call is a silent
+    member's: the session is *unfolded*, the members that answered become children that
+    acknowledge by NACK (``solo_children``), timed by roll calls rather than probes (ours)."""
+
+    COUNTERS = ("unfolds",)
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.unfolded = False
+        self.rollcall_at: float | None = None  # when the call out went (None: no call out)
+        self.rollcall_ts = 0  # the call's timestamp, which answers echo
+        self.rollcall_fold: int | None = None  # the fold's cum_ack when the call went out
+        self.rollcall_heard: dict[int, int] = {}  # answers: node id -> cumulative ACK
+        self.fold_reported = 0  # highest cum_ack a fold carried
+        self.fold_moved_at = 0.0  # when it last rose
+        self.fold_stalled_at: int | None = None  # fold_reported when a call last found it stalled
+        #: Children that acknowledge by NACK since the unfold, by node id (a child removed and
+        #: heard again is a new record, and reports as it then does).
+        self.solo_children: dict[int, _Child] = {}
+
+    # When to call --------------------------------------------------------------------------
+    def _suspect(self, c: _Child, now: float) -> None:
+        if c.aggregated or self._is_solo(c):
+            self._roll_call(now)  # neither is probed: the call asks them
+        super()._suspect(c, now)
+
+    def _fold_refused(self, msg: Any, now: float) -> bool:
+        if self.unfolded:  # a fold from a member that missed the call: call again
+            if msg.node_id not in self.departed:
+                self._roll_call(now)
+            return True
+        if msg.cum_ack > self.fold_reported:
+            self.fold_reported, self.fold_moved_at, self.fold_stalled_at = msg.cum_ack, now, None
+        return super()._fold_refused(msg, now)
+
+    def _fold_heard(self, fold: _Child, cum_ack: int, now: float) -> None:
+        if cum_ack < fold.sb.cum_ack:  # below a call's answers: a member is behind
+            self._roll_call(now)
+        super()._fold_heard(fold, cum_ack, now)
+
+    # The call and its answers ----------------------------------------------------------------
+    def _rollcall_wait(self) -> float:
+        """How long a call's answers may take: the fold's (or NACK-acknowledging children's) probe wait."""
+        kids = [c for c in self.children.values()
+                if (c.aggregated or self._is_solo(c)) and c.rtt.srtt is not None]
+        return max((self._answer_timeout(c) for c in kids), default=RTO_INITIAL)
+
+    def _roll_call(self, now: float) -> None:
+        """Ask every member to answer by NACK; one call out at a time.  ``adv_wnd`` 1: unfolded,
+        report by NACK from now on."""
+        if self.rollcall_at is not None or self.done:
+            return
+        fold = self.children.get(FOLD_ID)
+        self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
+        self.rollcall_at, self.rollcall_heard, self.rollcall_ts = now, {}, ts_us(now) or 1
+        waiting = min(self.buf, default=self.next_seq)
+        self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
+                                               node_id=self.nid, cum_ack=max(1, waiting),
+                                               adv_wnd=int(self.unfolded)).encode())
+        self.set_timer("rollcall", now + self._rollcall_wait())
+
+    def _nack_heard(self, c: _Child, msg: Any, now: float) -> None:
+        if self.unfolded and c.nack_only:
+            self._solo(c, now)  # the session is unfolded: a member's NACK makes it a child
+        if self.rollcall_at is not None:
+            self.rollcall_heard[msg.node_id] = msg.cum_ack
+            if msg.timestamp == self.rollcall_ts:
+                self._rollcall_answer(c, now)
+        super()._nack_heard(c, msg, now)
+
+    def _rollcall_answer(self, c: _Child, now: float) -> None:
+        """An answer is an RTT sample (the fold's, for a member behind it); the others' wait shrinks."""
+        target = self.children.get(FOLD_ID) if c.nack_only else c
+        if self.rollcall_at is None or target is None:
+            return
+        target.rtt.sample(now - self.rollcall_at)
+        close = self.rollcall_at + self._rollcall_wait()
+        if close < (self.timer_at("rollcall") or float("inf")):
+            self.set_timer("rollcall", max(now, close))
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name != "rollcall":
+            super().on_timer(name, now)
+            return
+        self._on_rollcall_timer(now)
+        self._pump(now)
+
+    def _on_rollcall_timer(self, now: float) -> None:
+        """The answers are in: unfold a stalled fold, or time out silent NACK-acknowledging children."""
+        at, heard = self.rollcall_at, self.rollcall_heard
+        self.rollcall_at, self.rollcall_heard = None, {}
+        if at is None:
+            return
+        fold = self.children.get(FOLD_ID)
+        if fold is not None and not self.unfolded:
+            stuck = fold.sb.cum_ack
+            heard = {n: cum for n, cum in heard.items() if n in self.children and self.children[n].nack_only}
+            # Every member that answered holds the packet the fold still lacks, and it has not moved since.
+            if (heard and self.fold_moved_at < at and stuck == self.rollcall_fold
+                    and all(cum > stuck for cum in heard.values()) and stuck + 1 in self.buf):
+                if self.fold_stalled_at == self.fold_reported:
+                    self._unfold(fold, heard, now)  # frozen across two calls: a silent member holds it
+                else:
+                    # The first time the fold's last message may just have been lost: take the answers.
+                    self.fold_stalled_at = self.fold_reported
+                    self._undo_cuts(self.fold_moved_at)
+                    low = min(heard.values())
+                    for x in [x for x in fold.rinflight if x <= low]:
+                        del fold.rinflight[x]  # not an RTT sample: the answers came from the call
+                    self._acknowledged(fold, fold.sb.update(low, limit=self._ack_limit()), now)
+            return
+        again = False
+        for c in [c for c in self.children.values() if self._is_solo(c)]:
+            silent = c.last_heard < at
+            if not self._gone(c, silent, now) and silent:
+                again = True
+        if again:
+            self._roll_call(now)
+        self._arm_packet_timer()
+
+    # Unfolded --------------------------------------------------------------------------------
+    def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
+        """Drop the fold: the members that answered become children acknowledging by NACK."""
+        del self.children[FOLD_ID]
+        self.unfolded = True
+        self.unfolds += 1
+        for nid in heard:
+            c = self.children.get(nid)
+            if c is not None and c.nack_only:
+                self._solo(c, now)
+        # Cuts since the fold stalled were the silent member's, not congestion (RFC 4015).
+        self._undo_cuts(self.fold_moved_at)
+        self._recount(now)
+        self.metric({"unfolded": 1, "children": len(self._acking())}, "tree-repair")
+        self._roll_call(now)  # tells the members to report by NACK from now on
+
+    def _solo(self, c: _Child, now: float) -> None:
+        """Unfolded, a member known from its NACKs becomes a child that acknowledges by NACK."""
+        c.nack_only, c.heard, c.last_heard = False, True, now
+        c.min_cwnd, c.max_twnd, c.adv_wnd = NO_CWND, 0, self.p.rcv_buffer  # a leaf's summary
+        self.solo_children[c.nid] = c
+        self._recount()
+
+    def _is_solo(self, c: _Child) -> bool:
+        return self.solo_children.get(c.nid) is c
+
+    def _probed(self, c: _Child) -> bool:
+        if self._is_solo(c):
+            return False  # timed by roll calls
+        if self.unfolded:  # no fold any more: the sender probes its other children itself
+            return not (c.aggregated or c.nack_only)
+        return super()._probed(c)
+
+    def _reports_by_nack(self, c: _Child) -> bool:
+        return self._is_solo(c) or super()._reports_by_nack(c)
+
+
+@rule("fold_roll_call", roles=(RECEIVER,))
+class FoldRollCallAnswer(_Rx):
+    """A member answers the sender's roll call by NACK at once; once the call says the session is
+    unfolded (``adv_wnd`` 1) it reports by NACK only (``solo``), naming its holes again once their
+    repair is overdue, as its reports ride on data that a hole stops."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.solo = False  # reports by NACK only (which no switch folds) since the unfolding call
+        self.last_nack_at = float("-inf")
+
+    def _on_probe(self, msg: MtcpWindowUpdate, src: Any, now: float) -> None:
+        if not msg.cum_ack or msg.flags & Flags.AGGREGATED:
+            super()._on_probe(msg, src, now)  # a probe (a folding switch may rewrite one)
+            return
+        # A roll call (cum_ack set, not a fold): the sender's own children answer by NACK.
+        if src[0] != self.parent[0] or src[0] != self.cfg.sender or msg.node_id != node_id(src[0]):
+            return
+        self.solo = self.solo or bool(msg.adv_wnd)
+        self._nack(self.rbuf.missing(MAX_NACK_SEQS), now, echo=msg.timestamp)
+
+    def _report(self, cls: Any, now: float, echo: int) -> None:
+        if self.solo:
+            self._nack(self.rbuf.missing(MAX_NACK_SEQS), now)  # solo, every report is a NACK
+        else:
+            super()._report(cls, now, echo)
+
+    def _nack_due(self, missing: list[int], now: float) -> list[int]:
+        return [] if self.solo else super()._nack_due(missing, now)  # solo, its reports name them
+
+    def _nack(self, missing: list[int], now: float, echo: int = 0) -> None:
+        self.last_nack_at = now
+        if self.solo and missing and self.timer_at("nack") is None:  # re-armed by _solo_renack
+            self.set_timer("nack", now + self._holdoff())
+        super()._nack(missing, now, echo)
+
+    def on_timer(self, name: str, now: float) -> None:
+        if name == "nack" and self.solo:
+            self._solo_renack(now)
+        else:
+            super().on_timer(name, now)
+
+    def _solo_renack(self, now: float) -> None:
+        """Solo, holes are NACKed again once overdue."""
+        missing = self.rbuf.missing(MAX_NACK_SEQS)
+        if not missing:
+            return
+        due = self.last_nack_at + self._holdoff()
+        if now >= due - 1e-9:
+            self._nack(missing, now)
+        else:
+            self.set_timer("nack", due)
+
+
 @rule("nack_holdoff", "behind a fold, a hole is NACKed again only once its repair is overdue",
       roles=(RECEIVER,))
 class NackHoldoff(_Rx):
@@ -636,7 +859,7 @@ class NackRack(_Rx):
                 self.set_timer("nack", now + self._reo_wnd() + 1e-9)
 
     def on_timer(self, name: str, now: float) -> None:
-        if name != "nack" or self.solo:
+        if name != "nack":  # (solo, ``fold_roll_call`` composes above and takes it)
             super().on_timer(name, now)
             return
         self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
@@ -859,6 +1082,7 @@ DEFAULT = (
     "recovery_hold",
     "reno_window",
     "delayed_ack",
+    "fold_roll_call",
     "nack_holdoff",
     "nack_rack",
     "nack_dupthresh",

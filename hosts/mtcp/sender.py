@@ -1,12 +1,10 @@
-"""MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7); the roll
-call of the members behind a fold a silent member holds is p4mcc's."""
+"""MTCP's sender: the root of the tree, multicasting under its subtree's summary (3.7)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from p4mcc.hosts.mtcp.agent import _Agent, _Child
-from p4mcc.hosts.mtcp.constants import FOLD_ID, RTO_INITIAL
+from p4mcc.hosts.mtcp.agent import _Agent
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import SendGate, payload_for
 from p4mcc.hosts.rules import hook
@@ -35,83 +33,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.next_seq = 1
-
-    # Roll calls: a fold held by a silent member ---------------------------------------------
-    def _rollcall_wait(self) -> float:
-        """How long a roll call's answers may take: the fold's (or solo children's) probe wait."""
-        kids = [c for c in self.children.values() if (c.aggregated or c.solo) and c.rtt.srtt is not None]
-        return max((self._answer_timeout(c) for c in kids), default=RTO_INITIAL)
-
-    def _roll_call(self, now: float) -> None:
-        """Ask every member to answer by NACK, which no switch folds; one call out at a time."""
-        if self.rollcall_at is not None or self.done:
-            return
-        fold = self.children.get(FOLD_ID)
-        self.rollcall_fold = fold.sb.cum_ack if fold is not None else None
-        self.rollcall_at, self.rollcall_heard, self.rollcall_ts = now, {}, ts_us(now) or 1
-        waiting = min(self.buf, default=self.next_seq)
-        self.send(self.group, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=self.rollcall_ts,
-                                               node_id=self.nid, cum_ack=max(1, waiting),
-                                               adv_wnd=int(self.unfolded)).encode())
-        self.set_timer("rollcall", now + self._rollcall_wait())
-
-    def _rollcall_answer(self, c: _Child, now: float) -> None:
-        """An answer is an RTT sample (the fold's, for a member behind it); the others' wait shrinks."""
-        target = self.children.get(FOLD_ID) if c.nack_only else c
-        if self.rollcall_at is None or target is None:
-            return
-        target.rtt.sample(now - self.rollcall_at)
-        close = self.rollcall_at + self._rollcall_wait()
-        if close < (self.timer_at("rollcall") or float("inf")):
-            self.set_timer("rollcall", max(now, close))
-
-    def _on_rollcall_timer(self, now: float) -> None:
-        """The answers are in: unfold a stalled fold, or time out silent NACK-reporting children."""
-        at, heard = self.rollcall_at, self.rollcall_heard
-        self.rollcall_at, self.rollcall_heard = None, {}
-        if at is None:
-            return
-        fold = self.children.get(FOLD_ID)
-        if fold is not None and not self.unfolded:
-            stuck = fold.sb.cum_ack
-            heard = {n: cum for n, cum in heard.items() if n in self.children and self.children[n].nack_only}
-            # Every member that answered holds the packet the fold still lacks, and it has not moved since.
-            if (heard and self.fold_moved_at < at and stuck == self.rollcall_fold
-                    and all(cum > stuck for cum in heard.values()) and stuck + 1 in self.buf):
-                if self.fold_stalled_at == self.fold_reported:
-                    self._unfold(fold, heard, now)  # frozen across two calls: a silent member holds it
-                else:
-                    # The first time the fold's last message may just have been lost: take the answers.
-                    self.fold_stalled_at = self.fold_reported
-                    self._undo_cuts(self.fold_moved_at)
-                    low = min(heard.values())
-                    for x in [x for x in fold.rinflight if x <= low]:
-                        del fold.rinflight[x]  # not an RTT sample: the answers came from the call
-                    self._acknowledged(fold, fold.sb.update(low, limit=self._ack_limit()), now)
-            return
-        again = False
-        for c in [c for c in self.children.values() if c.solo]:
-            silent = c.last_heard < at
-            if not self._gone(c, silent, now) and silent:
-                again = True
-        if again:
-            self._roll_call(now)
-        self._arm_packet_timer()
-
-    def _unfold(self, fold: _Child, heard: dict[int, int], now: float) -> None:
-        """Drop the fold: the members that answered become children acknowledging by NACK."""
-        del self.children[FOLD_ID]
-        self.unfolded = True
-        self.unfolds += 1
-        for nid in heard:
-            c = self.children.get(nid)
-            if c is not None and c.nack_only:
-                self._solo(c, now)
-        # Cuts since the fold stalled were the silent member's, not congestion (RFC 4015).
-        self._undo_cuts(self.fold_moved_at)
-        self._recount(now)
-        self.metric({"unfolded": 1, "children": len(self._acking())}, "tree-repair")
-        self._roll_call(now)  # tells the members to report by NACK from now on
 
     @hook
     def _ready(self) -> bool:
@@ -153,7 +74,7 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
 
     @hook
     def on_timer(self, name: str, now: float) -> None:
-        handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer, "rollcall": self._on_rollcall_timer}
+        handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer}
         handler = handlers.get(name)
         if handler is None or (name == "probe" and self.done):
             return

@@ -414,6 +414,22 @@ def test_sender_roll_calls_a_stalled_fold_and_unfolds_when_it_stays_frozen():
     assert node_id(M1) in {c.nid for c in s._acking()}
 
 
+def test_without_fold_roll_call_a_fold_a_silent_member_holds_keeps_every_packet_for_good():
+    """The paper has no fold, so no call: M2 and M3 hold 3 and more and NACK nothing, yet M1's
+    last summary keeps the fold at 2, and for 30 s the sender releases nothing it sent from 3 on
+    (it may send at most the fold's advertised window past 2)."""
+    s = _folded_sender(fold_roll_call=False)
+    t = s.timer_at("pkt")
+    msgs = []
+    for i in range(60):
+        run_timers(s, t + 0.5 * i)
+        _answer(s, M2, 5, t + 0.5 * i + 0.01)
+        _answer(s, M3, 5, t + 0.5 * i + 0.02)
+        msgs += out(s)
+    assert not _rollcalls(msgs) and s.children[FOLD_ID].sb.cum_ack == 2
+    assert sorted(s.buf) == list(range(3, s.next_seq)) and not hasattr(s, "unfolds")
+
+
 def test_a_lost_fold_is_moved_on_without_unfolding():
     s = _folded_sender()
     t = s.timer_at("pkt")

@@ -6,7 +6,8 @@ Rules whose with/without test lives beside the mechanism it changes:
 ``recovery_hold`` (::test_reno_window_does_not_grow_on_the_flight_a_nack_cut_answered),
 ``nack_dupthresh`` (::test_a_new_hole_is_nacked_once_three_packets_above_it_arrived),
 ``shared_loss_multicast`` (test_mtcp_rules.py),
-``delayed_ack``, ``nack_rack`` (test_mtcp_acks.py).
+``delayed_ack``, ``nack_rack`` (test_mtcp_acks.py),
+``fold_roll_call`` (test_mtcp_faults.py).
 """
 
 from __future__ import annotations
