@@ -223,8 +223,8 @@ def check_overrides(rule: str, mixin: type, core: type) -> None:
     entries = sorted(n for n in rule_methods(mixin, core) if n in DRIVER_ENTRIES)
     if entries:
         raise RuleError(
-            f"rule {rule!r} ({mixin.__name__}) overrides {', '.join(entries)}, the driver's entry "
-            "points: a rule owns a timer with @timer(name) and acts at start with @at_start "
+            f"rule {rule!r} ({mixin.__name__}) overrides {', '.join(entries)}, which only the core defines "
+            "(the driver's entry points): a rule owns a timer with @timer(name) and acts at start with @at_start "
             "(p4mcc.hosts.rules)")
     bad = undeclared_overrides(mixin, core)
     if bad:
@@ -535,8 +535,10 @@ class RuleBook:
             check_slots(self.protocol, core, [(r.name, r.mixins[role], r.slot) for r in active])
             label = "+".join(r.name for r in active)
             found = rule_timers(core, [(r.name, r.mixins[role]) for r in active])
-            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core),
-                       _entries(core, found))
+            entries = _entries(core, found)
+            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), entries)
+            for name, func in entries.items():
+                func.__qualname__ = f"{cls.__qualname__}.{name}"
             cls.__module__ = core.__module__
             self._composed[key] = cls
         return self._composed[key]

@@ -122,7 +122,7 @@ def test_a_rule_that_overrides_a_driver_entry_point_is_refused(entry: str) -> No
         super(Mixin, self).on_timer(*args)  # pragma: no cover - refused before it runs
 
     Mixin = type("Mixin", (Core,), {entry: override})
-    with pytest.raises(RuleError, match=rf"overrides {entry}, the driver's entry points.*@timer"):
+    with pytest.raises(RuleError, match=rf"overrides {entry}, which only the core defines.*@timer\(name\).*@at_start"):
         Registrar("toy", reason="test")("late", "overrides the driver")(Mixin)
 
 
