@@ -180,7 +180,7 @@ def entry_rows(protocol: str, profile: str, rules: tuple[str, ...] | None = None
             return next((n for n, m in active if m is klass), f"({klass.__name__})")
         rows += [EntryRow(role, t, (owner(found.owners[t]),)) for t in sorted(found.timers)]
         if found.starts:
-            rows.append(EntryRow(role, None, (PAPER_LINK, *(owner(found.owners[a]) for a in found.starts))))
+            rows.append(EntryRow(role, None, (PAPER_LINK, *map(owner, found.start_owners))))
     return rows
 
 

@@ -260,17 +260,8 @@ def check_slots(protocol: str, core: type, active: Sequence[tuple[str, type, str
 
 def core_timers(core: type) -> frozenset[str]:
     """The timer names ``core``'s ``on_timer`` handles: the strings it compares ``name`` with or
-    keys a dispatch table by, and ``X`` for each ``_timer_X`` method when it dispatches by that
-    prefix (read from its source, as the one place a core lists its timers)."""
-    return _core_timers(_function(vars_lookup(core, "on_timer")), core)
-
-
-def vars_lookup(core: type, name: str) -> Any:
-    """The definition of ``name`` that runs on ``core`` (None: it has none)."""
-    return next((vars(k)[name] for k in core.__mro__ if name in vars(k)), None)
-
-
-def _core_timers(func: Any, core: type) -> frozenset[str]:
+    keys a dispatch table by (read from its source, the one place a core lists its timers)."""
+    func = next((vars(k)["on_timer"] for k in core.__mro__ if "on_timer" in vars(k)), None)
     if func is None:
         return frozenset()
     try:
@@ -286,23 +277,22 @@ def _core_timers(func: Any, core: type) -> frozenset[str]:
                 found |= {c.value for c in consts if isinstance(c, ast.Constant) and isinstance(c.value, str)}
         elif isinstance(node, ast.Dict):
             found |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-        elif isinstance(node, ast.JoinedStr) and any(
-                isinstance(v, ast.Constant) and v.value == "_timer_" for v in node.values):
-            found |= {n.removeprefix("_timer_") for n in _methods(core) if n.startswith("_timer_")}
     return frozenset(found)
 
 
 @dataclass(frozen=True)
 class RuleTimers:
     """What a composition's rules add to the driver's entry points: the timers they own and their
-    actions at start.  ``owners`` names, per timer and per action, the class that defines it."""
+    actions at start, each with the rule class that defines it."""
 
     timers: Mapping[str, str] = field(default_factory=dict)
     """Timer name -> the rule's handler method."""
     starts: tuple[str, ...] = ()
     """The rules' start actions (method names), in composition order."""
     owners: Mapping[str, type] = field(default_factory=dict)
-    """Timer name or start action's method -> the rule class that defines it (outermost)."""
+    """Timer name -> the rule class that owns it (the outermost that defines its handler)."""
+    start_owners: tuple[type, ...] = ()
+    """The rule class of each start action, as ``starts``."""
 
 
 def rule_timers(core: type, mixins: Sequence[tuple[str, type]]) -> RuleTimers:
@@ -312,6 +302,7 @@ def rule_timers(core: type, mixins: Sequence[tuple[str, type]]) -> RuleTimers:
     timers: dict[str, str] = {}
     starts: list[str] = []
     owners: dict[str, type] = {}
+    start_owners: list[type] = []
     seen: set[type] = set()
 
     def who(klass: type) -> str:
@@ -337,8 +328,8 @@ def rule_timers(core: type, mixins: Sequence[tuple[str, type]]) -> RuleTimers:
                         timers[name], owners[name] = attr, klass
                 if getattr(func, START_MARK, False) and attr not in starts:
                     starts.append(attr)
-                    owners[attr] = klass
-    return RuleTimers(timers, tuple(starts), owners)
+                    start_owners.append(klass)
+    return RuleTimers(timers, tuple(starts), owners, tuple(start_owners))
 
 
 def _entries(core: type, found: RuleTimers) -> dict[str, Any]:
