@@ -275,7 +275,6 @@ class Endpoint(Counters, ABC):
         return t.when if t else None
 
     # Subclass hooks ---------------------------------------------------------
-    @hook
     def on_start(self, now: float) -> None:  # pragma: no cover - default no-op
         pass
 

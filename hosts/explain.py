@@ -11,6 +11,10 @@ and the row says so: what sits below it does not run.  A hook of a slot
 holds it, or ``paper``; the row names the slot, and the occupant is not
 counted among the rules that wrap the hook.
 
+After a role's hooks come the rules' own timers (``@timer``: a row per timer
+name and the rule that owns it) and their actions at start (``@at_start``:
+``paper``'s ``on_start``, then the rules' actions in the order they run).
+
 ``p4mcc host send --proto P --profile X --explain`` prints the table, and
 each protocol has it on a page of its own (``docs/protocols/<p>-hooks.md``,
 ``python -m p4mcc.hosts.explain --write``), checked against the code by a
@@ -28,7 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from p4mcc.hosts import registry
-from p4mcc.hosts.rules import PROFILE_NAMES, is_method, declared_hooks, declared_slots, rule_methods
+from p4mcc.hosts.rules import (PROFILE_NAMES, is_method, declared_hooks, declared_slots, rule_methods,
+                               rule_timers)
 
 PAPER_LINK = "paper"
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,6 +146,44 @@ def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -
     return rows
 
 
+@dataclass(frozen=True)
+class EntryRow:
+    """What the rules of one role add to a driver entry point: a timer of their own
+    (``timer``: its name, ``chain``: the rule that owns it) or their actions at start
+    (``timer`` None, ``chain``: ``paper``, then the rules in the order they act)."""
+
+    role: str
+    timer: str | None
+    chain: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """The row's name in the tables: ``timer NAME`` or ``at start``."""
+        return "at start" if self.timer is None else f"timer {self.timer}"
+
+
+def entry_rows(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[EntryRow]:
+    """The rules' own timers (by name) and start actions in ``protocol``'s ``profile`` (or the
+    effective list ``rules``), sender first (:func:`p4mcc.hosts.rules.timer`, ``at_start``)."""
+    proto = registry.get(protocol)
+    book = proto.rules
+    names = set(book.resolve(profile) if rules is None else rules)
+    rows: list[EntryRow] = []
+    for factory in (proto.sender_factory, proto.receiver_factory):
+        if not isinstance(factory, type):
+            continue
+        role = str(getattr(factory, "role", factory.__name__))
+        active = [(r.name, r.mixins[role]) for r in book.rules if r.name in names and role in r.mixins]
+        found = rule_timers(factory, active)
+
+        def owner(klass: type) -> str:
+            return next((n for n, m in active if m is klass), f"({klass.__name__})")
+        rows += [EntryRow(role, t, (owner(found.owners[t]),)) for t in sorted(found.timers)]
+        if found.starts:
+            rows.append(EntryRow(role, None, (PAPER_LINK, *map(owner, found.start_owners))))
+    return rows
+
+
 def rules_of(row: HookRow) -> tuple[str, ...]:
     """The rules that wrap a row's hook (not ``paper``, not a shared helper class, not the slot's occupant)."""
     return tuple(c for c in row.chain if c != PAPER_LINK and not c.startswith("(") and c != row.occupant)
@@ -167,18 +210,21 @@ def explain_lines(protocol: str, profile: str, rules: tuple[str, ...] | None = N
     lines = [f"{protocol} ({profile}): each hook a rule changes, outermost first"]
     declared = hooks_declared(protocol)
     rows = explain(protocol, profile, rules)
-    role = None
-    for row in rows:
-        if row.role != role:
-            role = row.role
-            wrapped = sum(1 for r in rows if r.role == role and r.hook in declared.get(role, ()))
-            lines.append(f"{role}: {wrapped} of its {len(declared.get(role, ()))} declared hooks wrapped")
-        text = " -> ".join(row.chain)
-        if row.stops:
-            text += f"   ({row.stops} does not call super(): what is below it does not run)"
-        if row.slot:
-            text += f"   ({slot_note(row)})"
-        lines.append(f"  {row.hook}: {text}")
+    entries = entry_rows(protocol, profile, rules)
+    for role in dict.fromkeys([r.role for r in rows] + [e.role for e in entries]):
+        mine = [r for r in rows if r.role == role]
+        wrapped = sum(1 for r in mine if r.hook in declared.get(role, ()))
+        lines.append(f"{role}: {wrapped} of its {len(declared.get(role, ()))} declared hooks wrapped")
+        for row in mine:
+            text = " -> ".join(row.chain)
+            if row.stops:
+                text += f"   ({row.stops} does not call super(): what is below it does not run)"
+            if row.slot:
+                text += f"   ({slot_note(row)})"
+            lines.append(f"  {row.hook}: {text}")
+        for e in entries:
+            if e.role == role:
+                lines.append(f"  {e.label}: {' -> '.join(e.chain)}")
     if len(lines) == 1:
         lines.append("  no rule: the paper's cores run as they are")
     return lines
@@ -199,17 +245,24 @@ def explain_markdown(protocol: str) -> str:
         if profile not in registry.get(protocol).rules.profiles:
             continue
         rows = explain(protocol, profile)
-        out.append(f"**{profile}**" + ("" if rows else ": no rule, the paper's cores run as they are."))
-        if rows:
+        entries = entry_rows(protocol, profile)
+        out.append(f"**{profile}**" + ("" if rows or entries else ": no rule, the paper's cores run as they are."))
+        if rows or entries:
             out += ["", "| role | hook | runs (outermost first) |", "|---|---|---|"]
-            for r in rows:
-                chain = " → ".join(f"`{c}`" for c in r.chain)
-                if r.stops:
-                    chain += f" (`{r.stops}` ends the chain)"
-                if r.slot:
-                    who = f"`{r.occupant}` in place of" if r.occupant else "holds"
-                    chain += f" (slot `{r.slot}`: {who} the paper's `{r.paper_occupant}`)"
-                out.append(f"| {r.role} | `{r.hook}` | {chain} |")
+            for role in dict.fromkeys([r.role for r in rows] + [e.role for e in entries]):
+                for r in (r for r in rows if r.role == role):
+                    chain = " → ".join(f"`{c}`" for c in r.chain)
+                    if r.stops:
+                        chain += f" (`{r.stops}` ends the chain)"
+                    if r.slot:
+                        who = f"`{r.occupant}` in place of" if r.occupant else "holds"
+                        chain += f" (slot `{r.slot}`: {who} the paper's `{r.paper_occupant}`)"
+                    out.append(f"| {r.role} | `{r.hook}` | {chain} |")
+                for e in (e for e in entries if e.role == role):
+                    if e.timer is None:
+                        out.append(f"| {e.role} | at start | {' then '.join(f'`{c}`' for c in e.chain)} |")
+                    else:
+                        out.append(f"| {e.role} | timer `{e.timer}` | `{e.chain[0]}` (its own) |")
         out.append("")
     return "\n".join(out).strip() + "\n"
 

@@ -21,6 +21,15 @@ as the slot's first occupant; a rule that replaces it registers with
 refused, naming both), and the occupant composes below every rule that wraps
 the slot's hooks, so the wrappers add to whichever way was chosen.
 
+The driver's entry points, ``on_start`` and ``on_timer``, stay the core's: a
+rule never overrides them.  A rule that runs a timer of its own marks its
+handler with :func:`timer` (the composed class sends that name to it, every
+other name to the core's ``on_timer``; one owner per name, never a name the
+core handles), and one that acts at start marks a method with
+:func:`at_start` (run after the core's ``on_start``).  A rule that changes
+what the core does on one of the core's timers wraps the hook the core's
+``on_timer`` calls for it.
+
 A :class:`RuleBook` lists a protocol's rules in the order they compose (the
 first listed is outermost) and its profiles as data:
 
@@ -53,8 +62,10 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -109,6 +120,41 @@ def slot(name: str, paper: str) -> Callable[[M], M]:
         setattr(_function(method), SLOT_MARK, (name, paper))
         return hook(method)
     return mark
+
+
+#: The attribute :func:`timer` sets on a rule's timer handler: the timer's name.
+TIMER_MARK = "__p4mcc_timer__"
+#: The attribute :func:`at_start` sets on a rule's start action.
+START_MARK = "__p4mcc_at_start__"
+#: The driver's entry points into a core: the composition owns them, a rule never overrides them
+#: (it owns a timer with :func:`timer` and acts at start with :func:`at_start`).
+DRIVER_ENTRIES = ("on_start", "on_timer")
+
+
+def timer(name: str) -> Callable[[M], M]:
+    """Declare a rule's method ``(self, now)`` the handler of its own timer ``name``.
+
+    The composed class sends timer ``name`` to this method and every other
+    timer to the core's ``on_timer``, so a rule's timer is read off the rule
+    and no rule passes the others' timers down a chain.  One rule per name,
+    and never a name the core's ``on_timer`` handles (:func:`rule_timers`);
+    a rule that changes what the core does on one of its own timers wraps
+    the ``@hook`` the core's ``on_timer`` calls for it.
+    """
+    if not name:
+        raise RuleError("@timer needs the timer's name")
+
+    def mark(method: M) -> M:
+        setattr(_function(method), TIMER_MARK, name)
+        return method
+    return mark
+
+
+def at_start(method: M) -> M:
+    """Declare a rule's method ``(self, now)`` an action at start: the composed class runs it
+    after the core's ``on_start``, the rules' actions in composition order (outermost first)."""
+    setattr(_function(method), START_MARK, True)
+    return method
 
 
 def is_method(value: object) -> bool:
@@ -169,10 +215,17 @@ def undeclared_overrides(mixin: type, core: type) -> list[str]:
 
 
 def check_overrides(rule: str, mixin: type, core: type) -> None:
-    """Refuse a rule that overrides a method its core has not declared a hook (a clear error).
+    """Refuse a rule that overrides a method its core has not declared a hook (a clear error),
+    or a driver entry point (``on_start``, ``on_timer``: :func:`at_start` and :func:`timer` instead).
 
     A rule's private helpers (methods the core does not have) are its own
     business; ``__init__`` may set up the rule's state (it calls ``super()``)."""
+    entries = sorted(n for n in rule_methods(mixin, core) if n in DRIVER_ENTRIES)
+    if entries:
+        raise RuleError(
+            f"rule {rule!r} ({mixin.__name__}) overrides {', '.join(entries)}, which only the core defines "
+            "(the driver's entry points): a rule owns a timer with @timer(name) and acts at start with @at_start "
+            "(p4mcc.hosts.rules)")
     bad = undeclared_overrides(mixin, core)
     if bad:
         raise RuleError(
@@ -203,6 +256,110 @@ def check_slots(protocol: str, core: type, active: Sequence[tuple[str, type, str
                 raise RuleError(f"{protocol}: rule {below!r} wraps {', '.join(wraps)} of slot {seat!r} "
                                 f"but composes below its occupant {name!r}, which replaces it "
                                 f"(register {below!r} before {name!r})")
+
+
+def core_timers(core: type) -> frozenset[str]:
+    """The timer names ``core``'s ``on_timer`` handles: the strings it compares ``name`` with or
+    keys a dispatch table by (read from its source, the one place a core lists its timers)."""
+    func = next((vars(k)["on_timer"] for k in core.__mro__ if "on_timer" in vars(k)), None)
+    if func is None:
+        return frozenset()
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(isinstance(x, ast.Name) and x.id == "name"
+                                                 for x in (node.left, *node.comparators)):
+            for x in (node.left, *node.comparators):
+                consts = x.elts if isinstance(x, (ast.Tuple, ast.Set, ast.List)) else [x]
+                found |= {c.value for c in consts if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        elif isinstance(node, ast.Dict):
+            found |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class RuleTimers:
+    """What a composition's rules add to the driver's entry points: the timers they own and their
+    actions at start, each with the rule class that defines it."""
+
+    timers: Mapping[str, str] = field(default_factory=dict)
+    """Timer name -> the rule's handler method."""
+    starts: tuple[str, ...] = ()
+    """The rules' start actions (method names), in composition order."""
+    owners: Mapping[str, type] = field(default_factory=dict)
+    """Timer name -> the rule class that owns it (the outermost that defines its handler)."""
+    start_owners: tuple[type, ...] = ()
+    """The rule class of each start action, as ``starts``."""
+
+
+def rule_timers(core: type, mixins: Sequence[tuple[str, type]]) -> RuleTimers:
+    """The timers and start actions of the rules ``mixins`` ((rule name, mixin), outermost first)
+    on ``core``.  Two rules owning one timer, or a rule owning a timer the core's ``on_timer``
+    handles, is refused, naming them (:func:`timer`)."""
+    timers: dict[str, str] = {}
+    starts: list[str] = []
+    owners: dict[str, type] = {}
+    start_owners: list[type] = []
+    seen: set[type] = set()
+
+    def who(klass: type) -> str:
+        names = [n for n, m in mixins if klass in m.__mro__]
+        return repr(names[0]) if len(names) == 1 else f"{klass.__name__} (of {', '.join(map(repr, names))})"
+
+    handled = core_timers(core)
+    for _, mixin in mixins:
+        for klass in mixin.__mro__:
+            if klass in core.__mro__ or klass is object or klass in seen:
+                continue
+            seen.add(klass)
+            for attr, value in vars(klass).items():
+                func = _function(value)
+                name = getattr(func, TIMER_MARK, None)
+                if name is not None:
+                    if name in handled:
+                        raise RuleError(f"rule {who(klass)} owns timer {name!r}, which "
+                                        f"{core.__qualname__}.on_timer handles (wrap the hook it calls instead)")
+                    if name in timers and timers[name] != attr:
+                        raise RuleError(f"rules {who(owners[name])} and {who(klass)} both own timer {name!r}")
+                    if name not in timers:
+                        timers[name], owners[name] = attr, klass
+                if getattr(func, START_MARK, False) and attr not in starts:
+                    starts.append(attr)
+                    start_owners.append(klass)
+    return RuleTimers(timers, tuple(starts), owners, tuple(start_owners))
+
+
+def _entries(core: type, found: RuleTimers) -> dict[str, Any]:
+    """The composed class's ``on_timer`` and ``on_start``: the rules' timers and start actions
+    around the core's own."""
+    timers, starts = dict(found.timers), found.starts
+    if not timers and not starts:
+        return {}
+    core_timer, core_start = core.on_timer, core.on_start  # type: ignore[attr-defined]
+
+    def on_timer(self: Any, name: str, now: float) -> None:
+        """Timer ``name`` to the rule that owns it, else to the core."""
+        handler = timers.get(name)
+        if handler is None:
+            core_timer(self, name, now)
+        else:
+            getattr(self, handler)(now)
+
+    def on_start(self: Any, now: float) -> None:
+        """The core's start, then the rules' start actions in composition order."""
+        core_start(self, now)
+        for action in starts:
+            getattr(self, action)(now)
+
+    out: dict[str, Any] = {}
+    if timers:
+        out["on_timer"] = on_timer
+    if starts:
+        out["on_start"] = on_start
+    return out
 
 
 def core_of(mixin: type) -> type | None:
@@ -368,7 +525,11 @@ class RuleBook:
                 check_overrides(r.name, r.mixins[role], core)
             check_slots(self.protocol, core, [(r.name, r.mixins[role], r.slot) for r in active])
             label = "+".join(r.name for r in active)
-            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), {})
+            found = rule_timers(core, [(r.name, r.mixins[role]) for r in active])
+            entries = _entries(core, found)
+            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), entries)
+            for name, func in entries.items():
+                func.__qualname__ = f"{cls.__qualname__}.{name}"
             cls.__module__ = core.__module__
             self._composed[key] = cls
         return self._composed[key]

@@ -172,10 +172,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """How long a NACKed hole's repair may take before it is overdue."""
         return NACK_HOLDOFF_INITIAL if self.nack_rtt is None else NACK_HOLDOFF_RTTS * self.nack_rtt
 
-    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "nack":
-            self._nack_what_is_due(now)
+            self._on_nack_timer(now)
         elif name == "ack":
             self._ack(now)
         elif name == "wupdate":
@@ -191,6 +190,12 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self._on_probe_timer(now)
             if self._summary_fields() != before:
                 self._ack_soon(now)
+
+    @hook
+    def _on_nack_timer(self, now: float) -> None:
+        """The NACK timer fired: NACK the holes that are ripe.  The paper NACKs with every ACK
+        (3.1) and arms no such timer; the rules that NACK between ACKs arm it and wrap this."""
+        self._nack_what_is_due(now)
 
     @hook
     def _nack_due(self, missing: list[int], now: float) -> list[int]:

@@ -13,7 +13,7 @@ from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_
 from p4mcc.hosts.registry import SessionConfig
 from p4mcc.hosts.reliable import MAX_SEQ, CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rtt import RttSpread, ewma
-from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.rules import Registrar, at_start, timer
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
                                    REORDER_WINDOW_RTTS, ack_at_once)
@@ -391,8 +391,9 @@ class ResumeStream(ResumableStream, _Base):
         self.claims: dict[int, int] = {}  # node id -> the cumulative ACK it reported before the start
         self._claims_since: float | None = None  # the first report of data a restarted sender heard
 
-    def on_start(self, now: float) -> None:
-        super().on_start(now)
+    @at_start
+    def _arm_resume(self, now: float) -> None:
+        """The first roll call goes out if nothing is heard within the initial RTO."""
         self.set_timer("resume", now + RTO_INITIAL)
 
     def _rewind(self, nid: int, cum_ack: int) -> None:
@@ -440,10 +441,10 @@ class ResumeStream(ResumableStream, _Base):
         super()._started(now)
         self.cancel_timer("resume")
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name != "resume":
-            super().on_timer(name, now)
-        elif not self.started and not any(c.heard for c in self.children.values()):
+    @timer("resume")
+    def _on_resume_timer(self, now: float) -> None:
+        """Nothing heard yet: call the roll again; the gathering over: send."""
+        if not self.started and not any(c.heard for c in self.children.values()):
             self._roll_call(now)
             self.set_timer("resume", now + RTO_INITIAL)
         elif not self.started:
@@ -688,10 +689,9 @@ class FoldRollCall(_Base):
         if close < (self.timer_at("rollcall") or float("inf")):
             self.set_timer("rollcall", max(now, close))
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name != "rollcall":
-            super().on_timer(name, now)
-            return
+    @timer("rollcall")
+    def _rollcall_closes(self, now: float) -> None:
+        """The roll call's wait is over: act on the answers, then send what the window allows."""
         self._on_rollcall_timer(now)
         self._pump(now)
 
@@ -801,11 +801,11 @@ class FoldRollCallAnswer(_Rx):
             self.set_timer("nack", now + self._holdoff())
         super()._nack(missing, now, echo)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "nack" and self.solo:
+    def _on_nack_timer(self, now: float) -> None:
+        if self.solo:
             self._solo_renack(now)
         else:
-            super().on_timer(name, now)
+            super()._on_nack_timer(now)
 
     def _solo_renack(self, now: float) -> None:
         """Solo, holes are NACKed again once overdue."""
@@ -858,10 +858,10 @@ class NackRack(_Rx):
             if fresh and self.timer_at("nack") is None:
                 self.set_timer("nack", now + self._reo_wnd() + 1e-9)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name != "nack":  # (solo, ``fold_roll_call`` composes above and takes it)
-            super().on_timer(name, now)
-            return
+    def _on_nack_timer(self, now: float) -> None:
+        """NACK what is ripe (in place of the core's, which does only that), then arm the timer
+        again for the holes still inside their reordering window (solo, ``fold_roll_call``
+        composes above and takes the timer)."""
         self.hole_at = {s: t for s, t in self.hole_at.items() if not self.rbuf.has(s)}
         missing = self._nack_what_is_due(now)
         wait = [self.hole_at[s] for s in missing if s in self.hole_at and s not in self.nacked]

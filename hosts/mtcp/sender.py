@@ -49,7 +49,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         lowest = min((c.sb.cum_ack for c in self._acking()), default=0)
         return min(min_cwnd - max_twnd, lowest + adv - (self.next_seq - 1))
 
-    @hook
     def on_start(self, now: float) -> None:
         self._start_probing(now)
 
@@ -72,7 +71,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             return  # only feedback moves the sender
         self._pump(now)
 
-    @hook
     def on_timer(self, name: str, now: float) -> None:
         handlers = {"pkt": self._on_packet_timer, "probe": self._on_probe_timer}
         handler = handlers.get(name)

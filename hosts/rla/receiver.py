@@ -35,7 +35,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self.emit(JoinGroup(self.cfg.group))
         self._first_hello(now)
 
-    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "hello" and not self.got_data:
             self._hello(now)

@@ -11,7 +11,7 @@ from typing import Any
 from p4mcc.hosts.reliable import CutLog, ResumableStream, handover_window, reliability_bound
 from p4mcc.hosts.rla.sender import RlaSender, _Receiver
 from p4mcc.hosts.rla.receiver import HELLO_INTERVAL, RlaReceiver
-from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.rules import Registrar, at_start, timer
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
@@ -31,14 +31,12 @@ class _Housekeeping(Sender):
     (``one_draw_per_loss``), choose the clock (``one_clock``) and drop silent receivers (the
     ``_drop_silent`` chain).  The paper's sender has no such work, so it runs no such timer."""
 
-    def on_start(self, now: float) -> None:
-        super().on_start(now)
+    @at_start
+    def _first_tick(self, now: float) -> None:
         self.set_timer("tick", now + TICK)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name != "tick":
-            super().on_timer(name, now)
-            return
+    @timer("tick")
+    def _tick(self, now: float) -> None:
         self._resolve_event(now)
         self._choose_clock()
         if self._drop_silent(now):
@@ -266,10 +264,10 @@ class ResumeStream(ResumableStream, Sender):
             return False  # still hearing where the receivers are
         return super()._ready()
 
-    def on_timer(self, name: str, now: float) -> None:
-        super().on_timer(name, now)
-        if name == "resume":
-            self._pump(now)
+    @timer("resume")
+    def _gathered(self, now: float) -> None:
+        """The gathering is over: the first packets go."""
+        self._pump(now)
 
     def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
         if rid in self.rcvrs or not self.resumed_from:
@@ -295,14 +293,14 @@ class ResumeStreamReceiver(Receiver):
             self.set_timer("quiet", now + HELLO_INTERVAL)
         self.last_data = now
 
-    def on_timer(self, name: str, now: float) -> None:
-        super().on_timer(name, now)
-        if name == "quiet":
-            if now - self.last_data >= HELLO_INTERVAL - 1e-9:
-                self._sack(0, now, hello=True)
-                self.set_timer("quiet", now + HELLO_INTERVAL)
-            else:
-                self.set_timer("quiet", self.last_data + HELLO_INTERVAL)
+    @timer("quiet")
+    def _quiet(self, now: float) -> None:
+        """A hello after ``HELLO_INTERVAL`` without data; else look again that long after the last."""
+        if now - self.last_data >= HELLO_INTERVAL - 1e-9:
+            self._sack(0, now, hello=True)
+            self.set_timer("quiet", now + HELLO_INTERVAL)
+        else:
+            self.set_timer("quiet", self.last_data + HELLO_INTERVAL)
 
 
 @rule("drop_silent_receivers", "a receiver silent while it owes an ACK is dropped")
@@ -464,11 +462,11 @@ class ThinAcksReceiver(Receiver):
         self.ack_rng = random.Random(f"rla-ack-{self.cfg.seed}-{self.rid}")
         self.unacked = self.ack_rng.randrange(self.ACK_EVERY)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name == "ack" and self.pending_echo is not None:
+    @timer("ack")
+    def _delayed_ack(self, now: float) -> None:
+        """The ACK delay is over: the pending SACK goes (none pending: nothing to do)."""
+        if self.pending_echo is not None:
             self._sack(self.pending_echo, now)
-        else:
-            super().on_timer(name, now)
 
     def _acknowledge(self, msg: RlaData, now: float, new: bool, filled: bool) -> None:
         if self.pending_echo is None:

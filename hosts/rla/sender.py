@@ -123,7 +123,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             return
         self._pump(now)
 
-    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "rto":
             self._on_timeout(now)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.rules import Registrar, timer
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
 from p4mcc.hosts.tfrc import CompetitorOverflow, LossHistory, ReorderHold, outage
@@ -436,10 +436,9 @@ class ReleaseSilentClr(_Tx):
             self.set_timer("clr_silence", now + self._clr_timeout())
         super()._send_data(now)
 
-    def on_timer(self, name: str, now: float) -> None:
-        if name != "clr_silence":
-            super().on_timer(name, now)
-            return
+    @timer("clr_silence")
+    def _clr_silent(self, now: float) -> None:
+        """No report from the CLR within its timeout since the first packet it left unanswered."""
         since = self._unanswered_since
         if self.clr is None or since is None:
             return

@@ -309,7 +309,6 @@ class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
             self.silent_latched = True
         return self.silent_latched
 
-    @hook
     def on_timer(self, name: str, now: float) -> None:
         if name == "send":
             self._send_data(now)

@@ -48,10 +48,8 @@ class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
         self.set_timer("probe", now + jittered(self.p.probe_interval, self.rng))
 
     def on_timer(self, name: str, now: float) -> None:
-        """Timer ``name`` runs ``_timer_<name>``: a rule adds a timer with one method."""
-        handler = getattr(self, f"_timer_{name}", None)
-        if handler is not None:
-            handler(now)
+        if name == "probe":
+            self._timer_probe(now)
 
     def _timer_probe(self, now: float) -> None:
         if self._awaits_start():

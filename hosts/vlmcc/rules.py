@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from p4mcc.hosts.core import Address, node_id
-from p4mcc.hosts.rules import Registrar
+from p4mcc.hosts.rules import Registrar, timer
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
 from p4mcc.hosts.vlmcc.constants import THRESHOLDS
@@ -41,6 +41,7 @@ class DelayedAcksReceiver(Receiver):
         elif self.timer_at("ack") is None:
             self.set_timer("ack", now + self.ACK_DELAY)
 
+    @timer("ack")
     def _timer_ack(self, now: float) -> None:
         self._flush_acks(now)
 
@@ -144,6 +145,7 @@ class VolunteersReceiver(Receiver):
             self.set_timer("volunteer", now + self.rng.random() * self.rtt_hat)
         super()._on_data(m, now)
 
+    @timer("volunteer")
     def _timer_volunteer(self, now: float) -> None:
         if self.leader == 0:
             self._send_challenge(now)
@@ -220,6 +222,7 @@ class RejoinAfterSilence(Receiver):
         if self.timer_at("quiet") is None and due is not None:
             self.set_timer("quiet", due)
 
+    @timer("quiet")
     def _timer_quiet(self, now: float) -> None:
         """The timer's own sum, not a subtraction (a rounding re-armed it for ever)."""
         due = self._quiet_due()
