@@ -2,7 +2,9 @@
 
 ``win_util`` (a fake clock and scripted packets), ``rla_util``, ``mtcp_util``
 and ``vlmcc_util`` (each protocol's classes under a profile), ``acker_util``
-(RLA's and MTCP's acker runs) and ``testnet`` (the in-process networks)
+(RLA's and MTCP's acker runs), ``churn_util`` (crashes and leaves on the
+in-process dumbbell), ``tcp_dumbbell_util`` (a session beside one TCP flow in
+the simulator) and ``testnet`` (the in-process networks)
 serve the tests of several protocols, so they live here rather than in one
 protocol's folder.
 """
