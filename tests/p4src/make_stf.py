@@ -218,16 +218,17 @@ def _fb(msg: wire.Message, host: Host) -> bytes:
 
 
 def _flagged(frame: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
+    """A fold (AGGREGATED) keeps a valid UDP checksum; a filtered message's is 0."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
-    return rewrite_udp_payload(frame, new.encode())
+    return rewrite_udp_payload(frame, new.encode(), zero_udp_checksum=flag != wire.Flags.AGGREGATED)
 
 
 def aggregation() -> Stf:
     s = Stf("""MTCP-style aggregation (session 7, receivers h1 and h2 on ports 1-2,
 sender on port 4): the fold (min cum_ack, min cwnd, max twnd, min adv_wnd)
 over member ports (a member not heard from yet counts as cum_ack 0) goes
-upstream flagged AGGREGATED, SACK bitmap 0 and UDP checksum 0 only when it
-changes; NACKs pass unchanged.""")
+upstream flagged AGGREGATED, SACK bitmap 0 and its UDP checksum updated
+only when it changes; NACKs pass unchanged.""")
     s.configure(SwitchSetup(ports=[1, 2, 4], hosts={1: H1, 2: H2, 4: SENDER},
                             groups=[Group(G[0], 0, 10)], aggregate={7: (0, 0)}))
     s.packet(1, igmpv2_report(H1, G[0]), "h1 and h2 join the session group")

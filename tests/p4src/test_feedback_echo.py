@@ -55,9 +55,10 @@ def frame(msg: wire.Message, port: int) -> bytes:
 
 
 def up(original: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
-    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced, UDP checksum 0."""
+    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced; the UDP
+    checksum recomputed for a fold (AGGREGATED), 0 for a filtered message."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
-    return rewrite_udp_payload(original, new.encode())
+    return rewrite_udp_payload(original, new.encode(), zero_udp_checksum=flag != wire.Flags.AGGREGATED)
 
 
 AGG = wire.Flags.AGGREGATED
