@@ -68,11 +68,30 @@ control FoldSlot(in bit<32> base, in bit<32> mask, in bit<32> pending, in bit<8>
 }
 
 /* RFC 1624 eqn. 3 for one 32-bit field: adds ~old and new, 16 bits at a
- * time, to a running sum whose carries the caller folds once at the end. */
+ * time, to a running sum whose carries ChecksumUpdate folds at the end. */
 control ChecksumDelta32(in bit<32> old, in bit<32> now, inout bit<32> sum) {
     apply {
         sum = sum + (bit<32>)(~old[31:16]) + (bit<32>)(~old[15:0])
                   + (bit<32>)now[31:16] + (bit<32>)now[15:0];
+    }
+}
+
+/* RFC 1624 eqn. 3: the new checksum from the old and the sum of the
+ * rewritten words' terms (at most 26 of them, so two folds take every carry
+ * in); a computed 0 is sent as all ones (RFC 768), and a checksum of 0 (the
+ * sender sent none) stays 0. Also used by filtering.p4. */
+control ChecksumUpdate(in bit<32> delta, inout bit<16> checksum) {
+    apply {
+        bit<32> sum = (bit<32>)(~checksum) + delta;
+        sum = (sum & 0xffff) + (sum >> 16);
+        sum = (sum & 0xffff) + (sum >> 16);
+        bit<16> csum = ~sum[15:0];
+        if (csum == 0) {
+            csum = 0xffff;
+        }
+        if (checksum != 0) {
+            checksum = csum;
+        }
     }
 }
 
@@ -86,6 +105,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
     ChecksumDelta32() delta_max_twnd;
     ChecksumDelta32() delta_adv_wnd;
     ChecksumDelta32() delta_sack;
+    ChecksumUpdate() udp_checksum;
     /* AGG_K = 32 slots. */
     FoldSlot() fold0;
     FoldSlot() fold1;
@@ -197,7 +217,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
                 agg_last_sent.write(meta.sidx, folded);
                 agg_sent_valid.write(meta.sidx, 1);
                 agg_sent_at.write(meta.sidx, meta.now);
-                bit<32> sum = (bit<32>)(~hdr.udp.checksum);
+                bit<32> sum = 0;
                 delta_cum_ack.apply(hdr.mtcp_ack.cum_ack, f.cum_ack, sum);
                 delta_min_cwnd.apply(hdr.mtcp_ack.min_cwnd, f.min_cwnd, sum);
                 delta_max_twnd.apply(hdr.mtcp_ack.max_twnd, f.max_twnd, sum);
@@ -212,16 +232,7 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
                 delta_head.apply(head_before,
                     hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags, sum);
                 sum = sum + (bit<32>)(~share_before) + (bit<32>)(hdr.mcc.share ++ hdr.mcc.rsvd);
-                /* at most 27 words were added: two folds take every carry in */
-                sum = (sum & 0xffff) + (sum >> 16);
-                sum = (sum & 0xffff) + (sum >> 16);
-                bit<16> csum = ~sum[15:0];
-                if (csum == 0) {
-                    csum = 0xffff;   /* RFC 768: a computed 0 is sent as all ones */
-                }
-                if (hdr.udp.checksum != 0) {   /* 0: the sender sent none; it stays 0 */
-                    hdr.udp.checksum = csum;
-                }
+                udp_checksum.apply(sum, hdr.udp.checksum);
                 meta.rewritten = 1;
             }
         }

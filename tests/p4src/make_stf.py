@@ -218,9 +218,9 @@ def _fb(msg: wire.Message, host: Host) -> bytes:
 
 
 def _flagged(frame: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
-    """A fold (AGGREGATED) keeps a valid UDP checksum; a filtered message's is 0."""
+    """A fold or a filtered message keeps a valid UDP checksum."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
-    return rewrite_udp_payload(frame, new.encode(), zero_udp_checksum=flag != wire.Flags.AGGREGATED)
+    return rewrite_udp_payload(frame, new.encode())
 
 
 def aggregation() -> Stf:
@@ -267,7 +267,7 @@ def _challenge(rate: int) -> wire.VlmccChallenge:
 
 def filtering() -> Stf:
     s = Stf("""TFMCC feedback filtering (session 21): per fb_round only reports worse
-than the worst already forwarded pass (flagged FILTERED, UDP checksum 0);
+than the worst already forwarded pass (flagged FILTERED, UDP checksum updated);
 CLR reports and leaving notices always pass. Session 22 has no assistance.
 Session 23 (VLMCC, a one-hour window so the run's timing cannot end it):
 RTT probes (win_size 0) always pass and neither open the window nor set

@@ -311,16 +311,16 @@ def igmp_checksum_ok(frame: bytes) -> bool:
     return inet_checksum(frame[14 + ihl:14 + total]) == 0
 
 
-def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = True) -> bytes:
-    """Expected frame after a switch rewrote the UDP payload (same length),
-    IPv4 header unchanged (checksum still valid). The UDP checksum is zero,
-    or with ``zero_udp_checksum=False`` recomputed here in full by Scapy
-    (the switch updates it incrementally), 0 (none sent) staying 0."""
+def rewrite_udp_payload(frame: bytes, payload: bytes) -> bytes:
+    """Expected frame after a switch rewrote the UDP payload (same length):
+    IPv4 header unchanged (checksum still valid), the UDP checksum
+    recomputed here in full by Scapy (the switch updates it incrementally),
+    0 (none sent) staying 0."""
     pkt = Ether(frame)
     had_checksum = pkt[UDP].chksum != 0
     pkt[UDP].remove_payload()  # Raw, or p4mcc layers when hosts.scapy_layers is loaded
     pkt[UDP].add_payload(Raw(payload))
-    pkt[UDP].chksum = None if had_checksum and not zero_udp_checksum else 0
+    pkt[UDP].chksum = None if had_checksum else 0
     return bytes(pkt)
 
 

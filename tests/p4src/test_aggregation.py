@@ -38,7 +38,7 @@ def folded(original: bytes, msg, **fields) -> bytes:
     """``original`` rewritten by the switch to carry ``fields`` + AGGREGATED, its UDP
     checksum recomputed in full by Scapy (the switch updates it incrementally)."""
     new = dataclasses.replace(msg, flags=msg.flags | wire.Flags.AGGREGATED, **fields)
-    return rewrite_udp_payload(original, new.encode(), zero_udp_checksum=False)
+    return rewrite_udp_payload(original, new.encode())
 
 
 def switch(assist: bool = True, extra_ports=(), timeout_us: int = 0):

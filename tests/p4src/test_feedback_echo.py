@@ -55,10 +55,10 @@ def frame(msg: wire.Message, port: int) -> bytes:
 
 
 def up(original: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
-    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced; the UDP
-    checksum recomputed for a fold (AGGREGATED), 0 for a filtered message."""
+    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced, the UDP
+    checksum recomputed (by Scapy; the switch updates it incrementally)."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
-    return rewrite_udp_payload(original, new.encode(), zero_udp_checksum=flag != wire.Flags.AGGREGATED)
+    return rewrite_udp_payload(original, new.encode())
 
 
 AGG = wire.Flags.AGGREGATED
