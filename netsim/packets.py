@@ -95,18 +95,27 @@ def _ip_header(src: int, dst: int, proto: int, payload_len: int, ttl: int, ident
 
 
 # The Internet checksum without a loop over words: since 2**16 = 1 (mod
-# 0xFFFF), a byte string read as one big-endian integer is congruent modulo
-# 0xFFFF to the sum of its 16-bit words (an odd length is padded with a zero
-# byte at the end), and a 32-bit address to the sum of its two halves.  The
-# ones'-complement sum of data that is not all zeros is the residue, or
-# 0xFFFF for a residue of 0 (RFC 1071).  int.from_bytes and one modulo run in
-# C, a few times faster than summing a memoryview of 16-bit words.
+# 0xFFFF), a byte string read as one integer is congruent modulo 0xFFFF to
+# the sum of its 16-bit words, and a 32-bit address to the sum of its two
+# halves.  The ones'-complement sum of data that is not all zeros is the
+# residue, or 0xFFFF for a residue of 0 (RFC 1071).  int.from_bytes and one
+# modulo run in C, a few times faster than summing a memoryview of 16-bit
+# words.  The bytes are read little-endian: the sum is byte-order
+# independent (RFC 1071), the little-endian words' sum times 256 being the
+# big-endian words' sum modulo 0xFFFF, and an odd last byte lands where
+# padding puts it; trailing zeros, the filler of a data packet's payload,
+# are then leading zeros that add nothing, so a zero tail past the first
+# _HEAD bytes (one memcmp) is not converted at all.
+_HEAD = 64
+_ZERO_TAIL = memoryview(bytes(65536))
 
 
-def _residue(data: bytes | memoryview) -> int:
-    """The sum of ``data``'s 16-bit words, modulo 0xFFFF."""
-    v = int.from_bytes(data, "big")
-    return (v << 8 if len(data) & 1 else v) % 0xFFFF
+def _residue(data: bytes) -> int:
+    """The sum of ``data``'s big-endian 16-bit words (an odd length padded
+    with a zero byte), modulo 0xFFFF."""
+    if len(data) > _HEAD and data.endswith(_ZERO_TAIL[:len(data) - _HEAD]):
+        data = data[:_HEAD]
+    return ((int.from_bytes(data, "little") % 0xFFFF) << 8) % 0xFFFF
 
 
 def udp_checksum(src: int, dst: int, sport: int, dport: int, payload: bytes) -> int:
@@ -123,13 +132,9 @@ def udp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
               payload: bytes, ttl: int = 64, ident: int = 0) -> bytes:
     """Ethernet + IPv4 + UDP (checksum computed, as a kernel sends it) around ``payload``."""
     ulen = 8 + len(payload)
-    v = int.from_bytes(payload, "big") % 0xFFFF   # :func:`udp_checksum`, inlined: every datagram sent
-    if ulen & 1:
-        v = (v << 8) % 0xFFFF
-    r = (src + dst + PROTO_UDP + 2 * ulen + sport + dport + v) % 0xFFFF
     return (_ETH.pack(dst_mac, src_mac, ETH_IPV4)
             + _ip_header(src, dst, PROTO_UDP, ulen, ttl, ident)
-            + _UDP.pack(sport, dport, ulen, 0xFFFF - r or 0xFFFF) + payload)
+            + _UDP.pack(sport, dport, ulen, udp_checksum(src, dst, sport, dport, payload)) + payload)
 
 
 _ROUTER_ALERT = b"\x94\x04\x00\x00"
@@ -251,12 +256,7 @@ def _parse(frame: bytes) -> Parsed | None:
             return None
         # the pseudo-header's words plus the datagram's (its checksum among
         # them) sum to 0xFFFF, 0 modulo 0xFFFF, when nothing was damaged
-        ok = True
-        if csum:
-            v = int.from_bytes(frame[l4:l4 + ulen], "big") % 0xFFFF
-            if ulen & 1:
-                v = (v << 8) % 0xFFFF
-            ok = (src + dst + PROTO_UDP + ulen + v) % 0xFFFF == 0
+        ok = csum == 0 or (src + dst + PROTO_UDP + ulen + _residue(frame[l4:l4 + ulen])) % 0xFFFF == 0
         return Parsed(proto, src, dst, sport, dport, frame[l4 + 8:l4 + ulen], checksum_ok=ok)
     if proto == PROTO_TCP:
         if end - l4 < 20:
