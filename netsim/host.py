@@ -54,6 +54,9 @@ class HostCounters:
     rx_not_for_us: int = 0
     rx_no_listener: int = 0
     rx_malformed: int = 0
+    #: UDP datagrams whose nonzero checksum was wrong, dropped before any
+    #: endpoint as a kernel drops them (a bit a link flipped, ``link_corrupt``).
+    rx_bad_checksum: int = 0
     tx_frames: int = 0
     tx_dropped: int = 0
     igmp_sent: int = 0
@@ -234,6 +237,9 @@ class HostNode:
                 c.rx_not_for_us += 1
                 return
         if p.proto == pk.PROTO_UDP:
+            if not p.checksum_ok:
+                c.rx_bad_checksum += 1
+                return
             c.rx_udp += 1
             if dst == self.ip_int:
                 self.rx_ucast_msgs[p.dport] = self.rx_ucast_msgs.get(p.dport, 0) + 1

@@ -354,6 +354,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
             if c.queue_drops or c.loss_drops:
                 lc[ch.name] = {"queue_drops": c.queue_drops, "loss_drops": c.loss_drops,
                                "delivered": c.delivered_packets, "max_queue_pkts": c.max_queue_packets}
+    bad = {h.name: {"rx_bad_checksum": h.counters.rx_bad_checksum}
+           for h in run.net.hosts.values() if h.counters.rx_bad_checksum}
     if scenario.faults:
         from p4mcc.scenario.faults import recovery_events
 
@@ -366,6 +368,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, *, progress:
         "link_drops": lc,
         "stalls": dict(run.liveness.stalls),
     }
+    if bad:
+        rec.extra["host_drops"] = bad
     if captured is not None:
         rec.extra["captures"] = captured
     run.summary = rec.write(out) if out is not None else rec.summarize()

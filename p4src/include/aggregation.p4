@@ -20,7 +20,11 @@
  * lack. A fold acknowledges by cum_ack alone (losses are repaired on NACKs).
  * NACKs are never folded: they pass upstream so no reported loss is lost.
  * The stamp echo of a message that goes up is combined with those of the
- * messages absorbed since the last one went up (echo.p4). */
+ * messages absorbed since the last one went up (echo.p4).
+ * A fold keeps its UDP checksum valid: the switch updates it incrementally
+ * over every 16-bit word it rewrote (RFC 1624 eqn. 3), so a receiver's
+ * kernel (or the simulated host) still drops a fold corrupted on its way
+ * up; a checksum of 0 (none sent) stays 0 (docs/wire-format.md). */
 #ifndef P4MCC_AGGREGATION_P4
 #define P4MCC_AGGREGATION_P4
 
@@ -63,8 +67,45 @@ control FoldSlot(in bit<32> base, in bit<32> mask, in bit<32> pending, in bit<8>
     }
 }
 
+/* RFC 1624 eqn. 3 for one 32-bit field: adds ~old and new, 16 bits at a
+ * time, to a running sum whose carries ChecksumUpdate folds at the end. */
+control ChecksumDelta32(in bit<32> old, in bit<32> now, inout bit<32> sum) {
+    apply {
+        sum = sum + (bit<32>)(~old[31:16]) + (bit<32>)(~old[15:0])
+                  + (bit<32>)now[31:16] + (bit<32>)now[15:0];
+    }
+}
+
+/* RFC 1624 eqn. 3: the new checksum from the old and the sum of the
+ * rewritten words' terms (at most 26 of them, so two folds take every carry
+ * in); a computed 0 is sent as all ones (RFC 768), and a checksum of 0 (the
+ * sender sent none) stays 0. Also used by filtering.p4. */
+control ChecksumUpdate(in bit<32> delta, inout bit<16> checksum) {
+    apply {
+        bit<32> sum = (bit<32>)(~checksum) + delta;
+        sum = (sum & 0xffff) + (sum >> 16);
+        sum = (sum & 0xffff) + (sum >> 16);
+        bit<16> csum = ~sum[15:0];
+        if (csum == 0) {
+            csum = 0xffff;
+        }
+        if (checksum != 0) {
+            checksum = csum;
+        }
+    }
+}
+
 control Aggregate(inout headers_t hdr, inout metadata_t meta) {
     FeedbackEcho() echo;
+    /* The fold's rewritten words: version ++ stamp ++ msg_type ++ flags, the
+     * five body fields; share ++ rsvd is added inline. */
+    ChecksumDelta32() delta_head;
+    ChecksumDelta32() delta_cum_ack;
+    ChecksumDelta32() delta_min_cwnd;
+    ChecksumDelta32() delta_max_twnd;
+    ChecksumDelta32() delta_adv_wnd;
+    ChecksumDelta32() delta_sack;
+    ChecksumUpdate() udp_checksum;
     /* AGG_K = 32 slots. */
     FoldSlot() fold0;
     FoldSlot() fold1;
@@ -165,6 +206,8 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
             agg_sent_valid.read(sent, meta.sidx);
             agg_sent_at.read(sent_at, meta.sidx);
             bool absorb = sent == 1 && last == folded && meta.now - sent_at < AGG_REFRESH_US;
+            bit<32> head_before = hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags;
+            bit<16> share_before = hdr.mcc.share ++ hdr.mcc.rsvd;
             echo.apply(hdr, meta, !absorb);
             if (absorb) {
                 meta.drop = 1;
@@ -174,13 +217,22 @@ control Aggregate(inout headers_t hdr, inout metadata_t meta) {
                 agg_last_sent.write(meta.sidx, folded);
                 agg_sent_valid.write(meta.sidx, 1);
                 agg_sent_at.write(meta.sidx, meta.now);
+                bit<32> sum = 0;
+                delta_cum_ack.apply(hdr.mtcp_ack.cum_ack, f.cum_ack, sum);
+                delta_min_cwnd.apply(hdr.mtcp_ack.min_cwnd, f.min_cwnd, sum);
+                delta_max_twnd.apply(hdr.mtcp_ack.max_twnd, f.max_twnd, sum);
+                delta_adv_wnd.apply(hdr.mtcp_ack.adv_wnd, f.adv_wnd, sum);
+                delta_sack.apply(hdr.mtcp_ack.sack_bitmap, 0, sum);
                 hdr.mtcp_ack.sack_bitmap = 0;   /* one receiver's SACKs are not the fold's */
                 hdr.mtcp_ack.cum_ack = f.cum_ack;
                 hdr.mtcp_ack.min_cwnd = f.min_cwnd;
                 hdr.mtcp_ack.max_twnd = f.max_twnd;
                 hdr.mtcp_ack.adv_wnd = f.adv_wnd;
                 hdr.mcc.flags = hdr.mcc.flags | MCC_FLAG_AGGREGATED;
-                hdr.udp.checksum = 0;
+                delta_head.apply(head_before,
+                    hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags, sum);
+                sum = sum + (bit<32>)(~share_before) + (bit<32>)(hdr.mcc.share ++ hdr.mcc.rsvd);
+                udp_checksum.apply(sum, hdr.udp.checksum);
                 meta.rewritten = 1;
             }
         }

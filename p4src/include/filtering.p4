@@ -11,7 +11,9 @@
  * win_size 0, which carry no rate) always pass and leave the round as it
  * is: they neither open a round nor change its worst rate (a probe's rate
  * field is 0 and would otherwise block the rest of the window). Forwarded
- * messages get flag FILTERED and a zero UDP checksum; suppressed ones are
+ * messages get flag FILTERED, their UDP checksum updated for the words
+ * rewritten (flags, stamp and share echoes; aggregation.p4's
+ * ChecksumUpdate, RFC 1624, 0 staying 0); suppressed ones are
  * dropped and counted. A forwarded message's stamp echo is combined with
  * those of the messages suppressed since the last one passed (echo.p4). */
 #ifndef P4MCC_FILTERING_P4
@@ -19,6 +21,8 @@
 
 control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
     FeedbackEcho() echo;
+    ChecksumDelta32() delta_head;
+    ChecksumUpdate() udp_checksum;
 
     apply {
         if (meta.sidx < MAX_SESSIONS) {
@@ -63,10 +67,16 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
                     filter_worst.write(meta.sidx, rate);
                 }
             }
+            bit<32> head_before = hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags;
+            bit<16> share_before = hdr.mcc.share ++ hdr.mcc.rsvd;
             echo.apply(hdr, meta, pass);
             if (pass) {
                 hdr.mcc.flags = hdr.mcc.flags | MCC_FLAG_FILTERED;
-                hdr.udp.checksum = 0;
+                bit<32> sum = 0;
+                delta_head.apply(head_before,
+                    hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags, sum);
+                sum = sum + (bit<32>)(~share_before) + (bit<32>)(hdr.mcc.share ++ hdr.mcc.rsvd);
+                udp_checksum.apply(sum, hdr.udp.checksum);
                 meta.rewritten = 1;
             } else {
                 meta.drop = 1;

@@ -146,7 +146,7 @@ struct metadata_t {
     bit<8>  punt_reason;
     bit<32> fwd_dst;             /* IPv4 key of ipv4_fwd (dst, or ARP tpa) */
     bit<1>  igmp_unsupported;    /* parser: IGMPv3 record with sources, > 4 records */
-    bit<1>  rewritten;           /* body rewritten: recompute IPv4 csum, zero UDP csum */
+    bit<1>  rewritten;           /* body rewritten: recompute the IPv4 csum */
     /* switch_config */
     bit<16> flood_mgid;
     bit<48> membership_timeout;  /* us; 0 = never age */

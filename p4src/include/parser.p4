@@ -189,8 +189,8 @@ control MccVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 }
 
 /* Only packets whose p4mcc body the switch rewrote (aggregation, filter
- * flags) are touched: their IPv4 checksum is recomputed, and their UDP
- * checksum was set to zero in ingress (docs/wire-format.md). */
+ * flags) are touched: their IPv4 checksum is recomputed; their UDP checksum
+ * was updated in ingress (docs/wire-format.md). */
 control MccComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5 && meta.rewritten == 1,

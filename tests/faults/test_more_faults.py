@@ -160,7 +160,9 @@ def test_corruption_flips_exactly_one_bit_of_the_udp_payload():
 
 def test_a_corrupted_p4mcc_header_is_dropped_and_counted_by_the_receivers_codec():
     """Bit 0 of the payload is the magic's: the core's codec refuses the
-    message, counts it, and does not raise."""
+    message, counts it, and does not raise.  In a run the host's UDP checksum
+    check drops such a datagram first (test_sim_corruption.py); the codec is
+    what stands for one sent without a checksum (0)."""
     from p4mcc.hosts import wire
     from p4mcc.netsim.faults import corrupt
     from p4mcc.netsim.run import registry_factory

@@ -12,11 +12,41 @@ SMAC, DMAC = pk.mac_bytes("08:00:00:00:01:11"), pk.mac_bytes("08:00:00:00:02:22"
 
 
 def test_udp_frame_matches_scapy() -> None:
-    f = pk.udp_frame(SMAC, DMAC, SRC, DST, 5001, 5002, b"hello", ttl=64, ident=7)
-    ref = (Ether(src="08:00:00:00:01:11", dst="08:00:00:00:02:22")
-           / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64, id=7, flags="DF")
-           / UDP(sport=5001, dport=5002, chksum=0) / b"hello")
-    assert f == bytes(ref)
+    # scapy computes the UDP checksum itself (RFC 768, pseudo-header); odd and
+    # even payload lengths, and an empty one
+    for payload in (b"hello", b"even", b"", bytes(range(256)) * 4):
+        f = pk.udp_frame(SMAC, DMAC, SRC, DST, 5001, 5002, payload, ttl=64, ident=7)
+        ref = (Ether(src="08:00:00:00:01:11", dst="08:00:00:00:02:22")
+               / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64, id=7, flags="DF")
+               / UDP(sport=5001, dport=5002) / payload)
+        assert f == bytes(ref)
+
+
+def test_a_computed_checksum_of_zero_is_sent_as_all_ones() -> None:
+    # RFC 768: 0 means "no checksum".  The payload word is the checksum of the
+    # same datagram with a zero payload, ~(sum of the rest): the sum comes to
+    # 0xFFFF and the checksum computed to 0.
+    payload = pk.udp_checksum(SRC, DST, 1, 2, b"\0\0").to_bytes(2, "big")
+    assert pk.udp_checksum(SRC, DST, 1, 2, payload) == 0xFFFF
+    f = pk.udp_frame(SMAC, DMAC, SRC, DST, 1, 2, payload)
+    e = Ether(f)
+    del e[UDP].chksum
+    assert Ether(bytes(e))[UDP].chksum == 0xFFFF
+    assert pk.parse(f).checksum_ok
+
+
+def test_parser_verifies_a_nonzero_udp_checksum_and_accepts_none() -> None:
+    f = pk.udp_frame(SMAC, DMAC, SRC, DST, 1, 2, b"x" * 31)
+    assert pk.parse(f).checksum_ok
+    for at in range(42, len(f)):            # every bit of the payload
+        for bit in range(8):
+            b = bytearray(f)
+            b[at] ^= 1 << bit
+            assert not pk.parse(bytes(b)).checksum_ok
+    none = bytearray(f)
+    none[40:42] = b"\0\0"                  # no checksum sent: accepted, as by a kernel
+    none[50] ^= 1
+    assert pk.parse(bytes(none)).checksum_ok
 
 
 def test_multicast_mac_maps_low_23_bits() -> None:

@@ -218,6 +218,7 @@ def _fb(msg: wire.Message, host: Host) -> bytes:
 
 
 def _flagged(frame: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
+    """A fold or a filtered message keeps a valid UDP checksum."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
     return rewrite_udp_payload(frame, new.encode())
 
@@ -226,8 +227,8 @@ def aggregation() -> Stf:
     s = Stf("""MTCP-style aggregation (session 7, receivers h1 and h2 on ports 1-2,
 sender on port 4): the fold (min cum_ack, min cwnd, max twnd, min adv_wnd)
 over member ports (a member not heard from yet counts as cum_ack 0) goes
-upstream flagged AGGREGATED, SACK bitmap 0 and UDP checksum 0 only when it
-changes; NACKs pass unchanged.""")
+upstream flagged AGGREGATED, SACK bitmap 0 and its UDP checksum updated
+only when it changes; NACKs pass unchanged.""")
     s.configure(SwitchSetup(ports=[1, 2, 4], hosts={1: H1, 2: H2, 4: SENDER},
                             groups=[Group(G[0], 0, 10)], aggregate={7: (0, 0)}))
     s.packet(1, igmpv2_report(H1, G[0]), "h1 and h2 join the session group")
@@ -266,7 +267,7 @@ def _challenge(rate: int) -> wire.VlmccChallenge:
 
 def filtering() -> Stf:
     s = Stf("""TFMCC feedback filtering (session 21): per fb_round only reports worse
-than the worst already forwarded pass (flagged FILTERED, UDP checksum 0);
+than the worst already forwarded pass (flagged FILTERED, UDP checksum updated);
 CLR reports and leaving notices always pass. Session 22 has no assistance.
 Session 23 (VLMCC, a one-hour window so the run's timing cannot end it):
 RTT probes (win_size 0) always pass and neither open the window nor set

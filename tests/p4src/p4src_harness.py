@@ -311,15 +311,27 @@ def igmp_checksum_ok(frame: bytes) -> bool:
     return inet_checksum(frame[14 + ihl:14 + total]) == 0
 
 
-def rewrite_udp_payload(frame: bytes, payload: bytes, zero_udp_checksum: bool = True) -> bytes:
+def rewrite_udp_payload(frame: bytes, payload: bytes) -> bytes:
     """Expected frame after a switch rewrote the UDP payload (same length):
-    UDP checksum zero, IPv4 header unchanged (checksum still valid)."""
+    IPv4 header unchanged (checksum still valid), the UDP checksum
+    recomputed here in full by Scapy (the switch updates it incrementally),
+    0 (none sent) staying 0."""
     pkt = Ether(frame)
+    had_checksum = pkt[UDP].chksum != 0
     pkt[UDP].remove_payload()  # Raw, or p4mcc layers when hosts.scapy_layers is loaded
-    pkt[UDP].add_payload(payload)
-    if zero_udp_checksum:
-        pkt[UDP].chksum = 0
+    pkt[UDP].add_payload(Raw(payload))
+    pkt[UDP].chksum = None if had_checksum else 0
     return bytes(pkt)
+
+
+def udp_checksum_ok(frame: bytes) -> bool:
+    """Scapy's own verdict on the frame's UDP checksum (0: none, accepted)."""
+    pkt = Ether(frame)
+    sent = pkt[UDP].chksum
+    if sent == 0:
+        return True
+    del pkt[UDP].chksum
+    return Ether(bytes(pkt))[UDP].chksum == sent
 
 
 def stamped(frame: bytes, stamp: int, share: int | None = None) -> bytes:

@@ -8,7 +8,8 @@ import dataclasses
 
 from p4src_harness import (AGG_K, DROP_ABSORBED, SENDER, Group, Host, SwitchSetup, configure, two_folding_levels,
                            counter, igmpv2_report, ipv4_header_ok, new_switch, outputs,
-                           rewrite_udp_payload, udp_frame, udp_payload)
+                           rewrite_udp_payload, udp_checksum_ok, udp_frame, udp_payload)
+from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 
 from p4mcc.hosts import wire
@@ -34,7 +35,8 @@ def frame_of(msg: "wire.Message", host: Host) -> bytes:
 
 
 def folded(original: bytes, msg, **fields) -> bytes:
-    """``original`` rewritten by the switch to carry ``fields`` + AGGREGATED."""
+    """``original`` rewritten by the switch to carry ``fields`` + AGGREGATED, its UDP
+    checksum recomputed in full by Scapy (the switch updates it incrementally)."""
     new = dataclasses.replace(msg, flags=msg.flags | wire.Flags.AGGREGATED, **fields)
     return rewrite_udp_payload(original, new.encode())
 
@@ -53,7 +55,7 @@ def switch(assist: bool = True, extra_ports=(), timeout_us: int = 0):
     return sw
 
 
-def test_first_ack_goes_upstream_flagged_with_zero_udp_checksum():
+def test_first_ack_goes_upstream_flagged_with_a_valid_udp_checksum():
     sw = switch()
     m = ack(100, 10, 20, 64, R1, sack=0b101)
     f = frame_of(m, R1)
@@ -62,7 +64,34 @@ def test_first_ack_goes_upstream_flagged_with_zero_udp_checksum():
     # and it carries no SACK bits (they are r1's alone)
     assert out == [(SENDER_PORT, folded(f, m, cum_ack=0, sack_bitmap=0))]
     assert ipv4_header_ok(out[0][1])
+    assert udp_checksum_ok(out[0][1]) and Ether(out[0][1])[UDP].chksum != 0
     assert counter(sw, "session_feedback_fwd", 0) == 1
+
+
+def test_fold_rewriting_every_word_keeps_the_udp_checksum_valid():
+    # the flags and both 16-bit halves of the four fold fields and the SACK bitmap
+    # change (with carries across them): the incremental update must cover each
+    # word; echoes that change the stamp and share: test_feedback_echo.py
+    sw = switch()
+    outputs(sw, 2, frame_of(ack(0xFFFF0001, 3, 0xFFFFFFF0, 7, R2), R2))
+    m = dataclasses.replace(ack(0xFFFFFFFE, 0xFFFFFFFF, 1, 0xFFFFFFFF, R1, sack=0xFFFFFFFF),
+                            stamp=0x9C, share=0xFF)
+    f = frame_of(m, R1)
+    out = outputs(sw, 1, f)
+    assert out == [(SENDER_PORT, folded(f, m, cum_ack=0xFFFF0001, min_cwnd=3, max_twnd=0xFFFFFFF0,
+                                        adv_wnd=7, sack_bitmap=0))]
+    assert udp_checksum_ok(out[0][1])
+
+
+def test_a_fold_without_a_udp_checksum_stays_without_one():
+    sw = switch()
+    m = ack(100, 10, 20, 64, R1, sack=0b101)
+    pkt = Ether(frame_of(m, R1))
+    pkt[UDP].chksum = 0                      # the sender sent none (RFC 768 allows it)
+    f = bytes(pkt)
+    out = outputs(sw, 1, f)
+    assert out == [(SENDER_PORT, folded(f, m, cum_ack=0, sack_bitmap=0))]
+    assert Ether(out[0][1])[UDP].chksum == 0
 
 
 def test_fold_takes_min_min_max_min_over_member_ports():

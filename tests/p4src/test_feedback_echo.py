@@ -55,7 +55,8 @@ def frame(msg: wire.Message, port: int) -> bytes:
 
 
 def up(original: bytes, msg: wire.Message, flag: int, **fields: int) -> bytes:
-    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced, UDP checksum 0."""
+    """``original`` as the switch sends it up: ``flag`` set, ``fields`` replaced, the UDP
+    checksum recomputed (by Scapy; the switch updates it incrementally)."""
     new = dataclasses.replace(msg, flags=msg.flags | flag, **fields)
     return rewrite_udp_payload(original, new.encode())
 

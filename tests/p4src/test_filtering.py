@@ -9,7 +9,10 @@ from __future__ import annotations
 import dataclasses
 
 from p4src_harness import (DROP_FILTERED, SENDER, Host, SwitchSetup, configure, counter,
-                           new_switch, outputs, rewrite_udp_payload, udp_frame)
+                           new_switch, outputs, rewrite_udp_payload, udp_checksum_ok, udp_frame)
+from scapy.layers.inet import UDP
+from scapy.layers.l2 import Ether
+
 from p4mcc.hosts import wire
 
 R1 = Host("r1", "10.0.0.1", "00:00:00:00:00:01")
@@ -50,6 +53,20 @@ def test_first_report_of_a_round_passes_flagged():
     sw = switch()
     out, flagged = send(sw, report(1_000_000, 1))
     assert out == flagged
+    # the flag's word is rewritten: the UDP checksum (recomputed by Scapy in
+    # ``flagged``) is updated with it, and is not 0
+    assert udp_checksum_ok(out[0][1]) and Ether(out[0][1])[UDP].chksum != 0
+
+
+def test_a_filtered_message_without_a_udp_checksum_stays_without_one():
+    sw = switch()
+    msg = challenge(3_000_000)
+    pkt = Ether(udp_frame(R1, SENDER.ip, msg.encode(), dst_mac=SENDER.mac))
+    pkt[UDP].chksum = 0                      # the sender sent none (RFC 768 allows it)
+    out = outputs(sw, 1, bytes(pkt))
+    passed = dataclasses.replace(msg, flags=msg.flags | wire.Flags.FILTERED)
+    assert out == [(SENDER_PORT, rewrite_udp_payload(bytes(pkt), passed.encode()))]
+    assert Ether(out[0][1])[UDP].chksum == 0
 
 
 def test_only_worse_reports_pass_within_a_round():
