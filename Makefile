@@ -61,7 +61,7 @@ sim: install
 # folder with no root test) is fine unless the other selected nothing too.
 TEST_WORKERS ?= auto
 test: install
-	@$(PY) -m pytest -m "not root" -n $(TEST_WORKERS) $(PYTEST_ARGS); a=$$?; \
+	@$(PY) -m pytest -m "not root" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); a=$$?; \
 	$(PY) -m pytest -m root $(PYTEST_ARGS); b=$$?; \
 	if [ $$a = 5 ] && [ $$b = 5 ]; then exit 5; fi; \
 	for x in $$a $$b; do [ $$x = 0 ] || [ $$x = 5 ] || exit $$x; done

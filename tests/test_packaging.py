@@ -22,14 +22,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # Setuptools' scratch folders go to the test's own directory (DIST_EXTRA_CONFIG is
+    # read by every setuptools command), so a build neither races another nor trips on
+    # what an interrupted one left in the checkout's build/.
+    work = tmp_path_factory.mktemp("setuptools")
+    cfg = work / "build.cfg"
+    cfg.write_text(f"[build]\nbuild_base = {work / 'build'}\n[bdist_wheel]\nbdist_dir = {work / 'bdist'}\n"
+                   f"[egg_info]\negg_base = {work}\n")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "DIST_EXTRA_CONFIG": str(cfg)})
     assert r.returncode == 0, r.stderr[-2000:]
     (whl,) = out.glob("p4mcc-*.whl")
     return whl
