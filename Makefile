@@ -54,17 +54,8 @@ run: install
 sim: install
 	$(P4MCC) sim $(SCENARIO) --out $(RESULTS)/demo-sim
 
-# Two passes: the tests that need no root (simulator, P4 program, codecs, controller on
-# loopback) spread over every core with pytest-xdist; then the root tests (Mininet, veths,
-# BMv2 processes) one at a time, since they share the kernel's namespaces and its timing.
-# Both passes always run. A pass that selects nothing (exit 5, e.g. PYTEST_ARGS naming a
-# folder with no root test) is fine unless the other selected nothing too.
-TEST_WORKERS ?= auto
 test: install
-	@$(PY) -m pytest -m "not root" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS); a=$$?; \
-	$(PY) -m pytest -m root $(PYTEST_ARGS); b=$$?; \
-	if [ $$a = 5 ] && [ $$b = 5 ]; then exit 5; fi; \
-	for x in $$a $$b; do [ $$x = 0 ] || [ $$x = 5 ] || exit $$x; done
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The program on the real toolchain: compiled by p4c-bm2-ss, its STF and Scapy
 # packet tests on BMv2 and on `p4mcc switch` side by side (root for veths).
