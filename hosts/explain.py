@@ -133,17 +133,28 @@ def slots_declared(protocol: str) -> dict[str, tuple[str, frozenset[str]]]:
 def explain(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[HookRow]:
     """Every hook a rule changes in ``protocol``'s ``profile`` (or the effective list ``rules``),
     for the sender and the receiver."""
+    book = registry.get(protocol).rules
+    rows: list[HookRow] = []
+    for factory, role, active in _roles(protocol, profile, rules):
+        rows += hook_rows(factory, dict(active), {r.name: r.slot for r in book.rules if r.slot is not None})
+    return rows
+
+
+def _roles(protocol: str, profile: str,
+           rules: tuple[str, ...] | None) -> list[tuple[type, str, list[tuple[str, type]]]]:
+    """Per role of ``protocol`` (sender first): its core class, the role's name and the
+    (rule, mixin) pairs of ``profile`` (or of the effective list ``rules``) that act in it."""
     proto = registry.get(protocol)
     book = proto.rules
     names = set(book.resolve(profile) if rules is None else rules)
-    rows: list[HookRow] = []
+    out = []
     for factory in (proto.sender_factory, proto.receiver_factory):
         if not isinstance(factory, type):
             continue
-        role = getattr(factory, "role", None)
-        active = {r.name: r.mixins[role] for r in book.rules if r.name in names and role in r.mixins}
-        rows += hook_rows(factory, active, {r.name: r.slot for r in book.rules if r.slot is not None})
-    return rows
+        role = str(getattr(factory, "role", factory.__name__))
+        out.append((factory, role, [(r.name, r.mixins[role]) for r in book.rules
+                                    if r.name in names and role in r.mixins]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -165,15 +176,8 @@ class EntryRow:
 def entry_rows(protocol: str, profile: str, rules: tuple[str, ...] | None = None) -> list[EntryRow]:
     """The rules' own timers (by name) and start actions in ``protocol``'s ``profile`` (or the
     effective list ``rules``), sender first (:func:`p4mcc.hosts.rules.timer`, ``at_start``)."""
-    proto = registry.get(protocol)
-    book = proto.rules
-    names = set(book.resolve(profile) if rules is None else rules)
     rows: list[EntryRow] = []
-    for factory in (proto.sender_factory, proto.receiver_factory):
-        if not isinstance(factory, type):
-            continue
-        role = str(getattr(factory, "role", factory.__name__))
-        active = [(r.name, r.mixins[role]) for r in book.rules if r.name in names and role in r.mixins]
+    for factory, role, active in _roles(protocol, profile, rules):
         found = rule_timers(factory, active)
 
         def owner(klass: type) -> str:

@@ -13,6 +13,7 @@ from rla_util import DefaultReceiver, DefaultSender, rules, sender_class
 from testnet import CbrSource, Sink, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
+from vlmcc_util import default_session
 
 from p4mcc.hosts.mtcp import tree as mtcp_tree
 from p4mcc.hosts.core import node_id
@@ -244,12 +245,7 @@ def vlmcc_fig5(seed: int = 3) -> tuple[TinyNet, VlmccSender, list]:
         c = net.host(f"c{j}", f"10.0.9.{j + 1}")
         net.link(c.name, "R1", rate_bps=10e6, delay_s=0.001)
         c.attach(CbrSource((dst, 7000 + j), 0.5e6, start=start, stop=stop))
-    p = VlmccParams()
-    snd = DefaultVlmccSender(session(p, SND))
-    net.hosts["src"].attach(snd)
-    for i, h in enumerate(rcv):
-        h.attach(DefaultVlmccReceiver(session(p, h.ip)), at=0.1 * i)
-    return net, snd, rcv
+    return net, default_session(net.hosts["src"], rcv, session, stagger=0.1), rcv
 
 
 def _leader_at(snd: VlmccSender, t: float) -> str:

@@ -8,7 +8,9 @@ with and without that rule.
 
 from __future__ import annotations
 
-from p4mcc.hosts.vlmcc import RULES, VlmccReceiver, VlmccSender
+from typing import Any, Callable
+
+from p4mcc.hosts.vlmcc import RULES, VlmccParams, VlmccReceiver, VlmccSender
 
 DEFAULT_RULES = RULES.resolve("default")
 
@@ -34,3 +36,16 @@ def receiver_class(names: tuple[str, ...] = DEFAULT_RULES) -> type[VlmccReceiver
 
 DefaultSender = sender_class()
 DefaultReceiver = receiver_class()
+
+
+def default_session(sender: Any, receivers: list[Any], session: Callable[[Any, str], Any],
+                    stagger: float) -> VlmccSender:
+    """A ``default`` session on ``testnet`` hosts: the sender on ``sender``, a receiver on each
+    of ``receivers``, the i-th starting at i * ``stagger`` s; ``session(params, ip)`` is the
+    caller's session config."""
+    p = VlmccParams()
+    snd = DefaultSender(session(p, sender.ip))
+    sender.attach(snd)
+    for i, h in enumerate(receivers):
+        h.attach(DefaultReceiver(session(p, h.ip)), at=stagger * i)
+    return snd

@@ -8,6 +8,7 @@ from churn_util import GROUP, PORT, SND, crash, data_times, dumbbell, leave, rec
 from testnet import Host, TinyNet
 from vlmcc_util import DefaultReceiver as DefaultVlmccReceiver
 from vlmcc_util import DefaultSender as DefaultVlmccSender
+from vlmcc_util import default_session
 
 from p4mcc.hosts.core import Endpoint, node_id
 from p4mcc.hosts.vlmcc import VlmccParams, VlmccSender
@@ -15,12 +16,7 @@ from p4mcc.hosts.wire import COMMON_LEN, VlmccChallenge, VlmccData, body_size, t
 
 def _vlmcc(n: int, seed: int = 2) -> tuple[TinyNet, list[Host], VlmccSender]:
     net, hosts = dumbbell(n, seed=seed)
-    p = VlmccParams()
-    snd = DefaultVlmccSender(session(p, SND))
-    net.hosts["s"].attach(snd)
-    for i, h in enumerate(hosts):
-        h.attach(DefaultVlmccReceiver(session(p, h.ip)), at=0.05 * i)
-    return net, hosts, snd
+    return net, hosts, default_session(net.hosts["s"], hosts, session, stagger=0.05)
 
 
 def _by_ip(hosts: list[Host], rid: int) -> Host:
