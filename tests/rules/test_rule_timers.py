@@ -51,17 +51,17 @@ class Beacon(Core):
 
 
 class Quiet(Core):
-    @timer("quiet")
-    def _quiet(self, now: float) -> None:
-        self.log.append("quiet")
+    def _on_rto(self, now: float) -> None:
+        self.log.append("quiet sees rto")
+        super()._on_rto(now)
 
     @at_start
     def _hello(self, now: float) -> None:
         self.log.append("quiet armed")
 
-    def _on_rto(self, now: float) -> None:
-        self.log.append("quiet sees rto")
-        super()._on_rto(now)
+    @timer("quiet")
+    def _quiet(self, now: float) -> None:
+        self.log.append("quiet")
 
 
 class SecondBeacon(Core):
