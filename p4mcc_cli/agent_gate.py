@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from p4mcc.cli.main import build_parser
     from p4mcc.cli.main import main as p4mcc
 
-    build_parser()  # imports every registered command
+    build_parser(["host"])  # imports the agents' command (an agent's command line is `p4mcc host ...`)
     importlib.import_module("p4mcc.hosts.driver")
     if args:
         from p4mcc.hosts import registry

@@ -23,9 +23,10 @@ parameters and each finds its own parent and children from its address.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import networkx as nx
+if TYPE_CHECKING:  # imported where a graph is placed on: agents never do, and it costs them 0.1 s each
+    import networkx as nx
 
 
 class TreeError(ValueError):
@@ -121,6 +122,8 @@ def from_graph(graph: nx.Graph, root: str, receivers: list[str], k: int = 16,
     missing = [n for n in [root, *receivers] if n not in graph]
     if missing:
         raise TreeError(f"not in the topology: {', '.join(missing)}")
+    import networkx as nx
+
     dist = dict(nx.all_pairs_dijkstra_path_length(graph, weight=weight)) if weight else dict(
         nx.all_pairs_shortest_path_length(graph))
     order = sorted(set(receivers) - {root}, key=lambda r: (dist[root].get(r, float("inf")), _addr_key(r)))
