@@ -358,6 +358,7 @@ class EmuFaults:
             how = "started"
         else:
             node.start([])
+            node.await_links()
             how = "started"
         self._watch(node.process)
         self._ev(name, "switch_up", f"process restarted (pid {node.process.proc.pid}, {how})")

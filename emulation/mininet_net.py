@@ -101,13 +101,18 @@ class LoggedProcess:
     def last_lines(self, n: int = 15) -> str:
         return "\n".join(list(self.tail)[-n:])
 
-    def stop(self, timeout: float = 10.0) -> int | None:
-        """SIGTERM, then SIGKILL after ``timeout``; returns the exit status."""
+    def terminate(self) -> None:
+        """SIGTERM to its process group, without waiting (:meth:`stop` waits)."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
                 self.proc.terminate()
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; returns the exit status."""
+        if self.proc.poll() is None:
+            self.terminate()
             if not self.exited.wait(timeout):
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)
@@ -210,9 +215,7 @@ def _switch_class() -> type:
 
         def start(self, controllers: Any) -> None:  # noqa: ARG002 - P4Runtime, not OpenFlow
             assert self.plan is not None
-            for intf in self.intfList():
-                if intf.name != "lo":
-                    _quiet_iface(self, intf.name)
+            _quiet_ifaces(self, [intf.name for intf in self.intfList() if intf.name != "lo"])
             if self.target == "bmv2":
                 self._start_links()
                 argv = bmv2_command(self.plan, self.log_dir, self.pcap_dir, via_links=self.linkproc_ports)
@@ -281,17 +284,34 @@ def _switch_class() -> type:
                     self.link_ifaces.append(bm)
                     for hook in interface_hooks:
                         hook([bm, le])
-                    for name in (bm, le):
-                        self.cmd(f"ip link set {name} up")
-                        _quiet_iface(self, name)
+                    self.cmd(f"ip link set {bm} up; ip link set {le} up")
+                    _quiet_ifaces(self, [bm, le])
                 argv += ["--wire", f"{port}@{le}={iface}"]
             for flag in self.plan.link_flags:
                 if int(flag.split(":", 1)[0]) in self.linkproc_ports:
                     argv += ["--link", flag]
             self.links = spawn(f"links {self.name}", argv, self.log_dir / f"{self.name}-links.log",
                                ready_pattern=LINKPROC_READY)
+
+        def await_links(self) -> None:
+            """Wait for the link process :meth:`start` spawned (none: at once).
+
+            Not waited for inside :meth:`start`, so a network's link processes
+            import and open their sockets together rather than one switch after
+            another.  BMv2 only opens its veth ends, which exist before the
+            process starts."""
+            if self.links is None:
+                return
             if not self.links.ready.wait(LINKPROC_READY_TIMEOUT) or not self.links.alive:
                 raise ComponentError(f"{self.name}: its link process did not start:\n{self.links.last_lines()}")
+
+        def begin_stop(self) -> None:
+            """Ask its switch and link processes to end, without waiting: a
+            network's switches then shut down together, and :meth:`stop`
+            (Mininet's, one switch after another) finds them ending or gone."""
+            for proc in (self.process, self.links):
+                if proc is not None:
+                    proc.terminate()
 
         def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's name
             if self.process is not None:
@@ -311,10 +331,12 @@ def _switch_class() -> type:
     return P4Switch
 
 
-def _quiet_iface(node: Any, name: str) -> None:
-    """No IPv6 chatter and no offloads on a switch-side interface (see module doc)."""
-    node.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=1")
-    node.cmd(f"ethtool -K {name} tx off rx off >/dev/null 2>&1")
+def _quiet_ifaces(node: Any, names: Sequence[str]) -> None:
+    """No IPv6 chatter and no offloads on switch-side interfaces (see module doc),
+    in one command line: each of a node's commands is a round trip to its shell."""
+    if names:
+        node.cmd("; ".join(f"sysctl -qw net.ipv6.conf.{n}.disable_ipv6=1; ethtool -K {n} tx off rx off >/dev/null 2>&1"
+                           for n in names))
 
 
 def bmv2_command(plan: SwitchPlan, log_dir: Path, pcap_dir: Path | None = None,
@@ -367,8 +389,8 @@ def build_network(plan: EmulationPlan, log_dir: Path, *, target: str = "builtin"
 def prepare_hosts(net: Any, plan: EmulationPlan) -> None:
     """Make every host's Linux stack behave through a P4 switch (see module doc)."""
     for h in plan.hosts.values():
-        node = net[h.name]
-        for cmd in (
+        # one command line: each of a node's commands is a round trip to its shell
+        net[h.name].cmd("; ".join((
             f"ethtool -K {h.iface} tx off rx off >/dev/null 2>&1",
             "sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
             "sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
@@ -376,5 +398,4 @@ def prepare_hosts(net: Any, plan: EmulationPlan) -> None:
             f"ip route replace 224.0.0.0/4 dev {h.iface}",
             # the kernel's own IGMP: version 3 reports, as a stock Linux host sends
             f"sysctl -qw net.ipv4.conf.{h.iface}.force_igmp_version=0",
-        ):
-            node.cmd(cmd)
+        )))

@@ -266,6 +266,7 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
         prepare_hosts(net, plan)
         _apply_tc(plan.shapings, net)  # type: ignore[attr-defined]
         for s in plan.switches.values():
+            net[s.name].await_links()
             proc = net[s.name].process
             if proc is None or not proc.ready.wait(SWITCH_READY_TIMEOUT) or not proc.alive:
                 tail = proc.last_lines() if proc else ""
@@ -284,6 +285,8 @@ def emulated_network(scenario: Scenario, out: Path, *, target: str = "builtin",
                 current.stop()
             ctl.stop()
     finally:
+        for sw in net.switches:
+            sw.begin_stop()
         net.stop()
         mininet_net.spawn_hooks.remove(remember)
         mininet_net.interface_hooks.remove(record.add_interfaces)
@@ -367,8 +370,13 @@ Observer = Callable[[float, Any, EmulationPlan], None]
 
 def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin",
                   program: Path | None = None, progress: bool = True,
-                  observe: Observer | None = None, capture: Any = None) -> dict[str, Any]:
+                  observe: Observer | None = None, capture: Any = None,
+                  plots: bool = True) -> dict[str, Any]:
     """Run ``scenario`` in Mininet and write its results folder; returns the summary.
+
+    ``plots=False`` leaves the plots out of the folder (``p4mcc report`` draws
+    them from it later): they are seconds of CPU a run that only wants
+    numbers, a sweep's or a test's, need not spend.
 
     ``observe(elapsed_s, net, plan)``, when given, is called at least every
     half second while the run goes on (tests read switch counters with it).
@@ -442,9 +450,10 @@ def run_emulation(scenario: Scenario, out: str | Path, *, target: str = "builtin
                       "failed_components": [s.process.name for s in failed]})
     rec.extra["link_timing_warnings"] = _link_timing(plan, logs, t0_wall, rec)
     summary = rec.write(out)
-    from p4mcc.reporting import plots
+    if plots:
+        from p4mcc.reporting.plots import render
 
-    plots.render(out)
+        render(out)
     if failed:
         names = ", ".join(s.process.name for s in failed)
         raise EmulationError(f"components failed: {names}\n" + "\n".join(

@@ -102,6 +102,10 @@ class RunRecord:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        # each entry's JSON, encoded once: the record is saved on every change and a
+        # run of 30 switches adds hundreds of entries, so re-encoding all of them
+        # each time cost seconds of the runner's start (entries are only appended)
+        self._encoded: dict[str, list[str]] = {"processes": [], "interfaces": []}
 
     @classmethod
     def create(cls, out: str | Path = "", directory: Path | None = None) -> "RunRecord":
@@ -128,12 +132,17 @@ class RunRecord:
                     self.interfaces.append(InterfaceEntry(n, idx))
             self.save()
 
+    def _entries_json(self, key: str, entries: list[Any]) -> str:
+        done = self._encoded[key]
+        done.extend(json.dumps(asdict(e)) for e in entries[len(done):])
+        return "[" + ",\n ".join(done) + "]"
+
     def save(self) -> None:
-        data = {"runner": asdict(self.runner), "out": self.out,
-                "processes": [asdict(p) for p in self.processes],
-                "interfaces": [asdict(i) for i in self.interfaces]}
+        head = json.dumps({"runner": asdict(self.runner), "out": self.out})[:-1]
+        text = (f'{head},\n "processes": {self._entries_json("processes", self.processes)},'
+                f'\n "interfaces": {self._entries_json("interfaces", self.interfaces)}}}\n')
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
+        tmp.write_text(text)
         os.replace(tmp, self.path)  # a reader never sees half a record
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "auto (default): BMv2 when simple_switch_grpc and p4c-bm2-ss are on PATH")
     p.add_argument("--program", help="P4 program for the built-in switch (default p4src/mcc.p4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-plots", action="store_true",
+                   help="write the results without their plots (p4mcc report OUT draws them later)")
     add_pcap_arguments(p)
     p.set_defaults(func=main)
 
@@ -74,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
         with stop_on_terminate():
             summary = run_emulation(scenario, out, target=args.target,
                                     program=Path(args.program) if args.program else None,
-                                    progress=not args.no_progress, capture=capture)
+                                    progress=not args.no_progress, capture=capture,
+                                    plots=not args.no_plots)
     except Terminated:
         print(f"p4mcc run: stopped by a signal; the network and its processes are removed (logs: {out}/logs)",
               file=sys.stderr)
@@ -92,5 +95,5 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     table_console().print(summary_table(summary))
-    print(f"results and plots: {out}/")
+    print(f"results: {out}/" if args.no_plots else f"results and plots: {out}/")
     return 0

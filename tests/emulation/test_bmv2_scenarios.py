@@ -58,7 +58,7 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
     except ValueError as exc:
         # a fault Mininet cannot inject on any target: refused up front, in one line naming it
         with pytest.raises(EmulationError, match=r"^faults\[\d+\]") as info:
-            run_emulation(sc, tmp_path, target="bmv2", progress=False)
+            run_emulation(sc, tmp_path, target="bmv2", progress=False, plots=False)
         assert "\n" not in str(info.value) and str(exc) == str(info.value)
         pytest.xfail(f"{path.name}: {exc}")
     sc = dataclasses.replace(sc.with_overrides(duration=min(sc.duration, START_S)), capture=None)
@@ -67,12 +67,12 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
         from p4mcc.reporting.results import results_folder_problem
 
         with pytest.raises(OSError) as info:
-            run_emulation(sc, tmp_path, target="bmv2", progress=False)
+            run_emulation(sc, tmp_path, target="bmv2", progress=False, plots=False)
         assert info.value.errno == errno.ENOSPC
         assert results_folder_problem(tmp_path) is not None  # p4mcc report refuses the folder
         return
     try:
-        run_emulation(sc, tmp_path, target="bmv2", progress=False)
+        run_emulation(sc, tmp_path, target="bmv2", progress=False, plots=False)
     except ComponentError as exc:
         # a netem fault where the kernel has none, or on a link BMv2 shapes
         # with tc: refused in one line naming it, before the run's clock starts
@@ -99,3 +99,4 @@ def test_scenario_starts_on_bmv2(bmv2_ready: None, path: Path, tmp_path: Path) -
         if "loss=" in row["params"] or not re.search(r"delay=0ms", row["params"]):
             assert row["how"] != NONE, row  # a delay or a loss to emulate
     assert (tmp_path / "summary.json").exists()
+    assert not list(tmp_path.glob("*.png"))  # plots=False: the numbers alone (p4mcc report draws them)

@@ -71,7 +71,7 @@ def stamped_data(pcap: Path) -> list[tuple[float, int]]:
 def test_bmv2_stamp_reports_the_standing_bottleneck_queue(bmv2_ready: None, tmp_path: Path) -> None:
     from p4mcc.emulation.run import run_emulation
 
-    summary = run_emulation(scenario(), tmp_path, target="bmv2", progress=False)
+    summary = run_emulation(scenario(), tmp_path, target="bmv2", progress=False, plots=False)
     rows = [r for r in summary["links"] if r["link"] == "s1-p1--s2-p1" and r["sender"] == "s1"]
     assert rows and rows[0]["bmv2_queue"] == {"switch": "s1", "port": 1, "depth_packets": 50,
                                               "rate_pps": 330, "frame_bytes": 1514}, rows

@@ -51,7 +51,7 @@ def test_a_switch_that_dies_is_restarted_and_the_run_writes_its_results(mininet_
             killed.append(now)
 
     # no fault in the scenario: a switch SIGKILLed from outside is restarted by the runner
-    run_emulation(scenario(), tmp_path, progress=False, observe=kill_s2)
+    run_emulation(scenario(), tmp_path, progress=False, observe=kill_s2, plots=False)
     assert killed and killed[0] < 10
     assert (tmp_path / "summary.json").exists()
     what = [(r["node"], r["event"]) for r in csv.DictReader((tmp_path / "events.csv").open())]

@@ -77,7 +77,7 @@ def test_stamped_run_shows_the_stamp_in_its_pcaps(mininet_ready: None, tmp_path:
     if reason:
         pytest.skip(reason)
     lua = wire_lua.write(tmp_path / "lua")
-    run_emulation(scenario(), tmp_path / "run", progress=False)
+    run_emulation(scenario(), tmp_path / "run", progress=False, plots=False)
     pcaps = tmp_path / "run" / "pcaps"
 
     for name in ("s1-eth1_out.pcap", "s2-eth2_out.pcap"):

@@ -30,7 +30,7 @@ def run_scenario_file(path: Path, out: Path):
     from p4mcc.emulation.run import run_emulation
     from p4mcc.scenario.model import load_scenario
 
-    summary = run_emulation(load_scenario(path), out, progress=False)
+    summary = run_emulation(load_scenario(path), out, progress=False, plots=False)
     events = [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
     return summary, events
 

@@ -40,7 +40,7 @@ def run(tmp_path_factory):
     sc = dataclasses.replace(sc, sessions=[sess], faults=[fault], capture=None,
                              duration=CHANGE_AT + fault.duration + 2 * BOUND_S)
     out = tmp_path_factory.mktemp("link-change")
-    run_emulation(sc, out, target="builtin", progress=False)
+    run_emulation(sc, out, target="builtin", progress=False, plots=False)
     events = [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
     rx: dict[str, list[tuple[float, float]]] = {}
     for r in csv.DictReader((out / "timeseries.csv").open()):

@@ -44,7 +44,7 @@ def test_mininet_and_simulator_captures_share_names_and_time_base(tmp_path: Path
     from p4mcc.emulation.run import run_emulation
 
     sc = _scenario()
-    run_emulation(sc, tmp_path / "mn", progress=False)
+    run_emulation(sc, tmp_path / "mn", progress=False, plots=False)
     run_scenario(sc, tmp_path / "sim")
     mn, sim = tmp_path / "mn" / "pcaps", tmp_path / "sim" / "pcaps"
     names = sorted(p.name for p in sim.glob("*.pcap"))

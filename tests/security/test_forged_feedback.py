@@ -164,7 +164,7 @@ def _emulate(proto: str, attack: str | None, out: Path) -> tuple[list[tuple[floa
     reason = missing_requirements(("ping",))
     if reason:
         pytest.skip(reason)
-    run_emulation(scenario(proto, attack), out, target="builtin", progress=False)
+    run_emulation(scenario(proto, attack), out, target="builtin", progress=False, plots=False)
     events = [(float(r["time"]), r["node"], r["event"], r["detail"]) for r in csv.DictReader((out / "events.csv").open())]
     final = _summaries(out)
     return events, {r: int(final[r]["delivered"]) for r in HONEST if r in final}

@@ -97,7 +97,7 @@ def test_one_liar_in_mininet_keeps_half_the_share(mode: str, tmp_path) -> None:
     sc["sessions"][0]["receivers"] = ["r1", "r2", "r3", "rogue"]  # a fault's rogue sits on a receiver
     sc["faults"] = [{"type": mode, "target": "rogue", "session": "tf", "at": START, "for": STOP - START,
                      "claim": MININET_CLAIMS[mode]}]
-    run_emulation(scenario_from_dict(sc), tmp_path, progress=False)
+    run_emulation(scenario_from_dict(sc), tmp_path, progress=False, plots=False)
     pts = sorted((float(r["time"]), float(r["value"])) for r in csv.DictReader((tmp_path / "timeseries.csv").open())
                  if r["kind"] == "session" and r["metric"] == "throughput_bps" and r["node"] == "r1")
     before = statistics.mean(v for t, v in pts if 8.0 < t <= START)
