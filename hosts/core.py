@@ -183,6 +183,11 @@ class Endpoint(Counters, ABC):
     #: core does not take.  Each core adds its own events (:class:`Counters`).
     COUNTERS = ("malformed", "ignored")
 
+    #: The timer names :meth:`on_timer` handles.  A rule may not own one of
+    #: them (hosts/rules.py): it wraps the hook the core calls instead.  A
+    #: composed class lists its rules' timers here too.
+    TIMERS: frozenset[str] = frozenset()
+
     def __init__(self) -> None:
         self._out: deque[Datagram] = deque()
         self._events: deque[Event] = deque()

@@ -57,6 +57,8 @@ CLAIM_PPS = 50.0
 class Rogue(Endpoint):
     """See the module doc.  ``stop_at`` ends the misbehaviour (None: never)."""
 
+    TIMERS = frozenset({"send"})  # what on_timer handles (Endpoint.TIMERS)
+
     role = "rogue"
 
     def __init__(self, mode: str, proto: str, session_id: int, group: str, sender: str, local: str,

@@ -62,10 +62,8 @@ Example::
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import inspect
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -259,25 +257,8 @@ def check_slots(protocol: str, core: type, active: Sequence[tuple[str, type, str
 
 
 def core_timers(core: type) -> frozenset[str]:
-    """The timer names ``core``'s ``on_timer`` handles: the strings it compares ``name`` with or
-    keys a dispatch table by (read from its source, the one place a core lists its timers)."""
-    func = next((vars(k)["on_timer"] for k in core.__mro__ if "on_timer" in vars(k)), None)
-    if func is None:
-        return frozenset()
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
-        return frozenset()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and any(isinstance(x, ast.Name) and x.id == "name"
-                                                 for x in (node.left, *node.comparators)):
-            for x in (node.left, *node.comparators):
-                consts = x.elts if isinstance(x, (ast.Tuple, ast.Set, ast.List)) else [x]
-                found |= {c.value for c in consts if isinstance(c, ast.Constant) and isinstance(c.value, str)}
-        elif isinstance(node, ast.Dict):
-            found |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return frozenset(found)
+    """The timer names ``core``'s ``on_timer`` handles: the ones it declares (``Endpoint.TIMERS``)."""
+    return frozenset(getattr(core, "TIMERS", ()))
 
 
 @dataclass(frozen=True)
@@ -527,7 +508,8 @@ class RuleBook:
             label = "+".join(r.name for r in active)
             found = rule_timers(core, [(r.name, r.mixins[role]) for r in active])
             entries = _entries(core, found)
-            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), entries)
+            timers = {"TIMERS": core_timers(core) | frozenset(found.timers)}  # the core's and its rules'
+            cls = type(f"{core.__name__}[{label}]", (*(r.mixins[role] for r in active), core), {**entries, **timers})
             for name, func in entries.items():
                 func.__qualname__ = f"{cls.__qualname__}.{name}"
             cls.__module__ = core.__module__

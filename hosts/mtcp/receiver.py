@@ -16,6 +16,8 @@ from p4mcc.hosts.wire import MAX_NACK_SEQS, Flags, MtcpAck, MtcpData, MtcpNack, 
 class MtcpReceiver(_Agent, role="mtcp-receiver"):
     """A receiver; with children in the tree it is also a sender's agent."""
 
+    TIMERS = frozenset({"nack", "ack", "wupdate", "pkt", "probe"})  # what on_timer handles (Endpoint.TIMERS)
+
     COUNTERS = ("reattached", "corrupt", "acks_sent")
 
     def __init__(self, config: SessionConfig) -> None:

@@ -14,6 +14,8 @@ from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdat
 class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
     """The root of the tree: multicasts data under the tree's summaries."""
 
+    TIMERS = frozenset({"pkt", "probe"})  # what on_timer handles (Endpoint.TIMERS)
+
     def _ack_limit(self) -> int:
         return self.next_seq - 1
 

@@ -22,6 +22,8 @@ HELLO_INTERVAL = 1.0
 class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
     """An RLA receiver: in-order delivery, a SACK per data packet."""
 
+    TIMERS = frozenset({"hello"})  # what on_timer handles (Endpoint.TIMERS)
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.rid = node_id(config.local)

@@ -58,6 +58,8 @@ class _Out:
 class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     """The RLA sender: one window for the group, random listening to congestion."""
 
+    TIMERS = frozenset({"rto"})  # what on_timer handles (Endpoint.TIMERS)
+
     #: Events counted for metrics and tests (:class:`hosts.core.Counters`).
     COUNTERS = ("congestion_signals", "forced_cuts", "random_cuts", "ignored_signals", "rare_losses",
                 "timeouts", "mcast_rexmits", "ucast_rexmits", "feedback", "forged")

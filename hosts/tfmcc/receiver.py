@@ -25,6 +25,8 @@ from p4mcc.hosts.wire import TfmccData, TfmccDataFlags, TfmccReport, TfmccReport
 class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
     """A TFMCC receiver: loss history, RTT, calculated rate and feedback timers."""
 
+    TIMERS = frozenset({"feedback"})  # what on_timer handles (Endpoint.TIMERS)
+
     unicast_on_session_port = False  # feedback goes out only
 
     def __init__(self, config: SessionConfig) -> None:

@@ -32,6 +32,8 @@ class _Echo:
 class TfmccSender(SessionEndpoint[TfmccParams], role="tfmcc-sender"):
     """The TFMCC sender: CLR tracking, rate adjustment, feedback rounds, pacing."""
 
+    TIMERS = frozenset({"send"})  # what on_timer handles (Endpoint.TIMERS)
+
     COUNTERS = ("clr_drops",)
 
     def __init__(self, config: SessionConfig) -> None:

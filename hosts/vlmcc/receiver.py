@@ -19,6 +19,8 @@ from p4mcc.hosts.wire import VlmccAck, VlmccChallenge, VlmccData, VlmccStart, se
 class VlmccReceiver(SessionEndpoint[VlmccParams], role="vlmcc-receiver"):
     """A receiver: the leader ACKs every packet; a follower watches and may challenge."""
 
+    TIMERS = frozenset({"probe"})  # what on_timer handles (Endpoint.TIMERS)
+
     COUNTERS = ("received", "lost", "challenges_sent", "acks_sent")
 
     def __init__(self, config: SessionConfig) -> None:

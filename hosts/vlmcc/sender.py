@@ -24,6 +24,8 @@ def _estimate(field: str) -> Any:
 class VlmccSender(SessionEndpoint[VlmccParams], role="vlmcc-sender"):
     """The sender: Vegas toward the leader, challenge arbitration, leadership recovery."""
 
+    TIMERS = frozenset({"loss", "round", "tx"})  # what on_timer handles (Endpoint.TIMERS)
+
     COUNTERS = ("losses", "halvings", "leader_changes", "leader_losses", "challenges", "rejected", "refused")
     rtt = _estimate("srtt")  # eqs. (1), (2): None before the first sample
     dev = _estimate("rttvar")

@@ -24,6 +24,8 @@ from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData
 class WebrcReceiver(SessionEndpoint[WebrcParams], role="webrc-receiver"):
     """A WEBRC receiver (paper 3.1-3.3, Table 2, appendix; RFC 3738 3.2)."""
 
+    TIMERS = frozenset({"epoch", "join_timeout"})  # what on_timer handles (Endpoint.TIMERS)
+
     unicast_on_session_port = False  # feedback goes out only
     ARTT_ALPHA = ARTT_ALPHA
 

@@ -88,6 +88,8 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
     """One packet every 1/SR s from the channel with the most credit at its
     fluid rate; each wave's budget, fixed at its start, ends at PSN 65535."""
 
+    TIMERS = frozenset({"send"})  # what on_timer handles (Endpoint.TIMERS)
+
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         s = self.p

@@ -15,7 +15,7 @@ PORT = 5999  # the session's port
 
 
 def dumbbell(proto: str, params: dict, *, rate: str, delay: str, queue: int, receivers: int,
-             duration: float, seed: int = 1, rules: dict | None = None):
+             duration: float, seed: int = 1, rules: dict | None = None, profile: str = "default"):
     hosts = {"snd": {"ip": "10.9.0.1/16"}, "tsrc": {"ip": "10.9.0.2/16"}, "tdst": {"ip": "10.9.2.1/16"}}
     hosts.update({f"r{i}": {"ip": f"10.9.1.{i}/16"} for i in range(1, receivers + 1)})
     links = [{"a": "s1", "b": "s2", "rate": rate, "delay": delay, "queue": queue}]
@@ -26,7 +26,7 @@ def dumbbell(proto: str, params: dict, *, rate: str, delay: str, queue: int, rec
                      "link_defaults": {"rate": "1Gbps", "delay": "1ms", "queue": 1000}, "links": links},
         "sessions": [{"name": "m", "protocol": proto, "sender": "snd", "receivers": ["r*"],
                       "group": "239.9.9.1", "port": PORT, "assistance": False, "params": params,
-                      "rules": rules or {}}],
+                      "profile": profile, "rules": rules or {}}],
         "tcp_flows": [{"name": "tcp", "src": "tsrc", "dst": "tdst", "port": 6001}],
     })
 

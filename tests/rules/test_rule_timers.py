@@ -21,6 +21,7 @@ from p4mcc.hosts.rules import (DRIVER_ENTRIES, Registrar, RuleError, at_start, c
 
 class Core:
     role = "toy-sender"
+    TIMERS = frozenset({"rto"})
 
     def __init__(self) -> None:
         self.log: list[str] = []
@@ -132,7 +133,7 @@ def test_a_timer_needs_a_name() -> None:
 
 
 def test_the_cores_name_their_timers() -> None:
-    """What the refusal reads: the timers each core's on_timer handles (by name, a table or a prefix)."""
+    """What the refusal reads: the timers each core declares its on_timer handles."""
     from p4mcc.hosts.mtcp.receiver import MtcpReceiver
     from p4mcc.hosts.mtcp.sender import MtcpSender
     from p4mcc.hosts.vlmcc.receiver import VlmccReceiver
@@ -166,3 +167,30 @@ def test_the_tables_name_each_rule_timer_and_start_action() -> None:
     assert explain.entry_rows("mtcp", "paper") == []
     lines = explain.explain_lines("rla", "default")
     assert "  timer tick: (_Housekeeping)" in lines and "  timer ack: thin_acks" in lines
+
+
+@pytest.mark.parametrize("profile", ["paper", "default", "stamped"])
+@pytest.mark.parametrize("protocol", ["tfmcc", "webrc", "rla", "mtcp", "vlmcc"])
+def test_every_timer_an_endpoint_sets_is_declared_by_its_core_or_owned_by_a_rule(
+        protocol: str, profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timer set under a name neither the core declares nor a rule owns would reach the core's
+    ``on_timer`` unannounced, and a rule could claim it without being refused."""
+    from p4mcc.hosts.core import Endpoint
+    from p4mcc.netsim.run import build_run
+    from p4mcc.netsim.switches import choose_switch
+    from tests.protocols.tcp_dumbbell_util import dumbbell
+
+    seen: dict[type, set[str]] = {}
+    set_timer = Endpoint.set_timer
+
+    def record(self: Endpoint, name: str, when: float) -> None:
+        seen.setdefault(type(self), set()).add(name)
+        set_timer(self, name, when)
+
+    monkeypatch.setattr(Endpoint, "set_timer", record)
+    sc = dumbbell(protocol, {}, rate="4Mbps", delay="10ms", queue=20, receivers=3, duration=4.0, profile=profile)
+    run = build_run(sc, switch=choose_switch("model"))
+    run.sim.run(until=sc.duration)
+    assert {k.role for k in seen} == {f"{protocol}-sender", f"{protocol}-receiver"}
+    for klass, names in seen.items():
+        assert names <= klass.TIMERS, f"{klass.__qualname__} sets {sorted(names - klass.TIMERS)}, undeclared"
