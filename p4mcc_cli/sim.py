@@ -13,8 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sim", help="run a scenario in the discrete-event simulator")
     add_scenario_arguments(p)
     p.add_argument("--switch", choices=["p4", "model"], default="p4",
-                   help="switch nodes: the P4 program through the interpreter (p4, default) "
-                        "or the Python model switch (model: faster, replication only)")
+                   help="switch nodes: the P4 program (p4, the default: compiled to native code where "
+                        "it builds, else interpreted; $P4MCC_PIPELINE chooses) "
+                        "or the Python model switch (model: replication only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_pcap_arguments(p)
     p.set_defaults(func=main)
