@@ -29,6 +29,7 @@ Sent multicast is not looped back to the sending host.
 from __future__ import annotations
 
 import struct
+from heapq import heappush
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -169,8 +170,12 @@ class HostNode:
 
     def _pump(self, slot: _Slot) -> None:
         ep = slot.endpoint
-        for d in ep.datagrams_to_send():
-            self.send_udp(slot.port, d.dest[0], d.dest[1], d.data)
+        out = ep.datagrams_to_send()
+        if out:
+            port = slot.port
+            for d in out:
+                dest = d.dest
+                self.send_udp(port, dest[0], dest[1], d.data)
         ev = ep.next_event()
         while ev is not None:
             if isinstance(ev, JoinGroup):
@@ -187,7 +192,12 @@ class HostNode:
             slot.timer_at = t
             slot.token += 1
             if t is not None:
-                self.sim.at(max(t, self.sim.now), self._fire, slot, slot.token)
+                # self.sim.at(max(t, now), self._fire, slot, slot.token), written
+                # out (the same entry): after nearly every datagram and timer
+                sim = self.sim
+                now = sim.now
+                sim._seq = seq = sim._seq + 1
+                heappush(sim._heap, (t if t >= now else now, seq, self._fire, (slot, slot.token)))
 
     def _fire(self, slot: _Slot, token: int) -> None:
         if token != slot.token or not slot.running:
