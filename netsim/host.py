@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from p4mcc.netsim.engine import Simulator
     from p4mcc.netsim.link import Channel
 
+_UDP, _TCP, _IGMP = pk.PROTO_UDP, pk.PROTO_TCP, pk.PROTO_IGMP
+
 #: sink(host, label, event) receives every non-join/leave event of every endpoint.
 EventSink = Callable[["HostNode", str, Any], None]
 
@@ -245,14 +247,15 @@ class HostNode:
             c.rx_malformed += 1
             return
         dst = p.dst
+        proto = p.proto
         if dst != self.ip_int:
-            if not pk.is_multicast(dst):
+            if (dst >> 28) != 0xE:  # not multicast (pk.is_multicast)
                 c.rx_not_for_us += 1
                 return
-            if p.proto != pk.PROTO_IGMP and dst not in self.groups:
+            if proto != _IGMP and dst not in self.groups:
                 c.rx_not_for_us += 1
                 return
-        if p.proto == pk.PROTO_UDP:
+        if proto == _UDP:
             if not p.checksum_ok:
                 c.rx_bad_checksum += 1
                 return
@@ -272,14 +275,14 @@ class HostNode:
                 if slot.running:
                     slot.endpoint.receive_datagram(p.payload, src, now)
                     self._pump(slot)
-        elif p.proto == pk.PROTO_TCP:
+        elif proto == _TCP:
             c.rx_tcp += 1
             h = self._tcp.get(p.dport)
             if h is None:
                 c.rx_no_listener += 1
             else:
                 h.on_segment(p)
-        elif p.proto == pk.PROTO_IGMP:
+        elif proto == _IGMP:
             c.rx_igmp += 1
             self._igmp_in(p.payload)
 

@@ -226,12 +226,14 @@ class Channel:
             self.counters.down_drops += 1
             return False
         q = self._inflight
+        inflight_bytes = self._inflight_bytes
         while q and q[0][0] <= now:
-            self._inflight_bytes -= q.popleft()[1]
+            inflight_bytes -= q.popleft()[1]
+        self._inflight_bytes = inflight_bytes
         c = self.counters
         if q:
             waiting = len(q) - 1
-            waiting_bytes = self._inflight_bytes - q[0][1]
+            waiting_bytes = inflight_bytes - q[0][1]
             if (self.queue_packets is not None and waiting >= self.queue_packets) or (
                 self.queue_bytes is not None and waiting_bytes + size > self.queue_bytes
             ):
@@ -257,7 +259,7 @@ class Channel:
             start = max(start, now + self._jitter_rng.random() * self.jitter_s)  # type: ignore[union-attr]
         departure = start + size * self._sec_per_byte
         q.append((departure, size))
-        self._inflight_bytes += size
+        self._inflight_bytes = inflight_bytes + size
         if self.watch is not None:
             self.watch.add(self.watch_key)
         c.enqueued_packets += 1
