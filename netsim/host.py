@@ -29,6 +29,7 @@ Sent multicast is not looped back to the sending host.
 from __future__ import annotations
 
 import struct
+from heapq import heappush
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -40,6 +41,8 @@ from p4mcc.netsim import packets as pk
 if TYPE_CHECKING:
     from p4mcc.netsim.engine import Simulator
     from p4mcc.netsim.link import Channel
+
+_UDP, _TCP, _IGMP = pk.PROTO_UDP, pk.PROTO_TCP, pk.PROTO_IGMP
 
 #: sink(host, label, event) receives every non-join/leave event of every endpoint.
 EventSink = Callable[["HostNode", str, Any], None]
@@ -169,8 +172,12 @@ class HostNode:
 
     def _pump(self, slot: _Slot) -> None:
         ep = slot.endpoint
-        for d in ep.datagrams_to_send():
-            self.send_udp(slot.port, d.dest[0], d.dest[1], d.data)
+        out = ep.datagrams_to_send()
+        if out:
+            port = slot.port
+            for d in out:
+                dest = d.dest
+                self.send_udp(port, dest[0], dest[1], d.data)
         ev = ep.next_event()
         while ev is not None:
             if isinstance(ev, JoinGroup):
@@ -187,7 +194,12 @@ class HostNode:
             slot.timer_at = t
             slot.token += 1
             if t is not None:
-                self.sim.at(max(t, self.sim.now), self._fire, slot, slot.token)
+                # self.sim.at(max(t, now), self._fire, slot, slot.token), written
+                # out (the same entry): after nearly every datagram and timer
+                sim = self.sim
+                now = sim.now
+                sim._seq = seq = sim._seq + 1
+                heappush(sim._heap, (t if t >= now else now, seq, self._fire, (slot, slot.token)))
 
     def _fire(self, slot: _Slot, token: int) -> None:
         if token != slot.token or not slot.running:
@@ -213,8 +225,14 @@ class HostNode:
             dmac = self.arp.get(d, b"\xff" * 6)
         self._ident += 1
         self.tx_udp_bytes[sport] = self.tx_udp_bytes.get(sport, 0) + len(payload)
-        self.send_frame(pk.udp_frame(self.mac, dmac, self.ip_int, d, sport, dport, payload,
-                                     ident=self._ident))
+        frame = pk.udp_frame(self.mac, dmac, self.ip_int, d, sport, dport, payload, 64, self._ident)
+        c = self.counters  # send_frame, written out: every datagram an agent sends passes here
+        if self.iface is None:
+            c.tx_dropped += 1
+            return
+        c.tx_frames += 1
+        if not self.iface.send(frame):
+            c.tx_dropped += 1
 
     def next_ident(self) -> int:
         self._ident += 1
@@ -229,14 +247,15 @@ class HostNode:
             c.rx_malformed += 1
             return
         dst = p.dst
+        proto = p.proto
         if dst != self.ip_int:
-            if not pk.is_multicast(dst):
+            if (dst >> 28) != 0xE:  # not multicast (pk.is_multicast)
                 c.rx_not_for_us += 1
                 return
-            if p.proto != pk.PROTO_IGMP and dst not in self.groups:
+            if proto != _IGMP and dst not in self.groups:
                 c.rx_not_for_us += 1
                 return
-        if p.proto == pk.PROTO_UDP:
+        if proto == _UDP:
             if not p.checksum_ok:
                 c.rx_bad_checksum += 1
                 return
@@ -256,14 +275,14 @@ class HostNode:
                 if slot.running:
                     slot.endpoint.receive_datagram(p.payload, src, now)
                     self._pump(slot)
-        elif p.proto == pk.PROTO_TCP:
+        elif proto == _TCP:
             c.rx_tcp += 1
             h = self._tcp.get(p.dport)
             if h is None:
                 c.rx_no_listener += 1
             else:
                 h.on_segment(p)
-        elif p.proto == pk.PROTO_IGMP:
+        elif proto == _IGMP:
             c.rx_igmp += 1
             self._igmp_in(p.payload)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from heapq import heappush
 from dataclasses import dataclass
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
@@ -115,6 +116,8 @@ class Channel:
                  queue_packets: int | None, queue_bytes: int | None) -> None:
         if rate_bps <= 0:
             raise ValueError(f"{name}: rate must be positive")
+        if delay_s < 0:  # send schedules arrivals straight into the heap, past Simulator.at's check
+            raise ValueError(f"{name}: delay must be non-negative")
         self.sim = sim
         self.name = name
         self.dst = dst
@@ -156,6 +159,12 @@ class Channel:
             raise ValueError(f"{self.name}: jitter must be non-negative")
         self.jitter_s = jitter_s
         self._jitter_rng = rng
+
+    #: When not None, a set the channel adds ``watch_key`` to whenever it
+    #: accepts a frame: a P4 node's record of which of its ports' queues may
+    #: be busy (``P4SwitchNode._fill_queue_table``).
+    watch: "set[int] | None" = None
+    watch_key = 0
 
     #: False while the link is down (a fault): frames offered or in flight are lost.
     up = True
@@ -217,12 +226,14 @@ class Channel:
             self.counters.down_drops += 1
             return False
         q = self._inflight
+        inflight_bytes = self._inflight_bytes
         while q and q[0][0] <= now:
-            self._inflight_bytes -= q.popleft()[1]
+            inflight_bytes -= q.popleft()[1]
+        self._inflight_bytes = inflight_bytes
         c = self.counters
         if q:
             waiting = len(q) - 1
-            waiting_bytes = self._inflight_bytes - q[0][1]
+            waiting_bytes = inflight_bytes - q[0][1]
             if (self.queue_packets is not None and waiting >= self.queue_packets) or (
                 self.queue_bytes is not None and waiting_bytes + size > self.queue_bytes
             ):
@@ -248,7 +259,9 @@ class Channel:
             start = max(start, now + self._jitter_rng.random() * self.jitter_s)  # type: ignore[union-attr]
         departure = start + size * self._sec_per_byte
         q.append((departure, size))
-        self._inflight_bytes += size
+        self._inflight_bytes = inflight_bytes + size
+        if self.watch is not None:
+            self.watch.add(self.watch_key)
         c.enqueued_packets += 1
         c.enqueued_bytes += size
         if self.queue_trace is not None:
@@ -262,7 +275,10 @@ class Channel:
         if self.taps:
             for tap in self.taps:
                 tap(now, self, frame, "enqueue")
-        sim.at(departure + self.delay_s, self._arrive, frame, self._epoch)
+        # sim.at(departure + self.delay_s, self._arrive, frame, self._epoch),
+        # written out (the same entry, the same order): once per frame sent
+        sim._seq = seq = sim._seq + 1
+        heappush(sim._heap, (departure + self.delay_s, seq, self._arrive, (frame, self._epoch)))
         return True
 
     def _arrive(self, frame: bytes, epoch: int = 0) -> None:

@@ -121,9 +121,13 @@ class P4SwitchNode:
         self.name = name
         self.program, self.seed = program, seed
         self.ports: dict[int, "Channel"] = {}
-        #: (the port's first word in the queue table, its channel's in-flight
-        #: queue, the channel) of every port the table covers (see ``_fill_queue_table``)
-        self._qports: list[tuple[int, Any, "Channel"]] = []
+        #: the port's first word in the queue table -> (its channel's in-flight
+        #: queue, the channel), for every port the table covers (see ``_fill_queue_table``)
+        self._qmap: dict[int, tuple[Any, "Channel"]] = {}
+        #: the ports (their first words) whose queue may hold a frame: each
+        #: covered channel adds its port when it accepts a frame (``Channel.watch``)
+        self._qactive: set[int] = set()
+        #: the ports whose row in the queue table is not zero
         self._qbusy: set[int] = set()
         self.counters = P4NodeCounters()
         self.sw = self._wire(new_switch(program, seed=seed))
@@ -140,9 +144,10 @@ class P4SwitchNode:
         # Egress tuples unpack alike; its packets in one native call each,
         # their queue metadata from a table this node fills before each
         native = getattr(sw, "native", False)
-        self._process = sw.process_raw if native else sw.process
         self._qtable = sw.use_queue_table() if native else None
+        self._process = sw.process_queued if native else sw.process
         self._qbusy = set()
+        self._qactive.update(self._qmap)  # a fresh table: look at every port once
         return sw
 
     def _digest(self, _d: Any) -> None:
@@ -159,28 +164,51 @@ class P4SwitchNode:
         from p4mcc.p4switch.native.cbase import QTABLE_PORTS
 
         self.ports[port] = channel
-        self._qports = [(3 * p, ch._inflight, ch) for p, ch in sorted(self.ports.items()) if 0 <= p < QTABLE_PORTS]
+        if 0 <= port < QTABLE_PORTS:
+            i = 3 * port
+            self._qmap[i] = (channel._inflight, channel)
+            channel.watch, channel.watch_key = self._qactive, i
+            self._qactive.add(i)
 
     def _fill_queue_table(self, now: float) -> None:
         """Every port's ``_queue_model`` answer at ``now`` into the compiled
         pipeline's queue table, as the packet about to run would ask it for
         each replica (no frame is sent between the two).  A queue whose last
         departure is not after ``now`` is empty: its row is zero, written
-        only when it was not."""
-        qt, busy = self._qtable, self._qbusy
-        for i, q, ch in self._qports:
+        only when it was not.  A busy port's row is ``_queue_row``'s, written
+        out here (and the channel's finished departures dropped as
+        ``Channel.queue_meta`` drops them): this runs before every packet.
+
+        Only the ports a frame was queued on since their queue was last seen
+        empty are looked at (``_qactive``): a queue fills only through
+        ``Channel.send``, which names its port there, and most of a switch's
+        ports are idle at any instant."""
+        active = self._qactive
+        if not active:
+            return
+        qt, busy, qmap = self._qtable, self._qbusy, self._qmap
+        idle = []
+        for i in active:
+            q, ch = qmap[i]
             if q and q[-1][0] > now:
-                qt[i], qt[i + 1], qt[i + 2] = _queue_row(ch, now)
+                while q[0][0] <= now:  # q[-1] is later than now: the loop stops
+                    ch._inflight_bytes -= q.popleft()[1]
+                qt[i] = qt[i + 2] = len(q) - 1
+                qt[i + 1] = round((q[-1][0] - now) * 1e6)
                 busy.add(i)
-            elif i in busy:
-                qt[i] = qt[i + 1] = qt[i + 2] = 0
-                busy.discard(i)
+            else:
+                idle.append(i)
+                if i in busy:
+                    qt[i] = qt[i + 1] = qt[i + 2] = 0
+                    busy.discard(i)
+        if idle:
+            active.difference_update(idle)
 
     def receive(self, port: int, frame: bytes) -> None:
         c = self.counters
         c.rx += 1
         now = self.sim.now
-        if self._qtable is not None:
+        if self._qactive and self._qtable is not None:
             self._fill_queue_table(now)
         outs = self._process(port, frame, now)
         if not outs:

@@ -53,3 +53,28 @@ def test_the_table_follows_the_queue_model_as_queues_fill_and_drain(monkeypatch)
                 busy_seen.add(port)
     assert busy_seen == set(ports[1:3])  # both filled queues were seen busy, then drained to zero
     assert all(node._queue_model(p, 0.02) == (0, 0, 0) for p in ports)
+
+
+def test_a_port_idle_then_busy_again_and_a_restart_are_seen(monkeypatch) -> None:
+    """The node looks only at ports queued on since they were last seen empty:
+    a port whose queue drained must come back when a frame is queued on it
+    again, and a restarted switch's fresh table must get every busy port's row."""
+    sim, node = _node(monkeypatch)
+    port = sorted(node.ports)[0]
+    ch = node.ports[port]
+
+    def row(now: float) -> tuple[int, ...]:
+        node._fill_queue_table(now)
+        return tuple(node._qtable[3 * port:3 * port + 3])
+
+    for _ in range(3):
+        ch.send(bytes(1000))
+    assert row(0.0) == node._queue_model(port, 0.0) != (0, 0, 0)
+    assert row(0.01) == (0, 0, 0)  # drained: 3 x 0.8 ms at 10 Mb/s
+    assert 3 * port not in node._qactive  # and no longer looked at
+    sim.now = 0.01
+    ch.send(bytes(1000))
+    ch.send(bytes(1000))
+    assert row(0.01) == node._queue_model(port, 0.01) == (1, 1600, 1)  # one waits; both leave in 1.6 ms
+    node.reset()  # a fresh table, all zeros: the busy port's row is written at the next packet
+    assert row(0.0102) == node._queue_model(port, 0.0102) == (1, 1400, 1)
