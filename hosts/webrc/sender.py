@@ -6,13 +6,13 @@ from __future__ import annotations
 import ipaddress
 import math
 import struct
-from typing import Any
+from typing import Any, Callable
 
 from p4mcc.hosts import wire
 from p4mcc.hosts.core import Address
 from p4mcc.hosts.registry import SessionConfig, SessionEndpoint, params_from_dict
 from p4mcc.hosts.webrc.params import DATA_HEADER, WebrcParams
-from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError
+from p4mcc.hosts.wire import WEBRC_LAST_PSN, WebrcData, WireError, ts_us
 
 
 def _field_offsets() -> dict[str, int]:
@@ -25,20 +25,29 @@ def _field_offsets() -> dict[str, int]:
 
 
 _OFF = _field_offsets()
-_U32 = struct.Struct("!I")
-_U16 = struct.Struct("!H")
+#: The changing fields and what lies between them (share, rsvd: the template's
+#: bytes), seq to tsi in wire order, packed in one call.
+_MIDDLE = struct.Struct(f"!II{_OFF['cn'] - _OFF['share']}sHHI")
+_MID_AT, _MID_END = _OFF["seq"], _OFF["seq"] + _MIDDLE.size
+assert (_OFF["timestamp"], _OFF["share"], _OFF["psn"], _OFF["tsi"]) == (
+    _MID_AT + 4, _MID_AT + 8, _OFF["cn"] + 2, _OFF["cn"] + 4), "WEBRC data layout changed"
+
+
+def _encoder(template: bytes) -> Callable[[int, int, int, int, int], bytes]:
+    """:func:`encode_data` for one ``template``, its constant parts cut once:
+    a packet is then one pack and one join."""
+    head, between, tail = template[:_MID_AT], template[_OFF["share"]:_OFF["cn"]], template[_MID_END:]
+    pack = _MIDDLE.pack
+
+    def encode(seq: int, ts: int, cn: int, psn: int, tsi: int) -> bytes:
+        return head + pack(seq & 0xFFFFFFFF, ts & 0xFFFFFFFF, between, cn, psn & 0xFFFF, tsi & 0xFFFFFFFF) + tail
+    return encode
 
 
 def encode_data(template: bytes, seq: int, ts: int, cn: int, psn: int, tsi: int) -> bytes:
     """``WebrcData(...).encode()`` from a pre-encoded ``template`` (same session and
     payload length), without re-validating every field: the sender's hot path."""
-    buf = bytearray(template)
-    _U32.pack_into(buf, _OFF["seq"], seq & 0xFFFFFFFF)
-    _U32.pack_into(buf, _OFF["timestamp"], ts & 0xFFFFFFFF)
-    _U16.pack_into(buf, _OFF["cn"], cn)
-    _U16.pack_into(buf, _OFF["psn"], psn & 0xFFFF)
-    _U32.pack_into(buf, _OFF["tsi"], tsi & 0xFFFFFFFF)
-    return bytes(buf)
+    return _encoder(template)(seq, ts, cn, psn, tsi)
 
 
 def channel_group(base_group: str, cn: int, t: int) -> str:
@@ -106,6 +115,15 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self._coef: list[tuple[int, float]] = []
         self._newest = 0
         self._template = WebrcData(session_id=config.session_id, payload=bytes(s.packet_length)).encode()
+        self._encode = _encoder(self._template)
+        self._dests = [(g, config.port) for g in self.groups]
+        # Per-packet constants, each computed as the schedule's formulas write it.
+        self._tsd = s.tsd
+        self._dt = 1.0 / self.sr
+        self._bcr_tsd = s.base_rate_pps * s.tsd
+        self._log_inv_p = math.log(1 / s.p)
+        self._slot_end = 0.0  # when the current slot ends: t0 + (slot + 1)·TSD
+        self._tsi = 0  # slot mod T
         #: The schedule's own clock: ticks every 1/SR; each packet leaves at its tick.
         self._tick = 0.0
 
@@ -128,6 +146,11 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self._coef = coef
         self._newest = (k + self.N - 1) % self.T
 
+    def _slot_clock(self) -> None:
+        """The current slot's end and TSI, kept for the per-packet schedule."""
+        self._slot_end = self.t0 + (self.slot + 1) * self._tsd
+        self._tsi = self.slot % self.T
+
     def _start_wave(self, cn: int, age: int) -> None:
         count = max(1, round(sum(self.wave_slot_packets(a) for a in range(age, self.N))))
         self.budget[cn] = count
@@ -136,6 +159,7 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
 
     def on_start(self, now: float) -> None:
         self.t0 = now
+        self._slot_clock()
         self._slot_coefficients()
         self.credit[self.T] = 0.0
         for cn in range(self.N):  # at slot 0 channels 0 .. N-1 carry waves, the newest last
@@ -157,13 +181,13 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         if name != "send":
             return
         sent_at, now = now, self._tick  # the schedule runs on the tick's time
-        slot = math.floor((now - self.t0) / self.p.tsd + 1e-12)
+        x = (now - self.t0) / self._tsd  # slots since the start
+        slot = math.floor(x + 1e-12)
         while self.slot < slot:
             self._slot_boundary(now)
-        dt = 1.0 / self.sr
-        s = self.p
-        tau = (now - self.t0) / s.tsd - self.slot
-        pt = s.p**tau
+        dt = self._dt
+        T = self.T
+        pt = self.p.p ** (x - self.slot)  # P^τ, τ: the slot's elapsed fraction
         credit, budget = self.credit, self.budget
         # Fluid rates: coefficient · P^τ, the newest wave takes the remainder of SR.
         rest = self.sr
@@ -172,38 +196,38 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
             rest -= r
             if cn in credit:
                 credit[cn] += r * dt
-        if self._newest in credit:
-            credit[self._newest] += rest * dt
-        ending = self.slot % self.T  # the oldest wave ends with this slot
-        best, best_key = self.T, credit[self.T]
+        newest = self._newest
+        if newest in credit:
+            credit[newest] += rest * dt
+        ending = self._tsi  # the oldest wave ends with this slot
+        best, best_key = T, credit[T]
         for c, cr in credit.items():
-            if c == self.T or budget.get(c, 0) <= 0:
+            if c == T or budget.get(c, 0) <= 0:
                 continue
-            key = cr + (self._end_deficit(now) if c == ending else 0.0)
+            key = cr + (self._end_deficit(x) if c == ending else 0.0)
             if key > best_key or (key == best_key and c < best):
                 best, best_key = c, key
         cn = best
-        if self.budget.get(ending, 0) > 0:
-            slot_end = self.t0 + (self.slot + 1) * self.p.tsd
-            ticks_left = math.floor((slot_end - now) * self.sr - 1e-9) + 1
-            if self.budget[ending] >= ticks_left:
-                cn = ending  # the wave must finish (PSN 65535) inside its slot
-        self.credit[cn] -= 1.0
+        left = budget.get(ending, 0)
+        if left > 0 and left >= math.floor((self._slot_end - now) * self.sr - 1e-9) + 1:
+            cn = ending  # the wave must finish (PSN 65535) inside its slot: no more ticks left
+        credit[cn] -= 1.0
         self._send(cn, sent_at)
-        self._tick = now + dt
-        self.set_timer("send", max(sent_at, self._tick))
+        self._tick = tick = now + dt
+        self.set_timer("send", sent_at if sent_at >= tick else tick)
 
     def metrics(self, now: float) -> tuple[dict[str, Any], str] | None:
         return {"rate_bps": self.p.session_rate_bps, "tsi": self.slot % self.T, "packets": self.seq}, "steady"
 
-    def _end_deficit(self, now: float) -> float:
+    def _end_deficit(self, x: float) -> float:
         """Packets the ending wave owes beyond what its fluid rate will earn: extra
-        credit, so it sends its whole budget (PSN 65535 last) inside its slot."""
-        s = self.p
-        tau = ((now - self.t0) / s.tsd) % 1.0
+        credit, so it sends its whole budget (PSN 65535 last) inside its slot
+        (``x``: slots since the start)."""
+        tau = x % 1.0
         # ∫ from τ to 1 of BCR·P^(u-1) du, in packets.
-        fluid = s.base_rate_pps * s.tsd * (s.p ** (tau - 1) - 1) / math.log(1 / s.p)
-        return max(0.0, self.budget[self.slot % self.T] - self.credit[self.slot % self.T] - fluid)
+        fluid = self._bcr_tsd * (self.p.p ** (tau - 1) - 1) / self._log_inv_p
+        ending = self._tsi
+        return max(0.0, self.budget[ending] - self.credit[ending] - fluid)
 
     def _slot_boundary(self, now: float) -> None:
         ending = self.slot % self.T  # the oldest wave ends with this slot
@@ -213,18 +237,18 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self.credit.pop(ending, None)
         self.psn.pop(ending, None)
         self.slot += 1
+        self._slot_clock()
         self._slot_coefficients()
         self._start_wave(self._newest, 0)
 
     def _send(self, cn: int, now: float, tsi: int | None = None) -> None:
         if cn == self.T:
             psn = self.base_psn
-            self.base_psn = (self.base_psn + 1) & 0xFFFF
+            self.base_psn = (psn + 1) & 0xFFFF
         else:
             psn = self.psn[cn]
             self.psn[cn] = (psn + 1) & 0xFFFF
             self.budget[cn] -= 1
-        data = encode_data(self._template, self.seq, wire.ts_us(now), cn, psn,
-                           (self.slot % self.T) if tsi is None else tsi)
+        data = self._encode(self.seq, ts_us(now), cn, psn, self._tsi if tsi is None else tsi)
         self.seq += 1
-        self.send((self.groups[cn], self.cfg.port), data)
+        self.send(self._dests[cn], data)
