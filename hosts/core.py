@@ -34,7 +34,7 @@ import math
 from abc import ABC, abstractmethod
 import ipaddress
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from p4mcc.hosts import wire
@@ -120,12 +120,25 @@ METRIC_INTERVAL = 0.1
 least this long after the last record, :meth:`Endpoint.metrics` is asked."""
 
 
-@dataclass(order=True)
 class _Timer:
-    when: float
-    order: int
-    name: str = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    """A named timer in an endpoint's heap, ordered by (when, order): a plain
+    slotted class with its one comparison written out, as heapq calls it for
+    every timer a core sets (about one per packet a sender sends)."""
+
+    __slots__ = ("when", "order", "name", "cancelled")
+
+    def __init__(self, when: float, order: int, name: str) -> None:
+        self.when = when
+        self.order = order
+        self.name = name
+        self.cancelled = False
+
+    def __lt__(self, other: "_Timer") -> bool:
+        when = self.when
+        return when < other.when or (when == other.when and self.order < other.order)
+
+    def __repr__(self) -> str:
+        return f"_Timer(when={self.when!r}, order={self.order!r}, name={self.name!r}, cancelled={self.cancelled!r})"
 
 
 class Counters:
@@ -212,14 +225,17 @@ class Endpoint(Counters, ABC):
 
     def handle_timer(self, now: float) -> None:
         """Fire every timer due at or before ``now``."""
-        self.now = max(self.now, now)
-        while self._heap and self._heap[0].when <= now:
-            t = heapq.heappop(self._heap)
+        if now > self.now:
+            self.now = now
+        heap, timers = self._heap, self._timers
+        while heap and heap[0].when <= now:
+            t = heapq.heappop(heap)
             if t.cancelled:
                 continue
-            if self._timers.get(t.name) is t:
-                del self._timers[t.name]
-            self.on_timer(t.name, now)
+            name = t.name
+            if timers.get(name) is t:
+                del timers[name]
+            self.on_timer(name, now)
         self._maybe_metric(now)
 
     def _maybe_metric(self, now: float) -> None:
@@ -264,10 +280,13 @@ class Endpoint(Counters, ABC):
         self._events.append(event)
 
     def set_timer(self, name: str, when: float) -> None:
-        self.cancel_timer(name)
-        self._order += 1
-        t = _Timer(when, self._order, name)
-        self._timers[name] = t
+        timers = self._timers
+        old = timers.pop(name, None)  # cancel_timer(name), written out: the per-packet path
+        if old is not None:
+            old.cancelled = True
+        self._order = order = self._order + 1
+        t = _Timer(when, order, name)
+        timers[name] = t
         heapq.heappush(self._heap, t)
 
     def cancel_timer(self, name: str) -> None:
