@@ -121,9 +121,9 @@ class P4SwitchNode:
         self.name = name
         self.program, self.seed = program, seed
         self.ports: dict[int, "Channel"] = {}
-        #: the port's first word in the queue table -> (its channel's in-flight
-        #: queue, the channel), for every port the table covers (see ``_fill_queue_table``)
-        self._qmap: dict[int, tuple[Any, "Channel"]] = {}
+        #: the port's first word in the queue table -> its channel, for every
+        #: port the table covers (see ``_fill_queue_table``)
+        self._qmap: dict[int, "Channel"] = {}
         #: the ports (their first words) whose queue may hold a frame: each
         #: covered channel adds its port when it accepts a frame (``Channel.watch``)
         self._qactive: set[int] = set()
@@ -166,7 +166,7 @@ class P4SwitchNode:
         self.ports[port] = channel
         if 0 <= port < QTABLE_PORTS:
             i = 3 * port
-            self._qmap[i] = (channel._inflight, channel)
+            self._qmap[i] = channel
             channel.watch, channel.watch_key = self._qactive, i
             self._qactive.add(i)
 
@@ -175,9 +175,9 @@ class P4SwitchNode:
         pipeline's queue table, as the packet about to run would ask it for
         each replica (no frame is sent between the two).  A queue whose last
         departure is not after ``now`` is empty: its row is zero, written
-        only when it was not.  A busy port's row is ``_queue_row``'s, written
-        out here (and the channel's finished departures dropped as
-        ``Channel.queue_meta`` drops them): this runs before every packet.
+        only when it was not.  A busy port's row is ``_queue_row``'s, made
+        here from ``Channel.queue_meta``'s answer: this runs before every
+        packet.
 
         Only the ports a frame was queued on since their queue was last seen
         empty are looked at (``_qactive``): a queue fills only through
@@ -189,12 +189,10 @@ class P4SwitchNode:
         qt, busy, qmap = self._qtable, self._qbusy, self._qmap
         idle = []
         for i in active:
-            q, ch = qmap[i]
-            if q and q[-1][0] > now:
-                while q[0][0] <= now:  # q[-1] is later than now: the loop stops
-                    ch._inflight_bytes -= q.popleft()[1]
-                qt[i] = qt[i + 2] = len(q) - 1
-                qt[i + 1] = round((q[-1][0] - now) * 1e6)
+            waiting, wait = qmap[i].queue_meta(now)
+            if wait > 0.0:
+                qt[i] = qt[i + 2] = waiting
+                qt[i + 1] = round(wait * 1e6)
                 busy.add(i)
             else:
                 idle.append(i)

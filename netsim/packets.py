@@ -44,7 +44,6 @@ _ETH = struct.Struct("!6s6sH")
 _IP = struct.Struct("!BBHHHBBH4s4s")
 _UDP = struct.Struct("!HHHH")
 _TCP = struct.Struct("!HHIIBBHHH")
-_H10 = struct.Struct("!10H")
 _ZEROS = bytes(9000)
 
 
@@ -77,21 +76,33 @@ def is_multicast(ip: int) -> bool:
     return (ip >> 28) == 0xE
 
 
+def ipv4_header_checksum(total: int, ident: int, ttl: int, proto: int, src: int, dst: int,
+                         tos: int = 0) -> int:
+    """RFC 791's header checksum of an option-less IPv4 header with DF set.
+
+    Summed from the header's ten 16-bit words (version/IHL and TOS, total
+    length, identification, flags, TTL and protocol, a zero checksum, the
+    addresses' halves) and folded twice (RFC 1071): the one writing of the
+    IPv4 header's checksum that every frame built here uses."""
+    s = ((0x45 << 8) | tos) + total + ident + 0x4000 + (ttl << 8) + proto + (src >> 16) + (src & 0xFFFF) \
+        + (dst >> 16) + (dst & 0xFFFF)
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
 def _ip_header(src: int, dst: int, proto: int, payload_len: int, ttl: int, ident: int,
                tos: int = 0, options: bytes = b"") -> bytes:
     ihl = 5 + len(options) // 4
     total = ihl * 4 + payload_len
-    hdr = _IP.pack(0x40 | ihl, tos, total, ident & 0xFFFF, 0x4000, ttl, proto, 0,
-                   src.to_bytes(4, "big"), dst.to_bytes(4, "big"))
-    if options:
-        hdr += options
-        csum = checksum(hdr)
-    else:
-        s = sum(_H10.unpack(hdr))
-        s = (s & 0xFFFF) + (s >> 16)
-        s = (s & 0xFFFF) + (s >> 16)
-        csum = ~s & 0xFFFF
-    return hdr[:10] + csum.to_bytes(2, "big") + hdr[12:]
+    ident &= 0xFFFF
+    if not options:
+        return _IP.pack(0x45, tos, total, ident, 0x4000, ttl, proto,
+                        ipv4_header_checksum(total, ident, ttl, proto, src, dst, tos),
+                        src.to_bytes(4, "big"), dst.to_bytes(4, "big"))
+    hdr = _IP.pack(0x40 | ihl, tos, total, ident, 0x4000, ttl, proto, 0,
+                   src.to_bytes(4, "big"), dst.to_bytes(4, "big")) + options
+    return hdr[:10] + checksum(hdr).to_bytes(2, "big") + hdr[12:]
 
 
 # The Internet checksum without a loop over words: since 2**16 = 1 (mod
@@ -137,20 +148,14 @@ def udp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
     """Ethernet + IPv4 + UDP (checksum computed, as a kernel sends it) around ``payload``.
 
     The bytes :func:`_ip_header` and :func:`udp_checksum` give, made in one
-    ``pack`` with the IPv4 header's checksum summed from its fields: every
-    packet a host sends is built here, and three packs, an unpack and the
-    joins cost more than the rest of the send."""
+    ``pack``: every packet a host sends is built here, and three packs, an
+    unpack and the joins cost more than the rest of the send."""
     ulen = 8 + len(payload)
     total = 20 + ulen
     ident &= 0xFFFF
-    # the header's ten 16-bit words (0x45 and TOS 0, total, ident, DF, TTL and
-    # protocol, checksum 0, the addresses' halves), folded twice (RFC 1071)
-    s = 0x8500 + total + ident + (ttl << 8) + PROTO_UDP + (src >> 16) + (src & 0xFFFF) + (dst >> 16) + (dst & 0xFFFF)
-    s = (s & 0xFFFF) + (s >> 16)
-    s = (s & 0xFFFF) + (s >> 16)
-    r = (src + dst + PROTO_UDP + 2 * ulen + sport + dport + _residue(payload)) % 0xFFFF  # udp_checksum's
     return _ETH_IP_UDP.pack(dst_mac, src_mac, ETH_IPV4, 0x45, 0, total, ident, 0x4000, ttl, PROTO_UDP,
-                            ~s & 0xFFFF, src, dst, sport, dport, ulen, 0xFFFF - r or 0xFFFF) + payload
+                            ipv4_header_checksum(total, ident, ttl, PROTO_UDP, src, dst),
+                            src, dst, sport, dport, ulen, udp_checksum(src, dst, sport, dport, payload)) + payload
 
 
 _ROUTER_ALERT = b"\x94\x04\x00\x00"
@@ -190,7 +195,7 @@ def tcp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
     """Ethernet + IPv4 + TCP with up to four SACK blocks and a zero payload.
 
     The payload's content carries no meaning in the model (bulk transfer), so
-    it is zeros; its length is what links serialize.  Both checksums are
+    it is zeros; its length is what links serialize.  TCP's checksum is
     summed from the fields' 16-bit words, and the headers made in one
     ``pack``, as :func:`udp_frame` makes its own.
     """
@@ -215,11 +220,8 @@ def tcp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
         s = (s & 0xFFFF) + (s >> 16)
     total = 20 + seg_len
     ident &= 0xFFFF
-    ip = 0x8500 + total + ident + (64 << 8) + PROTO_TCP + halves  # as udp_frame's
-    ip = (ip & 0xFFFF) + (ip >> 16)
-    ip = (ip & 0xFFFF) + (ip >> 16)
     return (_ETH_IP_TCP.pack(dst_mac, src_mac, ETH_IPV4, 0x45, 0, total, ident, 0x4000, 64, PROTO_TCP,
-                             ~ip & 0xFFFF, src, dst, sport, dport, seq, ack, off << 4, flags, window,
+                             ipv4_header_checksum(total, ident, 64, PROTO_TCP, src, dst), src, dst, sport, dport, seq, ack, off << 4, flags, window,
                              ~s & 0xFFFF, 0)
             + opts + _ZEROS[:payload_len])
 

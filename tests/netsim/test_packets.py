@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
@@ -20,6 +22,18 @@ def test_udp_frame_matches_scapy() -> None:
                / IP(src="10.0.1.1", dst="10.0.2.2", ttl=64, id=7, flags="DF")
                / UDP(sport=5001, dport=5002) / payload)
         assert f == bytes(ref)
+
+
+@given(total=st.integers(20, 0xFFFF), ident=st.integers(0, 0xFFFF), ttl=st.integers(0, 255),
+       proto=st.integers(0, 255), tos=st.integers(0, 255), src=st.integers(0, 2**32 - 1),
+       dst=st.integers(0, 2**32 - 1))
+def test_ipv4_header_checksum_is_the_one_scapy_sums(total: int, ident: int, ttl: int, proto: int,
+                                                     tos: int, src: int, dst: int) -> None:
+    # RFC 791: every field of an option-less header with DF set, the
+    # addresses' halves carrying into the fold
+    ref = IP(bytes(IP(src=pk.ip_str(src), dst=pk.ip_str(dst), len=total, id=ident, ttl=ttl, proto=proto,
+                      tos=tos, flags="DF")))
+    assert pk.ipv4_header_checksum(total, ident, ttl, proto, src, dst, tos) == ref.chksum
 
 
 def test_a_computed_checksum_of_zero_is_sent_as_all_ones() -> None:
