@@ -231,7 +231,13 @@ class TfmccReceiver(SessionEndpoint[TfmccParams], role="tfmcc-receiver"):
             # Losses grouped with the initial RTT are regrouped with the real one (app. A).
             self.history.remodel(inst, self._remodel_reverse())
         else:
-            self.rtt = ewma(self.rtt, inst, self._beta())
+            self.rtt = self._smoothed_rtt(inst)
+
+    @hook
+    def _smoothed_rtt(self, inst: float) -> float:
+        """The RTT estimate after a real measurement ``inst``: the EWMA with
+        the CLR's or the other receivers' weight (2.4.2)."""
+        return ewma(self.rtt, inst, self._beta())
 
     def _init_first_interval(self) -> None:
         """l_0 = 1/p, p the full equation's inverse at the hook's rate (app. B;

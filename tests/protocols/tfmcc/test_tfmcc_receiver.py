@@ -102,6 +102,37 @@ def test_clr_smooths_rtt_with_weight_0_05() -> None:
     assert r.rtt == pytest.approx(0.05 * 0.3 + 0.95 * 0.2, abs=1e-4)
 
 
+def _clr_measures(r: TfmccReceiver, first: float, then: float) -> None:
+    """``r`` as CLR measures ``first``, then ``then`` (both echoes of its own reports)."""
+    _measured(r, first)
+    (rep,) = reports(feed(r, data(102, 12.5, clr=True), 12.5))
+    feed(r, data(103, 12.5 + then, clr=True, echo=rep, owd=OWD + then - first), 12.5 + then)
+
+
+def test_rtt_step_a_measured_rtt_below_half_the_estimate_replaces_it() -> None:
+    # a squeezed link's queue drained: the CLR's estimate of 1 s against a
+    # measured 0.15 s; with the paper's weight it would stay at 0.96 s
+    with_step = tuple(dict.fromkeys((*RULES.profiles["default"], "rtt_step")))
+    r = make(rules=with_step)
+    _clr_measures(r, 1.0, 0.15)
+    assert r.rtt == pytest.approx(0.15, abs=1e-4)
+    r = make(rules=without("rtt_step"))
+    _clr_measures(r, 1.0, 0.15)
+    assert r.rtt == pytest.approx(0.05 * 0.15 + 0.95 * 1.0, abs=1e-4)
+
+
+def test_rtt_step_a_measured_rtt_above_the_estimate_is_smoothed_as_the_paper_says() -> None:
+    # only a fall steps: a queue filling is followed at the CLR's weight,
+    # however far above the estimate the measurement is
+    with_step = tuple(dict.fromkeys((*RULES.profiles["default"], "rtt_step")))
+    r = make(rules=with_step)
+    _clr_measures(r, 0.2, 0.9)
+    assert r.rtt == pytest.approx(0.05 * 0.9 + 0.95 * 0.2, abs=1e-4)
+    r = make(rules=with_step)
+    _clr_measures(r, 0.2, 0.11)  # within a factor of 2: smoothed
+    assert r.rtt == pytest.approx(0.05 * 0.11 + 0.95 * 0.2, abs=1e-4)
+
+
 def test_other_receivers_smooth_rtt_with_weight_0_5() -> None:
     r = make()
     _measured(r, 0.2)
