@@ -12,7 +12,7 @@ RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: install run sim test test-bmv2 bench docs docs-ablation docs-emulation stop clean help
+.PHONY: install bench-peers run sim test test-bmv2 bench docs docs-ablation docs-emulation stop clean help
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
@@ -20,11 +20,17 @@ help:
 	@echo "make sim      - run the same scenario in the simulator"
 	@echo "make test     - run the whole test suite"
 	@echo "make bench    - run the benchmarks in bench/ and print figures"
+	@echo "make bench-peers - install the benches' peers into .venv (ns-3's PyPI build with cppyy, about 0.5 GB)"
 	@echo "make docs     - regenerate the results sections of README.md and docs/ (DOCS_FULL=1: full runs)"
 	@echo "make stop     - stop what p4mcc runs started (recorded processes and interfaces)"
 	@echo "make clean    - remove .venv, caches and results"
 
 install: $(STAMP)
+
+# The simulators the benches measure p4mcc beside; optional, never needed to
+# run or test p4mcc (bench/sim_speed.py says so in one line without them).
+bench-peers: install
+	$(PY) -m pip install -q ns3
 
 # The venv sees Debian's packages (for the mininet module) but installs every
 # PyPI dependency into itself (--ignore-installed), so removing a Debian
@@ -86,7 +92,7 @@ bench: install
 DOCS_FULL ?=
 DOCS_NICE ?= nice -n 10
 QUICK = $(if $(DOCS_FULL),,--quick)
-SIM_SPEED_ARGS = --skip-ns3 --switch both --no-assistance --interleave 1 \
+SIM_SPEED_ARGS = --switch both --no-assistance --interleave 1 \
                  $(if $(DOCS_FULL),--receivers 1000 --duration 60,--receivers 200 --duration 20)
 DOCS_BENCHES := "demo.py --docs" "codec_speed.py --docs" "sim_speed.py --docs $(SIM_SPEED_ARGS)" \
                 "faults.py --docs $(QUICK)" \
