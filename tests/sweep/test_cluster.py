@@ -62,15 +62,20 @@ class Cluster:
             c.wait_for_workers(n, timeout=120)
 
     def stop(self) -> None:
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        """Workers first, then the scheduler: a worker told to stop closes by
+        telling its scheduler, and retries for its whole timeout when the
+        scheduler has gone first."""
+        workers, scheduler = self.procs[1:], self.procs[:1]
+        for group in (workers, scheduler):
+            for p in group:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
 
 
 @pytest.fixture(scope="module")
