@@ -378,6 +378,18 @@ def run_cases(cases: list[tuple], jobs: int, dask: bool = False, save: Path | No
         return results
 
 
+def loaded_rows(files: list[Path]) -> list[dict]:
+    """The rows ``--save`` wrote to ``files``; a (protocol, fault, draw) saved more than once (a
+    bench resumed over a run that had already ended) counts once, as its last row."""
+    rows: dict[tuple, dict] = {}
+    for f in files:
+        for line in f.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                rows[(r["protocol"], r["fault"], r["draw"])] = r
+    return list(rows.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"one draw of {', '.join(TREE_QUICK)}")
@@ -395,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="tabulate the rows of these JSON-lines files (no run)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
+    ap.add_argument("--section", default="fault-bench",
+                    help="with --docs, the generated section of docs/faults.md to write (default fault-bench): "
+                         "rows run at different times keep their own stamps")
     a = ap.parse_args(argv)
     if a.jobs < 0 or a.draws < 1 or a.first_draw < 0:
         ap.error("--jobs and --first-draw must be 0 or more and --draws at least 1")
@@ -403,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = a.jobs or os.cpu_count() or 1
     t0 = time.perf_counter()
     if a.load:
-        results = [json.loads(line) for f in a.load for line in f.read_text().splitlines() if line.strip()]
+        results = loaded_rows(a.load)
     else:
         faults = a.fault or (list(TREE_QUICK) if a.quick else list(FAULTS))
         draws = 1 if a.quick else a.draws
@@ -419,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench.docsection import write_section
 
         cmd = " ".join(["bench/faults.py", *(argv if argv is not None else sys.argv[1:])])
-        write_section(ROOT / "docs" / "faults.md", "fault-bench", body, cmd)
+        write_section(ROOT / "docs" / "faults.md", a.section, body, cmd)
     return 0
 
 
