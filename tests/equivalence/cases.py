@@ -5,7 +5,7 @@ each at a fixed seed, in the simulator with the P4 switch.  ``paper`` and
 ``stamped``: the demo and two of those cells per protocol under that profile
 (``stamped`` with ``assistance: stamp``, so the switches stamp and estimate
 the share its rules read), named ``<profile>-<case>``.
-``.venv/bin/python tests/equivalence/cases.py --write`` records their
+``.venv/bin/python tests/equivalence/cases.py --write [NAME...]`` records their
 ``summary.json`` in ``golden/``; :mod:`tests.equivalence.test_profiles_keep_results`
 checks that today's code gives the same summaries.  A change that moves
 a profile on purpose (a rule retired after its ablation) writes them again
@@ -114,11 +114,21 @@ def _strip(x: Any) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    if argv != ["--write"]:
-        print("usage: tests/equivalence/cases.py --write", file=sys.stderr)
+    """``--write [NAME...]``: record every case, or only the named ones (a change that moves
+    one protocol's figures writes that protocol's cases and leaves the others as recorded)."""
+    if argv[:1] != ["--write"]:
+        print("usage: tests/equivalence/cases.py --write [NAME...]", file=sys.stderr)
+        return 2
+    every = cases()
+    unknown = [n for n in argv[1:] if n not in every]
+    if unknown:
+        print(f"cases.py: no case named {', '.join(unknown)} (cases: {', '.join(sorted(every))})",
+              file=sys.stderr)
         return 2
     GOLDEN.mkdir(exist_ok=True)
-    for name, doc in cases().items():
+    for name, doc in every.items():
+        if argv[1:] and name not in argv[1:]:
+            continue
         out = GOLDEN / f"{name}.json"
         out.write_text(json.dumps(run_case(doc), indent=1, sort_keys=True) + "\n")
         print(out.relative_to(ROOT))
