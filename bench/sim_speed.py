@@ -38,6 +38,7 @@ nodes without their fast path (docs/performance.md).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import resource
 import subprocess
@@ -266,10 +267,10 @@ ns.Simulator.Destroy()
 
 
 def ns3_dumbbell(duration: float) -> tuple[float, float] | str:
-    try:
-        import ns  # noqa: F401
-    except ImportError:
-        return "ns-3 not installed (.venv/bin/pip install ns3 failed or was not run)"
+    # looked up, not imported: loading ns-3 here would add its half a gigabyte
+    # to this process's peak memory, which the bench reports for the simulator
+    if importlib.util.find_spec("ns") is None:
+        return "ns-3 not installed (make bench-peers)"
     out = subprocess.run([sys.executable, "-c", NS3_SCRIPT, str(duration)], capture_output=True,
                          text=True, timeout=1800)
     if out.returncode != 0:
