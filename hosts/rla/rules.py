@@ -546,16 +546,32 @@ class SpreadAcksReceiver(ThinAcksReceiver):
         return (now if at_once else self.pending_since + hold) + self.phase * span
 
 
-@rule("spread_pairs", "behind spread SACKs data leaves in pairs", "RFC 5681 4.2", requires=("spread_acks",))
+@rule("spread_pairs", "behind spread SACKs data leaves in pairs", "RFC 5681 4.2; RFC 8985 7.2",
+      requires=("spread_acks",))
 class SpreadPairs(Sender):
     """While SACKs are spread, a lone freed packet waits for the next ACK, so data
-    leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out."""
+    leaves in pairs as behind TCP's delayed ACKs (RFC 5681 4.2); not with < 2 out.
+    It waits at most :data:`PAIR_WAIT_RTTS` of the largest srtt after the last SACK: a
+    flight whose SACKs have not come by then was lost (RACK-TLP's probe timeout, RFC
+    8985 7.2), so no ACK is coming, and the packet leaves as the probe whose SACK shows
+    the losses, rather than wait for the retransmission timer and its backoff."""
+
+    PAIR_WAIT_RTTS = 2.0
 
     def _new_data_limit(self, pipe: int) -> int:
         limit = super()._new_data_limit(pipe)
-        if self._data_flags(0) & Flags.SPREAD_ACKS and pipe >= 2 and int(self.cwnd) - pipe == 1:
-            return 0
+        if self._data_flags(0) & Flags.SPREAD_ACKS and pipe >= 2 and int(self.cwnd) - pipe == 1 and self.rcvrs:
+            last_sack = max(r.last_heard for r in self.rcvrs.values())
+            due = last_sack + self.PAIR_WAIT_RTTS * self.largest_srtt
+            if self.now < due:
+                self.set_timer("pair", due)
+                return 0
         return limit
+
+    @timer("pair")
+    def _pair_due(self, now: float) -> None:
+        """No SACK came for the probe timeout: the held packet leaves (``_pump`` sends it)."""
+        self._pump(now)
 
 
 # The acker's clock (pgmcc) -----------------------------------------------------------

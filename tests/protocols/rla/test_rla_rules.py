@@ -6,7 +6,7 @@ import math
 
 import pytest
 from rla_util import DEFAULT_RULES, DefaultReceiver, DefaultSender, rules, sender_class
-from win_util import GROUP, PORT, SENDER, cfg, events, feed, out
+from win_util import GROUP, PORT, SENDER, cfg, events, feed, out, run_timers
 
 from p4mcc.hosts.core import Delivered, JoinGroup, node_id
 from p4mcc.hosts.reliable import payload_for
@@ -419,6 +419,23 @@ def test_a_spread_group_is_sent_pairs_as_tcps_delayed_acks_clock_them(pairs: boo
 
 #: The echoed timestamp of packets sent at 0.0 (1 us: 0 means "no echo").
 SENT = ts_us(0.0) + 1
+
+
+def test_a_held_lone_packet_leaves_as_a_probe_when_no_sack_comes():
+    # spread_pairs: the flight the pair waits on was lost, so no SACK is coming.
+    # The lone packet leaves 2 srtt after the last SACK (RACK-TLP's probe
+    # timeout, RFC 8985 7.2), before the retransmission timer would fire.
+    s = sender(n=2, initial_cwnd=4, ssthresh=2, consts={"SPREAD_MIN_RECEIVERS": 2}, names=DEFAULT_RULES)
+    assert data_seqs(out(s)) == [1, 2, 3, 4]
+    for r in R[:2]:
+        feed(s, sack(r, 1, echo=SENT), 0.1, src=r)  # srtt 0.1 s
+    assert data_seqs(out(s)) == []  # held for its pair
+    due = 0.1 + 2 * s.largest_srtt
+    run_timers(s, due - 1e-6)
+    assert data_seqs(out(s)) == []
+    run_timers(s, due)
+    assert data_seqs(out(s)) == [5]
+    assert s.timeouts == 0
 
 
 def clocked(clock_min: int) -> RlaSender:
