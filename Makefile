@@ -12,7 +12,7 @@ RESULTS ?= results
 SCENARIO ?= topologies/scenarios/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: install bench-peers run sim test test-bmv2 bench docs docs-ablation docs-emulation stop clean help
+.PHONY: install bench-peers run sim test test-bmv2 bench docs docs-ablation docs-faults docs-emulation stop clean help
 
 help:
 	@echo "make install  - Debian packages, .venv, editable install (idempotent)"
@@ -115,6 +115,14 @@ DOCS_ABLATION := "friendliness.py --ablate tfmcc --docs $(QUICK)" "friendliness.
                  "friendliness.py --ablate rla --docs --draw 6 --draw-seed 7 $(QUICK)" \
                  "friendliness.py --ablate mtcp --docs --draw 6 --draw-seed 7 $(QUICK)" \
                  "friendliness.py --ablate vlmcc --docs --draw 6 --draw-seed 7 $(QUICK)"
+
+# ... the fault bench on 20 draws of every type and protocol (hours; rows
+# saved as they end, so a stopped run resumes with --load) ...
+DOCS_FAULTS := "faults.py --docs --draws 20 --tail 7 --save results/faults20.jsonl --section fault-bench-draws"
+
+docs-faults: install
+	@for b in $(DOCS_FAULTS); do \
+	    echo "== bench/$$b"; $(DOCS_NICE) $(PY) bench/$$b || exit 1; done
 
 # ... and the Mininet runs beside the simulator on each target (root).
 DOCS_EMULATION := "engines.py --docs --duration 0 --target builtin" "engines.py --docs --duration 0 --target bmv2"

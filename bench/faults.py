@@ -407,15 +407,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="tabulate the rows of these JSON-lines files (no run)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
-    ap.add_argument("--section", default="fault-bench",
-                    help="with --docs, the generated section of docs/faults.md to write (default fault-bench): "
-                         "rows run at different times keep their own stamps")
+    ap.add_argument("--section", default="fault-bench", choices=("fault-bench", "fault-bench-draws"),
+                    help="with --docs, the generated section of docs/faults.md to write (default fault-bench, "
+                         "the make docs one; fault-bench-draws: make docs-faults'): rows run at different "
+                         "times keep their own stamps")
     a = ap.parse_args(argv)
     if a.jobs < 0 or a.draws < 1 or a.first_draw < 0:
         ap.error("--jobs and --first-draw must be 0 or more and --draws at least 1")
     if a.tail < BOUND_S + 1:
         ap.error(f"--tail must be at least {BOUND_S + 1:g} s: a recovery within {BOUND_S:g} s holds for a second")
     jobs = a.jobs or os.cpu_count() or 1
+    if a.save is not None:
+        a.save.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if a.load:
         results = loaded_rows(a.load)

@@ -46,8 +46,9 @@ ABLATED = ("tfmcc", "webrc", "rla", "mtcp", "vlmcc")
 SLOW_GENERATED = {
     **{f"docs/protocols/{p}-ablation.md": [f"ablation-{p}", f"ablation-{p}-draws"] for p in ABLATED},
     "docs/emulation.md": ["engines-bmv2", "engines-builtin"],
+    "docs/faults.md": ["fault-bench-draws"],
 }
-SLOW_LISTS = {"DOCS_ABLATION": "docs-ablation", "DOCS_EMULATION": "docs-emulation"}
+SLOW_LISTS = {"DOCS_ABLATION": "docs-ablation", "DOCS_FAULTS": "docs-faults", "DOCS_EMULATION": "docs-emulation"}
 
 MAX_LINES = 400
 #: A protocol's page (its paper, rules, constants, tests and open points)
