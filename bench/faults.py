@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
     ap.add_argument("--section", default="fault-bench", choices=("fault-bench", "fault-bench-draws"),
                     help="with --docs, the generated section of docs/faults.md to write (default fault-bench, "
-                         "the make docs one; fault-bench-draws: make docs-faults'): rows run at different "
+                         "the make docs one; fault-bench-draws: make docs-faults): rows run at different "
                          "times keep their own stamps")
     a = ap.parse_args(argv)
     if a.jobs < 0 or a.draws < 1 or a.first_draw < 0:
