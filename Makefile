@@ -116,9 +116,9 @@ DOCS_ABLATION := "friendliness.py --ablate tfmcc --docs $(QUICK)" "friendliness.
                  "friendliness.py --ablate mtcp --docs --draw 6 --draw-seed 7 $(QUICK)" \
                  "friendliness.py --ablate vlmcc --docs --draw 6 --draw-seed 7 $(QUICK)"
 
-# ... the fault bench on 20 draws of every type and protocol (hours; rows
-# saved as they end, so a stopped run resumes with --load) ...
-DOCS_FAULTS := "faults.py --docs --draws 20 --tail 7 --save results/faults20.jsonl --section fault-bench-draws"
+# ... the fault bench on 20 draws of every type and protocol (hours; each
+# run's row is saved as it ends, so a stopped bench keeps its rows for --load) ...
+DOCS_FAULTS := "faults.py --docs --draws 20 --tail 7 --save $(RESULTS)/faults20.jsonl --section fault-bench-draws"
 
 docs-faults: install
 	@for b in $(DOCS_FAULTS); do \

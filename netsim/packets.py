@@ -221,8 +221,8 @@ def tcp_frame(src_mac: bytes, dst_mac: bytes, src: int, dst: int, sport: int, dp
     total = 20 + seg_len
     ident &= 0xFFFF
     return (_ETH_IP_TCP.pack(dst_mac, src_mac, ETH_IPV4, 0x45, 0, total, ident, 0x4000, 64, PROTO_TCP,
-                             ipv4_header_checksum(total, ident, 64, PROTO_TCP, src, dst), src, dst, sport, dport, seq, ack, off << 4, flags, window,
-                             ~s & 0xFFFF, 0)
+                             ipv4_header_checksum(total, ident, 64, PROTO_TCP, src, dst),
+                             src, dst, sport, dport, seq, ack, off << 4, flags, window, ~s & 0xFFFF, 0)
             + opts + _ZEROS[:payload_len])
 
 

@@ -21,8 +21,6 @@ else:
     _Rx = _Tx = object
 
 OURS = "ours, see docs/protocols/tfmcc.md#rules"
-#: ``rtt_step``: how many times below the estimate a measured RTT must be to replace it
-RTT_STEP_FACTOR = 2.0
 R, S = "tfmcc-receiver", "tfmcc-sender"
 rule = Registrar("tfmcc", OURS)
 
@@ -132,16 +130,19 @@ class LossEventCurrentRtt(_Rx):
 
 @rule("rtt_step", "a measured RTT below half the estimate replaces it", roles=(R,))
 class RttStep(_Rx):
-    """A real RTT measurement below 1/:data:`RTT_STEP_FACTOR` of the smoothed estimate
+    """A real RTT measurement below 1/``STEP_FACTOR`` of the smoothed estimate
     replaces it, as the first measurement replaces the placeholder (2.4.2).  The CLR's weight
     of 0.05 per measurement, one measurement per estimated RTT, moves an estimate that is
     far above every sample by about 0.05 s per second: after a squeezed link's queue has
     drained, the CLR's rate stays at the squeeze's for several seconds, where a TCP flow's
     rate follows its round trip within one.  A rise is smoothed as the paper says: a step
-    up as well made the rate swing with every queue TCP fills and drains."""
+    up would follow every queue TCP fills."""
+
+    #: how many times below the estimate a measured RTT must be to replace it
+    STEP_FACTOR = 2.0
 
     def _smoothed_rtt(self, inst: float) -> float:
-        if inst * RTT_STEP_FACTOR < self.rtt:
+        if inst * self.STEP_FACTOR < self.rtt:
             return inst
         return super()._smoothed_rtt(inst)
 

@@ -40,8 +40,8 @@ class Cluster:
         self.address = f"tcp://127.0.0.1:{_free_port()}"
         self.procs: list[subprocess.Popen[bytes]] = []
         port = self.address.rsplit(":", 1)[1]
-        self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", port,
-                                  "--dashboard-address", ":0", "--no-show"])
+        self.scheduler = self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", port,
+                                                   "--dashboard-address", ":0", "--no-show"])
 
     def _start(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         log = open(self.workdir / f"{name}.log", "wb")
@@ -65,8 +65,8 @@ class Cluster:
         """Workers first, then the scheduler: a worker told to stop closes by
         telling its scheduler, and retries for its whole timeout when the
         scheduler has gone first."""
-        workers, scheduler = self.procs[1:], self.procs[:1]
-        for group in (workers, scheduler):
+        workers = [p for p in self.procs if p is not self.scheduler]
+        for group in (workers, [self.scheduler]):
             for p in group:
                 if p.poll() is None:
                     os.killpg(p.pid, signal.SIGTERM)
