@@ -982,7 +982,10 @@ class RttFairIncrease(Sender):
 class WorstPathListening(Sender):
     """Rule 6's troubled set is the acker alone: the receiver whose TCP rate (RFC 5348 3.1 at its srtt
     and signal rate) is lowest, replaced once another's is below SWITCH times its (pgmcc's acker, Rizzo
-    2000). Random listening answers the mean of n paths' loss rates, the acker the limiting path's."""
+    2000). Random listening answers the mean of n paths' loss rates, the acker the limiting path's.
+    It is chosen at most once per loss event: behind one queue every receiver reports the same loss,
+    and a choice at each report would hand the acker to the first reporter before its own report,
+    so no report of that loss would be drawn for."""
 
     COUNTERS = ("acker_switches",)
     #: Hysteresis: receivers behind one queue differ by sampling noise, not by path (ours).
@@ -991,6 +994,8 @@ class WorstPathListening(Sender):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.acker: int | None = None
+        #: The highest sequence sent when a signal last chose the acker (0: none yet).
+        self.chosen_through = 0
 
     def equation_rate(self, r: _Receiver) -> float:
         """r's TCP rate in bytes/s; infinite before its first signal."""
@@ -1006,7 +1011,12 @@ class WorstPathListening(Sender):
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
-        self._choose_acker()  # on what was known before this signal: a signal does not elect its sender
+        if not lost or min(lost) > self.chosen_through:
+            # on what was known before this signal: a signal does not elect its sender; and once
+            # per loss event: the other receivers' signals of a packet sent before that choice
+            # are judged by it, so no signal of one loss elects the receiver that reported it first
+            self._choose_acker()
+            self.chosen_through = self.next_seq - 1
         super()._congestion(r, now, lost, by_timeout)
 
     def _troubled(self, r: _Receiver) -> bool:

@@ -129,3 +129,19 @@ def test_a_signal_does_not_elect_its_own_receiver():
     s.packets_sent += 10
     s._congestion(near, 5.5, lost=None)
     assert s.random_cuts == 1 and s.acker == far.rid
+
+
+def test_one_loss_every_receiver_reports_is_judged_by_one_choice_of_acker():
+    # Both receivers lose packet 1. The first report brings the near receiver's rate below
+    # three quarters of the acker's; chosen again at the acker's own report of the same
+    # loss, the acker would be the near receiver and neither report would be drawn for.
+    s, near, far = _two_paths(LISTEN, rng=FixedRng(0.0, 0.0))
+    near.interval_avg = 50.0  # 0.82 of the far path's rate: the far receiver stays the acker
+    s.acker = far.rid
+    held = s.equation_rate(far)
+    s._congestion(near, 5.01, lost=[1])
+    assert s.acker == far.rid and s.random_cuts == 0
+    assert s.equation_rate(near) < 0.75 * held  # a choice made now would elect it
+    s._congestion(far, 5.011, lost=[1])
+    s._resolve_event(5.011 + far.srtt)  # one_draw_per_loss draws once the acker is past it, or an srtt on
+    assert s.acker == far.rid and s.random_cuts == 1 and s.cwnd == 10
