@@ -657,6 +657,13 @@ class EmuFaults:
                 return [(c.a, c.a_iface), (c.b, c.b_iface)]
         return []
 
+    @staticmethod
+    def _rogue_end(dur: float) -> list[str]:
+        """The rogue's end as the fault's: ``dur`` from now on the machine's monotonic clock, which
+        every Mininet host shares, so a rogue that starts late (its interpreter and imports on a
+        loaded host) does not lie past the fault's end."""
+        return ["--until", f"{time.monotonic() + dur:.6f}"]
+
     def _rogue(self, f: Any, mode: str) -> None:
         from p4mcc.emulation.mininet_net import spawn
 
@@ -665,7 +672,7 @@ class EmuFaults:
         dur = f.duration if f.duration is not None else self.scenario.duration - self.now
         argv = [sys.executable, "-m", "p4mcc.hosts.rogue", mode, "--proto", s.protocol, "--group", s.group,
                 "--port", str(s.port), "--session", str(s.session_id), "--local", h.ip,
-                "--sender", self.plan.hosts[s.sender].ip, "--for", f"{dur:.3f}"]
+                "--sender", self.plan.hosts[s.sender].ip, *self._rogue_end(dur)]
         if "rate" in f.params:
             argv += ["--rate", str(f.params["rate"])]
         if "claim" in f.params:
@@ -706,7 +713,7 @@ class EmuFaults:
             host = self.plan.hosts[f.target]
         dur = f.duration if f.duration is not None else 1.0
         argv = [sys.executable, "-m", "p4mcc.hosts.rogue", "malformed", "--local", host.ip, "--iface", host.iface,
-                "--rate", str(f.params.get("rate", 1000.0)), "--for", f"{dur:.3f}"]
+                "--rate", str(f.params.get("rate", 1000.0)), *self._rogue_end(dur)]
         p = spawn(f"malformed {host.name}", argv, self.logs / f"malformed-{host.name}-{len(self.rogues)}.log",
                   node=self.net[host.name])
         self.rogues.append(p)

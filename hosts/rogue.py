@@ -34,7 +34,7 @@ page says which claims it refuses); bounding the flood is the switch's
 garbage p4mcc headers, bad IGMP, runt Ethernet frames.
 
 Run in a Mininet host as ``python -m p4mcc.hosts.rogue MODE --proto P --group G
---port N --session ID --local IP --sender IP --rate PPS --for S``.
+--port N --session ID --local IP --sender IP --rate PPS --for S`` (or ``--until T``).
 """
 
 from __future__ import annotations
@@ -220,9 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--victim", default=None, help="forged_ack: the address whose receiver id the ACKs carry")
     ap.add_argument("--fold", action="store_true", help="forged_ack: flag the ACKs as a switch's fold (MTCP)")
     ap.add_argument("--ahead", type=int, default=0, help="forged_ack: packets claimed beyond the highest seen sent")
-    ap.add_argument("--for", dest="duration", type=float, default=5.0)
+    ap.add_argument("--for", dest="duration", type=float, default=5.0, help="seconds from this process's start")
+    ap.add_argument("--until", type=float, default=None,
+                    help="end at this CLOCK_MONOTONIC time instead (one clock for every network namespace of "
+                         "the machine): a fault's end stays where the scenario puts it, however late this starts")
     a = ap.parse_args(argv)
-    end = time.monotonic() + a.duration
+    end = a.until if a.until is not None else time.monotonic() + a.duration
     if a.mode == "malformed":
         rng = random.Random(1)
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)

@@ -96,3 +96,20 @@ def test_policing_budgets_follow_each_protocols_feedback_rule():
     port = {peer: p for p, peer in ctopo.port_map("s1").items()}
     assert by_port[port["r2"]] == (2400, 240) and by_port[port["r3"]] == (50, 20)
     assert port["h1"] in by_port  # the sender's port: the floor (it receives no session)
+
+
+def test_a_rogue_process_ends_at_its_faults_end_however_late_it_started(capsys):
+    # The runner passes the fault's end on the machine's monotonic clock (--until), not a
+    # duration from the rogue's own start: a rogue whose interpreter came up after the fault's
+    # end lies not at all (with --for it would lie its whole duration past the end).
+    import time
+
+    from p4mcc.emulation.faults import EmuFaults
+    from p4mcc.hosts.rogue import main
+
+    before = time.monotonic()
+    flag, until = EmuFaults._rogue_end(10.0)
+    assert flag == "--until" and before + 10.0 <= float(until) <= time.monotonic() + 10.0 + 1e-3
+    assert main(["false_report", "--local", "127.0.0.1", "--port", "0", "--for", "5",
+                 "--until", f"{before - 1.0:.3f}"]) == 0
+    assert capsys.readouterr().out.strip() == "rogue false_report sent 0"
