@@ -39,11 +39,7 @@ class Pumped(Client):
         except BaseException as e:  # handed to the test's thread
             self.inbox.put(e)
 
-    #: How long a reply may take: long enough for a loaded 2-core host running the whole suite,
-    #: where one of 255 replies once took longer than 5 s; a test that expects silence says so.
-    REPLY_S = 20.0
-
-    def recv(self, timeout: float = REPLY_S):
+    def recv(self, timeout: float = 5.0):
         try:
             item = self.inbox.get(timeout=timeout)
         except queue.Empty:

@@ -30,8 +30,8 @@ CLAIMS: dict[str, dict[str, Any]] = {
 }
 
 
-def scenario_dict(end: float = END) -> dict[str, Any]:
-    return liar_util.scenario_dict("tfmcc-rogue", end)
+def scenario_dict() -> dict[str, Any]:
+    return liar_util.scenario_dict("tfmcc-rogue", END)
 
 
 def sim_rates(claim: dict[str, Any] | None) -> list[tuple[float, float]]:
@@ -76,11 +76,6 @@ def test_one_liar_on_the_bottleneck_keeps_half_the_share_and_the_session_recover
 
 #: The claims a scenario's fault carries (``claim`` only): the others need the rogue's own flags.
 MININET_CLAIMS = {"false_report": "8kbps", "spoof_clr": "8kbps"}
-#: The share is the mean over 8 s to START; the rate after is the mean over as long a window once
-#: the RECOVER_S have passed. Real time on a busy host swings a 0.5 s sample by a quarter, so a
-#: window as short as the simulator's would judge the host, not the session.
-MININET_BEFORE_FROM = 8.0
-MININET_END = STOP + RECOVER_S + (START - MININET_BEFORE_FROM)
 
 
 @pytest.mark.root
@@ -98,14 +93,14 @@ def test_one_liar_in_mininet_keeps_half_the_share(mode: str, tmp_path) -> None:
     from p4mcc.emulation.run import run_emulation
     from p4mcc.scenario.model import scenario_from_dict
 
-    sc = scenario_dict(MININET_END)
+    sc = scenario_dict()
     sc["sessions"][0]["receivers"] = ["r1", "r2", "r3", "rogue"]  # a fault's rogue sits on a receiver
     sc["faults"] = [{"type": mode, "target": "rogue", "session": "tf", "at": START, "for": STOP - START,
                      "claim": MININET_CLAIMS[mode]}]
     run_emulation(scenario_from_dict(sc), tmp_path, progress=False, plots=False)
     pts = sorted((float(r["time"]), float(r["value"])) for r in csv.DictReader((tmp_path / "timeseries.csv").open())
                  if r["kind"] == "session" and r["metric"] == "throughput_bps" and r["node"] == "r1")
-    before = statistics.mean(v for t, v in pts if MININET_BEFORE_FROM < t <= START)
+    before = statistics.mean(v for t, v in pts if 8.0 < t <= START)
     during = statistics.mean(v for t, v in pts if START + 1.0 < t <= STOP)
-    after = statistics.mean(v for t, v in pts if STOP + RECOVER_S < t <= MININET_END)
+    after = statistics.mean(v for t, v in pts if STOP + RECOVER_S < t <= END)
     assert during >= 0.5 * before and after >= 0.8 * before, (before, during, after)
