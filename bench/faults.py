@@ -230,12 +230,35 @@ def table(rows: list[dict]) -> list[tuple]:
     return out
 
 
+HEADER = ["| protocol | fault | draws | within 5 s | median s | worst s | lost B | stalls |",
+          "|---|---|---|---|---|---|---|---|"]
+
+
 def render(rows: list[tuple]) -> str:
-    lines = ["| protocol | fault | draws | within 5 s | median s | worst s | lost B | stalls |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = list(HEADER)
     for proto, kind, n, share, med, worst, lost, stalls in rows:
         lines.append(f"| {proto} | `{kind}` | {n} | {share:.0%} | {med} | {worst} | {lost} | {stalls} |")
     return "\n".join(lines)
+
+
+def _row_key(line: str) -> tuple[int, str]:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) != len(HEADER[1].strip("|").split("|")) or cells[0] not in PROTOCOLS:
+        raise ValueError(f"not a row of the fault table: {line!r}")
+    return PROTOCOLS.index(cells[0]), cells[1].strip("`")
+
+
+def merged(old_body: str, new_table: str) -> str:
+    """``new_table`` with the rows of ``old_body``'s table that it does not cover, in table order.
+
+    So a bench run on some (protocol, fault) pairs updates their rows of a
+    section and keeps the others (``--merge``); the page's prose names the
+    commits the rows ran at."""
+    old = [ln for ln in old_body.splitlines() if ln.startswith("| ") and ln not in HEADER]
+    new = [ln for ln in new_table.splitlines() if ln.startswith("| ") and ln not in HEADER]
+    rows = {_row_key(ln): ln for ln in old}
+    rows.update({_row_key(ln): ln for ln in new})
+    return "\n".join(HEADER + [rows[k] for k in sorted(rows)])
 
 
 # The fault scenarios of topologies/scenarios/faults/, one case each: the
@@ -407,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="tabulate the rows of these JSON-lines files (no run)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/faults.md")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --docs, keep the section's rows of (protocol, fault) pairs these rows do not cover")
     ap.add_argument("--section", default="fault-bench", choices=("fault-bench", "fault-bench-draws"),
                     help="with --docs, the generated section of docs/faults.md to write (default fault-bench, "
                          "the make docs one; fault-bench-draws: make docs-faults): rows run at different "
@@ -433,11 +458,16 @@ def main(argv: list[str] | None = None) -> int:
     body = render(table(results))
     print(body)
     print(f"{len(results)} runs in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if a.merge and not a.docs:
+        ap.error("--merge goes with --docs")
     if a.docs:
-        from bench.docsection import write_section
+        from bench.docsection import sections, write_section
 
+        page = ROOT / "docs" / "faults.md"
         cmd = " ".join(["bench/faults.py", *(argv if argv is not None else sys.argv[1:])])
-        write_section(ROOT / "docs" / "faults.md", a.section, body, cmd)
+        if a.merge:
+            body = merged(sections(page.read_text()).get(a.section, ""), body)
+        write_section(page, a.section, body, cmd)
     return 0
 
 
