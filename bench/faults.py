@@ -242,8 +242,9 @@ def render(rows: list[tuple]) -> str:
 
 
 def _row_key(line: str) -> tuple[int, str]:
+    """(protocol's place, fault) of one table row: the order :func:`table` writes."""
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if len(cells) != len(HEADER[1].strip("|").split("|")) or cells[0] not in PROTOCOLS:
+    if len(cells) != HEADER[1].count("---") or cells[0] not in PROTOCOLS:
         raise ValueError(f"not a row of the fault table: {line!r}")
     return PROTOCOLS.index(cells[0]), cells[1].strip("`")
 
@@ -252,8 +253,7 @@ def merged(old_body: str, new_table: str) -> str:
     """``new_table`` with the rows of ``old_body``'s table that it does not cover, in table order.
 
     So a bench run on some (protocol, fault) pairs updates their rows of a
-    section and keeps the others (``--merge``); the page's prose names the
-    commits the rows ran at."""
+    section and keeps the others (``--merge``)."""
     old = [ln for ln in old_body.splitlines() if ln.startswith("| ") and ln not in HEADER]
     new = [ln for ln in new_table.splitlines() if ln.startswith("| ") and ln not in HEADER]
     rows = {_row_key(ln): ln for ln in old}
@@ -439,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.jobs < 0 or a.draws < 1 or a.first_draw < 0:
         ap.error("--jobs and --first-draw must be 0 or more and --draws at least 1")
+    if a.merge and not a.docs:
+        ap.error("--merge goes with --docs")
     if a.tail < BOUND_S + 1:
         ap.error(f"--tail must be at least {BOUND_S + 1:g} s: a recovery within {BOUND_S:g} s holds for a second")
     jobs = a.jobs or os.cpu_count() or 1
@@ -458,8 +460,6 @@ def main(argv: list[str] | None = None) -> int:
     body = render(table(results))
     print(body)
     print(f"{len(results)} runs in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    if a.merge and not a.docs:
-        ap.error("--merge goes with --docs")
     if a.docs:
         from bench.docsection import sections, write_section
 

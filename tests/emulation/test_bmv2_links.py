@@ -56,11 +56,10 @@ def bmv2_baseline_rtt(bmv2_ready: None, tmp_path_factory: pytest.TempPathFactory
     The bottleneck keeps a 1 us delay, so it is shaped the same way as the
     test's (through the link processes where the kernel lacks netem)."""
     from p4mcc.emulation.run import emulated_network
+    from p4mcc.emulation.shaping import KERNEL, LINKPROC
 
     with emulated_network(scenario(rate="1Gbps", delay=BASELINE_DELAY_S), tmp_path_factory.mktemp("baseline"),
                           target="bmv2") as (net, plan, _o):
-        from p4mcc.emulation.shaping import KERNEL, LINKPROC
-
         # the bottleneck goes through the shaper the test's does
         hows = {s.how for s in plan.shapings if s.link == "s1-p1--s2-p1"}
         assert hows and hows <= {KERNEL, LINKPROC}, plan.shapings

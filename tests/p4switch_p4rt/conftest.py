@@ -19,9 +19,8 @@ def _collections_see_only_this_tests_objects() -> Iterator[None]:
     These tests run the P4Runtime server in their own process and hold its
     replies to time bounds.  A full collection walks every object the
     process holds, and by the time the whole suite reaches this folder that
-    is enough for one collection to take seconds (2.0 s, measured inside the
-    255-backup test), while it stops every thread of the server and of its
-    clients.  A switch process holds none of that heap, so the test freezes
+    is enough for one collection to take seconds, while it stops every
+    thread of the server and of its clients.  A switch process holds none of that heap, so the test freezes
     it (``gc.freeze``: objects the collector then skips) and gives it back
     afterwards.
     """
