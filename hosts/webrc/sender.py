@@ -110,8 +110,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         self.credit: dict[int, float] = {}
         self.budget: dict[int, int] = {}
         self.psn: dict[int, int] = {}
-        #: the waves with packets of their budget left, the channels a tick chooses among
-        self._live: set[int] = set()
         self.base_psn = 0
         self.seq = 0
         self._coef: list[tuple[int, float]] = []
@@ -156,7 +154,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
     def _start_wave(self, cn: int, age: int) -> None:
         count = max(1, round(sum(self.wave_slot_packets(a) for a in range(age, self.N))))
         self.budget[cn] = count
-        self._live.add(cn)
         self.psn[cn] = (WEBRC_LAST_PSN + 1 - count) & 0xFFFF
         self.credit[cn] = 0.0
 
@@ -204,10 +201,12 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         if newest in credit:
             credit[newest] += rest * dt
         ending = self._tsi  # the oldest wave ends with this slot
-        # The most credit wins, the lower channel on a tie (so the order of the set is moot);
-        # the ending wave counts its deficit too.
+        # Among the waves with budget left the most credit wins, the lower channel on a tie
+        # (so the order of the dict is moot); the ending wave counts its deficit too.
         best, best_key = T, credit[T]
-        for c in self._live:
+        for c, left in budget.items():
+            if left <= 0:
+                continue
             key = credit[c] + self._end_deficit(x) if c == ending else credit[c]
             if key > best_key or (key == best_key and c < best):
                 best, best_key = c, key
@@ -238,7 +237,6 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         while self.budget.get(ending, 0) > 0:
             self._send(ending, now, tsi=self.slot % self.T)  # flush the wave's last packets
         self.budget.pop(ending, None)
-        self._live.discard(ending)
         self.credit.pop(ending, None)
         self.psn.pop(ending, None)
         self.slot += 1
@@ -253,9 +251,7 @@ class WebrcSender(SessionEndpoint[WebrcParams], role="webrc-sender"):
         else:
             psn = self.psn[cn]
             self.psn[cn] = (psn + 1) & 0xFFFF
-            left = self.budget[cn] = self.budget[cn] - 1
-            if left <= 0:
-                self._live.discard(cn)
+            self.budget[cn] -= 1
         data = self._encode(self.seq, ts_us(now), cn, psn, self._tsi if tsi is None else tsi)
         self.seq += 1
         self.send(self._dests[cn], data)

@@ -20,9 +20,9 @@ def _collections_see_only_this_tests_objects() -> Iterator[None]:
     replies to time bounds.  A full collection walks every object the
     process holds, and by the time the whole suite reaches this folder that
     is enough for one collection to take seconds, while it stops every
-    thread of the server and of its clients.  A switch process holds none of that heap, so the test freezes
-    it (``gc.freeze``: objects the collector then skips) and gives it back
-    afterwards.
+    thread of the server and of its clients.  A switch process holds none
+    of that heap, so the test freezes it (``gc.freeze``: objects the
+    collector then skips) and gives it back afterwards.
     """
     gc.freeze()
     try:
