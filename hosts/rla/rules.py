@@ -134,14 +134,6 @@ class TcpCutFloor(Sender):
     cut_floor = LEAST_SSTHRESH
 
 
-@rule("rto_marks_all", "a timeout marks every unacknowledged packet lost", "RFC 5681 3.1, RFC 6675 5.1")
-class RtoMarksAll(Sender):
-    """A timeout marks all the receiver lacks lost, not only what is one RTO old (RFC 5681 3.1)."""
-
-    def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
-        return pending
-
-
 @rule("rto_holds_ssthresh", "a second timeout of a packet holds ssthresh", "RFC 5681 3.1")
 class RtoHoldsSsthresh(Sender):
     rto_seq: int | None = None  # the oldest packet at the last timeout response
@@ -1031,7 +1023,6 @@ DEFAULT = (
     "one_cut_per_window",
     "one_rtt_congestion_period",
     "tcp_cut_floor",
-    "rto_marks_all",
     "rto_holds_ssthresh",
     "join_at_window_edge",
     "resume_stream",

@@ -160,11 +160,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return False
 
     @hook
-    def _timeout_losses(self, pending: list[int], expired: list[int]) -> list[int]:
-        """Rule 1: a timeout marks lost what is unacknowledged for a whole RTO."""
-        return expired
-
-    @hook
     def _data_flags(self, flags: int) -> int:
         """Flags on every data packet (marks a rule's receivers read)."""
         return flags
@@ -365,17 +360,17 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         self.cut_seq = self.next_seq - 1
 
     def _on_timeout(self, now: float) -> None:
-        """Rule 1's other half: packets unACKed for a whole RTO are lost."""
+        """Rule 1's other half, read as TCP reads a timeout (section 3.3 leaves
+        timeouts to TCP): once a receiver's oldest packet is unACKed for a whole
+        RTO, everything it lacks is lost (RFC 5681 3.1's go-back, RFC 6675 5.1)."""
         self.timeouts += 1
         cwnd_before = self.cwnd
         oldest = min(self.out, default=None)
         for r in self.rcvrs.values():
             rto = r.rtt.rto * (2 ** self.rto_backoff)
-            pending = [s for s in self.out if not r.sb.acked(s) and s not in r.lost_pending]
-            expired = [s for s in pending if r.rexmit_at.get(s, self.out[s].last_sent) + rto <= now]
-            if not expired:
+            lost = [s for s in self.out if not r.sb.acked(s) and s not in r.lost_pending]
+            if not any(r.rexmit_at.get(s, self.out[s].last_sent) + rto <= now for s in lost):
                 continue
-            lost = self._timeout_losses(pending, expired)
             for s in lost:
                 # A loss by timeout needs no wait before its repair: a whole RTO was waited.
                 self._mark_lost(r, s, -math.inf)

@@ -1,5 +1,5 @@
-"""RLA recovery rules beyond the paper (issue 14): what a timeout marks lost, and
-how a receiver that joins or restarts mid-session is synchronised.  Fake clock,
+"""RLA recovery: what a timeout marks lost and, by rules beyond the paper, how a
+receiver that joins or restarts mid-session is synchronised.  Fake clock,
 scripted SACKs; the end-to-end bounds are in tests/protocols/rla/test_rla_faults.py."""
 
 from __future__ import annotations
@@ -62,10 +62,14 @@ def test_a_timeout_marks_every_unacknowledged_packet_lost_and_repairs_at_once():
     assert s.cwnd == 2 and repairs(s) == [7, 8]
 
 
-def test_without_the_rule_a_timeout_after_an_outage_sends_nothing():
-    s = _outage(without=("rto_marks_all",))
-    assert s.rexmit_queue == set(range(6, 11))  # only what was older than one RTO
-    assert repairs(s) == []  # 11..15 still fill the one-packet pipe
+def test_the_paper_reads_a_timeout_as_tcp_does():
+    """Section 3.3 leaves timeouts to TCP, so the paper's sender alone marks the
+    whole window lost too.  Marking only what is one RTO old left 11..15 filling
+    the one-packet pipe: nothing was sent until their own timeout, a round of
+    silence per outage."""
+    s = _outage(without=DEFAULT_RULES)
+    assert s.rexmit_queue == set(range(7, 16))
+    assert repairs(s) == [6]
 
 
 def test_a_second_timeout_of_the_same_packet_holds_ssthresh():
