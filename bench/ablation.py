@@ -160,6 +160,46 @@ def variants(book: Any, plus: bool = True) -> list[Variant]:
     return out
 
 
+def chosen(vs: list[Variant], names: str) -> list[Variant]:
+    """``default`` and the variants ``names`` (comma-separated, as the table names them), so a
+    change that moves a few arms reruns those alone (``--variants``, kept rows by :func:`merged`)."""
+    want = [n.strip() for n in names.split(",") if n.strip()]
+    known = {v.name for v in vs}
+    unknown = [n for n in want if n not in known]
+    if unknown:
+        raise ValueError(f"--variants: unknown variant {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(sorted(known))})")
+    return [v for v in vs if v.name == DEFAULT or v.name in want]
+
+
+def _table_rows(body: str) -> dict[str, str]:
+    """variant -> its Markdown row, from a generated section's body."""
+    rows = [ln for ln in body.splitlines() if ln.startswith("| ") and not ln.startswith("| variant |")]
+    return {ln.strip().strip("|").split("|")[0].strip(): ln for ln in rows}
+
+
+def merged(old_body: str, new_rows: list[dict[str, str]], vs: list[Variant]) -> str:
+    """The table of ``new_rows`` with the rows of ``old_body`` it does not cover, in ``vs``'s order,
+    then where the kept rows come from (``old_body``'s stamp).
+
+    The kept rows' changes are read against ``default``, so the merge holds only where the rerun
+    ``default`` row is the old one to the digit; otherwise every variant has to run again.
+    Rows of variants that no longer exist (a rule removed) are dropped."""
+    old = _table_rows(old_body)
+    new = _table_rows(markdown(new_rows))
+    if DEFAULT not in old:
+        raise ValueError("--merge: the section has no table to merge into")
+    if old[DEFAULT] != new[DEFAULT]:
+        raise ValueError(f"--merge: default's row moved, so the kept rows' changes no longer hold; "
+                         f"rerun every variant\n  was: {old[DEFAULT]}\n  now: {new[DEFAULT]}")
+    rows = [new.get(v.name) or old.get(v.name) for v in vs]
+    table = markdown(new_rows).splitlines()[:2] + [r for r in rows if r]
+    stamp = next((ln for ln in old_body.splitlines() if ln.startswith("_")), "").strip("_ ")
+    rerun = ", ".join(f"`{r['variant']}`" for r in new_rows)
+    kept = f"\n\nRerun here: {rerun}; the other rows are kept from the run stamped: {stamp}" if stamp else ""
+    return "\n".join(table) + kept
+
+
 def axis(vs: list[Variant]) -> dict[str, list[Any]]:
     """The variants as a zipped sweep group."""
     return {"sessions[0].profile": [v.profile for v in vs],

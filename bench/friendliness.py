@@ -57,7 +57,9 @@ congestion stamp only: the grid writes no stamp) and ``paper`` plus each rule
 variant the change in median ratio, the cells in [0.5, 2], utilisation, time
 to 80 % of the share and (``--faults``) the failing fault rows, with whether
 each rule of ``default`` earns its place and each rule outside it would enter
-(``bench/ablation.py``).
+(``bench/ablation.py``).  A change that moves a few arms reruns those alone
+(``--variants 'paper,default -R'``, with ``default`` always); ``--docs --merge``
+keeps the page's other rows, and is refused if ``default``'s row moved.
 """
 
 from __future__ import annotations
@@ -563,6 +565,11 @@ def ablation_doc(proto: str, args: argparse.Namespace, name: str) -> tuple[dict[
     from p4mcc.hosts import registry
 
     vs = ablation.variants(registry.get(proto).rules, plus=not args.no_plus)
+    if getattr(args, "variants", None):
+        try:
+            vs = ablation.chosen(vs, args.variants)
+        except ValueError as e:
+            raise SystemExit(f"friendliness: {e}") from None
     seeds, duration = _seeds_and_duration(args)
     doc = sweep_doc(_chosen_cells(args), seeds, duration, name, (proto,), args.switch, args.send_jitter,
                     args.tcp_start, variants=ablation.axis(vs), epochs=args.epochs)
@@ -623,6 +630,15 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
         page = ROOT / ablation.page(proto)
         section = f"ablation-{proto}-draws" if args.draw else f"ablation-{proto}"
         body = ablation.docs_body(table, proto, tag, drawn=bool(args.draw), skipped=skipped)
+        if args.merge:
+            from bench.docsection import sections
+
+            every = ablation.variants(registry.get(proto).rules, plus=not args.no_plus)
+            try:
+                kept = ablation.merged(sections(page.read_text()).get(section, ""), table, every)
+            except ValueError as e:
+                raise SystemExit(f"friendliness: {e}") from None
+            body = body[:body.index("\n\n| variant |")] + "\n\n" + kept
         write_section(page, section, body,
                       "bench/friendliness.py " + " ".join(argv))
         print(f"wrote the {section} section of {page.relative_to(ROOT)}")
@@ -674,6 +690,12 @@ def main(argv: list[str] | None = None) -> int:
                          "rule outside it (no paper plus each rule: half the runs; the verdicts are the same)")
     ap.add_argument("--faults", action="store_true",
                     help="with --ablate: also run bench/faults.py's fault cases (--quick: four) per variant")
+    ap.add_argument("--variants", metavar="NAMES",
+                    help="with --ablate: default and these variants only (comma-separated, as the table "
+                         "names them, e.g. 'paper,default -R'), for a change that moves a few arms")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --ablate --variants --docs: keep the page's rows of the variants not rerun "
+                         "(refused unless default's row is unchanged); rows of removed rules go")
     ap.add_argument("--design", choices=["grid", "trees"], default="grid",
                     help="grid: the dumbbells (default); trees: receivers behind 2-4 different bottlenecks, "
                          "each with its own TCP load, some with a lossy leaf (bench/trees.py)")
@@ -696,6 +718,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("friendliness: --no-plus: only with --ablate")
     if args.faults and not args.ablate:
         raise SystemExit("friendliness: --faults: only with --ablate")
+    if args.variants and not args.ablate:
+        raise SystemExit("friendliness: --variants: only with --ablate")
+    if args.merge and not (args.variants and args.docs):
+        raise SystemExit("friendliness: --merge: only with --ablate --variants --docs")
     if not 0 <= args.tcp_start < _seeds_and_duration(args)[1] / 2:
         raise SystemExit(f"friendliness: --tcp-start: seconds from 0 to less than half the run expected, "
                          f"got {args.tcp_start}")
