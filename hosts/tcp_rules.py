@@ -47,6 +47,9 @@ LEAST_SSTHRESH = 2.0
 DUPTHRESH = 3
 #: RFC 8985 6.2: RACK's reordering window, min_RTT / 4 (per step of its multiplier).
 REORDER_WINDOW_RTTS = 0.25
+#: RFC 8985 6.2: the multiplier grows by one per round trip that shows a loss
+#: was not one, to at most the RTT, and falls back to one after 16 loss events.
+REORDER_MULT_MAX, REORDER_PERSIST = 4, 16
 #: RFC 5681 4.2: an ACK SHOULD go for at least every second full-sized segment.
 DELAYED_ACK_PACKETS = 2
 #: Linux's TCP_DELACK_MIN (s): a delayed ACK leaves at most this long after

@@ -17,7 +17,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from p4mcc.hosts.tcp_rules import DUPTHRESH, REORDER_WINDOW_RTTS
+from p4mcc.hosts.tcp_rules import DUPTHRESH, REORDER_MULT_MAX, REORDER_PERSIST, REORDER_WINDOW_RTTS
 
 #: ``c`` of the simplified equation T = c·s / (R·sqrt(p)): sqrt(3/2) (TFMCC
 #: paper appendix B, Mathis et al.).
@@ -178,9 +178,6 @@ class LossEvent:
 #: RFC 5348 5.1: a packet is lost once NDUPACK packets after it have arrived,
 #: TCP's dupthresh.
 NDUPACK = DUPTHRESH
-#: RFC 8985 6.2: the multiplier grows by one per round trip that shows a loss
-#: was not one, to at most the RTT, and falls back to one after 16 loss events.
-REORDER_MULT_MAX, REORDER_PERSIST = 4, 16
 #: Packets a hold keeps at most; past that the oldest hole counts as lost.
 HOLD_MAX = 4096
 

@@ -123,14 +123,14 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self.emit(d)
         if not new:
             return
-        self._arrived(m.seq, now)
+        retransmitted = bool(m.flags & Flags.RETRANSMIT)
+        self._arrived(m.seq, now, retransmitted)
         hole = self.nacked.pop(m.seq, None)
         if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
             self.nack_rtt = ewma(self.nack_rtt, now - hole[0], 0.125)
         if len(self.nacked) > 4 * MAX_NACK_SEQS:
             self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}
         self.got_data = True
-        retransmitted = bool(m.flags & Flags.RETRANSMIT)
         if not retransmitted:  # echo the last original's send time: a repair's would inflate the RTD
             self.echo_ts, self.echo_at = m.timestamp, now
             self.wupdate_period = WUPDATE_INITIAL  # reset on a new packet from the sender
@@ -148,8 +148,9 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
             self._ack_soon(now)
 
     @hook
-    def _arrived(self, seq: int, now: float) -> None:
-        """Packet ``seq`` arrived for the first time."""
+    def _arrived(self, seq: int, now: float, repair: bool) -> None:
+        """Packet ``seq`` arrived for the first time (``repair``: sent again, flagged
+        ``RETRANSMIT``); ``self.nacked`` still holds it if it was NACKed."""
 
     @hook
     def _ack_at_once(self, in_order: bool) -> bool:

@@ -134,6 +134,70 @@ def test_a_hole_with_one_packet_above_it_is_nacked_after_a_reordering_window():
     assert _nacks(out(r0)) == []
 
 
+def _feed(r: MtcpReceiver, seqs: list[int], t: float, step: float = 0.001) -> float:
+    for s in seqs:
+        r.receive_datagram(rdata(s, t).encode(), (SENDER, PORT), t)
+        t += step
+    return t
+
+
+def test_once_the_path_reordered_three_later_packets_wait_out_the_window():
+    """RFC 8985 6.2: three later packets mark a hole lost until reordering is
+    seen; then a hole waits RACK's window from the first packet above it.
+    Reordering a twentieth of the frames by 10 ms read each hit frame as a loss."""
+    r = _leaf()
+    r.nack_rtt = 0.2  # the window: 50 ms
+    t = _feed(r, [1, 2, 4, 5, 6], 0.1)
+    assert _nacks(out(r)) == [(3,)]  # not seen to reorder: the count rule
+    t = _feed(r, [3], t)  # 3's original, late: its NACK was spurious, the path reorders
+    assert r.reordering_seen and r.nack_rtt == 0.2  # and its time is no NACK-to-repair sample
+    out(r)
+    _feed(r, [7, 9, 10, 11, 12], t)
+    assert _nacks(out(r)) == []  # four above 8, inside the window
+    run_timers(r, t + 0.04)
+    assert _nacks(out(r)) == []
+    run_timers(r, t + r._reo_wnd() + 0.002)
+    assert _nacks(out(r)) == [(8,)]
+    # Without the rule the same arrivals NACK 8 at the third packet above it.
+    r0 = _leaf(rack_reordering=False)
+    r0.nack_rtt = 0.2
+    t = _feed(r0, [1, 2, 4, 5, 6, 3], 0.1)
+    out(r0)
+    _feed(r0, [7, 9, 10, 11, 12], t)
+    assert _nacks(out(r0))[:1] == [(8,)]
+
+
+def test_a_spurious_nack_widens_the_window_once_per_round_trip_up_to_the_round_trip():
+    """RFC 8985 6.2's multiplier: each round trip that shows a NACK spurious
+    widens the window a quarter round trip, to at most the whole; a repair
+    that fills a NACKed hole counts toward the fall back after 16."""
+    r = _leaf()
+    r.nack_rtt = 0.2
+    base = r._reo_wnd()
+    t = _feed(r, [1, 2, 4, 5, 6, 3], 0.1)  # seen to reorder, no widening yet
+    assert r.reo_mult == 1
+    out(r)
+    seq, widened = 7, []
+    for k in range(6):  # a spurious NACK per 0.3 s
+        t = _feed(r, [seq, seq + 2], t)
+        run_timers(r, t + r._reo_wnd() + 0.001)
+        assert _nacks(out(r)) == [(seq + 1,)]
+        t = _feed(r, [seq + 1], t + r._reo_wnd() + 0.3)
+        widened.append(r.reo_mult)
+        seq += 3
+    assert widened == [2, 3, 4, 4, 4, 4]
+    assert r._reo_wnd() == 4 * base == r.nack_rtt
+    for _ in range(16):  # holes that repairs fill: real losses
+        t = _feed(r, [seq, seq + 2], t)
+        run_timers(r, t + r._reo_wnd() + 0.001)
+        out(r)
+        r.receive_datagram(MtcpData(session_id=9, seq=seq + 1, flags=Flags.RETRANSMIT, timestamp=ts_us(t),
+                                    payload=payload_for(seq + 1, 100)).encode(), (SENDER, PORT), t + 0.3)
+        t += 0.31
+        seq += 3
+    assert r.reo_mult == 1
+
+
 def test_the_reordering_window_is_a_quarter_of_the_nack_to_repair_time():
     r = _leaf()
     r.nack_rtt = 0.2
