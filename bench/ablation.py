@@ -403,10 +403,11 @@ def print_rows(rows: list[dict[str, str]], title: str) -> None:
 
 
 def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = False,
-              skipped: list[str] | tuple[str, ...] = ()) -> str:
+              skipped: list[str] | tuple[str, ...] = (), table: str | None = None) -> str:
     """A generated section of :func:`page`: what ran, the criteria and the table
     (``drawn``: the off-grid random dumbbells, which confirm what the grid chose);
-    ``skipped``: the rules that read the stamp only (:func:`stamp_only`), which get no row."""
+    ``skipped``: the rules that read the stamp only (:func:`stamp_only`), which get no row;
+    ``table``: the table to print in place of ``rows``' own (:func:`merged`)."""
     where = "random dumbbells drawn off the grid" if drawn else "the friendliness grid"
     note = (f" Rules that read the congestion stamp only ({', '.join(f'`{n}`' for n in skipped)}) get no "
             f"`default +R` row: no switch of the grid writes a stamp, so they are measured by "
@@ -418,4 +419,4 @@ def docs_body(rows: list[dict[str, str]], proto: str, tag: str, drawn: bool = Fa
             f"(`default +R`) would enter it when adding it makes a cell enter [0.5, 2], moves the median "
             f"ratio {MEDIAN_MOVE} or more toward 1, makes the median time to 80 % {T80_GROWTH:.0%} shorter "
             f"or makes a failing fault row pass, and makes no cell leave [0.5, 2] and no fault row "
-            f"fail.{note}\n\n" + markdown(rows))
+            f"fail.{note}\n\n" + (markdown(rows) if table is None else table))

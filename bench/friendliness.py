@@ -629,7 +629,7 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
 
         page = ROOT / ablation.page(proto)
         section = f"ablation-{proto}-draws" if args.draw else f"ablation-{proto}"
-        body = ablation.docs_body(table, proto, tag, drawn=bool(args.draw), skipped=skipped)
+        kept = None
         if args.merge:
             from bench.docsection import sections
 
@@ -638,7 +638,7 @@ def _ablate(args: argparse.Namespace, argv: list[str]) -> int:
                 kept = ablation.merged(sections(page.read_text()).get(section, ""), table, every)
             except ValueError as e:
                 raise SystemExit(f"friendliness: {e}") from None
-            body = body[:body.index("\n\n| variant |")] + "\n\n" + kept
+        body = ablation.docs_body(table, proto, tag, drawn=bool(args.draw), skipped=skipped, table=kept)
         write_section(page, section, body,
                       "bench/friendliness.py " + " ".join(argv))
         print(f"wrote the {section} section of {page.relative_to(ROOT)}")

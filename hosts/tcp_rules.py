@@ -17,7 +17,7 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
   sent after it are acknowledged (three duplicate ACKs, 3.2; RFC 6675's
   IsLost counts SACKed packets the same way). RACK (RFC 8985 6.2) waits, once
   reordering is seen, a window of :data:`REORDER_WINDOW_RTTS` of the RTT
-  from a later packet's arrival.
+  from a later packet's arrival, widened by :class:`ReorderWindow`.
 * Delayed acknowledgements: an ACK for at least every
   :data:`DELAYED_ACK_PACKETS` full-sized segments (RFC 5681 4.2) and within
   :data:`DELAYED_ACK_TIMEOUT` of the first unacknowledged one (Linux's
@@ -32,6 +32,7 @@ parameter names) and its page in ``docs/protocols/`` says where it uses them:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 #: RFC 6928: TCP's initial congestion window (segments), Linux's since 2.6.39.
@@ -55,6 +56,45 @@ DELAYED_ACK_PACKETS = 2
 #: Linux's TCP_DELACK_MIN (s): a delayed ACK leaves at most this long after
 #: the first segment it acknowledges (RFC 1122 4.2.3.2 allows up to 0.5 s).
 DELAYED_ACK_TIMEOUT = 0.04
+
+
+class ReorderWindow:
+    """RACK's reordering window (RFC 8985 6.2), kept by whoever tells holes from losses.
+
+    No window until the path has been seen to reorder, so a path that does
+    not reorder is not answered later.  A loss that turns out not to be one
+    (the packet arrives after all) widens the window by one step of
+    :data:`REORDER_WINDOW_RTTS`, once per round trip and up to the whole RTT,
+    as RACK's DSACK-driven multiplier does; after :data:`REORDER_PERSIST`
+    real losses it is one step again.
+    """
+
+    __slots__ = ("reordering_seen", "mult", "persist", "_widened_at")
+
+    def __init__(self) -> None:
+        self.reordering_seen = False
+        self.mult = 1  # the window in steps of REORDER_WINDOW_RTTS
+        self.persist = 0  # losses left before the multiplier falls back
+        self._widened_at = -math.inf
+
+    def window(self, rtt: float) -> float:
+        """How long a hole waits past its first later packet (0 before reordering is seen)."""
+        return self.mult * REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
+
+    def late(self, now: float, rtt: float) -> None:
+        """A packet counted lost arrived after all: the window was too short."""
+        if self.reordering_seen and now - self._widened_at >= rtt:
+            self.mult = min(self.mult + 1, REORDER_MULT_MAX)
+            self._widened_at = now
+            self.persist = REORDER_PERSIST
+        self.reordering_seen = True
+
+    def loss_event(self) -> None:
+        """A real loss: after REORDER_PERSIST of them the window is one step again."""
+        if self.persist:
+            self.persist -= 1
+            if not self.persist:
+                self.mult = 1
 
 
 def undo_spurious_cuts(cwnd: float, ssthresh: float, before: tuple[float, float], flight: float,

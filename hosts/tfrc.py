@@ -17,7 +17,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from p4mcc.hosts.tcp_rules import DUPTHRESH, REORDER_MULT_MAX, REORDER_PERSIST, REORDER_WINDOW_RTTS
+from p4mcc.hosts.tcp_rules import DUPTHRESH, ReorderWindow
 
 #: ``c`` of the simplified equation T = c·s / (R·sqrt(p)): sqrt(3/2) (TFMCC
 #: paper appendix B, Mathis et al.).
@@ -182,47 +182,26 @@ NDUPACK = DUPTHRESH
 HOLD_MAX = 4096
 
 
-class ReorderHold:
+class ReorderHold(ReorderWindow):
     """Packets past a hole, held until the hole fills or counts as lost.
 
     RFC 5348 5.1 declares a packet lost after NDUPACK later arrivals; at a few
     hundred packets per second that is a few milliseconds, less than a path
     that reorders holds a frame.  Once the path has been seen to reorder (a
-    packet arrived below one already here), a hole also waits a reordering
-    window of a quarter of the RTT from the first packet past it, as a TCP
-    sender using RACK does (RFC 8985 6.2: no window before reordering is
-    seen, so a path that does not reorder is not answered later).  A packet
-    that arrives after its hole was counted lost widens the window by
-    another quarter RTT, once per round trip and up to the RTT, as RACK's
-    DSACK-driven multiplier does.  A hole that fills is no loss; one that
+    packet arrived below one already here), a hole also waits RACK's
+    reordering window from the first packet past it (:class:`ReorderWindow`,
+    widened by each packet that arrives after its hole was counted lost), as
+    a TCP sender using RACK does.  A hole that fills is no loss; one that
     does not is lost at the time its neighbours arrived, as without the hold.
     """
 
-    __slots__ = ("held", "reordering_seen", "mult", "persist", "_widened_at", "_first_arrival")
+    __slots__ = ("held", "_first_arrival")
 
     def __init__(self) -> None:
+        super().__init__()
         #: (seq, arrival, rtt, owd) past the lowest hole, by sequence number.
         self.held: list[tuple[int, float, float, float | None]] = []
-        self.reordering_seen = False
-        self.mult = 1  # the window in quarters of the RTT
-        self.persist = 0  # loss events left before the multiplier falls back
-        self._widened_at = -math.inf
         self._first_arrival = math.inf  # the earliest arrival among the held packets
-
-    def late(self, now: float, rtt: float) -> None:
-        """A packet counted lost arrived after all: the window was too short."""
-        if self.reordering_seen and now - self._widened_at >= rtt:
-            self.mult = min(self.mult + 1, REORDER_MULT_MAX)
-            self._widened_at = now
-            self.persist = REORDER_PERSIST
-        self.reordering_seen = True
-
-    def loss_event(self) -> None:
-        """A new loss event began: after REORDER_PERSIST of them the window is one quarter again."""
-        if self.persist:
-            self.persist -= 1
-            if not self.persist:
-                self.mult = 1
 
     def offer(self, seq: int, now: float, rtt: float, owd: float | None,
               highest: int) -> list[tuple[int, float, float, float | None]]:
@@ -234,7 +213,7 @@ class ReorderHold:
             self.held.insert(i, (seq, now, rtt, owd))
             self.reordering_seen |= i < len(self.held) - 1
             self._first_arrival = min(self._first_arrival, now)
-        window = self.mult * REORDER_WINDOW_RTTS * rtt if self.reordering_seen else 0.0
+        window = self.window(rtt)
         out: list[tuple[int, float, float, float | None]] = []
         while self.held:
             first = self.held[0][0]

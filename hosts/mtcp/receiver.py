@@ -126,7 +126,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         retransmitted = bool(m.flags & Flags.RETRANSMIT)
         self._arrived(m.seq, now, retransmitted)
         hole = self.nacked.pop(m.seq, None)
-        if hole is not None and hole[1]:  # NACKed once: the time to its repair is unambiguous
+        if hole is not None and hole[1] and retransmitted:  # NACKed once and repaired: an unambiguous time
             self.nack_rtt = ewma(self.nack_rtt, now - hole[0], 0.125)
         if len(self.nacked) > 4 * MAX_NACK_SEQS:
             self.nacked = {s: v for s, v in self.nacked.items() if not self.rbuf.has(s)}

@@ -17,7 +17,7 @@ from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar, at_start, timer
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tcp_rules import (DELAYED_ACK_PACKETS, DUPTHRESH, INITIAL_WINDOW, LEAST_SSTHRESH,
-                                   REORDER_MULT_MAX, REORDER_PERSIST, REORDER_WINDOW_RTTS, ack_at_once)
+                                   REORDER_WINDOW_RTTS, ReorderWindow, ack_at_once)
 from p4mcc.hosts.tfrc import tcp_rate
 from p4mcc.hosts.wire import (MAX_NACK_SEQS, Flags, MtcpAck, MtcpNack, MtcpWindowUpdate, Share, Stamp, seconds_since,
                              ts_us)
@@ -839,42 +839,31 @@ class NackHoldoff(_Rx):
 class RackReordering(_Rx):
     """RACK's reading once reordering is seen (RFC 8985 6.2): three later packets make a hole
     a loss only on a path not seen to reorder; after an original packet arrived below one
-    already here, a hole is NACKed only once ``nack_rack``'s window passed.  An original that
-    fills a hole already NACKed shows the window too short: it widens by a quarter of the
-    NACK-to-repair time, once per that time, up to the whole of it (RACK's DSACK multiplier),
-    and falls back after 16 NACKed holes that their repairs filled.  A path that reorders is
-    not a lossy one: NACKing each reordered packet answered every hit frame as a loss."""
+    already here, a hole is NACKed only once ``nack_rack``'s window passed, widened by each
+    original that fills a hole already NACKed (:class:`hosts.tcp_rules.ReorderWindow`, its
+    round trip the NACK-to-repair time).  A path that reorders is not a lossy one: NACKing
+    each reordered packet answered every hit frame as a loss."""
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
-        self.reordering_seen = False
-        self.reo_mult = 1  # the window in steps of REORDER_WINDOW_RTTS
-        self.reo_persist = 0  # repaired holes left before the multiplier falls back
-        self.reo_widened_at = -math.inf
+        self.reo = ReorderWindow()
 
     def _ripe(self, s: int, now: float) -> bool:
-        if not self.reordering_seen:
+        if not self.reo.reordering_seen:
             return super()._ripe(s, now)
         return s in self.nacked or now - self.hole_at.get(s, now) >= self._reo_wnd()
 
     def _reo_wnd(self) -> float:
-        return self.reo_mult * super()._reo_wnd()
+        return self.reo.mult * super()._reo_wnd()
 
     def _arrived(self, seq: int, now: float, repair: bool) -> None:
-        if repair:
-            if seq in self.nacked and self.reo_persist:
-                self.reo_persist -= 1
-                self.reo_mult = self.reo_mult if self.reo_persist else 1
-        elif seq in self.nacked:  # the NACK was spurious, and its hole's time no repair's
-            self.nacked[seq] = (self.nacked[seq][0], False)
-            rtt = ACK_DELAY if self.nack_rtt is None else self.nack_rtt
-            if self.reordering_seen and now - self.reo_widened_at >= rtt:
-                self.reo_mult = min(self.reo_mult + 1, REORDER_MULT_MAX)
-                self.reo_widened_at = now
-                self.reo_persist = REORDER_PERSIST
-            self.reordering_seen = True
-        elif seq < self.rbuf.highest:
-            self.reordering_seen = True
+        if seq in self.nacked:
+            if repair:
+                self.reo.loss_event()  # a NACKed hole its repair filled: a real loss
+            else:  # the NACK was spurious
+                self.reo.late(now, ACK_DELAY if self.nack_rtt is None else self.nack_rtt)
+        elif not repair and seq < self.rbuf.highest:
+            self.reo.reordering_seen = True
         super()._arrived(seq, now, repair)
 
 

@@ -8,12 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from p4mcc.hosts.tcp_rules import REORDER_MULT_MAX, REORDER_PERSIST, REORDER_WINDOW_RTTS
 from p4mcc.hosts.tfrc import (
     HOLD_MAX,
     NDUPACK,
-    REORDER_MULT_MAX,
-    REORDER_PERSIST,
-    REORDER_WINDOW_RTTS,
     LossHistory,
     ReorderHold,
     loss_events_per_rtt,

@@ -150,7 +150,7 @@ def test_once_the_path_reordered_three_later_packets_wait_out_the_window():
     t = _feed(r, [1, 2, 4, 5, 6], 0.1)
     assert _nacks(out(r)) == [(3,)]  # not seen to reorder: the count rule
     t = _feed(r, [3], t)  # 3's original, late: its NACK was spurious, the path reorders
-    assert r.reordering_seen and r.nack_rtt == 0.2  # and its time is no NACK-to-repair sample
+    assert r.reo.reordering_seen and r.nack_rtt == 0.2  # and its time is no NACK-to-repair sample
     out(r)
     _feed(r, [7, 9, 10, 11, 12], t)
     assert _nacks(out(r)) == []  # four above 8, inside the window
@@ -175,7 +175,7 @@ def test_a_spurious_nack_widens_the_window_once_per_round_trip_up_to_the_round_t
     r.nack_rtt = 0.2
     base = r._reo_wnd()
     t = _feed(r, [1, 2, 4, 5, 6, 3], 0.1)  # seen to reorder, no widening yet
-    assert r.reo_mult == 1
+    assert r.reo.mult == 1
     out(r)
     seq, widened = 7, []
     for k in range(6):  # a spurious NACK per 0.3 s
@@ -183,7 +183,7 @@ def test_a_spurious_nack_widens_the_window_once_per_round_trip_up_to_the_round_t
         run_timers(r, t + r._reo_wnd() + 0.001)
         assert _nacks(out(r)) == [(seq + 1,)]
         t = _feed(r, [seq + 1], t + r._reo_wnd() + 0.3)
-        widened.append(r.reo_mult)
+        widened.append(r.reo.mult)
         seq += 3
     assert widened == [2, 3, 4, 4, 4, 4]
     assert r._reo_wnd() == 4 * base == r.nack_rtt
@@ -195,7 +195,7 @@ def test_a_spurious_nack_widens_the_window_once_per_round_trip_up_to_the_round_t
                                     payload=payload_for(seq + 1, 100)).encode(), (SENDER, PORT), t + 0.3)
         t += 0.31
         seq += 3
-    assert r.reo_mult == 1
+    assert r.reo.mult == 1
 
 
 def test_the_reordering_window_is_a_quarter_of_the_nack_to_repair_time():
