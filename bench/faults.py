@@ -157,8 +157,10 @@ def _buffer(agent):
     return None
 
 
-def run_tree(draw: int, proto: str, kind: str, seed: int = 1, tail: float = TAIL_S) -> dict:
-    """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused."""
+def run_tree(draw: int, proto: str, kind: str, seed: int = 1, tail: float = TAIL_S,
+             profile: str | None = None, rules: dict[str, bool] | None = None) -> dict:
+    """One (draw, protocol, fault) run: recovery time, bytes lost, or whether the results were refused;
+    ``profile``/``rules`` put the session on that profile with those rules switched (a rule's trial)."""
     from p4mcc.netsim.liveness import count_stalls
     from p4mcc.netsim.run import build_run, run_scenario
     from p4mcc.netsim.switches import choose_switch
@@ -168,6 +170,11 @@ def run_tree(draw: int, proto: str, kind: str, seed: int = 1, tail: float = TAIL
     tree = draw_tree(rng)
     sc = make_scenario(tree, proto, kind, random.Random(f"{seed}/{draw}/{kind}"), tail)
     out: dict = {"draw": draw, "protocol": proto, "fault": kind, "tree": tree, "wall_s": 0.0}
+    if profile is not None or rules:
+        from p4mcc.scenario.faults import with_rules
+
+        sc = with_rules(sc, profile or "default", rules)
+        out["variant"] = {"profile": profile or "default", "rules": dict(rules or {})}
     t0 = time.perf_counter()
     if kind == "disk_full":
         from p4mcc.reporting.results import results_folder_problem
@@ -426,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"seconds each run goes on after the fault (default {TAIL_S:g}; "
                          f"at least {BOUND_S + 1:g}, the bound and the second a recovery must hold)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
+    ap.add_argument("--profile", help="the session's profile (default: the protocol's default)")
+    ap.add_argument("--rule", action="append", metavar="NAME=on|off",
+                    help="switch one of the session's rules (repeatable): a rule's trial, never the docs table")
     ap.add_argument("--save", type=Path, help="append every run's row to this JSON-lines file")
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="tabulate the rows of these JSON-lines files (no run)")
@@ -441,6 +451,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--jobs and --first-draw must be 0 or more and --draws at least 1")
     if a.merge and not a.docs:
         ap.error("--merge goes with --docs")
+    if (a.profile or a.rule) and a.docs:
+        ap.error("--profile and --rule try a variant: its rows never go into docs/faults.md (save them with --save)")
+    variant: dict = {}
+    for spec in a.rule or []:
+        name, _, state = spec.partition("=")
+        if state not in ("on", "off") or not name:
+            ap.error(f"--rule: NAME=on or NAME=off expected, got {spec!r}")
+        variant[name] = state == "on"
     if a.tail < BOUND_S + 1:
         ap.error(f"--tail must be at least {BOUND_S + 1:g} s: a recovery within {BOUND_S:g} s holds for a second")
     jobs = a.jobs or os.cpu_count() or 1
@@ -454,8 +472,8 @@ def main(argv: list[str] | None = None) -> int:
         draws = 1 if a.quick else a.draws
         protos = a.protocol or list(PROTOCOLS)
         # draw by draw, so a bench stopped early has every row on its first draws
-        cases = [(d, p, k, a.seed, a.tail) for d in range(a.first_draw, a.first_draw + draws)
-                 for p in protos for k in faults]
+        cases = [(d, p, k, a.seed, a.tail, a.profile, variant or None)
+                 for d in range(a.first_draw, a.first_draw + draws) for p in protos for k in faults]
         results = run_cases(cases, jobs, a.dask, a.save)
     body = render(table(results))
     print(body)

@@ -583,6 +583,25 @@ class AckerClock(_Housekeeping):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.handovers: list[tuple[float, int | None, float]] = []  # (time, new acker, its window)
+        #: Receivers admitted mid-stream whose one signal so far closed the interval since their
+        #: admission, not since a signal: a censored interval (RFC 5348 6.3.1), such as a receiver's
+        #: heard again after an outage reporting the outage's hole at once.
+        self.censored: dict[int, _Receiver] = {}
+
+    def equation_rate(self, r: _Receiver) -> float:
+        """A censored interval measures nothing: the receiver reads as before its first signal."""
+        return math.inf if self.censored.get(r.rid) is r else super().equation_rate(r)  # type: ignore[misc]
+
+    def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
+                    by_timeout: bool = False) -> None:
+        before, opened = r.cperiod_start, r.last_signal_pkts
+        first = r.interval_avg is None
+        super()._congestion(r, now, lost, by_timeout)  # type: ignore[misc]
+        if r.cperiod_start != before:  # a signal rule 2 counted
+            if first and opened > 0:
+                self.censored[r.rid] = r
+            elif self.censored.get(r.rid) is r:
+                del self.censored[r.rid]
 
     def clock_receiver(self) -> _Receiver | None:
         """The receiver whose SACKs clock the window (None: every receiver's, the paper's)."""

@@ -47,3 +47,19 @@ def test_a_merge_replaces_the_rows_it_reran_and_keeps_the_others_in_table_order(
 def test_a_merge_refuses_a_section_that_is_not_the_fault_table() -> None:
     with pytest.raises(ValueError, match="not a row of the fault table"):
         merged("| a | b |\n", render(table([_row("tfmcc", "link_change", 0, 1.0)])))
+
+
+def test_a_rule_trial_runs_every_case_with_the_rules_switched_and_never_writes_the_docs(monkeypatch) -> None:
+    import bench.faults as fb
+
+    seen: list[tuple] = []
+    monkeypatch.setattr(fb, "run_cases", lambda cases, *a, **k: seen.extend(cases) or [])
+    monkeypatch.setattr(fb, "render", lambda rows: "")
+    fb.main(["--protocol", "rla", "--fault", "link_down", "--draws", "2", "--rule", "acker_clock=on",
+             "--rule", "rtt_fair_increase=off"])
+    assert [c[0] for c in seen] == [0, 1]
+    assert all(c[-2:] == (None, {"acker_clock": True, "rtt_fair_increase": False}) for c in seen)
+    for bad in (["--rule", "acker_clock"], ["--rule", "acker_clock=on", "--docs"], ["--profile", "paper", "--docs"]):
+        with pytest.raises(SystemExit) as info:
+            fb.main(["--protocol", "rla", *bad])
+        assert info.value.code == 2

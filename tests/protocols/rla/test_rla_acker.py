@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from acker_util import acker_moves, run_ahead
 from rla_util import DEFAULT_RULES
@@ -97,6 +99,31 @@ def test_a_new_acker_takes_the_old_rate_at_its_round_trip_and_sends_no_larger_bu
     feed(s, sack(R[0], 50), 0.03, src=R[0])
     s._pump(0.03)
     assert 0 < len(sent(s)) <= int(s.cwnd)
+
+
+def test_a_receiver_heard_again_after_an_outage_is_not_elected_by_its_first_signal():
+    # Heard again after its branch was down, a receiver reports the outage's hole at once: that one
+    # interval closed at its admission, not at a signal (censored, RFC 5348 6.3.1), so it measures
+    # nothing. Electing it would put the window on the clock of a receiver still repairing.
+    s, near, far, _ = two_paths(CLOCK, far_rtt=0.040, cwnd=40)
+    s.packets_sent += 2000
+    far.interval_avg, far.last_signal_pkts = 400.0, s.packets_sent
+    near.last_signal_pkts = s.packets_sent
+    for who in R[:2]:  # the others talk: nobody is passed over for silence
+        feed(s, sack(who, 10), 0.99, src=who)
+    feed(s, sack(R[2], 0), 1.0, src=R[2])
+    back = s.rcvrs[node_id(R[2])]
+    back.rtt.sample(0.030)
+    s._congestion(back, 1.0, lost=[5, 6, 7])
+    assert back.interval_avg == 1.0  # one packet since its admission
+    s._choose_acker()
+    assert s.acker == near.rid and s.acker_handovers == 0
+    assert s.equation_rate(back) == math.inf
+    # A second signal closes a real interval: it is then judged by its own losses.
+    s.packets_sent += 3
+    s._congestion(back, 1.0 + 2 * back.srtt, lost=[s.next_seq - 1])
+    s._choose_acker()
+    assert s.acker == back.rid
 
 
 def _clock_moves_after_silence(names):
