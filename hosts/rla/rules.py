@@ -587,6 +587,7 @@ class AckerClock(_Housekeeping):
         #: admission, not since a signal: a censored interval (RFC 5348 6.3.1), such as a receiver's
         #: heard again after an outage reporting the outage's hole at once.
         self.censored: dict[int, _Receiver] = {}
+        self.repairs_out = 0  # repairs in flight to receivers other than the acker, as of this pump
 
     def equation_rate(self, r: _Receiver) -> float:
         """A censored interval measures nothing: the receiver reads as before its first signal."""
@@ -684,7 +685,23 @@ class AckerClock(_Housekeeping):
         r = self.clock_receiver()
         if r is None:
             return super()._pipe()
+        # Counted here, where each pump starts: repairs in flight to the other receivers.
+        self.repairs_out = sum(1 for x in self.rcvrs.values() if x is not r
+                               for q in x.rexmit_at if q not in x.lost_pending and not x.sb.acked(q))
         return sum(1 for s in self.out if not r.sb.acked(s) and s not in r.lost_pending)
+
+    def _retransmit(self, s: int, now: float) -> bool:
+        """A repair the acker does not lack is outside its pipe: at most a window of them is in flight
+        (RFC 6675 4's pipe counts retransmissions), so a receiver back from an outage is repaired at the
+        window's pace and every SACK of its does not send another window."""
+        r = self.clock_receiver()
+        if r is None or (s in r.lost_pending and not r.sb.acked(s)):
+            return super()._retransmit(s, now)  # type: ignore[misc]
+        if self.repairs_out >= int(self.cwnd):
+            return False
+        sent = super()._retransmit(s, now)  # type: ignore[misc]
+        self.repairs_out += sent
+        return sent
 
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:
         if self.clock_receiver() is not None:

@@ -455,6 +455,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         about ``s``: each reported a packet at or above it."""
         return all(r.sb.highest >= s for r in self.rcvrs.values())
 
+    @hook
     def _retransmit(self, s: int, now: float) -> bool:
         """Resend ``s`` to the receivers missing it; multicast above ``rexmit_thresh``."""
         want = [r for r in self.rcvrs.values() if s in r.lost_pending and not r.sb.acked(s)]

@@ -15,7 +15,7 @@ from p4mcc.hosts.core import node_id
 from p4mcc.hosts.reliable import RELIABILITY_FLOOR
 from p4mcc.hosts.rla.rules import AckerClock
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_TIMEOUT
-from p4mcc.hosts.wire import RlaData
+from p4mcc.hosts.wire import Flags, RlaData
 
 BASE = tuple(n for n in DEFAULT_RULES if n not in ("acker_clock", "reliability_window"))
 NO_CLOCK = BASE
@@ -124,6 +124,25 @@ def test_a_receiver_heard_again_after_an_outage_is_not_elected_by_its_first_sign
     s._congestion(back, 1.0 + 2 * back.srtt, lost=[s.next_seq - 1])
     s._choose_acker()
     assert s.acker == back.rid
+
+
+def test_repairs_to_a_receiver_back_from_an_outage_take_the_window_and_leave_at_its_pace():
+    # The acker holds all 30 packets; the far receiver, back from an outage, lacks them all. Every
+    # SACK of its may pump, but its repairs are in flight until it acknowledges them (RFC 6675's pipe
+    # counts retransmissions): one window of them, not one window per SACK.
+    s, near, far, _ = two_paths(CLOCK, cwnd=10, total_packets=30)
+    for t, cum in ((0.02, 10), (0.04, 20), (0.06, 30)):
+        feed(s, sack(R[0], cum), t, src=R[0])
+    out(s)
+    for seq in range(1, 31):
+        far.lost_pending.add(seq)
+        far.lost_since[seq] = 0.0
+        s.rexmit_queue.add(seq)
+    repairs = []
+    for t in (0.30, 0.31, 0.32):
+        s._pump(t)
+        repairs += [m.seq for _d, m in out(s) if isinstance(m, RlaData) and m.flags & Flags.RETRANSMIT]
+    assert repairs == list(range(1, int(s.cwnd) + 1)) and int(s.cwnd) < 30
 
 
 def _clock_moves_after_silence(names):
