@@ -587,11 +587,24 @@ class AckerClock(_Housekeeping):
         #: admission, not since a signal: a censored interval (RFC 5348 6.3.1), such as a receiver's
         #: heard again after an outage reporting the outage's hole at once.
         self.censored: dict[int, _Receiver] = {}
+        #: Receivers admitted behind the stream (back from an outage) -> the last packet sent before:
+        #: until they hold it, their losses are of the backlog's repairs, not of the stream.
+        self.catching_up: dict[int, tuple[_Receiver, int]] = {}
         self.repairs_out = 0  # repairs in flight to receivers other than the acker, as of this pump
 
     def equation_rate(self, r: _Receiver) -> float:
-        """A censored interval measures nothing: the receiver reads as before its first signal."""
-        return math.inf if self.censored.get(r.rid) is r else super().equation_rate(r)  # type: ignore[misc]
+        """A censored interval, or a backlog's repair, measures nothing: the receiver reads as before
+        its first signal."""
+        if self.censored.get(r.rid) is r or self.catching_up.get(r.rid, (None,))[0] is r:
+            return math.inf
+        return super().equation_rate(r)  # type: ignore[misc]
+
+    def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
+        known = self.rcvrs.get(rid)
+        r = super()._receiver(rid, src, cum_ack)  # type: ignore[misc]
+        if known is None and self.packets_sent > 0 and r.sb.cum_ack < self.next_seq - 1:
+            self.catching_up[rid] = (r, self.next_seq - 1)
+        return r
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
@@ -670,6 +683,12 @@ class AckerClock(_Housekeeping):
 
     def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
         super()._take_acks(r, newly, now)
+        behind = self.catching_up.get(r.rid)
+        if behind is not None and (behind[0] is not r or r.sb.cum_ack >= behind[1]):
+            del self.catching_up[r.rid]
+            if behind[0] is r:  # caught up: its signals are measured afresh from here (ours)
+                r.interval_avg, r.last_signal_pkts = None, self.packets_sent
+                self.censored.pop(r.rid, None)
         if r is not self.clock_receiver():
             return
         if self.recover is not None and r.sb.cum_ack >= self.recover:

@@ -101,28 +101,60 @@ def test_a_new_acker_takes_the_old_rate_at_its_round_trip_and_sends_no_larger_bu
     assert 0 < len(sent(s)) <= int(s.cwnd)
 
 
-def test_a_receiver_heard_again_after_an_outage_is_not_elected_by_its_first_signal():
-    # Heard again after its branch was down, a receiver reports the outage's hole at once: that one
-    # interval closed at its admission, not at a signal (censored, RFC 5348 6.3.1), so it measures
-    # nothing. Electing it would put the window on the clock of a receiver still repairing.
+def _third_receiver(behind: bool):
+    """Near (20 ms) is the acker, far (40 ms) as slow; a third receiver is first heard at 1 s holding
+    nothing (``behind``) or all that was sent; with the last packet sent then, and a helper that
+    keeps near and far talking."""
     s, near, far, _ = two_paths(CLOCK, far_rtt=0.040, cwnd=40)
     s.packets_sent += 2000
     far.interval_avg, far.last_signal_pkts = 400.0, s.packets_sent
     near.last_signal_pkts = s.packets_sent
-    for who in R[:2]:  # the others talk: nobody is passed over for silence
-        feed(s, sack(who, 10), 0.99, src=who)
-    feed(s, sack(R[2], 0), 1.0, src=R[2])
-    back = s.rcvrs[node_id(R[2])]
-    back.rtt.sample(0.030)
-    s._congestion(back, 1.0, lost=[5, 6, 7])
-    assert back.interval_avg == 1.0  # one packet since its admission
+
+    def talk(t: float) -> None:  # nobody is passed over for silence
+        for who in R[:2]:
+            feed(s, sack(who, 10), t, src=who)
+
+    talk(0.99)
+    upto = s.next_seq - 1
+    feed(s, sack(R[2], 0 if behind else upto), 1.0, src=R[2])
+    third = s.rcvrs[node_id(R[2])]
+    third.rtt.sample(0.030)
+    return s, near, third, talk, upto
+
+
+def _signal(s, r, t: float, packets: int = 3) -> None:
+    s.packets_sent += packets
+    s._congestion(r, t, lost=[s.next_seq - 1])
     s._choose_acker()
+
+
+def test_a_receiver_first_heard_mid_stream_is_not_elected_by_its_first_signal():
+    # Its first interval closed at its admission, not at a signal (censored, RFC 5348 6.3.1): it
+    # measures nothing. A second signal closes a real interval, and it is judged by that.
+    s, near, joined, talk, _ = _third_receiver(behind=False)
+    _signal(s, joined, 1.0, packets=0)
+    assert joined.interval_avg == 1.0 and s.acker == near.rid and s.acker_handovers == 0
+    assert s.equation_rate(joined) == math.inf
+    talk(1.06)
+    _signal(s, joined, 1.06)
+    assert s.acker == joined.rid
+
+
+def test_a_receiver_back_from_an_outage_is_not_elected_while_it_repairs_its_backlog():
+    # Back from an outage, it lacks all that was sent: its losses until it holds them are of the backlog's
+    # repairs, not of the stream. Electing it would put the window on the clock of a receiver
+    # still repairing. Once it has caught up its signals are measured afresh.
+    s, near, back, talk, upto = _third_receiver(behind=True)
+    _signal(s, back, 1.0, packets=0)
+    talk(1.06)
+    _signal(s, back, 1.06)
     assert s.acker == near.rid and s.acker_handovers == 0
-    assert s.equation_rate(back) == math.inf
-    # A second signal closes a real interval: it is then judged by its own losses.
-    s.packets_sent += 3
-    s._congestion(back, 1.0 + 2 * back.srtt, lost=[s.next_seq - 1])
-    s._choose_acker()
+    talk(1.1)
+    feed(s, sack(R[2], upto), 1.1, src=R[2])
+    assert back.interval_avg is None
+    _signal(s, back, 1.16)  # a censored first interval again
+    talk(1.22)
+    _signal(s, back, 1.22)
     assert s.acker == back.rid
 
 
