@@ -453,12 +453,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--merge goes with --docs")
     if (a.profile or a.rule) and a.docs:
         ap.error("--profile and --rule try a variant: its rows never go into docs/faults.md (save them with --save)")
-    variant: dict = {}
-    for spec in a.rule or []:
-        name, _, state = spec.partition("=")
-        if state not in ("on", "off") or not name:
-            ap.error(f"--rule: NAME=on or NAME=off expected, got {spec!r}")
-        variant[name] = state == "on"
+    from bench.trees import rule_switches
+
+    try:
+        variant = rule_switches(a.rule)
+    except ValueError as e:
+        ap.error(str(e))
     if a.tail < BOUND_S + 1:
         ap.error(f"--tail must be at least {BOUND_S + 1:g} s: a recovery within {BOUND_S:g} s holds for a second")
     jobs = a.jobs or os.cpu_count() or 1
@@ -467,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     if a.load:
         results = loaded_rows(a.load)
+        tried = sorted({json.dumps(r["variant"], sort_keys=True) for r in results if "variant" in r})
+        if a.docs and tried:
+            ap.error(f"--load: rows of a variant ({', '.join(tried)}) never go into docs/faults.md")
     else:
         faults = a.fault or (list(TREE_QUICK) if a.quick else list(FAULTS))
         draws = 1 if a.quick else a.draws

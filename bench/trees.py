@@ -550,19 +550,28 @@ def chosen_cells(args: Any) -> list[dict[str, Any]]:
     return cells
 
 
+def rule_switches(specs: list[str] | None) -> dict[str, bool]:
+    """``--rule NAME=on|off`` options (the friendliness and fault benches) as rule name -> on."""
+    rules = {}
+    for spec in specs or []:
+        name, _, state = spec.partition("=")
+        if state not in ("on", "off") or not name:
+            raise ValueError(f"--rule: NAME=on or NAME=off expected, got {spec!r}")
+        rules[name] = state == "on"
+    return rules
+
+
 def session_variant(args: Any) -> dict[str, Any]:
     """``--profile`` and ``--rule NAME=on|off`` as the session's profile and rules."""
     out: dict[str, Any] = {}
     if args.profile:
         out["profile"] = args.profile
-    rules = {}
-    for spec in args.rule or []:
-        name, _, state = spec.partition("=")
-        if state not in ("on", "off") or not name:
-            raise SystemExit(f"friendliness: --rule: NAME=on or NAME=off expected, got {spec!r}")
-        rules[name] = state
+    try:
+        rules = rule_switches(args.rule)
+    except ValueError as e:
+        raise SystemExit(f"friendliness: {e}") from None
     if rules:
-        out["rules"] = rules
+        out["rules"] = {name: "on" if on else "off" for name, on in rules.items()}
     return out
 
 

@@ -583,39 +583,35 @@ class AckerClock(_Housekeeping):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.handovers: list[tuple[float, int | None, float]] = []  # (time, new acker, its window)
-        #: Receivers admitted mid-stream whose one signal so far closed the interval since their
-        #: admission, not since a signal: a censored interval (RFC 5348 6.3.1), such as a receiver's
-        #: heard again after an outage reporting the outage's hole at once.
-        self.censored: dict[int, _Receiver] = {}
-        #: Receivers admitted behind the stream (back from an outage) -> the last packet sent before:
-        #: until they hold it, their losses are of the backlog's repairs, not of the stream.
-        self.catching_up: dict[int, tuple[_Receiver, int]] = {}
+        #: Receivers admitted mid-stream, not yet measured -> [the last packet sent before their
+        #: admission, 0 once they hold it; signals counted since]. Until they hold it their losses
+        #: are of the backlog's repairs (a receiver back from an outage), and the first signal after
+        #: closes an interval begun at admission or catch-up, not at a signal (censored, RFC 5348
+        #: 6.3.1): the second is the first measured one.
+        self.unmeasured: dict[int, list[int]] = {}
         self.repairs_out = 0  # repairs in flight to receivers other than the acker, as of this pump
 
     def equation_rate(self, r: _Receiver) -> float:
-        """A censored interval, or a backlog's repair, measures nothing: the receiver reads as before
-        its first signal."""
-        if self.censored.get(r.rid) is r or self.catching_up.get(r.rid, (None,))[0] is r:
-            return math.inf
-        return super().equation_rate(r)  # type: ignore[misc]
+        """An unmeasured receiver reads as before its first signal."""
+        return math.inf if r.rid in self.unmeasured else super().equation_rate(r)  # type: ignore[misc]
 
     def _receiver(self, rid: int, src: Any, cum_ack: int = 0) -> _Receiver:
-        known = self.rcvrs.get(rid)
+        known = rid in self.rcvrs
         r = super()._receiver(rid, src, cum_ack)  # type: ignore[misc]
-        if known is None and self.packets_sent > 0 and r.sb.cum_ack < self.next_seq - 1:
-            self.catching_up[rid] = (r, self.next_seq - 1)
+        if not known and self.packets_sent > 0:
+            behind = r.sb.cum_ack < self.next_seq - 1
+            self.unmeasured[rid] = [self.next_seq - 1 if behind else 0, 0]
         return r
 
     def _congestion(self, r: _Receiver, now: float, lost: list[int] | None = None,
                     by_timeout: bool = False) -> None:
-        before, opened = r.cperiod_start, r.last_signal_pkts
-        first = r.interval_avg is None
+        before = r.cperiod_start
         super()._congestion(r, now, lost, by_timeout)  # type: ignore[misc]
-        if r.cperiod_start != before:  # a signal rule 2 counted
-            if first and opened > 0:
-                self.censored[r.rid] = r
-            elif self.censored.get(r.rid) is r:
-                del self.censored[r.rid]
+        m = self.unmeasured.get(r.rid)
+        if m is not None and not m[0] and r.cperiod_start != before:  # a signal rule 2 counted
+            m[1] += 1
+            if m[1] >= 2:
+                del self.unmeasured[r.rid]
 
     def clock_receiver(self) -> _Receiver | None:
         """The receiver whose SACKs clock the window (None: every receiver's, the paper's)."""
@@ -666,6 +662,8 @@ class AckerClock(_Housekeeping):
 
     def _forget(self, rids: list[int], since: float | None = None) -> None:
         old = getattr(self, "acker", None)
+        for rid in rids:
+            self.unmeasured.pop(rid, None)
         super()._forget(rids, since)
         if old is not None and old not in self.rcvrs:
             self.acker = None  # type: ignore[attr-defined]
@@ -683,12 +681,10 @@ class AckerClock(_Housekeeping):
 
     def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
         super()._take_acks(r, newly, now)
-        behind = self.catching_up.get(r.rid)
-        if behind is not None and (behind[0] is not r or r.sb.cum_ack >= behind[1]):
-            del self.catching_up[r.rid]
-            if behind[0] is r:  # caught up: its signals are measured afresh from here (ours)
-                r.interval_avg, r.last_signal_pkts = None, self.packets_sent
-                self.censored.pop(r.rid, None)
+        m = self.unmeasured.get(r.rid)
+        if m is not None and m[0] and r.sb.cum_ack >= m[0]:
+            m[0] = 0  # caught up: its signals are measured afresh from here (ours)
+            r.interval_avg, r.last_signal_pkts = None, self.packets_sent
         if r is not self.clock_receiver():
             return
         if self.recover is not None and r.sb.cum_ack >= self.recover:

@@ -49,7 +49,7 @@ def test_a_merge_refuses_a_section_that_is_not_the_fault_table() -> None:
         merged("| a | b |\n", render(table([_row("tfmcc", "link_change", 0, 1.0)])))
 
 
-def test_a_rule_trial_runs_every_case_with_the_rules_switched_and_never_writes_the_docs(monkeypatch) -> None:
+def test_a_rule_trial_runs_every_case_with_the_rules_switched_and_never_writes_the_docs(monkeypatch, tmp_path) -> None:
     import bench.faults as fb
 
     seen: list[tuple] = []
@@ -63,3 +63,9 @@ def test_a_rule_trial_runs_every_case_with_the_rules_switched_and_never_writes_t
         with pytest.raises(SystemExit) as info:
             fb.main(["--protocol", "rla", *bad])
         assert info.value.code == 2
+    saved = tmp_path / "trial.jsonl"  # a trial's saved rows stay out of the page when loaded too
+    saved.write_text(json.dumps({**_row("rla", "link_down", 0, 1.0), "variant": {"profile": "default",
+                                 "rules": {"acker_clock": True}}}) + "\n")
+    with pytest.raises(SystemExit) as info:
+        fb.main(["--load", str(saved), "--docs"])
+    assert info.value.code == 2
