@@ -81,6 +81,11 @@ class AckerClock(_Base):
         own = int(min(self.cwnd, c.min_cwnd)) - max(lacks, c.max_twnd)
         return min(own, lowest + adv - (self.next_seq - 1))
 
+    def paced_rtd(self) -> float | None:
+        """The acker's smoothed RTD, once it clocks the window."""
+        c = self.clock_child()
+        return c.rtd.srtt if c is not None and c.rtd.srtt is not None else super().paced_rtd()
+
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
         super()._acknowledged(c, newly, now)
         if c is not self.clock_child():
@@ -242,7 +247,8 @@ class AckerElection(_Base):
       "TCP Hybla (Caini & Firrincieli 2004); " + _OURS, roles=(SENDER,), requires=("reno_window",))
 class RttFairIncrease(_Base):
     """In congestion avoidance the window grows (R_max / R_c)^2 times faster (:class:`RttSpread`),
-    R_max the largest smoothed RTD, R_c that of the receivers whose NACKs cut."""
+    R_max the RTD the window is sent once per (the largest smoothed RTD; the acker's under
+    ``acker_clock``), R_c that of the receivers whose NACKs cut."""
 
     RTD_GAIN = 0.125  # RFC 6298's alpha, per receiver
     MIN_SPREAD = 1.5  # below it the spread is one path's queue seen at different times, not two paths
@@ -277,7 +283,12 @@ class RttFairIncrease(_Base):
         super()._remove_child(c, now)
 
     def rtt_spread(self) -> float:
-        return self.spread.factor(max(self.node_rtd.values(), default=None))
+        """R_max is the round trip the window is sent once per: the longest RTD heard, or under
+        ``acker_clock`` the acker's, whose NACKs alone cut, so the spread is 1 there and the
+        compensation stands aside (behind a fold no acker is elected: the fold's clock is the
+        slowest member's)."""
+        paced = self.paced_rtd()
+        return self.spread.factor(paced if paced is not None else max(self.node_rtd.values(), default=None))
 
     def _avoid_congestion(self, s: int) -> None:
         window = self.cwnd

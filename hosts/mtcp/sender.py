@@ -45,6 +45,12 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         return bool(kids) and len(kids) >= max(1, want) and all(c.heard for c in kids)
 
     @hook
+    def paced_rtd(self) -> float | None:
+        """The round trip the window is sent once per when one child's ACKs clock it; None: every
+        child acknowledges it (3.7), so the longest RTD paces it (the core's case)."""
+        return None
+
+    @hook
     def current_window(self) -> int:
         """3.7: ``minCwnd - maxTwnd``, bounded by the advertised room."""
         min_cwnd, max_twnd, adv = self.summary()

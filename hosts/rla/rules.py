@@ -618,6 +618,11 @@ class AckerClock(_Housekeeping):
         acker = getattr(self, "acker", None)
         return self.rcvrs.get(acker) if acker is not None else None
 
+    def paced_srtt(self) -> float:
+        """The acker's round trip, once it clocks the window."""
+        r = self.clock_receiver()
+        return r.srtt if r is not None else super().paced_srtt()  # type: ignore[misc]
+
     def acker_silent(self, r: _Receiver, now: float) -> bool:
         """r owes data and has said nothing for ACKER_SILENCE_RTTS of its round trips."""
         owed = self._owed_since(r)
@@ -895,7 +900,7 @@ class _StampView(Sender):
         if not short_queue(path.queue_s(), self.largest_srtt):
             return None
         spare = path.spare_bps() or 0.0
-        own = self.cwnd * 8.0 * self.p.packet_size / self.largest_srtt
+        own = self.cwnd * 8.0 * self.p.packet_size / self.paced_srtt()
         return spare if spare >= self.SPARE_FLOOR * own else 0.0
 
 
@@ -903,8 +908,9 @@ class _StampView(Sender):
       requires=("stamp_echo",))
 class StampClimb(_StampView):
     """While every path's queue is short and rate is spare, the window takes SPARE_SHARE of the
-    tightest spare rate for one largest srtt, once per CLIMB_RTTS (RFC 4782's Quick-Start rate, RCP's
-    minimum along the path; ours); TCP's full queue or an unstamped path never climbs."""
+    tightest spare rate for one round trip of the window (``paced_srtt``), once per CLIMB_RTTS largest
+    srtts (RFC 4782's Quick-Start rate, RCP's minimum along the path; ours); TCP's full queue or an
+    unstamped path never climbs."""
 
     COUNTERS = ("stamp_climbs",)
     SPARE_SHARE = 0.5
@@ -916,7 +922,7 @@ class StampClimb(_StampView):
         super()._sack_window(now)
         spare = self.short_queue_spare()
         if spare and not self.in_recovery and now - self.climbed_at >= self.CLIMB_RTTS * self.largest_srtt:
-            self.cwnd += self.SPARE_SHARE * spare * self.largest_srtt / (8.0 * self.p.packet_size)
+            self.cwnd += self.SPARE_SHARE * spare * self.paced_srtt() / (8.0 * self.p.packet_size)
             self.climbed_at = now
             self.stamp_climbs += 1
 
@@ -942,7 +948,8 @@ class StampHold(_StampView):
 class ShareWindow(_StampView):
     """While no cut has happened yet (ssthresh still the receive buffer) and every receiver's last
     SACK echoes a stamped share (docs/stamp.md, "The share"), the window is raised to the share's
-    window over the largest srtt and ssthresh set to it: the session starts at its max-min share and
+    window over the round trip it is sent once per (``paced_srtt``) and ssthresh set to it: the
+    session starts at its max-min share and
     leaves slow start there.  The first loss cuts as ``default`` (loss wins) and ``default`` runs
     from then on; a receiver without a share leaves ``default`` from the start."""
 
@@ -971,7 +978,7 @@ class ShareWindow(_StampView):
         share = self.share_bps()
         if share is None or self.in_recovery or self.ssthresh < self.p.rcv_buffer or self.cwnd >= self.ssthresh:
             return
-        window = share * self.largest_srtt / (8.0 * self.p.packet_size)
+        window = share * self.paced_srtt() / (8.0 * self.p.packet_size)
         self.ssthresh = max(float(LEAST_SSTHRESH), min(window, float(self.p.rcv_buffer) - 1))
         self.cwnd = max(self.cwnd, min(window, self.ssthresh))
         self.share_starts += 1
@@ -987,7 +994,8 @@ rule("stamp_echo", roles=(Receiver.role,))(StampEcho)
       "the window grows (R_max/R_c)^2 per round: TCP's rate at the troubled receivers' round trip")
 class RttFairIncrease(Sender):
     """In congestion avoidance the window grows (R_max / R_c)^2 times faster (:class:`RttSpread`),
-    R_max the largest srtt, R_c that of the receivers whose signals cut."""
+    R_max the round trip the window is sent once per (the largest srtt; the acker's under
+    ``acker_clock``), R_c that of the receivers whose signals cut."""
 
     #: Below this spread the round trips count as equal: a queue's swing in one
     #: receiver's srtt is no spread of the tree (dumbbells keep the paper's increase).
@@ -1011,7 +1019,9 @@ class RttFairIncrease(Sender):
             self.spread.cut(self.signal_srtt)
 
     def rtt_spread(self) -> float:
-        return self.spread.factor(self.largest_srtt if self.rcvrs else None)
+        """R_max is the round trip the window is sent once per: under ``acker_clock`` the acker's,
+        whose signals alone cut, so the spread is 1 there and the compensation stands aside."""
+        return self.spread.factor(self.paced_srtt() if self.rcvrs else None)
 
     def _grow(self, now: float) -> None:
         window = self.cwnd

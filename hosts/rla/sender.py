@@ -106,6 +106,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         return self.recover is not None
 
     @hook
+    def paced_srtt(self) -> float:
+        """The round trip the window is sent once per: the largest srtt, since every receiver's
+        SACK acknowledges it (rule 5); a rule that clocks the window by one receiver says its own."""
+        return self.largest_srtt
+
+    @hook
     def _ready(self) -> bool:
         return len(self.rcvrs) >= max(1, self.p.receivers)
 

@@ -48,7 +48,9 @@ KNOWN_STATE: dict[str, set[str]] = {
     "vlmcc": {"cut_seq", "last_flags", "round_rtt_n", "round_rtt_sum"},  # competing rules' and leader_hold's
 }
 KNOWN_HOOKS: dict[str, set[str]] = {
-    "rla": {"_forget"},  # the rules that drop or re-admit receivers
+    "rla": {"_forget",  # the rules that drop or re-admit receivers
+            "paced_srtt"},  # the round trip the window is sent per: what the rules' rate conversions read
+    "mtcp": {"paced_rtd"},  # likewise (rtt_fair_increase reads it; acker_clock says the acker's)
 }
 
 

@@ -66,6 +66,18 @@ def test_equal_round_trips_keep_renos_increase():
     assert s.rtt_spread() == 1.0 and _growth(s) == pytest.approx(1 / 20.0)
 
 
+def test_under_the_ackers_clock_the_compensation_stands_aside():
+    # Once A, whose NACK cut, is the acker, its ACKs clock the window: it is sent once per A's RTD,
+    # the very R_c, and growing 16 times faster would outrun the TCP flow beside A (3.3 times it on
+    # a 20 ms branch beside a 200 ms one).
+    s = sender(rtt_fair_increase=True, acker_election=True, acker_clock=True)
+    _cut_by(s, 0.03, 0.12)
+    s._elect(0.8)  # on the loss event the NACK recorded
+    assert s.clock_child() is s.children[node_id(A)]
+    assert s.paced_rtd() == pytest.approx(0.03, rel=0.05)
+    assert s.rtt_spread() == 1.0
+
+
 def test_a_cut_on_the_long_round_trip_is_not_compensated_and_the_spread_is_bounded():
     s = sender(rtt_fair_increase=True)
     _cut_by(s, 0.12, 0.03)  # A, whose loss cuts, is the far one

@@ -12,8 +12,10 @@ from win_util import feed, out
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.rtt import MAX_RTT_SPREAD
 
-WITH = (*DEFAULT_RULES, "rtt_fair_increase") if "rtt_fair_increase" not in DEFAULT_RULES else DEFAULT_RULES
-WITHOUT = tuple(n for n in WITH if n != "rtt_fair_increase")
+#: The window acknowledged by every receiver, as the paper sends it: without the acker's clock.
+BASE = tuple(n for n in DEFAULT_RULES if n not in ("acker_clock", "reliability_window", "rtt_fair_increase"))
+WITH = (*BASE, "rtt_fair_increase")
+WITHOUT = BASE
 
 
 def _cut_by_short_receiver(names: tuple[str, ...]):
@@ -59,6 +61,16 @@ def test_a_spread_below_a_quarter_is_no_spread():
     assert s.rtt_spread() == 1.0
     s.rcvrs[node_id(R[1])].rtt.srtt = 0.039
     assert s.rtt_spread() == pytest.approx(1.3)
+
+
+def test_under_the_ackers_clock_the_compensation_stands_aside():
+    # The acker's SACKs clock the window, so it is sent once per the acker's round trip, the very
+    # R_c of its cuts: growing (80/30)^2 times faster would outrun the TCP flow beside it (a 15 ms
+    # branch beside a 150 ms one took 2.11 of its TCP flow).
+    s = _cut_by_short_receiver((*WITH, "acker_clock"))
+    assert s.clock_receiver() is s.rcvrs[node_id(R[0])]
+    assert s.paced_srtt() == pytest.approx(0.030)
+    assert s.rtt_spread() == 1.0
 
 
 def test_the_compensated_spread_is_bounded():
