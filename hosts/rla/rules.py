@@ -665,11 +665,13 @@ class AckerClock(_Housekeeping):
         self.acker_handovers += 1
         self.handovers.append((now, new.rid, self.cwnd))
 
-    def _forget(self, rids: list[int], since: float | None = None) -> None:
+    def _choose_clock(self) -> None:
+        """The group changed (or the periodic choice): a forgotten acker's clock goes to the lowest
+        equation rate among those that talk, and a forgotten receiver is no longer unmeasured."""
+        super()._choose_clock()
+        for rid in [x for x in self.unmeasured if x not in self.rcvrs]:
+            del self.unmeasured[rid]
         old = getattr(self, "acker", None)
-        for rid in rids:
-            self.unmeasured.pop(rid, None)
-        super()._forget(rids, since)
         if old is not None and old not in self.rcvrs:
             self.acker = None  # type: ignore[attr-defined]
             self._pass_over_silent(None)
@@ -678,11 +680,6 @@ class AckerClock(_Housekeeping):
     def _drop_silent(self, now: float) -> bool:
         self._pass_over_silent(getattr(self, "acker", None))
         return super()._drop_silent(now)
-
-    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
-        super()._on_sack(m, src, now)
-        if m.rcvr_id != getattr(self, "acker", None):
-            self._pass_over_silent(getattr(self, "acker", None))
 
     def _take_acks(self, r: _Receiver, newly: list[int], now: float) -> None:
         super()._take_acks(r, newly, now)
@@ -724,8 +721,13 @@ class AckerClock(_Housekeeping):
         return sent
 
     def _clocked_elsewhere(self, rid: int, now: float) -> bool:
+        """Each SACK first judges the clock again: one from another receiver while the acker owes
+        data and is silent passes the acker over.  Then the pipe is the acker's: any SACK may send
+        what it frees."""
+        if rid != getattr(self, "acker", None):
+            self._pass_over_silent(getattr(self, "acker", None))
         if self.clock_receiver() is not None:
-            return False  # the pipe is the acker's: any SACK may send what it frees
+            return False
         return super()._clocked_elsewhere(rid, now)
 
 
@@ -1097,7 +1099,8 @@ DEFAULT = (
     "spread_pairs",
     "one_clock",
     "stalled_receivers",
-    "rtt_fair_increase",
     "worst_path_listening",
+    "acker_clock",
+    "reliability_window",
 )
 RULES = rule.book(default=DEFAULT, stamped=("stamp_climb", "stamp_hold", "stamp_echo", "share_window"))

@@ -262,7 +262,6 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         rest acknowledged.  ``since``, for the rules: they were dropped, silent since then."""
         for rid in rids:
             del self.rcvrs[rid]
-        self._choose_clock()
         n = len(self.rcvrs)
         for s, o in list(self.out.items()):
             o.acks = sum(1 for x in self.rcvrs.values() if x.sb.acked(s))
@@ -272,6 +271,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
         if self.recover is not None and self.min_last_ack >= self.recover:
             self.recover = None
         self.rto_backoff = 0
+        self._choose_clock()  # on what the rest still lack
 
     def _mark_lost(self, r: _Receiver, s: int, now: float) -> None:
         r.lost_pending.add(s)
