@@ -551,14 +551,16 @@ def chosen_cells(args: Any) -> list[dict[str, Any]]:
 
 
 def rule_switches(specs: list[str] | None) -> dict[str, bool]:
-    """``--rule NAME=on|off`` options (the friendliness and fault benches) as rule name -> on."""
-    rules = {}
-    for spec in specs or []:
-        name, _, state = spec.partition("=")
-        if state not in ("on", "off") or not name:
-            raise ValueError(f"--rule: NAME=on or NAME=off expected, got {spec!r}")
-        rules[name] = state == "on"
-    return rules
+    """``--rule NAME=on|off`` options (the friendliness and fault benches) as rule name -> on, read
+    as ``p4mcc host --rule`` reads them; ValueError names a bad one."""
+    from p4mcc.hosts.cli import rule_switches as switch_pairs
+    from p4mcc.hosts.registry import ParamError
+    from p4mcc.hosts.rules import RuleError, parse_switch
+
+    try:
+        return {name: parse_switch(name, value) for name, value in switch_pairs(specs or []).items()}
+    except (ParamError, RuleError) as e:
+        raise ValueError(str(e)) from None
 
 
 def session_variant(args: Any) -> dict[str, Any]:
