@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from p4mcc.hosts.wire import Stamp
 from p4mcc.reporting import results as R
 from p4mcc.emulation.plan import AgentPlan, EmulationPlan, TcpPlan, make_plan
-from p4mcc.emulation import mininet_net, warm
+from p4mcc.emulation import interrupts, mininet_net, warm
 from p4mcc.emulation.mininet_net import (
     ComponentError,
     LoggedProcess,
@@ -584,11 +584,11 @@ def _drive(plan: EmulationPlan, net: Any, actions: list[tuple[float, Any]], star
                 bar.update(task, completed=now)
             nxt = min([pending[0][0] if pending else duration, duration, now + 0.5,
                        faults.next_time() if faults is not None and faults.next_time() is not None else duration])
-            died.wait(max(0.0, nxt - now))
+            interrupts.wait(died, max(0.0, nxt - now))
             died.clear()
         # let agents that end exactly at the duration finish on their own
         for s in started:
-            s.process.exited.wait(3.0)
+            interrupts.wait(s.process.exited, 3.0)
     finally:
         if bar is not None:
             bar.stop()

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
 
 from p4mcc.cli.scenario_args import (EXIT_BAD_INPUT, add_pcap_arguments, add_scenario_arguments,
                                      capture_or_none, load_from_args, out_dir)
@@ -34,29 +31,8 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP reached ``p4mcc run``."""
-
-
-@contextmanager
-def stop_on_terminate() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the run as Ctrl-C does: through its cleanup.
-
-    Without a handler either signal ends Python at once, and the run's
-    switches, agents, iperf3 processes and Mininet interfaces stay behind
-    until ``p4mcc stop``; ``timeout`` and service managers send SIGTERM."""
-    def terminate(signum: int, _frame: Any) -> None:
-        raise Terminated(signal.Signals(signum).name)
-
-    old = {sig: signal.signal(sig, terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-
-
 def main(args: argparse.Namespace) -> int:
+    from p4mcc.emulation.interrupts import Terminated, stop_on_terminate
     from p4mcc.emulation.mininet_net import ComponentError
     from p4mcc.emulation.plan import PlanError
     from p4mcc.emulation.run import EmulationError, run_emulation
