@@ -80,6 +80,7 @@ class Flags:
     SYNC = 0x10  # RLA data: a receiver that joined mid-session starts its stream here
     THIN_ACKS = 0x20  # RLA data: receivers thin their SACKs as TCP receivers delay ACKs
     SPREAD_ACKS = 0x40  # RLA data: the group is large, receivers spread their SACKs over the data gap
+    ACKER = 0x80  # MTCP ACK: the acker's own copy, which a folding switch passes on unfolded
 
 
 class Stamp:
@@ -585,9 +586,10 @@ class RlaSack(Message):
 # ---------------------------------------------------------------------------
 
 
-@message(MsgType.MTCP_DATA)
+@message(MsgType.MTCP_DATA, "acker_id:32")
 class MtcpData(_PayloadTail, Message):
-    """MTCP data; ``timestamp`` is the send time echoed in ACKs."""
+    """MTCP data; ``timestamp`` is the send time echoed in ACKs.  ``acker_id``: the node id of the
+    receiver whose ACKs clock the window behind a folding switch (pgmcc's acker); 0: none."""
 
     payload: bytes = b""
 

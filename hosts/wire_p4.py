@@ -59,6 +59,7 @@ def render() -> str:
     out.append(_const("MCC_FLAG_RETRANSMIT", 8, f"0x{wire.Flags.RETRANSMIT:02x}"))
     out.append(_const("MCC_FLAG_AGGREGATED", 8, f"0x{wire.Flags.AGGREGATED:02x}"))
     out.append(_const("MCC_FLAG_FILTERED", 8, f"0x{wire.Flags.FILTERED:02x}"))
+    out.append(_const("MCC_FLAG_ACKER", 8, f"0x{wire.Flags.ACKER:02x}"))
     for name in ("HAVE_RTT", "HAVE_LOSS", "LEAVING", "SLOWSTART", "IS_CLR"):
         out.append(
             _const(f"MCC_TFMCC_R_{name}", 8, f"0x{getattr(wire.TfmccReportFlags, name):02x}")

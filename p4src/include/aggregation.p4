@@ -19,6 +19,9 @@
  * left in place would let the sender release packets other receivers still
  * lack. A fold acknowledges by cum_ack alone (losses are repaired on NACKs).
  * NACKs are never folded: they pass upstream so no reported loss is lost.
+ * Nor is an ACK flagged ACKER (ingress.p4): it is the copy the session's
+ * acker sends besides its folded ACK, so that its ACKs alone clock the
+ * sender's window (pgmcc); it neither reads nor writes the fold's state.
  * The stamp echo of a message that goes up is combined with those of the
  * messages absorbed since the last one went up (echo.p4).
  * A fold keeps its UDP checksum valid: the switch updates it incrementally

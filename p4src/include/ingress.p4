@@ -298,7 +298,9 @@ control MccIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.assist != ASSIST_NONE && meta.sidx < MAX_SESSIONS) {
                         session_feedback_rx.count(meta.sidx);
                     }
-                    if (meta.assist == ASSIST_AGGREGATE && hdr.mtcp_ack.isValid()) {
+                    if (meta.assist == ASSIST_AGGREGATE && hdr.mtcp_ack.isValid()
+                            && (hdr.mcc.flags & MCC_FLAG_ACKER) == 0) {
+                        /* an acker's own copy passes on unfolded (aggregation.p4) */
                         aggregate.apply(hdr, meta);
                     } else if (meta.assist == ASSIST_FILTER
                                && (hdr.tfmcc_report.isValid()

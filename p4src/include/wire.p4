@@ -27,6 +27,7 @@
 #define MCC_FLAG_RETRANSMIT 8w0x01
 #define MCC_FLAG_AGGREGATED 8w0x02
 #define MCC_FLAG_FILTERED 8w0x04
+#define MCC_FLAG_ACKER 8w0x80
 #define MCC_TFMCC_R_HAVE_RTT 8w0x01
 #define MCC_TFMCC_R_HAVE_LOSS 8w0x02
 #define MCC_TFMCC_R_LEAVING 8w0x04
@@ -91,6 +92,11 @@ header mcc_rla_sack_t {
     bit<8> nblocks;
     bit<8> reserved;
     bit<16> reserved2;
+}
+
+/* MtcpData body (msg_type 0x41), 4 bytes */
+header mcc_mtcp_data_t {
+    bit<32> acker_id;
 }
 
 /* MtcpAck body (msg_type 0x42), 28 bytes */

@@ -151,6 +151,22 @@ def test_nack_passes_unchanged():
     assert outputs(sw, 2, f) == [(SENDER_PORT, f)]
 
 
+def test_the_ackers_copy_passes_unfolded_and_leaves_the_fold_as_it_was():
+    sw = switch()
+    outputs(sw, 1, frame_of(ack(100, 10, 20, 64, R1), R1))
+    outputs(sw, 2, frame_of(ack(90, 12, 30, 50, R2), R2))
+    # r1's own copy as the acker: byte for byte upstream, its SACK bits kept
+    copy = dataclasses.replace(ack(120, 10, 20, 64, R1, sack=0b11), flags=wire.Flags.ACKER)
+    f = frame_of(copy, R1)
+    assert outputs(sw, 1, f) == [(SENDER_PORT, f)]
+    assert counter(sw, "session_feedback_absorbed", 0) == 0
+    # the fold still holds r1's folded 100: r2's unchanged summary is absorbed, as before the copy
+    assert outputs(sw, 2, frame_of(ack(90, 12, 30, 50, R2), R2)) == []
+    m = ack(95, 12, 30, 50, R2)
+    f2 = frame_of(m, R2)
+    assert outputs(sw, 2, f2) == [(SENDER_PORT, folded(f2, m, min_cwnd=10, max_twnd=30))]
+
+
 def test_assistance_off_forwards_every_ack_unchanged():
     sw = switch(assist=False)
     for host, port, m in ((R1, 1, ack(100, 10, 20, 64, R1)), (R2, 2, ack(90, 12, 30, 50, R2)),
