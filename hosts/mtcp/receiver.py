@@ -133,6 +133,7 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.got_data = True
         if not retransmitted:  # echo the last original's send time: a repair's would inflate the RTD
             self.echo_ts, self.echo_at = m.timestamp, now
+            self._acker_named(m.acker_id)
             self.wupdate_period = WUPDATE_INITIAL  # reset on a new packet from the sender
             self._arm_wupdate(now)
         if self.is_agent:
@@ -151,6 +152,11 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _arrived(self, seq: int, now: float, repair: bool) -> None:
         """Packet ``seq`` arrived for the first time (``repair``: sent again, flagged
         ``RETRANSMIT``); ``self.nacked`` still holds it if it was NACKed."""
+
+    @hook
+    def _acker_named(self, acker_id: int) -> None:
+        """An original names the sender's acker (``acker_id``; 0: none).  The paper has no acker:
+        the core reads nothing."""
 
     @hook
     def _ack_at_once(self, in_order: bool) -> bool:
@@ -210,9 +216,15 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         """NACK to the parent; ``echo``: the timestamp of what it answers (3.1: none)."""
         for s in missing:
             self.nacked[s] = (now, s not in self.nacked)
+        timestamp, flags = self._nack_stamp(now, echo)
         self.send(self.parent, MtcpNack(
-            session_id=self.cfg.session_id, timestamp=echo or ts_us(now), cum_ack=self.rbuf.cum_ack,
+            session_id=self.cfg.session_id, timestamp=timestamp, flags=flags, cum_ack=self.rbuf.cum_ack,
             node_id=self.nid, missing=tuple(missing)).encode())
+
+    @hook
+    def _nack_stamp(self, now: float, echo: int) -> tuple[int, int]:
+        """A NACK's timestamp and flags: ``echo`` (a roll call's) or the time now (3.1), no flag."""
+        return echo or ts_us(now), 0
 
     def _feedback(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int = 0) -> None:
         """Report to the parent; ``echo`` set: a probe's answer."""
@@ -223,14 +235,25 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     @hook
     def _report(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float, echo: int) -> None:
         """The report itself: an ACK (3.1) or a window update (3.9) with this node's summary."""
-        if not echo and self.echo_ts:
-            hold = int(round((now - self.echo_at) * 1e6))
-            echo = (self.echo_ts + hold) & 0xFFFFFFFF or 1
-        fields = self._summary_fields()
-        self.last_summary = dict(fields)
-        fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
-        msg = cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack, node_id=self.nid,
-                  echo_ts=echo, sack_bitmap=self.rbuf.sack_bitmap(), stamp=self._echo_stamp(), **fields)
+        msg = self._summary_report(cls, now, echo)
         if cls is MtcpAck:
             self.acks_sent += 1
         self.send(self.parent, msg.encode())
+
+    def _data_echo(self, now: float) -> int:
+        """The last original's send time plus how long it was held here: an RTD sample's echo
+        (0: no original yet)."""
+        if not self.echo_ts:
+            return 0
+        hold = int(round((now - self.echo_at) * 1e6))
+        return (self.echo_ts + hold) & 0xFFFFFFFF or 1
+
+    def _summary_report(self, cls: type[MtcpAck] | type[MtcpWindowUpdate], now: float,
+                        echo: int) -> MtcpAck | MtcpWindowUpdate:
+        """This node's report (``echo`` 0: the last original's echo), recorded as the last summary sent."""
+        fields = self._summary_fields()
+        self.last_summary = dict(fields)
+        fields["adv_wnd"] = min(fields["adv_wnd"], self.rbuf.free)
+        return cls(session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.rbuf.cum_ack, node_id=self.nid,
+                   echo_ts=echo or self._data_echo(now), sack_bitmap=self.rbuf.sack_bitmap(),
+                   stamp=self._echo_stamp(), **fields)

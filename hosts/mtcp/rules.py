@@ -5,6 +5,7 @@ and ``rack_reordering`` wraps ``nack_rack``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,84 @@ rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
 
 
 # The acker's clock (pgmcc) -------------------------------------------------------------
+@rule("fold_acker", "behind a folding switch a member is the acker: named in the data, its own ACKs pass the fold",
+      "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_clock",))
+class FoldAcker(_Base):
+    """A switch's fold speaks for every member with the lowest cumulative ACK, so the acker's clock
+    would be the slowest member's.  Members known from their NACKs (each NACK echoes the last
+    original's send time: an RTD sample, and a loss event per new hole) are acker candidates too;
+    once one is the acker, each original names it (``acker_id``) and it sends its ACKs twice: one
+    folded, one flagged ACKER that the switches pass on (aggregation.p4).  That copy alone clocks
+    the window; it releases nothing, as a member's NACK does not (ours)."""
+
+    COUNTERS = ("acker_copies",)
+
+    def _candidates(self) -> list[_Child]:
+        members = [c for c in self.children.values() if c.nack_only and c.rtd.srtt is not None]
+        return super()._candidates() + members
+
+    def _acker_id(self) -> int:
+        c = self.clock_child()
+        return c.nid if c is not None and c.nack_only else super()._acker_id()
+
+    def _nack_heard(self, c: _Child, msg: Any, now: float) -> None:
+        if c.nack_only and msg.flags & Flags.ACKER:
+            c.rtd.sample(seconds_since(msg.timestamp, now))
+        super()._nack_heard(c, msg, now)
+
+    def _acker_ack(self, msg: Any, src: Any, now: float) -> None:
+        c = self.children.get(msg.node_id)
+        if c is None or c is not self.clock_child() or not c.nack_only:
+            super()._acker_ack(msg, src, now)
+            return
+        self.acker_copies += 1
+        self._heard(c, now)
+        if msg.echo_ts:
+            c.rtd.sample(seconds_since(msg.echo_ts, now))
+        c.min_cwnd, c.max_twnd = msg.min_cwnd, msg.max_twnd
+        newly = c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit())
+        for s in newly:
+            if c.rinflight.pop(s, None) is not None:
+                self._rwnd_grow(c)
+            c.rqueue.discard(s)
+            c.nacks.pop(s, None)
+        self._grow(newly, now)
+        self._arm_packet_timer()
+
+    def _suspect(self, c: _Child, now: float) -> None:
+        acker = self.clock_child()
+        if c.aggregated and acker is not None and acker.nack_only:
+            # a packet timed out at the fold: the acker's if it lacks the oldest one held
+            oldest = min(self.buf, default=None)
+            if oldest is not None and not acker.sb.acked(oldest):
+                self.acker_lacks = True
+        super()._suspect(c, now)
+
+
+@rule("fold_acker", roles=(RECEIVER,))
+class FoldAckerReport(_Rx):
+    """The member an original names as the acker sends each ACK twice, the second flagged ACKER;
+    every member's NACK echoes the last original's send time and says so with the same flag."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        self.named_acker = False
+
+    def _acker_named(self, acker_id: int) -> None:
+        self.named_acker = acker_id == self.nid
+        super()._acker_named(acker_id)
+
+    def _report(self, cls: Any, now: float, echo: int) -> None:
+        super()._report(cls, now, echo)
+        if cls is MtcpAck and self.named_acker:
+            copy = self._summary_report(MtcpAck, now, echo)
+            self.send(self.parent, dataclasses.replace(copy, flags=copy.flags | Flags.ACKER).encode())
+
+    def _nack_stamp(self, now: float, echo: int) -> tuple[int, int]:
+        stamp = 0 if echo else self._data_echo(now)
+        return (stamp, Flags.ACKER) if stamp else super()._nack_stamp(now, echo)
+
+
 @rule("reliability_window", "what the slowest child lacks is bounded by the rate times the longest round trip",
       "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_clock",))
 class ReliabilityWindow(_Base):
@@ -88,8 +167,11 @@ class AckerClock(_Base):
 
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
         super()._acknowledged(c, newly, now)
-        if c is not self.clock_child():
-            return
+        if c is self.clock_child():
+            self._grow(newly, now)
+
+    def _grow(self, newly: list[int], now: float) -> None:
+        """The acker holds ``newly``: the window grows by them, as TCP's on a sender's ACKs."""
         self.by_acker = True
         try:
             for s in newly:
@@ -144,6 +226,10 @@ class AckerElection(_Base):
     def clock_child(self) -> _Child | None:
         return self.children.get(self.acker) if self.acker is not None else None
 
+    def _candidates(self) -> list[_Child]:
+        """The children that may be the acker: those whose ACKs reach the sender."""
+        return self._acking()
+
     def equation_rate(self, c: _Child) -> float:
         """c's TCP rate (bytes/s); infinite before its first loss event."""
         ev = self.events.get(c.nid)
@@ -164,7 +250,7 @@ class AckerElection(_Base):
 
     def _elect(self, now: float) -> None:
         old = self.clock_child()
-        talking = [c for c in self._acking() if not self.acker_silent(c, now)]
+        talking = [c for c in self._candidates() if not self.acker_silent(c, now)]
         rates = {c.nid: self.equation_rate(c) for c in talking}
         # The lowest rate; with none known, the longest RTD.
         best = min(rates, key=lambda n: (rates[n], -(self.children[n].rtd.srtt or 0.0)), default=None)

@@ -24,8 +24,9 @@ DURATION = 36.0
 
 
 def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration: float = DURATION,
-                  branches: list[dict] = BRANCHES) -> list[float]:
-    """Per branch: the session's mean receiver goodput over the branch's TCP flow, second half of the run."""
+                  branches: list[dict] = BRANCHES, switch: str = "model") -> list[float]:
+    """Per branch: the session's mean receiver goodput over the branch's TCP flow, second half of the run
+    (``switch`` p4: the P4 program, whose fold MTCP's session takes)."""
     layout = tree_layout(branches)
     flows = [{"name": f"tcp{i}", "src": s, "dst": d, "port": 6000 + i}
              for i, (s, d) in enumerate((p for b in layout for p in b["tcp"]), start=1)]
@@ -34,7 +35,7 @@ def branch_ratios(proto: str, params: dict, rules: dict | None = None, duration:
     sc = scenario_from_dict({"name": f"{proto}-tree", "duration": duration, "seed": 1,
                              "topology": {"generate": {"kind": "tree", "branches": branches}},
                              "sessions": [session], "tcp_flows": flows})
-    run = build_run(sc, switch=choose_switch("model"))
+    run = build_run(sc, switch=choose_switch(switch, sc))
 
     def snap() -> tuple[dict[str, int], dict[str, int]]:
         return ({r: run.net.hosts[r].rx_mcast_bytes.get(PORT, 0) for b in layout for r in b["receivers"]},
@@ -102,3 +103,14 @@ ACKER_RULES = {"rla": {"acker_clock": "on", "reliability_window": "on", "rtt_fai
 def test_a_short_limiting_branch_beside_a_long_one_is_paced_by_its_acker(proto: str) -> None:
     ratio = branch_ratios(proto, {}, rules=ACKER_RULES[proto], branches=FAST_BESIDE_LONG)[0]
     assert 0.5 <= ratio <= 2.0, f"{proto}/TCP on the 20 ms branch beside a 200 ms one = {ratio:.2f}"
+
+
+@pytest.mark.slow
+def test_behind_the_p4_fold_mtcp_is_paced_by_a_member_it_names_its_acker() -> None:
+    """On P4 switches the fold speaks for every member with the lowest cumulative ACK: the acker
+    rules alone elect no member, and the window is the 200 ms branch's (``fold_acker``)."""
+    named = branch_ratios("mtcp", {}, rules={**ACKER_RULES["mtcp"], "fold_acker": "on"},
+                          branches=FAST_BESIDE_LONG, switch="p4")[0]
+    unnamed = branch_ratios("mtcp", {}, rules=ACKER_RULES["mtcp"], branches=FAST_BESIDE_LONG, switch="p4")[0]
+    assert 0.5 <= named <= 2.0, f"mtcp/TCP on the 20 ms branch behind the fold = {named:.2f}"
+    assert unnamed < 0.5, f"without a member acker = {unnamed:.2f}"

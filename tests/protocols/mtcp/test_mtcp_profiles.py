@@ -46,7 +46,7 @@ def _data(seq: int, t: float) -> MtcpData:
 
 def test_the_default_profile_is_every_rule_but_the_stamps_and_the_ackers_and_the_paper_none():
     stamp_rules = {"stamp_echo", "stamp_climb", "share_window"}
-    acker_rules = {"acker_election", "acker_clock", "reliability_window"}
+    acker_rules = {"acker_election", "acker_clock", "reliability_window", "fold_acker"}
     assert RULES.resolve("paper") == ()
     assert set(RULES.resolve("default")) == set(RULES.names()) - stamp_rules - acker_rules
     assert set(RULES.resolve("stamped")) == set(RULES.resolve("default")) | stamp_rules

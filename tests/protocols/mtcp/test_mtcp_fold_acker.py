@@ -1,0 +1,140 @@
+"""``fold_acker``: behind a folding switch a member is the acker, named in every original, and its
+own ACKs (flagged ACKER, which no switch folds) clock the window, driven by messages on the
+sans-I/O cores.  Member NEAR (20 ms RTD) loses packets; the fold's ACKs come from member FAR."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from mtcp_util import PaperReceiver, PaperSender, composed
+from win_util import PORT, SENDER, cfg, feed, out
+
+from p4mcc.hosts.core import node_id
+from p4mcc.hosts.mtcp import MtcpParams
+from p4mcc.hosts.mtcp.constants import FOLD_ID
+from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
+
+NEAR, FAR = "10.0.1.1", "10.0.1.2"
+ACKER = {"acker_election": True, "acker_clock": True, "reliability_window": True, "rtt_fair_increase": False}
+FOLD_ACKER = {**ACKER, "fold_acker": True}
+RTD = 0.02
+
+
+def fold(cum: int, cls=MtcpAck, echo: int = 0) -> MtcpAck:
+    return cls(session_id=9, cum_ack=cum, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096, node_id=node_id(FAR),
+               echo_ts=echo, flags=Flags.AGGREGATED)
+
+
+def data_out(s) -> list[MtcpData]:
+    return [m for _d, m in out(s) if isinstance(m, MtcpData) and not m.flags & Flags.RETRANSMIT]
+
+
+def nack(cum: int, missing: tuple[int, ...], sent_at: float) -> MtcpNack:
+    """NEAR's NACK as ``fold_acker``'s receiver sends it: its timestamp echoes an original's."""
+    return MtcpNack(session_id=9, cum_ack=cum, node_id=node_id(NEAR), missing=missing,
+                    timestamp=ts_us(sent_at), flags=Flags.ACKER)
+
+
+def behind_a_fold(rules: dict):
+    """An assisted sender, the fold heard, then two loss events of NEAR's a round trip apart."""
+    s = composed(PaperSender, "default", **rules)(cfg(MtcpParams(assisted=True)))
+    s.start(0.0)
+    feed(s, fold(0, MtcpWindowUpdate), 0.0, src=FAR)
+    now, cum = 0.0, 0
+    for hole in (1, 2):
+        sent = data_out(s)
+        now += RTD
+        top = max(m.seq for m in sent)
+        feed(s, nack(cum, (top - 1,), now - RTD), now, src=NEAR)
+        feed(s, fold(top, echo=ts_us(now - 0.2)), now + 0.001, src=FAR)
+        cum, now = top, now + 0.3
+    return s, now
+
+
+def test_a_member_that_loses_is_elected_and_named_in_every_original() -> None:
+    s, _ = behind_a_fold(FOLD_ACKER)
+    near = s.children[node_id(NEAR)]
+    assert near.nack_only and s.acker == near.nid
+    assert abs(near.rtd.srtt - RTD) < 1e-3  # from the NACKs' echoes
+    assert {m.acker_id for m in data_out(s)} | {s._acker_id()} == {near.nid}
+
+
+def test_without_the_rule_no_member_is_a_candidate_and_no_original_names_one() -> None:
+    s, _ = behind_a_fold(ACKER)
+    assert s.acker in (None, FOLD_ID)
+    assert all(m.acker_id == 0 for m in data_out(s))
+
+
+def test_the_ackers_copy_clocks_the_window_and_releases_nothing() -> None:
+    s, now = behind_a_fold(FOLD_ACKER)
+    near = s.children[node_id(NEAR)]
+    out(s)
+    cwnd, held = s.cwnd, dict(s.buf)
+    top = s.next_seq - 1
+    copy = MtcpAck(session_id=9, cum_ack=top, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096,
+                   node_id=near.nid, echo_ts=ts_us(now - RTD), flags=Flags.ACKER)
+    feed(s, copy, now, src=NEAR)
+    assert s.cwnd > cwnd, "the acker's ACK grows the window"
+    assert set(held) <= set(s.buf), "only the fold releases a packet"
+    assert near.sb.cum_ack == top and near.nack_only
+    # a folded ACK does not grow it while the acker clocks
+    cwnd = s.cwnd
+    feed(s, fold(top), now + 0.01, src=FAR)
+    assert s.cwnd == cwnd
+
+
+def test_a_copy_from_a_member_that_is_not_the_acker_changes_nothing() -> None:
+    s, now = behind_a_fold(FOLD_ACKER)
+    cwnd = s.cwnd
+    other = "10.0.1.3"
+    feed(s, MtcpAck(session_id=9, cum_ack=1, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096,
+                    node_id=node_id(other), flags=Flags.ACKER), now, src=other)
+    assert s.cwnd == cwnd and node_id(other) not in s.children
+
+
+def _receiver(rules: dict):
+    r = composed(PaperReceiver, "default", **rules)(cfg(MtcpParams(assisted=True), local=NEAR))
+    r.start(0.0)
+    out(r)
+    return r
+
+
+def _reports(r) -> list[MtcpAck]:
+    return [m for d, m in out(r) if isinstance(m, MtcpAck) and d == (SENDER, PORT)]
+
+
+@pytest.mark.parametrize("named, copies", [(NEAR, 1), (FAR, 0), (None, 0)])
+def test_the_named_member_sends_each_ack_twice_the_second_flagged(named: str | None, copies: int) -> None:
+    r = _receiver(FOLD_ACKER)
+    acker_id = node_id(named) if named else 0
+    for seq in (1, 2):
+        r.receive_datagram(MtcpData(session_id=9, seq=seq, timestamp=ts_us(0.01 * seq),
+                                    acker_id=acker_id).encode(), (SENDER, PORT), 0.05 * seq)
+    if r.timer_at("ack") is not None:  # delayed_ack: the second packet's ACK went at once
+        r.handle_timer(r.timer_at("ack"))
+    acks = _reports(r)
+    flagged = [a for a in acks if a.flags & Flags.ACKER]
+    assert len(flagged) == copies
+    plain = [a for a in acks if not a.flags & Flags.ACKER]
+    assert plain and all(dataclasses.replace(f, flags=0) == plain[-1] for f in flagged)
+
+
+def test_a_members_nack_echoes_the_last_original_and_says_so() -> None:
+    r = _receiver(FOLD_ACKER)
+    for seq in (1, 3):
+        r.receive_datagram(MtcpData(session_id=9, seq=seq, timestamp=ts_us(0.01 * seq)).encode(),
+                           (SENDER, PORT), 0.05 * seq)
+    r._nack([2], 0.2)
+    [n] = [m for _d, m in out(r) if isinstance(m, MtcpNack)]
+    assert n.flags & Flags.ACKER
+    assert n.timestamp == ts_us(0.03) + round((0.2 - 0.15) * 1e6)  # the echo plus its hold
+
+
+def test_the_paper_receiver_nacks_with_its_own_time() -> None:
+    r = _receiver({})
+    r.receive_datagram(MtcpData(session_id=9, seq=3, timestamp=ts_us(0.03)).encode(), (SENDER, PORT), 0.15)
+    r._nack([1, 2], 0.2)
+    [n] = [m for _d, m in out(r) if isinstance(m, MtcpNack)]
+    assert not n.flags and n.timestamp == ts_us(0.2)
+
