@@ -138,3 +138,16 @@ def test_the_paper_receiver_nacks_with_its_own_time() -> None:
     [n] = [m for _d, m in out(r) if isinstance(m, MtcpNack)]
     assert not n.flags and n.timestamp == ts_us(0.2)
 
+
+
+def test_a_named_acker_that_falls_silent_is_passed_over_and_no_longer_named() -> None:
+    s, now = behind_a_fold(FOLD_ACKER)
+    near = s.children[node_id(NEAR)]
+    assert s.acker == near.nid and near.rtd.srtt is not None
+    out(s)
+    assert s.buf, "NEAR owes what is held"
+    quiet = max(3 * near.rtd.srtt, near.rtd.srtt + 4 * near.rtd.rttvar) + 1.0
+    # a switch's refresh of the fold NEAR holds; NEAR itself says nothing
+    feed(s, fold(s.children[FOLD_ID].sb.cum_ack, echo=ts_us(now)), now + quiet, src=FAR)
+    assert s.acker != near.nid and s.silent_ackers == 1
+    assert all(m.acker_id != near.nid for m in data_out(s))
