@@ -564,7 +564,7 @@ class _Agent(SessionEndpoint[MtcpParams]):
         data = MtcpData(session_id=self.cfg.session_id, seq=s, flags=Flags.RETRANSMIT,
                         timestamp=b.sender_ts if b is not None else (ts_us(now) or 1),
                         payload=payload_for(s, b.size if b is not None else self.p.packet_size)).encode()
-        fold = self.children.get(FOLD_ID) if c.nack_only else None
+        fold = self.children.get(FOLD_ID) if self._repaired_with_the_fold(c) else None
         if fold is not None:
             # Behind a fold a bottleneck loss is every member's: one repair to the group per fold RTT.
             rtt = fold.rtt.srtt if fold.rtt.srtt is not None else c.rtt.srtt
@@ -584,6 +584,12 @@ class _Agent(SessionEndpoint[MtcpParams]):
         if b is not None:  # from the stream: no timer, a lost one is NACKed again
             b.stage = max(b.stage, 1)
             self._set_deadline(s, now + self.rto_rtt() * 2 ** (b.stage - 1))
+
+    @hook
+    def _repaired_with_the_fold(self, c: _Child) -> bool:
+        """Whether a repair for ``c`` goes to the group at the fold's pace: a member behind a fold
+        (the core), whose loss is likely every member's."""
+        return c.nack_only
 
     @hook
     def _also_lacking(self, c: _Child, s: int, now: float) -> list[_Child]:

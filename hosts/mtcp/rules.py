@@ -13,7 +13,8 @@ from p4mcc.hosts.core import node_id
 from p4mcc.hosts.mtcp.agent import _Child
 from p4mcc.hosts.mtcp.constants import ACK_DELAY, DEAD_PROBES, FOLD_ID, INITIAL_SSTHRESH, NO_CWND, RTO_INITIAL
 from p4mcc.hosts.registry import SessionConfig
-from p4mcc.hosts.reliable import MAX_SEQ, CutLog, ResumableStream, handover_window, reliability_bound
+from p4mcc.hosts.reliable import (MAX_SEQ, CutLog, ResumableStream, Scoreboard, handover_window,
+                                  reliability_bound)
 from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.rules import Registrar, at_start, timer
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
@@ -48,6 +49,14 @@ class FoldAcker(_Base):
 
     COUNTERS = ("acker_copies",)
 
+    def __init__(self, config: SessionConfig) -> None:
+        super().__init__(config)
+        #: What the acker's copies acknowledged, apart from its record: a fold the acker's ACK
+        #: triggered reaches the sender first and moves the record (repairs go by it), and the
+        #: copy must still find its packets new to clock the window.
+        self.clocked = Scoreboard()
+        self.clocked_for: int | None = None
+
     def _candidates(self) -> list[_Child]:
         members = [c for c in self.children.values() if c.nack_only and c.rtd.srtt is not None]
         return super()._candidates() + members
@@ -71,14 +80,45 @@ class FoldAcker(_Base):
         if msg.echo_ts:
             c.rtd.sample(seconds_since(msg.echo_ts, now))
         c.min_cwnd, c.max_twnd = msg.min_cwnd, msg.max_twnd
+        if self.clocked_for != c.nid:
+            self._clock_from(c)
         newly = c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit())
         for s in newly:
-            if c.rinflight.pop(s, None) is not None:
+            sent = c.rinflight.pop(s, None)
+            if sent is not None:
+                if c.rexmits.get(s, 0) == 1 and s == newly[0]:
+                    c.rtt.sample(now - sent)  # Karn (RFC 6298 3), as the core's _acknowledged
                 self._rwnd_grow(c)
             c.rqueue.discard(s)
             c.nacks.pop(s, None)
-        self._grow(newly, now)
+        self._grow(self.clocked.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit()), now)
         self._arm_packet_timer()
+
+    def _repaired_with_the_fold(self, c: _Child) -> bool:
+        # the acker's holes hold the window: repaired at once, to it, on its own round trip
+        return c is not self.clock_child() and super()._repaired_with_the_fold(c)
+
+    def acker_silent(self, c: _Child, now: float) -> bool:
+        """A member acker waiting for a repair says nothing until the repair reaches it: it is
+        silent only once the bound has passed since the last repair sent to it, too."""
+        if not super().acker_silent(c, now):
+            return False
+        if not c.nack_only:
+            return True
+        owed = min((s for s in self.buf if not c.sb.acked(s)), default=None)
+        repaired = c.last_tx.get(owed, -math.inf) if owed is not None else -math.inf
+        return now - repaired > self.quiet_bound(c)
+
+    def _clock_from(self, c: _Child) -> None:
+        """A new acker clocks from what it held when it became one."""
+        self.clocked, self.clocked_for = Scoreboard(), c.nid
+        self.clocked.update(c.sb.cum_ack)
+
+    def _acker_changed(self, old: _Child | None, now: float) -> None:
+        super()._acker_changed(old, now)
+        new = self.clock_child()
+        if new is not None and new.nack_only:
+            self._clock_from(new)
 
     def _suspect(self, c: _Child, now: float) -> None:
         acker = self.clock_child()
@@ -238,11 +278,17 @@ class AckerElection(_Base):
         interval = max(ev[2], float(self.next_seq - ev[1]))  # the open interval counts too
         return tcp_rate(self.p.packet_size, c.rtd.srtt, 1.0 / max(interval, 1.0))
 
+    def quiet_bound(self, c: _Child) -> float:
+        """How long c may say nothing while it owes: ACKER_QUIET_RTTS of its RTDs (at least its RTD
+        and four deviations) and an ACK delay."""
+        assert c.rtd.srtt is not None
+        return max(self.ACKER_QUIET_RTTS * c.rtd.srtt, c.rtd.srtt + 4 * c.rtd.rttvar) + ACK_DELAY
+
     def acker_silent(self, c: _Child, now: float) -> bool:
-        """c owes a packet and has said nothing for ACKER_QUIET_RTTS of its RTDs (and an ACK delay)."""
+        """c owes a packet and has said nothing for its quiet bound."""
         if c.rtd.srtt is None:
             return False
-        bound = max(self.ACKER_QUIET_RTTS * c.rtd.srtt, c.rtd.srtt + 4 * c.rtd.rttvar) + ACK_DELAY
+        bound = self.quiet_bound(c)
         if now - c.last_heard <= bound:
             return False
         owed = min((s for s in self.buf if not c.sb.acked(s)), default=None)

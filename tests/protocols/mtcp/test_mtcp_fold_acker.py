@@ -151,3 +151,19 @@ def test_a_named_acker_that_falls_silent_is_passed_over_and_no_longer_named() ->
     feed(s, fold(s.children[FOLD_ID].sb.cum_ack, echo=ts_us(now)), now + quiet, src=FAR)
     assert s.acker != near.nid and s.silent_ackers == 1
     assert all(m.acker_id != near.nid for m in data_out(s))
+
+
+def test_the_copy_clocks_even_after_the_fold_the_ackers_own_ack_moved() -> None:
+    """The switch sends the fold the acker's ACK triggered before the copy: that fold moves the
+    acker's record, and the copy must still grow the window by what it acknowledges."""
+    s, now = behind_a_fold(FOLD_ACKER)
+    near = s.children[node_id(NEAR)]
+    out(s)
+    top = s.next_seq - 1
+    moved = dataclasses.replace(fold(top), node_id=near.nid)  # the fold NEAR's ACK triggered
+    feed(s, moved, now, src=NEAR)
+    assert near.sb.cum_ack == top
+    cwnd = s.cwnd
+    feed(s, MtcpAck(session_id=9, cum_ack=top, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096,
+                    node_id=near.nid, echo_ts=ts_us(now - RTD), flags=Flags.ACKER), now, src=NEAR)
+    assert s.cwnd > cwnd
