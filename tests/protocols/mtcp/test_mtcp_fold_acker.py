@@ -167,3 +167,31 @@ def test_the_copy_clocks_even_after_the_fold_the_ackers_own_ack_moved() -> None:
     feed(s, MtcpAck(session_id=9, cum_ack=top, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096,
                     node_id=near.nid, echo_ts=ts_us(now - RTD), flags=Flags.ACKER), now, src=NEAR)
     assert s.cwnd > cwnd
+
+
+def _acker_lacks_a_hole(s, now: float) -> tuple[int, float]:
+    """NEAR (the acker) NACKs a hole a group repair just went out for; the repairs sent since."""
+    out(s)
+    hole = min(s.buf)
+    s.children[FOLD_ID].last_tx[hole] = now - 0.001  # repaired to the group a moment ago
+    feed(s, nack(hole - 1, (hole,), now - RTD), now, src=NEAR)
+    return hole, now
+
+
+def test_the_ackers_hole_is_repaired_to_it_at_once_not_at_the_folds_pace() -> None:
+    s, now = behind_a_fold(FOLD_ACKER)
+    hole, _ = _acker_lacks_a_hole(s, now)
+    repairs = [(d, m.seq) for d, m in out(s) if isinstance(m, MtcpData) and m.flags & Flags.RETRANSMIT]
+    assert ((NEAR, PORT), hole) in repairs
+
+
+def test_a_member_acker_waiting_for_its_repair_is_not_passed_over() -> None:
+    s, now = behind_a_fold(FOLD_ACKER)
+    near = s.children[node_id(NEAR)]
+    hole, at = _acker_lacks_a_hole(s, now)
+    quiet = s.quiet_bound(near)
+    # NEAR last spoke with the NACK; a repair went to it at the same instant, and it is on its way
+    later = at + 0.9 * quiet
+    near.last_heard = at - quiet  # as if its NACK were long ago: only the repair keeps it
+    assert not s.acker_silent(near, later)
+    assert s.acker_silent(near, at + 1.1 * quiet + 0.001)
