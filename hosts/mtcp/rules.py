@@ -119,6 +119,10 @@ class FoldAcker(_Base):
         new = self.clock_child()
         if new is not None and new.nack_only:
             self._clock_from(new)
+            # Told at once, by a probe flagged ACKER: the originals that would name it may be held
+            # by the very window its stale record closes.  It answers with its copy.
+            self.send(new.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                                 node_id=self.nid, flags=Flags.ACKER).encode())
 
     def _suspect(self, c: _Child, now: float) -> None:
         acker = self.clock_child()
@@ -142,6 +146,14 @@ class FoldAckerReport(_Rx):
     def _acker_named(self, acker_id: int) -> None:
         self.named_acker = acker_id == self.nid
         super()._acker_named(acker_id)
+
+    def _on_probe(self, msg: MtcpWindowUpdate, src: Any, now: float) -> None:
+        if not msg.flags & Flags.ACKER:
+            super()._on_probe(msg, src, now)
+        elif src[0] == self.parent[0] == self.cfg.sender and msg.node_id == node_id(src[0]):
+            self.named_acker = True  # the sender's new acker: its copy answers at once
+            copy = self._summary_report(MtcpAck, now, msg.timestamp)
+            self.send(self.parent, dataclasses.replace(copy, flags=copy.flags | Flags.ACKER).encode())
 
     def _report(self, cls: Any, now: float, echo: int) -> None:
         super()._report(cls, now, echo)

@@ -195,3 +195,35 @@ def test_a_member_acker_waiting_for_its_repair_is_not_passed_over() -> None:
     near.last_heard = at - quiet  # as if its NACK were long ago: only the repair keeps it
     assert not s.acker_silent(near, later)
     assert s.acker_silent(near, at + 1.1 * quiet + 0.001)
+
+
+def test_a_new_member_acker_is_told_at_once_and_answers_with_its_copy() -> None:
+    """Originals name the acker, but the window its stale record closes may hold them: the
+    sender tells it by a probe flagged ACKER, which it answers with its copy."""
+    s = composed(PaperSender, "default", **FOLD_ACKER)(cfg(MtcpParams(assisted=True)))
+    s.start(0.0)
+    feed(s, fold(0, MtcpWindowUpdate), 0.0, src=FAR)
+    told = []
+    now, cum = 0.0, 0
+    for _ in range(2):
+        sent = data_out(s)
+        now += RTD
+        top = max(m.seq for m in sent)
+        feed(s, nack(cum, (top - 1,), now - RTD), now, src=NEAR)
+        told += [(d, m) for d, m in out(s) if isinstance(m, MtcpWindowUpdate) and m.flags & Flags.ACKER]
+        feed(s, fold(top, echo=ts_us(now - 0.2)), now + 0.001, src=FAR)
+        cum, now = top, now + 0.3
+    assert s.acker == node_id(NEAR)
+    assert [d for d, _m in told] == [(NEAR, PORT)]
+    r = _receiver(FOLD_ACKER)
+    r.receive_datagram(told[0][1].encode(), (SENDER, PORT), 1.0)
+    [copy] = _reports(r)
+    assert copy.flags & Flags.ACKER and copy.echo_ts == told[0][1].timestamp
+    assert r.named_acker
+
+
+def test_a_probe_flagged_acker_from_another_host_is_ignored() -> None:
+    r = _receiver(FOLD_ACKER)
+    probe = MtcpWindowUpdate(session_id=9, timestamp=5, node_id=node_id(FAR), flags=Flags.ACKER)
+    r.receive_datagram(probe.encode(), (FAR, PORT), 1.0)
+    assert _reports(r) == [] and not r.named_acker
