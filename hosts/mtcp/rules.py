@@ -42,10 +42,13 @@ rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
 class FoldAcker(_Base):
     """A switch's fold speaks for every member with the lowest cumulative ACK, so the acker's clock
     would be the slowest member's.  Members known from their NACKs (each NACK echoes the last
-    original's send time: an RTD sample, and a loss event per new hole) are acker candidates too;
-    once one is the acker, each original names it (``acker_id``) and it sends its ACKs twice: one
-    folded, one flagged ACKER that the switches pass on (aggregation.p4).  That copy alone clocks
-    the window; it releases nothing, as a member's NACK does not (ours)."""
+    original's send time: an RTD sample, and a loss event per new hole) are acker candidates too.
+    A member that becomes the acker is told at once by a probe flagged ACKER, and each original
+    names it (``acker_id``, pgmcc's way); it sends its ACKs twice, one folded, one flagged ACKER
+    that the switches pass on (aggregation.p4).  That copy alone clocks the window; it releases
+    nothing, as a member's NACK does not.  The acker's holes hold the window, so they are repaired
+    to it at once rather than at the fold's pace, and it is not silent while a repair to it is on
+    its way (ours)."""
 
     COUNTERS = ("acker_copies",)
 
