@@ -376,10 +376,11 @@ class AckerElection(_Base):
             return
         super()._congestion(now, timeout)
 
-    def _on_feedback(self, msg: Any, src: Any, now: float) -> None:
-        super()._on_feedback(msg, src, now)
-        c = self.clock_child()
-        if self.acker is not None and (c is None or (msg.node_id != self.acker and self.acker_silent(c, now))):
+    def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
+        # every report from a child ends here: one from another child may show the acker silent
+        super()._acknowledged(c, newly, now)
+        acker = self.clock_child()
+        if self.acker is not None and (acker is None or (c is not acker and self.acker_silent(acker, now))):
             self._elect(now)
 
     def _remove_child(self, c: _Child, now: float) -> None:

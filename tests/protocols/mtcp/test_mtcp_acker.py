@@ -16,7 +16,7 @@ from p4mcc.hosts.mtcp.rules import AckerElection
 from p4mcc.hosts.reliable import RELIABILITY_FLOOR
 from p4mcc.hosts.wire import MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate
 
-ELECT = {"acker_election": True}
+ELECT = {"acker_election": True, "acker_clock": False, "reliability_window": False, "fold_acker": False}
 CLOCK = {**ELECT, "acker_clock": True}
 RELIABLE = {**CLOCK, "reliability_window": True}
 

@@ -16,7 +16,8 @@ from p4mcc.hosts.mtcp.constants import FOLD_ID
 from p4mcc.hosts.wire import Flags, MtcpAck, MtcpData, MtcpNack, MtcpWindowUpdate, ts_us
 
 NEAR, FAR = "10.0.1.1", "10.0.1.2"
-ACKER = {"acker_election": True, "acker_clock": True, "reliability_window": True, "rtt_fair_increase": False}
+ACKER = {"acker_election": True, "acker_clock": True, "reliability_window": True, "rtt_fair_increase": False,
+         "fold_acker": False}
 FOLD_ACKER = {**ACKER, "fold_acker": True}
 RTD = 0.02
 
@@ -132,7 +133,7 @@ def test_a_members_nack_echoes_the_last_original_and_says_so() -> None:
 
 
 def test_the_paper_receiver_nacks_with_its_own_time() -> None:
-    r = _receiver({})
+    r = _receiver({"fold_acker": False})
     r.receive_datagram(MtcpData(session_id=9, seq=3, timestamp=ts_us(0.03)).encode(), (SENDER, PORT), 0.15)
     r._nack([1, 2], 0.2)
     [n] = [m for _d, m in out(r) if isinstance(m, MtcpNack)]
