@@ -61,8 +61,10 @@ class FoldAcker(_Base):
         self.clocked_for: int | None = None
 
     def _candidates(self) -> list[_Child]:
+        # Not the fold: its ACK is the slowest member's, and with no member to clock the window the
+        # core's clock (every child's) is the one to fall back on, not the fold's cumulative ACK alone.
         members = [c for c in self.children.values() if c.nack_only and c.rtd.srtt is not None]
-        return super()._candidates() + members
+        return [c for c in super()._candidates() if not c.aggregated] + members
 
     def _acker_id(self) -> int:
         c = self.clock_child()
