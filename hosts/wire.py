@@ -80,7 +80,8 @@ class Flags:
     SYNC = 0x10  # RLA data: a receiver that joined mid-session starts its stream here
     THIN_ACKS = 0x20  # RLA data: receivers thin their SACKs as TCP receivers delay ACKs
     SPREAD_ACKS = 0x40  # RLA data: the group is large, receivers spread their SACKs over the data gap
-    ACKER = 0x80  # MTCP ACK: the acker's own copy, which a folding switch passes on unfolded
+    ACKER = 0x80  # MTCP: an ACK that is the acker's own copy (a folding switch passes it on unfolded);
+    # a probe naming (adv_wnd 1) or releasing (0) the acker; a NACK whose timestamp echoes data
 
 
 class Stamp:
@@ -586,10 +587,9 @@ class RlaSack(Message):
 # ---------------------------------------------------------------------------
 
 
-@message(MsgType.MTCP_DATA, "acker_id:32")
+@message(MsgType.MTCP_DATA)
 class MtcpData(_PayloadTail, Message):
-    """MTCP data; ``timestamp`` is the send time echoed in ACKs.  ``acker_id``: the node id of the
-    receiver whose ACKs clock the window behind a folding switch (pgmcc's acker); 0: none."""
+    """MTCP data; ``timestamp`` is the send time echoed in ACKs."""
 
     payload: bytes = b""
 

@@ -379,7 +379,14 @@ class _Agent(SessionEndpoint[MtcpParams]):
     @hook
     def _acknowledged(self, c: _Child, newly: list[int], now: float) -> None:
         """``c`` holds ``newly``: free its repair slots, and the buffer once every child holds a packet."""
+        self._repairs_held(c, newly, now)
         n = len(self._acking())
+        for s in newly:
+            if ack_from_one_more(self.buf, s, n):
+                self._acked_by_all(s, now)
+
+    def _repairs_held(self, c: _Child, newly: list[int], now: float) -> None:
+        """``c`` holds ``newly``: its repairs of them are done (their slots free, a Karn sample)."""
         for s in newly:
             sent = c.rinflight.pop(s, None)
             if sent is not None:
@@ -391,8 +398,6 @@ class _Agent(SessionEndpoint[MtcpParams]):
             c.last_tx.pop(s, None)
             c.rexmits.pop(s, None)
             c.nacks.pop(s, None)
-            if ack_from_one_more(self.buf, s, n):
-                self._acked_by_all(s, now)
 
     @hook
     def _on_nack(self, msg: MtcpNack, src: Address, now: float) -> None:

@@ -133,7 +133,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
         self.got_data = True
         if not retransmitted:  # echo the last original's send time: a repair's would inflate the RTD
             self.echo_ts, self.echo_at = m.timestamp, now
-            self._acker_named(m.acker_id)
             self.wupdate_period = WUPDATE_INITIAL  # reset on a new packet from the sender
             self._arm_wupdate(now)
         if self.is_agent:
@@ -152,11 +151,6 @@ class MtcpReceiver(_Agent, role="mtcp-receiver"):
     def _arrived(self, seq: int, now: float, repair: bool) -> None:
         """Packet ``seq`` arrived for the first time (``repair``: sent again, flagged
         ``RETRANSMIT``); ``self.nacked`` still holds it if it was NACKed."""
-
-    @hook
-    def _acker_named(self, acker_id: int) -> None:
-        """An original names the sender's acker (``acker_id``; 0: none).  The paper has no acker:
-        the core reads nothing."""
 
     @hook
     def _ack_at_once(self, in_order: bool) -> bool:

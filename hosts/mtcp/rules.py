@@ -37,15 +37,15 @@ rule = Registrar("mtcp", _OURS, roles=(SENDER, RECEIVER))
 
 
 # The acker's clock (pgmcc) -------------------------------------------------------------
-@rule("fold_acker", "behind a folding switch a member is the acker: named in the data, its own ACKs pass the fold",
+@rule("fold_acker", "behind a folding switch a member is the acker: named by a probe, its own ACKs pass the fold",
       "pgmcc (Rizzo, SIGCOMM 2000); " + _OURS, roles=(SENDER,), requires=("acker_clock",))
 class FoldAcker(_Base):
     """A switch's fold speaks for every member with the lowest cumulative ACK, so the acker's clock
     would be the slowest member's.  Members known from their NACKs (each NACK echoes the last
     original's send time: an RTD sample, and a loss event per new hole) are acker candidates too.
-    A member that becomes the acker is told at once by a probe flagged ACKER, and each original
-    names it (``acker_id``, pgmcc's way); it sends its ACKs twice, one folded, one flagged ACKER
-    that the switches pass on (aggregation.p4).  That copy alone clocks the window; it releases
+    A member that becomes the acker is told by a probe flagged ACKER (``adv_wnd`` 1), and one that
+    stops being it by another (``adv_wnd`` 0); the acker sends its ACKs twice, one folded, one
+    flagged ACKER that the switches pass on (aggregation.p4).  That copy alone clocks the window; it releases
     nothing, as a member's NACK does not.  The acker's holes hold the window, so they are repaired
     to it at once rather than at the fold's pace, and it is not silent while a repair to it is on
     its way (ours)."""
@@ -66,10 +66,6 @@ class FoldAcker(_Base):
         members = [c for c in self.children.values() if c.nack_only and c.rtd.srtt is not None]
         return [c for c in super()._candidates() if not c.aggregated] + members
 
-    def _acker_id(self) -> int:
-        c = self.clock_child()
-        return c.nid if c is not None and c.nack_only else super()._acker_id()
-
     def _nack_heard(self, c: _Child, msg: Any, now: float) -> None:
         if c.nack_only and msg.flags & Flags.ACKER:
             c.rtd.sample(seconds_since(msg.timestamp, now))
@@ -87,15 +83,7 @@ class FoldAcker(_Base):
         c.min_cwnd, c.max_twnd = msg.min_cwnd, msg.max_twnd
         if self.clocked_for != c.nid:
             self._clock_from(c)
-        newly = c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit())
-        for s in newly:
-            sent = c.rinflight.pop(s, None)
-            if sent is not None:
-                if c.rexmits.get(s, 0) == 1 and s == newly[0]:
-                    c.rtt.sample(now - sent)  # Karn (RFC 6298 3), as the core's _acknowledged
-                self._rwnd_grow(c)
-            c.rqueue.discard(s)
-            c.nacks.pop(s, None)
+        self._repairs_held(c, c.sb.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit()), now)
         self._grow(self.clocked.update_bitmap(msg.cum_ack, msg.sack_bitmap, limit=self._ack_limit()), now)
         self._arm_packet_timer()
 
@@ -122,12 +110,17 @@ class FoldAcker(_Base):
     def _acker_changed(self, old: _Child | None, now: float) -> None:
         super()._acker_changed(old, now)
         new = self.clock_child()
+        if old is not None and old.nack_only and old is not new and self.children.get(old.nid) is old:
+            self._tell(old, False, now)  # its copies would only load the reverse path
         if new is not None and new.nack_only:
             self._clock_from(new)
-            # Told at once, by a probe flagged ACKER: the originals that would name it may be held
-            # by the very window its stale record closes.  It answers with its copy.
-            self.send(new.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
-                                                 node_id=self.nid, flags=Flags.ACKER).encode())
+            self._tell(new, True, now)  # it answers with its copy
+
+    def _tell(self, c: _Child, acker: bool, now: float) -> None:
+        """A probe flagged ACKER to member ``c``: it is the acker (``adv_wnd`` 1) or no longer (0).
+        Told at once, not by the data: the window its stale record closes may hold every original."""
+        self.send(c.addr, MtcpWindowUpdate(session_id=self.cfg.session_id, timestamp=ts_us(now) or 1,
+                                           node_id=self.nid, flags=Flags.ACKER, adv_wnd=int(acker)).encode())
 
     def _suspect(self, c: _Child, now: float) -> None:
         acker = self.clock_child()
@@ -141,30 +134,31 @@ class FoldAcker(_Base):
 
 @rule("fold_acker", roles=(RECEIVER,))
 class FoldAckerReport(_Rx):
-    """The member an original names as the acker sends each ACK twice, the second flagged ACKER;
-    every member's NACK echoes the last original's send time and says so with the same flag."""
+    """The member the sender's probe names the acker sends each ACK twice, the second flagged ACKER,
+    until a probe releases it; every member's NACK echoes the last original's send time and says
+    so with the same flag."""
 
     def __init__(self, config: SessionConfig) -> None:
         super().__init__(config)
         self.named_acker = False
 
-    def _acker_named(self, acker_id: int) -> None:
-        self.named_acker = acker_id == self.nid
-        super()._acker_named(acker_id)
-
     def _on_probe(self, msg: MtcpWindowUpdate, src: Any, now: float) -> None:
         if not msg.flags & Flags.ACKER:
             super()._on_probe(msg, src, now)
         elif src[0] == self.parent[0] == self.cfg.sender and msg.node_id == node_id(src[0]):
-            self.named_acker = True  # the sender's new acker: its copy answers at once
-            copy = self._summary_report(MtcpAck, now, msg.timestamp)
-            self.send(self.parent, dataclasses.replace(copy, flags=copy.flags | Flags.ACKER).encode())
+            self.named_acker = bool(msg.adv_wnd)
+            if self.named_acker:  # the sender's new acker: its copy answers at once
+                self._copy(now, msg.timestamp)
 
     def _report(self, cls: Any, now: float, echo: int) -> None:
         super()._report(cls, now, echo)
         if cls is MtcpAck and self.named_acker:
-            copy = self._summary_report(MtcpAck, now, echo)
-            self.send(self.parent, dataclasses.replace(copy, flags=copy.flags | Flags.ACKER).encode())
+            self._copy(now, echo)
+
+    def _copy(self, now: float, echo: int) -> None:
+        """The acker's own copy of its ACK, flagged ACKER: no switch folds it."""
+        ack = self._summary_report(MtcpAck, now, echo)
+        self.send(self.parent, dataclasses.replace(ack, flags=ack.flags | Flags.ACKER).encode())
 
     def _nack_stamp(self, now: float, echo: int) -> tuple[int, int]:
         stamp = 0 if echo else self._data_echo(now)

@@ -90,12 +90,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
         self._pump(now)
 
     @hook
-    def _acker_id(self) -> int:
-        """The node id each original names as the receiver whose own ACKs clock the window behind a
-        folding switch (pgmcc's acker); 0: none, every ACK is folded (the core's case)."""
-        return 0
-
-    @hook
     def _acker_ack(self, msg: MtcpAck, src: Address, now: float) -> None:
         """The acker's own copy of its ACK, which a folding switch passed on unfolded.  The core
         names no acker, so it reads none: the folded ACK carries the same news."""
@@ -114,7 +108,6 @@ class MtcpSender(SendGate, _Agent, role="mtcp-sender"):
             s, ts = self.next_seq, ts_us(now)
             self.next_seq += 1
             self.send(self.group, MtcpData(session_id=self.cfg.session_id, seq=s, timestamp=ts,
-                                           acker_id=self._acker_id(),
                                            payload=payload_for(s, self.p.packet_size)).encode())
             self._buffer(s, ts, self.p.packet_size, now)
         if self.p.total_packets and self.next_seq > self.p.total_packets and not self.buf:

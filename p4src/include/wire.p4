@@ -94,11 +94,6 @@ header mcc_rla_sack_t {
     bit<16> reserved2;
 }
 
-/* MtcpData body (msg_type 0x41), 4 bytes */
-header mcc_mtcp_data_t {
-    bit<32> acker_id;
-}
-
 /* MtcpAck body (msg_type 0x42), 28 bytes */
 header mcc_mtcp_ack_t {
     bit<32> cum_ack;

@@ -1,8 +1,6 @@
 """MTCP on the two-branch tree with the switches folding its summaries
 (topologies/scenarios/mtcp-tree-assist.yaml): it delivers all run long, with
-no stall, at half its rate without aggregation or more (the project's
-friendliness band, [0.5, 2]: on one 30 s seed the ratio moves with the
-packet layout, so a tighter bound would measure chance).  Before the fold's
+no stall, within 80 % of its rate without aggregation.  Before the fold's
 refresh and the refused late start, the sender sent about 50 packets in the
 first 3 s and nothing after."""
 
@@ -35,8 +33,8 @@ def _run(assistance: bool) -> tuple[float, int]:
     return slowest, count_stalls(run.recorder.events)
 
 
-def test_mtcp_with_aggregation_keeps_half_its_rate_without_and_never_stalls() -> None:
+def test_mtcp_with_aggregation_keeps_80_percent_of_its_rate_without_and_never_stalls() -> None:
     on, on_stalls = _run(True)
     off, _ = _run(False)
     assert on_stalls == 0
-    assert on >= 0.5 * off, (on, off)
+    assert on >= 0.8 * off, (on, off)
