@@ -18,7 +18,7 @@ that counts bytes.  The arrangement here:
   frame of a 1500-byte MTU.  No frame can leave BMv2 faster than the link's
   rate in bits, so a standing queue forms in BMv2 (not in the shaper) and
   ``deq_timedelta`` is the packet's wait at the bottleneck.  TCP's segments
-  and p4mcc's data packets (payloads of 1440-1460 bytes) are full-size
+  and p4mcc's data packets (payloads of 1438-1460 bytes) are full-size
   frames, so they cross at the link's rate.
 * The shaper stays as it is, at the link's exact rate in bytes: it is the
   byte-accurate limit, and it idles (one frame at most) behind BMv2's queue.

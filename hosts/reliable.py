@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from p4mcc.hosts import wire
 from p4mcc.hosts.core import Counters, Delivered, check_params
 from p4mcc.hosts.rtt import SmoothedRtt
 from p4mcc.hosts.rules import hook
@@ -50,10 +51,10 @@ class StreamParams:
     Sources in ``docs/protocols/rla.md`` and ``docs/protocols/mtcp.md``.
     """
 
-    #: Payload bytes per data packet: 1452 fills a 1500-byte IP packet (a 20-byte
-    #: header, UDP, IPv4), the size of a TCP segment on such a path.  The
+    #: Payload bytes per data packet: 1450 fills a 1500-byte IP packet (IPv4,
+    #: UDP, p4mcc's header), the size of a TCP segment on such a path.  The
     #: windows count packets, so at TCP's size the shares match in bytes too.
-    packet_size: int = 1452
+    packet_size: int = wire.payload_filling_mtu(wire.RlaData)
     #: Packets in the transfer; 0: send for ever.
     total_packets: int = 0
     #: Receivers the sender hears from before it sends (:meth:`SendGate._ready`);
@@ -61,7 +62,7 @@ class StreamParams:
     receivers: int = 0
     #: Packets the sender keeps for receivers that still lack them, read by the
     #: ``reliability_window`` rules: the memory a slow receiver may cost.  The
-    #: default, 4 MiB of 1452-byte packets, covers 20 Mb/s over a 1 s round trip.
+    #: default, 4 MiB of full-size packets, covers 20 Mb/s over a 1 s round trip.
     send_buffer: int = 2888
 
     def __post_init__(self) -> None:

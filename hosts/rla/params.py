@@ -15,7 +15,7 @@ from p4mcc.hosts.reliable import ReliableParams
 ETA = 20.0
 #: Section 5: "rexmit thresh is set to 0" (every repair multicast).
 REXMIT_THRESH = 0
-#: Rule 5's receive buffer in packets (open in the paper): 4 MiB of 1452-byte
+#: Rule 5's receive buffer in packets (open in the paper): 4 MiB of full-size
 #: packets, the simulator's TCP window; it covers 20 Mb/s at 200 ms.
 RCV_BUFFER = 2888
 

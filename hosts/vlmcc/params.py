@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from p4mcc.hosts import wire
 from p4mcc.hosts.core import check_params
 
 
@@ -11,9 +12,10 @@ from p4mcc.hosts.core import check_params
 class VlmccParams:
     """VLMCC session parameters; ``docs/protocols/vlmcc.md`` gives each one's source."""
 
-    #: Payload bytes per data packet: 1440 fills a 1500-byte IP packet, a TCP
-    #: segment's size on such a path (the paper's section 3 uses 1000).
-    packet_size: int = 1440
+    #: Payload bytes per data packet: 1438 fills a 1500-byte IP packet (IPv4,
+    #: UDP, p4mcc's header), a TCP segment's size on such a path (the paper's
+    #: section 3 uses 1000).
+    packet_size: int = wire.payload_filling_mtu(wire.VlmccData)
     #: W before the first round (packets): TCP Vegas' initial window.
     initial_window: float = 2.0
     #: The sender's RTT before the first ACK (s): it paces only the first packets.

@@ -123,7 +123,7 @@ def test_a_short_stamped_queue_with_spare_rate_adds_half_of_it_per_round_trip(st
     _cut_by(s, 0.05, 0.05)
     feed(s, ack(A, 3, echo_at=0.7, stamp=stamp), 0.75, src=A)
     rtt = max(c.rtd.srtt for c in s._acking())
-    want = 1 / 20.0 + (0.5 * Stamp.spare_bps(stamp) * rtt / (8 * 1452) / 20.0 if extra else 0.0)
+    want = 1 / 20.0 + (0.5 * Stamp.spare_bps(stamp) * rtt / (8 * s.p.packet_size) / 20.0 if extra else 0.0)
     assert _growth(s) == pytest.approx(want)
 
 

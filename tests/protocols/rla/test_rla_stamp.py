@@ -11,7 +11,7 @@ from test_rla_rules import R, sack, sender
 from win_util import feed, out
 
 from p4mcc.hosts.core import node_id
-from p4mcc.hosts.rla import RULES
+from p4mcc.hosts.rla import RULES, RlaParams
 from p4mcc.hosts.wire import RlaSack, Stamp
 
 STAMPED = RULES.resolve("stamped")
@@ -57,7 +57,7 @@ RULE4 = pytest.approx(1 / 10 + 1 / (10 + 1 / 10))  # two packets ACKed by all, c
 
 
 def test_a_short_queue_with_rate_spare_takes_half_of_it_for_a_round_trip():
-    spare_pkts = 0.5 * Stamp.spare_bps(SHORT_SPARE) * 0.050 / (8 * 1452)
+    spare_pkts = 0.5 * Stamp.spare_bps(SHORT_SPARE) * 0.050 / (8 * RlaParams().packet_size)
     assert _window_acked_by_both(STAMPED, (SHORT_SPARE, SHORT_SPARE)) == pytest.approx(1 / 10 + spare_pkts, rel=0.01)
     assert _window_acked_by_both(without("stamp_climb"), (SHORT_SPARE, SHORT_SPARE)) == RULE4
 
