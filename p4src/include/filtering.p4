@@ -6,7 +6,9 @@
  * report's fb_round (TFMCC; a different value opens a new round) or a time
  * window of window_us microseconds (VLMCC; opened by the first challenge
  * after the previous window ended). The first message of a round always
- * passes. TFMCC reports from the current limiting receiver (IS_CLR),
+ * passes. TFMCC reports without an RTT
+ * (no HAVE_RTT) form a round of their own beside the reports with one.
+ * TFMCC reports from the current limiting receiver (IS_CLR),
  * leaving notices (LEAVING) and VLMCC RTT probes (challenges with
  * win_size 0, which carry no rate) always pass and leave the round as it
  * is: they neither open a round nor change its worst rate (a probe's rate
@@ -33,8 +35,19 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
             bool new_round = false;
             bit<1> valid;
             bit<32> worst;
-            filter_valid.read(valid, meta.sidx);
-            filter_worst.read(worst, meta.sidx);
+            /* The filter's state: slot sidx, or sidx + MAX_SESSIONS for TFMCC
+             * reports without HAVE_RTT.  Their rate was computed with the
+             * initial RTT and the sender ranks them by a rate of its own (TFMCC
+             * paper, sec. 2.4.4), so they are ranked only among themselves and
+             * never suppress a report that carries an RTT, nor are suppressed
+             * by one. */
+            bit<32> slot = meta.sidx;
+            if (hdr.tfmcc_report.isValid()
+                    && (hdr.tfmcc_report.rflags & MCC_TFMCC_R_HAVE_RTT) == 0) {
+                slot = meta.sidx + MAX_SESSIONS;
+            }
+            filter_valid.read(valid, slot);
+            filter_worst.read(worst, slot);
             if (hdr.tfmcc_report.isValid()) {
                 rate = hdr.tfmcc_report.rate;
                 round = hdr.tfmcc_report.fb_round;
@@ -46,25 +59,25 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
                             & (MCC_TFMCC_R_IS_CLR | MCC_TFMCC_R_LEAVING)) != 0;
                 always = unranked;
                 bit<16> current;
-                filter_round.read(current, meta.sidx);
+                filter_round.read(current, slot);
                 new_round = valid == 0 || current != round;
             } else {
                 rate = hdr.vlmcc_challenge.rate;
                 unranked = hdr.vlmcc_challenge.win_size == 0;   /* an RTT probe */
                 always = unranked;
                 bit<48> start;
-                filter_round_start.read(start, meta.sidx);
+                filter_round_start.read(start, slot);
                 new_round = valid == 0 || meta.now - start >= meta.filter_window;
             }
             bool pass = always || new_round || rate < worst;
             if (pass && !unranked) {
                 if (new_round) {
-                    filter_valid.write(meta.sidx, 1);
-                    filter_round.write(meta.sidx, round);
-                    filter_round_start.write(meta.sidx, meta.now);
-                    filter_worst.write(meta.sidx, rate);
+                    filter_valid.write(slot, 1);
+                    filter_round.write(slot, round);
+                    filter_round_start.write(slot, meta.now);
+                    filter_worst.write(slot, rate);
                 } else if (rate < worst) {
-                    filter_worst.write(meta.sidx, rate);
+                    filter_worst.write(slot, rate);
                 }
             }
             bit<32> head_before = hdr.mcc.version ++ hdr.mcc.stamp ++ hdr.mcc.msg_type ++ hdr.mcc.flags;

@@ -35,10 +35,11 @@ register<bit<1>>(MAX_SESSIONS) agg_sent_valid;
 register<bit<48>>(MAX_SESSIONS) agg_sent_at;
 
 /* ---- feedback filtering (filtering.p4) ---- */
-register<bit<1>>(MAX_SESSIONS)  filter_valid;        /* a round is open */
-register<bit<16>>(MAX_SESSIONS) filter_round;        /* TFMCC fb_round */
-register<bit<48>>(MAX_SESSIONS) filter_round_start;  /* VLMCC window start (us) */
-register<bit<32>>(MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
+/* Index sidx; sidx + MAX_SESSIONS: the round of TFMCC reports without an RTT. */
+register<bit<1>>(2 * MAX_SESSIONS)  filter_valid;        /* a round is open */
+register<bit<16>>(2 * MAX_SESSIONS) filter_round;        /* TFMCC fb_round */
+register<bit<48>>(2 * MAX_SESSIONS) filter_round_start;  /* VLMCC window start (us) */
+register<bit<32>>(2 * MAX_SESSIONS) filter_worst;        /* lowest rate forwarded */
 
 /* ---- stamp echo of absorbed feedback (echo.p4) ---- */
 register<bit<1>>(MAX_SESSIONS) echo_held;   /* echo_acc holds absorbed echoes */

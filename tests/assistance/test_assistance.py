@@ -46,27 +46,29 @@ def not_worse_reports(t: Tapped) -> tuple[int, int]:
     """(reports, reports that should have been filtered) in the sender's arrival order.
 
     A round runs while consecutive ranked reports carry the same ``fb_round``
-    (the switch opens a new one on any other value).  IS_CLR and LEAVING
-    reports always pass and neither open a round nor change its lowest rate
-    (``p4src/include/filtering.p4``).  A round's first ranked report is
-    free; after it, a ranked report must be strictly below every ranked
-    report already heard in the round.
+    (the switch opens a new one on any other value), for reports with an RTT
+    and for those without one apart: each kind is ranked only among itself.
+    IS_CLR and LEAVING reports always pass and neither open a round nor
+    change its lowest rate (``p4src/include/filtering.p4``).  A round's first
+    ranked report is free; after it, a ranked report must be strictly below
+    every ranked report of its kind already heard in the round.
     """
     reports = violations = 0
-    cur: int | None = None
-    low: int | None = None
+    rounds: dict[bool, tuple[int, int]] = {}   # has an RTT -> (fb_round, lowest rate)
     for _t, m in t.feedback:
         if not isinstance(m, wire.TfmccReport):
             continue
         reports += 1
         if m.rflags & (F.IS_CLR | F.LEAVING):
             continue
+        kind = bool(m.rflags & F.HAVE_RTT)
+        cur, low = rounds.get(kind, (None, None))
         if m.fb_round != cur:
-            cur, low = m.fb_round, m.rate
+            rounds[kind] = (m.fb_round, m.rate)
             continue
-        if low is not None and m.rate >= low:
+        if m.rate >= low:
             violations += 1
-        low = m.rate if low is None else min(low, m.rate)
+        rounds[kind] = (cur, min(low, m.rate))
     return reports, violations
 
 

@@ -102,6 +102,26 @@ def test_every_relative_link_resolves(page: Path) -> None:
     assert not missing, f"{rel(page)}: links to missing files: {missing}"
 
 
+#: A source file named in a code span, from the checkout's top-level folders.
+SOURCE_PATH_RE = re.compile(r"`((?:tests|bench|hosts|netsim|p4src|emulation|controller|topologies|scenario"
+                            r"|p4switch|sweep|reporting|p4mcc_cli)/[A-Za-z0-9_./-]+\.(?:py|p4|yaml))")
+
+
+def missing_sources(text: str) -> list[str]:
+    return [p for p in SOURCE_PATH_RE.findall(text) if not (ROOT / p).exists()]
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.name != "CHANGELOG.md"], ids=rel)
+def test_every_source_file_a_page_names_exists(page: Path) -> None:
+    """A page describes the code as it is; the changelog names files as they were."""
+    assert not missing_sources(page.read_text()), f"{rel(page)}: names missing files"
+
+
+def test_a_missing_source_file_is_found() -> None:
+    assert missing_sources("see `hosts/wire.py` and `tests/nowhere/test_x.py::test_y`") == [
+        "tests/nowhere/test_x.py"]
+
+
 def test_a_missing_link_target_is_found(tmp_path: Path) -> None:
     page = tmp_path / "p.md"
     page.write_text("[ok](p.md) [gone](nope.md#x) `[code](x.md)` [web](https://x.org/a)\n")

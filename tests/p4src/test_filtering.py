@@ -1,6 +1,6 @@
 """Feedback filtering: per round, only a report worse (lower rate) than the
-worst this switch already forwarded goes upstream; CLR reports and leaving
-notices always pass, and so do VLMCC RTT probes (win_size 0), which
+worst this switch already forwarded goes upstream, TFMCC reports without an
+RTT ranked among themselves; CLR reports and leaving notices always pass, and so do VLMCC RTT probes (win_size 0), which
 neither open a window nor set its worst rate; TFMCC rounds come from the
 packet, VLMCC rounds are a time window."""
 
@@ -21,6 +21,10 @@ TFMCC, VLMCC = 21, 51
 SENDER_PORT = 4
 CLR = wire.TfmccReportFlags.IS_CLR
 LEAVING = wire.TfmccReportFlags.LEAVING
+#: A report of a receiver with an RTT and a loss rate; without HAVE_RTT its
+#: rate was computed with the initial RTT.
+MEASURED = wire.TfmccReportFlags.HAVE_RTT | wire.TfmccReportFlags.HAVE_LOSS
+NO_RTT = wire.TfmccReportFlags.HAVE_LOSS
 
 
 def switch(assist: bool = True):
@@ -32,7 +36,7 @@ def switch(assist: bool = True):
     return sw
 
 
-def report(rate: int, rnd: int, rflags: int = 0, rcvr: int = 1) -> "wire.TfmccReport":
+def report(rate: int, rnd: int, rflags: int = MEASURED, rcvr: int = 1) -> "wire.TfmccReport":
     return wire.TfmccReport(session_id=TFMCC, seq=rnd, rate=rate, fb_round=rnd,
                             rflags=rflags, rcvr_id=rcvr, rtt=1000, loss_rate=5)
 
@@ -96,7 +100,7 @@ def test_a_new_round_resets_the_worst():
 def test_clr_reports_always_pass():
     sw = switch()
     send(sw, report(500_000, 1))
-    out, flagged = send(sw, report(2_000_000, 1, rflags=CLR))
+    out, flagged = send(sw, report(2_000_000, 1, rflags=MEASURED | CLR))
     assert out == flagged
     out, _ = send(sw, report(600_000, 1))                 # worst is still 500k
     assert out == []
@@ -106,7 +110,7 @@ def test_clr_report_neither_opens_the_round_nor_sets_its_worst():
     # In slowstart every receiver reports the same receive rate; the CLR's
     # report must not make the others' equal reports "not worse".
     sw = switch()
-    out, flagged = send(sw, report(1_000_000, 3, rflags=CLR))
+    out, flagged = send(sw, report(1_000_000, 3, rflags=MEASURED | CLR))
     assert out == flagged
     out, flagged = send(sw, report(1_000_000, 3), port=2)   # first ranked report of round 3
     assert out == flagged
@@ -114,10 +118,31 @@ def test_clr_report_neither_opens_the_round_nor_sets_its_worst():
     assert out == []
 
 
+def test_reports_without_an_rtt_are_ranked_only_among_themselves():
+    # The sender re-ranks a report without an RTT by its own RTT sample
+    # (TFMCC paper 2.4.4): its raw rate must not suppress a measured report,
+    # and a measured report must not suppress it.
+    sw = switch()
+    send(sw, report(1_000_000, 1))
+    out, flagged = send(sw, report(100_000, 1, rflags=NO_RTT), port=2)     # first of its kind
+    assert out == flagged
+    out, flagged = send(sw, report(900_000, 1))          # ranked against 1M, not 100k
+    assert out == flagged
+    out, _ = send(sw, report(200_000, 1, rflags=NO_RTT), port=2)           # not below 100k
+    assert out == []
+    out, flagged = send(sw, report(50_000, 1, rflags=NO_RTT))
+    assert out == flagged
+    out, _ = send(sw, report(950_000, 1), port=2)       # not below 900k
+    assert out == []
+    out, flagged = send(sw, report(3_000_000, 2, rflags=NO_RTT))           # a new round opens
+    assert out == flagged
+    assert counter(sw, "drop_reasons", DROP_FILTERED) == 2
+
+
 def test_leaving_notice_passes_without_lowering_the_worst():
     sw = switch()
     send(sw, report(1_000_000, 1))
-    out, flagged = send(sw, report(10, 1, rflags=LEAVING))
+    out, flagged = send(sw, report(10, 1, rflags=MEASURED | LEAVING))
     assert out == flagged
     out, flagged = send(sw, report(900_000, 1))          # still beats 1M
     assert out == flagged
