@@ -6,17 +6,16 @@
  * report's fb_round (TFMCC; a different value opens a new round) or a time
  * window of window_us microseconds (VLMCC; opened by the first challenge
  * after the previous window ended). The first message of a round always
- * passes. TFMCC reports without an RTT
- * (no HAVE_RTT) form a round of their own beside the reports with one.
- * TFMCC reports from the current limiting receiver (IS_CLR),
- * leaving notices (LEAVING) and VLMCC RTT probes (challenges with
- * win_size 0, which carry no rate) always pass and leave the round as it
- * is: they neither open a round nor change its worst rate (a probe's rate
- * field is 0 and would otherwise block the rest of the window). Forwarded
- * messages get flag FILTERED, their UDP checksum updated for the words
- * rewritten (flags, stamp and share echoes; aggregation.p4's
- * ChecksumUpdate, RFC 1624, 0 staying 0); suppressed ones are
- * dropped and counted. A forwarded message's stamp echo is combined with
+ * passes; TFMCC reports without an RTT (no HAVE_RTT) have a round of their
+ * own beside the reports with one. TFMCC reports from the current limiting
+ * receiver (IS_CLR), leaving notices (LEAVING) and VLMCC RTT probes
+ * (challenges with win_size 0, which carry no rate) always pass and leave
+ * the round as it is: they neither open a round nor change its worst rate
+ * (a probe's rate field is 0 and would otherwise block the rest of the
+ * window). Forwarded messages get flag FILTERED, their UDP checksum
+ * updated for the words rewritten (flags, stamp and share echoes;
+ * aggregation.p4's ChecksumUpdate, RFC 1624, 0 staying 0); suppressed ones
+ * are dropped and counted. A forwarded message's stamp echo is combined with
  * those of the messages suppressed since the last one passed (echo.p4). */
 #ifndef P4MCC_FILTERING_P4
 #define P4MCC_FILTERING_P4

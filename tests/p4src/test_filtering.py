@@ -1,8 +1,9 @@
 """Feedback filtering: per round, only a report worse (lower rate) than the
 worst this switch already forwarded goes upstream, TFMCC reports without an
-RTT ranked among themselves; CLR reports and leaving notices always pass, and so do VLMCC RTT probes (win_size 0), which
-neither open a window nor set its worst rate; TFMCC rounds come from the
-packet, VLMCC rounds are a time window."""
+RTT ranked among themselves; CLR reports and leaving notices always pass,
+and so do VLMCC RTT probes (win_size 0), which neither open a window nor
+set its worst rate; TFMCC rounds come from the packet, VLMCC rounds are a
+time window."""
 
 from __future__ import annotations
 

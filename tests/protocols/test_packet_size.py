@@ -2,8 +2,8 @@
 
 A datagram past the path's MTU is fragmented by the sending host (Mininet's
 veths are 1500-byte links), and a switch that parses the first fragment for
-p4mcc's header sees no header in the second: one lost fragment loses the
-packet, and the window counts twice the frames it thinks it sends.
+p4mcc's header sees no header in the second, and one lost fragment loses
+the packet.
 """
 
 from __future__ import annotations
