@@ -42,9 +42,11 @@ import struct
 from dataclasses import asdict, dataclass
 from typing import Container, Iterable
 
+from p4mcc.hosts import wire
+
 #: The frame whose departure spacing BMv2's packet-rate limiter is set for:
 #: a 1500-byte IP packet plus its 14-byte Ethernet header (what htb counts).
-FRAME_BYTES = 1514
+FRAME_BYTES = wire.ETHERNET_MAX_FRAME
 #: BMv2's egress queue depth when the link has no queue limit of its own
 #: (the kernel path's pfifo uses the same bound).
 UNBOUNDED_DEPTH = 1000

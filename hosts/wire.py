@@ -29,15 +29,12 @@ COMMON_LEN = 22
 
 #: Largest UDP payload the codec accepts (jumbo frames at most).
 MAX_DATAGRAM = 9000
-#: Bytes a datagram's IP packet adds to its UDP payload: IPv4 without options
-#: (20) and UDP (8).
-IP_UDP_HEADERS = 20 + 8
 #: Bytes a datagram costs on an Ethernet link beyond its UDP payload: the
-#: Ethernet II header (14) and the IP packet's headers.
-FRAME_OVERHEAD = 14 + IP_UDP_HEADERS
-#: The largest IP packet an Ethernet path carries whole (Mininet's veths
-#: among them); a larger datagram is fragmented by the host that sends it.
-ETHERNET_MTU = 1500
+#: Ethernet II header (14), IPv4 without options (20) and UDP (8).
+FRAME_OVERHEAD = 14 + 20 + 8
+#: The largest frame (FCS aside) of an Ethernet path with a 1500-byte MTU,
+#: Mininet's veths among them: a larger datagram is fragmented by its sender.
+ETHERNET_MAX_FRAME = 14 + 1500
 #: SACK blocks an RLA feedback packet may carry.
 MAX_SACK_BLOCKS = 16
 #: Sequence numbers one MTCP NACK may carry.
@@ -665,12 +662,12 @@ def body_size(cls: type[Message]) -> int:
 
 
 def payload_filling_mtu(cls: type[Message]) -> int:
-    """Payload bytes that make a data message of ``cls`` exactly one Ethernet path's IP packet.
+    """Payload bytes that make a data message of ``cls`` exactly one full Ethernet frame.
 
     A protocol's default packet size: TCP's full segment on such a path, so a
     window counted in packets matches TCP's in bytes, and nothing is fragmented.
     """
-    return ETHERNET_MTU - IP_UDP_HEADERS - COMMON_LEN - body_size(cls)
+    return ETHERNET_MAX_FRAME - FRAME_OVERHEAD - COMMON_LEN - body_size(cls)
 
 
 def ts_us(now: float) -> int:

@@ -29,11 +29,7 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
         if (meta.sidx < MAX_SESSIONS) {
             bit<32> rate = 0;
             bit<16> round = 0;
-            bool always = false;
             bool unranked = false;   /* passes without touching the round */
-            bool new_round = false;
-            bit<1> valid;
-            bit<32> worst;
             /* The filter's state: slot sidx, or sidx + MAX_SESSIONS for TFMCC
              * reports without HAVE_RTT.  Their rate was computed with the
              * initial RTT and the sender ranks them by a rate of its own (TFMCC
@@ -41,12 +37,7 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
              * never suppress a report that carries an RTT, nor are suppressed
              * by one. */
             bit<32> slot = meta.sidx;
-            if (hdr.tfmcc_report.isValid()
-                    && (hdr.tfmcc_report.rflags & MCC_TFMCC_R_HAVE_RTT) == 0) {
-                slot = meta.sidx + MAX_SESSIONS;
-            }
-            filter_valid.read(valid, slot);
-            filter_worst.read(worst, slot);
+            bool ended;              /* the slot's round is over */
             if (hdr.tfmcc_report.isValid()) {
                 rate = hdr.tfmcc_report.rate;
                 round = hdr.tfmcc_report.fb_round;
@@ -56,19 +47,25 @@ control FeedbackFilter(inout headers_t hdr, inout metadata_t meta) {
                  * sender (their RTT measurements depend on it) */
                 unranked = (hdr.tfmcc_report.rflags
                             & (MCC_TFMCC_R_IS_CLR | MCC_TFMCC_R_LEAVING)) != 0;
-                always = unranked;
+                if ((hdr.tfmcc_report.rflags & MCC_TFMCC_R_HAVE_RTT) == 0) {
+                    slot = meta.sidx + MAX_SESSIONS;
+                }
                 bit<16> current;
                 filter_round.read(current, slot);
-                new_round = valid == 0 || current != round;
+                ended = current != round;
             } else {
                 rate = hdr.vlmcc_challenge.rate;
                 unranked = hdr.vlmcc_challenge.win_size == 0;   /* an RTT probe */
-                always = unranked;
                 bit<48> start;
                 filter_round_start.read(start, slot);
-                new_round = valid == 0 || meta.now - start >= meta.filter_window;
+                ended = meta.now - start >= meta.filter_window;
             }
-            bool pass = always || new_round || rate < worst;
+            bit<1> valid;
+            bit<32> worst;
+            filter_valid.read(valid, slot);
+            filter_worst.read(worst, slot);
+            bool new_round = valid == 0 || ended;
+            bool pass = unranked || new_round || rate < worst;
             if (pass && !unranked) {
                 if (new_round) {
                     filter_valid.write(slot, 1);

@@ -27,12 +27,14 @@ def fold(cum: int, cls=MtcpAck, echo: int = 0) -> MtcpAck:
                echo_ts=echo, flags=Flags.AGGREGATED)
 
 
-def data_out(s) -> list[MtcpData]:
-    """The originals ``s`` sent; the probes flagged ACKER it sent go to ``s.told`` (dest, adv_wnd)."""
-    sent = out(s)
-    s.__dict__.setdefault("told", []).extend(
-        (d, m.adv_wnd) for d, m in sent if isinstance(m, MtcpWindowUpdate) and m.flags & Flags.ACKER)
+def originals(sent: list) -> list[MtcpData]:
+    """The originals among the (destination, message) pairs a sender put out."""
     return [m for _d, m in sent if isinstance(m, MtcpData) and not m.flags & Flags.RETRANSMIT]
+
+
+def probes(sent: list) -> list[tuple]:
+    """The probes flagged ACKER among them: (destination, ``adv_wnd``), 1 naming the acker, 0 releasing it."""
+    return [(d, m.adv_wnd) for d, m in sent if isinstance(m, MtcpWindowUpdate) and m.flags & Flags.ACKER]
 
 
 def nack(cum: int, missing: tuple[int, ...], sent_at: float) -> MtcpNack:
@@ -42,39 +44,39 @@ def nack(cum: int, missing: tuple[int, ...], sent_at: float) -> MtcpNack:
 
 
 def behind_a_fold(rules: dict):
-    """An assisted sender, the fold heard, then two loss events of NEAR's a round trip apart."""
+    """An assisted sender, the fold heard, then two loss events of NEAR's a round trip apart; the
+    sender (its last output not taken), the time, and the probes flagged ACKER taken before."""
     s = composed(PaperSender, "default", **rules)(cfg(MtcpParams(assisted=True)))
     s.start(0.0)
     feed(s, fold(0, MtcpWindowUpdate), 0.0, src=FAR)
-    now, cum = 0.0, 0
+    now, cum, told = 0.0, 0, []
     for hole in (1, 2):
-        sent = data_out(s)
+        sent = out(s)
+        told += probes(sent)
         now += RTD
-        top = max(m.seq for m in sent)
+        top = max(m.seq for m in originals(sent))
         feed(s, nack(cum, (top - 1,), now - RTD), now, src=NEAR)
         feed(s, fold(top, echo=ts_us(now - 0.2)), now + 0.001, src=FAR)
         cum, now = top, now + 0.3
-    return s, now
+    return s, now, told
 
 
 def test_a_member_that_loses_is_elected_and_told_by_a_probe() -> None:
-    s, _ = behind_a_fold(FOLD_ACKER)
-    data_out(s)
+    s, _, told = behind_a_fold(FOLD_ACKER)
     near = s.children[node_id(NEAR)]
     assert near.nack_only and s.acker == near.nid
     assert abs(near.rtd.srtt - RTD) < 1e-3  # from the NACKs' echoes
-    assert s.told == [((NEAR, PORT), 1)]
+    assert told + probes(out(s)) == [((NEAR, PORT), 1)]
 
 
 def test_without_the_rule_no_member_is_a_candidate_and_none_is_told() -> None:
-    s, _ = behind_a_fold(ACKER)
-    data_out(s)
+    s, _, told = behind_a_fold(ACKER)
     assert s.acker in (None, FOLD_ID)
-    assert s.told == []
+    assert told + probes(out(s)) == []
 
 
 def test_the_ackers_copy_clocks_the_window_and_releases_nothing() -> None:
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     near = s.children[node_id(NEAR)]
     out(s)
     cwnd, held = s.cwnd, dict(s.buf)
@@ -92,7 +94,7 @@ def test_the_ackers_copy_clocks_the_window_and_releases_nothing() -> None:
 
 
 def test_a_copy_from_a_member_that_is_not_the_acker_changes_nothing() -> None:
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     cwnd = s.cwnd
     other = "10.0.1.3"
     feed(s, MtcpAck(session_id=9, cum_ack=1, min_cwnd=0xFFFFFFFF, max_twnd=0, adv_wnd=4096,
@@ -155,7 +157,7 @@ def test_the_paper_receiver_nacks_with_its_own_time() -> None:
 
 
 def test_a_named_acker_that_falls_silent_is_passed_over_for_no_acker_not_the_fold() -> None:
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     near = s.children[node_id(NEAR)]
     assert s.acker == near.nid and near.rtd.srtt is not None
     out(s)
@@ -165,14 +167,13 @@ def test_a_named_acker_that_falls_silent_is_passed_over_for_no_acker_not_the_fol
     feed(s, fold(s.children[FOLD_ID].sb.cum_ack, echo=ts_us(now)), now + quiet, src=FAR)
     # no member talks: no acker, the core's clock; never the fold, whose ACK is every member's
     assert s.acker is None and s.silent_ackers == 1
-    data_out(s)
-    assert s.told[-1] == ((NEAR, PORT), 0), "released, so its copies stop"
+    assert probes(out(s)) == [((NEAR, PORT), 0)], "released, so its copies stop"
 
 
 def test_the_copy_clocks_even_after_the_fold_the_ackers_own_ack_moved() -> None:
     """The switch sends the fold the acker's ACK triggered before the copy: that fold moves the
     acker's record, and the copy must still grow the window by what it acknowledges."""
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     near = s.children[node_id(NEAR)]
     out(s)
     top = s.next_seq - 1
@@ -195,14 +196,14 @@ def _acker_lacks_a_hole(s, now: float) -> tuple[int, float]:
 
 
 def test_the_ackers_hole_is_repaired_to_it_at_once_not_at_the_folds_pace() -> None:
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     hole, _ = _acker_lacks_a_hole(s, now)
     repairs = [(d, m.seq) for d, m in out(s) if isinstance(m, MtcpData) and m.flags & Flags.RETRANSMIT]
     assert ((NEAR, PORT), hole) in repairs
 
 
 def test_a_member_acker_waiting_for_its_repair_is_not_passed_over() -> None:
-    s, now = behind_a_fold(FOLD_ACKER)
+    s, now, _told = behind_a_fold(FOLD_ACKER)
     near = s.children[node_id(NEAR)]
     hole, at = _acker_lacks_a_hole(s, now)
     quiet = s.quiet_bound(near)
@@ -222,7 +223,7 @@ def test_a_new_member_acker_is_told_at_once_and_answers_with_its_copy() -> None:
     told = []
     now, cum = 0.0, 0
     for _ in range(2):
-        sent = data_out(s)
+        sent = originals(out(s))
         now += RTD
         top = max(m.seq for m in sent)
         feed(s, nack(cum, (top - 1,), now - RTD), now, src=NEAR)
