@@ -244,6 +244,12 @@ class TfmccDataFlags:
     CLR_CHANGED = 0x02
 
 
+class RlaSackFlags:
+    """Bits of the RLA SACK's ``sflags`` byte."""
+
+    LEAVING = 0x01
+
+
 @dataclass(frozen=True)
 class WireField:
     """One fixed-width field: name, width in bits (8/16/32/64) and signedness."""
@@ -577,7 +583,7 @@ class RlaData(_PayloadTail, Message):
     payload: bytes = b""
 
 
-@message(MsgType.RLA_SACK, "cum_ack:32 adv_buf:32 rcvr_id:32 echo_ts:32 nblocks:8 reserved:8 reserved2:16")
+@message(MsgType.RLA_SACK, "cum_ack:32 adv_buf:32 rcvr_id:32 echo_ts:32 nblocks:8 sflags:8 reserved2:16")
 class RlaSack(Message):
     """RLA feedback: cumulative ACK plus SACK blocks [start, end) of packet numbers."""
 
@@ -698,6 +704,7 @@ __all__ = [
     "Message",
     "MsgType",
     "Proto",
+    "RlaSackFlags",
     "Share",
     "Stamp",
     "TfmccDataFlags",

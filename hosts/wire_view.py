@@ -59,6 +59,7 @@ COMMON_FLAG_BITS: dict[int, str] = _bits(wire.Flags)
 BODY_FLAG_BITS: dict[tuple[str, str], dict[int, str]] = {
     ("TfmccReport", "rflags"): _bits(wire.TfmccReportFlags),
     ("TfmccData", "dflags"): _bits(wire.TfmccDataFlags),
+    ("RlaSack", "sflags"): _bits(wire.RlaSackFlags),
 }
 
 

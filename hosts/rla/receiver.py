@@ -41,6 +41,20 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         if name == "hello" and not self.got_data:
             self._hello(now)
 
+    def close(self, now: float) -> None:
+        """Stop at ``now``; a rule may say goodbye first."""
+        super().close(now)
+        self._goodbye(now)
+
+    @hook
+    def _goodbye(self, now: float) -> None:
+        """What a leaving receiver tells its sender (the paper's receivers are a fixed set: nothing)."""
+
+    @hook
+    def _sack_flags(self) -> int:
+        """The ``sflags`` of the next SACK (the paper's SACK has none)."""
+        return 0
+
     @hook
     def _first_hello(self, now: float) -> None:
         """The first hello, at once."""
@@ -90,5 +104,5 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
         self.send(self.sender, RlaSack(
             session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.buf.cum_ack, adv_buf=self.buf.free,
-            rcvr_id=self.rid, echo_ts=echo_ts, blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS),
-            stamp=self._echo_stamp()).encode())
+            rcvr_id=self.rid, echo_ts=echo_ts, sflags=self._sack_flags(),
+            blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS), stamp=self._echo_stamp()).encode())

@@ -16,7 +16,7 @@ from p4mcc.hosts.rtt import RttSpread, ewma
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, ack_at_once
 from p4mcc.hosts.tfrc import tcp_rate
-from p4mcc.hosts.wire import Flags, RlaData, RlaSack, Share, Stamp
+from p4mcc.hosts.wire import Flags, RlaData, RlaSack, RlaSackFlags, Share, Stamp
 
 Sender = RlaSender  # the mixins' base: the hooks they override exist there
 Receiver = RlaReceiver
@@ -47,6 +47,40 @@ class _Housekeeping(Sender):
     def _drop_silent(self, now: float) -> bool:
         """Drop receivers that stopped acknowledging; True when any was (the rules that drop fill it)."""
         return False
+
+
+# Membership ------------------------------------------------------------------
+@rule("leave_report", "a leaving receiver says so and the sender forgets it at once",
+      "TFMCC paper 2.2 and 4.2 (a leave is normally signalled, a timeout is the backup); RFC 3550 6.6")
+class LeaveReport(Sender):
+    """A SACK flagged ``LEAVING`` removes its receiver at once, as TFMCC's leave report and RTCP's
+    BYE do; without it the window waits on the leaver until a silence rule drops it.  Nothing else
+    in that SACK is taken (a SACK naming another's id never gets here: the core refuses it)."""
+
+    COUNTERS = ("leaves",)
+
+    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+        if not m.sflags & RlaSackFlags.LEAVING:
+            super()._on_sack(m, src, now)
+        elif m.rcvr_id in self.rcvrs:
+            self.leaves += 1
+            self._forget([m.rcvr_id])
+
+
+@rule("leave_report")
+class LeaveReportReceiver(Receiver):
+    """The receiver's half: its last word, on leaving, is a SACK flagged ``LEAVING``."""
+
+    left = False
+
+    def _sack_flags(self) -> int:
+        return super()._sack_flags() | (RlaSackFlags.LEAVING if self.left else 0)
+
+    def _goodbye(self, now: float) -> None:
+        super()._goodbye(now)
+        if not self.left:
+            self.left = True
+            self._sack(0, now, hello=True)
 
 
 # Congestion response ---------------------------------------------------------
@@ -1082,6 +1116,7 @@ class WorstPathListening(Sender):
 #: Profile ``default``: the paper plus the rules that earned their place, listed by name;
 #: a rule registered above but not listed here is off until it is measured and listed.
 DEFAULT = (
+    "leave_report",
     "one_draw_per_loss",
     "one_cut_per_window",
     "one_rtt_congestion_period",

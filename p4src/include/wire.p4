@@ -90,7 +90,7 @@ header mcc_rla_sack_t {
     bit<32> rcvr_id;
     bit<32> echo_ts;
     bit<8> nblocks;
-    bit<8> reserved;
+    bit<8> sflags;
     bit<16> reserved2;
 }
 

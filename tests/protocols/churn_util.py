@@ -50,9 +50,12 @@ def crash(net: TinyNet, h: Host, at: float) -> None:
 
 
 def leave(net: TinyNet, h: Host, at: float) -> None:
-    """A graceful leave: the group is left, then the agent stops."""
+    """A graceful leave, as every driver stops an agent: its goodbye (``close``) goes out,
+    the group is left, then the agent stops."""
 
     def go() -> None:
+        h.ep.close(net.sim.now)
+        h._flush()
         for g in list(h.groups):
             h.groups.discard(g)
             net.leave(g, h.name)

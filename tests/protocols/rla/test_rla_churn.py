@@ -12,6 +12,7 @@ from testnet import Host, TinyNet
 from p4mcc.hosts.core import node_id
 from p4mcc.hosts.rla import RlaParams, RlaReceiver, RlaSender
 from p4mcc.hosts.rla.rules import OneClock
+from p4mcc.hosts.wire import RlaSack, RlaSackFlags
 
 def _rla(n: int, packets: int, without: tuple[str, ...] = (),
          **path: float) -> tuple[TinyNet, list[Host], RlaSender]:
@@ -44,9 +45,38 @@ def test_rla_survives_a_receiver_that_crashes_silently():
     assert rec <= 5.0, f"recovered after {rec:.1f} s"
 
 
-def test_rla_survives_a_receiver_that_leaves():
+#: The dumbbell's one-way delay (1 + 10 + 1 ms), and its round trip with the queue full
+#: (20 packets of at most a 1,500-byte frame at 2 Mbit/s).
+ONE_WAY_S = 0.012
+RTT_MAX_S = 2 * ONE_WAY_S + 20 * 1500 * 8 / 2e6
+
+
+def _longest_gap(times: list[float], start: float, end: float) -> float:
+    inside = [t for t in times if start <= t < end]
+    return max(b - a for a, b in zip([start] + inside, inside + [end]))
+
+
+def test_a_leaving_receiver_is_forgotten_at_once_and_the_stream_does_not_pause():
+    """``leave_report``: the leaver's last SACK says so; the sender forgets it within one
+    way of the path, drops nobody by silence, and the rest's data never waits on it."""
     packets = 3000
     net, hosts, snd = _rla(3, packets)
+    gone = node_id(hosts[2].ip)
+    leave(net, hosts[2], 3.0)
+    seen = {}
+    net.sim.at(3.0 + ONE_WAY_S + 0.005, lambda: seen.update(known=gone in snd.rcvrs))
+    net.run(40)
+    assert seen == {"known": False} and snd.leaves == 1 and snd.dropped == []
+    assert snd.done
+    for h in hosts[:2]:
+        _all_bytes(h, packets)
+    gap = _longest_gap(data_times(hosts[0]), 3.0, 4.0)
+    assert gap < 2 * RTT_MAX_S, f"the stream paused {gap:.3f} s"
+
+
+def test_without_the_leave_report_a_leaver_is_dropped_by_its_silence():
+    packets = 3000
+    net, hosts, snd = _rla(3, packets, without=("leave_report",))
     leave(net, hosts[2], 3.0)
     net.run(40)
     assert snd.done
@@ -54,6 +84,19 @@ def test_rla_survives_a_receiver_that_leaves():
         _all_bytes(h, packets)
     assert [rid for _t, rid in snd.dropped] == [node_id(hosts[2].ip)]
     assert recovery_time(data_times(hosts[0]), 3.0) <= 5.0
+
+
+def test_a_leave_counts_only_from_the_leavers_own_address():
+    """A LEAVING SACK naming another receiver is refused as any SACK naming another's id."""
+    net, hosts, snd = _rla(3, 3000)
+    victim = node_id(hosts[1].ip)
+    forged = RlaSack(session_id=1, seq=0, timestamp=0, cum_ack=0, adv_buf=1, rcvr_id=victim, echo_ts=0,
+                     sflags=RlaSackFlags.LEAVING)
+    net.sim.at(3.0, lambda: hosts[0].send_udp(SND, PORT, forged.encode()))
+    seen = {}
+    net.sim.at(3.5, lambda: seen.update(known=victim in snd.rcvrs, leaves=snd.leaves, forged=snd.forged))
+    net.run(3.6)
+    assert seen == {"known": True, "leaves": 0, "forged": 1}
 
 
 def test_rla_survives_its_clock_receiver_crashing():
