@@ -125,6 +125,9 @@ class SmoothedRtt:
 MAX_RTT_SPREAD = 8.0
 #: Weight of the latest cut's round trip in R_c.
 CUT_RTT_GAIN = 0.25
+#: A sample this many times below a smoothed estimate replaces it (the rules named
+#: ``rtt_step``): a squeezed path's queue, drained, is no longer in the round trip.
+RTT_STEP_FACTOR = 2.0
 
 
 class RttSpread:

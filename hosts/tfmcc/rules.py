@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from p4mcc.hosts.ratemeter import WindowRateMeter
 from p4mcc.hosts.registry import SessionConfig
+from p4mcc.hosts.rtt import RTT_STEP_FACTOR
 from p4mcc.hosts.rules import Registrar, timer
 from p4mcc.hosts.stampwindow import StampEcho, short_queue
 from p4mcc.hosts.tfmcc.constants import CLR_TIMEOUT_ROUNDS, FB_B, RMAX_DECAY, SLOWSTART_D
@@ -138,8 +139,7 @@ class RttStep(_Rx):
     rate follows its round trip within one.  A rise is smoothed as the paper says: a step
     up would follow every queue TCP fills."""
 
-    #: how many times below the estimate a measured RTT must be to replace it
-    STEP_FACTOR = 2.0
+    STEP_FACTOR = RTT_STEP_FACTOR
 
     def _smoothed_rtt(self, inst: float) -> float:
         if inst * self.STEP_FACTOR < self.rtt:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from p4mcc.hosts.core import Address, node_id
+from p4mcc.hosts.rtt import RTT_STEP_FACTOR
 from p4mcc.hosts.rules import Registrar, timer
 from p4mcc.hosts.stampwindow import StampEcho, StampWindow, short_queue
 from p4mcc.hosts.tcp_rules import DELAYED_ACK_PACKETS, DELAYED_ACK_TIMEOUT, DUPTHRESH, LEAST_SSTHRESH, MIN_RTO, ack_at_once
@@ -66,6 +67,23 @@ class ThreeLaterAcks(Sender):
             del self.outstanding[s]
         if early:
             self._lost(len(early), now, newest=max(early))
+
+@rule("rtt_step", "an RTT sample below half the estimate replaces it", "TFMCC paper 2.4.2; RFC 6298 2.2")
+class RttStep(Sender):
+    """A sample below 1/``STEP_FACTOR`` of srtt restarts the estimator from it, as a first measurement
+    does (RFC 6298 2.2).  Paced by srtt (equation 3), the sender takes W samples per *estimated* round
+    trip, so once a squeezed path is restored the estimate falls back at one tenth per slow sample,
+    and the Vegas rule reads the excess as queue; an ACK-clocked TCP is back within a round trip.
+    A rise is smoothed as the paper says: a step up would follow every queue TCP fills."""
+
+    STEP_FACTOR = RTT_STEP_FACTOR
+    COUNTERS = ("rtt_steps",)
+
+    def _sampled(self, rtt: float) -> None:
+        if self.est.srtt is not None and rtt * self.STEP_FACTOR < self.est.srtt:
+            self.est.srtt, self.est.rttvar = rtt, rtt / 2
+            self.rtt_steps += 1
+        super()._sampled(rtt)
 
 @rule("keep_base_rtt", "base_rtt is kept per leader", OURS)
 class KeepBaseRtt(Sender):
@@ -572,6 +590,7 @@ DEFAULT = (
     "delayed_acks",
     "loss_timer_floor",
     "three_later_acks",
+    "rtt_step",
     "keep_base_rtt",
     "bounded_claims",
     "leader_silence",

@@ -122,6 +122,26 @@ def test_rtt_and_deviation_ewmas_use_gain_one_tenth():
     assert s.base_rtt == pytest.approx(0.1)
 
 
+@pytest.mark.parametrize("step", [True, False])
+def test_a_sample_below_half_the_estimate_restarts_it_and_a_rise_is_smoothed(step: bool):
+    """``rtt_step``: a squeezed path's 0.7 s samples, then the restored path's 0.06 s."""
+    s = sender(without=() if step else ("rtt_step",), initial_window=10)
+    out(s)
+    run_timers(s, 0.05)
+    out(s)
+    for seq in range(1, 6):
+        feed(s, leader_ack(seq, 0.01 * seq), 0.01 * seq + 0.7, src=L)
+    swollen = s.rtt
+    assert swollen == pytest.approx(0.7)
+    feed(s, leader_ack(6, 0.72), 0.78, src=L)
+    if step:  # restarted as a first measurement (RFC 6298 2.2)
+        assert (s.rtt, s.dev, s.rtt_steps) == (pytest.approx(0.06), pytest.approx(0.03), 1)
+        feed(s, leader_ack(7, 0.73), 0.83, src=L)  # 0.1: a rise, one tenth of it
+        assert s.rtt == pytest.approx(0.9 * 0.06 + 0.1 * 0.1) and s.rtt_steps == 1
+    else:  # the paper's one tenth per sample
+        assert s.rtt == pytest.approx(0.9 * swollen + 0.1 * 0.06)
+
+
 def test_vegas_rule_once_per_rtt():
     s = sender()
     s.slowstart = False
