@@ -59,12 +59,13 @@ class LeaveReport(Sender):
 
     COUNTERS = ("leaves",)
 
-    def _on_sack(self, m: RlaSack, src: Any, now: float) -> None:
+    def _membership(self, m: RlaSack, now: float) -> bool:
         if not m.sflags & RlaSackFlags.LEAVING:
-            super()._on_sack(m, src, now)
-        elif m.rcvr_id in self.rcvrs:
+            return super()._membership(m, now)
+        if m.rcvr_id in self.rcvrs:
             self.leaves += 1
             self._forget([m.rcvr_id])
+        return True
 
 
 @rule("leave_report")

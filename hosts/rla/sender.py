@@ -126,9 +126,10 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.forged += 1
             return
         self.feedback += 1
-        self._on_sack(msg, src, now)
-        if self._clocked_elsewhere(msg.rcvr_id, now):
-            return
+        if not self._membership(msg, now):
+            self._on_sack(msg, src, now)
+            if self._clocked_elsewhere(msg.rcvr_id, now):
+                return
         self._pump(now)
 
     def on_timer(self, name: str, now: float) -> None:
@@ -137,6 +138,12 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self._pump(now)
 
     # Hooks the rules fill (the paper: nothing) -------------------------------
+    @hook
+    def _membership(self, m: RlaSack, now: float) -> bool:
+        """What the SACK says of its receiver's membership; True when that is all it says and
+        its acknowledgements are not taken (the paper's receivers are a fixed set: never)."""
+        return False
+
     @hook
     def _resolve_event(self, now: float, force: bool = False) -> None:
         """Draw for a pending loss event (the paper draws at each signal)."""
