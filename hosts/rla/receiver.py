@@ -51,11 +51,6 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         """What a leaving receiver tells its sender (the paper's receivers are a fixed set: nothing)."""
 
     @hook
-    def _sack_flags(self) -> int:
-        """The ``sflags`` of the next SACK (the paper's SACK has none)."""
-        return 0
-
-    @hook
     def _first_hello(self, now: float) -> None:
         """The first hello, at once."""
         self._hello(now)
@@ -100,9 +95,10 @@ class RlaReceiver(SessionEndpoint[RlaParams], role="rla-receiver"):
         self._sack(msg.timestamp, now)
 
     @hook
-    def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
-        """Send one SACK; ``echo_ts`` is the send time of the packet it answers."""
+    def _sack(self, echo_ts: int, now: float, hello: bool = False, sflags: int = 0) -> None:
+        """Send one SACK; ``echo_ts`` is the send time of the packet it answers (the paper's SACK
+        has no ``sflags``)."""
         self.send(self.sender, RlaSack(
             session_id=self.cfg.session_id, timestamp=ts_us(now), cum_ack=self.buf.cum_ack, adv_buf=self.buf.free,
-            rcvr_id=self.rid, echo_ts=echo_ts, sflags=self._sack_flags(),
+            rcvr_id=self.rid, echo_ts=echo_ts, sflags=sflags,
             blocks=self.buf.sack_blocks(MAX_SACK_BLOCKS), stamp=self._echo_stamp()).encode())

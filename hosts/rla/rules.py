@@ -72,16 +72,9 @@ class LeaveReport(Sender):
 class LeaveReportReceiver(Receiver):
     """The receiver's half: its last word, on leaving, is a SACK flagged ``LEAVING``."""
 
-    left = False
-
-    def _sack_flags(self) -> int:
-        return super()._sack_flags() | (RlaSackFlags.LEAVING if self.left else 0)
-
     def _goodbye(self, now: float) -> None:
         super()._goodbye(now)
-        if not self.left:
-            self.left = True
-            self._sack(0, now, hello=True)
+        self._sack(0, now, hello=True, sflags=RlaSackFlags.LEAVING)
 
 
 # Congestion response ---------------------------------------------------------
@@ -521,12 +514,12 @@ class ThinAcksReceiver(Receiver):
         """When the SACK leaves: now, or ``ACK_DELAY`` after the first packet it acknowledges."""
         return now if at_once else self.pending_since + self.ACK_DELAY
 
-    def _sack(self, echo_ts: int, now: float, hello: bool = False) -> None:
+    def _sack(self, echo_ts: int, now: float, hello: bool = False, sflags: int = 0) -> None:
         if not hello:  # a hello acknowledges no data: the count stays
             self.unacked = 0
             self.pending_echo = None
             self.cancel_timer("ack")
-        super()._sack(echo_ts, now, hello)
+        super()._sack(echo_ts, now, hello, sflags)
 
 
 @rule("spread_acks")

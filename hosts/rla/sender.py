@@ -126,7 +126,7 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
             self.forged += 1
             return
         self.feedback += 1
-        if not self._membership(msg, now):
+        if not (msg.sflags and self._membership(msg, now)):  # a plain SACK (sflags 0) says nothing of it
             self._on_sack(msg, src, now)
             if self._clocked_elsewhere(msg.rcvr_id, now):
                 return
@@ -140,8 +140,8 @@ class RlaSender(SendGate, SessionEndpoint[RlaParams], role="rla-sender"):
     # Hooks the rules fill (the paper: nothing) -------------------------------
     @hook
     def _membership(self, m: RlaSack, now: float) -> bool:
-        """What the SACK says of its receiver's membership; True when that is all it says and
-        its acknowledgements are not taken (the paper's receivers are a fixed set: never)."""
+        """What a SACK with ``sflags`` says of its receiver's membership; True when that is all it
+        says and its acknowledgements are not taken (the paper's receivers are a fixed set: never)."""
         return False
 
     @hook
